@@ -1,0 +1,68 @@
+/* util: errors, checked allocation, arenas.
+ *
+ * Errors. Library functions report failure by returning a negative value (or NULL) after calling
+ * nmt_error_set(); the message, such as "train.en:12: invalid UTF-8 at byte 7", is read back with
+ * nmt_error(). The library never prints: the CLI prints the message and chooses the exit code.
+ * The message is per thread.
+ *
+ * Allocation. nmt_malloc/nmt_calloc/nmt_realloc never abort: on failure they set the error
+ * ("out of memory: N bytes") and return NULL. Tests make the Nth allocation fail with
+ * nmt_alloc_fail_at(N) to prove every error path; NMT_FAULT_ALLOC=N in the environment does the
+ * same for a whole process.
+ *
+ * Arenas. An arena hands out 64-byte aligned blocks by bumping a pointer through chunks that it
+ * keeps across nmt_arena_reset(), so a loop that allocates the same sizes every iteration only
+ * mallocs during its first iteration.
+ */
+#ifndef NMT_UTIL_H
+#define NMT_UTIL_H
+
+#include <stdarg.h>
+#include <stddef.h>
+
+#if defined(__GNUC__)
+#define NMT_PRINTF(fmt, args) __attribute__((format(printf, fmt, args)))
+#else
+#define NMT_PRINTF(fmt, args)
+#endif
+
+/* Sets this thread's error message; returns -1 so that `return nmt_error_set(...)` reads well. */
+int nmt_error_set(const char *fmt, ...) NMT_PRINTF(1, 2);
+/* Prepends "prefix: " to the current message (e.g. a file name added by a caller). Returns -1. */
+int nmt_error_prefix(const char *fmt, ...) NMT_PRINTF(1, 2);
+/* The last error message of this thread ("" when none). */
+const char *nmt_error(void);
+void nmt_error_clear(void);
+
+void *nmt_malloc(size_t size);
+void *nmt_calloc(size_t count, size_t size);
+void *nmt_realloc(void *ptr, size_t size);
+char *nmt_strdup(const char *s);
+/* Fault injection: the n-th allocation from now (1 = the next one) fails; 0 turns it off. */
+void nmt_alloc_fail_at(long n);
+
+/* Multiplies two sizes, or sets an error naming `what` and returns -1 on overflow. */
+int nmt_size_mul(size_t a, size_t b, size_t *out, const char *what);
+
+typedef struct nmt_arena_chunk nmt_arena_chunk;
+typedef struct nmt_arena {
+    nmt_arena_chunk *chunks;  /* all chunks, newest first */
+    nmt_arena_chunk *current; /* the chunk being filled */
+    size_t chunk_size;        /* default size of a new chunk in bytes */
+    size_t high_water;        /* most bytes ever in use at once */
+    size_t used;              /* bytes in use since the last reset */
+} nmt_arena;
+
+void nmt_arena_init(nmt_arena *arena, size_t chunk_size);
+/* 64-byte aligned, uninitialised memory; NULL with the error set when memory runs out. */
+void *nmt_arena_alloc(nmt_arena *arena, size_t size);
+/* Same, for `count` floats set to zero. */
+float *nmt_arena_floats(nmt_arena *arena, size_t count);
+/* Forgets every block but keeps the chunks for reuse. */
+void nmt_arena_reset(nmt_arena *arena);
+void nmt_arena_free(nmt_arena *arena);
+
+/* Monotonic wall-clock seconds. */
+double nmt_now(void);
+
+#endif

@@ -1,0 +1,49 @@
+/* cli: shared error printing and number parsing for the subcommands. */
+#include "cli.h"
+
+#include "nmt/util.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+int nmt_cli_fail(const char *command) {
+    fprintf(stderr, "nmt %s: %s\n", command, nmt_error());
+    return NMT_EXIT_FAILURE;
+}
+
+int nmt_cli_usage_error(const char *command, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "nmt %s: ", command);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "\nTry 'nmt %s --help'.\n", command);
+    return NMT_EXIT_USAGE;
+}
+
+int nmt_cli_long(const char *command, const char *flag, const char *text, long min, long max, long *out) {
+    char *end;
+    errno = 0;
+    long v = strtol(text, &end, 10);
+    if (errno || end == text || *end != '\0' || v < min || v > max) {
+        nmt_cli_usage_error(command, "%s: expected an integer from %ld to %ld, got '%s'", flag, min, max, text);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+int nmt_cli_double(const char *command, const char *flag, const char *text, double min, double max, double *out) {
+    char *end;
+    errno = 0;
+    double v = strtod(text, &end);
+    if (errno || end == text || *end != '\0' || !isfinite(v) || v < min || v > max) {
+        nmt_cli_usage_error(command, "%s: expected a number from %g to %g, got '%s'", flag, min, max, text);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}

@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Installs the Debian packages that nmt builds and tests with; does nothing when all are present.
+set -euo pipefail
+packages=(build-essential cmake pkg-config libopenblas-dev libsentencepiece-dev libyaml-dev libutf8proc-dev check)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+echo "install-deps: installing ${missing[*]}" >&2
+sudo=""
+[ "$(id -u)" -eq 0 ] || sudo="sudo"
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
