@@ -1,0 +1,51 @@
+/* safetensors: read and write the safetensors file format (8-byte little-endian header length, a
+ * JSON header naming each tensor's dtype, shape and byte range, then the raw little-endian data), with
+ * string metadata under "__metadata__". Only F32 (and I64/U8 for checkpoint bookkeeping) is used.
+ *
+ * Reading validates everything before trusting it: the header length against the file size, the
+ * JSON syntax, every dtype, shape and offset, overlaps and gaps; a truncated or foreign file gives an
+ * error naming the file and what is wrong, never a crash.
+ */
+#ifndef NMT_SAFETENSORS_H
+#define NMT_SAFETENSORS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef enum { NMT_ST_F32, NMT_ST_I64, NMT_ST_U8 } nmt_st_dtype;
+
+typedef struct nmt_st_tensor {
+    char *name;
+    nmt_st_dtype dtype;
+    int rank;           /* 0..4 */
+    int64_t shape[4];
+    const void *data;   /* writer: caller's memory; reader: points into the loaded file */
+    size_t size;        /* bytes */
+} nmt_st_tensor;
+
+typedef struct nmt_st_metadata {
+    char *key;
+    char *value;
+} nmt_st_metadata;
+
+typedef struct nmt_st_file {
+    nmt_st_tensor *tensors;
+    int num_tensors;
+    nmt_st_metadata *metadata;
+    int num_metadata;
+    void *blob;         /* the whole file, owned (reader) */
+    size_t blob_size;
+} nmt_st_file;
+
+/* Writer: tensors are written in the order given, with metadata (may be 0 entries), atomically. */
+int nmt_st_write(const char *path, const nmt_st_tensor *tensors, int num_tensors,
+                 const nmt_st_metadata *metadata, int num_metadata);
+/* Reader: loads and validates the whole file. */
+int nmt_st_read(nmt_st_file *file, const char *path);
+/* Parses a file already in memory (for fuzzing); takes ownership of blob (freed by nmt_st_free). */
+int nmt_st_parse(nmt_st_file *file, void *blob, size_t size, const char *name);
+const nmt_st_tensor *nmt_st_find(const nmt_st_file *file, const char *name);
+const char *nmt_st_meta(const nmt_st_file *file, const char *key);
+void nmt_st_free(nmt_st_file *file);
+
+#endif
