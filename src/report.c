@@ -380,7 +380,9 @@ static int append_test_explanation(const nmt_report_table *t, nmt_tokenize_buf *
         }
     int rc = appendf(out, "%s\n%s\n%s\n", rule.data, msg, rule.data);
     nmt_tokenize_buf_free(&rule);
-    if (rc < 0 || appendf(out, " - Each system is pairwise compared to %s.\n", t->system_names[0]) < 0) return -1;
+    /* sacreBLEU names the baseline only when it is marked "Baseline: " (files, not standard input) */
+    const char *baseline = strncmp(t->system_names[0], "Baseline:", 9) == 0 ? t->system_names[0] : "";
+    if (rc < 0 || appendf(out, " - Each system is pairwise compared to %s.\n", baseline) < 0) return -1;
     if (appends(out, bs ? "   Actual system score / bootstrap estimated true mean / 95% CI are provided for each metric.\n"
                         : "   Actual system score is provided for each metric.\n") < 0)
         return -1;

@@ -110,5 +110,13 @@ printf '\n\n\n' >empty_h
 expect "empty hypotheses" 0 "" "$NMT" bleu r0 r1 -i empty_h -b
 [ "$(cat out)" = "0.0" ] || { echo "FAIL empty hypotheses: got $(cat out)"; fail=1; }
 
+# A corpus large enough to be scored on several threads gives the same numbers as one thread.
+awk 'BEGIN { for (i = 0; i < 2600; i++) print "line " i " has " (i % 7) " words, like " (i % 13) "." }' >big_ref
+awk 'BEGIN { for (i = 0; i < 2600; i++) print "line " i " had " (i % 5) " words like " (i % 13) " ." }' >big_hyp
+"$NMT" bleu big_ref -i big_hyp -m bleu chrf ter -w 10 --threads 1 >want 2>/dev/null
+expect "threads" 0 want "$NMT" bleu big_ref -i big_hyp -m bleu chrf ter -w 10 --threads 3
+expect "compressed input" 1 "" "$NMT" bleu r0 -i h1.gz
+stderr_has "compressed input" "decompress"
+
 [ $fail -eq 0 ] && echo "e2e_bleu: all passed"
 exit $fail

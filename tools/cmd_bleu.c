@@ -284,13 +284,13 @@ static int parse_args(int argc, char **argv, args *a) {
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     a->threads = cpus < 1 ? 1 : cpus > 8 ? 8 : cpus;
     a->format = NMT_REPORT_JSON;
-    a->refs = calloc((size_t)argc + 1, sizeof *a->refs);
-    a->inputs = calloc((size_t)argc + 1, sizeof *a->inputs);
-    if (!a->refs || !a->inputs) return nmt_error_set("out of memory"), nmt_cli_fail(CMD);
+    a->refs = nmt_calloc((size_t)argc + 1, sizeof *a->refs);
+    a->inputs = nmt_calloc((size_t)argc + 1, sizeof *a->inputs);
+    if (!a->refs || !a->inputs) return nmt_cli_fail(CMD);
     int metrics_given = 0;
     for (int i = 1; i < argc; i++) {
         char *arg = argv[i];
-        if (!is_option(arg) || strcmp(arg, "-") == 0) {
+        if (!is_option(arg)) {
             a->refs[a->nrefs_files++] = arg;
             continue;
         }
@@ -345,6 +345,7 @@ static int parse_args(int argc, char **argv, args *a) {
         }
     }
     if (!metrics_given) a->metrics[a->nmetrics++] = NMT_METRIC_BLEU;
+    if (a->has_input && a->ninputs == 0) return nmt_cli_usage_error(CMD, "-i expects at least one hypothesis file");
     if (a->paired_bs && a->paired_ar)
         return nmt_cli_usage_error(CMD, "--paired-bs and --paired-ar cannot be used together");
     return -1;
@@ -383,6 +384,9 @@ static void stream_free(stream *s) {
 
 /* Reads a whole file: a regular file in one read of its size, anything else (a pipe) in chunks. */
 static int slurp(const char *path, char **data, size_t *size) {
+    size_t n = strlen(path);
+    if (n > 3 && strcmp(path + n - 3, ".gz") == 0)
+        return nmt_error_set("%s: compressed files are not supported; decompress it first (gunzip -k)", path);
     int fd = open(path, O_RDONLY);
     struct stat st;
     if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
