@@ -149,6 +149,15 @@ void nmt_parallel_for(long count, nmt_parallel_fn fn, void *ctx) {
     }
 }
 
+/* nmt_parallel_for for the kernels below: work under ~32k element operations stays on the caller's
+ * thread, where waking the pool would cost more than it saves. */
+static void parallel(long count, long cost_per_item, nmt_parallel_fn fn, void *ctx) {
+    if (count * cost_per_item < 32768)
+        fn(ctx, 0, count);
+    else
+        nmt_parallel_for(count, fn, ctx);
+}
+
 /* ---------------------------------------------------------------------------------------------- */
 /* Vector helpers: a 16-lane accumulator summed in a fixed order, so every build sums alike. */
 
@@ -280,7 +289,7 @@ NMT_HOT static void bias_rows(void *ctx, long begin, long end) {
 void nmt_linear_forward(float *y, const float *x, const float *w, const float *b, int M, int K, int N) {
     if (b) {
         bias_task t = {y, b, N};
-        nmt_parallel_for(M, bias_rows, &t);
+        parallel(M, N, bias_rows, &t);
     }
     nmt_sgemm(0, 1, M, N, K, 1.0f, x, K, w, K, b ? 1.0f : 0.0f, y, N);
 }
@@ -306,7 +315,7 @@ void nmt_linear_backward(float *dx, float *dw, float *db, const float *dy, const
     if (dw) nmt_sgemm(1, 0, N, K, M, 1.0f, dy, N, x, K, 1.0f, dw, K);
     if (db) {
         colsum_task t = {db, dy, M, N};
-        nmt_parallel_for(N, column_sums, &t);
+        parallel(N, M, column_sums, &t);
     }
 }
 
@@ -346,7 +355,7 @@ NMT_HOT static void layernorm_rows(void *ctx, long begin, long end) {
 void nmt_layernorm_forward(float *y, float *mean, float *rstd, const float *x, const float *w, const float *b, int M,
                            int D, float eps) {
     layernorm_task t = {.y = y, .mean = mean, .rstd = rstd, .x = x, .w = w, .b = b, .D = D, .eps = eps};
-    nmt_parallel_for(M, layernorm_rows, &t);
+    parallel(M, D, layernorm_rows, &t);
 }
 
 /* dx = rstd * (g - mean(g) - xhat * mean(g * xhat)) with g = dy * w, per row. */
@@ -395,8 +404,8 @@ void nmt_layernorm_backward(float *dx, float *dw, float *db, const float *dy, co
                             const float *rstd, const float *w, int M, int D, int accumulate_dx) {
     layernorm_task t = {.dx = dx, .dw = dw, .db = db, .x = x, .dy = dy, .w = w, .mean_in = mean, .rstd_in = rstd,
                         .M = M, .D = D, .accumulate = accumulate_dx};
-    nmt_parallel_for(M, layernorm_backward_rows, &t);
-    nmt_parallel_for(D, layernorm_backward_columns, &t);
+    parallel(M, D, layernorm_backward_rows, &t);
+    parallel(D, M, layernorm_backward_columns, &t);
 }
 
 /* ---------------------------------------------------------------------------------------------- */
@@ -416,7 +425,7 @@ NMT_HOT static void relu_range(void *ctx, long begin, long end) {
 
 void nmt_relu_forward(float *x, long n) {
     elementwise_task t = {.out = x};
-    nmt_parallel_for(n, relu_range, &t);
+    parallel(n, 1, relu_range, &t);
 }
 
 NMT_HOT static void relu_backward_range(void *ctx, long begin, long end) {
@@ -426,7 +435,7 @@ NMT_HOT static void relu_backward_range(void *ctx, long begin, long end) {
 
 void nmt_relu_backward(float *dx, const float *y, long n) {
     elementwise_task t = {.out = dx, .a = y};
-    nmt_parallel_for(n, relu_backward_range, &t);
+    parallel(n, 1, relu_backward_range, &t);
 }
 
 /* Chris Wellons' lowbias32: a 32-bit integer hash with low bias, vectorizable. */
@@ -481,7 +490,7 @@ NMT_HOT static void dropout_add_range(void *ctx, long begin, long end) {
 
 void nmt_dropout_add(float *out, const float *x, const float *delta, nmt_dropout drop, long n) {
     elementwise_task t = {.out = out, .a = x, .b = delta, .drop = drop};
-    nmt_parallel_for(n, dropout_add_range, &t);
+    parallel(n, 4, dropout_add_range, &t);
 }
 
 NMT_HOT static void dropout_backward_range(void *ctx, long begin, long end) {
@@ -497,7 +506,7 @@ NMT_HOT static void dropout_backward_range(void *ctx, long begin, long end) {
 
 void nmt_dropout_backward(float *d_delta, const float *d_out, nmt_dropout drop, long n, int accumulate) {
     elementwise_task t = {.out = d_delta, .a = d_out, .drop = drop, .accumulate = accumulate};
-    nmt_parallel_for(n, dropout_backward_range, &t);
+    parallel(n, 4, dropout_backward_range, &t);
 }
 
 /* ---------------------------------------------------------------------------------------------- */
@@ -529,7 +538,52 @@ NMT_HOT static void softmax_range(void *ctx, long begin, long end) {
 void nmt_softmax_rows(float *x, int rows, int n) {
     if (n <= 0) return;
     softmax_task t = {x, n};
-    nmt_parallel_for(rows, softmax_range, &t);
+    parallel(rows, n, softmax_range, &t);
+}
+
+typedef struct cross_entropy_task {
+    float *logits, *loss, *nll;
+    const int32_t *targets;
+    int V, want_grad;
+    float smoothing;
+} cross_entropy_task;
+
+/* Three passes over each row (it stays in cache): max and sum of logits; exponentials and their
+ * sum; then the gradient. log p_j = z_j - lse with lse = max + log(sum exp(z - max)). */
+NMT_HOT static void cross_entropy_range(void *ctx, long begin, long end) {
+    const cross_entropy_task *t = ctx;
+    int V = t->V;
+    for (long r = begin; r < end; r++) {
+        float *z = t->logits + r * V;
+        int y = t->targets[r];
+        float max = z[0];
+        for (int j = 1; j < V; j++) max = z[j] > max ? z[j] : max;
+        float sum_z = sum(z, V), target_z = z[y];
+        float sum_exp = 0.0f;
+        if (t->want_grad) {
+            for (int j = 0; j < V; j++) {
+                z[j] = exp_fast(z[j] - max);
+                sum_exp += z[j];
+            }
+        } else {
+            for (int j = 0; j < V; j++) sum_exp += exp_fast(z[j] - max);
+        }
+        float lse = max + logf(sum_exp);
+        float nll = lse - target_z, smooth = lse - sum_z / (float)V;
+        t->nll[r] = nll;
+        t->loss[r] = (1.0f - t->smoothing) * nll + t->smoothing * smooth;
+        if (t->want_grad) {
+            float inv = 1.0f / sum_exp, uniform = t->smoothing / (float)V;
+            for (int j = 0; j < V; j++) z[j] = z[j] * inv - uniform;
+            z[y] -= 1.0f - t->smoothing;
+        }
+    }
+}
+
+void nmt_cross_entropy_rows(float *logits, float *loss, float *nll, const int32_t *targets, int rows, int V,
+                            float smoothing, int want_grad) {
+    cross_entropy_task t = {logits, loss, nll, targets, V, want_grad, smoothing};
+    parallel(rows, V, cross_entropy_range, &t);
 }
 
 void nmt_sinusoidal_positions(float *pe, int positions, int D) {
@@ -582,7 +636,7 @@ NMT_HOT static void rope_range(void *ctx, long begin, long end) {
 void nmt_rope_apply(float *x, long row_stride, const float *table, const int32_t *pos, int rows, int heads,
                     int head_dim, int inverse) {
     rope_task t = {x, row_stride, table, pos, heads, head_dim, inverse ? -1.0f : 1.0f};
-    nmt_parallel_for(rows, rope_range, &t);
+    parallel(rows, (long)heads * head_dim, rope_range, &t);
 }
 
 /* ---------------------------------------------------------------------------------------------- */
@@ -636,7 +690,7 @@ NMT_HOT static void attention_forward_range(void *ctx, long begin, long end) {
 void nmt_attention_forward(nmt_heads out, float *weights, nmt_heads q, nmt_heads k, nmt_heads v,
                            const nmt_attention_dims *dims) {
     attention_task a = {.out = out, .q = q, .k = k, .v = v, .weights = weights, .dims = dims};
-    nmt_parallel_for((long)dims->batch * dims->heads, attention_forward_range, &a);
+    parallel((long)dims->batch * dims->heads, (long)dims->q_len * dims->k_len * dims->head_dim, attention_forward_range, &a);
 }
 
 /* With P the weights, M the dropout factors and dO the output gradient:
@@ -682,5 +736,5 @@ void nmt_attention_backward(nmt_heads dq, nmt_heads dk, nmt_heads dv, float *dwe
                             const nmt_attention_dims *dims) {
     attention_task a = {.dq = dq, .dk = dk, .dv = dv, .dweights = dweights, .dout = dout, .weights_in = weights,
                         .q = q, .k = k, .v = v, .dims = dims};
-    nmt_parallel_for((long)dims->batch * dims->heads, attention_backward_range, &a);
+    parallel((long)dims->batch * dims->heads, 2L * dims->q_len * dims->k_len * dims->head_dim, attention_backward_range, &a);
 }

@@ -466,6 +466,57 @@ START_TEST(attention_gradients) {
 }
 END_TEST
 
+typedef struct xent_ctx {
+    float *logits, *work, *loss, *nll;
+    const int32_t *targets;
+    int rows, V;
+} xent_ctx;
+
+static double xent_loss(void *ctx) {
+    xent_ctx *c = ctx;
+    memcpy(c->work, c->logits, sizeof(float) * c->rows * c->V);
+    nmt_cross_entropy_rows(c->work, c->loss, c->nll, c->targets, c->rows, c->V, 0.1f, 0);
+    double s = 0;
+    for (int r = 0; r < c->rows; r++) s += c->loss[r];
+    return s;
+}
+
+START_TEST(cross_entropy_worked_numbers_and_gradient) {
+    /* logits (0, 0.5, 2), target 2: log p = (-2.30636, -1.80636, -0.30636); NLL 0.30636; with
+     * smoothing 0.1 the loss is 0.9 * 0.30636 + 0.1 * (2.30636 + 1.80636 + 0.30636) / 3 = 0.42303;
+     * the gradient is p - q = (0.09962 - 0.03333, 0.16425 - 0.03333, 0.73612 - 0.93333). */
+    float z[3] = {0.0f, 0.5f, 2.0f}, loss, nll;
+    int32_t target = 2;
+    nmt_cross_entropy_rows(z, &loss, &nll, &target, 1, 3, 0.1f, 1);
+    ck_assert_float_eq_tol(nll, 0.30636f, 1e-5f);
+    ck_assert_float_eq_tol(loss, 0.42303f, 1e-5f);
+    ck_assert_float_eq_tol(z[0], 0.06629f, 1e-5f);
+    ck_assert_float_eq_tol(z[1], 0.13092f, 1e-5f);
+    ck_assert_float_eq_tol(z[2], -0.19721f, 1e-5f);
+    /* Many rows, over threads, against central differences. */
+    nmt_kernels_set_threads(2);
+    enum { ROWS = 40, V = 1000 };
+    xent_ctx c = {.rows = ROWS, .V = V};
+    c.logits = malloc(sizeof(float) * ROWS * V);
+    c.work = malloc(sizeof(float) * ROWS * V);
+    c.loss = malloc(sizeof(float) * ROWS);
+    c.nll = malloc(sizeof(float) * ROWS);
+    int32_t targets[ROWS];
+    for (int r = 0; r < ROWS; r++) targets[r] = (r * 37) % V;
+    c.targets = targets;
+    fill_random(c.logits, ROWS * V, 71, 3.0f);
+    float *grad = malloc(sizeof(float) * ROWS * V);
+    memcpy(grad, c.logits, sizeof(float) * ROWS * V);
+    nmt_cross_entropy_rows(grad, c.loss, c.nll, targets, ROWS, V, 0.1f, 1);
+    ck_assert(gc_check("cross_entropy.logits", c.logits, grad, ROWS * V, xent_loss, &c, TOL, 8, 72));
+    free(c.logits);
+    free(c.work);
+    free(c.loss);
+    free(c.nll);
+    free(grad);
+}
+END_TEST
+
 /* ---------------------------------------------------------------------------------------------- */
 /* ReLU and dropout */
 
@@ -539,6 +590,7 @@ static Suite *kernels_suite(void) {
     tcase_add_test(tc, attention_is_permutation_equivariant);
     tcase_add_test(tc, attention_masks_padding_and_future);
     tcase_add_test(tc, attention_gradients);
+    tcase_add_test(tc, cross_entropy_worked_numbers_and_gradient);
     tcase_add_test(tc, relu_forward_and_backward);
     tcase_add_test(tc, dropout_masks_are_pure_functions_of_seed_and_index);
     suite_add_tcase(s, tc);

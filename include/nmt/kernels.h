@@ -70,6 +70,13 @@ void nmt_dropout_backward(float *d_delta, const float *d_out, nmt_dropout drop, 
 /* In-place softmax of each row of n values (max subtracted first, so large scores are safe). */
 void nmt_softmax_rows(float *x, int rows, int n);
 
+/* Fused log-softmax and label-smoothed cross-entropy over rows of V logits, with the target
+ * distribution q = (1 - smoothing) onehot(target) + smoothing / V (PyTorch's label_smoothing):
+ * loss[r] = -sum_j q_j log p_j and nll[r] = -log p_target, each row's target in [0, V).
+ * With want_grad the logits are overwritten by d loss[r] / d logits = p - q. */
+void nmt_cross_entropy_rows(float *logits, float *loss, float *nll, const int32_t *targets, int rows, int V,
+                            float smoothing, int want_grad);
+
 /* pe[pos, D] for pos in [0, positions): PE(pos,2i) = sin(pos/10000^(2i/D)), PE(pos,2i+1) = cos(...). */
 void nmt_sinusoidal_positions(float *pe, int positions, int D);
 
