@@ -65,6 +65,7 @@ expect_caught() { # NAME EXPECTED_MESSAGE SHELL_COMMAND (run inside the copy)
   fi
 }
 expect_caught "subject agreement" "habitual verb does not agree" "sed -i '1s/पीता हूँ/पीती हूँ/' test.hi test.meta"
+expect_caught "wrong pronoun" "pronoun subject does not match" "sed -i '1s/मैं/वह/' test.hi test.meta"
 expect_caught "verb before object" "not subject-(object)-verb in order" "sed -i '1s/चाय पीता हूँ/पीता हूँ चाय/' test.hi"
 expect_caught "ने dropped" "transitive past without ने" "sed -i '${erg_line}s/ ने / /' train.hi; sed -i '${erg_line}s/ ने\t/\t/' train.meta"
 expect_caught "object agreement" "perfective does not agree" \

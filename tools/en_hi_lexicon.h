@@ -230,7 +230,7 @@ static const en_hi_noun en_hi_nouns[] = {
     {"cricket", 0, "क्रिकेट", 'm', N_MASS, S_GAME | S_LIKE, A_NONE, 0, {0}},
     {"football", 0, "फ़ुटबॉल", 'm', N_MASS, S_GAME | S_LIKE, A_NONE, 0, {0}},
     {"hockey", 0, "हॉकी", 'f', N_MASS, S_GAME | S_LIKE, A_NONE, 0, {0}},
-    {"chess", 0, "शतरंज", 'm', N_MASS, S_GAME | S_LIKE, A_NONE, 0, {0}},
+    {"chess", 0, "शतरंज", 'f', N_MASS, S_GAME | S_LIKE, A_NONE, 0, {0}},
     {"song", "songs", "गाना", 'm', 0, S_SONG | S_LIKE, A_WORK, 0, {0}},
 };
 

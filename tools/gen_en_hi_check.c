@@ -10,7 +10,8 @@
  *   - every pair, from its meta fields (the pieces of the Hindi sentence and their features):
  *     the Hindi is exactly its pieces in Hindi order (vocative, क्या, subject, time, place,
  *     beneficiary, recipient, object, wh-word, light word or predicate, नहीं, verb group), so the
- *     object precedes the verb and the verb group ends the sentence; the verb group agrees with the
+ *     object precedes the verb and the verb group ends the sentence; a pronoun subject is the same
+ *     pronoun on both sides and has the declared features; the verb group agrees with the
  *     right controller (the subject; in the ergative past the object, or masculine singular when
  *     the object is marked with को; in "have"/"like" the thing had or liked) in gender, number and
  *     person, in each tense; ने marks exactly the subjects of transitive pasts; को, से, के लिए,
@@ -231,6 +232,37 @@ static int is_compound(const char *phrase, const char *tail) {
     return ends_with(buf, " के") || ends_with(buf, "े");
 }
 
+/* Pronouns as subjects, in every case the frames use: direct, with ने, dative, with के पास. */
+static const struct pronoun {
+    const char *en;
+    const char *hi[4];
+    int person;
+    const char *number;
+    char g; /* 0: either */
+} pronouns[] = {
+    {"I", {"मैं", "मैंने", "मुझे", "मेरे पास"}, 1, "sg", 0},
+    {"you", {"तुम", "तुमने", "तुम्हें", "तुम्हारे पास"}, 2, "tum", 0},
+    {"you", {"आप", "आपने", "आपको", "आपके पास"}, 2, "ap", 0},
+    {"he", {"वह", "उसने", "उसे", "उसके पास"}, 3, "sg", 'm'},
+    {"she", {"वह", "उसने", "उसे", "उसके पास"}, 3, "sg", 'f'},
+    {"we", {"हम", "हमने", "हमें", "हमारे पास"}, 1, "pl", 0},
+    {"they", {"वे", "उन्होंने", "उन्हें", "उनके पास"}, 3, "pl", 0},
+};
+
+/* A pronoun subject, on either side, must be one row of the table on both sides and fit the
+ * subject's features: "I"/मैं with 1.sg, "you"/आप with 2.ap, "she"/वह with a feminine 3.sg. */
+static void check_pronoun_subject(checker *c, const char *hi_subject, const char *en_subject, feats sa) {
+    int pronoun = 0;
+    for (int i = 0; i < COUNT(pronouns); i++) {
+        const struct pronoun *p = &pronouns[i];
+        int hi_match = in_list(hi_subject, p->hi, 4), en_match = !strcmp(en_subject, p->en);
+        pronoun |= hi_match || en_match;
+        if (hi_match && en_match && p->person == sa.person && !strcmp(p->number, sa.number) && (!p->g || p->g == sa.g))
+            return;
+    }
+    if (pronoun) problem(c, "pronoun subject does not match its features", hi_subject);
+}
+
 /* The list "word:g.number.case,..." of genitives and adjectives with their head's features. */
 static void check_agreement_list(checker *c, const char *list) {
     char buf[1024];
@@ -357,18 +389,12 @@ static void check_pair(checker *c, const char *en, const char *hi, const char *m
     if (strcmp(want, hi)) problem(c, "Hindi is not subject-(object)-verb in order", hi);
     if (!*s || !*get(&m, "v")) problem(c, "Hindi lacks a subject or verb", hi);
 
-    /* 2. the controller of agreement, and the verb group */
+    /* 2. the controller of agreement, and the verb group. In the ergative past: a light noun (बात
+     * की), else an unmarked object, else (no object, or one with को or से) masculine singular. */
     if (act && erg) {
-        const char *dflt = "3.sg.m";
-        if (*lg) {
-            ctl.person = 3;
-            strcpy(ctl.number, "sg");
-            ctl.g = lg[0];
-        } else if (!strcmp(oc, "dir") || !strcmp(oc, "")) {
-            if (feats_parse(*o ? get(&m, "oa") : dflt, &ctl)) problem(c, "bad object features", meta_line);
-        } else {
-            feats_parse(dflt, &ctl);
-        }
+        feats_parse("3.sg.m", &ctl);
+        if (*lg) ctl.g = lg[0];
+        else if (!strcmp(oc, "dir") && feats_parse(get(&m, "oa"), &ctl)) problem(c, "bad object features", meta_line);
     } else if (!strcmp(frame, "have") || !strcmp(frame, "like")) {
         if (feats_parse(get(&m, "oa"), &ctl)) problem(c, "bad object features", meta_line);
     } else {
@@ -376,7 +402,9 @@ static void check_pair(checker *c, const char *en, const char *hi, const char *m
     }
     check_verb_group(c, &m, ctl);
 
-    /* 3. ने on the subject exactly in the transitive past; the cases of other subjects */
+    /* 3. a pronoun subject is the person the features say, on both sides; ने on the subject exactly
+     * in the transitive past; the cases of other subjects */
+    check_pronoun_subject(c, s, get(&m, "se"), sa);
     if (erg != is_ergative(s)) problem(c, erg ? "transitive past without ने" : "ने where it does not belong", hi);
     if (!strcmp(frame, "have") && !is_compound(s, "पास")) problem(c, "possessor without के पास", hi);
     if (!strcmp(frame, "like") && !is_dative(s)) problem(c, "liker not in the dative", hi);
