@@ -1,8 +1,8 @@
 /* corpus: read, validate and encode a parallel corpus; cache the encoding in a checksummed file.
  *
- * Two passes over the text: the first hashes both files and counts their lines (cheap, and it
- * refuses mismatched files before any encoding); when the cache does not match, the second reads
- * line pairs, validates UTF-8, encodes, and keeps or skips each pair.
+ * Two passes over the text: the first validates UTF-8, counts lines and hashes both files (cheap, and
+ * it refuses bad input before any encoding); when the cache does not match, the second reads line
+ * pairs, encodes them, and keeps or skips each pair.
  *
  * Cache file (host byte order, which the magic's byte-order word checks):
  *   "NMTCORP1"  u64 byte_order  u64 key  u64 num_pairs  u64 num_ids  u64 lines  u64 skipped_empty
@@ -78,8 +78,7 @@ static uint64_t hasher_final(hasher *s) {
     return h;
 }
 
-/* Hashes a file's content and counts its lines (a final line without '\n' counts). */
-static int scan_file(const char *path, uint64_t *hash, long *lines) {
+int nmt_corpus_hash_file(const char *path, uint64_t *hash) {
     FILE *fp = fopen(path, "rb");
     if (!fp) return nmt_error_set("%s: cannot open: %s", path, strerror(errno));
     enum { CHUNK = 1 << 20 };
@@ -90,27 +89,57 @@ static int scan_file(const char *path, uint64_t *hash, long *lines) {
     }
     hasher s;
     hasher_init(&s);
-    long count = 0;
-    unsigned char last = '\n';
     size_t n;
-    while ((n = fread(buf, 1, CHUNK, fp)) > 0) {
-        hasher_add(&s, buf, n);
-        for (const unsigned char *p = buf, *end = buf + n; (p = memchr(p, '\n', (size_t)(end - p))) != NULL; p++)
-            count++;
-        last = buf[n - 1];
-    }
+    while ((n = fread(buf, 1, CHUNK, fp)) > 0) hasher_add(&s, buf, n);
     int failed = ferror(fp);
     free(buf);
     fclose(fp);
     if (failed) return nmt_error_set("%s: read failed", path);
     *hash = hasher_final(&s);
-    *lines = count + (last != '\n');
     return 0;
 }
 
-int nmt_corpus_hash_file(const char *path, uint64_t *hash) {
-    long lines;
-    return scan_file(path, hash, &lines);
+static int check_utf8(const nmt_lines *lines) {
+    long bad = nmt_utf8_invalid_at(lines->line, lines->len);
+    if (bad >= 0) return nmt_error_set("%s:%ld: invalid UTF-8 at byte %ld", lines->name, lines->number, bad + 1);
+    return 0;
+}
+
+/* Validates every line of a text file as UTF-8, counts the lines and hashes them (a missing final
+ * newline hashes like a present one). */
+static int scan_text(const char *path, uint64_t *hash, long *count) {
+    FILE *fp = fopen(path, "rb");
+    if (!fp) return nmt_error_set("%s: cannot open: %s", path, strerror(errno));
+    nmt_lines lines;
+    nmt_lines_init(&lines, fp, path);
+    hasher s;
+    hasher_init(&s);
+    int more;
+    while ((more = nmt_lines_next(&lines)) > 0 && check_utf8(&lines) == 0) {
+        hasher_add(&s, lines.line, lines.len);
+        hasher_add(&s, "\n", 1);
+    }
+    *count = lines.number;
+    nmt_lines_free(&lines);
+    fclose(fp);
+    if (more != 0) return -1;
+    *hash = hasher_final(&s);
+    return 0;
+}
+
+static int check_pair(const char *src_path, const char *tgt_path, uint64_t hash[2], long *lines) {
+    long tgt_lines;
+    if (scan_text(src_path, &hash[0], lines) < 0 || scan_text(tgt_path, &hash[1], &tgt_lines) < 0) return -1;
+    if (*lines != tgt_lines)
+        return nmt_error_set("%s has %ld lines but %s has %ld: the two sides of a parallel corpus must have one "
+                             "line per sentence pair",
+                             src_path, *lines, tgt_path, tgt_lines);
+    return 0;
+}
+
+int nmt_corpus_check(const char *src_path, const char *tgt_path, long *lines) {
+    uint64_t hash[2];
+    return check_pair(src_path, tgt_path, hash, lines);
 }
 
 void nmt_corpus_free(nmt_corpus *corpus) {
@@ -159,12 +188,6 @@ static int next_pair(nmt_lines *src, nmt_lines *tgt) {
     return a;
 }
 
-static int check_utf8(const nmt_lines *lines) {
-    long bad = nmt_utf8_invalid_at(lines->line, lines->len);
-    if (bad >= 0) return nmt_error_set("%s:%ld: invalid UTF-8 at byte %ld", lines->name, lines->number, bad + 1);
-    return 0;
-}
-
 static int encode_text(nmt_corpus *c, const char *src_path, const char *tgt_path, nmt_corpus_encode_fn encode,
                        const void *ctx, const nmt_corpus_options *opt) {
     FILE *fs = fopen(src_path, "rb");
@@ -182,7 +205,6 @@ static int encode_text(nmt_corpus *c, const char *src_path, const char *tgt_path
     int rc = -1, more;
     while ((more = next_pair(&src, &tgt)) > 0) {
         size_t ns, nt;
-        if (check_utf8(&src) < 0 || check_utf8(&tgt) < 0) goto done;
         if (encode(ctx, src.line, src.len, &src_ids, &src_cap, &ns) < 0) {
             nmt_error_prefix("%s:%ld", src.name, src.number);
             goto done;
@@ -301,14 +323,10 @@ fail:
 int nmt_corpus_read(nmt_corpus *c, const char *src_path, const char *tgt_path, nmt_corpus_encode_fn encode,
                     const void *encode_ctx, const nmt_corpus_options *opt) {
     memset(c, 0, sizeof *c);
-    uint64_t src_hash, tgt_hash;
-    long src_lines, tgt_lines;
-    if (scan_file(src_path, &src_hash, &src_lines) < 0 || scan_file(tgt_path, &tgt_hash, &tgt_lines) < 0) return -1;
-    if (src_lines != tgt_lines)
-        return nmt_error_set("%s has %ld lines but %s has %ld: the two sides of a parallel corpus must have one "
-                             "line per sentence pair",
-                             src_path, src_lines, tgt_path, tgt_lines);
-    uint64_t key_words[] = {1 /* cache format */, src_hash, tgt_hash, opt->encoder_hash, (uint64_t)opt->max_length,
+    uint64_t hash[2];
+    long src_lines;
+    if (check_pair(src_path, tgt_path, hash, &src_lines) < 0) return -1;
+    uint64_t key_words[] = {1 /* cache format */, hash[0], hash[1], opt->encoder_hash, (uint64_t)opt->max_length,
                             (uint64_t)opt->skip_empty};
     uint64_t key = cache_checksum(key_words, sizeof key_words);
     if (opt->cache_path) {

@@ -104,6 +104,11 @@ START_TEST(mismatched_line_counts_name_both_files) {
     snprintf(want, sizeof want, "%s has 3 lines but %s has 2", src, tgt);
     ck_assert_msg(strstr(nmt_error(), want), "error: %s", nmt_error());
     ck_assert_int_eq(encode_calls, 0);
+    long lines;
+    ck_assert_int_eq(nmt_corpus_check(src, tgt, &lines), -1);
+    ck_assert_msg(strstr(nmt_error(), want), "error: %s", nmt_error());
+    ck_assert_int_eq(nmt_corpus_check(src, src, &lines), 0);
+    ck_assert_int_eq(lines, 3);
     free(src);
     free(tgt);
 }
