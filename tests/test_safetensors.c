@@ -5,7 +5,7 @@
 #include "nmt/io.h"
 #include "nmt/safetensors.h"
 #include "nmt/util.h"
-#include "tmpdir.h"
+#include "testing.h"
 
 #include <check.h>
 #include <stdint.h>
@@ -286,6 +286,13 @@ START_TEST(mutations_never_crash) {
 }
 END_TEST
 
+static int read_and_free(void *path) {
+    nmt_st_file f;
+    if (nmt_st_read(&f, path) < 0) return -1;
+    nmt_st_free(&f);
+    return 0;
+}
+
 START_TEST(every_allocation_failure_is_reported) {
     float w[2] = {1, 2};
     nmt_st_tensor ts[] = {{.name = "a", .dtype = NMT_ST_F32, .rank = 1, .shape = {1}, .data = w, .size = 4},
@@ -293,20 +300,7 @@ START_TEST(every_allocation_failure_is_reported) {
     nmt_st_metadata m = {"k", "v"};
     char *path = temp_path("alloc.safetensors");
     ck_assert_int_eq(nmt_st_write(path, ts, 2, &m, 1), 0);
-    int failures = 0;
-    for (long n = 1;; n++) {
-        nmt_st_file f;
-        nmt_alloc_fail_at(n);
-        int rc = nmt_st_read(&f, path);
-        nmt_alloc_fail_at(0);
-        if (rc == 0) {
-            nmt_st_free(&f);
-            break;
-        }
-        ck_assert_ptr_nonnull(strstr(nmt_error(), "out of memory"));
-        failures++;
-    }
-    ck_assert_int_ge(failures, 6);
+    ck_assert_int_ge(nmt_test_alloc_sweep(read_and_free, path), 6);
     free(path);
 }
 END_TEST

@@ -5,7 +5,7 @@
 #include "nmt/model.h"
 #include "nmt/spm.h"
 #include "nmt/util.h"
-#include "tmpdir.h"
+#include "testing.h"
 
 #include <check.h>
 #include <fcntl.h>
