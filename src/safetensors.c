@@ -48,6 +48,41 @@ static int tensor_bytes(const nmt_st_tensor *t, size_t *bytes) {
     return 0;
 }
 
+static int compare_strings(const void *a, const void *b) {
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* The first of n names (taken `stride` bytes apart from `first`, each a char *) that appears twice,
+ * or NULL; -1 in *rc when memory runs out. */
+static const char *find_duplicate(const void *first, size_t stride, int n, int *rc) {
+    const char **names = nmt_malloc((size_t)n * sizeof *names);
+    if (!names) {
+        *rc = -1;
+        return NULL;
+    }
+    for (int i = 0; i < n; i++) names[i] = *(char *const *)((const char *)first + (size_t)i * stride);
+    qsort(names, (size_t)n, sizeof *names, compare_strings);
+    const char *duplicate = NULL;
+    for (int i = 1; i < n && !duplicate; i++)
+        if (strcmp(names[i], names[i - 1]) == 0) duplicate = names[i];
+    free(names);
+    return duplicate;
+}
+
+/* What a reader would refuse in names: empty or reserved tensor names, repeated names or keys. */
+static int check_names(const char *path, const nmt_st_tensor *tensors, int num_tensors,
+                       const nmt_st_metadata *metadata, int num_metadata) {
+    for (int i = 0; i < num_tensors; i++)
+        if (tensors[i].name[0] == '\0' || strcmp(tensors[i].name, "__metadata__") == 0)
+            return nmt_error_set("%s: '%s' cannot name a tensor", path, tensors[i].name);
+    int rc = 0;
+    const char *repeated = num_tensors > 1 ? find_duplicate(&tensors[0].name, sizeof *tensors, num_tensors, &rc) : NULL;
+    if (repeated) return nmt_error_set("%s: tensor '%s' appears twice", path, repeated);
+    if (rc == 0 && num_metadata > 1 && (repeated = find_duplicate(&metadata[0].key, sizeof *metadata, num_metadata, &rc)))
+        return nmt_error_set("%s: metadata key '%s' appears twice", path, repeated);
+    return rc;
+}
+
 /* ---- writing ---- */
 
 static void write_json_string(FILE *out, const char *s) {
@@ -109,7 +144,9 @@ int nmt_st_write(const char *path, const nmt_st_tensor *tensors, int num_tensors
                  int num_metadata) {
     char *header = NULL;
     size_t header_size = 0;
-    if (build_header(path, tensors, num_tensors, metadata, num_metadata, &header, &header_size) < 0) return -1;
+    if (check_names(path, tensors, num_tensors, metadata, num_metadata) < 0 ||
+        build_header(path, tensors, num_tensors, metadata, num_metadata, &header, &header_size) < 0)
+        return -1;
     unsigned char length[8];
     for (int i = 0; i < 8; i++) length[i] = (unsigned char)((uint64_t)header_size >> (8 * i));
     nmt_atomic_file f;
@@ -326,13 +363,7 @@ static int parse_metadata(json *j, nmt_st_file *file) {
         m->value = NULL;
         if (parse_string(j, &m->key) < 0) return -1;
         file->num_metadata++;
-        size_t at = j->pos;
         if (expect(j, ':') < 0 || parse_string(j, &m->value) < 0) return -1;
-        for (int i = 0; i < file->num_metadata - 1; i++)
-            if (strcmp(file->metadata[i].key, m->key) == 0) {
-                j->pos = at;
-                return json_error(j, "metadata key '%s' appears twice", m->key);
-            }
     } while (accept(j, ','));
     return expect(j, '}');
 }
@@ -388,10 +419,6 @@ static int compare_offsets(const void *a, const void *b) {
     return (x->end > y->end) - (x->end < y->end);
 }
 
-static int compare_names(const void *a, const void *b) {
-    return strcmp((*(const entry *const *)a)->tensor.name, (*(const entry *const *)b)->tensor.name);
-}
-
 /* Checks every tensor's range against its dtype and shape, then that the ranges tile [0, data_size). */
 static int check_ranges(const char *name, entry *entries, int n, size_t data_size) {
     for (int i = 0; i < n; i++) {
@@ -411,10 +438,6 @@ static int check_ranges(const char *name, entry *entries, int n, size_t data_siz
     if (!order) return -1;
     for (int i = 0; i < n; i++) order[i] = &entries[i];
     int rc = 0;
-    qsort(order, (size_t)n, sizeof *order, compare_names);
-    for (int i = 1; i < n && rc == 0; i++)
-        if (strcmp(order[i]->tensor.name, order[i - 1]->tensor.name) == 0)
-            rc = nmt_error_set("%s: tensor '%s' appears twice", name, order[i]->tensor.name);
     qsort(order, (size_t)n, sizeof *order, compare_offsets);
     uint64_t expected = 0;
     for (int i = 0; i < n && rc == 0; i++) {
@@ -468,26 +491,25 @@ int nmt_st_parse(nmt_st_file *file, void *blob, size_t size, const char *name) {
     } else {
         rc = parse_header(&j, file, &entries);
     }
-    size_t data_start = 8 + (size_t)header_len;
-    if (rc == 0) rc = check_ranges(name, entries, file->num_tensors, size - data_start);
+    /* The tensors move into the file (which then owns their names) before the checks. */
     if (rc == 0 && file->num_tensors > 0) {
         file->tensors = nmt_malloc((size_t)file->num_tensors * sizeof *file->tensors);
         if (!file->tensors) rc = -1;
     }
     for (int i = 0; i < file->num_tensors; i++) {
-        if (rc == 0) {
-            file->tensors[i] = entries[i].tensor;
-            file->tensors[i].data = bytes + data_start + entries[i].begin;
-            file->tensors[i].size = (size_t)(entries[i].end - entries[i].begin);
-        } else {
-            free(entries[i].tensor.name);
-        }
+        if (rc == 0) file->tensors[i] = entries[i].tensor;
+        else free(entries[i].tensor.name);
+    }
+    if (rc < 0) file->num_tensors = 0;
+    size_t data_start = 8 + (size_t)header_len;
+    if (rc == 0) rc = check_names(name, file->tensors, file->num_tensors, file->metadata, file->num_metadata);
+    if (rc == 0) rc = check_ranges(name, entries, file->num_tensors, size - data_start);
+    for (int i = 0; rc == 0 && i < file->num_tensors; i++) {
+        file->tensors[i].data = bytes + data_start + entries[i].begin;
+        file->tensors[i].size = (size_t)(entries[i].end - entries[i].begin);
     }
     free(entries);
-    if (rc < 0) {
-        file->num_tensors = 0;
-        nmt_st_free(file);
-    }
+    if (rc < 0) nmt_st_free(file);
     return rc;
 }
 

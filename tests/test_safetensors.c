@@ -197,7 +197,7 @@ START_TEST(damaged_files_are_refused_by_name) {
     expect_bad("{\"a:{}}", d, 8, "unterminated string");
     expect_bad("{\"\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]}}", d, 8, "a tensor with an empty name");
     expect_bad("{\"__metadata__\":{\"k\":1}}", NULL, 0, "expected a string");
-    expect_bad("{\"__metadata__\":{\"k\":\"1\",\"k\":\"2\"}}", NULL, 0, "metadata key 'k' appears twice");
+    expect_bad("{\"__metadata__\":{\"k\":\"1\",\"j\":\"\",\"k\":\"2\"}}", NULL, 0, "metadata key 'k' appears twice");
     expect_bad("{\"__metadata__\":{},\"__metadata__\":{}}", NULL, 0, "__metadata__ appears twice");
 }
 END_TEST
@@ -243,6 +243,17 @@ START_TEST(failed_write_keeps_the_old_file) {
     t.size = 8;
     ck_assert_int_eq(nmt_st_write(path, &t, 1, NULL, 0), -1);
     ck_assert_str_eq(strstr(nmt_error(), "tensor 'x'"), "tensor 'x': 8 bytes given, its shape and dtype need 4");
+    /* So are names a reader would refuse. */
+    t.size = 4;
+    nmt_st_tensor two[2] = {t, t};
+    ck_assert_int_eq(nmt_st_write(path, two, 2, NULL, 0), -1);
+    ck_assert_str_eq(strstr(nmt_error(), "tensor 'x'"), "tensor 'x' appears twice");
+    two[1].name = "__metadata__";
+    ck_assert_int_eq(nmt_st_write(path, two, 2, NULL, 0), -1);
+    ck_assert_str_eq(strstr(nmt_error(), "'__"), "'__metadata__' cannot name a tensor");
+    nmt_st_metadata meta[3] = {{"a", "1"}, {"b", "2"}, {"a", "3"}};
+    ck_assert_int_eq(nmt_st_write(path, &t, 1, meta, 3), -1);
+    ck_assert_str_eq(strstr(nmt_error(), "metadata"), "metadata key 'a' appears twice");
     free(path);
 }
 END_TEST
