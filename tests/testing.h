@@ -8,6 +8,8 @@
  * 1st, 2nd, ... allocation failing until a run succeeds, and checks that every failed run returned
  * -1 with an "out of memory" error (attempt frees whatever it got). Returns the number of failed
  * runs, i.e. the allocations proven to be checked.
+ *
+ * main() of a test: return nmt_test_run(suite) runs it and gives the exit status.
  */
 #ifndef NMT_TESTING_H
 #define NMT_TESTING_H
@@ -46,6 +48,14 @@ static inline int nmt_test_alloc_sweep(int (*attempt)(void *context), void *cont
         ck_assert_int_eq(rc, -1);
         ck_assert_msg(strstr(nmt_error(), "out of memory"), "allocation %ld: '%s'", n, nmt_error());
     }
+}
+
+static inline int nmt_test_run(Suite *suite) {
+    SRunner *runner = srunner_create(suite);
+    srunner_run_all(runner, CK_NORMAL);
+    int failed = srunner_ntests_failed(runner);
+    srunner_free(runner);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
 }
 
 #endif
