@@ -62,7 +62,7 @@ static void hasher_add(hasher *s, const void *data, size_t size) {
         memcpy(&w, p, 8);
         hasher_word(s, w);
     }
-    memcpy(s->tail, p, size);
+    if (size > 0) memcpy(s->tail, p, size); /* p may be NULL when size is 0 (an empty corpus's arrays) */
     s->tail_len += (int)size;
 }
 
@@ -225,8 +225,9 @@ static int encode_text(nmt_corpus *c, const char *src_path, const char *tgt_path
         if (grow((void **)&c->src_len, &src_len_cap, (size_t)c->num_pairs + 1, sizeof *c->src_len) < 0 ||
             grow((void **)&c->tgt_len, &tgt_len_cap, (size_t)c->num_pairs + 1, sizeof *c->tgt_len) < 0)
             goto done;
-        memcpy(c->ids + c->num_ids, src_ids, ns * sizeof *src_ids);
-        memcpy(c->ids + c->num_ids + ns, tgt_ids, nt * sizeof *tgt_ids);
+        /* An empty side (kept when skip_empty is off) may have no buffer at all: memcpy must not see NULL. */
+        if (ns > 0) memcpy(c->ids + c->num_ids, src_ids, ns * sizeof *src_ids);
+        if (nt > 0) memcpy(c->ids + c->num_ids + ns, tgt_ids, nt * sizeof *tgt_ids);
         c->num_ids += ns + nt;
         c->src_len[c->num_pairs] = (int32_t)ns;
         c->tgt_len[c->num_pairs] = (int32_t)nt;
