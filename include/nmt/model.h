@@ -139,6 +139,21 @@ typedef struct nmt_loss {
 
 typedef struct nmt_activations nmt_activations; /* private to model.c */
 
+/* Where forward and backward spend their time (for `nmt bench train`). */
+typedef enum {
+    NMT_STAGE_EMBED,     /* embeddings, positions and their dropout */
+    NMT_STAGE_ATTENTION, /* q|k|v and output projections, attention itself */
+    NMT_STAGE_FFN,       /* fc1, ReLU, fc2 */
+    NMT_STAGE_NORM,      /* residual additions, sublayer dropout, LayerNorm */
+    NMT_STAGE_OUTPUT,    /* output projection, log-softmax, loss (and, in training, their gradients) */
+    NMT_STAGES
+} nmt_stage;
+
+typedef struct nmt_model_timing {
+    double forward[NMT_STAGES];  /* seconds, accumulated over calls */
+    double backward[NMT_STAGES];
+} nmt_model_timing;
+
 typedef struct nmt_model {
     nmt_model_config config;
     size_t num_params;           /* floats in params (tied tensors counted once) */
@@ -149,6 +164,7 @@ typedef struct nmt_model {
     nmt_tensor_info *tensors;    /* [num_tensors], in file order */
     int num_tensors;
     nmt_activations *acts;       /* the last forward's activations, reused across batches */
+    nmt_model_timing timing;     /* accumulated by forward/backward; the caller resets it */
 } nmt_model;
 
 int nmt_model_create(nmt_model *m, const nmt_model_config *config);
