@@ -188,10 +188,14 @@ NMT_INLINE v16 v16_load(const float *p) {
     return v;
 }
 
+/* The lanes summed as a tree (halves, quarters, ...): a fixed order, and a short dependency chain
+ * where a lane-by-lane sum would wait on 15 additions in a row. */
 NMT_INLINE float v16_sum(v16 v) {
-    float s = 0.0f;
-    for (int i = 0; i < 16; i++) s += v[i];
-    return s;
+    typedef float v8 __attribute__((vector_size(32)));
+    typedef float v4 __attribute__((vector_size(16)));
+    v8 h = __builtin_shufflevector(v, v, 0, 1, 2, 3, 4, 5, 6, 7) + __builtin_shufflevector(v, v, 8, 9, 10, 11, 12, 13, 14, 15);
+    v4 q = __builtin_shufflevector(h, h, 0, 1, 2, 3) + __builtin_shufflevector(h, h, 4, 5, 6, 7);
+    return (q[0] + q[2]) + (q[1] + q[3]);
 }
 
 NMT_INLINE float dot(const float *a, const float *b, int n) {
@@ -720,13 +724,30 @@ NMT_INLINE float *head_row(nmt_heads x, int b, int t, int h, int dh) {
     return x.data + b * x.batch_stride + t * x.row_stride + (long)h * dh;
 }
 
+/* Pulls the rows of batch row b (len rows of `width` floats from x.data) towards the cache. The
+ * heads of one batch row are processed one after another, each reading a narrow column band of
+ * rows a long stride apart, a pattern the hardware prefetchers miss; fetching the next batch row
+ * while working on this one hides that latency. */
+NMT_INLINE void prefetch_rows(nmt_heads x, int b, int len, int width) {
+    for (int t = 0; t < len; t++) {
+        const char *row = (const char *)(x.data + b * x.batch_stride + t * x.row_stride);
+        for (int i = 0; i < width * (int)sizeof(float); i += 64) __builtin_prefetch(row + i);
+    }
+}
+
 NMT_HOT static void attention_forward_range(void *ctx, long begin, long end) {
     const attention_task *a = ctx;
     const nmt_attention_dims *d = a->dims;
     int dh = d->head_dim, Tq = d->q_len, Tk = d->k_len;
     dropout_key key = dropout_key_of(d->dropout);
+    int width = d->heads * dh;
     for (long item = begin; item < end; item++) {
         int b = (int)(item / d->heads), h = (int)(item % d->heads);
+        if (h == 0 && b + 1 < d->batch) {
+            prefetch_rows(a->q, b + 1, Tq, width);
+            prefetch_rows(a->k, b + 1, Tk, width);
+            prefetch_rows(a->v, b + 1, Tk, width);
+        }
         for (int t = 0; t < Tq; t++) {
             int limit = attention_limit(d, b, t);
             long row = (item * Tq + t) * Tk;
@@ -759,8 +780,15 @@ NMT_HOT static void attention_backward_range(void *ctx, long begin, long end) {
     const nmt_attention_dims *d = a->dims;
     int dh = d->head_dim, Tq = d->q_len, Tk = d->k_len;
     dropout_key key = dropout_key_of(d->dropout);
+    int width = d->heads * dh;
     for (long item = begin; item < end; item++) {
         int b = (int)(item / d->heads), h = (int)(item % d->heads);
+        if (h == 0 && b + 1 < d->batch) {
+            prefetch_rows(a->q, b + 1, Tq, width);
+            prefetch_rows(a->dout, b + 1, Tq, width);
+            prefetch_rows(a->k, b + 1, Tk, width);
+            prefetch_rows(a->v, b + 1, Tk, width);
+        }
         for (int j = 0; j < Tk; j++) {
             memset(head_row(a->dk, b, j, h, dh), 0, (size_t)dh * sizeof(float));
             memset(head_row(a->dv, b, j, h, dh), 0, (size_t)dh * sizeof(float));

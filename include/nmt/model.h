@@ -19,7 +19,15 @@
  *
  * Numerics: embeddings are multiplied by sqrt(D) before positions are added; attention scores are
  * scaled by 1/sqrt(D/H); LayerNorm uses the biased variance and norm_eps; a tied output projection
- * uses the embedding matrix unscaled.
+ * uses the embedding matrix unscaled. The loss is the cross-entropy against
+ * q = (1 - eps) onehot(target) + eps / V (PyTorch's label_smoothing), summed over non-pad targets.
+ *
+ * Masks: a source row's keys end after its last non-pad id (padding is only at the end); every
+ * attention over the source masks the rest. Decoder self-attention is causal. Padded rows are
+ * computed but never seen, so they change nothing (not even in the last bit).
+ *
+ * Threads: everything runs on the kernels' pool (nmt_kernels_set_threads). With the same thread
+ * count results are bit-identical from run to run.
  */
 #ifndef NMT_MODEL_H
 #define NMT_MODEL_H
