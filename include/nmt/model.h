@@ -127,7 +127,8 @@ typedef struct nmt_batch {
 typedef struct nmt_forward_options {
     int training;          /* 1: dropout on; 0: evaluation */
     float label_smoothing; /* epsilon of the label-smoothed cross-entropy */
-    uint64_t dropout_seed; /* dropout masks are a pure function of (seed, position in the batch) */
+    uint64_t dropout_seed; /* dropout masks are a pure function of (seed, site, position in the batch),
+                            * so a trainer only needs to derive a seed per step */
 } nmt_forward_options;
 
 typedef struct nmt_loss {
@@ -159,15 +160,26 @@ void nmt_model_zero_grads(nmt_model *m);
 /* Closed-form parameter count for a config (used by tests and `nmt bench`). */
 size_t nmt_model_param_count(const nmt_model_config *config);
 
-/* Runs the whole model on a batch and computes the loss; keeps what backward needs. */
+/* Runs the whole model on a batch and computes the loss; keeps what backward needs. In training
+ * mode it also computes the output projection's gradients (held back until backward), so the
+ * vocabulary-sized logits are made once, in row chunks, and never stored whole. Batch shapes may
+ * change between calls; buffers grow only when a batch is larger than every one before. */
 int nmt_model_forward(nmt_model *m, const nmt_batch *batch, const nmt_forward_options *opts, nmt_loss *loss);
-/* Backward of the last forward: adds scale * d(loss_sum)/d(param) into m->grads. */
+/* Backward of the last training forward: adds scale * d(loss_sum)/d(param) into m->grads.
+ * An error if the last forward was not in training mode. */
 int nmt_model_backward(nmt_model *m, float scale);
 /* Evaluation-mode log-probability of each target token: out[b*T + t] = log p(tgt_out[b,t] | ...),
  * 0 at padding. */
 int nmt_model_token_logprobs(nmt_model *m, const nmt_batch *batch, float *out);
 
-/* Exact floating-point operations of one forward+backward on a batch (for throughput reports). */
+/* Evaluation-mode encoder for decoding: enc_out[B*S, D] receives the final encoder states (after
+ * encoder.norm in pre-LN). src is [B, S] as in a batch. Reuses the activation buffers (a previous
+ * forward can no longer be backpropagated). */
+int nmt_model_encode(nmt_model *m, const int32_t *src, int B, int S, float *enc_out);
+
+/* Floating-point operations of the matrix products of one forward+backward on a batch, counted
+ * as executed: every padded row of the layers, only the visible (query, key) pairs of attention,
+ * only non-pad target rows of the output projection. Elementwise work is not counted. */
 double nmt_model_flops(const nmt_model_config *config, const nmt_batch *batch);
 
 #endif
