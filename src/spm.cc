@@ -23,6 +23,7 @@ extern "C" {
 #include <cstdlib>
 #include <cstring>
 #include <exception>
+#include <memory>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -188,24 +189,25 @@ extern "C" {
 
 int nmt_spm_train(const nmt_spm_train_options *options) { NMT_SPM_GUARD(-1, train(options)); }
 
+/* The processor is owned by a unique_ptr until it is handed out: SentencePiece throws on some damaged
+ * models (darts_clone: "zero-length key"), and the guard's catch must not leak it. */
 static int load(nmt_spm **out, const char *path) {
-    nmt_spm *spm = new nmt_spm;
+    std::unique_ptr<nmt_spm> spm(new nmt_spm);
     auto status = spm->processor.Load(path);
-    if (!status.ok()) {
-        delete spm;
-        return status_error(status, path);
-    }
-    if (check_special_ids(spm->processor, path) < 0) {
-        delete spm;
-        return -1;
-    }
-    *out = spm;
+    if (!status.ok()) return status_error(status, path);
+    if (check_special_ids(spm->processor, path) < 0) return -1;
+    *out = spm.release();
     return 0;
 }
 
+static int load_guarded(nmt_spm **spm, const char *path) { NMT_SPM_GUARD(-1, load(spm, path)); }
+
 int nmt_spm_load(nmt_spm **spm, const char *path) {
     *spm = nullptr;
-    NMT_SPM_GUARD(-1, load(spm, path));
+    int rc = load_guarded(spm, path);
+    /* An exception's message does not name the file; a status error's already does. */
+    if (rc < 0 && strncmp(nmt_error(), path, strlen(path)) != 0) nmt_error_prefix("%s", path);
+    return rc;
 }
 
 void nmt_spm_free(nmt_spm *spm) { delete spm; }
