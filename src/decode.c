@@ -5,15 +5,22 @@
  * (step, row) into that history; its tokens and attention are traced back through the parents when
  * the batch ends. All buffers of a batch are carved from one block that only grows, so decoding
  * allocates nothing per step.
+ *
+ * The translator and forced scoring sort sentences by length so that a batch wastes little on
+ * padding, and put results back in the input order.
  */
 #include "nmt/decode.h"
 
+#include "nmt/incremental.h"
 #include "nmt/model.h"
+#include "nmt/utf8.h"
 #include "nmt/util.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 nmt_decode_options nmt_decode_options_default(void) {
     return (nmt_decode_options){
@@ -49,6 +56,17 @@ void nmt_translation_free(nmt_translation *t) {
     free(t->hyps);
     t->hyps = NULL;
     t->count = 0;
+}
+
+void nmt_hypothesis_alignment(const nmt_hypothesis *h, int *src_of) {
+    const size_t cols = (size_t)h->src_len + 1;
+    for (int j = 0; j < h->length; j++) {
+        const float *row = h->attention + (size_t)j * cols;
+        int best = 0;
+        for (int i = 1; i < h->src_len; i++)
+            if (row[i] > row[best]) best = i;
+        src_of[j] = best;
+    }
 }
 
 double nmt_length_penalty(double alpha, int tokens) { return pow((5.0 + tokens) / 6.0, alpha); }
@@ -165,6 +183,13 @@ static int search_reserve(nmt_search *s, int batch, int steps, int width, int vo
     s->done_count = (int *)(base + o_done_count);
     s->cand = (candidate *)(base + o_cand);
     return 0;
+}
+
+/* The most pieces a hypothesis may get: the options' limit, or what the step's positions allow (the
+ * input at step t is at position t, and eos is chosen at step max_len). */
+static int search_max_length(const nmt_search *s, const nmt_decode_step *step, int src_pieces) {
+    int len = nmt_decode_max_length(&s->options, src_pieces);
+    return step->max_steps > 0 && len > step->max_steps - 1 ? step->max_steps - 1 : len;
 }
 
 /* Records that `row` of sentence b ended with eos at `step` with total log-probability `logprob`,
@@ -332,12 +357,12 @@ int nmt_search_run(nmt_search *s, const nmt_decode_step *step, int batch, const 
     for (int b = 0; b < batch; b++) {
         if (src_pieces[b] < 1 || src_pieces[b] + 1 > src_width)
             return nmt_error_set("beam search: sentence %d has %d source pieces (width %d)", b, src_pieces[b], src_width);
-        int len = nmt_decode_max_length(&s->options, src_pieces[b]);
+        int len = search_max_length(s, step, src_pieces[b]);
         if (len + 1 > steps) steps = len + 1;
     }
     if (search_reserve(s, batch, steps, src_width, step->vocab_size) < 0) return -1;
     for (int b = 0; b < batch; b++) {
-        s->max_len[b] = nmt_decode_max_length(&s->options, src_pieces[b]);
+        s->max_len[b] = search_max_length(s, step, src_pieces[b]);
         s->rows[b] = 1;
         s->done_count[b] = 0;
         s->token[b] = NMT_BOS;
@@ -375,4 +400,217 @@ int nmt_search_run(nmt_search *s, const nmt_decode_step *step, int batch, const 
         rows = next;
     }
     return search_collect(s, batch, src_pieces, out);
+}
+
+/* ---- translation and scoring with a model ---- */
+
+/* A sentence's place in the length order. */
+typedef struct ordered {
+    int length, index;
+} ordered;
+
+static int by_length(const void *pa, const void *pb) {
+    const ordered *a = pa, *b = pb;
+    if (a->length != b->length) return a->length < b->length ? -1 : 1;
+    return a->index < b->index ? -1 : a->index > b->index;
+}
+
+struct nmt_translator {
+    const nmt_model *model;
+    nmt_decode_options options;
+    nmt_search *search;
+    nmt_incremental *decoder;
+};
+
+int nmt_decode_encode_line(const nmt_model *model, const nmt_spm *spm, const nmt_lines *lines, int32_t **ids,
+                           size_t *cap, size_t *count) {
+    *count = 0;
+    long bad = nmt_utf8_invalid_at(lines->line, lines->len);
+    if (bad >= 0) {
+        nmt_error_set("%s:%ld: invalid UTF-8 at byte %ld", lines->name, lines->number, bad + 1);
+        return NMT_DECODE_INVALID_UTF8;
+    }
+    if (nmt_spm_encode(spm, lines->line, lines->len, ids, cap, count) < 0)
+        return nmt_error_prefix("%s:%ld", lines->name, lines->number);
+    const nmt_model_config *c = &model->config;
+    if (c->positions == NMT_POSITIONS_LEARNED && *count + 1 > (size_t)c->max_positions)
+        return nmt_error_set("%s:%ld: %zu pieces; the model's learned positions allow at most %d", lines->name,
+                             lines->number, *count, c->max_positions - 1);
+    return 0;
+}
+
+int nmt_translator_create(nmt_translator **out, const nmt_model *model, const nmt_decode_options *options) {
+    *out = NULL;
+    nmt_translator *t = nmt_calloc(1, sizeof *t);
+    if (!t) return -1;
+    t->model = model;
+    t->options = *options;
+    if (nmt_search_create(&t->search, options) < 0 || nmt_incremental_create(&t->decoder, model) < 0) {
+        nmt_translator_free(t);
+        return -1;
+    }
+    *out = t;
+    return 0;
+}
+
+void nmt_translator_free(nmt_translator *t) {
+    if (!t) return;
+    nmt_search_free(t->search);
+    nmt_incremental_free(t->decoder);
+    free(t);
+}
+
+static int empty_translation(nmt_translation *out) {
+    out->hyps = nmt_calloc(1, sizeof(nmt_hypothesis));
+    if (!out->hyps) return -1;
+    out->hyps[0].tokens = nmt_malloc(sizeof(int32_t));
+    if (!out->hyps[0].tokens) {
+        free(out->hyps);
+        out->hyps = NULL;
+        return -1;
+    }
+    out->count = 1;
+    return 0;
+}
+
+/* Decodes the sentences order[0 .. n) (sorted by length, all non-empty) as one batch. */
+static int translate_batch(nmt_translator *t, const ordered *order, int n, const int32_t *const *src, int32_t *matrix,
+                           int *tokens, int *pieces, nmt_translation *batch_out, nmt_translation *out) {
+    const int S = order[n - 1].length + 1, K = t->options.greedy ? 1 : t->options.beam_size;
+    int steps = 0;
+    for (int b = 0; b < n; b++) {
+        const int len = order[b].length;
+        memcpy(matrix + (size_t)b * (size_t)S, src[order[b].index], (size_t)len * sizeof(int32_t));
+        matrix[(size_t)b * (size_t)S + (size_t)len] = NMT_EOS;
+        for (int j = len + 1; j < S; j++) matrix[(size_t)b * (size_t)S + (size_t)j] = NMT_PAD;
+        tokens[b] = len + 1;
+        pieces[b] = len;
+        int max_len = nmt_decode_max_length(&t->options, len);
+        if (max_len + 1 > steps) steps = max_len + 1;
+    }
+    const nmt_model_config *c = &t->model->config;
+    if (c->positions == NMT_POSITIONS_LEARNED && steps > c->max_positions) steps = c->max_positions;
+    if (nmt_incremental_start(t->decoder, matrix, tokens, n, S, n * K, steps) < 0) return -1;
+    nmt_decode_step step = nmt_incremental_decode_step(t->decoder);
+    if (nmt_search_run(t->search, &step, n, pieces, S, batch_out) < 0) return -1;
+    for (int b = 0; b < n; b++) out[order[b].index] = batch_out[b];
+    return 0;
+}
+
+int nmt_translator_run(nmt_translator *t, int count, const int32_t *const *src, const int *src_len,
+                       nmt_translation *out) {
+    memset(out, 0, (size_t)(count > 0 ? count : 0) * sizeof *out);
+    if (count <= 0) return 0;
+    const int B = t->options.batch_size;
+    int n = 0, longest = 0;
+    ordered *order = nmt_malloc((size_t)count * sizeof *order);
+    nmt_translation *batch_out = nmt_malloc((size_t)B * sizeof *batch_out);
+    int *tokens = nmt_malloc((size_t)B * sizeof(int)), *pieces = nmt_malloc((size_t)B * sizeof(int));
+    int32_t *matrix = NULL;
+    int rc = -1;
+    if (!order || !batch_out || !tokens || !pieces) goto done;
+    for (int i = 0; i < count; i++) {
+        if (src_len[i] < 0) {
+            nmt_error_set("sentence %d: negative length %d", i, src_len[i]);
+            goto done;
+        }
+        if (src_len[i] == 0) {
+            if (empty_translation(&out[i]) < 0) goto done;
+            continue;
+        }
+        order[n++] = (ordered){src_len[i], i};
+        if (src_len[i] > longest) longest = src_len[i];
+    }
+    qsort(order, (size_t)n, sizeof *order, by_length);
+    matrix = nmt_malloc((size_t)B * ((size_t)longest + 1) * sizeof(int32_t));
+    if (!matrix) goto done;
+    for (int first = 0; first < n; first += B)
+        if (translate_batch(t, order + first, n - first < B ? n - first : B, src, matrix, tokens, pieces, batch_out, out) < 0)
+            goto done;
+    rc = 0;
+done:
+    if (rc < 0)
+        for (int i = 0; i < count; i++) nmt_translation_free(&out[i]);
+    free(order);
+    free(batch_out);
+    free(tokens);
+    free(pieces);
+    free(matrix);
+    return rc;
+}
+
+int nmt_decode_sentences(const nmt_model *model, const nmt_decode_options *options, int count,
+                         const int32_t *const *src, const int *src_len, nmt_translation *out) {
+    nmt_translator *t;
+    if (nmt_translator_create(&t, model, options) < 0) return -1;
+    int rc = nmt_translator_run(t, count, src, src_len, out);
+    nmt_translator_free(t);
+    return rc;
+}
+
+/* Fills a padded row of `width`: prefix (or nothing), the pieces, suffix (or nothing), pad. */
+static void fill_row(int32_t *row, int width, int32_t prefix, const int32_t *pieces, int len, int32_t suffix) {
+    int at = 0;
+    if (prefix != NMT_PAD) row[at++] = prefix;
+    memcpy(row + at, pieces, (size_t)len * sizeof(int32_t));
+    at += len;
+    if (suffix != NMT_PAD) row[at++] = suffix;
+    while (at < width) row[at++] = NMT_PAD;
+}
+
+int nmt_decode_score(nmt_model *model, int count, const int32_t *const *src, const int *src_len,
+                     const int32_t *const *tgt, const int *tgt_len, int batch_size, double *out) {
+    if (count <= 0) return 0;
+    if (batch_size < 1) return nmt_error_set("batch size must be at least 1, got %d", batch_size);
+    const nmt_model_config *c = &model->config;
+    int longest_src = 0, longest_tgt = 0;
+    for (int i = 0; i < count; i++) {
+        if (src_len[i] < 0 || tgt_len[i] < 0) return nmt_error_set("pair %d: negative length", i);
+        if (c->positions == NMT_POSITIONS_LEARNED && (src_len[i] + 1 > c->max_positions || tgt_len[i] + 1 > c->max_positions))
+            return nmt_error_set("pair %d: %d source and %d target pieces, beyond the model's %d learned positions", i,
+                                 src_len[i], tgt_len[i], c->max_positions - 1);
+        if (src_len[i] > longest_src) longest_src = src_len[i];
+        if (tgt_len[i] > longest_tgt) longest_tgt = tgt_len[i];
+    }
+    const size_t B = (size_t)batch_size, S = (size_t)longest_src + 1, T = (size_t)longest_tgt + 1;
+    ordered *order = nmt_malloc((size_t)count * sizeof *order);
+    int32_t *src_rows = nmt_malloc(B * S * sizeof(int32_t));
+    int32_t *tgt_in = nmt_malloc(B * T * sizeof(int32_t)), *tgt_out = nmt_malloc(B * T * sizeof(int32_t));
+    float *logprobs = nmt_malloc(B * T * sizeof(float));
+    int rc = -1;
+    if (!order || !src_rows || !tgt_in || !tgt_out || !logprobs) goto done;
+    for (int i = 0; i < count; i++) order[i] = (ordered){src_len[i] + tgt_len[i], i};
+    qsort(order, (size_t)count, sizeof *order, by_length);
+    for (int first = 0; first < count; first += batch_size) {
+        const int n = count - first < batch_size ? count - first : batch_size;
+        int s_width = 1, t_width = 1;
+        for (int b = 0; b < n; b++) {
+            const int i = order[first + b].index;
+            if (src_len[i] + 1 > s_width) s_width = src_len[i] + 1;
+            if (tgt_len[i] + 1 > t_width) t_width = tgt_len[i] + 1;
+        }
+        for (int b = 0; b < n; b++) {
+            const int i = order[first + b].index;
+            fill_row(src_rows + (size_t)b * (size_t)s_width, s_width, NMT_PAD, src[i], src_len[i], NMT_EOS);
+            fill_row(tgt_in + (size_t)b * (size_t)t_width, t_width, NMT_BOS, tgt[i], tgt_len[i], NMT_PAD);
+            fill_row(tgt_out + (size_t)b * (size_t)t_width, t_width, NMT_PAD, tgt[i], tgt_len[i], NMT_EOS);
+        }
+        const nmt_batch batch = {.batch = n, .src_len = s_width, .tgt_len = t_width, .src = src_rows,
+                                 .tgt_in = tgt_in, .tgt_out = tgt_out};
+        if (nmt_model_token_logprobs(model, &batch, logprobs) < 0) goto done;
+        for (int b = 0; b < n; b++) {
+            const int i = order[first + b].index;
+            double sum = 0;
+            for (int j = 0; j <= tgt_len[i]; j++) sum += logprobs[(size_t)b * (size_t)t_width + (size_t)j];
+            out[i] = sum;
+        }
+    }
+    rc = 0;
+done:
+    free(order);
+    free(src_rows);
+    free(tgt_in);
+    free(tgt_out);
+    free(logprobs);
+    return rc;
 }

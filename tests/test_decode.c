@@ -109,7 +109,7 @@ static void toy_decode(const nmt_decode_options *o, int first, int batch, double
     toy_prime(&t, batch, seeds, pieces);
     nmt_search *s;
     ck_assert_int_eq(nmt_search_create(&s, o), 0);
-    nmt_decode_step step = {&t, TOY_V, toy_step, toy_reorder};
+    nmt_decode_step step = {&t, TOY_V, 0, toy_step, toy_reorder};
     ck_assert_msg(nmt_search_run(s, &step, batch, pieces, TOY_WIDTH, out) == 0, "%s", nmt_error());
     nmt_search_free(s);
 }
@@ -366,6 +366,24 @@ START_TEST(eos_forced_at_the_maximum_length) {
     for (int i = 0; i < 8; i++) ck_assert_int_eq(t[i].hyps[0].length, (int)floor(1.5 * (1 + i % (TOY_WIDTH - 1))) + 10);
     free_all(t, 8);
     ck_assert_int_eq(nmt_decode_max_length(&o, 1), 11);
+    /* A step that can only be fed 6 tokens (a learned position table of 6) ends hypotheses at 5 pieces. */
+    static toy tk;
+    memset(&tk, 0, sizeof tk);
+    tk.eos_slope = -50.0;
+    uint64_t seed = 7;
+    int pieces = 4;
+    toy_prime(&tk, 1, &seed, &pieces);
+    nmt_search *s;
+    o = beam_options(2, 2, 0.6);
+    ck_assert_int_eq(nmt_search_create(&s, &o), 0);
+    nmt_decode_step step = {&tk, TOY_V, 6, toy_step, toy_reorder};
+    nmt_translation one;
+    ck_assert_int_eq(nmt_search_run(s, &step, 1, &pieces, TOY_WIDTH, &one), 0);
+    ck_assert_int_eq(one.count, 2);
+    ck_assert_int_eq(one.hyps[0].length, 5);
+    ck_assert_int_eq(tk.length[0], 6);
+    nmt_translation_free(&one);
+    nmt_search_free(s);
 }
 END_TEST
 
@@ -383,7 +401,7 @@ START_TEST(step_errors_propagate) {
             nmt_decode_options o = greedy ? greedy_options() : beam_options(4, 2, 0.6);
             nmt_search *s;
             ck_assert_int_eq(nmt_search_create(&s, &o), 0);
-            nmt_decode_step step = {&t, TOY_V, toy_step, toy_reorder};
+            nmt_decode_step step = {&t, TOY_V, 0, toy_step, toy_reorder};
             nmt_translation out[3];
             ck_assert_int_eq(nmt_search_run(s, &step, 3, pieces, TOY_WIDTH, out), -1);
             ck_assert_ptr_nonnull(strstr(nmt_error(), mode == 0 ? "failed on purpose" : "non-finite"));
@@ -466,7 +484,7 @@ static void table_decode(const table_entry *entries, int count, const nmt_decode
     memcpy(t.fallback, fallback, sizeof fallback);
     nmt_search *s;
     ck_assert_int_eq(nmt_search_create(&s, o), 0);
-    nmt_decode_step step = {&t, TABLE_V, table_step, table_reorder};
+    nmt_decode_step step = {&t, TABLE_V, 0, table_step, table_reorder};
     nmt_translation out;
     int pieces = 1;
     ck_assert_int_eq(nmt_search_run(s, &step, 1, &pieces, 2, &out), 0);

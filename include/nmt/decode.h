@@ -17,8 +17,9 @@
  * score is at least the best score any live hypothesis could still reach: log-probabilities are
  * <= 0, so a live hypothesis with total L can at best end with L / max(lp) over the lengths it can
  * still reach; or when it reaches its maximum length floor(ratio * |x|) + 10 pieces (|x| = source
- * pieces), where eos is forced. Ties go to the earlier row and the smaller token id, so results are
- * deterministic and a sentence's result does not depend on the rest of its batch.
+ * pieces; less if the step's max_steps demands), where eos is forced. Ties go to the earlier row
+ * and the smaller token id, so results are deterministic and a sentence's result does not depend
+ * on the rest of its batch.
  *
  * Greedy search (a dedicated path): each row takes its most probable token until eos.
  */
@@ -27,9 +28,15 @@
 
 #include <stdint.h>
 
+#include "nmt/io.h"
+#include "nmt/model.h"
+#include "nmt/spm.h"
+
 typedef struct nmt_decode_step {
     void *ctx;
     int vocab_size; /* V */
+    int max_steps;  /* tokens a row can be fed, bos included (0 = no limit): a model with learned
+                       positions has a table of this many; the search forces eos in time */
     /* Advances `rows` rows by one token: tokens[rows] is each row's last token. Fills
      * logprobs[rows, V] (natural log, each row normalised) and, when attention is not NULL,
      * attention[rows, S] (S = the batch's source width given to the search) with each row's
@@ -71,6 +78,10 @@ typedef struct nmt_translation {
 
 void nmt_translation_free(nmt_translation *t);
 
+/* The hard alignment of a hypothesis with attention: src_of[j] = the source piece (< src_len) that
+ * target piece j attends to most (the smaller index on ties), for j < length. */
+void nmt_hypothesis_alignment(const nmt_hypothesis *h, int *src_of);
+
 /* GNMT's length penalty ((5 + tokens) / 6)^alpha. */
 double nmt_length_penalty(double alpha, int tokens);
 /* Most target pieces a hypothesis may have for a source of src_pieces pieces. */
@@ -87,5 +98,35 @@ void nmt_search_free(nmt_search *search);
  * nmt_translation_free). */
 int nmt_search_run(nmt_search *search, const nmt_decode_step *step, int batch, const int *src_pieces,
                    int src_width, nmt_translation *out);
+
+/* Encodes the current line of `lines` into *ids (grown as needed; *cap its capacity) and sets
+ * *count. Returns 0; NMT_DECODE_INVALID_UTF8 when the line is not UTF-8; -1 on other errors (too
+ * many pieces for a model with learned positions, out of memory). Errors read "NAME:LINE: ...". */
+enum { NMT_DECODE_INVALID_UTF8 = -2 };
+int nmt_decode_encode_line(const nmt_model *model, const nmt_spm *spm, const nmt_lines *lines, int32_t **ids,
+                           size_t *cap, size_t *count);
+
+/* Translation with a model: sentences are sorted by length, decoded in batches of
+ * options.batch_size with nmt_incremental (encoder once per batch, cached decoder steps), and the
+ * results returned in the input order. */
+typedef struct nmt_translator nmt_translator;
+
+/* The model must outlive the translator. */
+int nmt_translator_create(nmt_translator **translator, const nmt_model *model, const nmt_decode_options *options);
+void nmt_translator_free(nmt_translator *translator);
+/* Translates src[i] (src_len[i] pieces, no eos) into out[i] for i < count (free each with
+ * nmt_translation_free). An empty source gives one empty hypothesis (log-probability 0, no
+ * attention) without running the model. */
+int nmt_translator_run(nmt_translator *translator, int count, const int32_t *const *src, const int *src_len,
+                       nmt_translation *out);
+/* The same in one call (for validation during training). */
+int nmt_decode_sentences(const nmt_model *model, const nmt_decode_options *options, int count,
+                         const int32_t *const *src, const int *src_len, nmt_translation *out);
+
+/* Forced decoding: out[i] = log p(tgt[i] pieces + eos | src[i]) in evaluation mode (no dropout, no
+ * label smoothing), from the model's full forward pass over batches of up to batch_size pairs
+ * sorted by length. An empty source is scored like any other (source = eos alone). */
+int nmt_decode_score(nmt_model *model, int count, const int32_t *const *src, const int *src_len,
+                     const int32_t *const *tgt, const int *tgt_len, int batch_size, double *out);
 
 #endif
