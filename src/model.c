@@ -108,11 +108,11 @@ struct nmt_activations {
 nmt_model_config nmt_model_config_default(void) {
     nmt_model_config c = {
         .vocab_size = 0,
-        .d_model = 512,
-        .heads = 8,
-        .ffn = 2048,
-        .encoder_layers = 6,
-        .decoder_layers = 6,
+        .d_model = 256,
+        .heads = 4,
+        .ffn = 1024,
+        .encoder_layers = 3,
+        .decoder_layers = 3,
         .dropout = 0.1f,
         .attention_dropout = 0.0f,
         .norm_position = NMT_NORM_POST,

@@ -36,12 +36,22 @@ static const nmt_tensor_info *find_tensor(const nmt_model *m, const char *name) 
     return NULL;
 }
 
+/* Transformer-base (Vaswani et al., 2017, table 3): d512, h8, ff2048, 6+6 layers. */
+static nmt_model_config transformer_base(void) {
+    nmt_model_config c = nmt_model_config_default();
+    c.d_model = 512;
+    c.heads = 8;
+    c.ffn = 2048;
+    c.encoder_layers = c.decoder_layers = 6;
+    return c;
+}
+
 /* Transformer-base (d 512, h 8, ff 2048, 6+6, shared vocabulary V, all embeddings tied), counted
  * by hand: one V x d embedding; per encoder layer an attention (4d^2 + 4d), an FFN
  * (2 d ff + ff + d) and two LayerNorms (4d); per decoder layer two attentions (8d^2 + 8d), an FFN
  * and three LayerNorms (6d). */
 START_TEST(transformer_base_parameter_count_matches_closed_formula) {
-    nmt_model_config c = nmt_model_config_default();
+    nmt_model_config c = transformer_base();
     const size_t V = 37000, d = 512, ff = 2048;
     c.vocab_size = (int)V;
     size_t encoder_layer = 4 * d * d + 4 * d + 2 * d * ff + ff + d + 4 * d;
@@ -58,7 +68,7 @@ START_TEST(transformer_base_parameter_count_matches_closed_formula) {
 END_TEST
 
 START_TEST(multi_head_attention_has_4d_squared_weights) {
-    nmt_model_config c = nmt_model_config_default();
+    nmt_model_config c = transformer_base();
     c.vocab_size = 100;
     c.encoder_layers = c.decoder_layers = 1;
     nmt_model m;

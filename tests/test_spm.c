@@ -42,7 +42,7 @@ static char *write_corpus(const char *name, int lines, uint32_t seed) {
 
 /* Trains PREFIX.model on two generated files; returns PREFIX (to free). */
 static char *train(const char *type, int quiet) {
-    char *a = write_corpus("a.txt", 300, 1), *b = write_corpus("b,with comma.txt", 300, 2);
+    char *a = write_corpus("a.txt", 120, 1), *b = write_corpus("b,with comma.txt", 120, 2);
     const char *inputs[] = {a, b};
     char *prefix = nmt_path_join(nmt_test_tmpdir, type);
     nmt_spm_train_options o = {.inputs = inputs, .num_inputs = 2, .vocab_size = 100, .model_type = type,
