@@ -4,7 +4,11 @@
  * types and out-of-range values are errors naming "file:line:column". Overrides given as
  * "section.key=value" (`nmt train --set`) are applied after the file, checked the same way (the
  * error names the override). Relative data paths are resolved against data.root, itself relative to
- * the config file's directory; the output directory is relative to the config file's directory.
+ * the config file's directory; the output directory and vocab.model are relative to the config file's
+ * directory. After loading, every path is absolute and normalised, so a saved config means the same
+ * wherever it is read. A --set value is read as YAML: `train.optimizer.betas=[0.9,0.98]` and
+ * `data.valid={src: a.en, tgt: a.de}` work; relative paths in overrides follow the file's rules.
+ * The output directory defaults to runs/<config file name without extension>.
  */
 #ifndef NMT_CONFIG_H
 #define NMT_CONFIG_H
@@ -22,7 +26,7 @@ typedef struct nmt_config {
 
     char *vocab_model;          /* vocab.model: an existing SentencePiece model (resolved), or NULL */
     int vocab_size;             /* vocab.size: pieces of a vocabulary trained at the first run (8000) */
-    char *vocab_type;           /* vocab.type: "unigram" | "bpe" */
+    const char *vocab_type;     /* vocab.type: "unigram" | "bpe" (a static string, not freed) */
 
     char *data_root;            /* data.root, resolved */
     nmt_corpus_paths train;     /* data.train.{src,tgt} (required) */
@@ -50,11 +54,20 @@ typedef struct nmt_config {
     char *output;               /* output directory, resolved */
 } nmt_config;
 
-/* The defaults of every key (data paths NULL). */
+/* The defaults of every key (paths NULL). */
 void nmt_config_defaults(nmt_config *config);
-/* Reads a YAML file and applies `overrides` ("a.b=value"; NULL-terminated list, may be NULL). */
+/* Reads a YAML file and applies `overrides` ("a.b=value"; NULL-terminated list, may be NULL). On
+ * failure the error says where (file:line:column or the override) and *config holds nothing to free. */
 int nmt_config_load(nmt_config *config, const char *path, const char *const *overrides);
-/* Writes the resolved config as YAML of the same shape (atomic write). */
+/* The same for YAML text already in memory (for fuzzing); `path` names it in errors and its
+ * directory is the base of relative paths. */
+int nmt_config_parse(nmt_config *config, const char *text, size_t size, const char *path,
+                     const char *const *overrides);
+/* The resolved config as YAML text of the file's shape (a new string; NULL when memory runs out), e.g.
+ * to show the effective config at the start of a run. */
+char *nmt_config_format(const nmt_config *config);
+/* Writes the resolved config as YAML of the same shape (atomic write); loading that file gives the
+ * same struct (except `path`). */
 int nmt_config_save(const nmt_config *config, const char *path);
 void nmt_config_free(nmt_config *config);
 

@@ -19,7 +19,15 @@
  *
  * Numerics: embeddings are multiplied by sqrt(D) before positions are added; attention scores are
  * scaled by 1/sqrt(D/H); LayerNorm uses the biased variance and norm_eps; a tied output projection
- * uses the embedding matrix unscaled.
+ * uses the embedding matrix unscaled. The loss is the cross-entropy against
+ * q = (1 - eps) onehot(target) + eps / V (PyTorch's label_smoothing), summed over non-pad targets.
+ *
+ * Masks: a source row's keys end after its last non-pad id (padding is only at the end); every
+ * attention over the source masks the rest. Decoder self-attention is causal. Padded rows are
+ * computed but never seen, so they change nothing (not even in the last bit).
+ *
+ * Threads: everything runs on the kernels' pool (nmt_kernels_set_threads). With the same thread
+ * count results are bit-identical from run to run.
  */
 #ifndef NMT_MODEL_H
 #define NMT_MODEL_H
@@ -127,7 +135,8 @@ typedef struct nmt_batch {
 typedef struct nmt_forward_options {
     int training;          /* 1: dropout on; 0: evaluation */
     float label_smoothing; /* epsilon of the label-smoothed cross-entropy */
-    uint64_t dropout_seed; /* dropout masks are a pure function of (seed, position in the batch) */
+    uint64_t dropout_seed; /* dropout masks are a pure function of (seed, site, position in the batch),
+                            * so a trainer only needs to derive a seed per step */
 } nmt_forward_options;
 
 typedef struct nmt_loss {
@@ -137,6 +146,21 @@ typedef struct nmt_loss {
 } nmt_loss;
 
 typedef struct nmt_activations nmt_activations; /* private to model.c */
+
+/* Where forward and backward spend their time (for `nmt bench train`). */
+typedef enum {
+    NMT_STAGE_EMBED,     /* embeddings, positions and their dropout */
+    NMT_STAGE_ATTENTION, /* q|k|v and output projections, attention itself */
+    NMT_STAGE_FFN,       /* fc1, ReLU, fc2 */
+    NMT_STAGE_NORM,      /* residual additions, sublayer dropout, LayerNorm */
+    NMT_STAGE_OUTPUT,    /* output projection, log-softmax, loss (and, in training, their gradients) */
+    NMT_STAGES
+} nmt_stage;
+
+typedef struct nmt_model_timing {
+    double forward[NMT_STAGES];  /* seconds, accumulated over calls */
+    double backward[NMT_STAGES];
+} nmt_model_timing;
 
 typedef struct nmt_model {
     nmt_model_config config;
@@ -148,6 +172,7 @@ typedef struct nmt_model {
     nmt_tensor_info *tensors;    /* [num_tensors], in file order */
     int num_tensors;
     nmt_activations *acts;       /* the last forward's activations, reused across batches */
+    nmt_model_timing timing;     /* accumulated by forward/backward; the caller resets it */
 } nmt_model;
 
 int nmt_model_create(nmt_model *m, const nmt_model_config *config);
@@ -159,15 +184,26 @@ void nmt_model_zero_grads(nmt_model *m);
 /* Closed-form parameter count for a config (used by tests and `nmt bench`). */
 size_t nmt_model_param_count(const nmt_model_config *config);
 
-/* Runs the whole model on a batch and computes the loss; keeps what backward needs. */
+/* Runs the whole model on a batch and computes the loss; keeps what backward needs. In training
+ * mode it also computes the output projection's gradients (held back until backward), so the
+ * vocabulary-sized logits are made once, in row chunks, and never stored whole. Batch shapes may
+ * change between calls; buffers grow only when a batch is larger than every one before. */
 int nmt_model_forward(nmt_model *m, const nmt_batch *batch, const nmt_forward_options *opts, nmt_loss *loss);
-/* Backward of the last forward: adds scale * d(loss_sum)/d(param) into m->grads. */
+/* Backward of the last training forward: adds scale * d(loss_sum)/d(param) into m->grads.
+ * An error if the last forward was not in training mode. */
 int nmt_model_backward(nmt_model *m, float scale);
 /* Evaluation-mode log-probability of each target token: out[b*T + t] = log p(tgt_out[b,t] | ...),
  * 0 at padding. */
 int nmt_model_token_logprobs(nmt_model *m, const nmt_batch *batch, float *out);
 
-/* Exact floating-point operations of one forward+backward on a batch (for throughput reports). */
+/* Evaluation-mode encoder for decoding: enc_out[B*S, D] receives the final encoder states (after
+ * encoder.norm in pre-LN). src is [B, S] as in a batch. Reuses the activation buffers (a previous
+ * forward can no longer be backpropagated). */
+int nmt_model_encode(nmt_model *m, const int32_t *src, int B, int S, float *enc_out);
+
+/* Floating-point operations of the matrix products of one forward+backward on a batch, counted
+ * as executed: every padded row of the layers, only the visible (query, key) pairs of attention,
+ * only non-pad target rows of the output projection. Elementwise work is not counted. */
 double nmt_model_flops(const nmt_model_config *config, const nmt_batch *batch);
 
 #endif

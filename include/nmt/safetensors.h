@@ -19,7 +19,8 @@ typedef struct nmt_st_tensor {
     nmt_st_dtype dtype;
     int rank;           /* 0..4 */
     int64_t shape[4];
-    const void *data;   /* writer: caller's memory; reader: points into the loaded file */
+    const void *data;   /* writer: caller's memory; reader: points into the loaded file (8-byte aligned in
+                         * files nmt wrote; a file from elsewhere may leave it unaligned: memcpy it) */
     size_t size;        /* bytes */
 } nmt_st_tensor;
 
@@ -37,12 +38,17 @@ typedef struct nmt_st_file {
     size_t blob_size;
 } nmt_st_file;
 
-/* Writer: tensors are written in the order given, with metadata (may be 0 entries), atomically. */
+size_t nmt_st_dtype_size(nmt_st_dtype dtype);        /* bytes of one element */
+const char *nmt_st_dtype_name(nmt_st_dtype dtype);   /* "F32", "I64", "U8" */
+
+/* Writer: tensors are written in the order given, with metadata (may be 0 entries), atomically. Each
+ * tensor's size must equal its shape times its dtype's size. */
 int nmt_st_write(const char *path, const nmt_st_tensor *tensors, int num_tensors,
                  const nmt_st_metadata *metadata, int num_metadata);
 /* Reader: loads and validates the whole file. */
 int nmt_st_read(nmt_st_file *file, const char *path);
-/* Parses a file already in memory (for fuzzing); takes ownership of blob (freed by nmt_st_free). */
+/* Parses a file already in memory (for fuzzing); takes ownership of blob (freed by nmt_st_free, or
+ * at once when parsing fails; *file is then empty). Tensors keep the header's order. */
 int nmt_st_parse(nmt_st_file *file, void *blob, size_t size, const char *name);
 const nmt_st_tensor *nmt_st_find(const nmt_st_file *file, const char *name);
 const char *nmt_st_meta(const nmt_st_file *file, const char *key);

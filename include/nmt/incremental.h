@@ -1,0 +1,56 @@
+/* incremental: the Transformer's inference forward for decoding, one target token at a time.
+ *
+ * nmt_incremental_start runs the encoder once over a batch of sources and computes, for every
+ * decoder layer, the cross-attention keys and values of the encoder output (they never change
+ * while the batch decodes). Each nmt_incremental_step then feeds one token per live row through
+ * the decoder: the new position's self-attention key and value are appended to a per-layer cache,
+ * attention reads the cache instead of recomputing the prefix, and the step returns the rows'
+ * log-probabilities over the vocabulary (and, when asked, the last decoder layer's cross-attention
+ * averaged over heads). nmt_incremental_reorder rebuilds the cache rows after a beam step.
+ * nmt_incremental_decode_step wraps all this as the search's nmt_decode_step.
+ *
+ * Evaluation mode throughout (no dropout). The numbers are the model's (model.h): embeddings times
+ * sqrt(D) plus positions, post- or pre-LN, rope on self-attention queries and keys, a tied output
+ * matrix used unscaled. Layer math goes through kernels.h. A row's result depends only on its own
+ * sentence and prefix, never on the rest of the batch.
+ *
+ * A row's numbers can still differ in the last bits with the rest of the batch: OpenBLAS computes a
+ * row of a matrix product differently depending on where the row falls in its micro-kernel tiles
+ * (measured here: the same input row gives different bits at rows 0 and 6 of one product). Row-
+ * invariant mode computes every product one row at a time, so that nothing depends on the other
+ * rows; it is slower, for tests. Uncached mode recomputes the decoder over the whole prefix at each
+ * step through the same code (the cache is refilled from position 0); with row invariance, cached
+ * and uncached decoding, and a sentence decoded in a batch or alone, agree bit for bit.
+ */
+#ifndef NMT_INCREMENTAL_H
+#define NMT_INCREMENTAL_H
+
+#include <stdint.h>
+
+#include "nmt/decode.h"
+#include "nmt/model.h"
+
+typedef struct nmt_incremental nmt_incremental;
+
+/* The model must outlive the decoder; its parameters are read, never written. */
+int nmt_incremental_create(nmt_incremental **inc, const nmt_model *model);
+void nmt_incremental_free(nmt_incremental *inc);
+/* 0: recompute the whole prefix at every step (for tests); 1 (default): use the cache. */
+void nmt_incremental_set_cached(nmt_incremental *inc, int cached);
+/* 1: every matrix product one row at a time (for tests); 0 (default): batched products. */
+void nmt_incremental_set_row_invariant(nmt_incremental *inc, int on);
+
+/* Encodes src[batch, src_width] (each row pieces + eos, padded with pad; src_lengths[b] = pieces +
+ * eos, >= 1) and primes one decoder row per sentence. Up to max_rows rows will be live at once and
+ * up to max_steps tokens fed to each (both size the cache). */
+int nmt_incremental_start(nmt_incremental *inc, const int32_t *src, const int *src_lengths, int batch, int src_width,
+                          int max_rows, int max_steps);
+/* Feeds tokens[rows] (bos first) at the next position; fills logprobs[rows, V] and, when not
+ * NULL, attention[rows, src_width]. */
+int nmt_incremental_step(nmt_incremental *inc, int rows, const int32_t *tokens, float *logprobs, float *attention);
+/* New row r continues old row parents[r]. */
+int nmt_incremental_reorder(nmt_incremental *inc, int rows, const int32_t *parents);
+/* The search's view of this decoder (vocab_size and max_steps from the model). */
+nmt_decode_step nmt_incremental_decode_step(nmt_incremental *inc);
+
+#endif

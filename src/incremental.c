@@ -1,0 +1,503 @@
+/* incremental: encoder once per batch, decoder one position at a time with key/value caches.
+ *
+ * Shapes: B sentences, S source width, R live rows, P = max_steps cache positions, D, H, dh = D/H,
+ * F, V, Ld decoder layers. Buffers only grow (to the largest batch seen), so steps allocate nothing.
+ *   cross_kv[Ld, B*S, 2D]   each decoder layer's cross-attention k|v of the encoder output
+ *   cache_k[l], cache_v[l]  [max_rows, P, D] self-attention keys and values of the fed positions
+ *   history[max_rows, P]    the tokens fed to each row (uncached mode replays them)
+ * Rows are contiguous per sentence (decode.h), so cross-attention runs once per sentence with that
+ * sentence's rows as its queries, and all the rows of a sentence share its keys and values.
+ */
+#include "nmt/incremental.h"
+
+#include "nmt/kernels.h"
+#include "nmt/util.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A buffer that only grows. */
+typedef struct buffer {
+    void *data;
+    size_t cap; /* bytes */
+} buffer;
+
+static int buffer_reserve(buffer *b, size_t count, size_t size, const char *what) {
+    size_t bytes = 0;
+    if (nmt_size_mul(count ? count : 1, size, &bytes, what) < 0) return -1;
+    if (bytes <= b->cap) return 0;
+    void *p = nmt_realloc(b->data, bytes);
+    if (!p) return -1;
+    b->data = p;
+    b->cap = bytes;
+    return 0;
+}
+
+/* Every buffer, so that reserve and free walk one list. */
+enum {
+    BUF_SRC_LEN,   /* int32 [B] source tokens (pieces + eos) */
+    BUF_SENTENCE,  /* int [max_rows]: the sentence of each live row */
+    BUF_SENTENCE_SPARE,
+    BUF_HISTORY,   /* int32 [max_rows, P] */
+    BUF_HISTORY_SPARE,
+    BUF_CROSS_KV,  /* [Ld, B*S, 2D] */
+    BUF_CACHE_SPARE, /* [max_rows, P, D]: the gather target of a reorder */
+    BUF_X,         /* [M, D] the residual stream; M = max(B*S, max_rows) */
+    BUF_NORMED,    /* [M, D] */
+    BUF_QKV,       /* [M, 3D] */
+    BUF_CTX,       /* [M, D] */
+    BUF_DELTA,     /* [M, D] */
+    BUF_HIDDEN,    /* [M, F] */
+    BUF_MEAN,      /* [M] LayerNorm statistics (unused at inference, required by the kernel) */
+    BUF_RSTD,      /* [M] */
+    BUF_WEIGHTS,   /* attention weights: [B, H, S, S] or [R, H, max(P, S)] */
+    BUF_POS,       /* int32 [M] positions of the rows being computed */
+    BUF_TOKENS,    /* int32 [M] tokens being embedded */
+    BUF_POSITIONS, /* sinusoidal [n, D] or rope [n, dh] table */
+    BUF_COUNT
+};
+
+struct nmt_incremental {
+    const nmt_model *model;
+    int D, H, dh, F, V, layers;
+    int cached;
+    int row_invariant; /* matrix products one row at a time */
+    float scale; /* 1/sqrt(dh) on attention scores */
+
+    int batch, width, rows, fed; /* fed: tokens fed to every live row so far */
+    int max_rows, max_steps;
+    int positions_len;           /* positions in the BUF_POSITIONS table */
+    buffer buf[BUF_COUNT];
+    buffer *cache_k, *cache_v;   /* [layers], each [max_rows, P, D] */
+};
+
+#define BUF(inc, name, type) ((type *)(inc)->buf[name].data)
+
+int nmt_incremental_create(nmt_incremental **out, const nmt_model *model) {
+    *out = NULL;
+    const nmt_model_config *c = &model->config;
+    if (nmt_model_config_check(c) < 0) return -1;
+    nmt_incremental *inc = nmt_calloc(1, sizeof *inc);
+    if (!inc) return -1;
+    inc->model = model;
+    inc->D = c->d_model;
+    inc->H = c->heads;
+    inc->dh = c->d_model / c->heads;
+    inc->F = c->ffn;
+    inc->V = c->vocab_size;
+    inc->layers = c->decoder_layers;
+    inc->cached = 1;
+    inc->scale = 1.0f / sqrtf((float)inc->dh);
+    inc->cache_k = nmt_calloc((size_t)inc->layers, sizeof(buffer));
+    inc->cache_v = nmt_calloc((size_t)inc->layers, sizeof(buffer));
+    if (!inc->cache_k || !inc->cache_v) {
+        nmt_incremental_free(inc);
+        return -1;
+    }
+    *out = inc;
+    return 0;
+}
+
+void nmt_incremental_free(nmt_incremental *inc) {
+    if (!inc) return;
+    for (int l = 0; l < inc->layers; l++) {
+        if (inc->cache_k) free(inc->cache_k[l].data);
+        if (inc->cache_v) free(inc->cache_v[l].data);
+    }
+    free(inc->cache_k);
+    free(inc->cache_v);
+    for (int i = 0; i < BUF_COUNT; i++) free(inc->buf[i].data);
+    free(inc);
+}
+
+void nmt_incremental_set_cached(nmt_incremental *inc, int cached) { inc->cached = cached; }
+
+void nmt_incremental_set_row_invariant(nmt_incremental *inc, int on) { inc->row_invariant = on; }
+
+/* y[M,N] = x[M,K] w^T + b, as one product or (row_invariant) one product per row. */
+static void linear(const nmt_incremental *inc, float *y, const float *x, const float *w, const float *b, int M, int K,
+                   int N) {
+    if (!inc->row_invariant) {
+        nmt_linear_forward(y, x, w, b, M, K, N);
+        return;
+    }
+    for (int r = 0; r < M; r++) nmt_linear_forward(y + (size_t)r * (size_t)N, x + (size_t)r * (size_t)K, w, b, 1, K, N);
+}
+
+/* Sizes every buffer for a batch and prepares the position table for n positions. */
+static int reserve(nmt_incremental *inc, int batch, int width, int max_rows, int max_steps) {
+    const size_t D = (size_t)inc->D, bs = (size_t)batch * (size_t)width, rows = (size_t)max_rows;
+    const size_t m = bs > rows ? bs : rows, steps = (size_t)max_steps;
+    const size_t keys = steps > (size_t)width ? steps : (size_t)width;
+    const size_t f = sizeof(float), i32 = sizeof(int32_t);
+    size_t cache = 0, enc_weights = 0, dec_weights = 0, cross = 0;
+    if (nmt_size_mul(rows * steps, D, &cache, "decoder cache") < 0 ||
+        nmt_size_mul(bs * (size_t)width, (size_t)inc->H, &enc_weights, "encoder attention") < 0 ||
+        nmt_size_mul(rows * keys, (size_t)inc->H, &dec_weights, "decoder attention") < 0 ||
+        nmt_size_mul(bs * 2 * D, (size_t)inc->layers, &cross, "cross-attention keys") < 0)
+        return -1;
+    const struct {
+        int id;
+        size_t count, size;
+    } sizes[] = {
+        {BUF_SRC_LEN, (size_t)batch, i32},   {BUF_SENTENCE, rows, sizeof(int)},   {BUF_SENTENCE_SPARE, rows, sizeof(int)},
+        {BUF_HISTORY, rows * steps, i32},    {BUF_HISTORY_SPARE, rows * steps, i32}, {BUF_CROSS_KV, cross, f},
+        {BUF_CACHE_SPARE, cache, f},         {BUF_X, m * D, f},                   {BUF_NORMED, m * D, f},
+        {BUF_QKV, m * 3 * D, f},             {BUF_CTX, m * D, f},                 {BUF_DELTA, m * D, f},
+        {BUF_HIDDEN, m * (size_t)inc->F, f}, {BUF_MEAN, m, f},                    {BUF_RSTD, m, f},
+        {BUF_WEIGHTS, enc_weights > dec_weights ? enc_weights : dec_weights, f},
+        {BUF_POS, m, i32},                   {BUF_TOKENS, m, i32},
+    };
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
+        if (buffer_reserve(&inc->buf[sizes[i].id], sizes[i].count, sizes[i].size, "decoder buffer") < 0) return -1;
+    for (int l = 0; l < inc->layers; l++)
+        if (buffer_reserve(&inc->cache_k[l], cache, f, "decoder cache") < 0 ||
+            buffer_reserve(&inc->cache_v[l], cache, f, "decoder cache") < 0)
+            return -1;
+    /* Positions 0 .. max(S, P) - 1 are used; learned ones are parameters. */
+    const nmt_model_config *c = &inc->model->config;
+    int n = (int)keys;
+    if (c->positions != NMT_POSITIONS_LEARNED && n > inc->positions_len) {
+        if (buffer_reserve(&inc->buf[BUF_POSITIONS], (size_t)n * D, f, "position table") < 0) return -1;
+        if (c->positions == NMT_POSITIONS_SINUSOIDAL) nmt_sinusoidal_positions(BUF(inc, BUF_POSITIONS, float), n, inc->D);
+        else nmt_rope_table(BUF(inc, BUF_POSITIONS, float), n, inc->dh);
+        inc->positions_len = n;
+    }
+    return 0;
+}
+
+/* x[n, D] = embedding[tokens] * sqrt(D) + the position's vector (none with rope). */
+static void embed(nmt_incremental *inc, const float *table, const float *learned, int n) {
+    const nmt_model_config *c = &inc->model->config;
+    const int D = inc->D;
+    const float scale = sqrtf((float)D);
+    const int32_t *tokens = BUF(inc, BUF_TOKENS, int32_t), *pos = BUF(inc, BUF_POS, int32_t);
+    const float *sinusoids = BUF(inc, BUF_POSITIONS, float);
+    float *x = BUF(inc, BUF_X, float);
+    for (int i = 0; i < n; i++) {
+        const float *e = table + (size_t)tokens[i] * (size_t)D;
+        const float *p = c->positions == NMT_POSITIONS_SINUSOIDAL ? sinusoids + (size_t)pos[i] * (size_t)D
+                         : c->positions == NMT_POSITIONS_LEARNED ? learned + (size_t)pos[i] * (size_t)D
+                                                                 : NULL;
+        float *xi = x + (size_t)i * (size_t)D;
+        for (int j = 0; j < D; j++) xi[j] = e[j] * scale + (p ? p[j] : 0.0f);
+    }
+}
+
+/* The input of a sublayer: the stream itself (post-LN) or its LayerNorm (pre-LN). */
+static const float *sublayer_input(nmt_incremental *inc, const nmt_norm_params *norm, int n) {
+    if (inc->model->config.norm_position == NMT_NORM_POST) return BUF(inc, BUF_X, float);
+    nmt_layernorm_forward(BUF(inc, BUF_NORMED, float), BUF(inc, BUF_MEAN, float), BUF(inc, BUF_RSTD, float),
+                          BUF(inc, BUF_X, float), norm->weight, norm->bias, n, inc->D, inc->model->config.norm_eps);
+    return BUF(inc, BUF_NORMED, float);
+}
+
+/* Adds the sublayer's output (in BUF_DELTA) to the stream: x = LN(x + delta) post-LN, x += delta pre-LN. */
+static void residual(nmt_incremental *inc, const nmt_norm_params *norm, int n) {
+    const nmt_dropout none = {0};
+    float *x = BUF(inc, BUF_X, float), *delta = BUF(inc, BUF_DELTA, float);
+    long count = (long)n * inc->D;
+    if (inc->model->config.norm_position == NMT_NORM_PRE) {
+        nmt_dropout_add(x, x, delta, none, count);
+        return;
+    }
+    nmt_dropout_add(delta, x, delta, none, count);
+    nmt_layernorm_forward(x, BUF(inc, BUF_MEAN, float), BUF(inc, BUF_RSTD, float), delta, norm->weight, norm->bias, n,
+                          inc->D, inc->model->config.norm_eps);
+}
+
+static void feed_forward(nmt_incremental *inc, const nmt_ffn_params *ffn, const nmt_norm_params *norm, int n) {
+    const float *in = sublayer_input(inc, norm, n);
+    float *hidden = BUF(inc, BUF_HIDDEN, float);
+    linear(inc, hidden, in, ffn->fc1_weight, ffn->fc1_bias, n, inc->D, inc->F);
+    nmt_relu_forward(hidden, (long)n * inc->F);
+    linear(inc, BUF(inc, BUF_DELTA, float), hidden, ffn->fc2_weight, ffn->fc2_bias, n, inc->F, inc->D);
+    residual(inc, norm, n);
+}
+
+/* Turns the queries and keys of n rows of the fused q|k|v buffer by their positions (BUF_POS). */
+static void rope(nmt_incremental *inc, int n) {
+    if (inc->model->config.positions != NMT_POSITIONS_ROPE) return;
+    float *qkv = BUF(inc, BUF_QKV, float), *table = BUF(inc, BUF_POSITIONS, float);
+    const int32_t *pos = BUF(inc, BUF_POS, int32_t);
+    nmt_rope_apply(qkv, 3L * inc->D, table, pos, n, inc->H, inc->dh, 0);
+    nmt_rope_apply(qkv + inc->D, 3L * inc->D, table, pos, n, inc->H, inc->dh, 0);
+}
+
+static nmt_heads heads(float *data, long batch_stride, long row_stride) {
+    return (nmt_heads){data, batch_stride, row_stride};
+}
+
+/* The encoder over src[B, S]; leaves each decoder layer's cross-attention k|v in BUF_CROSS_KV. */
+static void encode(nmt_incremental *inc, const int32_t *src) {
+    const nmt_model *m = inc->model;
+    const nmt_params *p = &m->p;
+    const int B = inc->batch, S = inc->width, D = inc->D, n = B * S;
+    int32_t *tokens = BUF(inc, BUF_TOKENS, int32_t), *pos = BUF(inc, BUF_POS, int32_t);
+    for (int i = 0; i < n; i++) {
+        tokens[i] = src[i];
+        pos[i] = i % S;
+    }
+    embed(inc, p->src_embed, p->src_positions, n);
+    float *qkv = BUF(inc, BUF_QKV, float), *ctx = BUF(inc, BUF_CTX, float);
+    const nmt_attention_dims dims = {.batch = B, .heads = inc->H, .head_dim = inc->dh, .q_len = S, .k_len = S,
+                                     .k_lengths = BUF(inc, BUF_SRC_LEN, int32_t), .scale = inc->scale};
+    for (int l = 0; l < m->config.encoder_layers; l++) {
+        const nmt_encoder_layer_params *layer = &p->encoder[l];
+        const float *in = sublayer_input(inc, &layer->self_attn_norm, n);
+        linear(inc, qkv, in, layer->self_attn.q_weight, layer->self_attn.q_bias, n, D, 3 * D);
+        rope(inc, n);
+        long bs = 3L * S * D;
+        nmt_attention_forward(heads(ctx, (long)S * D, D), BUF(inc, BUF_WEIGHTS, float), heads(qkv, bs, 3L * D),
+                              heads(qkv + D, bs, 3L * D), heads(qkv + 2 * D, bs, 3L * D), &dims);
+        linear(inc, BUF(inc, BUF_DELTA, float), ctx, layer->self_attn.o_weight, layer->self_attn.o_bias, n, D, D);
+        residual(inc, &layer->self_attn_norm, n);
+        feed_forward(inc, &layer->ffn, &layer->ffn_norm, n);
+    }
+    const float *memory = BUF(inc, BUF_X, float);
+    if (m->config.norm_position == NMT_NORM_PRE) {
+        nmt_layernorm_forward(BUF(inc, BUF_NORMED, float), BUF(inc, BUF_MEAN, float), BUF(inc, BUF_RSTD, float), memory,
+                              p->encoder_norm.weight, p->encoder_norm.bias, n, D, m->config.norm_eps);
+        memory = BUF(inc, BUF_NORMED, float);
+    }
+    /* k and v weights are consecutive: one [2D, D] projection per decoder layer. */
+    for (int l = 0; l < inc->layers; l++)
+        linear(inc, BUF(inc, BUF_CROSS_KV, float) + (size_t)l * (size_t)n * 2 * (size_t)D, memory,
+                           p->decoder[l].cross_attn.k_weight, p->decoder[l].cross_attn.k_bias, n, D, 2 * D);
+}
+
+/* Cross-attention of the R rows (queries in BUF_QKV[R, D]) over their sentences' encoder output.
+ * Sentences with the same number of rows n form one kernel call: a batch of sentences with n
+ * queries each (the live sentences' keys and values are kept contiguous, see reorder). With
+ * `attention`, the weights averaged over heads. */
+static void cross_attention(nmt_incremental *inc, int l, float *attention) {
+    const int D = inc->D, S = inc->width, H = inc->H, R = inc->rows;
+    const int *sentence = BUF(inc, BUF_SENTENCE, int);
+    const int32_t *src_len = BUF(inc, BUF_SRC_LEN, int32_t);
+    float *q = BUF(inc, BUF_QKV, float), *ctx = BUF(inc, BUF_CTX, float), *w = BUF(inc, BUF_WEIGHTS, float);
+    float *kv = BUF(inc, BUF_CROSS_KV, float) + (size_t)l * (size_t)inc->batch * (size_t)S * 2 * (size_t)D;
+    for (int first = 0, last; first < R; first = last) {
+        /* The group: sentence b = sentence[first] with its n rows, and the sentences after it that
+         * have n rows too (their ids follow on: the live sentences are numbered in row order). */
+        const int b = sentence[first];
+        int n = 1, count = 1;
+        while (first + n < R && sentence[first + n] == b) n++;
+        last = first + n;
+        while (last + n <= R && sentence[last + n - 1] == b + count && (last + n == R || sentence[last + n] != b + count)) {
+            count++;
+            last += n;
+        }
+        const nmt_attention_dims dims = {.batch = count, .heads = H, .head_dim = inc->dh, .q_len = n, .k_len = S,
+                                         .k_lengths = src_len + b, .scale = inc->scale};
+        float *keys = kv + (size_t)b * (size_t)S * 2 * (size_t)D;
+        const long q_stride = (long)n * D, kv_stride = 2L * S * D;
+        nmt_attention_forward(heads(ctx + (size_t)first * D, q_stride, D), w, heads(q + (size_t)first * D, q_stride, D),
+                              heads(keys, kv_stride, 2L * D), heads(keys + D, kv_stride, 2L * D), &dims);
+        if (!attention) continue;
+        /* w[count, H, n, S] -> attention[row, :] = the mean over heads. */
+        for (int r = first; r < last; r++) {
+            const size_t i = (size_t)(r - first) / (size_t)n, k = (size_t)(r - first) % (size_t)n;
+            float *row = attention + (size_t)r * (size_t)S;
+            for (int j = 0; j < S; j++) {
+                float sum = 0;
+                for (int h = 0; h < H; h++) sum += w[((i * (size_t)H + (size_t)h) * (size_t)n + k) * (size_t)S + (size_t)j];
+                row[j] = sum / (float)H;
+            }
+        }
+    }
+}
+
+/* log-softmax of each row of n values, in place. */
+static void log_softmax_rows(float *x, int rows, int n) {
+    for (int r = 0; r < rows; r++) {
+        float *row = x + (size_t)r * (size_t)n;
+        float max = row[0];
+        for (int i = 1; i < n; i++)
+            if (row[i] > max) max = row[i];
+        double sum = 0;
+        for (int i = 0; i < n; i++) sum += expf(row[i] - max);
+        float shift = max + (float)log(sum);
+        for (int i = 0; i < n; i++) row[i] -= shift;
+    }
+}
+
+/* Feeds position `t` of every live row (tokens from the history) through the decoder, appending
+ * the position's keys and values to the caches. With logprobs, finishes with the output layer. */
+static void decode_position(nmt_incremental *inc, int t, float *logprobs, float *attention) {
+    const nmt_model *m = inc->model;
+    const nmt_params *p = &m->p;
+    const int R = inc->rows, D = inc->D, P = inc->max_steps;
+    int32_t *tokens = BUF(inc, BUF_TOKENS, int32_t), *pos = BUF(inc, BUF_POS, int32_t);
+    const int32_t *history = BUF(inc, BUF_HISTORY, int32_t);
+    for (int r = 0; r < R; r++) {
+        tokens[r] = history[(size_t)r * (size_t)P + (size_t)t];
+        pos[r] = t;
+    }
+    embed(inc, p->tgt_embed, p->tgt_positions, R);
+    float *qkv = BUF(inc, BUF_QKV, float), *ctx = BUF(inc, BUF_CTX, float);
+    const nmt_attention_dims self = {.batch = R, .heads = inc->H, .head_dim = inc->dh, .q_len = 1, .k_len = t + 1,
+                                     .scale = inc->scale};
+    for (int l = 0; l < inc->layers; l++) {
+        const nmt_decoder_layer_params *layer = &p->decoder[l];
+        float *ck = inc->cache_k[l].data, *cv = inc->cache_v[l].data;
+        const float *in = sublayer_input(inc, &layer->self_attn_norm, R);
+        linear(inc, qkv, in, layer->self_attn.q_weight, layer->self_attn.q_bias, R, D, 3 * D);
+        rope(inc, R);
+        for (int r = 0; r < R; r++) {
+            size_t at = ((size_t)r * (size_t)P + (size_t)t) * (size_t)D;
+            memcpy(ck + at, qkv + (size_t)r * 3 * D + D, (size_t)D * sizeof(float));
+            memcpy(cv + at, qkv + (size_t)r * 3 * D + 2 * D, (size_t)D * sizeof(float));
+        }
+        nmt_attention_forward(heads(ctx, D, D), BUF(inc, BUF_WEIGHTS, float), heads(qkv, 3L * D, 3L * D),
+                              heads(ck, (long)P * D, D), heads(cv, (long)P * D, D), &self);
+        linear(inc, BUF(inc, BUF_DELTA, float), ctx, layer->self_attn.o_weight, layer->self_attn.o_bias, R, D, D);
+        residual(inc, &layer->self_attn_norm, R);
+
+        in = sublayer_input(inc, &layer->cross_attn_norm, R);
+        linear(inc, qkv, in, layer->cross_attn.q_weight, layer->cross_attn.q_bias, R, D, D);
+        cross_attention(inc, l, logprobs && l == inc->layers - 1 ? attention : NULL);
+        linear(inc, BUF(inc, BUF_DELTA, float), ctx, layer->cross_attn.o_weight, layer->cross_attn.o_bias, R, D,
+                           D);
+        residual(inc, &layer->cross_attn_norm, R);
+        feed_forward(inc, &layer->ffn, &layer->ffn_norm, R);
+    }
+    if (!logprobs) return;
+    const float *out = BUF(inc, BUF_X, float);
+    if (m->config.norm_position == NMT_NORM_PRE) {
+        nmt_layernorm_forward(BUF(inc, BUF_NORMED, float), BUF(inc, BUF_MEAN, float), BUF(inc, BUF_RSTD, float), out,
+                              p->decoder_norm.weight, p->decoder_norm.bias, R, D, m->config.norm_eps);
+        out = BUF(inc, BUF_NORMED, float);
+    }
+    linear(inc, logprobs, out, p->output, NULL, R, D, inc->V);
+    log_softmax_rows(logprobs, R, inc->V);
+}
+
+int nmt_incremental_start(nmt_incremental *inc, const int32_t *src, const int *src_lengths, int batch, int src_width,
+                          int max_rows, int max_steps) {
+    const nmt_model_config *c = &inc->model->config;
+    if (batch < 1 || src_width < 1 || max_rows < batch || max_steps < 1)
+        return nmt_error_set("decoder: bad batch shape (%d sentences of width %d, %d rows, %d steps)", batch, src_width,
+                             max_rows, max_steps);
+    if (c->positions == NMT_POSITIONS_LEARNED && src_width > c->max_positions)
+        return nmt_error_set("source of %d tokens is longer than the model's %d learned positions", src_width,
+                             c->max_positions);
+    for (long i = 0; i < (long)batch * src_width; i++)
+        if (src[i] < 0 || src[i] >= inc->V)
+            return nmt_error_set("decoder: source token id %d outside the vocabulary of %d", src[i], inc->V);
+    for (int b = 0; b < batch; b++)
+        if (src_lengths[b] < 1 || src_lengths[b] > src_width)
+            return nmt_error_set("decoder: sentence %d has %d source tokens (width %d)", b, src_lengths[b], src_width);
+    if (reserve(inc, batch, src_width, max_rows, max_steps) < 0) return -1;
+    inc->batch = batch;
+    inc->width = src_width;
+    inc->rows = batch;
+    inc->fed = 0;
+    inc->max_rows = max_rows;
+    inc->max_steps = max_steps;
+    int32_t *len = BUF(inc, BUF_SRC_LEN, int32_t);
+    int *sentence = BUF(inc, BUF_SENTENCE, int);
+    for (int b = 0; b < batch; b++) {
+        len[b] = src_lengths[b];
+        sentence[b] = b;
+    }
+    encode(inc, src);
+    return 0;
+}
+
+int nmt_incremental_step(nmt_incremental *inc, int rows, const int32_t *tokens, float *logprobs, float *attention) {
+    const nmt_model_config *c = &inc->model->config;
+    if (rows != inc->rows) return nmt_error_set("decoder: step on %d rows, %d are live", rows, inc->rows);
+    if (inc->fed >= inc->max_steps) return nmt_error_set("decoder: more than %d steps", inc->max_steps);
+    if (c->positions == NMT_POSITIONS_LEARNED && inc->fed >= c->max_positions)
+        return nmt_error_set("target position %d is beyond the model's %d learned positions", inc->fed, c->max_positions);
+    int32_t *history = BUF(inc, BUF_HISTORY, int32_t);
+    for (int r = 0; r < rows; r++) {
+        if (tokens[r] < 0 || tokens[r] >= inc->V)
+            return nmt_error_set("decoder: token id %d outside the vocabulary of %d", tokens[r], inc->V);
+        history[(size_t)r * (size_t)inc->max_steps + (size_t)inc->fed] = tokens[r];
+    }
+    int t = inc->fed++;
+    for (int replay = inc->cached ? t : 0; replay < t; replay++) decode_position(inc, replay, NULL, NULL);
+    decode_position(inc, t, logprobs, attention);
+    return 0;
+}
+
+/* dst[r] = src[parents[r]] for rows of `len` elements of `size` bytes (row stride `stride` elements). */
+static void gather_rows(void *dst, const void *src, const int32_t *parents, int rows, size_t stride, size_t len,
+                        size_t size) {
+    for (int r = 0; r < rows; r++)
+        memcpy((char *)dst + (size_t)r * stride * size, (const char *)src + (size_t)parents[r] * stride * size, len * size);
+}
+
+static void swap_buffers(buffer *a, buffer *b) {
+    buffer t = *a;
+    *a = *b;
+    *b = t;
+}
+
+/* Renumbers the live sentences 0, 1, ... in row order and moves their cross-attention keys and
+ * values (and source lengths) down to match, so that the live sentences' blocks stay contiguous.
+ * A sentence only moves to a lower (or its own) index, and in increasing order, so no block is
+ * overwritten before it has moved. */
+static void compact_sentences(nmt_incremental *inc) {
+    int *sentence = BUF(inc, BUF_SENTENCE, int);
+    int32_t *src_len = BUF(inc, BUF_SRC_LEN, int32_t);
+    float *kv = BUF(inc, BUF_CROSS_KV, float);
+    const size_t block = (size_t)inc->width * 2 * (size_t)inc->D, layer = (size_t)inc->batch * block;
+    int live = -1, old = -1;
+    for (int r = 0; r < inc->rows; r++) {
+        if (sentence[r] != old) {
+            old = sentence[r];
+            live++;
+            if (old != live) {
+                src_len[live] = src_len[old];
+                for (int l = 0; l < inc->layers; l++)
+                    memmove(kv + (size_t)l * layer + (size_t)live * block, kv + (size_t)l * layer + (size_t)old * block,
+                            block * sizeof(float));
+            }
+        }
+        sentence[r] = live;
+    }
+}
+
+int nmt_incremental_reorder(nmt_incremental *inc, int rows, const int32_t *parents) {
+    if (rows < 0 || rows > inc->max_rows) return nmt_error_set("decoder: reorder to %d rows (at most %d)", rows, inc->max_rows);
+    for (int r = 0; r < rows; r++)
+        if (parents[r] < 0 || parents[r] >= inc->rows)
+            return nmt_error_set("decoder: reorder from row %d of %d", parents[r], inc->rows);
+    const size_t P = (size_t)inc->max_steps, D = (size_t)inc->D, fed = (size_t)inc->fed;
+    /* Only the fed positions of each row are copied. */
+    for (int l = 0; l < inc->layers; l++) {
+        gather_rows(inc->buf[BUF_CACHE_SPARE].data, inc->cache_k[l].data, parents, rows, P * D, fed * D, sizeof(float));
+        swap_buffers(&inc->buf[BUF_CACHE_SPARE], &inc->cache_k[l]);
+        gather_rows(inc->buf[BUF_CACHE_SPARE].data, inc->cache_v[l].data, parents, rows, P * D, fed * D, sizeof(float));
+        swap_buffers(&inc->buf[BUF_CACHE_SPARE], &inc->cache_v[l]);
+    }
+    gather_rows(inc->buf[BUF_HISTORY_SPARE].data, inc->buf[BUF_HISTORY].data, parents, rows, P, fed, sizeof(int32_t));
+    swap_buffers(&inc->buf[BUF_HISTORY_SPARE], &inc->buf[BUF_HISTORY]);
+    gather_rows(inc->buf[BUF_SENTENCE_SPARE].data, inc->buf[BUF_SENTENCE].data, parents, rows, 1, 1, sizeof(int));
+    swap_buffers(&inc->buf[BUF_SENTENCE_SPARE], &inc->buf[BUF_SENTENCE]);
+    inc->rows = rows;
+    compact_sentences(inc);
+    return 0;
+}
+
+static int step_callback(void *ctx, int rows, const int32_t *tokens, float *logprobs, float *attention) {
+    return nmt_incremental_step(ctx, rows, tokens, logprobs, attention);
+}
+
+static int reorder_callback(void *ctx, int rows, const int32_t *parents) {
+    return nmt_incremental_reorder(ctx, rows, parents);
+}
+
+nmt_decode_step nmt_incremental_decode_step(nmt_incremental *inc) {
+    const nmt_model_config *c = &inc->model->config;
+    return (nmt_decode_step){
+        .ctx = inc,
+        .vocab_size = inc->V,
+        .max_steps = c->positions == NMT_POSITIONS_LEARNED ? c->max_positions : 0,
+        .step = step_callback,
+        .reorder = reorder_callback,
+    };
+}

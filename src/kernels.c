@@ -1,0 +1,827 @@
+/* kernels: one thread pool, sgemm split over it, and the fused elementwise loops of the model.
+ *
+ * The pool is the only source of parallelism: OpenBLAS runs single-threaded inside each pool task,
+ * so no thread ever spins waiting while another computes. Hot loops are compiled three times
+ * (AVX-512, AVX2+FMA, baseline x86-64) and the best is chosen at load time; all three perform the
+ * same float operations in the same order (C11 mode turns FMA contraction off), so results do not
+ * depend on the CPU's vector width. Reductions go through a 16-lane accumulator of fixed order.
+ */
+#include "nmt/kernels.h"
+
+#include "nmt/util.h"
+
+#include <cblas.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#define NMT_HOT __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#define cpu_relax() __builtin_ia32_pause()
+#else
+#define NMT_HOT
+#define cpu_relax() ((void)0)
+#endif
+
+/* ---------------------------------------------------------------------------------------------- */
+/* Thread pool */
+
+enum { POOL_SPIN = 20000 }; /* pause-loop iterations before a thread blocks (tens of microseconds) */
+
+static struct {
+    int threads;              /* the caller + workers; 0 until first use */
+    pthread_t *workers;       /* [threads - 1] */
+    pthread_mutex_t lock;
+    pthread_cond_t wake;      /* workers wait here for the next task */
+    pthread_cond_t done;      /* the caller waits here for the last worker */
+    atomic_ulong generation;  /* bumped once per task */
+    unsigned long start_generation; /* the generation when the workers were started */
+    atomic_int running;       /* workers not yet finished with the current task */
+    int shutdown;
+    nmt_parallel_fn fn;       /* the current task */
+    void *ctx;
+    long count;
+    int parts;                /* ranges in the current task (<= threads) */
+} pool = {.lock = PTHREAD_MUTEX_INITIALIZER, .wake = PTHREAD_COND_INITIALIZER, .done = PTHREAD_COND_INITIALIZER};
+
+static _Thread_local int in_pool_task; /* nested parallel calls run inline */
+
+static void pool_run_part(int part) {
+    long begin = pool.count * part / pool.parts, end = pool.count * (part + 1) / pool.parts;
+    if (begin < end) pool.fn(pool.ctx, begin, end);
+}
+
+static void *pool_worker(void *arg) {
+    int part = (int)(intptr_t)arg;
+    unsigned long seen = pool.start_generation; /* not the current value: a task may already be posted */
+    in_pool_task = 1;
+    for (;;) {
+        for (int i = 0; i < POOL_SPIN && atomic_load_explicit(&pool.generation, memory_order_acquire) == seen; i++)
+            cpu_relax();
+        pthread_mutex_lock(&pool.lock);
+        while (atomic_load(&pool.generation) == seen && !pool.shutdown) pthread_cond_wait(&pool.wake, &pool.lock);
+        if (pool.shutdown) {
+            pthread_mutex_unlock(&pool.lock);
+            return NULL;
+        }
+        seen = atomic_load(&pool.generation);
+        pthread_mutex_unlock(&pool.lock);
+        if (part < pool.parts) pool_run_part(part);
+        if (atomic_fetch_sub_explicit(&pool.running, 1, memory_order_acq_rel) == 1) {
+            pthread_mutex_lock(&pool.lock);
+            pthread_cond_signal(&pool.done);
+            pthread_mutex_unlock(&pool.lock);
+        }
+    }
+}
+
+static void pool_stop(void) {
+    if (pool.threads <= 1) return;
+    pthread_mutex_lock(&pool.lock);
+    pool.shutdown = 1;
+    pthread_cond_broadcast(&pool.wake);
+    pthread_mutex_unlock(&pool.lock);
+    for (int i = 0; i < pool.threads - 1; i++) pthread_join(pool.workers[i], NULL);
+    free(pool.workers);
+    pool.workers = NULL;
+    pool.shutdown = 0;
+    pool.threads = 1;
+}
+
+int nmt_kernels_set_threads(int threads) {
+    if (threads < 1) return nmt_error_set("threads must be at least 1, not %d", threads);
+    openblas_set_num_threads(1);
+    if (threads == pool.threads) return 0;
+    pool_stop();
+    pool.threads = 1;
+    if (threads == 1) return 0;
+    pool.workers = nmt_calloc((size_t)threads - 1, sizeof *pool.workers);
+    if (!pool.workers) return -1;
+    pool.start_generation = atomic_load(&pool.generation);
+    for (int i = 0; i < threads - 1; i++) {
+        if (pthread_create(&pool.workers[i], NULL, pool_worker, (void *)(intptr_t)(i + 1)) != 0) {
+            pool.threads = i + 1; /* the workers made so far, for pool_stop */
+            pool_stop();
+            return nmt_error_set("cannot start thread %d of %d", i + 2, threads);
+        }
+    }
+    pool.threads = threads;
+    return 0;
+}
+
+int nmt_kernels_threads(void) {
+    if (pool.threads == 0) {
+        long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+        if (nmt_kernels_set_threads(cpus > 1 ? (int)(cpus < 64 ? cpus : 64) : 1) < 0) nmt_kernels_set_threads(1);
+    }
+    return pool.threads;
+}
+
+void nmt_parallel_for(long count, nmt_parallel_fn fn, void *ctx) {
+    if (count <= 0) return;
+    int threads = nmt_kernels_threads();
+    if (threads == 1 || count == 1 || in_pool_task) {
+        fn(ctx, 0, count);
+        return;
+    }
+    pthread_mutex_lock(&pool.lock);
+    pool.fn = fn;
+    pool.ctx = ctx;
+    pool.count = count;
+    pool.parts = count < threads ? (int)count : threads;
+    atomic_store(&pool.running, threads - 1);
+    atomic_fetch_add_explicit(&pool.generation, 1, memory_order_release);
+    pthread_cond_broadcast(&pool.wake);
+    pthread_mutex_unlock(&pool.lock);
+
+    in_pool_task = 1;
+    pool_run_part(0);
+    in_pool_task = 0;
+
+    for (int i = 0; i < POOL_SPIN && atomic_load_explicit(&pool.running, memory_order_acquire) > 0; i++) cpu_relax();
+    if (atomic_load(&pool.running) > 0) {
+        pthread_mutex_lock(&pool.lock);
+        while (atomic_load(&pool.running) > 0) pthread_cond_wait(&pool.done, &pool.lock);
+        pthread_mutex_unlock(&pool.lock);
+    }
+}
+
+/* nmt_parallel_for for the kernels below: work under ~32k element operations stays on the caller's
+ * thread, where waking the pool would cost more than it saves. */
+static void parallel(long count, long cost_per_item, nmt_parallel_fn fn, void *ctx) {
+    if (count * cost_per_item < 32768)
+        fn(ctx, 0, count);
+    else
+        nmt_parallel_for(count, fn, ctx);
+}
+
+const char *nmt_kernels_blas_core(void) { return openblas_get_corename(); }
+
+const char *nmt_kernels_blas_core_advice(void) {
+#if defined(__x86_64__) && defined(__GNUC__)
+    const char *core = openblas_get_corename();
+    int avx2_core = strcmp(core, "Haswell") == 0 || strcmp(core, "Zen") == 0;
+    if (avx2_core && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+        __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl"))
+        return "SkylakeX";
+#endif
+    return NULL;
+}
+
+/* ---------------------------------------------------------------------------------------------- */
+/* Vector helpers: a 16-lane accumulator summed in a fixed order, so every build sums alike. */
+
+typedef float v16 __attribute__((vector_size(64)));
+/* Helpers called from the multiversioned loops are always inlined, even at -O0: compiled once for
+ * the baseline target and called from an AVX-512 clone, a function taking a v16 by value would
+ * disagree with its caller about where the argument lives. Inlined, no call (and no ABI) exists,
+ * so GCC's note about that ABI is silenced. */
+#pragma GCC diagnostic ignored "-Wpsabi"
+#define NMT_INLINE static inline __attribute__((always_inline))
+
+NMT_INLINE v16 v16_load(const float *p) {
+    v16 v;
+    memcpy(&v, p, sizeof v);
+    return v;
+}
+
+/* The lanes summed as a tree (halves, quarters, ...): a fixed order, and a short dependency chain
+ * where a lane-by-lane sum would wait on 15 additions in a row. */
+NMT_INLINE float v16_sum(v16 v) {
+    typedef float v8 __attribute__((vector_size(32)));
+    typedef float v4 __attribute__((vector_size(16)));
+    v8 h = __builtin_shufflevector(v, v, 0, 1, 2, 3, 4, 5, 6, 7) + __builtin_shufflevector(v, v, 8, 9, 10, 11, 12, 13, 14, 15);
+    v4 q = __builtin_shufflevector(h, h, 0, 1, 2, 3) + __builtin_shufflevector(h, h, 4, 5, 6, 7);
+    return (q[0] + q[2]) + (q[1] + q[3]);
+}
+
+NMT_INLINE float dot(const float *a, const float *b, int n) {
+    v16 acc = {0};
+    int i = 0;
+    for (; i + 16 <= n; i += 16) acc += v16_load(a + i) * v16_load(b + i);
+    float s = v16_sum(acc);
+    for (; i < n; i++) s += a[i] * b[i];
+    return s;
+}
+
+NMT_INLINE float sum(const float *a, int n) {
+    v16 acc = {0};
+    int i = 0;
+    for (; i + 16 <= n; i += 16) acc += v16_load(a + i);
+    float s = v16_sum(acc);
+    for (; i < n; i++) s += a[i];
+    return s;
+}
+
+typedef int32_t v16i __attribute__((vector_size(64)));
+
+/* The largest of n >= 1 values (lane-wise maxima by masks, then the lanes in order). */
+NMT_INLINE float max_of(const float *a, int n) {
+    float m = a[0];
+    int i = 0;
+    if (n >= 16) {
+        v16 acc = v16_load(a);
+        for (i = 16; i + 16 <= n; i += 16) {
+            v16 x = v16_load(a + i);
+            v16i greater = x > acc;
+            acc = (v16)(((v16i)x & greater) | ((v16i)acc & ~greater));
+        }
+        for (int k = 0; k < 16; k++) m = acc[k] > m ? acc[k] : m;
+    }
+    for (; i < n; i++) m = a[i] > m ? a[i] : m;
+    return m;
+}
+
+/* y += alpha x */
+NMT_INLINE void axpy(float *restrict y, float alpha, const float *restrict x, int n) {
+    for (int i = 0; i < n; i++) y[i] += alpha * x[i];
+}
+
+/* exp for x <= 88: Cephes' expf (range reduction by ln 2, degree-6 polynomial, exponent by bits),
+ * within 2 ulp, written without branches so that loops over it vectorize. Inputs below -87 return
+ * about 1e-38 instead of smaller values (harmless after a max is subtracted). */
+NMT_INLINE float exp_fast(float x) {
+    x = x < -87.0f ? -87.0f : (x > 88.0f ? 88.0f : x);
+    float t = x * 1.44269504088896341f + 12582912.0f; /* round(x / ln 2) in the low mantissa bits */
+    float n = t - 12582912.0f;
+    int32_t ti;
+    memcpy(&ti, &t, sizeof ti);
+    float r = x - n * 0.693359375f - n * -2.12194440e-4f;
+    float p = 1.9875691500e-4f;
+    p = p * r + 1.3981999507e-3f;
+    p = p * r + 8.3334519073e-3f;
+    p = p * r + 4.1665795894e-2f;
+    p = p * r + 1.6666665459e-1f;
+    p = p * r + 5.0000001201e-1f;
+    float y = p * r * r + r + 1.0f;
+    int32_t bits = (ti - 0x4B400000 + 127) << 23;
+    float scale;
+    memcpy(&scale, &bits, sizeof scale);
+    return y * scale;
+}
+
+/* ---------------------------------------------------------------------------------------------- */
+/* sgemm, split over the pool */
+
+typedef struct sgemm_task {
+    int trans_a, trans_b, M, N, K, lda, ldb, ldc, split_rows;
+    float alpha, beta;
+    const float *A, *B;
+    float *C;
+} sgemm_task;
+
+enum { SGEMM_BLOCK = 16 }; /* rows or columns per split unit: a multiple of OpenBLAS's micro-tiles */
+
+static void sgemm_part(void *ctx, long begin, long end) {
+    const sgemm_task *t = ctx;
+    long lo = begin * SGEMM_BLOCK, hi = end * SGEMM_BLOCK;
+    const float *A = t->A, *B = t->B;
+    float *C = t->C;
+    int M = t->M, N = t->N;
+    if (t->split_rows) {
+        if (hi > M) hi = M;
+        A += t->trans_a ? lo : lo * t->lda;
+        C += lo * t->ldc;
+        M = (int)(hi - lo);
+    } else {
+        if (hi > N) hi = N;
+        B += t->trans_b ? lo * t->ldb : lo;
+        C += lo;
+        N = (int)(hi - lo);
+    }
+    cblas_sgemm(CblasRowMajor, t->trans_a ? CblasTrans : CblasNoTrans, t->trans_b ? CblasTrans : CblasNoTrans, M, N,
+                t->K, t->alpha, A, t->lda, B, t->ldb, t->beta, C, t->ldc);
+}
+
+void nmt_sgemm(int trans_a, int trans_b, int M, int N, int K, float alpha, const float *A, int lda, const float *B,
+               int ldb, float beta, float *C, int ldc) {
+    if (M <= 0 || N <= 0) return;
+    sgemm_task t = {trans_a, trans_b, M, N, K, lda, ldb, ldc, M >= N, alpha, beta, A, B, C};
+    long units = ((t.split_rows ? M : N) + SGEMM_BLOCK - 1) / SGEMM_BLOCK;
+    /* Below about a million multiply-adds the split costs more than it saves. */
+    if ((double)M * N * K < 1e6)
+        sgemm_part(&t, 0, units);
+    else
+        nmt_parallel_for(units, sgemm_part, &t);
+}
+
+/* ---------------------------------------------------------------------------------------------- */
+/* Linear layers */
+
+typedef struct bias_task {
+    float *y;
+    const float *b;
+    int N;
+} bias_task;
+
+NMT_HOT static void bias_rows(void *ctx, long begin, long end) {
+    const bias_task *t = ctx;
+    for (long m = begin; m < end; m++) memcpy(t->y + m * t->N, t->b, (size_t)t->N * sizeof(float));
+}
+
+void nmt_linear_forward(float *y, const float *x, const float *w, const float *b, int M, int K, int N) {
+    if (b) {
+        bias_task t = {y, b, N};
+        parallel(M, N, bias_rows, &t);
+    }
+    nmt_sgemm(0, 1, M, N, K, 1.0f, x, K, w, K, b ? 1.0f : 0.0f, y, N);
+}
+
+typedef struct colsum_task {
+    float *out;
+    const float *x;
+    int M, N;
+} colsum_task;
+
+/* out[n] += sum over rows of x[m, n], for the columns [begin, end). */
+NMT_HOT static void column_sums(void *ctx, long begin, long end) {
+    const colsum_task *t = ctx;
+    for (int m = 0; m < t->M; m++) {
+        const float *row = t->x + (long)m * t->N;
+        for (long n = begin; n < end; n++) t->out[n] += row[n];
+    }
+}
+
+void nmt_linear_backward(float *dx, float *dw, float *db, const float *dy, const float *x, const float *w, int M,
+                         int K, int N, int accumulate_dx) {
+    if (dx) nmt_sgemm(0, 0, M, K, N, 1.0f, dy, N, w, K, accumulate_dx ? 1.0f : 0.0f, dx, K);
+    if (dw) nmt_sgemm(1, 0, N, K, M, 1.0f, dy, N, x, K, 1.0f, dw, K);
+    if (db) {
+        colsum_task t = {db, dy, M, N};
+        parallel(N, M, column_sums, &t);
+    }
+}
+
+/* ---------------------------------------------------------------------------------------------- */
+/* LayerNorm */
+
+typedef struct layernorm_task {
+    float *y, *mean, *rstd, *dx, *dw, *db;
+    const float *x, *dy, *w, *b;
+    const float *mean_in, *rstd_in;
+    int M, D, accumulate;
+    float eps;
+} layernorm_task;
+
+NMT_HOT static void layernorm_rows(void *ctx, long begin, long end) {
+    const layernorm_task *t = ctx;
+    int D = t->D;
+    for (long m = begin; m < end; m++) {
+        const float *x = t->x + m * D;
+        float *y = t->y + m * D;
+        float mu = sum(x, D) / (float)D;
+        v16 acc = {0};
+        int i = 0;
+        for (; i + 16 <= D; i += 16) {
+            v16 c = v16_load(x + i) - mu;
+            acc += c * c;
+        }
+        float var = v16_sum(acc);
+        for (; i < D; i++) var += (x[i] - mu) * (x[i] - mu);
+        float rs = 1.0f / sqrtf(var / (float)D + t->eps);
+        for (i = 0; i < D; i++) y[i] = (x[i] - mu) * rs * t->w[i] + t->b[i];
+        t->mean[m] = mu;
+        t->rstd[m] = rs;
+    }
+}
+
+void nmt_layernorm_forward(float *y, float *mean, float *rstd, const float *x, const float *w, const float *b, int M,
+                           int D, float eps) {
+    layernorm_task t = {.y = y, .mean = mean, .rstd = rstd, .x = x, .w = w, .b = b, .D = D, .eps = eps};
+    parallel(M, D, layernorm_rows, &t);
+}
+
+/* dx = rstd * (g - mean(g) - xhat * mean(g * xhat)) with g = dy * w, per row. */
+NMT_HOT static void layernorm_backward_rows(void *ctx, long begin, long end) {
+    const layernorm_task *t = ctx;
+    int D = t->D;
+    for (long m = begin; m < end; m++) {
+        const float *x = t->x + m * D, *dy = t->dy + m * D;
+        float *dx = t->dx + m * D;
+        float mu = t->mean_in[m], rs = t->rstd_in[m];
+        v16 acc_g = {0}, acc_gx = {0};
+        int i = 0;
+        for (; i + 16 <= D; i += 16) {
+            v16 g = v16_load(dy + i) * v16_load(t->w + i);
+            acc_g += g;
+            acc_gx += g * ((v16_load(x + i) - mu) * rs);
+        }
+        float sum_g = v16_sum(acc_g), sum_gx = v16_sum(acc_gx);
+        for (; i < D; i++) {
+            float g = dy[i] * t->w[i];
+            sum_g += g;
+            sum_gx += g * ((x[i] - mu) * rs);
+        }
+        float mean_g = sum_g / (float)D, mean_gx = sum_gx / (float)D;
+        for (i = 0; i < D; i++) {
+            float v = rs * (dy[i] * t->w[i] - mean_g - (x[i] - mu) * rs * mean_gx);
+            dx[i] = t->accumulate ? dx[i] + v : v;
+        }
+    }
+}
+
+/* dw[d] += sum over rows of dy * xhat; db[d] += sum of dy; for the columns [begin, end). */
+NMT_HOT static void layernorm_backward_columns(void *ctx, long begin, long end) {
+    const layernorm_task *t = ctx;
+    for (long m = 0; m < t->M; m++) {
+        const float *x = t->x + m * t->D, *dy = t->dy + m * t->D;
+        float mu = t->mean_in[m], rs = t->rstd_in[m];
+        for (long d = begin; d < end; d++) {
+            t->dw[d] += dy[d] * ((x[d] - mu) * rs);
+            t->db[d] += dy[d];
+        }
+    }
+}
+
+void nmt_layernorm_backward(float *dx, float *dw, float *db, const float *dy, const float *x, const float *mean,
+                            const float *rstd, const float *w, int M, int D, int accumulate_dx) {
+    layernorm_task t = {.dx = dx, .dw = dw, .db = db, .x = x, .dy = dy, .w = w, .mean_in = mean, .rstd_in = rstd,
+                        .M = M, .D = D, .accumulate = accumulate_dx};
+    parallel(M, D, layernorm_backward_rows, &t);
+    parallel(D, M, layernorm_backward_columns, &t);
+}
+
+/* ---------------------------------------------------------------------------------------------- */
+/* ReLU and dropout */
+
+typedef struct elementwise_task {
+    float *out;
+    const float *a, *b;
+    nmt_dropout drop;
+    int accumulate;
+} elementwise_task;
+
+NMT_HOT static void relu_range(void *ctx, long begin, long end) {
+    float *x = ((const elementwise_task *)ctx)->out;
+    for (long i = begin; i < end; i++) x[i] = x[i] > 0.0f ? x[i] : 0.0f;
+}
+
+void nmt_relu_forward(float *x, long n) {
+    elementwise_task t = {.out = x};
+    parallel(n, 1, relu_range, &t);
+}
+
+NMT_HOT static void relu_backward_range(void *ctx, long begin, long end) {
+    const elementwise_task *t = ctx;
+    for (long i = begin; i < end; i++) t->out[i] = t->a[i] > 0.0f ? t->out[i] : 0.0f;
+}
+
+void nmt_relu_backward(float *dx, const float *y, long n) {
+    elementwise_task t = {.out = dx, .a = y};
+    parallel(n, 1, relu_backward_range, &t);
+}
+
+/* Chris Wellons' lowbias32: a 32-bit integer hash with low bias, vectorizable. */
+NMT_INLINE uint32_t hash32(uint32_t x) {
+    x ^= x >> 16;
+    x *= 0x7feb352dU;
+    x ^= x >> 15;
+    x *= 0x846ca68bU;
+    x ^= x >> 16;
+    return x;
+}
+
+typedef struct dropout_key {
+    uint32_t k1, k2, threshold; /* keep(i) iff hash >= threshold */
+    float scale;                /* 1 / (1 - rate) */
+} dropout_key;
+
+static dropout_key dropout_key_of(nmt_dropout drop) {
+    uint64_t z = drop.seed + 0x9E3779B97F4A7C15ULL * ((uint64_t)drop.stream + 1); /* splitmix64 */
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    z ^= z >> 31;
+    double threshold = (double)drop.rate * 4294967296.0;
+    dropout_key key = {(uint32_t)z, (uint32_t)(z >> 32), threshold >= 4294967295.0 ? 0xFFFFFFFFU : (uint32_t)threshold,
+                       drop.rate < 1.0f ? 1.0f / (1.0f - drop.rate) : 0.0f};
+    return key;
+}
+
+/* The factor of element i: scale if kept, else 0. hi_mix carries the index's upper 32 bits. */
+NMT_INLINE float dropout_factor_lo(const dropout_key *key, uint32_t lo, uint32_t hi_mix) {
+    uint32_t h = hash32(hash32(lo + key->k1) ^ hi_mix);
+    return h >= key->threshold ? key->scale : 0.0f;
+}
+
+NMT_INLINE uint32_t dropout_hi_mix(const dropout_key *key, uint64_t i) {
+    return key->k2 ^ ((uint32_t)(i >> 32) * 0x9E3779B9U);
+}
+
+NMT_INLINE float dropout_factor(const dropout_key *key, uint64_t i) {
+    return dropout_factor_lo(key, (uint32_t)i, dropout_hi_mix(key, i));
+}
+
+int nmt_dropout_keep(nmt_dropout drop, uint64_t index) {
+    if (drop.rate <= 0.0f) return 1;
+    dropout_key key = dropout_key_of(drop);
+    return dropout_factor(&key, index) != 0.0f;
+}
+
+/* The elementwise loops below read and write element i only, so they may run in place; `ivdep`
+ * lets GCC vectorize them without the overlap check that in-place calls would fail. */
+#if defined(__GNUC__) && !defined(__clang__)
+#define NMT_IVDEP _Pragma("GCC ivdep")
+#else
+#define NMT_IVDEP
+#endif
+
+/* out[i] = (x ? x[i] : 0) + factor(i) * delta[i], or with accumulate: out[i] += factor(i) * delta[i]
+ * (x unused); factor 1 when dropout is off. The index's upper half is constant within a block. */
+NMT_HOT static void dropout_range(float *out, const float *x, const float *delta, nmt_dropout drop, int accumulate,
+                                  long begin, long end) {
+    if (drop.rate <= 0.0f) {
+        if (accumulate) x = out;
+        if (x) {
+            NMT_IVDEP
+            for (long i = begin; i < end; i++) out[i] = x[i] + delta[i];
+        } else if (out != delta) {
+            memcpy(out + begin, delta + begin, (size_t)(end - begin) * sizeof(float));
+        }
+        return;
+    }
+    dropout_key key = dropout_key_of(drop);
+    if (accumulate) x = out;
+    for (long block = begin; block < end;) {
+        long stop = (long)(((uint64_t)block >> 32) + 1) << 32;
+        if (stop > end) stop = end;
+        uint32_t hi_mix = dropout_hi_mix(&key, (uint64_t)block);
+        if (x) {
+            NMT_IVDEP
+            for (long i = block; i < stop; i++) out[i] = x[i] + dropout_factor_lo(&key, (uint32_t)i, hi_mix) * delta[i];
+        } else {
+            NMT_IVDEP
+            for (long i = block; i < stop; i++) out[i] = dropout_factor_lo(&key, (uint32_t)i, hi_mix) * delta[i];
+        }
+        block = stop;
+    }
+}
+
+static void dropout_add_range(void *ctx, long begin, long end) {
+    const elementwise_task *t = ctx;
+    dropout_range(t->out, t->a, t->b, t->drop, 0, begin, end);
+}
+
+void nmt_dropout_add(float *out, const float *x, const float *delta, nmt_dropout drop, long n) {
+    elementwise_task t = {.out = out, .a = x, .b = delta, .drop = drop};
+    parallel(n, 4, dropout_add_range, &t);
+}
+
+static void dropout_backward_range(void *ctx, long begin, long end) {
+    const elementwise_task *t = ctx;
+    dropout_range(t->out, NULL, t->a, t->drop, t->accumulate, begin, end);
+}
+
+void nmt_dropout_backward(float *d_delta, const float *d_out, nmt_dropout drop, long n, int accumulate) {
+    elementwise_task t = {.out = d_delta, .a = d_out, .drop = drop, .accumulate = accumulate};
+    parallel(n, 4, dropout_backward_range, &t);
+}
+
+/* ---------------------------------------------------------------------------------------------- */
+/* Softmax and positions */
+
+/* x[0..n) = softmax(x) in place. */
+NMT_INLINE void softmax_row(float *x, int n) {
+    float max = x[0];
+    for (int j = 1; j < n; j++) max = x[j] > max ? x[j] : max;
+    float total = 0.0f;
+    for (int j = 0; j < n; j++) {
+        x[j] = exp_fast(x[j] - max);
+        total += x[j];
+    }
+    float inv = 1.0f / total;
+    for (int j = 0; j < n; j++) x[j] *= inv;
+}
+
+typedef struct softmax_task {
+    float *x;
+    int n;
+} softmax_task;
+
+NMT_HOT static void softmax_range(void *ctx, long begin, long end) {
+    const softmax_task *t = ctx;
+    for (long r = begin; r < end; r++) softmax_row(t->x + r * t->n, t->n);
+}
+
+void nmt_softmax_rows(float *x, int rows, int n) {
+    if (n <= 0) return;
+    softmax_task t = {x, n};
+    parallel(rows, n, softmax_range, &t);
+}
+
+typedef struct cross_entropy_task {
+    float *logits, *loss, *nll;
+    const int32_t *targets;
+    int V, want_grad;
+    float smoothing;
+} cross_entropy_task;
+
+/* Four passes over each row (it stays in cache): max and sum of the logits; exponentials in place;
+ * their sum; with want_grad the gradient. log p_j = z_j - lse, lse = max + log(sum exp(z - max)).
+ * The logits are clobbered either way. */
+NMT_HOT static void cross_entropy_range(void *ctx, long begin, long end) {
+    const cross_entropy_task *t = ctx;
+    int V = t->V;
+    for (long r = begin; r < end; r++) {
+        float *z = t->logits + r * V;
+        int y = t->targets[r];
+        float max = max_of(z, V), sum_z = sum(z, V), target_z = z[y];
+        for (int j = 0; j < V; j++) z[j] = exp_fast(z[j] - max);
+        float sum_exp = sum(z, V);
+        float lse = max + logf(sum_exp);
+        float nll = lse - target_z, smooth = lse - sum_z / (float)V;
+        t->nll[r] = nll;
+        t->loss[r] = (1.0f - t->smoothing) * nll + t->smoothing * smooth;
+        if (t->want_grad) {
+            float inv = 1.0f / sum_exp, uniform = t->smoothing / (float)V;
+            for (int j = 0; j < V; j++) z[j] = z[j] * inv - uniform;
+            z[y] -= 1.0f - t->smoothing;
+        }
+    }
+}
+
+void nmt_cross_entropy_rows(float *logits, float *loss, float *nll, const int32_t *targets, int rows, int V,
+                            float smoothing, int want_grad) {
+    cross_entropy_task t = {logits, loss, nll, targets, V, want_grad, smoothing};
+    if (V <= 0) return;
+    parallel(rows, V, cross_entropy_range, &t);
+}
+
+void nmt_sinusoidal_positions(float *pe, int positions, int D) {
+    for (int i = 0; 2 * i < D; i++) {
+        double inv_freq = pow(10000.0, -2.0 * i / D);
+        for (int pos = 0; pos < positions; pos++) {
+            pe[(long)pos * D + 2 * i] = (float)sin(pos * inv_freq);
+            if (2 * i + 1 < D) pe[(long)pos * D + 2 * i + 1] = (float)cos(pos * inv_freq);
+        }
+    }
+}
+
+void nmt_rope_table(float *table, int positions, int head_dim) {
+    int pairs = head_dim / 2;
+    for (int i = 0; i < pairs; i++) {
+        double inv_freq = pow(10000.0, -2.0 * i / head_dim);
+        for (int pos = 0; pos < positions; pos++) {
+            table[((long)pos * pairs + i) * 2] = (float)cos(pos * inv_freq);
+            table[((long)pos * pairs + i) * 2 + 1] = (float)sin(pos * inv_freq);
+        }
+    }
+}
+
+typedef struct rope_task {
+    float *x;
+    long row_stride;
+    const float *table;
+    const int32_t *pos;
+    int heads, head_dim;
+    float sign; /* +1 forward, -1 inverse */
+} rope_task;
+
+NMT_HOT static void rope_range(void *ctx, long begin, long end) {
+    const rope_task *t = ctx;
+    int pairs = t->head_dim / 2;
+    for (long r = begin; r < end; r++) {
+        const float *cs = t->table + (long)t->pos[r] * pairs * 2;
+        for (int h = 0; h < t->heads; h++) {
+            float *x = t->x + r * t->row_stride + (long)h * t->head_dim;
+            for (int i = 0; i < pairs; i++) {
+                float c = cs[2 * i], s = t->sign * cs[2 * i + 1];
+                float x0 = x[2 * i], x1 = x[2 * i + 1];
+                x[2 * i] = x0 * c - x1 * s;
+                x[2 * i + 1] = x0 * s + x1 * c;
+            }
+        }
+    }
+}
+
+void nmt_rope_apply(float *x, long row_stride, const float *table, const int32_t *pos, int rows, int heads,
+                    int head_dim, int inverse) {
+    rope_task t = {x, row_stride, table, pos, heads, head_dim, inverse ? -1.0f : 1.0f};
+    parallel(rows, (long)heads * head_dim, rope_range, &t);
+}
+
+/* ---------------------------------------------------------------------------------------------- */
+/* Attention, one task per (batch row, head) */
+
+typedef struct attention_task {
+    nmt_heads out, q, k, v, dq, dk, dv, dout;
+    float *weights, *dweights;
+    const float *weights_in;
+    const nmt_attention_dims *dims;
+} attention_task;
+
+/* Keys visible to query t of batch row b: [0, limit). */
+NMT_INLINE int attention_limit(const nmt_attention_dims *d, int b, int t) {
+    int limit = d->k_lengths ? d->k_lengths[b] : d->k_len;
+    if (limit > d->k_len) limit = d->k_len;
+    if (d->causal && t + d->q_offset + 1 < limit) limit = t + d->q_offset + 1;
+    return limit < 0 ? 0 : limit;
+}
+
+NMT_INLINE float *head_row(nmt_heads x, int b, int t, int h, int dh) {
+    return x.data + b * x.batch_stride + t * x.row_stride + (long)h * dh;
+}
+
+/* Pulls the rows of batch row b (len rows of `width` floats from x.data) towards the cache. The
+ * heads of one batch row are processed one after another, each reading a narrow column band of
+ * rows a long stride apart, a pattern the hardware prefetchers miss; fetching the next batch row
+ * while working on this one hides that latency. */
+NMT_INLINE void prefetch_rows(nmt_heads x, int b, int len, int width) {
+    for (int t = 0; t < len; t++) {
+        const char *row = (const char *)(x.data + b * x.batch_stride + t * x.row_stride);
+        for (int i = 0; i < width * (int)sizeof(float); i += 64) __builtin_prefetch(row + i);
+    }
+}
+
+NMT_HOT static void attention_forward_range(void *ctx, long begin, long end) {
+    const attention_task *a = ctx;
+    const nmt_attention_dims *d = a->dims;
+    int dh = d->head_dim, Tq = d->q_len, Tk = d->k_len;
+    dropout_key key = dropout_key_of(d->dropout);
+    int width = d->heads * dh;
+    for (long item = begin; item < end; item++) {
+        int b = (int)(item / d->heads), h = (int)(item % d->heads);
+        if (h == 0 && b + 1 < d->batch) {
+            prefetch_rows(a->q, b + 1, Tq, width);
+            prefetch_rows(a->k, b + 1, Tk, width);
+            prefetch_rows(a->v, b + 1, Tk, width);
+        }
+        for (int t = 0; t < Tq; t++) {
+            int limit = attention_limit(d, b, t);
+            long row = (item * Tq + t) * Tk;
+            float *w = a->weights + row;
+            const float *q = head_row(a->q, b, t, h, dh);
+            float *o = head_row(a->out, b, t, h, dh);
+            memset(o, 0, (size_t)dh * sizeof(float));
+            for (int j = limit; j < Tk; j++) w[j] = 0.0f;
+            if (limit == 0) continue;
+            for (int j = 0; j < limit; j++) w[j] = d->scale * dot(q, head_row(a->k, b, j, h, dh), dh);
+            softmax_row(w, limit);
+            for (int j = 0; j < limit; j++) {
+                float p = d->dropout.rate > 0.0f ? w[j] * dropout_factor(&key, (uint64_t)(row + j)) : w[j];
+                if (p != 0.0f) axpy(o, p, head_row(a->v, b, j, h, dh), dh);
+            }
+        }
+    }
+}
+
+void nmt_attention_forward(nmt_heads out, float *weights, nmt_heads q, nmt_heads k, nmt_heads v,
+                           const nmt_attention_dims *dims) {
+    attention_task a = {.out = out, .q = q, .k = k, .v = v, .weights = weights, .dims = dims};
+    parallel((long)dims->batch * dims->heads, (long)dims->q_len * dims->k_len * dims->head_dim, attention_forward_range, &a);
+}
+
+/* With P the weights, M the dropout factors and dO the output gradient:
+ * dV = (P*M)^T dO, dP = (dO V^T) * M, dS = P * (dP - rowsum(P * dP)) * scale, dQ = dS K, dK = dS^T Q. */
+NMT_HOT static void attention_backward_range(void *ctx, long begin, long end) {
+    const attention_task *a = ctx;
+    const nmt_attention_dims *d = a->dims;
+    int dh = d->head_dim, Tq = d->q_len, Tk = d->k_len;
+    dropout_key key = dropout_key_of(d->dropout);
+    int width = d->heads * dh;
+    for (long item = begin; item < end; item++) {
+        int b = (int)(item / d->heads), h = (int)(item % d->heads);
+        if (h == 0 && b + 1 < d->batch) {
+            prefetch_rows(a->q, b + 1, Tq, width);
+            prefetch_rows(a->dout, b + 1, Tq, width);
+            prefetch_rows(a->k, b + 1, Tk, width);
+            prefetch_rows(a->v, b + 1, Tk, width);
+        }
+        for (int j = 0; j < Tk; j++) {
+            memset(head_row(a->dk, b, j, h, dh), 0, (size_t)dh * sizeof(float));
+            memset(head_row(a->dv, b, j, h, dh), 0, (size_t)dh * sizeof(float));
+        }
+        for (int t = 0; t < Tq; t++) {
+            int limit = attention_limit(d, b, t);
+            long row = (item * Tq + t) * Tk;
+            const float *w = a->weights_in + row;
+            float *dp = a->dweights + row;
+            const float *q = head_row(a->q, b, t, h, dh), *dout = head_row(a->dout, b, t, h, dh);
+            float *dq = head_row(a->dq, b, t, h, dh);
+            memset(dq, 0, (size_t)dh * sizeof(float));
+            float rowdot = 0.0f;
+            for (int j = 0; j < limit; j++) {
+                float factor = d->dropout.rate > 0.0f ? dropout_factor(&key, (uint64_t)(row + j)) : 1.0f;
+                dp[j] = factor * dot(dout, head_row(a->v, b, j, h, dh), dh);
+                if (w[j] * factor != 0.0f) axpy(head_row(a->dv, b, j, h, dh), w[j] * factor, dout, dh);
+                rowdot += w[j] * dp[j];
+            }
+            for (int j = 0; j < limit; j++) {
+                float ds = w[j] * (dp[j] - rowdot) * d->scale;
+                if (ds == 0.0f) continue;
+                axpy(dq, ds, head_row(a->k, b, j, h, dh), dh);
+                axpy(head_row(a->dk, b, j, h, dh), ds, q, dh);
+            }
+        }
+    }
+}
+
+void nmt_attention_backward(nmt_heads dq, nmt_heads dk, nmt_heads dv, float *dweights, nmt_heads dout,
+                            const float *weights, nmt_heads q, nmt_heads k, nmt_heads v,
+                            const nmt_attention_dims *dims) {
+    attention_task a = {.dq = dq, .dk = dk, .dv = dv, .dweights = dweights, .dout = dout, .weights_in = weights,
+                        .q = q, .k = k, .v = v, .dims = dims};
+    parallel((long)dims->batch * dims->heads, 2L * dims->q_len * dims->k_len * dims->head_dim, attention_backward_range, &a);
+}

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# `nmt average` end to end: the mean of explicit files and of the last N checkpoints of a model
+# directory (read back through the safetensors header with od), and its errors and exit codes.
+set -u
+fail=0
+tmp=$(mktemp -d /tmp/nmt-e2e-average-XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+gen="$NMT_BIN_DIR/nmt-gen-model"
+check() { # check NAME EXPECTED_STATUS COMMAND...
+  local name=$1 want=$2; shift 2
+  "$@" >"$tmp/out" 2>"$tmp/err"; local got=$?
+  if [ "$got" -ne "$want" ]; then echo "FAIL $name: exit $got, want $want"; cat "$tmp/err"; fail=1; fi
+}
+# The first float of the data section: 8-byte header length N, N header bytes, then the data.
+first_float() {
+  local n; n=$(od -An -t u8 -N 8 "$1" | tr -d ' ')
+  od -An -t f4 -j $((8 + n)) -N 4 "$1" | tr -d ' '
+}
+mkdir -p "$tmp/run/checkpoints"
+for s in 1 2 3 10; do "$gen" "$tmp/run/checkpoints/step-$(printf %08d $s).safetensors" "$s" || fail=1; done
+"$gen" "$tmp/run/checkpoints/step-00000011.safetensors.tmp.99" 1000 # an interrupted write: ignored
+
+check "explicit files" 0 "$NMT" average -o "$tmp/a.safetensors" "$tmp/run/checkpoints/step-00000001.safetensors" "$tmp/run/checkpoints/step-00000002.safetensors"
+[ "$(first_float "$tmp/a.safetensors")" = "1.5" ] || { echo "FAIL mean of 1 and 2 is $(first_float "$tmp/a.safetensors")"; fail=1; }
+check "--last 2" 0 "$NMT" average -o "$tmp/b.safetensors" --last 2 "$tmp/run"
+[ "$(first_float "$tmp/b.safetensors")" = "6.5" ] || { echo "FAIL mean of steps 3 and 10 is $(first_float "$tmp/b.safetensors")"; fail=1; }
+grep -q "step-00000003.safetensors" "$tmp/err" && grep -q "step-00000010.safetensors" "$tmp/err" || { echo "FAIL listed inputs"; cat "$tmp/err"; fail=1; }
+check "--last 3 --quiet" 0 "$NMT" average -q -o "$tmp/c.safetensors" --last 3 "$tmp/run"
+[ -s "$tmp/err" ] && { echo "FAIL --quiet printed"; fail=1; }
+[ "$(first_float "$tmp/c.safetensors")" = "5" ] || { echo "FAIL mean of 2, 3, 10 is $(first_float "$tmp/c.safetensors")"; fail=1; }
+
+"$gen" "$tmp/other.safetensors" 1 4
+check "different configs" 1 "$NMT" average -o "$tmp/d.safetensors" "$tmp/a.safetensors" "$tmp/other.safetensors"
+grep -q "its model differs from .* (heads: 4, not 2)" "$tmp/err" || { echo "FAIL config message"; cat "$tmp/err"; fail=1; }
+check "too few checkpoints" 1 "$NMT" average -o "$tmp/d.safetensors" --last 5 "$tmp/run"
+grep -q "holds 4 checkpoints, fewer than --last 5" "$tmp/err" || { echo "FAIL --last message"; cat "$tmp/err"; fail=1; }
+printf 'not a model' >"$tmp/junk.safetensors"
+check "foreign file" 1 "$NMT" average -o "$tmp/d.safetensors" "$tmp/junk.safetensors"
+grep -q "junk.safetensors: not a safetensors file" "$tmp/err" || { echo "FAIL foreign message"; cat "$tmp/err"; fail=1; }
+[ -e "$tmp/d.safetensors" ] && { echo "FAIL a failed average left an output"; fail=1; }
+check "no output" 2 "$NMT" average "$tmp/a.safetensors"
+check "no inputs" 2 "$NMT" average -o "$tmp/d.safetensors"
+check "--last with two dirs" 2 "$NMT" average -o "$tmp/d.safetensors" --last 2 "$tmp/run" "$tmp/run"
+check "--last zero" 2 "$NMT" average -o "$tmp/d.safetensors" --last 0 "$tmp/run"
+[ $fail -eq 0 ] && echo "e2e_average: all passed"
+exit $fail

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# `nmt vocab` end to end: trains on a generated corpus, writes PREFIX.model and PREFIX.vocab with the
+# reserved pieces first, is silent with --quiet, and reports bad input with the right exit status.
+set -u
+fail=0
+tmp=$(mktemp -d /tmp/nmt-e2e-vocab-XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+check() { # check NAME EXPECTED_STATUS COMMAND...
+  local name=$1 want=$2; shift 2
+  "$@" >"$tmp/out" 2>"$tmp/err"; local got=$?
+  if [ "$got" -ne "$want" ]; then echo "FAIL $name: exit $got, want $want"; cat "$tmp/err"; fail=1; fi
+}
+# Two sides of a toy corpus: 500 lines of words built from 12 syllables by a fixed LCG.
+awk -v seed=7 'BEGIN { split("ka lo mi ne ru ta sho ber gen ach ing ter", s, " "); x = seed;
+  for (i = 0; i < 500; i++) { n = 3 + i % 6; line = "";
+    for (w = 0; w < n; w++) { word = ""; for (k = 0; k < 2 + w % 2; k++) { x = (x * 1103515245 + 12345) % 2147483648; word = word s[1 + int(x / 65536) % 12] }
+      line = line (w ? " " : "") word }
+    print line > "'"$tmp"'/train.en"; print toupper(line) > "'"$tmp"'/train.de" } }'
+
+check "train unigram" 0 "$NMT" vocab --input "$tmp/train.en,$tmp/train.de" --size 120 --output "$tmp/sub/spm" --quiet
+[ -s "$tmp/err" ] && { echo "FAIL --quiet printed:"; head "$tmp/err"; fail=1; }
+[ -s "$tmp/out" ] && { echo "FAIL vocab wrote to stdout"; fail=1; }
+[ -s "$tmp/sub/spm.model" ] || { echo "FAIL no spm.model"; fail=1; }
+[ "$(wc -l <"$tmp/sub/spm.vocab")" -eq 120 ] || { echo "FAIL spm.vocab has $(wc -l <"$tmp/sub/spm.vocab") lines, want 120"; fail=1; }
+[ "$(cut -f1 "$tmp/sub/spm.vocab" | head -4 | tr '\n' ' ')" = "<pad> <unk> <s> </s> " ] || { echo "FAIL reserved pieces"; head -4 "$tmp/sub/spm.vocab"; fail=1; }
+# Both sides are in the vocabulary: upper- and lower-case pieces.
+grep -q '^▁[A-Z]' "$tmp/sub/spm.vocab" && grep -q '^▁[a-z]' "$tmp/sub/spm.vocab" || { echo "FAIL joint vocabulary"; fail=1; }
+
+check "train bpe, repeated --input" 0 "$NMT" vocab -i "$tmp/train.en" -i "$tmp/train.de" -s 120 -o "$tmp/bpe" -t bpe --character-coverage 0.9995 --input-sentence-size 300
+grep -q "wrote $tmp/bpe.model and $tmp/bpe.vocab (120 pieces, bpe)" "$tmp/err" || { echo "FAIL summary line"; cat "$tmp/err"; fail=1; }
+
+check "missing file" 1 "$NMT" vocab -i "$tmp/none.txt" -s 100 -o "$tmp/x" -q
+grep -q "$tmp/none.txt: cannot open" "$tmp/err" || { echo "FAIL missing file message"; cat "$tmp/err"; fail=1; }
+printf 'good line\nbad \377 line\n' >"$tmp/bad.txt"
+check "invalid UTF-8" 1 "$NMT" vocab -i "$tmp/bad.txt" -s 100 -o "$tmp/x" -q
+grep -q "$tmp/bad.txt:2: invalid UTF-8 at byte 5" "$tmp/err" || { echo "FAIL UTF-8 message"; cat "$tmp/err"; fail=1; }
+check "size too large for the corpus" 1 "$NMT" vocab -i "$tmp/train.en" -s 5000 -o "$tmp/x" -q
+grep -q "Vocabulary size too high" "$tmp/err" || { echo "FAIL size message"; cat "$tmp/err"; fail=1; }
+check "size not a number" 2 "$NMT" vocab -i "$tmp/train.en" -s many -o "$tmp/x"
+check "missing --output" 2 "$NMT" vocab -i "$tmp/train.en" -s 100
+check "bad --type" 2 "$NMT" vocab -i "$tmp/train.en" -s 100 -o "$tmp/x" -t word
+check "coverage out of range" 2 "$NMT" vocab -i "$tmp/train.en" -s 100 -o "$tmp/x" --character-coverage 1.5
+[ $fail -eq 0 ] && echo "e2e_vocab: all passed"
+exit $fail

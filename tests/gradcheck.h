@@ -1,0 +1,86 @@
+/* gradcheck: finite-difference checks of analytic gradients, shared by test_kernels and test_model.
+ *
+ * A loss is a function of float arrays computed by float code and summed in double. For a tensor
+ * x with analytic gradient g it compares central differences (L(x + h u) - L(x - h u)) against
+ * g . (x+ - x-) (the exact float perturbation, so rounding of x +- h u does not count):
+ *   - along a random +-1 direction u over the whole tensor (an error anywhere shows up), and
+ *   - for a few single entries (an error confined to one entry or a sign flip shows up).
+ * An entry passes when |numeric - analytic| <= atol + rtol * max(|numeric|, |analytic|).
+ */
+#ifndef NMT_TEST_GRADCHECK_H
+#define NMT_TEST_GRADCHECK_H
+
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+typedef double (*gc_loss_fn)(void *ctx);
+
+typedef struct gc_tolerance {
+    double h;    /* step */
+    double rtol; /* relative tolerance */
+    double atol; /* absolute floor, for gradients near zero */
+} gc_tolerance;
+
+static uint64_t gc_rng(uint64_t *s) {
+    uint64_t z = (*s += 0x9E3779B97F4A7C15ULL);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    return z ^ (z >> 31);
+}
+
+/* Central difference along u (u[i] in {-1, 0, +1}), compared with the analytic directional
+ * derivative; both are divided by 2h. Returns 1 when it passes; prints the numbers when failing. */
+static int gc_direction(const char *what, float *x, const float *grad, long n, const signed char *u, gc_loss_fn loss,
+                        void *ctx, gc_tolerance tol) {
+    float *orig = (float *)malloc((size_t)n * sizeof(float));
+    double analytic = 0.0;
+    for (long i = 0; i < n; i++) {
+        orig[i] = x[i];
+        float plus = orig[i] + (float)(tol.h * u[i]), minus = orig[i] - (float)(tol.h * u[i]);
+        analytic += (double)grad[i] * ((double)plus - (double)minus);
+    }
+    for (long i = 0; i < n; i++) x[i] = orig[i] + (float)(tol.h * u[i]);
+    double loss_plus = loss(ctx);
+    for (long i = 0; i < n; i++) x[i] = orig[i] - (float)(tol.h * u[i]);
+    double loss_minus = loss(ctx);
+    for (long i = 0; i < n; i++) x[i] = orig[i];
+    free(orig);
+    double numeric = (loss_plus - loss_minus) / (2.0 * tol.h);
+    analytic /= 2.0 * tol.h;
+    double bound = tol.atol + tol.rtol * fmax(fabs(numeric), fabs(analytic));
+    int ok = fabs(numeric - analytic) <= bound;
+    if (!ok)
+        fprintf(stderr, "gradcheck %s: numeric %.9g analytic %.9g (diff %.3g > %.3g)\n", what, numeric, analytic,
+                fabs(numeric - analytic), bound);
+    return ok;
+}
+
+/* Checks a tensor along one random direction (+-1 on up to `spread` random entries; all of them
+ * when the tensor is smaller) and at `entries` random single entries. A sparse direction keeps the
+ * step from crossing many ReLU kinks, where a central difference is wrong by O(h). */
+static int gc_check(const char *what, float *x, const float *grad, long n, gc_loss_fn loss, void *ctx,
+                    gc_tolerance tol, int entries, uint64_t seed) {
+    enum { spread = 16 };
+    signed char *u = (signed char *)calloc((size_t)n, 1);
+    int ok = 1;
+    for (long k = 0; k < (n < spread ? n : spread); k++) {
+        long i = n <= spread ? k : (long)(gc_rng(&seed) % (uint64_t)n);
+        u[i] = (gc_rng(&seed) & 1) ? 1 : -1;
+    }
+    ok &= gc_direction(what, x, grad, n, u, loss, ctx, tol);
+    for (long i = 0; i < n; i++) u[i] = 0;
+    for (int e = 0; e < entries && e < n; e++) {
+        long i = entries >= n ? e : (long)(gc_rng(&seed) % (uint64_t)n);
+        u[i] = 1;
+        char name[160];
+        snprintf(name, sizeof name, "%s[%ld]", what, i);
+        ok &= gc_direction(name, x, grad, n, u, loss, ctx, tol);
+        u[i] = 0;
+    }
+    free(u);
+    return ok;
+}
+
+#endif

@@ -1,0 +1,242 @@
+/* Tests of corpus: pairs and their lengths, skipping and counting, the errors for mismatched line
+ * counts and bad UTF-8, and the cache (used when nothing changed, refreshed when anything did).
+ *
+ * The encoder is a byte encoder (id = 4 + byte, one piece per byte, spaces dropped), so expected
+ * lengths are byte counts that can be read off the test text. */
+#include "nmt/corpus.h"
+#include "nmt/io.h"
+#include "nmt/util.h"
+
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static char dir[64];
+static int encode_calls;
+
+static int byte_encode(const void *ctx, const char *text, size_t len, int32_t **ids, size_t *cap, size_t *count) {
+    (void)ctx;
+    encode_calls++;
+    if (*cap < len + 1) {
+        int32_t *p = nmt_realloc(*ids, (len + 1) * sizeof *p);
+        if (!p) return -1;
+        *ids = p;
+        *cap = len + 1;
+    }
+    size_t n = 0;
+    for (size_t i = 0; i < len; i++)
+        if (text[i] != ' ') (*ids)[n++] = 4 + (unsigned char)text[i];
+    *count = n;
+    return 0;
+}
+
+static int failing_encode(const void *ctx, const char *text, size_t len, int32_t **ids, size_t *cap, size_t *count) {
+    (void)ctx;
+    if (len > 0 && text[0] == '!') return nmt_error_set("cannot encode '!'");
+    return byte_encode(ctx, text, len, ids, cap, count);
+}
+
+static char *write_file(const char *name, const char *text) {
+    char *path = nmt_path_join(dir, name);
+    ck_assert_int_eq(nmt_atomic_write(path, text, strlen(text)), 0);
+    return path;
+}
+
+static void setup(void) {
+    strcpy(dir, "/tmp/nmt-test-corpus-XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    encode_calls = 0;
+}
+
+static void teardown(void) {
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+
+START_TEST(pairs_lengths_and_skips) {
+    char *src = write_file("a.en", "ab\n\ncdef\nabcdefghij\nx y\n \nlast");
+    char *tgt = write_file("a.de", "xyz\nq\nrs\nk\nuv w\nm\nend\n");
+    nmt_corpus c;
+    nmt_corpus_options opt = {.max_length = 5, .skip_empty = 1};
+    ck_assert_int_eq(nmt_corpus_read(&c, src, tgt, byte_encode, NULL, &opt), 0);
+    /* Line 2 (empty source) and 6 (" " encodes to nothing) are empty; line 4 (10 pieces) is too long. */
+    ck_assert_int_eq(c.lines, 7);
+    ck_assert_int_eq(c.skipped_empty, 2);
+    ck_assert_int_eq(c.skipped_long, 1);
+    ck_assert_int_eq(c.num_pairs, 4);
+    const int32_t src_len[] = {2, 4, 2, 4}, tgt_len[] = {3, 2, 3, 3};
+    size_t total = 0;
+    for (int i = 0; i < 4; i++) {
+        ck_assert_int_eq(c.src_len[i], src_len[i]);
+        ck_assert_int_eq(c.tgt_len[i], tgt_len[i]);
+        ck_assert_uint_eq(c.offset[i], total);
+        total += (size_t)(src_len[i] + tgt_len[i]);
+    }
+    ck_assert_uint_eq(c.num_ids, total);
+    /* Pair 2 is "x y" / "uv w": pieces x, y then u, v, w. */
+    const int32_t *p = c.ids + c.offset[2];
+    ck_assert_int_eq(p[0], 4 + 'x');
+    ck_assert_int_eq(p[1], 4 + 'y');
+    ck_assert_int_eq(p[2], 4 + 'u');
+    ck_assert_int_eq(p[4], 4 + 'w');
+    nmt_corpus_free(&c);
+
+    /* Without limits everything is kept. */
+    nmt_corpus_options keep_all = {0};
+    ck_assert_int_eq(nmt_corpus_read(&c, src, tgt, byte_encode, NULL, &keep_all), 0);
+    ck_assert_int_eq(c.num_pairs, 7);
+    ck_assert_int_eq(c.src_len[1], 0);
+    nmt_corpus_free(&c);
+    free(src);
+    free(tgt);
+}
+END_TEST
+
+/* Writes x.en and x.de, reads them expecting failure, and returns the error with the test
+ * directory's path taken out ("x.en:2: ..."). */
+static const char *read_error(const char *src_text, const char *tgt_text, nmt_corpus_encode_fn encode) {
+    static char message[512];
+    char *src = write_file("x.en", src_text), *tgt = write_file("x.de", tgt_text);
+    nmt_corpus c;
+    nmt_corpus_options opt = {0};
+    ck_assert_int_eq(nmt_corpus_read(&c, src, tgt, encode, NULL, &opt), -1);
+    size_t n = 0, skip = strlen(dir) + 1;
+    for (const char *e = nmt_error(); *e && n < sizeof message - 1;)
+        if (strncmp(e, dir, skip - 1) == 0 && e[skip - 1] == '/') e += skip;
+        else message[n++] = *e++;
+    message[n] = '\0';
+    free(src);
+    free(tgt);
+    return message;
+}
+
+START_TEST(mismatched_line_counts_name_both_files) {
+    ck_assert_str_eq(read_error("one\ntwo\nthree\n", "eins\nzwei", byte_encode),
+                     "x.en has 3 lines but x.de has 2: the two sides of a parallel corpus must have one line per "
+                     "sentence pair");
+    ck_assert_int_eq(encode_calls, 0);
+    long lines;
+    char *path = nmt_path_join(dir, "x.en");
+    ck_assert_int_eq(nmt_corpus_check(path, path, &lines), 0);
+    ck_assert_int_eq(lines, 3);
+    free(path);
+}
+END_TEST
+
+START_TEST(bad_utf8_names_file_line_and_byte) {
+    /* Line 2 of the target: "ab" then a lone continuation byte, byte 3. */
+    ck_assert_str_eq(read_error("fine\nal\xc3\xa9 ok\n", "gut\nab\x80z\n", byte_encode),
+                     "x.de:2: invalid UTF-8 at byte 3");
+    /* An overlong encoding of '/' on line 1 of the source. */
+    ck_assert_str_eq(read_error("a\xc0\xaf\n", "b\n", byte_encode), "x.en:1: invalid UTF-8 at byte 2");
+}
+END_TEST
+
+START_TEST(encoder_error_names_the_line) {
+    ck_assert_str_eq(read_error("a\n!b\n", "c\nd\n", failing_encode), "x.en:2: cannot encode '!'");
+}
+END_TEST
+
+static void read_cached(nmt_corpus *c, const char *src, const char *tgt, const char *cache, uint64_t encoder) {
+    nmt_corpus_options opt = {.max_length = 100, .skip_empty = 1, .cache_path = cache, .encoder_hash = encoder};
+    encode_calls = 0;
+    ck_assert_int_eq(nmt_corpus_read(c, src, tgt, byte_encode, NULL, &opt), 0);
+}
+
+START_TEST(cache_is_used_until_something_changes) {
+    char *src = write_file("e.en", "hello\nworld\n\n");
+    char *tgt = write_file("e.de", "hallo\nwelt\nleer\n");
+    char *cache = nmt_path_join(dir, "corpus.bin");
+    nmt_corpus c;
+    read_cached(&c, src, tgt, cache, 7);
+    ck_assert_int_eq(c.from_cache, 0);
+    ck_assert_int_eq(encode_calls, 6);
+    ck_assert(nmt_file_exists(cache));
+    nmt_corpus first = c;
+
+    /* Same files, same encoder: loaded, identical, no encoding. */
+    read_cached(&c, src, tgt, cache, 7);
+    ck_assert_int_eq(c.from_cache, 1);
+    ck_assert_int_eq(encode_calls, 0);
+    ck_assert_int_eq(c.num_pairs, 2);
+    ck_assert_int_eq(c.skipped_empty, 1);
+    ck_assert_uint_eq(c.num_ids, first.num_ids);
+    ck_assert_mem_eq(c.ids, first.ids, c.num_ids * sizeof *c.ids);
+    ck_assert_mem_eq(c.tgt_len, first.tgt_len, 2 * sizeof *c.tgt_len);
+    nmt_corpus_free(&c);
+    nmt_corpus_free(&first);
+
+    /* A different encoder (another spm model) re-encodes. */
+    read_cached(&c, src, tgt, cache, 8);
+    ck_assert_int_eq(c.from_cache, 0);
+    nmt_corpus_free(&c);
+
+    /* Changed content of the same size re-encodes. */
+    free(write_file("e.de", "hallo\nwald\nleer\n"));
+    read_cached(&c, src, tgt, cache, 8);
+    ck_assert_int_eq(c.from_cache, 0);
+    ck_assert_int_eq(c.ids[c.offset[1] + 5 + 1], 4 + 'a');
+    nmt_corpus_free(&c);
+
+    /* A corrupted cache (one flipped byte in the ids) is ignored and rewritten. */
+    char *blob;
+    size_t size;
+    ck_assert_int_eq(nmt_read_file(cache, &blob, &size), 0);
+    blob[size - 12] ^= 1;
+    ck_assert_int_eq(nmt_atomic_write(cache, blob, size), 0);
+    read_cached(&c, src, tgt, cache, 8);
+    ck_assert_int_eq(c.from_cache, 0);
+    nmt_corpus_free(&c);
+    read_cached(&c, src, tgt, cache, 8);
+    ck_assert_int_eq(c.from_cache, 1);
+    nmt_corpus_free(&c);
+
+    /* A truncated cache likewise. */
+    ck_assert_int_eq(nmt_atomic_write(cache, blob, 30), 0);
+    read_cached(&c, src, tgt, cache, 8);
+    ck_assert_int_eq(c.from_cache, 0);
+    nmt_corpus_free(&c);
+    free(blob);
+    free(cache);
+    free(src);
+    free(tgt);
+}
+END_TEST
+
+START_TEST(file_hash_sees_content) {
+    char *a = write_file("h1", "same size");
+    char *b = write_file("h2", "same sizf");
+    char *c = write_file("h3", "same size");
+    uint64_t ha, hb, hc;
+    ck_assert_int_eq(nmt_corpus_hash_file(a, &ha), 0);
+    ck_assert_int_eq(nmt_corpus_hash_file(b, &hb), 0);
+    ck_assert_int_eq(nmt_corpus_hash_file(c, &hc), 0);
+    ck_assert(ha != hb);
+    ck_assert(ha == hc);
+    ck_assert_int_eq(nmt_corpus_hash_file("/nonexistent/spm.model", &ha), -1);
+    ck_assert_ptr_nonnull(strstr(nmt_error(), "/nonexistent/spm.model"));
+    free(a);
+    free(b);
+    free(c);
+}
+END_TEST
+
+int main(void) {
+    Suite *s = suite_create("corpus");
+    TCase *tc = tcase_create("corpus");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, pairs_lengths_and_skips);
+    tcase_add_test(tc, mismatched_line_counts_name_both_files);
+    tcase_add_test(tc, bad_utf8_names_file_line_and_byte);
+    tcase_add_test(tc, encoder_error_names_the_line);
+    tcase_add_test(tc, cache_is_used_until_something_changes);
+    tcase_add_test(tc, file_hash_sees_content);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

@@ -1,0 +1,578 @@
+/* Tests of decode's search: greedy and beam search driven by toy scorers.
+ *
+ * Two scorers stand in for the model. The hash scorer gives every (sentence, prefix) a
+ * pseudo-random distribution (a hash of the prefix seeds the logits; eos grows likelier with the
+ * length), so search results can be checked against properties and against a replay of the
+ * hypothesis through the same scorer. The table scorer gives hand-set probabilities to a few
+ * prefixes, so that the expected translations and log-probabilities can be worked out by hand.
+ */
+#include "nmt/decode.h"
+#include "nmt/model.h"
+#include "nmt/util.h"
+
+#include <check.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { TOY_MAX_ROWS = 512, TOY_V = 12, TOY_WIDTH = 9, TABLE_V = 6, TOK_A = 4, TOK_B = 5 };
+
+/* ---- hash scorer ---- */
+
+typedef struct toy {
+    uint64_t state[TOY_MAX_ROWS], spare_state[TOY_MAX_ROWS]; /* hash of each row's sentence + prefix */
+    int length[TOY_MAX_ROWS], spare_length[TOY_MAX_ROWS];     /* tokens fed so far */
+    int pieces[TOY_MAX_ROWS], spare_pieces[TOY_MAX_ROWS];     /* source pieces of the row's sentence */
+    double eos_slope;  /* eos logit grows by this much per step */
+    long calls;        /* step calls */
+    long fail_at_call; /* the n-th step call fails (0 = never) */
+    int nan_at_call;   /* the n-th step call returns NaN log-probabilities (0 = never) */
+} toy;
+
+static uint64_t mix(uint64_t h, uint64_t v) {
+    uint64_t z = h ^ (v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2));
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+static double uniform(uint64_t h) { return (double)(h >> 11) / 9007199254740992.0; }
+
+/* Rows start as one per sentence; sentence i of the batch has seed seeds[i]. */
+static void toy_prime(toy *t, int batch, const uint64_t *seeds, const int *pieces) {
+    for (int b = 0; b < batch; b++) {
+        t->state[b] = seeds[b];
+        t->length[b] = 0;
+        t->pieces[b] = pieces[b];
+    }
+}
+
+/* The log-probabilities and attention of one row after feeding `token` (updates the row). */
+static void toy_row(toy *t, int r, int32_t token, float *logprobs, float *attention, int width) {
+    t->state[r] = mix(t->state[r], (uint64_t)token);
+    t->length[r]++;
+    double logits[TOY_V], max = -INFINITY, sum = 0;
+    for (int v = 0; v < TOY_V; v++) {
+        logits[v] = 4.0 * uniform(mix(t->state[r], (uint64_t)v)) - 2.0;
+        if (v == NMT_EOS) logits[v] += t->eos_slope * t->length[r] - 1.0;
+        if (logits[v] > max) max = logits[v];
+    }
+    for (int v = 0; v < TOY_V; v++) sum += exp(logits[v] - max);
+    for (int v = 0; v < TOY_V; v++) logprobs[v] = (float)(logits[v] - max - log(sum));
+    if (!attention) return;
+    double total = 0;
+    for (int c = 0; c < width; c++) {
+        attention[c] = c <= t->pieces[r] ? (float)exp(2.0 * uniform(mix(t->state[r], 1000u + (uint64_t)c))) : 0.0f;
+        total += attention[c];
+    }
+    for (int c = 0; c < width; c++) attention[c] = (float)(attention[c] / total);
+}
+
+static int toy_step(void *ctx, int rows, const int32_t *tokens, float *logprobs, float *attention) {
+    toy *t = ctx;
+    t->calls++;
+    if (t->fail_at_call && t->calls == t->fail_at_call) return nmt_error_set("toy scorer failed on purpose");
+    ck_assert_int_le(rows, TOY_MAX_ROWS);
+    for (int r = 0; r < rows; r++)
+        toy_row(t, r, tokens[r], logprobs + (size_t)r * TOY_V, attention ? attention + (size_t)r * TOY_WIDTH : NULL,
+                TOY_WIDTH);
+    if (t->nan_at_call && t->calls == t->nan_at_call)
+        for (int i = 0; i < rows * TOY_V; i++) logprobs[i] = NAN;
+    return 0;
+}
+
+static int toy_reorder(void *ctx, int rows, const int32_t *parents) {
+    toy *t = ctx;
+    for (int r = 0; r < rows; r++) {
+        t->spare_state[r] = t->state[parents[r]];
+        t->spare_length[r] = t->length[parents[r]];
+        t->spare_pieces[r] = t->pieces[parents[r]];
+    }
+    memcpy(t->state, t->spare_state, sizeof t->state);
+    memcpy(t->length, t->spare_length, sizeof t->length);
+    memcpy(t->pieces, t->spare_pieces, sizeof t->pieces);
+    return 0;
+}
+
+/* Decodes `batch` sentences (seeds 1000 + first .. ) with the hash scorer. */
+static void toy_decode(const nmt_decode_options *o, int first, int batch, double eos_slope, nmt_translation *out) {
+    static toy t; /* large: keep it off the stack */
+    memset(&t, 0, sizeof t);
+    t.eos_slope = eos_slope;
+    uint64_t seeds[64];
+    int pieces[64];
+    for (int b = 0; b < batch; b++) {
+        seeds[b] = 1000u + (uint64_t)(first + b);
+        pieces[b] = 1 + (first + b) % (TOY_WIDTH - 1);
+    }
+    toy_prime(&t, batch, seeds, pieces);
+    nmt_search *s;
+    ck_assert_int_eq(nmt_search_create(&s, o), 0);
+    nmt_decode_step step = {&t, TOY_V, 0, toy_step, toy_reorder};
+    ck_assert_msg(nmt_search_run(s, &step, batch, pieces, TOY_WIDTH, out) == 0, "%s", nmt_error());
+    nmt_search_free(s);
+}
+
+/* Replays a hypothesis of sentence `index` through the hash scorer: its log-probability and
+ * attention rows must be what the scorer gives that prefix. */
+static void check_replay(const nmt_hypothesis *h, int index, double eos_slope) {
+    static toy t;
+    memset(&t, 0, sizeof t);
+    t.eos_slope = eos_slope;
+    uint64_t seed = 1000u + (uint64_t)index;
+    int pieces = 1 + index % (TOY_WIDTH - 1);
+    toy_prime(&t, 1, &seed, &pieces);
+    ck_assert_int_eq(h->src_len, pieces);
+    float lp[TOY_V], att[TOY_WIDTH];
+    double total = 0;
+    int32_t token = NMT_BOS;
+    for (int j = 0; j <= h->length; j++) {
+        toy_row(&t, 0, token, lp, att, TOY_WIDTH);
+        token = j < h->length ? h->tokens[j] : NMT_EOS;
+        ck_assert(token != NMT_PAD && token != NMT_BOS && (token != NMT_EOS || j == h->length));
+        total += lp[token];
+        if (h->attention)
+            ck_assert_mem_eq(h->attention + (size_t)j * (size_t)(pieces + 1), att, (size_t)(pieces + 1) * sizeof(float));
+    }
+    ck_assert_double_eq_tol(h->logprob, total, 1e-9);
+}
+
+static nmt_decode_options beam_options(int beam, int n_best, double alpha) {
+    nmt_decode_options o = nmt_decode_options_default();
+    o.beam_size = beam;
+    o.n_best = n_best;
+    o.length_penalty = alpha;
+    return o;
+}
+
+static nmt_decode_options greedy_options(void) {
+    nmt_decode_options o = nmt_decode_options_default();
+    o.greedy = 1;
+    return o;
+}
+
+static void free_all(nmt_translation *t, int n) {
+    for (int i = 0; i < n; i++) nmt_translation_free(&t[i]);
+}
+
+static int same_tokens(const nmt_hypothesis *a, const nmt_hypothesis *b) {
+    return a->length == b->length && memcmp(a->tokens, b->tokens, (size_t)a->length * sizeof(int32_t)) == 0;
+}
+
+enum { SENTENCES = 40 };
+
+START_TEST(beam_one_is_greedy_without_length_penalty) {
+    nmt_translation g[SENTENCES], b[SENTENCES];
+    nmt_decode_options go = greedy_options(), bo = beam_options(1, 1, 0.0);
+    go.length_penalty = 0.0;
+    toy_decode(&go, 0, SENTENCES, 0.3, g);
+    toy_decode(&bo, 0, SENTENCES, 0.3, b);
+    for (int i = 0; i < SENTENCES; i++) {
+        ck_assert_int_eq(g[i].count, 1);
+        ck_assert_int_eq(b[i].count, 1);
+        ck_assert(same_tokens(&g[i].hyps[0], &b[i].hyps[0]));
+        ck_assert(g[i].hyps[0].logprob == b[i].hyps[0].logprob);
+        check_replay(&g[i].hyps[0], i, 0.3);
+    }
+    free_all(g, SENTENCES);
+    free_all(b, SENTENCES);
+}
+END_TEST
+
+/* With a length penalty, beam 1 holds greedy's hypothesis among its finished ones (it follows the
+ * same path until greedy's argmax is eos) but may go on to a longer one that scores better, so it
+ * never scores below greedy (length_penalty_keeps_searching_past_the_first_eos shows it going
+ * further; a wider beam can lose to greedy: see beam_can_lose_to_greedy). */
+START_TEST(beam_one_never_scores_below_greedy) {
+    const double alphas[] = {0.0, 0.6, 1.0};
+    for (int a = 0; a < 3; a++) {
+        nmt_translation g[SENTENCES], b[SENTENCES];
+        nmt_decode_options go = greedy_options(), bo = beam_options(1, 1, alphas[a]);
+        go.length_penalty = alphas[a];
+        toy_decode(&go, 0, SENTENCES, 0.2, g);
+        toy_decode(&bo, 0, SENTENCES, 0.2, b);
+        for (int i = 0; i < SENTENCES; i++) {
+            ck_assert_msg(b[i].hyps[0].score >= g[i].hyps[0].score, "alpha %g sentence %d: %g < greedy %g", alphas[a], i,
+                          b[i].hyps[0].score, g[i].hyps[0].score);
+        }
+        free_all(b, SENTENCES);
+        free_all(g, SENTENCES);
+    }
+}
+END_TEST
+
+/* The search written directly from its definition, one sentence at a time: every live prefix is
+ * replayed through the hash scorer, all continuations are sorted (ties: earlier row, smaller id). */
+typedef struct ref_hyp {
+    int32_t tokens[64];
+    int length;
+    double total, score;
+} ref_hyp;
+
+static int ref_compare(const void *pa, const void *pb) {
+    const ref_hyp *a = pa, *b = pb; /* candidates: tokens[length-1] is the new token, score = parent */
+    if (a->total != b->total) return a->total < b->total ? 1 : -1;
+    if (a->score != b->score) return a->score < b->score ? -1 : 1;
+    return a->tokens[a->length - 1] - b->tokens[b->length - 1];
+}
+
+static void ref_logprobs(const ref_hyp *h, int index, double eos_slope, float *lp) {
+    static toy t;
+    memset(&t, 0, sizeof t);
+    t.eos_slope = eos_slope;
+    uint64_t seed = 1000u + (uint64_t)index;
+    int pieces = 1 + index % (TOY_WIDTH - 1);
+    toy_prime(&t, 1, &seed, &pieces);
+    int32_t token = NMT_BOS;
+    for (int j = 0; j <= h->length; j++) {
+        toy_row(&t, 0, token, lp, NULL, 0);
+        if (j < h->length) token = h->tokens[j];
+    }
+}
+
+static int ref_beam(int index, int K, int N, double alpha, double eos_slope, ref_hyp *done) {
+    static ref_hyp live[16], cand[16 * TOY_V], next[16];
+    const nmt_decode_options o = beam_options(K, N, alpha);
+    const int max_len = nmt_decode_max_length(&o, 1 + index % (TOY_WIDTH - 1));
+    int n_live = 1, n_done = 0;
+    memset(live, 0, sizeof live);
+    for (int t = 0; n_live > 0; t++) {
+        int n_cand = 0;
+        for (int i = 0; i < n_live; i++) {
+            float lp[TOY_V];
+            ref_logprobs(&live[i], index, eos_slope, lp);
+            for (int32_t v = 0; v < TOY_V; v++) {
+                if (v == NMT_PAD || v == NMT_BOS || (t == max_len && v != NMT_EOS)) continue;
+                cand[n_cand] = live[i];
+                cand[n_cand].tokens[cand[n_cand].length++] = v;
+                cand[n_cand].total = live[i].total + lp[v];
+                cand[n_cand].score = i;
+                n_cand++;
+            }
+        }
+        qsort(cand, (size_t)n_cand, sizeof *cand, ref_compare);
+        int n_next = 0;
+        for (int c = 0; c < n_cand && n_next < K; c++) {
+            ref_hyp h = cand[c];
+            if (h.tokens[h.length - 1] != NMT_EOS) {
+                next[n_next++] = h;
+                continue;
+            }
+            if (c >= K && t < max_len) continue;
+            h.length--;
+            h.score = h.total / nmt_length_penalty(alpha, h.length + 1);
+            int at = n_done < N ? n_done++ : N;
+            while (at > 0 && done[at - 1].score < h.score) {
+                if (at < N) done[at] = done[at - 1];
+                at--;
+            }
+            if (at < N) done[at] = h;
+        }
+        if (t == max_len) break;
+        double lp_max = nmt_length_penalty(alpha, max_len + 1);
+        if (n_next > 0 && n_done == N && done[N - 1].score >= next[0].total / lp_max) break;
+        memcpy(live, next, sizeof next);
+        n_live = n_next;
+    }
+    return n_done;
+}
+
+START_TEST(beam_equals_the_reference_search) {
+    const int beams[] = {1, 3, 5};
+    const double alphas[] = {0.0, 0.6};
+    for (int k = 0; k < 3; k++)
+        for (int a = 0; a < 2; a++) {
+            int N = beams[k] < 3 ? beams[k] : 3;
+            nmt_translation t[SENTENCES];
+            nmt_decode_options o = beam_options(beams[k], N, alphas[a]);
+            toy_decode(&o, 0, SENTENCES, 0.2, t);
+            for (int i = 0; i < SENTENCES; i++) {
+                ref_hyp done[8];
+                int n = ref_beam(i, beams[k], N, alphas[a], 0.2, done);
+                ck_assert_int_eq(t[i].count, n);
+                for (int j = 0; j < n; j++) {
+                    ck_assert_int_eq(t[i].hyps[j].length, done[j].length);
+                    ck_assert_mem_eq(t[i].hyps[j].tokens, done[j].tokens, (size_t)done[j].length * sizeof(int32_t));
+                    ck_assert(t[i].hyps[j].logprob == done[j].total && t[i].hyps[j].score == done[j].score);
+                }
+            }
+            free_all(t, SENTENCES);
+        }
+}
+END_TEST
+
+START_TEST(n_best_sorted_distinct_and_replayable) {
+    nmt_translation t[SENTENCES];
+    nmt_decode_options o = beam_options(6, 6, 0.6);
+    o.attention = 1;
+    toy_decode(&o, 0, SENTENCES, 0.2, t);
+    for (int i = 0; i < SENTENCES; i++) {
+        ck_assert_int_eq(t[i].count, 6);
+        for (int j = 0; j < t[i].count; j++) {
+            const nmt_hypothesis *h = &t[i].hyps[j];
+            ck_assert_double_eq_tol(h->score, h->logprob / nmt_length_penalty(0.6, h->length + 1), 1e-12);
+            ck_assert_int_le(h->length, nmt_decode_max_length(&o, h->src_len));
+            if (j > 0) ck_assert(t[i].hyps[j - 1].score >= h->score);
+            for (int k = 0; k < j; k++) ck_assert(!same_tokens(&t[i].hyps[k], h));
+            check_replay(h, i, 0.2);
+        }
+    }
+    free_all(t, SENTENCES);
+}
+END_TEST
+
+START_TEST(batched_equals_one_at_a_time) {
+    const nmt_decode_options opts[] = {beam_options(5, 3, 0.6), beam_options(3, 1, 0.0), greedy_options()};
+    for (int k = 0; k < 3; k++) {
+        nmt_decode_options o = opts[k];
+        o.attention = 1;
+        nmt_translation batched[SENTENCES];
+        toy_decode(&o, 0, SENTENCES, 0.2, batched);
+        for (int i = 0; i < SENTENCES; i++) {
+            nmt_translation alone;
+            toy_decode(&o, i, 1, 0.2, &alone);
+            ck_assert_int_eq(alone.count, batched[i].count);
+            for (int j = 0; j < alone.count; j++) {
+                const nmt_hypothesis *x = &alone.hyps[j], *y = &batched[i].hyps[j];
+                ck_assert(same_tokens(x, y));
+                ck_assert(x->logprob == y->logprob && x->score == y->score);
+                ck_assert_mem_eq(x->attention, y->attention,
+                                 (size_t)(x->length + 1) * (size_t)(x->src_len + 1) * sizeof(float));
+            }
+            nmt_translation_free(&alone);
+        }
+        free_all(batched, SENTENCES);
+    }
+}
+END_TEST
+
+/* A scorer that never wants to stop: every hypothesis runs to floor(R * |x|) + 10 pieces, where eos
+ * is forced. */
+START_TEST(eos_forced_at_the_maximum_length) {
+    nmt_translation t[8];
+    nmt_decode_options o = beam_options(3, 3, 0.6);
+    o.max_length_ratio = 1.5;
+    toy_decode(&o, 0, 8, -50.0, t);
+    for (int i = 0; i < 8; i++) {
+        int pieces = 1 + i % (TOY_WIDTH - 1);
+        ck_assert_int_eq(t[i].count, 3);
+        for (int j = 0; j < 3; j++) ck_assert_int_eq(t[i].hyps[j].length, (int)floor(1.5 * pieces) + 10);
+    }
+    free_all(t, 8);
+    o.greedy = 1;
+    o.n_best = 1;
+    toy_decode(&o, 0, 8, -50.0, t);
+    for (int i = 0; i < 8; i++) ck_assert_int_eq(t[i].hyps[0].length, (int)floor(1.5 * (1 + i % (TOY_WIDTH - 1))) + 10);
+    free_all(t, 8);
+    ck_assert_int_eq(nmt_decode_max_length(&o, 1), 11);
+    /* A step that can only be fed 6 tokens (a learned position table of 6) ends hypotheses at 5 pieces. */
+    static toy tk;
+    memset(&tk, 0, sizeof tk);
+    tk.eos_slope = -50.0;
+    uint64_t seed = 7;
+    int pieces = 4;
+    toy_prime(&tk, 1, &seed, &pieces);
+    nmt_search *s;
+    o = beam_options(2, 2, 0.6);
+    ck_assert_int_eq(nmt_search_create(&s, &o), 0);
+    nmt_decode_step step = {&tk, TOY_V, 6, toy_step, toy_reorder};
+    nmt_translation one;
+    ck_assert_int_eq(nmt_search_run(s, &step, 1, &pieces, TOY_WIDTH, &one), 0);
+    ck_assert_int_eq(one.count, 2);
+    ck_assert_int_eq(one.hyps[0].length, 5);
+    ck_assert_int_eq(tk.length[0], 6);
+    nmt_translation_free(&one);
+    nmt_search_free(s);
+}
+END_TEST
+
+START_TEST(step_errors_propagate) {
+    static toy t;
+    for (int mode = 0; mode < 2; mode++) {
+        for (int greedy = 0; greedy < 2; greedy++) {
+            memset(&t, 0, sizeof t);
+            t.eos_slope = 0.2;
+            uint64_t seeds[3] = {1, 2, 3};
+            int pieces[3] = {2, 3, 4};
+            toy_prime(&t, 3, seeds, pieces);
+            if (mode == 0) t.fail_at_call = 3;
+            else t.nan_at_call = 2;
+            nmt_decode_options o = greedy ? greedy_options() : beam_options(4, 2, 0.6);
+            nmt_search *s;
+            ck_assert_int_eq(nmt_search_create(&s, &o), 0);
+            nmt_decode_step step = {&t, TOY_V, 0, toy_step, toy_reorder};
+            nmt_translation out[3];
+            ck_assert_int_eq(nmt_search_run(s, &step, 3, pieces, TOY_WIDTH, out), -1);
+            ck_assert_ptr_nonnull(strstr(nmt_error(), mode == 0 ? "failed on purpose" : "non-finite"));
+            for (int i = 0; i < 3; i++) ck_assert_ptr_null(out[i].hyps);
+            nmt_search_free(s);
+        }
+    }
+}
+END_TEST
+
+START_TEST(options_checked) {
+    nmt_search *s;
+    nmt_decode_options o = beam_options(0, 1, 0.6);
+    ck_assert_int_eq(nmt_search_create(&s, &o), -1);
+    ck_assert_ptr_nonnull(strstr(nmt_error(), "beam size"));
+    o = beam_options(2, 3, 0.6);
+    ck_assert_int_eq(nmt_search_create(&s, &o), -1);
+    ck_assert_ptr_nonnull(strstr(nmt_error(), "n-best"));
+    o = beam_options(2, 1, -1.0);
+    ck_assert_int_eq(nmt_search_create(&s, &o), -1);
+    ck_assert_ptr_nonnull(strstr(nmt_error(), "length penalty"));
+    /* ((5 + 7) / 6)^0.6 = 2^0.6 = 1.515716566510398 */
+    ck_assert_double_eq_tol(nmt_length_penalty(0.6, 7), 1.515716566510398, 1e-12);
+    ck_assert_double_eq(nmt_length_penalty(0.0, 40), 1.0);
+}
+END_TEST
+
+/* ---- table scorer: hand-set probabilities over (unk, eos, A, B) after given prefixes ---- */
+
+typedef struct table_entry {
+    const char *prefix; /* e.g. "BA": the tokens after bos */
+    double p_unk, p_eos, p_a, p_b;
+} table_entry;
+
+typedef struct table {
+    const table_entry *entries;
+    int count;
+    double fallback[4]; /* any other prefix */
+    char prefix[TOY_MAX_ROWS][32], spare[TOY_MAX_ROWS][32];
+} table;
+
+static int table_step(void *ctx, int rows, const int32_t *tokens, float *logprobs, float *attention) {
+    table *t = ctx;
+    (void)attention;
+    for (int r = 0; r < rows; r++) {
+        size_t len = strlen(t->prefix[r]);
+        if (tokens[r] != NMT_BOS) {
+            ck_assert_uint_lt(len, sizeof t->prefix[r] - 1);
+            t->prefix[r][len] = tokens[r] == TOK_A ? 'A' : tokens[r] == TOK_B ? 'B' : 'u';
+            t->prefix[r][len + 1] = '\0';
+        }
+        const double *p = t->fallback;
+        for (int e = 0; e < t->count; e++)
+            if (strcmp(t->entries[e].prefix, t->prefix[r]) == 0) p = &t->entries[e].p_unk;
+        float *lp = logprobs + (size_t)r * TABLE_V;
+        lp[NMT_PAD] = lp[NMT_BOS] = -INFINITY;
+        lp[NMT_UNK] = (float)log(p[0]);
+        lp[NMT_EOS] = (float)log(p[1]);
+        lp[TOK_A] = (float)log(p[2]);
+        lp[TOK_B] = (float)log(p[3]);
+    }
+    return 0;
+}
+
+static int table_reorder(void *ctx, int rows, const int32_t *parents) {
+    table *t = ctx;
+    for (int r = 0; r < rows; r++) memcpy(t->spare[r], t->prefix[parents[r]], sizeof t->spare[r]);
+    memcpy(t->prefix, t->spare, sizeof t->prefix);
+    return 0;
+}
+
+/* Decodes one sentence of one source piece with the table scorer and checks the best hypothesis
+ * ("AB..", u for unk) and its probability (and, when want_score is not NAN, its score). */
+static void table_expect(const table_entry *entries, int count, const nmt_decode_options *o, const char *want,
+                         double want_prob, double want_score) {
+    static table t;
+    memset(&t, 0, sizeof t);
+    t.entries = entries;
+    t.count = count;
+    const double fallback[4] = {0.1, 0.4, 0.3, 0.2};
+    memcpy(t.fallback, fallback, sizeof fallback);
+    nmt_search *s;
+    ck_assert_int_eq(nmt_search_create(&s, o), 0);
+    nmt_decode_step step = {&t, TABLE_V, 0, table_step, table_reorder};
+    nmt_translation out;
+    int pieces = 1;
+    ck_assert_int_eq(nmt_search_run(s, &step, 1, &pieces, 2, &out), 0);
+    const nmt_hypothesis *h = &out.hyps[0];
+    char best[64];
+    for (int j = 0; j < h->length; j++) best[j] = h->tokens[j] == TOK_A ? 'A' : h->tokens[j] == TOK_B ? 'B' : 'u';
+    best[h->length] = '\0';
+    ck_assert_str_eq(best, want);
+    ck_assert_double_eq_tol(h->logprob, log(want_prob), 1e-6);
+    if (!isnan(want_score)) ck_assert_double_eq_tol(h->score, want_score, 1e-6);
+    nmt_translation_free(&out);
+    nmt_search_free(s);
+}
+
+static nmt_decode_options greedy_alpha(double alpha) {
+    nmt_decode_options o = greedy_options();
+    o.length_penalty = alpha;
+    return o;
+}
+
+/* Greedy takes A (0.5) then eos (0.35): p = 0.175. Beam 2 also keeps B (0.4), whose continuation A
+ * (0.9) then eos (0.9) gives p = 0.324. */
+START_TEST(beam_finds_what_greedy_misses) {
+    const table_entry entries[] = {
+        {"", 0.05, 0.05, 0.5, 0.4},
+        {"A", 0.1, 0.35, 0.3, 0.25},
+        {"B", 0.02, 0.05, 0.9, 0.03},
+        {"BA", 0.02, 0.9, 0.05, 0.03},
+    };
+    const nmt_decode_options g = greedy_alpha(0), b = beam_options(2, 1, 0.0);
+    table_expect(entries, 4, &g, "A", 0.5 * 0.35, NAN);
+    table_expect(entries, 4, &b, "BA", 0.4 * 0.9 * 0.9, NAN);
+}
+END_TEST
+
+/* Beam search is not exact: with K = 2 the greedy path A A (p = 0.45 * 0.3 = 0.135 after two
+ * steps) is pushed out by B A (0.225) and B B (0.2025), whose futures are poor. Greedy ends with
+ * A A eos (0.054), beam 2 with B A A eos (0.45 * 0.5 * 0.37 * 0.4 = 0.0333). */
+START_TEST(beam_can_lose_to_greedy) {
+    const table_entry entries[] = {
+        {"", 0.05, 0.05, 0.45, 0.45},
+        {"A", 0.2, 0.25, 0.3, 0.25},
+        {"B", 0.02, 0.03, 0.5, 0.45},
+        {"BA", 0.25, 0.01, 0.37, 0.37},
+        {"BB", 0.25, 0.01, 0.37, 0.37},
+    };
+    const nmt_decode_options g = greedy_alpha(0), b = beam_options(2, 1, 0.0);
+    table_expect(entries, 5, &g, "AA", 0.45 * 0.3 * 0.4, NAN);
+    table_expect(entries, 5, &b, "BAA", 0.45 * 0.5 * 0.37 * 0.4, NAN);
+}
+END_TEST
+
+/* eos first (0.45) scores log 0.45 / lp(1) = -0.799 with alpha 0.6; "A" (0.44) then eos (0.98) has
+ * log 0.4312 / lp(2) = -0.841 / 1.0969 = -0.767, better. A search that stopped at the first finished
+ * hypothesis, or that bounded live ones without the penalty, would return the empty translation;
+ * without a penalty the empty one is indeed the best. */
+START_TEST(length_penalty_keeps_searching_past_the_first_eos) {
+    const table_entry entries[] = {
+        {"", 0.05, 0.45, 0.44, 0.06},
+        {"A", 0.005, 0.98, 0.01, 0.005},
+    };
+    const nmt_decode_options b = beam_options(1, 1, 0.6), g = greedy_alpha(0.6), b0 = beam_options(1, 1, 0.0);
+    table_expect(entries, 2, &b, "A", 0.44 * 0.98, log(0.44 * 0.98) / pow(7.0 / 6.0, 0.6));
+    table_expect(entries, 2, &g, "", 0.45, log(0.45));
+    table_expect(entries, 2, &b0, "", 0.45, log(0.45));
+}
+END_TEST
+
+int main(void) {
+    Suite *s = suite_create("decode");
+    TCase *tc = tcase_create("search");
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, beam_one_is_greedy_without_length_penalty);
+    tcase_add_test(tc, beam_one_never_scores_below_greedy);
+    tcase_add_test(tc, beam_equals_the_reference_search);
+    tcase_add_test(tc, beam_can_lose_to_greedy);
+    tcase_add_test(tc, n_best_sorted_distinct_and_replayable);
+    tcase_add_test(tc, batched_equals_one_at_a_time);
+    tcase_add_test(tc, eos_forced_at_the_maximum_length);
+    tcase_add_test(tc, step_errors_propagate);
+    tcase_add_test(tc, options_checked);
+    tcase_add_test(tc, beam_finds_what_greedy_misses);
+    tcase_add_test(tc, length_penalty_keeps_searching_past_the_first_eos);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

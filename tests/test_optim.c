@@ -1,0 +1,129 @@
+/* Tests of optim: the learning-rate schedule at worked steps, two Adam updates against a hand
+ * computation, gradient-norm clipping, and results that do not depend on the thread count.
+ *
+ * Expected Adam values come from the update written out in Python floats (double precision):
+ *     m = b1 m + (1-b1) g;  v = b2 v + (1-b2) g^2;  p -= lr/(1-b1^t) * m / (sqrt(v)/sqrt(1-b2^t) + eps)
+ * with b1 = 0.9, b2 = 0.98, eps = 1e-9, lr = 0.1, p0 = (1, 1, -0.5), g1 = (0.5, -2, 0), g2 = (1.5, -2, 3):
+ *     after step 1: p = (0.9, 1.1, -0.5),  m = (0.05, -0.2, 0),  v = (0.005, 0.08, 0)
+ *     after step 2: p = (0.808572187, 1.2, -0.574059196),  m = (0.195, -0.38, 0.3),  v = (0.0499, 0.1584, 0.18)
+ * (Step 1 moves every parameter with a nonzero gradient by exactly lr against its sign.) */
+#include "nmt/kernels.h"
+#include "nmt/optim.h"
+
+#include <check.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+START_TEST(schedule_worked_numbers) {
+    /* lr 1e-3, warmup 800: linear to the peak at step 800, then lr * sqrt(800 / t). */
+    ck_assert_double_eq_tol(nmt_lr_at(1e-3, 800, 1), 1.25e-6, 1e-15);
+    ck_assert_double_eq_tol(nmt_lr_at(1e-3, 800, 400), 5e-4, 1e-15);
+    ck_assert_double_eq_tol(nmt_lr_at(1e-3, 800, 800), 1e-3, 1e-15);
+    ck_assert_double_eq_tol(nmt_lr_at(1e-3, 800, 3200), 5e-4, 1e-15);
+    ck_assert_double_eq_tol(nmt_lr_at(1e-3, 800, 12800), 2.5e-4, 1e-15);
+    /* 4000 warm-up steps, the paper's: at step 16000 the rate is half the peak. */
+    ck_assert_double_eq_tol(nmt_lr_at(7e-4, 4000, 16000), 3.5e-4, 1e-15);
+    /* No warm-up: constant. */
+    ck_assert_double_eq(nmt_lr_at(5e-4, 0, 1), 5e-4);
+    ck_assert_double_eq(nmt_lr_at(5e-4, 0, 100000), 5e-4);
+}
+END_TEST
+
+START_TEST(adam_matches_hand_computation) {
+    nmt_adam adam;
+    ck_assert_int_eq(nmt_adam_init(&adam, 3, 0.9, 0.98, 1e-9), 0);
+    float p[3] = {1.0f, 1.0f, -0.5f};
+    /* The trainer passes summed gradients and a scale: here raw = 2 g with scale 0.5. */
+    float g[3] = {1.0f, -4.0f, 0.0f};
+    nmt_adam_update(&adam, p, g, 0.1, 0.5);
+    ck_assert_int_eq(adam.step, 1);
+    ck_assert_float_eq_tol(p[0], 0.9f, 1e-6f);
+    ck_assert_float_eq_tol(p[1], 1.1f, 1e-6f);
+    ck_assert_float_eq(p[2], -0.5f);
+    ck_assert_float_eq_tol(adam.m[1], -0.2f, 1e-7f);
+    ck_assert_float_eq_tol(adam.v[1], 0.08f, 1e-7f);
+    /* The update zeroes the gradients for the next step. */
+    ck_assert_float_eq(g[0], 0.0f);
+    ck_assert_float_eq(g[1], 0.0f);
+    g[0] = 3.0f;
+    g[1] = -4.0f;
+    g[2] = 6.0f;
+    nmt_adam_update(&adam, p, g, 0.1, 0.5);
+    ck_assert_float_eq_tol(p[0], 0.808572187f, 1e-6f);
+    ck_assert_float_eq_tol(p[1], 1.2f, 1e-6f);
+    ck_assert_float_eq_tol(p[2], -0.574059196f, 1e-6f);
+    ck_assert_float_eq_tol(adam.m[0], 0.195f, 1e-7f);
+    ck_assert_float_eq_tol(adam.v[0], 0.0499f, 1e-7f);
+    ck_assert_float_eq_tol(adam.v[2], 0.18f, 1e-7f);
+    nmt_adam_free(&adam);
+}
+END_TEST
+
+START_TEST(clipping) {
+    /* A 3-4-5 gradient spread over many blocks: norm 5 * 100 = 500 for 10000 copies of (3, 4). */
+    enum { N = 20000 };
+    nmt_adam adam;
+    ck_assert_int_eq(nmt_adam_init(&adam, N, 0.9, 0.98, 1e-9), 0);
+    ck_assert_int_gt(adam.num_blocks, 1);
+    float *g = malloc(N * sizeof *g);
+    for (int i = 0; i < N; i++) g[i] = i % 2 ? 4.0f : 3.0f;
+    ck_assert_double_eq_tol(nmt_adam_grad_norm(&adam, g), 500.0, 1e-9);
+    ck_assert_double_eq_tol(nmt_clip_factor(500.0, 5.0), 0.01, 1e-15);
+    ck_assert_double_eq(nmt_clip_factor(4.0, 5.0), 1.0);
+    ck_assert_double_eq(nmt_clip_factor(500.0, 0.0), 1.0);
+    /* A clipped step is Adam on the clipped gradient: the first step still moves by lr (sign only),
+     * but the moments see the scaled gradient: m = 0.1 * 3 * 0.01. */
+    float *p = calloc(N, sizeof *p);
+    nmt_adam_update(&adam, p, g, 0.1, nmt_clip_factor(500.0, 5.0));
+    ck_assert_float_eq_tol(adam.m[0], 0.003f, 1e-9f);
+    ck_assert_float_eq_tol(p[0], -0.1f, 1e-6f);
+    free(p);
+    free(g);
+    nmt_adam_free(&adam);
+}
+END_TEST
+
+/* The same updates on 1 and 2 threads give the same bits. */
+START_TEST(threads_do_not_change_results) {
+    enum { N = 100003 };
+    float *p[2], *g[2];
+    double norm[2];
+    for (int run = 0; run < 2; run++) {
+        nmt_kernels_set_threads(run + 1);
+        nmt_adam adam;
+        ck_assert_int_eq(nmt_adam_init(&adam, N, 0.9, 0.98, 1e-9), 0);
+        p[run] = malloc(N * sizeof(float));
+        g[run] = malloc(N * sizeof(float));
+        for (int i = 0; i < N; i++) p[run][i] = sinf((float)i);
+        for (int step = 1; step <= 3; step++) {
+            for (int i = 0; i < N; i++) g[run][i] = cosf((float)(i * step)) * 1e-3f;
+            norm[run] = nmt_adam_grad_norm(&adam, g[run]);
+            nmt_adam_update(&adam, p[run], g[run], 1e-3, 1.0 / norm[run]);
+        }
+        nmt_adam_free(&adam);
+    }
+    ck_assert(norm[0] == norm[1]);
+    ck_assert_mem_eq(p[0], p[1], N * sizeof(float));
+    for (int run = 0; run < 2; run++) {
+        free(p[run]);
+        free(g[run]);
+    }
+    nmt_kernels_set_threads(1);
+}
+END_TEST
+
+int main(void) {
+    Suite *s = suite_create("optim");
+    TCase *tc = tcase_create("optim");
+    tcase_add_test(tc, schedule_worked_numbers);
+    tcase_add_test(tc, adam_matches_hand_computation);
+    tcase_add_test(tc, clipping);
+    tcase_add_test(tc, threads_do_not_change_results);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

@@ -1,0 +1,244 @@
+/* Tests of plot: the SVG canvas is well-formed XML, the heat map has one cell per weight coloured by
+ * the colour map, pieces are escaped, and the terminal map matches a hand-drawn picture. */
+#include "nmt/plot.h"
+#include "nmt/utf8.h"
+
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A small XML well-formedness check for what the canvas writes: a prolog, balanced elements,
+ * quoted attributes, no raw '<' or stray '&' in text or values, valid UTF-8, one root element. */
+static int entity_ok(const char *s) {
+    static const char *const entities[] = {"&amp;", "&lt;", "&gt;", "&quot;", "&apos;"};
+    for (int i = 0; i < 5; i++)
+        if (strncmp(s, entities[i], strlen(entities[i])) == 0) return (int)strlen(entities[i]);
+    return 0;
+}
+
+static int is_name_char(char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == ':' || c == '_';
+}
+
+static const char *xml_error(const char *doc) {
+    static char message[128];
+    if (nmt_utf8_invalid_at(doc, strlen(doc)) >= 0) return "invalid UTF-8";
+    if (strncmp(doc, "<?xml ", 6) != 0) return "no XML declaration";
+    const char *p = strstr(doc, "?>");
+    if (!p) return "unterminated declaration";
+    p += 2;
+    char stack[16][32];
+    int depth = 0, roots = 0;
+    while (*p) {
+        if (*p == '&') {
+            int n = entity_ok(p);
+            if (!n) return "stray & in text";
+            p += n;
+        } else if (*p != '<') {
+            if (depth == 0 && *p != '\n') return "text outside the root";
+            p++;
+        } else if (p[1] == '/') {
+            p += 2;
+            int n = 0;
+            while (is_name_char(p[n])) n++;
+            if (depth == 0 || (int)strlen(stack[depth - 1]) != n || strncmp(stack[depth - 1], p, (size_t)n) != 0) {
+                snprintf(message, sizeof message, "mismatched end tag at '%.20s'", p);
+                return message;
+            }
+            depth--;
+            p += n;
+            if (*p++ != '>') return "bad end tag";
+        } else {
+            p++;
+            int n = 0;
+            while (is_name_char(p[n])) n++;
+            if (n == 0 || n >= 32) return "bad element name";
+            if (depth == 0 && ++roots > 1) return "two root elements";
+            if (depth == 16) return "too deep";
+            memcpy(stack[depth], p, (size_t)n);
+            stack[depth][n] = '\0';
+            p += n;
+            for (;;) {
+                while (*p == ' ' || *p == '\n') p++;
+                if (*p == '>' || (p[0] == '/' && p[1] == '>')) break;
+                int a = 0;
+                while (is_name_char(p[a])) a++;
+                if (a == 0 || p[a] != '=' || p[a + 1] != '"') return "bad attribute";
+                p += a + 2;
+                while (*p && *p != '"') {
+                    if (*p == '<') return "raw < in an attribute";
+                    if (*p == '&') {
+                        int e = entity_ok(p);
+                        if (!e) return "stray & in an attribute";
+                        p += e;
+                    } else {
+                        p++;
+                    }
+                }
+                if (*p++ != '"') return "unterminated attribute";
+            }
+            if (*p == '/') p += 2;
+            else p++, depth++;
+        }
+    }
+    return depth == 0 && roots == 1 ? NULL : "unclosed elements";
+}
+
+static int count(const char *haystack, const char *needle) {
+    int n = 0;
+    for (const char *p = strstr(haystack, needle); p; p = strstr(p + 1, needle)) n++;
+    return n;
+}
+
+/* Relative luminance (WCAG) of an sRGB colour. */
+static double luminance(nmt_plot_rgb c) {
+    double ch[3] = {c.r / 255.0, c.g / 255.0, c.b / 255.0};
+    for (int i = 0; i < 3; i++) ch[i] = ch[i] <= 0.04045 ? ch[i] / 12.92 : pow((ch[i] + 0.055) / 1.055, 2.4);
+    return 0.2126 * ch[0] + 0.7152 * ch[1] + 0.0722 * ch[2];
+}
+
+START_TEST(canvas_is_well_formed) {
+    nmt_plot_canvas c;
+    nmt_plot_begin(&c, 300, 200);
+    const double x[3] = {10, 50, 90}, y[3] = {100, 20, 60};
+    nmt_plot_polyline(&c, x, y, 3, NMT_PLOT_BLACK, 1.5);
+    nmt_plot_line(&c, 0, 0, 300, 200, NMT_PLOT_GREY, 1);
+    nmt_plot_rect(&c, 5, 5, 10, 10, nmt_plot_colormap(0.5), "a <b> & \"c\" 'd'");
+    nmt_plot_text(&c, 20, 20, 12, NMT_PLOT_MIDDLE, -90, "x < y && z > 'w' \x01 \xff");
+    ck_assert_int_eq(nmt_plot_end(&c), 0);
+    const char *err = xml_error(c.out.data);
+    ck_assert_msg(err == NULL, "%s in:\n%s", err, c.out.data);
+    ck_assert_ptr_nonnull(strstr(c.out.data, "points=\"10.00,100.00 50.00,20.00 90.00,60.00\""));
+    ck_assert_ptr_nonnull(strstr(c.out.data, "fill=\"#26828e\"")); /* viridis(0.5) */
+    ck_assert_ptr_nonnull(strstr(c.out.data, "x &lt; y &amp;&amp; z &gt; &apos;w&apos; \xEF\xBF\xBD \xEF\xBF\xBD"));
+    ck_assert_ptr_nonnull(strstr(c.out.data, "transform=\"rotate(-90.0 20.00 20.00)\""));
+    nmt_plot_buffer_free(&c.out);
+}
+END_TEST
+
+START_TEST(colormap_brightens_with_weight) {
+    nmt_plot_rgb lo = nmt_plot_colormap(0), hi = nmt_plot_colormap(1);
+    ck_assert(lo.r == 68 && lo.g == 1 && lo.b == 84);
+    ck_assert(hi.r == 253 && hi.g == 231 && hi.b == 37);
+    nmt_plot_rgb below = nmt_plot_colormap(-3), above = nmt_plot_colormap(7), nan = nmt_plot_colormap(NAN);
+    ck_assert(memcmp(&below, &lo, sizeof lo) == 0 && memcmp(&above, &hi, sizeof hi) == 0 && memcmp(&nan, &lo, sizeof lo) == 0);
+    /* Strictly brighter at every step of 1/100 (finer steps meet the 8-bit rounding of channels). */
+    double last = -1;
+    for (int i = 0; i <= 100; i++) {
+        double l = luminance(nmt_plot_colormap(i / 100.0));
+        ck_assert_msg(l > last, "luminance does not rise at %g", i / 100.0);
+        last = l;
+    }
+    ck_assert(luminance(hi) > 10 * luminance(lo));
+}
+END_TEST
+
+/* Parses the fill of the k-th cell (the k-th rect with a tooltip). */
+static nmt_plot_rgb cell_fill(const char *svg, int k) {
+    const char *p = svg;
+    for (int i = 0; i <= k; i++) {
+        p = strstr(p, "<title>");
+        ck_assert_ptr_nonnull(p);
+        p++;
+    }
+    while (p > svg && strncmp(p, "fill=\"#", 7) != 0) p--;
+    unsigned r, g, b;
+    ck_assert_int_eq(sscanf(p, "fill=\"#%02x%02x%02x\"", &r, &g, &b), 3);
+    return (nmt_plot_rgb){(uint8_t)r, (uint8_t)g, (uint8_t)b};
+}
+
+START_TEST(alignment_svg_cells_and_escaping) {
+    const char *src[4] = {"\xE2\x96\x81<", "&", "\"q\"", "</s>"};
+    const char *tgt[3] = {"\xE2\x96\x81Mann", "'", "</s>"};
+    const float w[12] = {0.7f, 0.1f, 0.1f, 0.1f, 0.05f, 0.8f, 0.05f, 0.1f, 0.0f, 0.2f, 0.3f, 0.5f};
+    nmt_plot_buffer out = {0};
+    ck_assert_int_eq(nmt_plot_alignment_svg(&out, "line 3: a < b", src, 4, tgt, 3, w), 0);
+    const char *err = xml_error(out.data);
+    ck_assert_msg(err == NULL, "%s", err);
+    ck_assert_int_eq(count(out.data, "<title>"), 12);
+    ck_assert_int_eq(count(out.data, "<rect"), 1 + 12 + 20); /* background, cells, colour bar */
+    ck_assert_ptr_nonnull(strstr(out.data, ">\xE2\x96\x81&lt;</text>"));
+    ck_assert_ptr_nonnull(strstr(out.data, ">&amp;</text>"));
+    ck_assert_ptr_nonnull(strstr(out.data, ">&quot;q&quot;</text>"));
+    ck_assert_ptr_nonnull(strstr(out.data, ">&lt;/s&gt;</text>"));
+    ck_assert_ptr_nonnull(strstr(out.data, "line 3: a &lt; b"));
+    ck_assert_ptr_nonnull(strstr(out.data, "<title>&amp; \xE2\x86\x92 \xE2\x96\x81Mann: 0.100</title>"));
+    /* Every cell has the colour of its weight; brighter cells carry more weight. */
+    for (int i = 0; i < 12; i++) {
+        nmt_plot_rgb got = cell_fill(out.data, i), want = nmt_plot_colormap(w[i]);
+        ck_assert(memcmp(&got, &want, sizeof got) == 0);
+        for (int j = 0; j < 12; j++)
+            if (w[i] > w[j]) ck_assert(luminance(got) > luminance(cell_fill(out.data, j)));
+    }
+    nmt_plot_buffer_free(&out);
+}
+END_TEST
+
+START_TEST(alignment_text_matches_the_drawing) {
+    const char *src[3] = {"ab", "c", "\xE2\x96\x81" "d"};
+    const char *tgt[2] = {"x", "yz"};
+    /* Levels: round(4w) = (4,0,0) and (1,2,1). */
+    const float w[6] = {1.0f, 0.0f, 0.0f, 0.3f, 0.5f, 0.2f};
+    nmt_plot_buffer out = {0};
+    ck_assert_int_eq(nmt_plot_alignment_text(&out, "t", src, 3, tgt, 2, w), 0);
+    ck_assert_str_eq(out.data, "t\n"
+                               "   a c \xE2\x96\x81 \n"
+                               "   b   d \n"
+                               " x \xE2\x96\x88\xE2\x96\x88    \n"
+                               "yz \xE2\x96\x91\xE2\x96\x91\xE2\x96\x92\xE2\x96\x92\xE2\x96\x91\xE2\x96\x91\n");
+    nmt_plot_buffer_free(&out);
+    /* A control character in a piece is shown as '?', never sent to the terminal. */
+    const char *evil_src[1] = {"\x1b[2J"};
+    const char *evil_tgt[1] = {"\x1b]0;x\x07"};
+    const float one = 1.0f;
+    ck_assert_int_eq(nmt_plot_alignment_text(&out, NULL, evil_src, 1, evil_tgt, 1, &one), 0);
+    ck_assert_ptr_null(strchr(out.data, '\x1b'));
+    ck_assert_ptr_null(strchr(out.data, '\x07'));
+    ck_assert_ptr_nonnull(strstr(out.data, "?]0;x? \xE2\x96\x88\xE2\x96\x88\n"));
+    nmt_plot_buffer_free(&out);
+}
+END_TEST
+
+START_TEST(errors_are_reported) {
+    const char *p[1] = {"a"};
+    const float nan = NAN;
+    nmt_plot_buffer out = {0};
+    ck_assert_int_eq(nmt_plot_alignment_svg(&out, NULL, p, 1, p, 1, &nan), -1);
+    ck_assert_ptr_nonnull(strstr(nmt_error(), "non-finite"));
+    ck_assert_int_eq(nmt_plot_alignment_text(&out, NULL, p, 0, p, 1, &nan), -1);
+    ck_assert_ptr_nonnull(strstr(nmt_error(), "empty"));
+    /* Running out of memory anywhere gives an error, not a truncated picture. */
+    const float w[4] = {0.5f, 0.5f, 0.25f, 0.75f};
+    const char *q[2] = {"a", "b"};
+    for (int text = 0; text < 2; text++) {
+        long n = 1;
+        for (;; n++) {
+            nmt_alloc_fail_at(n);
+            int rc = text ? nmt_plot_alignment_text(&out, "t", q, 2, q, 2, w) : nmt_plot_alignment_svg(&out, "t", q, 2, q, 2, w);
+            nmt_alloc_fail_at(0);
+            nmt_plot_buffer_free(&out);
+            if (rc == 0) break;
+            ck_assert_ptr_nonnull(strstr(nmt_error(), "out of memory"));
+        }
+        ck_assert_int_gt(n, text ? 2 : 3); /* the sweep did fail the allocations along the way */
+    }
+}
+END_TEST
+
+int main(void) {
+    Suite *s = suite_create("plot");
+    TCase *tc = tcase_create("plot");
+    tcase_add_test(tc, canvas_is_well_formed);
+    tcase_add_test(tc, colormap_brightens_with_weight);
+    tcase_add_test(tc, alignment_svg_cells_and_escaping);
+    tcase_add_test(tc, alignment_text_matches_the_drawing);
+    tcase_add_test(tc, errors_are_reported);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
