@@ -40,6 +40,11 @@ cp out all.txt
 : >alone.txt
 while IFS= read -r line; do printf '%s\n' "$line" | "$NMT" translate -m $M -q $T >>alone.txt; done <in.txt
 cmp -s all.txt alone.txt || { say_fail "translating lines one at a time differs"; diff all.txt alone.txt; }
+# Empty input gives empty output; a missing input file is an error naming it.
+check "empty input" 0 "$NMT" translate -m $M $T </dev/null
+[ ! -s out ] || say_fail "empty input gave output"
+check "missing input" 1 "$NMT" translate -m $M $T -i no-such-file.txt
+grep -q 'no-such-file.txt' err || say_fail "missing input message: $(cat err)"
 # Greedy, and stdin to stdout.
 "$NMT" translate -m $M $T --greedy <in.txt >greedy.txt 2>err || say_fail "greedy: $(cat err)"
 [ "$(wc -l <greedy.txt)" -eq 5 ] || say_fail "greedy line count"
