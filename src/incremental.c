@@ -2,11 +2,14 @@
  *
  * Shapes: B sentences, S source width, R live rows, P = max_steps cache positions, D, H, dh = D/H,
  * F, V, Ld decoder layers. Buffers only grow (to the largest batch seen), so steps allocate nothing.
- *   cross_kv[Ld, B*S, 2D]   each decoder layer's cross-attention k|v of the encoder output
+ *   cross_kv[Ld, B*S, 2D]   each decoder layer's cross-attention k|v of the encoder output, one
+ *                           [S, 2D] block per live sentence (renumbered as sentences finish)
  *   cache_k[l], cache_v[l]  [max_rows, P, D] self-attention keys and values of the fed positions
  *   history[max_rows, P]    the tokens fed to each row (uncached mode replays them)
- * Rows are contiguous per sentence (decode.h), so cross-attention runs once per sentence with that
- * sentence's rows as its queries, and all the rows of a sentence share its keys and values.
+ * Rows are contiguous per sentence (decode.h), so a sentence's rows are the queries of one
+ * cross-attention over its block, and sentences with as many rows each make one batched call.
+ * A reorder gathers the fed part of every cache row from its parent into a spare buffer, which
+ * then takes the place of the old one.
  */
 #include "nmt/incremental.h"
 
