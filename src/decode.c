@@ -134,7 +134,7 @@ void nmt_search_free(nmt_search *s) {
     free(s);
 }
 
-/* Adds `count` elements of `size` bytes to a layout at 64-byte boundaries; returns their offset. */
+/* Adds `count` elements of `size` bytes to a layout at 64-byte offsets; returns their offset. */
 static size_t layout_add(size_t *total, size_t count, size_t size) {
     size_t offset = (*total + 63) & ~(size_t)63;
     *total = offset + count * size;
@@ -161,11 +161,14 @@ static int search_reserve(nmt_search *s, int batch, int steps, int width, int vo
     size_t o_done_count = layout_add(&total, (size_t)batch, sizeof(int));
     size_t o_cand = layout_add(&total, 2 * (size_t)s->beam, sizeof(candidate));
     if (total > s->block_size) {
-        void *block = NULL;
-        if (posix_memalign(&block, 64, total) != 0) return nmt_error_set("out of memory: %zu bytes for beam search", total);
+        /* Grow by at least half: the batches of a length-sorted window each need a little more. */
+        size_t grown = s->block_size + s->block_size / 2;
+        if (grown < total) grown = total;
         free(s->block);
-        s->block = block;
-        s->block_size = total;
+        s->block_size = 0;
+        s->block = nmt_malloc(grown);
+        if (!s->block) return -1;
+        s->block_size = grown;
     }
     char *base = s->block;
     s->rows_max = (int)rows;

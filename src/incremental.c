@@ -20,7 +20,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* A buffer that only grows. */
+/* A buffer that only grows. Its contents do not survive growth (each batch refills them), so it
+ * grows by a new allocation rather than a copying realloc, and by at least half its size: the
+ * batches of a length-sorted window each need a little more, and would otherwise reallocate (and
+ * fault in fresh pages) every time. */
 typedef struct buffer {
     void *data;
     size_t cap; /* bytes */
@@ -30,10 +33,13 @@ static int buffer_reserve(buffer *b, size_t count, size_t size, const char *what
     size_t bytes = 0;
     if (nmt_size_mul(count ? count : 1, size, &bytes, what) < 0) return -1;
     if (bytes <= b->cap) return 0;
-    void *p = nmt_realloc(b->data, bytes);
-    if (!p) return -1;
-    b->data = p;
-    b->cap = bytes;
+    size_t grown = b->cap + b->cap / 2;
+    if (grown < bytes) grown = bytes;
+    free(b->data);
+    b->cap = 0;
+    b->data = nmt_malloc(grown);
+    if (!b->data) return -1;
+    b->cap = grown;
     return 0;
 }
 
