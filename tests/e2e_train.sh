@@ -86,6 +86,8 @@ printf 'ok\nbad \377 byte\n' > bad.en
 printf 'gut\nschlecht\n' > bad.de
 expect "invalid UTF-8" 1 "bad.en:2: invalid UTF-8 at byte 5" \
   "$NMT" train toy.yaml --set output=bad2 --set 'data.train={src: bad.en, tgt: bad.de}'
+expect "position table too small" 1 "data.max_length 128 needs model.max_positions of at least 129" \
+  "$NMT" train toy.yaml --set output=bad3 --set model.positions=learned --set model.max_positions=64
 expect "missing config" 1 "nope.yaml" "$NMT" train nope.yaml
 expect "bad threads" 2 "--threads" "$NMT" train toy.yaml --threads 0
 expect "no config" 2 "missing CONFIG.yaml" "$NMT" train
