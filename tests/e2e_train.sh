@@ -55,6 +55,9 @@ for f in model.safetensors spm.model config.yaml train.log.jsonl checkpoints/ste
   [ -s "out/$f" ] || { echo "FAIL quiet run: out/$f missing"; fail=1; }
 done
 grep -q '"event":"valid","step":20' out/train.log.jsonl || { echo "FAIL log lacks the validation at 20"; fail=1; }
+# The output directory is a model directory.
+"$NMT" translate -m out < valid.en > hyp.de 2>translate.err || { echo "FAIL translate -m out"; cat translate.err; fail=1; }
+[ "$(wc -l < hyp.de)" -eq 40 ] || { echo "FAIL translate: $(wc -l < hyp.de) lines for 40"; fail=1; }
 expect "progress" 0 "effective config" "$NMT" train toy.yaml --set train.max_steps=25
 grep -q "resuming from .*step-00000020" stderr.txt || { echo "FAIL resume message"; fail=1; }
 grep -q "step 24 loss" stderr.txt || { echo "FAIL progress line"; cat stderr.txt; fail=1; }
