@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# nmt train end to end: a quiet run makes a model directory; SIGTERM mid-run finishes the step, saves
+# nmt train end to end: a quiet run makes a model directory that nmt translate reads; validation BLEU
+# equals nmt bleu on nmt translate --greedy with the saved model; SIGTERM mid-run finishes the step, saves
 # a checkpoint and exits 0, and a second run resumes from it; bad corpora (mismatched line counts,
 # invalid UTF-8) and a changed model section fail with exit 1 and a message saying what is wrong.
 set -u
@@ -63,6 +64,15 @@ grep -q "resuming from .*step-00000020" stderr.txt || { echo "FAIL resume messag
 grep -q "step 24 loss" stderr.txt || { echo "FAIL progress line"; cat stderr.txt; fail=1; }
 expect "model section changed" 1 "model.ffn is 64 in the checkpoint but 128 in the config" \
   "$NMT" train toy.yaml --set model.ffn=128
+
+# Validation BLEU is `nmt bleu` on `nmt translate --greedy` with the saved model, to the last digit.
+"$NMT" train toy.yaml --quiet --set output=bleu --set train.max_steps=100 --set train.valid_every=100 \
+  --set train.optimizer.lr=1e-2 --set model.dropout=0 || { echo "FAIL bleu run"; fail=1; }
+logged=$(sed -n 's/.*"event":"valid","step":100,.*"bleu":\([0-9.]*\)}/\1/p' bleu/train.log.jsonl)
+"$NMT" translate -q -m bleu --greedy < valid.en > bleu.hyp
+offline=$("$NMT" bleu valid.de -i bleu.hyp -b -w 4)
+[ -n "$logged" ] && [ "$logged" = "$offline" ] || { echo "FAIL validation BLEU '$logged' != offline '$offline'"; fail=1; }
+awk -v b="$offline" 'BEGIN { exit !(b > 0) }' || { echo "FAIL BLEU is $offline: nothing was compared"; fail=1; }
 
 # SIGTERM after the first checkpoint: exit 0 with a checkpoint, then resume.
 "$NMT" train toy.yaml --set output=sig --set train.max_steps=1000000 --set train.save_every=5 2>sig.log &
