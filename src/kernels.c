@@ -299,6 +299,7 @@ static void sgemm_part(void *ctx, long begin, long end) {
 void nmt_sgemm(int trans_a, int trans_b, int M, int N, int K, float alpha, const float *A, int lda, const float *B,
                int ldb, float beta, float *C, int ldc) {
     if (M <= 0 || N <= 0) return;
+    nmt_kernels_threads(); /* the first call sets OpenBLAS to one thread */
     sgemm_task t = {trans_a, trans_b, M, N, K, lda, ldb, ldc, M >= N, alpha, beta, A, B, C};
     long units = ((t.split_rows ? M : N) + SGEMM_BLOCK - 1) / SGEMM_BLOCK;
     /* Below about a million multiply-adds the split costs more than it saves. */
