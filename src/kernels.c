@@ -734,19 +734,25 @@ NMT_INLINE void prefetch_rows(nmt_heads x, int b, int len, int width) {
     }
 }
 
+/* The inputs of batch row b, for all heads (dout only in backward). */
+NMT_INLINE void attention_prefetch(const attention_task *a, int b) {
+    const nmt_attention_dims *d = a->dims;
+    if (b >= d->batch) return;
+    int width = d->heads * d->head_dim;
+    prefetch_rows(a->q, b, d->q_len, width);
+    prefetch_rows(a->k, b, d->k_len, width);
+    prefetch_rows(a->v, b, d->k_len, width);
+    if (a->dout.data) prefetch_rows(a->dout, b, d->q_len, width);
+}
+
 NMT_HOT static void attention_forward_range(void *ctx, long begin, long end) {
     const attention_task *a = ctx;
     const nmt_attention_dims *d = a->dims;
     int dh = d->head_dim, Tq = d->q_len, Tk = d->k_len;
     dropout_key key = dropout_key_of(d->dropout);
-    int width = d->heads * dh;
     for (long item = begin; item < end; item++) {
         int b = (int)(item / d->heads), h = (int)(item % d->heads);
-        if (h == 0 && b + 1 < d->batch) {
-            prefetch_rows(a->q, b + 1, Tq, width);
-            prefetch_rows(a->k, b + 1, Tk, width);
-            prefetch_rows(a->v, b + 1, Tk, width);
-        }
+        if (h == 0) attention_prefetch(a, b + 1);
         for (int t = 0; t < Tq; t++) {
             int limit = attention_limit(d, b, t);
             long row = (item * Tq + t) * Tk;
@@ -779,15 +785,9 @@ NMT_HOT static void attention_backward_range(void *ctx, long begin, long end) {
     const nmt_attention_dims *d = a->dims;
     int dh = d->head_dim, Tq = d->q_len, Tk = d->k_len;
     dropout_key key = dropout_key_of(d->dropout);
-    int width = d->heads * dh;
     for (long item = begin; item < end; item++) {
         int b = (int)(item / d->heads), h = (int)(item % d->heads);
-        if (h == 0 && b + 1 < d->batch) {
-            prefetch_rows(a->q, b + 1, Tq, width);
-            prefetch_rows(a->dout, b + 1, Tq, width);
-            prefetch_rows(a->k, b + 1, Tk, width);
-            prefetch_rows(a->v, b + 1, Tk, width);
-        }
+        if (h == 0) attention_prefetch(a, b + 1);
         for (int j = 0; j < Tk; j++) {
             memset(head_row(a->dk, b, j, h, dh), 0, (size_t)dh * sizeof(float));
             memset(head_row(a->dv, b, j, h, dh), 0, (size_t)dh * sizeof(float));

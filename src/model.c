@@ -1,10 +1,20 @@
-/* model: the Transformer's parameters in one buffer and its tensor table.
+/* model: the Transformer's parameters in one buffer, its tensor table, and the forward and
+ * backward pass of every layer.
  *
- * The parameter layout is made by one walk over the architecture (layout_walk) that every user
+ * Parameters. The layout is made by one walk over the architecture (layout_walk) that every user
  * shares: counting parameters, naming tensors for the model file, and pointing nmt_params at the
  * parameter and gradient buffers. Tensors are packed without gaps in the order of the table; within
  * an attention block q, k, v weights come first and consecutively, then q, k, v biases, so that the
  * fused projections are single matrices.
+ *
+ * Activations. One block, carved by plan() for the batch's shape (measured first, then cut), holds
+ * everything a forward keeps for backward plus backward's scratch; it grows only when a batch
+ * needs more. Each layer's forward sits next to its backward. A sublayer is wrapped by the
+ * residual/LayerNorm functions (sublayer_*), so post-LN and pre-LN share every layer's code.
+ *
+ * Output. Logits exist for one chunk of non-pad target rows at a time: projection, fused
+ * log-softmax + label-smoothed loss, and in training at once the gradients of the decoder output
+ * and of the output weight (held unscaled until backward knows the scale).
  */
 #include "nmt/model.h"
 
