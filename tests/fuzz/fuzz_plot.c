@@ -1,0 +1,229 @@
+/* fuzz_plot: the attention-map writers (SVG and terminal) on arbitrary pieces and weights.
+ *
+ * Pieces come from a model's vocabulary and from the user's input, so they may hold anything: markup
+ * characters, control characters, invalid UTF-8. Input: byte 0: rows - 1 (mod 12), byte 1: cols - 1
+ * (mod 12), then one byte a weight (each row normalised to sum to 1, as attention rows do; an all-zero
+ * row stays zero), then NUL-separated strings: the title, the cols source pieces, the rows target
+ * pieces (missing ones are empty).
+ *
+ * Properties:
+ *   - the SVG is valid UTF-8 and well-formed XML: every tag closed in order, one root element, markup
+ *     characters in text and attribute values only as entities, no character XML 1.0 forbids;
+ *   - the terminal picture is valid UTF-8 without any control character but '\n' (an escape sequence
+ *     in a piece must not reach the terminal), and every line of the grid below the title is as wide
+ *     (in terminal columns) as every other;
+ *   - with the 1st, 2nd, ... allocation failing, both report "out of memory".
+ */
+#include "fuzz.h"
+#include "nmt/plot.h"
+#include "nmt/utf8.h"
+
+#include <utf8proc.h>
+
+enum { MAX_SIDE = 12 };
+
+typedef struct picture {
+    const char *title;
+    const char *src[MAX_SIDE], *tgt[MAX_SIDE];
+    int rows, cols;
+    float weights[MAX_SIDE * MAX_SIDE];
+} picture;
+
+/* ---- an XML well-formedness check (enough of XML 1.0 for what an SVG writer may emit) ---- */
+
+typedef struct xml {
+    const char *s;
+    size_t len, pos;
+} xml;
+
+static int is_name_char(char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == ':' ||
+           c == '_' || c == '.';
+}
+
+/* Character data up to the next '<' (or, in an attribute, the closing quote): entities only. */
+static void xml_chars(xml *x, char quote) {
+    while (x->pos < x->len && x->s[x->pos] != '<' && x->s[x->pos] != quote) {
+        unsigned char c = (unsigned char)x->s[x->pos];
+        FUZZ_CHECK(c >= 0x20 || c == '\t' || c == '\n' || c == '\r', "control byte 0x%02x at %zu", c, x->pos);
+        FUZZ_CHECK(c != '>' || quote == '\0', "raw '>' in an attribute at %zu", x->pos);
+        if (c == '&') {
+            static const char *const entities[] = {"&amp;", "&lt;", "&gt;", "&quot;", "&apos;"};
+            size_t n = 0;
+            for (int e = 0; e < 5 && !n; e++)
+                if (strncmp(x->s + x->pos, entities[e], strlen(entities[e])) == 0) n = strlen(entities[e]);
+            FUZZ_CHECK(n > 0, "a bare '&' at %zu", x->pos);
+            x->pos += n;
+            continue;
+        }
+        x->pos++;
+    }
+}
+
+static size_t xml_name(xml *x) {
+    size_t start = x->pos;
+    while (x->pos < x->len && is_name_char(x->s[x->pos])) x->pos++;
+    FUZZ_CHECK(x->pos > start, "a name expected at %zu", start);
+    return start;
+}
+
+static void xml_space(xml *x) {
+    while (x->pos < x->len && strchr(" \t\r\n", x->s[x->pos]) && x->s[x->pos]) x->pos++;
+}
+
+static void check_xml(const char *s, size_t len) {
+    FUZZ_CHECK(nmt_utf8_invalid_at(s, len) < 0, "the SVG is not UTF-8 at byte %ld", nmt_utf8_invalid_at(s, len));
+    /* U+FFFE and U+FFFF are not XML characters (the C0 controls are refused byte by byte). */
+    FUZZ_CHECK(!memmem(s, len, "\xEF\xBF\xBE", 3) && !memmem(s, len, "\xEF\xBF\xBF", 3), "U+FFFE or U+FFFF in the SVG");
+    xml x = {s, len, 0};
+    if (strncmp(s, "<?xml", 5) == 0) {
+        const char *end = strstr(s, "?>");
+        FUZZ_CHECK(end != NULL, "an unterminated XML declaration");
+        x.pos = (size_t)(end - s) + 2;
+    }
+    size_t stack[64], stack_len[64];
+    int depth = 0, roots = 0;
+    for (;;) {
+        size_t text_start = x.pos;
+        xml_chars(&x, '\0');
+        for (size_t i = text_start; depth == 0 && i < x.pos; i++)
+            FUZZ_CHECK(strchr(" \t\r\n", s[i]) && s[i], "text outside the root element at %zu", i);
+        if (x.pos >= x.len) break;
+        x.pos++; /* '<' */
+        if (x.pos < x.len && x.s[x.pos] == '/') {
+            x.pos++;
+            size_t name = xml_name(&x), n = x.pos - name;
+            FUZZ_CHECK(depth > 0 && stack_len[depth - 1] == n && memcmp(s + stack[depth - 1], s + name, n) == 0,
+                       "a closing tag that does not match at %zu", name);
+            depth--;
+            xml_space(&x);
+            FUZZ_CHECK(x.pos < x.len && s[x.pos] == '>', "'>' expected at %zu", x.pos);
+            x.pos++;
+            continue;
+        }
+        FUZZ_CHECK(x.pos + 3 > x.len || strncmp(s + x.pos, "!--", 3) != 0 || strstr(s + x.pos, "-->"),
+                   "an unterminated comment");
+        if (strncmp(s + x.pos, "!--", 3) == 0) {
+            x.pos = (size_t)(strstr(s + x.pos, "-->") - s) + 3;
+            continue;
+        }
+        size_t name = xml_name(&x), n = x.pos - name;
+        if (depth == 0) FUZZ_CHECK(++roots == 1, "a second root element at %zu", name);
+        for (;;) {
+            xml_space(&x);
+            FUZZ_CHECK(x.pos < x.len, "an unterminated tag");
+            if (s[x.pos] == '>' || (s[x.pos] == '/' && x.pos + 1 < x.len && s[x.pos + 1] == '>')) break;
+            xml_name(&x);
+            FUZZ_CHECK(x.pos + 1 < x.len && s[x.pos] == '=' && (s[x.pos + 1] == '"' || s[x.pos + 1] == '\''),
+                       "an attribute without a quoted value at %zu", x.pos);
+            char quote = s[x.pos + 1];
+            x.pos += 2;
+            xml_chars(&x, quote);
+            FUZZ_CHECK(x.pos < x.len && s[x.pos] == quote, "'<' or the end inside an attribute at %zu", x.pos);
+            x.pos++;
+        }
+        if (s[x.pos] == '/') {
+            x.pos += 2;
+        } else {
+            x.pos++;
+            FUZZ_CHECK(depth < 64, "elements nested too deep");
+            stack[depth] = name;
+            stack_len[depth++] = n;
+        }
+    }
+    FUZZ_CHECK(depth == 0 && roots == 1, "%d elements left open, %d roots", depth, roots);
+}
+
+/* ---- the terminal picture ---- */
+
+static int display_columns(const char *s, size_t len) {
+    int width = 0;
+    for (size_t at = 0; at < len;) {
+        utf8proc_int32_t cp;
+        utf8proc_ssize_t n = utf8proc_iterate((const utf8proc_uint8_t *)s + at, (utf8proc_ssize_t)(len - at), &cp);
+        FUZZ_CHECK(n > 0, "invalid UTF-8 at %zu", at);
+        width += utf8proc_charwidth(cp);
+        at += (size_t)n;
+    }
+    return width;
+}
+
+static void check_text(const char *s, size_t len, const picture *p) {
+    FUZZ_CHECK(nmt_utf8_invalid_at(s, len) < 0, "the picture is not UTF-8 at byte %ld", nmt_utf8_invalid_at(s, len));
+    for (size_t at = 0; at < len;) {
+        size_t start = at;
+        uint32_t cp = nmt_utf8_next(s, &at);
+        FUZZ_CHECK(cp == '\n' || (cp >= 0x20 && cp != 0x7F && !(cp >= 0x80 && cp < 0xA0)),
+                   "control character U+%04X at byte %zu", (unsigned)cp, start);
+    }
+    const char *line = s, *end = s + len;
+    if (p->title) line = memchr(line, '\n', len) + 1;
+    int width = -1;
+    while (line < end) {
+        const char *eol = memchr(line, '\n', (size_t)(end - line));
+        FUZZ_CHECK(eol != NULL, "the picture's last line has no newline");
+        int w = display_columns(line, (size_t)(eol - line));
+        FUZZ_CHECK(width < 0 || w == width, "a line of %d columns among lines of %d", w, width);
+        width = w;
+        line = eol + 1;
+    }
+}
+
+/* ---- the harness ---- */
+
+static int draw_svg(void *context) {
+    const picture *p = context;
+    nmt_plot_buffer out = {0};
+    int rc = nmt_plot_alignment_svg(&out, p->title, p->src, p->cols, p->tgt, p->rows, p->weights);
+    nmt_plot_buffer_free(&out);
+    return rc;
+}
+
+static int draw_text(void *context) {
+    const picture *p = context;
+    nmt_plot_buffer out = {0};
+    int rc = nmt_plot_alignment_text(&out, p->title, p->src, p->cols, p->tgt, p->rows, p->weights);
+    nmt_plot_buffer_free(&out);
+    return rc;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+    if (size < 2) return 0;
+    picture p = {.rows = data[0] % MAX_SIDE + 1, .cols = data[1] % MAX_SIDE + 1};
+    size_t at = 2;
+    for (int r = 0; r < p.rows; r++) {
+        float sum = 0;
+        for (int c = 0; c < p.cols; c++) sum += p.weights[r * p.cols + c] = at < size ? data[at++] : 1;
+        for (int c = 0; c < p.cols && sum > 0; c++) p.weights[r * p.cols + c] /= sum;
+    }
+    /* The strings: a NUL-terminated copy of the rest, cut at each NUL. */
+    char *strings = malloc(size - (at < size ? at : size) + 1);
+    FUZZ_CHECK(strings != NULL, "out of memory");
+    size_t n = at < size ? size - at : 0;
+    if (n) memcpy(strings, data + at, n);
+    strings[n] = '\0';
+    const char *next = strings, *stop = strings + n;
+    const char **slots[1 + 2 * MAX_SIDE];
+    int num_slots = 0;
+    slots[num_slots++] = &p.title;
+    for (int c = 0; c < p.cols; c++) slots[num_slots++] = &p.src[c];
+    for (int r = 0; r < p.rows; r++) slots[num_slots++] = &p.tgt[r];
+    for (int i = 0; i < num_slots; i++) {
+        *slots[i] = next <= stop ? next : "";
+        if (next <= stop) next += strlen(next) + 1;
+    }
+    if (p.title[0] == '\0') p.title = NULL; /* no title is allowed too */
+
+    nmt_plot_buffer svg = {0}, text = {0};
+    FUZZ_CHECK(nmt_plot_alignment_svg(&svg, p.title, p.src, p.cols, p.tgt, p.rows, p.weights) == 0, "%s", nmt_error());
+    check_xml(svg.data, svg.len);
+    FUZZ_CHECK(nmt_plot_alignment_text(&text, p.title, p.src, p.cols, p.tgt, p.rows, p.weights) == 0, "%s",
+               nmt_error());
+    check_text(text.data, text.len, &p);
+    nmt_plot_buffer_free(&svg);
+    nmt_plot_buffer_free(&text);
+    fuzz_alloc_sweep(draw_svg, &p, 64);
+    fuzz_alloc_sweep(draw_text, &p, 64);
+    free(strings);
+    return 0;
+}
