@@ -267,8 +267,10 @@ static void encode(nmt_incremental *inc, const int32_t *src) {
                            p->decoder[l].cross_attn.k_weight, p->decoder[l].cross_attn.k_bias, n, D, 2 * D);
 }
 
-/* Cross-attention of the R rows (queries in BUF_QKV[R, D]) over their sentences' encoder output,
- * one kernel call per sentence; with `attention`, the weights averaged over heads. */
+/* Cross-attention of the R rows (queries in BUF_QKV[R, D]) over their sentences' encoder output.
+ * Sentences with the same number of rows n form one kernel call: a batch of sentences with n
+ * queries each (the live sentences' keys and values are kept contiguous, see reorder). With
+ * `attention`, the weights averaged over heads. */
 static void cross_attention(nmt_incremental *inc, int l, float *attention) {
     const int D = inc->D, S = inc->width, H = inc->H, R = inc->rows;
     const int *sentence = BUF(inc, BUF_SENTENCE, int);
@@ -276,21 +278,30 @@ static void cross_attention(nmt_incremental *inc, int l, float *attention) {
     float *q = BUF(inc, BUF_QKV, float), *ctx = BUF(inc, BUF_CTX, float), *w = BUF(inc, BUF_WEIGHTS, float);
     float *kv = BUF(inc, BUF_CROSS_KV, float) + (size_t)l * (size_t)inc->batch * (size_t)S * 2 * (size_t)D;
     for (int first = 0, last; first < R; first = last) {
+        /* The group: sentence b = sentence[first] with its n rows, and the sentences after it that
+         * have n rows too (their ids follow on: the live sentences are numbered in row order). */
         const int b = sentence[first];
-        for (last = first + 1; last < R && sentence[last] == b; last++) continue;
-        const int n = last - first;
-        const nmt_attention_dims dims = {.batch = 1, .heads = H, .head_dim = inc->dh, .q_len = n, .k_len = S,
+        int n = 1, count = 1;
+        while (first + n < R && sentence[first + n] == b) n++;
+        last = first + n;
+        while (last + n <= R && sentence[last + n - 1] == b + count && (last + n == R || sentence[last + n] != b + count)) {
+            count++;
+            last += n;
+        }
+        const nmt_attention_dims dims = {.batch = count, .heads = H, .head_dim = inc->dh, .q_len = n, .k_len = S,
                                          .k_lengths = src_len + b, .scale = inc->scale};
         float *keys = kv + (size_t)b * (size_t)S * 2 * (size_t)D;
-        nmt_attention_forward(heads(ctx + (size_t)first * D, 0, D), w, heads(q + (size_t)first * D, 0, D),
-                              heads(keys, 0, 2L * D), heads(keys + D, 0, 2L * D), &dims);
+        const long q_stride = (long)n * D, kv_stride = 2L * S * D;
+        nmt_attention_forward(heads(ctx + (size_t)first * D, q_stride, D), w, heads(q + (size_t)first * D, q_stride, D),
+                              heads(keys, kv_stride, 2L * D), heads(keys + D, kv_stride, 2L * D), &dims);
         if (!attention) continue;
-        /* w[1, H, n, S] -> attention[first + i, :] = mean over heads. */
-        for (int i = 0; i < n; i++) {
-            float *row = attention + (size_t)(first + i) * (size_t)S;
+        /* w[count, H, n, S] -> attention[row, :] = the mean over heads. */
+        for (int r = first; r < last; r++) {
+            const size_t i = (size_t)(r - first) / (size_t)n, k = (size_t)(r - first) % (size_t)n;
+            float *row = attention + (size_t)r * (size_t)S;
             for (int j = 0; j < S; j++) {
                 float sum = 0;
-                for (int h = 0; h < H; h++) sum += w[((size_t)h * (size_t)n + (size_t)i) * (size_t)S + (size_t)j];
+                for (int h = 0; h < H; h++) sum += w[((i * (size_t)H + (size_t)h) * (size_t)n + k) * (size_t)S + (size_t)j];
                 row[j] = sum / (float)H;
             }
         }
@@ -305,7 +316,7 @@ static void log_softmax_rows(float *x, int rows, int n) {
         for (int i = 1; i < n; i++)
             if (row[i] > max) max = row[i];
         double sum = 0;
-        for (int i = 0; i < n; i++) sum += exp((double)(row[i] - max));
+        for (int i = 0; i < n; i++) sum += expf(row[i] - max);
         float shift = max + (float)log(sum);
         for (int i = 0; i < n; i++) row[i] -= shift;
     }
@@ -425,6 +436,31 @@ static void swap_buffers(buffer *a, buffer *b) {
     *b = t;
 }
 
+/* Renumbers the live sentences 0, 1, ... in row order and moves their cross-attention keys and
+ * values (and source lengths) down to match, so that the live sentences' blocks stay contiguous.
+ * A sentence only moves to a lower (or its own) index, and in increasing order, so no block is
+ * overwritten before it has moved. */
+static void compact_sentences(nmt_incremental *inc) {
+    int *sentence = BUF(inc, BUF_SENTENCE, int);
+    int32_t *src_len = BUF(inc, BUF_SRC_LEN, int32_t);
+    float *kv = BUF(inc, BUF_CROSS_KV, float);
+    const size_t block = (size_t)inc->width * 2 * (size_t)inc->D, layer = (size_t)inc->batch * block;
+    int live = -1, old = -1;
+    for (int r = 0; r < inc->rows; r++) {
+        if (sentence[r] != old) {
+            old = sentence[r];
+            live++;
+            if (old != live) {
+                src_len[live] = src_len[old];
+                for (int l = 0; l < inc->layers; l++)
+                    memmove(kv + (size_t)l * layer + (size_t)live * block, kv + (size_t)l * layer + (size_t)old * block,
+                            block * sizeof(float));
+            }
+        }
+        sentence[r] = live;
+    }
+}
+
 int nmt_incremental_reorder(nmt_incremental *inc, int rows, const int32_t *parents) {
     if (rows < 0 || rows > inc->max_rows) return nmt_error_set("decoder: reorder to %d rows (at most %d)", rows, inc->max_rows);
     for (int r = 0; r < rows; r++)
@@ -443,6 +479,7 @@ int nmt_incremental_reorder(nmt_incremental *inc, int rows, const int32_t *paren
     gather_rows(inc->buf[BUF_SENTENCE_SPARE].data, inc->buf[BUF_SENTENCE].data, parents, rows, 1, 1, sizeof(int));
     swap_buffers(&inc->buf[BUF_SENTENCE_SPARE], &inc->buf[BUF_SENTENCE]);
     inc->rows = rows;
+    compact_sentences(inc);
     return 0;
 }
 

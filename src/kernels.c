@@ -158,6 +158,19 @@ static void parallel(long count, long cost_per_item, nmt_parallel_fn fn, void *c
         nmt_parallel_for(count, fn, ctx);
 }
 
+const char *nmt_kernels_blas_core(void) { return openblas_get_corename(); }
+
+const char *nmt_kernels_blas_core_advice(void) {
+#if defined(__x86_64__) && defined(__GNUC__)
+    const char *core = openblas_get_corename();
+    int avx2_core = strcmp(core, "Haswell") == 0 || strcmp(core, "Zen") == 0;
+    if (avx2_core && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+        __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl"))
+        return "SkylakeX";
+#endif
+    return NULL;
+}
+
 /* ---------------------------------------------------------------------------------------------- */
 /* Vector helpers: a 16-lane accumulator summed in a fixed order, so every build sums alike. */
 
@@ -175,10 +188,14 @@ NMT_INLINE v16 v16_load(const float *p) {
     return v;
 }
 
+/* The lanes summed as a tree (halves, quarters, ...): a fixed order, and a short dependency chain
+ * where a lane-by-lane sum would wait on 15 additions in a row. */
 NMT_INLINE float v16_sum(v16 v) {
-    float s = 0.0f;
-    for (int i = 0; i < 16; i++) s += v[i];
-    return s;
+    typedef float v8 __attribute__((vector_size(32)));
+    typedef float v4 __attribute__((vector_size(16)));
+    v8 h = __builtin_shufflevector(v, v, 0, 1, 2, 3, 4, 5, 6, 7) + __builtin_shufflevector(v, v, 8, 9, 10, 11, 12, 13, 14, 15);
+    v4 q = __builtin_shufflevector(h, h, 0, 1, 2, 3) + __builtin_shufflevector(h, h, 4, 5, 6, 7);
+    return (q[0] + q[2]) + (q[1] + q[3]);
 }
 
 NMT_INLINE float dot(const float *a, const float *b, int n) {
@@ -197,6 +214,25 @@ NMT_INLINE float sum(const float *a, int n) {
     float s = v16_sum(acc);
     for (; i < n; i++) s += a[i];
     return s;
+}
+
+typedef int32_t v16i __attribute__((vector_size(64)));
+
+/* The largest of n >= 1 values (lane-wise maxima by masks, then the lanes in order). */
+NMT_INLINE float max_of(const float *a, int n) {
+    float m = a[0];
+    int i = 0;
+    if (n >= 16) {
+        v16 acc = v16_load(a);
+        for (i = 16; i + 16 <= n; i += 16) {
+            v16 x = v16_load(a + i);
+            v16i greater = x > acc;
+            acc = (v16)(((v16i)x & greater) | ((v16i)acc & ~greater));
+        }
+        for (int k = 0; k < 16; k++) m = acc[k] > m ? acc[k] : m;
+    }
+    for (; i < n; i++) m = a[i] > m ? a[i] : m;
+    return m;
 }
 
 /* y += alpha x */
@@ -464,10 +500,18 @@ static dropout_key dropout_key_of(nmt_dropout drop) {
     return key;
 }
 
-/* The factor of element i: scale if kept, else 0. */
-NMT_INLINE float dropout_factor(const dropout_key *key, uint64_t i) {
-    uint32_t h = hash32(hash32((uint32_t)i + key->k1) ^ key->k2 ^ ((uint32_t)(i >> 32) * 0x9E3779B9U));
+/* The factor of element i: scale if kept, else 0. hi_mix carries the index's upper 32 bits. */
+NMT_INLINE float dropout_factor_lo(const dropout_key *key, uint32_t lo, uint32_t hi_mix) {
+    uint32_t h = hash32(hash32(lo + key->k1) ^ hi_mix);
     return h >= key->threshold ? key->scale : 0.0f;
+}
+
+NMT_INLINE uint32_t dropout_hi_mix(const dropout_key *key, uint64_t i) {
+    return key->k2 ^ ((uint32_t)(i >> 32) * 0x9E3779B9U);
+}
+
+NMT_INLINE float dropout_factor(const dropout_key *key, uint64_t i) {
+    return dropout_factor_lo(key, (uint32_t)i, dropout_hi_mix(key, i));
 }
 
 int nmt_dropout_keep(nmt_dropout drop, uint64_t index) {
@@ -476,16 +520,48 @@ int nmt_dropout_keep(nmt_dropout drop, uint64_t index) {
     return dropout_factor(&key, index) != 0.0f;
 }
 
-NMT_HOT static void dropout_add_range(void *ctx, long begin, long end) {
-    const elementwise_task *t = ctx;
-    float *out = t->out;
-    const float *x = t->a, *delta = t->b;
-    if (t->drop.rate <= 0.0f) {
-        for (long i = begin; i < end; i++) out[i] = (x ? x[i] : 0.0f) + delta[i];
+/* The elementwise loops below read and write element i only, so they may run in place; `ivdep`
+ * lets GCC vectorize them without the overlap check that in-place calls would fail. */
+#if defined(__GNUC__) && !defined(__clang__)
+#define NMT_IVDEP _Pragma("GCC ivdep")
+#else
+#define NMT_IVDEP
+#endif
+
+/* out[i] = (x ? x[i] : 0) + factor(i) * delta[i], or with accumulate: out[i] += factor(i) * delta[i]
+ * (x unused); factor 1 when dropout is off. The index's upper half is constant within a block. */
+NMT_HOT static void dropout_range(float *out, const float *x, const float *delta, nmt_dropout drop, int accumulate,
+                                  long begin, long end) {
+    if (drop.rate <= 0.0f) {
+        if (accumulate) x = out;
+        if (x) {
+            NMT_IVDEP
+            for (long i = begin; i < end; i++) out[i] = x[i] + delta[i];
+        } else if (out != delta) {
+            memcpy(out + begin, delta + begin, (size_t)(end - begin) * sizeof(float));
+        }
         return;
     }
-    dropout_key key = dropout_key_of(t->drop);
-    for (long i = begin; i < end; i++) out[i] = (x ? x[i] : 0.0f) + dropout_factor(&key, (uint64_t)i) * delta[i];
+    dropout_key key = dropout_key_of(drop);
+    if (accumulate) x = out;
+    for (long block = begin; block < end;) {
+        long stop = (long)(((uint64_t)block >> 32) + 1) << 32;
+        if (stop > end) stop = end;
+        uint32_t hi_mix = dropout_hi_mix(&key, (uint64_t)block);
+        if (x) {
+            NMT_IVDEP
+            for (long i = block; i < stop; i++) out[i] = x[i] + dropout_factor_lo(&key, (uint32_t)i, hi_mix) * delta[i];
+        } else {
+            NMT_IVDEP
+            for (long i = block; i < stop; i++) out[i] = dropout_factor_lo(&key, (uint32_t)i, hi_mix) * delta[i];
+        }
+        block = stop;
+    }
+}
+
+static void dropout_add_range(void *ctx, long begin, long end) {
+    const elementwise_task *t = ctx;
+    dropout_range(t->out, t->a, t->b, t->drop, 0, begin, end);
 }
 
 void nmt_dropout_add(float *out, const float *x, const float *delta, nmt_dropout drop, long n) {
@@ -493,15 +569,9 @@ void nmt_dropout_add(float *out, const float *x, const float *delta, nmt_dropout
     parallel(n, 4, dropout_add_range, &t);
 }
 
-NMT_HOT static void dropout_backward_range(void *ctx, long begin, long end) {
+static void dropout_backward_range(void *ctx, long begin, long end) {
     const elementwise_task *t = ctx;
-    float *d = t->out;
-    const float *g = t->a;
-    dropout_key key = dropout_key_of(t->drop);
-    for (long i = begin; i < end; i++) {
-        float v = t->drop.rate <= 0.0f ? g[i] : dropout_factor(&key, (uint64_t)i) * g[i];
-        d[i] = t->accumulate ? d[i] + v : v;
-    }
+    dropout_range(t->out, NULL, t->a, t->drop, t->accumulate, begin, end);
 }
 
 void nmt_dropout_backward(float *d_delta, const float *d_out, nmt_dropout drop, long n, int accumulate) {
@@ -548,26 +618,18 @@ typedef struct cross_entropy_task {
     float smoothing;
 } cross_entropy_task;
 
-/* Three passes over each row (it stays in cache): max and sum of logits; exponentials and their
- * sum; then the gradient. log p_j = z_j - lse with lse = max + log(sum exp(z - max)). */
+/* Four passes over each row (it stays in cache): max and sum of the logits; exponentials in place;
+ * their sum; with want_grad the gradient. log p_j = z_j - lse, lse = max + log(sum exp(z - max)).
+ * The logits are clobbered either way. */
 NMT_HOT static void cross_entropy_range(void *ctx, long begin, long end) {
     const cross_entropy_task *t = ctx;
     int V = t->V;
     for (long r = begin; r < end; r++) {
         float *z = t->logits + r * V;
         int y = t->targets[r];
-        float max = z[0];
-        for (int j = 1; j < V; j++) max = z[j] > max ? z[j] : max;
-        float sum_z = sum(z, V), target_z = z[y];
-        float sum_exp = 0.0f;
-        if (t->want_grad) {
-            for (int j = 0; j < V; j++) {
-                z[j] = exp_fast(z[j] - max);
-                sum_exp += z[j];
-            }
-        } else {
-            for (int j = 0; j < V; j++) sum_exp += exp_fast(z[j] - max);
-        }
+        float max = max_of(z, V), sum_z = sum(z, V), target_z = z[y];
+        for (int j = 0; j < V; j++) z[j] = exp_fast(z[j] - max);
+        float sum_exp = sum(z, V);
         float lse = max + logf(sum_exp);
         float nll = lse - target_z, smooth = lse - sum_z / (float)V;
         t->nll[r] = nll;
@@ -583,6 +645,7 @@ NMT_HOT static void cross_entropy_range(void *ctx, long begin, long end) {
 void nmt_cross_entropy_rows(float *logits, float *loss, float *nll, const int32_t *targets, int rows, int V,
                             float smoothing, int want_grad) {
     cross_entropy_task t = {logits, loss, nll, targets, V, want_grad, smoothing};
+    if (V <= 0) return;
     parallel(rows, V, cross_entropy_range, &t);
 }
 
@@ -661,13 +724,30 @@ NMT_INLINE float *head_row(nmt_heads x, int b, int t, int h, int dh) {
     return x.data + b * x.batch_stride + t * x.row_stride + (long)h * dh;
 }
 
+/* Pulls the rows of batch row b (len rows of `width` floats from x.data) towards the cache. The
+ * heads of one batch row are processed one after another, each reading a narrow column band of
+ * rows a long stride apart, a pattern the hardware prefetchers miss; fetching the next batch row
+ * while working on this one hides that latency. */
+NMT_INLINE void prefetch_rows(nmt_heads x, int b, int len, int width) {
+    for (int t = 0; t < len; t++) {
+        const char *row = (const char *)(x.data + b * x.batch_stride + t * x.row_stride);
+        for (int i = 0; i < width * (int)sizeof(float); i += 64) __builtin_prefetch(row + i);
+    }
+}
+
 NMT_HOT static void attention_forward_range(void *ctx, long begin, long end) {
     const attention_task *a = ctx;
     const nmt_attention_dims *d = a->dims;
     int dh = d->head_dim, Tq = d->q_len, Tk = d->k_len;
     dropout_key key = dropout_key_of(d->dropout);
+    int width = d->heads * dh;
     for (long item = begin; item < end; item++) {
         int b = (int)(item / d->heads), h = (int)(item % d->heads);
+        if (h == 0 && b + 1 < d->batch) {
+            prefetch_rows(a->q, b + 1, Tq, width);
+            prefetch_rows(a->k, b + 1, Tk, width);
+            prefetch_rows(a->v, b + 1, Tk, width);
+        }
         for (int t = 0; t < Tq; t++) {
             int limit = attention_limit(d, b, t);
             long row = (item * Tq + t) * Tk;
@@ -700,8 +780,15 @@ NMT_HOT static void attention_backward_range(void *ctx, long begin, long end) {
     const nmt_attention_dims *d = a->dims;
     int dh = d->head_dim, Tq = d->q_len, Tk = d->k_len;
     dropout_key key = dropout_key_of(d->dropout);
+    int width = d->heads * dh;
     for (long item = begin; item < end; item++) {
         int b = (int)(item / d->heads), h = (int)(item % d->heads);
+        if (h == 0 && b + 1 < d->batch) {
+            prefetch_rows(a->q, b + 1, Tq, width);
+            prefetch_rows(a->dout, b + 1, Tq, width);
+            prefetch_rows(a->k, b + 1, Tk, width);
+            prefetch_rows(a->v, b + 1, Tk, width);
+        }
         for (int j = 0; j < Tk; j++) {
             memset(head_row(a->dk, b, j, h, dh), 0, (size_t)dh * sizeof(float));
             memset(head_row(a->dv, b, j, h, dh), 0, (size_t)dh * sizeof(float));

@@ -15,6 +15,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Each layer function adds its wall time to one stage of m->timing: STAGE_START at its top,
+ * STAGE_END(direction, stage) at its bottom. */
+#define STAGE_START double stage_start_ = nmt_now()
+#define STAGE_END(direction, stage) (m->timing.direction[stage] += nmt_now() - stage_start_)
+
 /* The residual connection and LayerNorm around one sublayer f. Post-LN: out = LN(x + dropout(f(x)));
  * pre-LN: out = x + dropout(f(LN(x))). M rows: source or target positions of the batch. */
 typedef struct sublayer_acts {
@@ -656,19 +661,23 @@ static embed_task embed_task_of(const nmt_model *m, const side *s, const float *
 }
 
 static void embed_forward(nmt_model *m, side *s, const float *table, const float *learned, nmt_dropout drop) {
+    STAGE_START;
     embed_task t = embed_task_of(m, s, table, learned);
     nmt_parallel_for(s->M, embed_rows, &t);
     nmt_dropout_add(s->x0, NULL, s->x0, drop, (long)s->M * t.D);
+    STAGE_END(forward, NMT_STAGE_EMBED);
 }
 
 /* dx [M, D]: the gradient of the embeddings' output (clobbered). */
 static void embed_backward(nmt_model *m, side *s, float *d_table, float *d_learned, float *dx, nmt_dropout drop) {
+    STAGE_START;
     embed_task t = embed_task_of(m, s, NULL, NULL);
     t.x = dx;
     t.d_table = d_table;
     t.d_positions = d_learned;
     nmt_dropout_backward(dx, dx, drop, (long)s->M * t.D, 0);
     nmt_parallel_for(t.D, embed_backward_columns, &t);
+    STAGE_END(backward, NMT_STAGE_EMBED);
 }
 
 /* ---------------------------------------------------------------------------------------------- */
@@ -677,11 +686,13 @@ static void embed_backward(nmt_model *m, side *s, float *d_table, float *d_learn
  * in g->d; f's backward writes its input gradient where f_dinput says; input_backward adds the
  * pre-LN LayerNorm's part. g->d then holds the gradient of the sublayer's input. */
 
-static const float *sublayer_input(const nmt_model *m, sublayer_acts *s, const nmt_norm_params *norm, const float *x,
+static const float *sublayer_input(nmt_model *m, sublayer_acts *s, const nmt_norm_params *norm, const float *x,
                                    int M) {
     if (post_ln(m)) return x;
+    STAGE_START;
     nmt_layernorm_forward(s->normed, s->mean, s->rstd, x, norm->weight, norm->bias, M, m->config.d_model,
                           m->config.norm_eps);
+    STAGE_END(forward, NMT_STAGE_NORM);
     return s->normed;
 }
 
@@ -692,13 +703,15 @@ static const float *sublayer_f_input(const nmt_model *m, const sublayer_acts *s,
 
 static float *sublayer_f_out(const nmt_model *m, sublayer_acts *s) { return post_ln(m) ? s->sum : s->out; }
 
-static void sublayer_finish(const nmt_model *m, sublayer_acts *s, const nmt_norm_params *norm, const float *x, int M,
+static void sublayer_finish(nmt_model *m, sublayer_acts *s, const nmt_norm_params *norm, const float *x, int M,
                             nmt_dropout drop) {
+    STAGE_START;
     float *f = sublayer_f_out(m, s);
     nmt_dropout_add(f, x, f, drop, (long)M * m->config.d_model);
     if (post_ln(m))
         nmt_layernorm_forward(s->normed, s->mean, s->rstd, s->sum, norm->weight, norm->bias, M, m->config.d_model,
                               m->config.norm_eps);
+    STAGE_END(forward, NMT_STAGE_NORM);
 }
 
 static void swap_floats(float **a, float **b) {
@@ -707,8 +720,9 @@ static void swap_floats(float **a, float **b) {
     *b = t;
 }
 
-static void sublayer_finish_backward(const nmt_model *m, grad_acts *g, const sublayer_acts *s,
+static void sublayer_finish_backward(nmt_model *m, grad_acts *g, const sublayer_acts *s,
                                      const nmt_norm_params *norm, nmt_norm_params *dnorm, int M, nmt_dropout drop) {
+    STAGE_START;
     int D = m->config.d_model;
     if (post_ln(m)) {
         nmt_layernorm_backward(g->spare, dnorm->weight, dnorm->bias, g->d, s->sum, s->mean, s->rstd, norm->weight, M,
@@ -716,6 +730,7 @@ static void sublayer_finish_backward(const nmt_model *m, grad_acts *g, const sub
         swap_floats(&g->d, &g->spare);
     }
     nmt_dropout_backward(g->df, g->d, drop, (long)M * D, 0);
+    STAGE_END(backward, NMT_STAGE_NORM);
 }
 
 /* Where f's backward puts its input gradient: added onto the residual gradient (post-LN), or
@@ -725,11 +740,13 @@ static float *sublayer_f_dinput(const nmt_model *m, grad_acts *g, int *accumulat
     return post_ln(m) ? g->d : g->dfin;
 }
 
-static void sublayer_input_backward(const nmt_model *m, grad_acts *g, const sublayer_acts *s,
+static void sublayer_input_backward(nmt_model *m, grad_acts *g, const sublayer_acts *s,
                                     const nmt_norm_params *norm, nmt_norm_params *dnorm, const float *x, int M) {
     if (post_ln(m)) return;
+    STAGE_START;
     nmt_layernorm_backward(g->d, dnorm->weight, dnorm->bias, g->dfin, x, s->mean, s->rstd, norm->weight, M,
                            m->config.d_model, 1);
+    STAGE_END(backward, NMT_STAGE_NORM);
 }
 
 /* ---------------------------------------------------------------------------------------------- */
@@ -751,6 +768,7 @@ static nmt_attention_dims attention_dims(const nmt_model *m, int Tq, int Tk, int
 /* Self-attention of one side: q|k|v = x W^T + b in one product, rope on q and k, attention, o_proj. */
 static void self_attention_forward(nmt_model *m, attention_acts *a, const nmt_attention_params *p, const float *x,
                                    const side *s, int causal, nmt_dropout drop, float *f_out) {
+    STAGE_START;
     int D = m->config.d_model, M = s->M, T = s->len;
     nmt_linear_forward(a->qkv, x, p->q_weight, p->q_bias, M, D, 3 * D);
     if (m->config.positions == NMT_POSITIONS_ROPE)
@@ -759,11 +777,13 @@ static void self_attention_forward(nmt_model *m, attention_acts *a, const nmt_at
     nmt_attention_forward(heads_at(a->context, T, D), a->weights, heads_at(a->qkv, T, 3 * D),
                           heads_at(a->qkv + D, T, 3 * D), heads_at(a->qkv + 2 * D, T, 3 * D), &dims);
     nmt_linear_forward(f_out, a->context, p->o_weight, p->o_bias, M, D, D);
+    STAGE_END(forward, NMT_STAGE_ATTENTION);
 }
 
 static void self_attention_backward(nmt_model *m, grad_acts *g, const attention_acts *a,
                                     const nmt_attention_params *p, nmt_attention_params *dp, const float *x,
                                     const side *s, int causal, nmt_dropout drop, float *dx, int accumulate) {
+    STAGE_START;
     int D = m->config.d_model, M = s->M, T = s->len;
     nmt_linear_backward(g->dctx, dp->o_weight, dp->o_bias, g->df, a->context, p->o_weight, M, D, D, 0);
     nmt_attention_dims dims = attention_dims(m, T, T, causal, drop);
@@ -774,12 +794,14 @@ static void self_attention_backward(nmt_model *m, grad_acts *g, const attention_
     if (m->config.positions == NMT_POSITIONS_ROPE)
         nmt_rope_apply(g->dqkv, 3 * D, m->acts->positions, s->pos, M, 2 * m->acts->H, m->acts->dh, 1);
     nmt_linear_backward(dx, dp->q_weight, dp->q_bias, g->dqkv, x, p->q_weight, M, D, 3 * D, accumulate);
+    STAGE_END(backward, NMT_STAGE_ATTENTION);
 }
 
 /* Cross-attention: queries from the decoder, keys and values from the encoder output (k|v in one
  * product), source padding masked. */
 static void cross_attention_forward(nmt_model *m, attention_acts *a, const nmt_attention_params *p, const float *x,
                                     nmt_dropout drop, float *f_out) {
+    STAGE_START;
     const nmt_activations *A = m->acts;
     int D = m->config.d_model, S = A->S, T = A->T;
     nmt_linear_forward(a->qkv, x, p->q_weight, p->q_bias, A->tgt.M, D, D);
@@ -788,11 +810,13 @@ static void cross_attention_forward(nmt_model *m, attention_acts *a, const nmt_a
     nmt_attention_forward(heads_at(a->context, T, D), a->weights, heads_at(a->qkv, T, D), heads_at(a->kv, S, 2 * D),
                           heads_at(a->kv + D, S, 2 * D), &dims);
     nmt_linear_forward(f_out, a->context, p->o_weight, p->o_bias, A->tgt.M, D, D);
+    STAGE_END(forward, NMT_STAGE_ATTENTION);
 }
 
 static void cross_attention_backward(nmt_model *m, grad_acts *g, const attention_acts *a,
                                      const nmt_attention_params *p, nmt_attention_params *dp, const float *x,
                                      nmt_dropout drop, float *dx, int accumulate) {
+    STAGE_START;
     const nmt_activations *A = m->acts;
     int D = m->config.d_model, S = A->S, T = A->T, Mt = A->tgt.M, Ms = A->src.M;
     nmt_linear_backward(g->dctx, dp->o_weight, dp->o_bias, g->df, a->context, p->o_weight, Mt, D, D, 0);
@@ -802,25 +826,30 @@ static void cross_attention_backward(nmt_model *m, grad_acts *g, const attention
                            heads_at(a->kv, S, 2 * D), heads_at(a->kv + D, S, 2 * D), &dims);
     nmt_linear_backward(g->denc, dp->k_weight, dp->k_bias, g->dkv, A->src.out, p->k_weight, Ms, D, 2 * D, 1);
     nmt_linear_backward(dx, dp->q_weight, dp->q_bias, g->dqkv, x, p->q_weight, Mt, D, D, accumulate);
+    STAGE_END(backward, NMT_STAGE_ATTENTION);
 }
 
 /* ---------------------------------------------------------------------------------------------- */
 /* Feed-forward: fc2(relu(fc1(x))) */
 
-static void ffn_forward(const nmt_model *m, float *hidden, const nmt_ffn_params *p, const float *x, int M,
+static void ffn_forward(nmt_model *m, float *hidden, const nmt_ffn_params *p, const float *x, int M,
                         float *f_out) {
+    STAGE_START;
     int D = m->config.d_model, F = m->config.ffn;
     nmt_linear_forward(hidden, x, p->fc1_weight, p->fc1_bias, M, D, F);
     nmt_relu_forward(hidden, (long)M * F);
     nmt_linear_forward(f_out, hidden, p->fc2_weight, p->fc2_bias, M, F, D);
+    STAGE_END(forward, NMT_STAGE_FFN);
 }
 
-static void ffn_backward(const nmt_model *m, grad_acts *g, const float *hidden, const nmt_ffn_params *p,
+static void ffn_backward(nmt_model *m, grad_acts *g, const float *hidden, const nmt_ffn_params *p,
                          nmt_ffn_params *dp, const float *x, int M, float *dx, int accumulate) {
+    STAGE_START;
     int D = m->config.d_model, F = m->config.ffn;
     nmt_linear_backward(g->dhidden, dp->fc2_weight, dp->fc2_bias, g->df, hidden, p->fc2_weight, M, F, D, 0);
     nmt_relu_backward(g->dhidden, hidden, (long)M * F);
     nmt_linear_backward(dx, dp->fc1_weight, dp->fc1_bias, g->dhidden, x, p->fc1_weight, M, D, F, accumulate);
+    STAGE_END(backward, NMT_STAGE_FFN);
 }
 
 /* ---------------------------------------------------------------------------------------------- */
@@ -930,18 +959,22 @@ static void stack_finish(nmt_model *m, side *s, const float *x, const nmt_norm_p
         s->out = (float *)x;
         return;
     }
+    STAGE_START;
     nmt_layernorm_forward(s->final.normed, s->final.mean, s->final.rstd, x, norm->weight, norm->bias, s->M,
                           m->config.d_model, m->config.norm_eps);
     s->out = s->final.normed;
+    STAGE_END(forward, NMT_STAGE_NORM);
 }
 
 static void stack_finish_backward(nmt_model *m, const side *s, const float *x, const nmt_norm_params *norm,
                                   nmt_norm_params *dnorm) {
     if (post_ln(m)) return;
+    STAGE_START;
     grad_acts *g = &m->acts->g;
     nmt_layernorm_backward(g->spare, dnorm->weight, dnorm->bias, g->d, x, s->final.mean, s->final.rstd, norm->weight,
                            s->M, m->config.d_model, 0);
     swap_floats(&g->d, &g->spare);
+    STAGE_END(backward, NMT_STAGE_NORM);
 }
 
 static void encoder_forward(nmt_model *m) {
@@ -988,6 +1021,7 @@ static void decoder_backward(nmt_model *m) {
  * so the logits are never needed again. */
 
 static void output_forward(nmt_model *m, float smoothing, nmt_loss *loss, float *logprobs) {
+    STAGE_START;
     nmt_activations *A = m->acts;
     output_acts *o = &A->out;
     int D = m->config.d_model, V = m->config.vocab_size, train = A->mode == MODE_TRAIN;
@@ -1017,6 +1051,7 @@ static void output_forward(nmt_model *m, float smoothing, nmt_loss *loss, float 
         loss->nll_sum = nll_sum;
         loss->tokens = o->tokens;
     }
+    STAGE_END(forward, NMT_STAGE_OUTPUT);
 }
 
 typedef struct scale_task {
@@ -1059,10 +1094,12 @@ int nmt_model_backward(nmt_model *m, float scale) {
     nmt_activations *A = m->acts;
     if (A->mode != MODE_TRAIN) return nmt_error_set("model backward: the last forward was not in training mode");
     int D = m->config.d_model;
+    STAGE_START;
     scale_task t = {m->g.output, A->out.d_weight, scale};
     nmt_parallel_for((long)m->config.vocab_size * D, scale_add_range, &t);
     t = (scale_task){A->g.d, A->out.d_out, scale};
     nmt_parallel_for((long)A->tgt.M * D, scale_copy_range, &t);
+    STAGE_END(backward, NMT_STAGE_OUTPUT);
     decoder_backward(m);
     encoder_backward(m);
     return 0;

@@ -299,27 +299,44 @@ static int any_error(const unsigned char *err, size_t from, size_t count) {
     return 0;
 }
 
-/* One round of sacreBLEU's _shift: the best shift of t->words, into t->best. Returns the reduction
- * of the edit distance it brings (0 when there is no candidate), or -1 on error (as INT64_MIN). */
-static int64_t best_shift(nmt_ter *t, const uint32_t *ref, long *checked, int *error) {
+/* A shift candidate: the block [start, start + length) moved to `target`, lowering the distance by
+ * `gain`. */
+typedef struct shift {
+    int64_t gain;
+    long length, start, target;
+} shift;
+
+/* sacreBLEU ranks candidates as the tuples (gain, length, -start, -target): larger gain, then the
+ * longer block, then the earlier start, then the earlier target. */
+static int better(const shift *a, const shift *b) {
+    if (a->gain != b->gain) return a->gain > b->gain;
+    if (a->length != b->length) return a->length > b->length;
+    if (a->start != b->start) return a->start < b->start;
+    return a->target < b->target;
+}
+
+/* One round of sacreBLEU's _shift: the best shift of t->words, into t->best, and the reduction of
+ * the edit distance it brings in *gain (0 when there is no candidate). *checked counts the candidates
+ * tried, over all rounds. 0, or -1 when the trace fails. */
+static int best_shift(nmt_ter *t, const uint32_t *ref, long *checked, int64_t *gain) {
     size_t H = t->H, R = t->R;
     const uint32_t *words = t->words;
     int64_t before = full_distance(t, words, ref);
-    if (align_trace(t) < 0) {
-        *error = 1;
-        return 0;
-    }
+    if (align_trace(t) < 0) return -1;
+    shift best = {0, 0, 0, 0};
     int found = 0;
-    int64_t best_gain = 0;
-    long best_length = 0, best_start = 0, best_target = 0;
+    *gain = 0;
     for (size_t start_h = 0; start_h < H; start_h++) {
         for (size_t start_r = 0; start_r < R; start_r++) {
             if (labs((long)start_r - (long)start_h) > MAX_SHIFT_DIST) continue;
             for (size_t length = 1; length <= MAX_SHIFT_SIZE; length++) {
                 if (words[start_h + length - 1] != ref[start_r + length - 1]) break;
-                /* a matching block [start_h, +length) ~ [start_r, +length) */
+                /* [start_h, +length) matches [start_r, +length); try it only when both sides are
+                 * misaligned somewhere and the reference block is not aligned inside the hypothesis
+                 * block already */
+                long aligned = t->align[start_r];
                 if (any_error(t->hyp_err, start_h, length) && any_error(t->ref_err, start_r, length) &&
-                    !((long)start_h <= t->align[start_r] && t->align[start_r] < (long)(start_h + length))) {
+                    !((long)start_h <= aligned && aligned < (long)(start_h + length))) {
                     long previous = -1;
                     for (long offset = -1; offset < (long)length; offset++) {
                         long target = (long)start_r + offset == -1 ? 0 : t->align[(long)start_r + offset] + 1;
@@ -327,29 +344,26 @@ static int64_t best_shift(nmt_ter *t, const uint32_t *ref, long *checked, int *e
                         previous = target;
                         perform_shift(words, H, start_h, length, (size_t)target, t->candidate);
                         size_t same = (size_t)target < start_h ? (size_t)target : start_h;
-                        int64_t gain = before - candidate_distance(t, t->candidate, same, ref);
+                        shift c = {before - candidate_distance(t, t->candidate, same, ref), (long)length,
+                                   (long)start_h, target};
                         ++*checked;
-                        /* sacreBLEU's ranking: larger gain, longer block, earlier start, earlier target */
-                        if (!found || gain > best_gain ||
-                            (gain == best_gain &&
-                             ((long)length > best_length ||
-                              ((long)length == best_length &&
-                               ((long)start_h < best_start || ((long)start_h == best_start && target < best_target)))))) {
+                        if (!found || better(&c, &best)) {
                             found = 1;
-                            best_gain = gain;
-                            best_length = (long)length;
-                            best_start = (long)start_h;
-                            best_target = target;
+                            best = c;
                             memcpy(t->best, t->candidate, H * sizeof *t->best);
                         }
                     }
-                    if (*checked >= MAX_SHIFT_CANDIDATES) return found ? best_gain : 0;
+                    if (*checked >= MAX_SHIFT_CANDIDATES) {
+                        *gain = best.gain;
+                        return 0;
+                    }
                 }
                 if (start_h + length == H || start_r + length == R) break;
             }
         }
     }
-    return found ? best_gain : 0;
+    *gain = found ? best.gain : 0;
+    return 0;
 }
 
 long nmt_ter_edits(nmt_ter *t, const uint32_t *hyp, size_t hyp_len, const uint32_t *ref, size_t ref_len) {
@@ -358,9 +372,8 @@ long nmt_ter_edits(nmt_ter *t, const uint32_t *hyp, size_t hyp_len, const uint32
     if (hyp_len) memcpy(t->words, hyp, hyp_len * sizeof *hyp);
     long shifts = 0, checked = 0;
     for (;;) {
-        int error = 0;
-        int64_t gain = best_shift(t, ref, &checked, &error);
-        if (error) return -1;
+        int64_t gain;
+        if (best_shift(t, ref, &checked, &gain) < 0) return -1;
         if (checked >= MAX_SHIFT_CANDIDATES || gain <= 0) break;
         shifts++;
         memcpy(t->words, t->best, hyp_len * sizeof *hyp);

@@ -254,24 +254,25 @@ static inline size_t find_class(const char *s, size_t len, size_t from, unsigned
     return from;
 }
 
-/* re.sub(r'([^0-9])([\.,])', r'\1 \2 '). A match can only end at a period, so the scan jumps from
- * period to period; a period preceded by a digit may still start the next match itself. */
-static int pass_period_after_nondigit(const char *s, size_t len, nmt_tokenize_buf *out) {
+/* re.sub(r'(X)(Y)', r'\1 \2 ') where Y is the one-byte class `second` and X is a digit (when
+ * first_digit) or any character but a digit. A match can only end at a Y, so the scan jumps from one
+ * to the next; a Y that does not complete a match may still start the next one itself. Serves
+ * r'([^0-9])([\.,])' and r'([0-9])(-)'. */
+static int split_pair(const char *s, size_t len, nmt_tokenize_buf *out, unsigned second, int first_digit) {
     if (nmt_tokenize_buf_reserve(out, 2 * len + 1) < 0) return -1;
     char *o = out->data;
     size_t i = 0;
     while (i < len) {
-        size_t p = find_class(s, len, i + 1, PERIOD);
+        size_t p = find_class(s, len, i + 1, second);
         if (p >= len) {
             copy_run(&o, s, i, len);
             break;
         }
-        if (class_of(s[p - 1]) & DIGIT) {
-            copy_run(&o, s, i, p);
+        copy_run(&o, s, i, p);
+        if (((class_of(s[p - 1]) & DIGIT) != 0) != first_digit) {
             i = p;
             continue;
         }
-        copy_run(&o, s, i, p);
         *o++ = ' ';
         *o++ = s[p];
         *o++ = ' ';
@@ -279,6 +280,14 @@ static int pass_period_after_nondigit(const char *s, size_t len, nmt_tokenize_bu
     }
     out->len = (size_t)(o - out->data);
     return 0;
+}
+
+static int pass_period_after_nondigit(const char *s, size_t len, nmt_tokenize_buf *out) {
+    return split_pair(s, len, out, PERIOD, 0);
+}
+
+static int pass_dash_after_digit(const char *s, size_t len, nmt_tokenize_buf *out) {
+    return split_pair(s, len, out, DASH, 1);
 }
 
 /* re.sub(r'([\.,])([^0-9])', r' \1 \2'); the character after the period is consumed whole. */
@@ -305,31 +314,6 @@ static int pass_period_before_nondigit(const char *s, size_t len, nmt_tokenize_b
         *o++ = ' ';
         copy_run(&o, s, p + 1, p + 1 + next);
         i = p + 1 + next;
-    }
-    out->len = (size_t)(o - out->data);
-    return 0;
-}
-
-/* re.sub(r'([0-9])(-)', r'\1 \2 ') */
-static int pass_dash_after_digit(const char *s, size_t len, nmt_tokenize_buf *out) {
-    if (nmt_tokenize_buf_reserve(out, 2 * len + 1) < 0) return -1;
-    char *o = out->data;
-    size_t i = 0;
-    while (i < len) {
-        size_t p = find_class(s, len, i + 1, DASH);
-        if (p >= len) {
-            copy_run(&o, s, i, len);
-            break;
-        }
-        copy_run(&o, s, i, p);
-        if (class_of(s[p - 1]) & DIGIT) {
-            *o++ = ' ';
-            *o++ = '-';
-            *o++ = ' ';
-            i = p + 1;
-        } else {
-            i = p;
-        }
     }
     out->len = (size_t)(o - out->data);
     return 0;

@@ -150,6 +150,21 @@ START_TEST(smoothing_methods) {
 }
 END_TEST
 
+START_TEST(chinese_tokenizer) {
+    /* zh: each Chinese character (and the full-width/curly punctuation in sacreBLEU's ranges) is a
+     * word. Values from sacreBLEU 2.6 (BLEU(tokenize='zh')). */
+    nmt_bleu_score s = sentence("我们今天去公园散步，天气很好。", "今天我们去公园散步，天气非常好。", NMT_TOKENIZE_ZH,
+                                NMT_BLEU_SMOOTH_EXP, -1, 0);
+    ck_assert_double_eq_tol(s.score, 55.97877415275869, 1e-10);
+    nmt_bleu_options o;
+    nmt_bleu_options_init(&o);
+    o.tokenizer = NMT_TOKENIZE_ZH;
+    const char *h[] = {"我们今天去公园散步，天气很好。", "他说：“好的。”"};
+    const char *r[] = {"今天我们去公园散步，天气非常好。", "他回答：“好。”"};
+    ck_assert_double_eq_tol(corpus(&o, h, 2, r, NULL).score, 47.05335186703303, 1e-10);
+}
+END_TEST
+
 START_TEST(effective_order) {
     /* test_case_effective_order: "test" vs "a test" = BP exp(1-2) = 0.3678794411714425. */
     ck_assert_double_eq_tol(sentence("test", "a test", NMT_TOKENIZE_13A, NMT_BLEU_SMOOTH_FLOOR, 0.01, 0).score / 100,
@@ -265,6 +280,7 @@ int main(void) {
     tcase_add_test(tc, statistics_and_offset);
     tcase_add_test(tc, compute_from_statistics);
     tcase_add_test(tc, smoothing_methods);
+    tcase_add_test(tc, chinese_tokenizer);
     tcase_add_test(tc, effective_order);
     tcase_add_test(tc, multiple_references);
     tcase_add_test(tc, signature);

@@ -473,9 +473,10 @@ static int table_reorder(void *ctx, int rows, const int32_t *parents) {
     return 0;
 }
 
-/* Decodes one sentence of `pieces` source pieces; the best hypothesis as "AB..", its log-probability. */
-static void table_decode(const table_entry *entries, int count, const nmt_decode_options *o, char *best, double *logprob,
-                         double *score) {
+/* Decodes one sentence of one source piece with the table scorer and checks the best hypothesis
+ * ("AB..", u for unk) and its probability (and, when want_score is not NAN, its score). */
+static void table_expect(const table_entry *entries, int count, const nmt_decode_options *o, const char *want,
+                         double want_prob, double want_score) {
     static table t;
     memset(&t, 0, sizeof t);
     t.entries = entries;
@@ -489,12 +490,20 @@ static void table_decode(const table_entry *entries, int count, const nmt_decode
     int pieces = 1;
     ck_assert_int_eq(nmt_search_run(s, &step, 1, &pieces, 2, &out), 0);
     const nmt_hypothesis *h = &out.hyps[0];
+    char best[64];
     for (int j = 0; j < h->length; j++) best[j] = h->tokens[j] == TOK_A ? 'A' : h->tokens[j] == TOK_B ? 'B' : 'u';
     best[h->length] = '\0';
-    *logprob = h->logprob;
-    *score = h->score;
+    ck_assert_str_eq(best, want);
+    ck_assert_double_eq_tol(h->logprob, log(want_prob), 1e-6);
+    if (!isnan(want_score)) ck_assert_double_eq_tol(h->score, want_score, 1e-6);
     nmt_translation_free(&out);
     nmt_search_free(s);
+}
+
+static nmt_decode_options greedy_alpha(double alpha) {
+    nmt_decode_options o = greedy_options();
+    o.length_penalty = alpha;
+    return o;
 }
 
 /* Greedy takes A (0.5) then eos (0.35): p = 0.175. Beam 2 also keeps B (0.4), whose continuation A
@@ -506,17 +515,9 @@ START_TEST(beam_finds_what_greedy_misses) {
         {"B", 0.02, 0.05, 0.9, 0.03},
         {"BA", 0.02, 0.9, 0.05, 0.03},
     };
-    char best[64];
-    double logprob, score;
-    nmt_decode_options g = greedy_options();
-    g.length_penalty = 0;
-    table_decode(entries, 4, &g, best, &logprob, &score);
-    ck_assert_str_eq(best, "A");
-    ck_assert_double_eq_tol(logprob, log(0.5 * 0.35), 1e-6);
-    nmt_decode_options b = beam_options(2, 1, 0.0);
-    table_decode(entries, 4, &b, best, &logprob, &score);
-    ck_assert_str_eq(best, "BA");
-    ck_assert_double_eq_tol(logprob, log(0.4 * 0.9 * 0.9), 1e-6);
+    const nmt_decode_options g = greedy_alpha(0), b = beam_options(2, 1, 0.0);
+    table_expect(entries, 4, &g, "A", 0.5 * 0.35, NAN);
+    table_expect(entries, 4, &b, "BA", 0.4 * 0.9 * 0.9, NAN);
 }
 END_TEST
 
@@ -531,17 +532,9 @@ START_TEST(beam_can_lose_to_greedy) {
         {"BA", 0.25, 0.01, 0.37, 0.37},
         {"BB", 0.25, 0.01, 0.37, 0.37},
     };
-    char best[64];
-    double logprob, score;
-    nmt_decode_options g = greedy_options();
-    g.length_penalty = 0;
-    table_decode(entries, 5, &g, best, &logprob, &score);
-    ck_assert_str_eq(best, "AA");
-    ck_assert_double_eq_tol(logprob, log(0.45 * 0.3 * 0.4), 1e-6);
-    nmt_decode_options b = beam_options(2, 1, 0.0);
-    table_decode(entries, 5, &b, best, &logprob, &score);
-    ck_assert_str_eq(best, "BAA");
-    ck_assert_double_eq_tol(logprob, log(0.45 * 0.5 * 0.37 * 0.4), 1e-6);
+    const nmt_decode_options g = greedy_alpha(0), b = beam_options(2, 1, 0.0);
+    table_expect(entries, 5, &g, "AA", 0.45 * 0.3 * 0.4, NAN);
+    table_expect(entries, 5, &b, "BAA", 0.45 * 0.5 * 0.37 * 0.4, NAN);
 }
 END_TEST
 
@@ -554,20 +547,10 @@ START_TEST(length_penalty_keeps_searching_past_the_first_eos) {
         {"", 0.05, 0.45, 0.44, 0.06},
         {"A", 0.005, 0.98, 0.01, 0.005},
     };
-    char best[64];
-    double logprob, score;
-    nmt_decode_options b = beam_options(1, 1, 0.6);
-    table_decode(entries, 2, &b, best, &logprob, &score);
-    ck_assert_str_eq(best, "A");
-    ck_assert_double_eq_tol(logprob, log(0.44 * 0.98), 1e-6);
-    ck_assert_double_eq_tol(score, log(0.44 * 0.98) / pow(7.0 / 6.0, 0.6), 1e-6);
-    nmt_decode_options g = greedy_options();
-    table_decode(entries, 2, &g, best, &logprob, &score);
-    ck_assert_str_eq(best, "");
-    ck_assert_double_eq_tol(score, log(0.45), 1e-6);
-    b.length_penalty = 0;
-    table_decode(entries, 2, &b, best, &logprob, &score);
-    ck_assert_str_eq(best, "");
+    const nmt_decode_options b = beam_options(1, 1, 0.6), g = greedy_alpha(0.6), b0 = beam_options(1, 1, 0.0);
+    table_expect(entries, 2, &b, "A", 0.44 * 0.98, log(0.44 * 0.98) / pow(7.0 / 6.0, 0.6));
+    table_expect(entries, 2, &g, "", 0.45, log(0.45));
+    table_expect(entries, 2, &b0, "", 0.45, log(0.45));
 }
 END_TEST
 

@@ -10,6 +10,7 @@
 #include "nmt/kernels.h"
 
 #include "gradcheck.h"
+#include "testing.h"
 
 #include <check.h>
 #include <math.h>
@@ -597,10 +598,4 @@ static Suite *kernels_suite(void) {
     return s;
 }
 
-int main(void) {
-    SRunner *sr = srunner_create(kernels_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}
+int main(void) { return nmt_test_run(kernels_suite()); }

@@ -12,6 +12,7 @@
 #include "nmt/model.h"
 
 #include "gradcheck.h"
+#include "testing.h"
 
 #include <check.h>
 #include <math.h>
@@ -245,23 +246,6 @@ START_TEST(config_check_rejects_impossible_values) {
 }
 END_TEST
 
-START_TEST(create_survives_every_allocation_failure) {
-    nmt_model_config c = tiny_config();
-    for (long n = 1; n < 20; n++) {
-        nmt_model m;
-        nmt_alloc_fail_at(n);
-        int rc = nmt_model_create(&m, &c);
-        nmt_alloc_fail_at(0);
-        if (rc == 0) {
-            nmt_model_free(&m);
-            ck_assert_int_gt(n, 5); /* at least the tables and two buffers were allocated */
-            return;
-        }
-        ck_assert_ptr_nonnull(strstr(nmt_error(), "out of memory"));
-    }
-    ck_abort_msg("model creation never succeeded");
-}
-END_TEST
 
 
 /* ---------------------------------------------------------------------------------------------- */
@@ -569,6 +553,28 @@ START_TEST(flops_per_target_token_of_the_small_config) {
     ck_assert_double_eq_tol(per_token, 44.7e6, 0.5e6);
 }
 END_TEST
+static int create_and_forward(void *context) {
+    (void)context;
+    nmt_model_config c = tiny_config();
+    nmt_model m;
+    if (nmt_model_create(&m, &c) < 0) return -1;
+    nmt_model_init_weights(&m, 1);
+    nmt_batch b = tiny_batch(tiny_src, tiny_tgt_in, tiny_tgt_out);
+    nmt_forward_options opts = {1, 0.1f, 1};
+    nmt_loss loss;
+    int rc = nmt_model_forward(&m, &b, &opts, &loss);
+    if (rc == 0) rc = nmt_model_backward(&m, 1.0f);
+    nmt_model_free(&m);
+    return rc;
+}
+
+/* Every allocation of creation and of a training step is checked (and nothing leaks: ASan). */
+START_TEST(create_and_forward_survive_every_allocation_failure) {
+    nmt_kernels_set_threads(1);
+    ck_assert_int_ge(nmt_test_alloc_sweep(create_and_forward, NULL), 9);
+}
+END_TEST
+
 static Suite *model_suite(void) {
     Suite *s = suite_create("model");
     TCase *tc = tcase_create("parameters");
@@ -578,7 +584,7 @@ static Suite *model_suite(void) {
     tcase_add_test(tc, tensor_table_names_shapes_and_layout);
     tcase_add_test(tc, init_is_deterministic_and_follows_the_recipe);
     tcase_add_test(tc, config_check_rejects_impossible_values);
-    tcase_add_test(tc, create_survives_every_allocation_failure);
+    
     suite_add_tcase(s, tc);
     TCase *grad = tcase_create("gradients");
     tcase_set_timeout(grad, 120);
@@ -597,14 +603,9 @@ static Suite *model_suite(void) {
     tcase_add_test(behaviour, tiny_model_overfits_ten_pairs);
     tcase_add_test(behaviour, training_is_deterministic);
     tcase_add_test(behaviour, flops_per_target_token_of_the_small_config);
+    tcase_add_test(behaviour, create_and_forward_survive_every_allocation_failure);
     suite_add_tcase(s, behaviour);
     return s;
 }
 
-int main(void) {
-    SRunner *sr = srunner_create(model_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}
+int main(void) { return nmt_test_run(model_suite()); }

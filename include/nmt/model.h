@@ -19,7 +19,15 @@
  *
  * Numerics: embeddings are multiplied by sqrt(D) before positions are added; attention scores are
  * scaled by 1/sqrt(D/H); LayerNorm uses the biased variance and norm_eps; a tied output projection
- * uses the embedding matrix unscaled.
+ * uses the embedding matrix unscaled. The loss is the cross-entropy against
+ * q = (1 - eps) onehot(target) + eps / V (PyTorch's label_smoothing), summed over non-pad targets.
+ *
+ * Masks: a source row's keys end after its last non-pad id (padding is only at the end); every
+ * attention over the source masks the rest. Decoder self-attention is causal. Padded rows are
+ * computed but never seen, so they change nothing (not even in the last bit).
+ *
+ * Threads: everything runs on the kernels' pool (nmt_kernels_set_threads). With the same thread
+ * count results are bit-identical from run to run.
  */
 #ifndef NMT_MODEL_H
 #define NMT_MODEL_H
@@ -139,6 +147,21 @@ typedef struct nmt_loss {
 
 typedef struct nmt_activations nmt_activations; /* private to model.c */
 
+/* Where forward and backward spend their time (for `nmt bench train`). */
+typedef enum {
+    NMT_STAGE_EMBED,     /* embeddings, positions and their dropout */
+    NMT_STAGE_ATTENTION, /* q|k|v and output projections, attention itself */
+    NMT_STAGE_FFN,       /* fc1, ReLU, fc2 */
+    NMT_STAGE_NORM,      /* residual additions, sublayer dropout, LayerNorm */
+    NMT_STAGE_OUTPUT,    /* output projection, log-softmax, loss (and, in training, their gradients) */
+    NMT_STAGES
+} nmt_stage;
+
+typedef struct nmt_model_timing {
+    double forward[NMT_STAGES];  /* seconds, accumulated over calls */
+    double backward[NMT_STAGES];
+} nmt_model_timing;
+
 typedef struct nmt_model {
     nmt_model_config config;
     size_t num_params;           /* floats in params (tied tensors counted once) */
@@ -149,6 +172,7 @@ typedef struct nmt_model {
     nmt_tensor_info *tensors;    /* [num_tensors], in file order */
     int num_tensors;
     nmt_activations *acts;       /* the last forward's activations, reused across batches */
+    nmt_model_timing timing;     /* accumulated by forward/backward; the caller resets it */
 } nmt_model;
 
 int nmt_model_create(nmt_model *m, const nmt_model_config *config);
