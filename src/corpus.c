@@ -164,6 +164,7 @@ static int grow(void **array, size_t *cap, size_t need, size_t elem) {
     return 0;
 }
 
+/* offset[] from the lengths (which must add up to num_ids). */
 static int compute_offsets(nmt_corpus *c) {
     c->offset = nmt_malloc(((size_t)c->num_pairs + 1) * sizeof *c->offset);
     if (!c->offset) return -1;
@@ -172,7 +173,6 @@ static int compute_offsets(nmt_corpus *c) {
         c->offset[i] = at;
         at += (size_t)c->src_len[i] + (size_t)c->tgt_len[i];
     }
-    if (at != c->num_ids) return nmt_error_set("corpus: lengths add up to %zu ids, not %zu", at, c->num_ids);
     return 0;
 }
 
@@ -251,11 +251,13 @@ static uint64_t cache_checksum(const void *data, size_t size) {
     return hasher_final(&s);
 }
 
-/* Loads the cache if it exists and carries `key` and a good checksum; 1 = loaded, 0 = not usable. */
+/* Loads the cache if it exists and carries `key` and a good checksum: 1 = loaded, 0 = absent or
+ * stale or damaged (to be rewritten), -1 = an error (a cache that cannot be read, out of memory). */
 static int cache_load(nmt_corpus *c, const char *path, uint64_t key, long lines) {
     char *blob;
     size_t size;
-    if (!nmt_file_exists(path) || nmt_read_file(path, &blob, &size) < 0) return 0;
+    if (!nmt_file_exists(path)) return 0;
+    if (nmt_read_file(path, &blob, &size) < 0) return -1;
     int loaded = 0;
     uint64_t head[CACHE_HEADER_WORDS];
     const size_t head_bytes = sizeof cache_magic + sizeof head;
@@ -284,9 +286,13 @@ static int cache_load(nmt_corpus *c, const char *path, uint64_t key, long lines)
     memcpy(c->src_len, p, pairs * sizeof(int32_t));
     memcpy(c->tgt_len, p + pairs * sizeof(int32_t), pairs * sizeof(int32_t));
     memcpy(c->ids, p + 2 * pairs * sizeof(int32_t), ids * sizeof(int32_t));
-    for (uint64_t i = 0; i < pairs; i++)
+    uint64_t total = 0;
+    for (uint64_t i = 0; i < pairs; i++) {
         if (c->src_len[i] < 0 || c->tgt_len[i] < 0) goto done;
-    loaded = compute_offsets(c) < 0 ? 0 : 1;
+        total += (uint64_t)c->src_len[i] + (uint64_t)c->tgt_len[i];
+    }
+    if (total != ids) goto done;
+    loaded = compute_offsets(c) < 0 ? -1 : 1;
 done:
     free(blob);
     if (loaded != 1) {

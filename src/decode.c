@@ -13,6 +13,7 @@
 
 #include "nmt/incremental.h"
 #include "nmt/model.h"
+#include "nmt/model_file.h"
 #include "nmt/utf8.h"
 #include "nmt/util.h"
 
@@ -422,6 +423,40 @@ struct nmt_translator {
     nmt_incremental *decoder;
 };
 
+int nmt_decode_open_model(const char *dir, nmt_model *model, nmt_spm **spm) {
+    memset(model, 0, sizeof *model);
+    *spm = NULL;
+    struct stat st;
+    if (stat(dir, &st) != 0) return nmt_error_set("%s: cannot open the model directory: %s", dir, strerror(errno));
+    if (!S_ISDIR(st.st_mode))
+        return nmt_error_set("%s: not a model directory (expected the directory `nmt train` wrote)", dir);
+    char *model_path = nmt_path_join(dir, "model.safetensors"), *spm_path = nmt_path_join(dir, "spm.model");
+    int rc = -1;
+    if (!model_path || !spm_path) goto done;
+    if (!nmt_file_exists(model_path)) {
+        nmt_error_set("%s: missing (is %s a model directory written by `nmt train`?)", model_path, dir);
+        goto done;
+    }
+    if (nmt_model_load(model, model_path) < 0) goto done;
+    if (nmt_spm_load(spm, spm_path) < 0) goto done;
+    if (nmt_spm_vocab_size(*spm) != model->config.vocab_size) {
+        nmt_error_set("%s has %d pieces but %s has a vocabulary of %d", spm_path, nmt_spm_vocab_size(*spm), model_path,
+                      model->config.vocab_size);
+        goto done;
+    }
+    rc = 0;
+done:
+    if (rc < 0) {
+        nmt_spm_free(*spm);
+        *spm = NULL;
+        nmt_model_free(model);
+        memset(model, 0, sizeof *model);
+    }
+    free(model_path);
+    free(spm_path);
+    return rc;
+}
+
 int nmt_decode_encode_line(const nmt_model *model, const nmt_spm *spm, const nmt_lines *lines, int32_t **ids,
                            size_t *cap, size_t *count) {
     *count = 0;
@@ -552,7 +587,7 @@ int nmt_decode_sentences(const nmt_model *model, const nmt_decode_options *optio
 static void fill_row(int32_t *row, int width, int32_t prefix, const int32_t *pieces, int len, int32_t suffix) {
     int at = 0;
     if (prefix != NMT_PAD) row[at++] = prefix;
-    memcpy(row + at, pieces, (size_t)len * sizeof(int32_t));
+    if (len) memcpy(row + at, pieces, (size_t)len * sizeof(int32_t));
     at += len;
     if (suffix != NMT_PAD) row[at++] = suffix;
     while (at < width) row[at++] = NMT_PAD;

@@ -6,18 +6,17 @@
  * with offsets relative to the start of the data. The writer pads the header so that the data starts at
  * a multiple of 8 bytes; the reader accepts any padding.
  *
- * The reader trusts nothing: it parses the header with a strict JSON parser of its own (RFC 8259:
- * UTF-8, no trailing commas, no duplicate keys, escapes checked) that accepts only the fields above,
+ * The reader trusts nothing: it parses the header with the strict JSON reader of json.h (RFC 8259:
+ * UTF-8, no trailing commas, escapes checked), accepting only the fields above, each once,
  * then checks that every byte range matches its dtype and shape and that the ranges tile the data
  * exactly, in order of offset, without gaps, overlaps or anything past the end.
  */
 #include "nmt/safetensors.h"
 #include "nmt/io.h"
-#include "nmt/utf8.h"
+#include "nmt/json.h"
 #include "nmt/util.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -85,16 +84,6 @@ static int check_names(const char *path, const nmt_st_tensor *tensors, int num_t
 
 /* ---- writing ---- */
 
-static void write_json_string(FILE *out, const char *s) {
-    fputc('"', out);
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if (*p == '"' || *p == '\\') fprintf(out, "\\%c", *p);
-        else if (*p < 0x20) fprintf(out, "\\u%04x", *p);
-        else fputc(*p, out);
-    }
-    fputc('"', out);
-}
-
 /* Builds the JSON header, padded with spaces to a multiple of 8 bytes. */
 static int build_header(const char *path, const nmt_st_tensor *tensors, int num_tensors,
                         const nmt_st_metadata *metadata, int num_metadata, char **header, size_t *header_size) {
@@ -105,9 +94,9 @@ static int build_header(const char *path, const nmt_st_tensor *tensors, int num_
         fputs("\"__metadata__\":{", out);
         for (int i = 0; i < num_metadata; i++) {
             if (i) fputc(',', out);
-            write_json_string(out, metadata[i].key);
+            nmt_json_write_string(out, metadata[i].key);
             fputc(':', out);
-            write_json_string(out, metadata[i].value);
+            nmt_json_write_string(out, metadata[i].value);
         }
         fputc('}', out);
     }
@@ -123,7 +112,7 @@ static int build_header(const char *path, const nmt_st_tensor *tensors, int num_
                                t->size, bytes);
         if (rc) break;
         if (num_metadata > 0 || i > 0) fputc(',', out);
-        write_json_string(out, t->name);
+        nmt_json_write_string(out, t->name);
         fprintf(out, ":{\"dtype\":\"%s\",\"shape\":[", dtypes[t->dtype].name);
         for (int d = 0; d < t->rank; d++) fprintf(out, "%s%lld", d ? "," : "", (long long)t->shape[d]);
         fprintf(out, "],\"data_offsets\":[%zu,%zu]}", offset, offset + bytes);
@@ -162,142 +151,18 @@ int nmt_st_write(const char *path, const nmt_st_tensor *tensors, int num_tensors
     return nmt_atomic_commit(&f);
 }
 
-/* ---- a strict JSON parser for the header ---- */
-
-typedef struct json {
-    const char *text; /* the header */
-    size_t len, pos;
-    const char *name; /* the file, for messages */
-} json;
-
-static int json_error(const json *j, const char *fmt, ...) NMT_PRINTF(2, 3);
-static int json_error(const json *j, const char *fmt, ...) {
-    char message[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(message, sizeof message, fmt, ap);
-    va_end(ap);
-    return nmt_error_set("%s: bad safetensors header at byte %zu: %s", j->name, 8 + j->pos, message);
-}
-
-static void skip_space(json *j) {
-    while (j->pos < j->len && strchr(" \t\n\r", j->text[j->pos]) && j->text[j->pos]) j->pos++;
-}
-
-/* Skips whitespace; consumes `c` if it is next (returns 1), else returns 0. */
-static int accept(json *j, char c) {
-    skip_space(j);
-    if (j->pos < j->len && j->text[j->pos] == c) {
-        j->pos++;
-        return 1;
-    }
-    return 0;
-}
-
-static int expect(json *j, char c) {
-    if (accept(j, c)) return 0;
-    if (j->pos >= j->len) return json_error(j, "expected '%c', found the end of the header", c);
-    return json_error(j, "expected '%c', found '%c'", c, j->text[j->pos]);
-}
-
-static int hex4(const json *j, size_t at, unsigned *out) {
-    *out = 0;
-    for (size_t i = at; i < at + 4; i++) {
-        char c = i < j->len ? j->text[i] : '\0';
-        unsigned digit = c >= '0' && c <= '9' ? (unsigned)(c - '0')
-                         : c >= 'a' && c <= 'f' ? (unsigned)(c - 'a' + 10)
-                         : c >= 'A' && c <= 'F' ? (unsigned)(c - 'A' + 10) : 16u;
-        if (digit == 16) return -1;
-        *out = *out * 16 + digit;
-    }
-    return 0;
-}
-
-/* Parses a string into a new NUL-terminated buffer (a NUL inside is refused). */
-static int parse_string(json *j, char **out) {
-    *out = NULL;
-    skip_space(j);
-    if (j->pos >= j->len || j->text[j->pos] != '"') return json_error(j, "expected a string");
-    size_t start = ++j->pos, end = start;
-    while (end < j->len && j->text[end] != '"') end += j->text[end] == '\\' ? 2 : 1;
-    if (end >= j->len) return json_error(j, "unterminated string");
-    char *s = nmt_malloc(end - start + 1), *w = s;
-    if (!s) return -1;
-    while (j->pos < end) {
-        unsigned char c = (unsigned char)j->text[j->pos];
-        if (c < 0x20) {
-            free(s);
-            return json_error(j, "control character 0x%02x in a string", c);
-        }
-        if (c != '\\') {
-            *w++ = (char)c;
-            j->pos++;
-            continue;
-        }
-        char e = j->text[j->pos + 1];
-        const char *simple = strchr("\"\\/bfnrt", e);
-        if (simple && e) {
-            *w++ = "\"\\/\b\f\n\r\t"[simple - "\"\\/bfnrt"];
-            j->pos += 2;
-            continue;
-        }
-        unsigned cp, low;
-        if (e != 'u' || hex4(j, j->pos + 2, &cp) < 0) {
-            free(s);
-            return json_error(j, "bad escape in a string");
-        }
-        j->pos += 6;
-        if (cp >= 0xdc00 && cp <= 0xdfff) cp = 0; /* a lone low surrogate */
-        if (cp >= 0xd800 && cp <= 0xdbff) {
-            if (j->pos + 6 <= end && j->text[j->pos] == '\\' && j->text[j->pos + 1] == 'u' &&
-                hex4(j, j->pos + 2, &low) == 0 && low >= 0xdc00 && low <= 0xdfff) {
-                cp = 0x10000 + ((cp - 0xd800) << 10) + (low - 0xdc00);
-                j->pos += 6;
-            } else {
-                cp = 0;
-            }
-        }
-        if (cp == 0) {
-            free(s);
-            return json_error(j, "a string holds \\u0000 or an unpaired surrogate");
-        }
-        w += nmt_utf8_encode(cp, w);
-    }
-    *w = '\0';
-    j->pos = end + 1;
-    *out = s;
-    return 0;
-}
-
-/* Parses a non-negative integer that fits in int64 (the only numbers a header holds). */
-static int parse_count(json *j, int64_t *out) {
-    skip_space(j);
-    size_t start = j->pos;
-    uint64_t v = 0;
-    while (j->pos < j->len && j->text[j->pos] >= '0' && j->text[j->pos] <= '9') {
-        unsigned digit = (unsigned)(j->text[j->pos] - '0');
-        if (v > ((uint64_t)INT64_MAX - digit) / 10) return json_error(j, "number too large");
-        v = v * 10 + digit;
-        j->pos++;
-    }
-    if (j->pos == start) return json_error(j, "expected a non-negative integer");
-    if (j->pos - start > 1 && j->text[start] == '0') return json_error(j, "a number with a leading zero");
-    if (j->pos < j->len && strchr(".eE", j->text[j->pos]) && j->text[j->pos])
-        return json_error(j, "expected an integer, found a fraction or exponent");
-    *out = (int64_t)v;
-    return 0;
-}
+/* ---- the header, read with the strict JSON reader ---- */
 
 /* [a, b, ...] of at most `max` integers; *count gets how many. */
-static int parse_counts(json *j, int64_t *values, int max, int *count, const char *what) {
+static int parse_counts(nmt_json *j, int64_t *values, int max, int *count, const char *what) {
     *count = 0;
-    if (expect(j, '[') < 0) return -1;
-    if (accept(j, ']')) return 0;
+    if (nmt_json_expect(j, '[') < 0) return -1;
+    if (nmt_json_accept(j, ']')) return 0;
     do {
-        if (*count == max) return json_error(j, "%s has more than %d entries", what, max);
-        if (parse_count(j, &values[(*count)++]) < 0) return -1;
-    } while (accept(j, ','));
-    return expect(j, ']');
+        if (*count == max) return nmt_json_error(j, "%s has more than %d entries", what, max);
+        if (nmt_json_count(j, &values[(*count)++]) < 0) return -1;
+    } while (nmt_json_accept(j, ','));
+    return nmt_json_expect(j, ']');
 }
 
 typedef struct entry {
@@ -305,25 +170,25 @@ typedef struct entry {
     int64_t begin, end; /* data_offsets */
 } entry;
 
-static int parse_tensor(json *j, entry *e) {
+static int parse_tensor(nmt_json *j, entry *e) {
     int have_dtype = 0, have_shape = 0, have_offsets = 0;
     size_t at = j->pos;
-    if (expect(j, '{') < 0) return -1;
-    if (!accept(j, '}')) {
+    if (nmt_json_expect(j, '{') < 0) return -1;
+    if (!nmt_json_accept(j, '}')) {
         do {
             char *key;
-            if (parse_string(j, &key) < 0) return -1;
-            int rc = expect(j, ':');
+            if (nmt_json_string(j, &key) < 0) return -1;
+            int rc = nmt_json_expect(j, ':');
             if (rc == 0 && strcmp(key, "dtype") == 0 && !have_dtype++) {
                 char *dtype;
                 size_t dtype_at = j->pos;
-                rc = parse_string(j, &dtype);
+                rc = nmt_json_string(j, &dtype);
                 int found = -1;
                 for (int d = 0; rc == 0 && d < NUM_DTYPES; d++)
                     if (strcmp(dtype, dtypes[d].name) == 0) found = d;
                 if (rc == 0 && found < 0) {
                     j->pos = dtype_at;
-                    rc = json_error(j, "tensor '%s': dtype %s is not one nmt reads (F32, I64, U8)", e->tensor.name, dtype);
+                    rc = nmt_json_error(j, "tensor '%s': dtype %s is not one nmt reads (F32, I64, U8)", e->tensor.name, dtype);
                 }
                 e->tensor.dtype = (nmt_st_dtype)found;
                 free(dtype);
@@ -333,50 +198,50 @@ static int parse_tensor(json *j, entry *e) {
                 int64_t offsets[2];
                 int n;
                 rc = parse_counts(j, offsets, 2, &n, "data_offsets");
-                if (rc == 0 && n != 2) rc = json_error(j, "tensor '%s': data_offsets needs [begin, end]", e->tensor.name);
+                if (rc == 0 && n != 2) rc = nmt_json_error(j, "tensor '%s': data_offsets needs [begin, end]", e->tensor.name);
                 e->begin = offsets[0];
                 e->end = offsets[1];
             } else if (rc == 0) {
-                rc = json_error(j, "tensor '%s': unexpected or repeated field '%s'", e->tensor.name, key);
+                rc = nmt_json_error(j, "tensor '%s': unexpected or repeated field '%s'", e->tensor.name, key);
             }
             free(key);
             if (rc < 0) return -1;
-        } while (accept(j, ','));
-        if (expect(j, '}') < 0) return -1;
+        } while (nmt_json_accept(j, ','));
+        if (nmt_json_expect(j, '}') < 0) return -1;
     }
     if (!have_dtype || !have_shape || !have_offsets) {
         j->pos = at;
-        return json_error(j, "tensor '%s' lacks %s", e->tensor.name,
-                          !have_dtype ? "a dtype" : !have_shape ? "a shape" : "data_offsets");
+        return nmt_json_error(j, "tensor '%s' lacks %s", e->tensor.name,
+                              !have_dtype ? "a dtype" : !have_shape ? "a shape" : "data_offsets");
     }
     return 0;
 }
 
-static int parse_metadata(json *j, nmt_st_file *file) {
-    if (expect(j, '{') < 0) return -1;
-    if (accept(j, '}')) return 0;
+static int parse_metadata(nmt_json *j, nmt_st_file *file) {
+    if (nmt_json_expect(j, '{') < 0) return -1;
+    if (nmt_json_accept(j, '}')) return 0;
     do {
         nmt_st_metadata *grown = nmt_realloc(file->metadata, (size_t)(file->num_metadata + 1) * sizeof *grown);
         if (!grown) return -1;
         file->metadata = grown;
         nmt_st_metadata *m = &file->metadata[file->num_metadata];
         m->value = NULL;
-        if (parse_string(j, &m->key) < 0) return -1;
+        if (nmt_json_string(j, &m->key) < 0) return -1;
         file->num_metadata++;
-        if (expect(j, ':') < 0 || parse_string(j, &m->value) < 0) return -1;
-    } while (accept(j, ','));
-    return expect(j, '}');
+        if (nmt_json_expect(j, ':') < 0 || nmt_json_string(j, &m->value) < 0) return -1;
+    } while (nmt_json_accept(j, ','));
+    return nmt_json_expect(j, '}');
 }
 
-static int parse_header(json *j, nmt_st_file *file, entry **entries) {
+static int parse_header(nmt_json *j, nmt_st_file *file, entry **entries) {
     int have_metadata = 0, cap = 0;
-    if (expect(j, '{') < 0) return -1;
-    if (!accept(j, '}')) {
+    if (nmt_json_expect(j, '{') < 0) return -1;
+    if (!nmt_json_accept(j, '}')) {
         do {
             char *name;
             size_t at = j->pos;
-            if (parse_string(j, &name) < 0) return -1;
-            if (expect(j, ':') < 0) {
+            if (nmt_json_string(j, &name) < 0) return -1;
+            if (nmt_json_expect(j, ':') < 0) {
                 free(name);
                 return -1;
             }
@@ -384,7 +249,7 @@ static int parse_header(json *j, nmt_st_file *file, entry **entries) {
                 free(name);
                 if (have_metadata++) {
                     j->pos = at;
-                    return json_error(j, "__metadata__ appears twice");
+                    return nmt_json_error(j, "__metadata__ appears twice");
                 }
                 if (parse_metadata(j, file) < 0) return -1;
                 continue;
@@ -401,14 +266,12 @@ static int parse_header(json *j, nmt_st_file *file, entry **entries) {
             entry *e = &(*entries)[file->num_tensors++];
             memset(e, 0, sizeof *e);
             e->tensor.name = name;
-            if (name[0] == '\0') return json_error(j, "a tensor with an empty name");
+            if (name[0] == '\0') return nmt_json_error(j, "a tensor with an empty name");
             if (parse_tensor(j, e) < 0) return -1;
-        } while (accept(j, ','));
-        if (expect(j, '}') < 0) return -1;
+        } while (nmt_json_accept(j, ','));
+        if (nmt_json_expect(j, '}') < 0) return -1;
     }
-    skip_space(j);
-    if (j->pos != j->len) return json_error(j, "unexpected text after the header object");
-    return 0;
+    return nmt_json_end(j);
 }
 
 /* ---- checking the byte ranges ---- */
@@ -481,16 +344,10 @@ int nmt_st_parse(nmt_st_file *file, void *blob, size_t size, const char *name) {
         return nmt_error_set("%s: not a safetensors file: the header (%llu bytes) is not a JSON object", name,
                              (unsigned long long)header_len);
     }
-    json j = {.text = (const char *)bytes + 8, .len = (size_t)header_len, .name = name};
-    long bad = nmt_utf8_invalid_at(j.text, j.len);
+    nmt_json j;
     entry *entries = NULL;
-    int rc;
-    if (bad >= 0) {
-        j.pos = (size_t)bad;
-        rc = json_error(&j, "invalid UTF-8");
-    } else {
-        rc = parse_header(&j, file, &entries);
-    }
+    int rc = nmt_json_init(&j, (const char *)bytes + 8, (size_t)header_len, name, "safetensors header", 0, 8);
+    if (rc == 0) rc = parse_header(&j, file, &entries);
     /* The tensors move into the file (which then owns their names) before the checks. */
     if (rc == 0 && file->num_tensors > 0) {
         file->tensors = nmt_malloc((size_t)file->num_tensors * sizeof *file->tensors);

@@ -6,6 +6,8 @@
 #include "nmt/batch.h"
 #include "nmt/util.h"
 
+#include "testing.h"
+
 #include <check.h>
 #include <stdlib.h>
 #include <string.h>
@@ -178,6 +180,21 @@ START_TEST(oversized_pair_is_its_own_batch) {
 }
 END_TEST
 
+static int init_attempt(void *corpus) {
+    nmt_batcher b;
+    if (nmt_batcher_init(&b, corpus, 40, 5, 1) < 0) return -1;
+    nmt_batcher_free(&b);
+    return 0;
+}
+
+START_TEST(allocation_failures_are_reported) {
+    nmt_corpus c;
+    make_corpus(&c, PAIRS);
+    ck_assert_int_ge(nmt_test_alloc_sweep(init_attempt, &c), 7);
+    nmt_corpus_free(&c);
+}
+END_TEST
+
 int main(void) {
     Suite *s = suite_create("batch");
     TCase *tc = tcase_create("batch");
@@ -185,10 +202,7 @@ int main(void) {
     tcase_add_test(tc, batches_are_length_buckets);
     tcase_add_test(tc, same_seed_same_batches_and_seek_resumes);
     tcase_add_test(tc, oversized_pair_is_its_own_batch);
+    tcase_add_test(tc, allocation_failures_are_reported);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return nmt_test_run(s);
 }

@@ -7,12 +7,13 @@
 #include "nmt/io.h"
 #include "nmt/util.h"
 
+#include "testing.h"
+
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static char dir[64];
 static int encode_calls;
 
 static int byte_encode(const void *ctx, const char *text, size_t len, int32_t **ids, size_t *cap, size_t *count) {
@@ -38,21 +39,14 @@ static int failing_encode(const void *ctx, const char *text, size_t len, int32_t
 }
 
 static char *write_file(const char *name, const char *text) {
-    char *path = nmt_path_join(dir, name);
+    char *path = nmt_path_join(nmt_test_tmpdir, name);
     ck_assert_int_eq(nmt_atomic_write(path, text, strlen(text)), 0);
     return path;
 }
 
 static void setup(void) {
-    strcpy(dir, "/tmp/nmt-test-corpus-XXXXXX");
-    ck_assert_ptr_nonnull(mkdtemp(dir));
+    nmt_test_tmpdir_make();
     encode_calls = 0;
-}
-
-static void teardown(void) {
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    ck_assert_int_eq(system(cmd), 0);
 }
 
 START_TEST(pairs_lengths_and_skips) {
@@ -102,9 +96,9 @@ static const char *read_error(const char *src_text, const char *tgt_text, nmt_co
     nmt_corpus c;
     nmt_corpus_options opt = {0};
     ck_assert_int_eq(nmt_corpus_read(&c, src, tgt, encode, NULL, &opt), -1);
-    size_t n = 0, skip = strlen(dir) + 1;
+    size_t n = 0, skip = strlen(nmt_test_tmpdir) + 1;
     for (const char *e = nmt_error(); *e && n < sizeof message - 1;)
-        if (strncmp(e, dir, skip - 1) == 0 && e[skip - 1] == '/') e += skip;
+        if (strncmp(e, nmt_test_tmpdir, skip - 1) == 0 && e[skip - 1] == '/') e += skip;
         else message[n++] = *e++;
     message[n] = '\0';
     free(src);
@@ -118,7 +112,7 @@ START_TEST(mismatched_line_counts_name_both_files) {
                      "sentence pair");
     ck_assert_int_eq(encode_calls, 0);
     long lines;
-    char *path = nmt_path_join(dir, "x.en");
+    char *path = nmt_path_join(nmt_test_tmpdir, "x.en");
     ck_assert_int_eq(nmt_corpus_check(path, path, &lines), 0);
     ck_assert_int_eq(lines, 3);
     free(path);
@@ -148,7 +142,7 @@ static void read_cached(nmt_corpus *c, const char *src, const char *tgt, const c
 START_TEST(cache_is_used_until_something_changes) {
     char *src = write_file("e.en", "hello\nworld\n\n");
     char *tgt = write_file("e.de", "hallo\nwelt\nleer\n");
-    char *cache = nmt_path_join(dir, "corpus.bin");
+    char *cache = nmt_path_join(nmt_test_tmpdir, "corpus.bin");
     nmt_corpus c;
     read_cached(&c, src, tgt, cache, 7);
     ck_assert_int_eq(c.from_cache, 0);
@@ -205,6 +199,30 @@ START_TEST(cache_is_used_until_something_changes) {
 }
 END_TEST
 
+static int read_attempt(void *cache_path) {
+    char *src = nmt_path_join(nmt_test_tmpdir, "f.en"), *tgt = nmt_path_join(nmt_test_tmpdir, "f.de");
+    nmt_corpus c;
+    nmt_corpus_options opt = {.max_length = 3, .skip_empty = 1, .cache_path = cache_path};
+    int rc = src && tgt ? nmt_corpus_read(&c, src, tgt, byte_encode, NULL, &opt) : -1;
+    if (rc == 0) nmt_corpus_free(&c);
+    free(src);
+    free(tgt);
+    return rc;
+}
+
+START_TEST(allocation_failures_are_reported) {
+    free(write_file("f.en", "one\ntwo\n\nthree\nfour\n"));
+    free(write_file("f.de", "eins\nzwei\nnull\ndrei\nvier\n"));
+    char *cache = nmt_path_join(nmt_test_tmpdir, "f.bin");
+    /* Encoding without a cache, encoding and writing the cache, then loading it. */
+    ck_assert_int_gt(nmt_test_alloc_sweep(read_attempt, NULL), 5);
+    ck_assert_int_gt(nmt_test_alloc_sweep(read_attempt, cache), 5);
+    ck_assert(nmt_file_exists(cache));
+    ck_assert_int_gt(nmt_test_alloc_sweep(read_attempt, cache), 2);
+    free(cache);
+}
+END_TEST
+
 START_TEST(file_hash_sees_content) {
     char *a = write_file("h1", "same size");
     char *b = write_file("h2", "same sizf");
@@ -226,17 +244,14 @@ END_TEST
 int main(void) {
     Suite *s = suite_create("corpus");
     TCase *tc = tcase_create("corpus");
-    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_checked_fixture(tc, setup, nmt_test_tmpdir_remove);
     tcase_add_test(tc, pairs_lengths_and_skips);
     tcase_add_test(tc, mismatched_line_counts_name_both_files);
     tcase_add_test(tc, bad_utf8_names_file_line_and_byte);
     tcase_add_test(tc, encoder_error_names_the_line);
     tcase_add_test(tc, cache_is_used_until_something_changes);
     tcase_add_test(tc, file_hash_sees_content);
+    tcase_add_test(tc, allocation_failures_are_reported);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return nmt_test_run(s);
 }

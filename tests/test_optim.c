@@ -10,6 +10,8 @@
 #include "nmt/kernels.h"
 #include "nmt/optim.h"
 
+#include "testing.h"
+
 #include <check.h>
 #include <math.h>
 #include <stdlib.h>
@@ -121,9 +123,5 @@ int main(void) {
     tcase_add_test(tc, clipping);
     tcase_add_test(tc, threads_do_not_change_results);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return nmt_test_run(s);
 }

@@ -187,8 +187,8 @@ START_TEST(damaged_files_are_refused_by_name) {
     snprintf(h, sizeof h, "{%s,}", ok_tensor);
     expect_bad(h, d, 8, "bad safetensors header at byte 62: expected a string");
     snprintf(h, sizeof h, "{%s} x", ok_tensor);
-    expect_bad(h, d, 8, "unexpected text after the header object");
-    expect_bad("{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]}", d, 8, "expected '}', found the end of the header");
+    expect_bad(h, d, 8, "unexpected text after the JSON value");
+    expect_bad("{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]}", d, 8, "expected '}', found the end of the input");
     expect_bad("{\"a\x01\":{}}", d, 8, "control character 0x01 in a string");
     expect_bad("{\"a\\u0000\":{}}", d, 8, "a string holds \\u0000 or an unpaired surrogate");
     expect_bad("{\"a\\ud800\":{}}", d, 8, "unpaired surrogate");

@@ -99,6 +99,10 @@ void nmt_search_free(nmt_search *search);
 int nmt_search_run(nmt_search *search, const nmt_decode_step *step, int batch, const int *src_pieces,
                    int src_width, nmt_translation *out);
 
+/* Opens a model directory written by `nmt train`: DIR/model.safetensors (parameters and their
+ * config) and DIR/spm.model, which must agree on the vocabulary size. Errors name the file. */
+int nmt_decode_open_model(const char *dir, nmt_model *model, nmt_spm **spm);
+
 /* Encodes the current line of `lines` into *ids (grown as needed; *cap its capacity) and sets
  * *count. Returns 0; NMT_DECODE_INVALID_UTF8 when the line is not UTF-8; -1 on other errors (too
  * many pieces for a model with learned positions, out of memory). Errors read "NAME:LINE: ...". */

@@ -1,0 +1,109 @@
+#!/usr/bin/env bash
+# nmt train end to end: a quiet run makes a model directory that nmt translate reads; validation BLEU
+# equals nmt bleu on nmt translate --greedy with the saved model; SIGTERM mid-run finishes the step, saves
+# a checkpoint and exits 0, and a second run resumes from it; bad corpora (mismatched line counts,
+# invalid UTF-8) and a changed model section fail with exit 1 and a message saying what is wrong.
+set -u
+fail=0
+work=$(mktemp -d /tmp/nmt-e2e-train-XXXXXX)
+trap 'rm -rf "$work"' EXIT
+cd "$work"
+
+# A toy corpus: English colour words, German targets word for word.
+awk -v n=400 -v seed=1 -v src=train.en -v tgt=train.de -f - <<'AWK'
+BEGIN {
+  srand(seed)
+  split("red blue green white black yellow brown grey", e, " ")
+  split("rot blau grün weiß schwarz gelb braun grau", g, " ")
+  for (i = 0; i < n; i++) {
+    w = 3 + int(rand() * 5); s = ""; t = ""
+    for (j = 0; j < w; j++) { k = 1 + int(rand() * 8); s = s (j ? " " : "") e[k]; t = t (j ? " " : "") g[k] }
+    print s > src; print t > tgt
+  }
+}
+AWK
+head -n 40 train.en > valid.en
+head -n 40 train.de > valid.de
+cat > toy.yaml <<'YAML'
+model: {d_model: 32, heads: 2, ffn: 64, encoder_layers: 1, decoder_layers: 1}
+vocab: {size: 40}
+data:
+  train: {src: train.en, tgt: train.de}
+  valid: {src: valid.en, tgt: valid.de}
+train:
+  batch_tokens: 256
+  optimizer: {lr: 3.0e-3, warmup: 30}
+  max_steps: 20
+  valid_every: 10
+  save_every: 10
+output: out
+YAML
+
+expect() { # expect NAME STATUS PATTERN COMMAND...: exit status and a pattern in stderr ("" = empty stderr)
+  local name=$1 want=$2 pattern=$3; shift 3
+  "$@" >stdout.txt 2>stderr.txt; local got=$?
+  if [ "$got" -ne "$want" ]; then echo "FAIL $name: exit $got, want $want"; cat stderr.txt; fail=1; return; fi
+  if [ -z "$pattern" ]; then
+    [ -s stderr.txt ] && { echo "FAIL $name: expected no output on stderr"; cat stderr.txt; fail=1; }
+  elif ! grep -q -- "$pattern" stderr.txt; then
+    echo "FAIL $name: stderr lacks '$pattern'"; cat stderr.txt; fail=1
+  fi
+  [ -s stdout.txt ] && { echo "FAIL $name: printed on stdout"; fail=1; }
+}
+
+expect "quiet run" 0 "" "$NMT" train toy.yaml --quiet
+for f in model.safetensors spm.model config.yaml train.log.jsonl checkpoints/step-00000020.safetensors; do
+  [ -s "out/$f" ] || { echo "FAIL quiet run: out/$f missing"; fail=1; }
+done
+grep -q '"event":"valid","step":20' out/train.log.jsonl || { echo "FAIL log lacks the validation at 20"; fail=1; }
+# The output directory is a model directory.
+"$NMT" translate -m out < valid.en > hyp.de 2>translate.err || { echo "FAIL translate -m out"; cat translate.err; fail=1; }
+[ "$(wc -l < hyp.de)" -eq 40 ] || { echo "FAIL translate: $(wc -l < hyp.de) lines for 40"; fail=1; }
+expect "progress" 0 "effective config" "$NMT" train toy.yaml --set train.max_steps=25
+grep -q "resuming from .*step-00000020" stderr.txt || { echo "FAIL resume message"; fail=1; }
+grep -q "step 24 loss" stderr.txt || { echo "FAIL progress line"; cat stderr.txt; fail=1; }
+expect "model section changed" 1 "model.ffn is 64 in the checkpoint but 128 in the config" \
+  "$NMT" train toy.yaml --set model.ffn=128
+
+# Validation BLEU is `nmt bleu` on `nmt translate --greedy` with the saved model, to the last digit.
+"$NMT" train toy.yaml --quiet --set output=bleu --set train.max_steps=100 --set train.valid_every=100 \
+  --set train.optimizer.lr=1e-2 --set model.dropout=0 || { echo "FAIL bleu run"; fail=1; }
+logged=$(sed -n 's/.*"event":"valid","step":100,.*"bleu":\([0-9.]*\)}/\1/p' bleu/train.log.jsonl)
+"$NMT" translate -q -m bleu --greedy < valid.en > bleu.hyp
+offline=$("$NMT" bleu valid.de -i bleu.hyp -b -w 4)
+[ -n "$logged" ] && [ "$logged" = "$offline" ] || { echo "FAIL validation BLEU '$logged' != offline '$offline'"; fail=1; }
+awk -v b="$offline" 'BEGIN { exit !(b > 0) }' || { echo "FAIL BLEU is $offline: nothing was compared"; fail=1; }
+
+# SIGTERM after the first checkpoint: exit 0 with a checkpoint, then resume.
+"$NMT" train toy.yaml --set output=sig --set train.max_steps=1000000 --set train.save_every=5 2>sig.log &
+pid=$!
+for _ in $(seq 600); do [ -e sig/checkpoints/step-00000005.safetensors ] && break; sleep 0.1; done
+kill -TERM "$pid"
+wait "$pid"; status=$?
+[ "$status" -eq 0 ] || { echo "FAIL SIGTERM: exit $status"; cat sig.log; fail=1; }
+grep -q "stopped by signal" sig.log || { echo "FAIL SIGTERM: no stop message"; cat sig.log; fail=1; }
+last=$(ls sig/checkpoints | sort | tail -n 1)
+step=$((10#$(echo "$last" | sed 's/step-0*\([0-9]*\)\.safetensors/\1/;s/^$/0/')))
+[ "$step" -ge 5 ] || { echo "FAIL SIGTERM: last checkpoint $last"; fail=1; }
+ls sig sig/checkpoints | grep -q '\.tmp\.' && { echo "FAIL SIGTERM: temporary file left"; fail=1; }
+expect "resume after SIGTERM" 0 "resuming from .*$last" \
+  "$NMT" train toy.yaml --set output=sig --set "train.max_steps=$((step + 3))"
+[ -e "sig/checkpoints/$(printf 'step-%08d.safetensors' $((step + 3)))" ] || { echo "FAIL resume: no final checkpoint"; fail=1; }
+
+# Bad corpora.
+printf 'one\ntwo\nthree\n' > three.en
+printf 'eins\nzwei\n' > two.de
+expect "mismatched corpora" 1 "three.en has 3 lines but .*two.de has 2" \
+  "$NMT" train toy.yaml --set output=bad1 --set 'data.train={src: three.en, tgt: two.de}'
+printf 'ok\nbad \377 byte\n' > bad.en
+printf 'gut\nschlecht\n' > bad.de
+expect "invalid UTF-8" 1 "bad.en:2: invalid UTF-8 at byte 5" \
+  "$NMT" train toy.yaml --set output=bad2 --set 'data.train={src: bad.en, tgt: bad.de}'
+expect "position table too small" 1 "data.max_length 128 needs model.max_positions of at least 129" \
+  "$NMT" train toy.yaml --set output=bad3 --set model.positions=learned --set model.max_positions=64
+expect "missing config" 1 "nope.yaml" "$NMT" train nope.yaml
+expect "bad threads" 2 "--threads" "$NMT" train toy.yaml --threads 0
+expect "no config" 2 "missing CONFIG.yaml" "$NMT" train
+
+[ $fail -eq 0 ] && echo "e2e_train: all passed"
+exit $fail

@@ -1,0 +1,136 @@
+#!/usr/bin/env bash
+# `nmt translate` and `nmt score` end to end, on a tiny model trained inside the test: line order
+# and empty lines, n-best and alignment formats, scores, alignment maps, invalid UTF-8, write errors
+# and a closed pipe, missing or corrupt model directories.
+set -u
+fail=0
+tmp="$(mktemp -d)"
+trap 'rm -rf "$tmp"' EXIT
+cd "$tmp"
+say_fail() { echo "FAIL $*"; fail=1; }
+check() { # check NAME EXPECTED_STATUS COMMAND... (stdout in out, stderr in err)
+  local name=$1 want=$2; shift 2
+  "$@" >out 2>err; local got=$?
+  if [ "$got" -ne "$want" ]; then say_fail "$name: exit $got, want $want"; cat err; fi
+}
+
+# A toy parallel corpus: the target is the source with each word swapped for its "translation".
+awk 'BEGIN {
+  srand(7); n = split("the a cat dog sees likes big small red blue house tree runs sleeps", en, " ");
+  split("der ein katze hund sieht mag gross klein rot blau haus baum rennt schlaeft", de, " ");
+  for (i = 0; i < 400; i++) {
+    len = 2 + int(rand() * 5); s = ""; t = "";
+    for (j = 0; j < len; j++) { w = 1 + int(rand() * n); s = s (j ? " " : "") en[w]; t = t (j ? " " : "") de[w] }
+    print s > "train.en"; print t > "train.de"
+  } }'
+# The model: `nmt train` for a few seconds (a vocabulary of 48 pieces, d_model 32, one layer a side).
+cat >config.yaml <<'EOF'
+model: {d_model: 32, heads: 2, ffn: 64, encoder_layers: 1, decoder_layers: 1, dropout: 0.0}
+vocab: {size: 48}
+data:
+  train: {src: train.en, tgt: train.de}
+train:
+  batch_tokens: 512
+  max_steps: 400
+  valid_every: 1000
+  save_every: 1000
+  optimizer: {lr: 0.005, warmup: 20}
+output: model
+EOF
+"$NMT" train config.yaml --threads 1 --quiet >train.out 2>&1 || { echo "FAIL nmt train"; cat train.out; exit 1; }
+M=model
+T="--threads 1" # the products of a tiny model are too small to share between threads
+
+# Line order, empty lines, one output line per input line.
+printf 'the cat sees a dog\n\nbig red house\nthe tree\n\n' >in.txt
+check "translate" 0 "$NMT" translate -m $M -i in.txt --threads 2 --batch-size 2
+cp out all.txt
+[ "$(wc -l <all.txt)" -eq 5 ] || say_fail "5 input lines gave $(wc -l <all.txt) output lines"
+[ -z "$(sed -n 2p all.txt)" ] && [ -z "$(sed -n 5p all.txt)" ] || say_fail "empty lines did not stay empty"
+[ -n "$(sed -n 1p all.txt)" ] || say_fail "line 1 was not translated"
+# Each line alone (a batch of one) gives the same line: sorting and batching keep the order.
+: >alone.txt
+while IFS= read -r line; do printf '%s\n' "$line" | "$NMT" translate -m $M -q $T >>alone.txt; done <in.txt
+cmp -s all.txt alone.txt || { say_fail "translating lines one at a time differs"; diff all.txt alone.txt; }
+# Empty input gives empty output; a missing input file is an error naming it.
+check "empty input" 0 "$NMT" translate -m $M $T </dev/null
+[ ! -s out ] || say_fail "empty input gave output"
+check "missing input" 1 "$NMT" translate -m $M $T -i no-such-file.txt
+grep -q 'no-such-file.txt' err || say_fail "missing input message: $(cat err)"
+# Greedy, and stdin to stdout.
+"$NMT" translate -m $M $T --greedy <in.txt >greedy.txt 2>err || say_fail "greedy: $(cat err)"
+[ "$(wc -l <greedy.txt)" -eq 5 ] || say_fail "greedy line count"
+
+# n-best: `i ||| hypothesis ||| F0= logprob ||| score`, N per line (1 for an empty line), best first.
+check "n-best" 0 "$NMT" translate -m $M $T -i in.txt --n-best 3 --print-alignment
+cp out nbest.txt
+grep -Evq '^[0-9]+ \|\|\| [^|]* \|\|\| F0= -?[0-9]+\.[0-9]+ \|\|\| -?[0-9]+\.[0-9]+ \|\|\|( [0-9]+-[0-9]+)*$' nbest.txt &&
+  { say_fail "n-best format"; grep -Ev '^[0-9]+ \|\|\| [^|]* \|\|\| F0= ' nbest.txt | head -3; }
+[ "$(cut -d' ' -f1 nbest.txt | tr '\n' ' ')" = "0 0 0 1 2 2 2 3 3 3 4 " ] || say_fail "n-best indices: $(cut -d' ' -f1 nbest.txt | tr '\n' ' ')"
+awk -F' \\|\\|\\| ' '$1 == last && $4 + 0 > prev + 1e-9 { bad = 1 } { last = $1; prev = $4 }
+  $1 == last { if (seen[$1 SUBSEP $2]++) bad = 1 } END { exit bad }' nbest.txt || say_fail "n-best not sorted or not distinct"
+# The best of the n-best list is the translation, and its alignment points at real pieces.
+awk -F' \\|\\|\\| ' '!($1 in best) { best[$1] = $2 } END { for (i = 0; i < 5; i++) print best[i] }' nbest.txt >best.txt
+cmp -s best.txt all.txt || say_fail "n-best's first hypotheses differ from the translations"
+# nmt score: one log-probability per pair, the same in any batch size. (Its equality with the
+# decoder's own log-probabilities is a unit test: here a hypothesis's text could re-encode into other
+# pieces than the decoder chose.)
+awk -F' \\|\\|\\| ' 'NR == FNR { src[NR - 1] = $0; next } { print src[$1] > "src.txt"; print $2 > "hyp.txt" }' in.txt nbest.txt
+check "score" 0 "$NMT" score -m $M -s src.txt -t hyp.txt --threads 2
+cp out scores.txt
+[ "$(wc -l <scores.txt)" -eq "$(wc -l <hyp.txt)" ] || say_fail "score line count"
+check "score batch 1" 0 "$NMT" score -m $M $T -s src.txt -t hyp.txt --batch-size 1
+paste out scores.txt | awk '{ d = $1 - $2; if (d < 0) d = -d; if (d > 1e-5 || $1 > 0) bad = 1 } END { exit bad }' ||
+  say_fail "scores depend on the batch size"
+check "score --normalize" 0 "$NMT" score -m $M $T -s src.txt -t hyp.txt --normalize
+paste out scores.txt | awk '{ if (!($1 <= 0 && $1 >= $2 - 1e-6)) bad = 1 } END { exit bad }' || say_fail "normalized scores"
+head -3 hyp.txt >short.txt
+check "score line counts" 1 "$NMT" score -m $M $T -s src.txt -t short.txt
+grep -q "src.txt has more lines than short.txt" err || say_fail "line count message: $(cat err)"
+
+# Alignment maps: one SVG per line, numbered when there are several; `-` draws on stderr.
+printf 'the cat sees a dog\n' | "$NMT" translate -m $M $T --alignment-map map.svg -q >/dev/null 2>err || say_fail "map: $(cat err)"
+head -c 5 map.svg 2>/dev/null | grep -q '<?xml' || say_fail "map.svg not written"
+mkdir maps
+check "numbered maps" 0 "$NMT" translate -m $M $T -i in.txt --alignment-map maps/m.svg
+ls maps/m.1.svg maps/m.3.svg maps/m.4.svg >/dev/null 2>&1 && [ ! -e maps/m.2.svg ] && [ ! -e maps/m.5.svg ] ||
+  say_fail "numbered maps: $(ls maps 2>&1)"
+printf 'the big cat\n' | "$NMT" translate -m $M $T --alignment-map - -q >/dev/null 2>map.err
+grep -q 'line 1: the big cat' map.err && grep -q '[░▒▓█]' map.err || say_fail "terminal map: $(cat map.err)"
+
+# Invalid UTF-8: an error naming the line, or with --skip-invalid an empty line and a warning.
+printf 'the cat\n\xff\xfe dog\nthe dog\n' >bad.txt
+check "invalid UTF-8" 1 "$NMT" translate -m $M $T -i bad.txt
+grep -q 'bad.txt:2: invalid UTF-8 at byte 1' err || say_fail "invalid UTF-8 message: $(cat err)"
+check "--skip-invalid" 0 "$NMT" translate -m $M $T -i bad.txt --skip-invalid
+[ "$(wc -l <out)" -eq 3 ] && [ -z "$(sed -n 2p out)" ] || say_fail "--skip-invalid output"
+grep -q 'warning: bad.txt:2: invalid UTF-8' err || say_fail "--skip-invalid warning: $(cat err)"
+
+# Output errors: a failed write is reported and leaves no half-written file; a closed pipe is an error.
+NMT_FAULT=write:2 "$NMT" translate -m $M $T -i in.txt -o faulty.txt >/dev/null 2>err
+[ $? -eq 1 ] && grep -q 'faulty.txt: write failed' err && [ ! -e faulty.txt ] || say_fail "write fault: $(cat err)"
+check "-o" 0 "$NMT" translate -m $M $T -i in.txt -o written.txt
+cmp -s written.txt all.txt || say_fail "-o output differs"
+yes 'the small dog runs' | head -n 3000 >many.txt
+"$NMT" translate -m $M $T -i many.txt --greedy --batch-size 8 2>pipe.err | head -n 1 >/dev/null
+status=${PIPESTATUS[0]}
+[ "$status" -eq 1 ] && grep -q 'Broken pipe' pipe.err || say_fail "closed pipe: exit $status, $(cat pipe.err)"
+
+# Usage errors and broken model directories.
+check "n-best above beam" 2 "$NMT" translate -m $M --beam-size 2 --n-best 3
+check "greedy n-best" 2 "$NMT" translate -m $M --greedy --n-best 2
+check "no model" 2 "$NMT" translate
+check "missing model dir" 1 "$NMT" translate -m no-such-dir
+grep -q 'no-such-dir' err || say_fail "missing dir message: $(cat err)"
+mkdir empty-dir
+check "empty model dir" 1 "$NMT" translate -m empty-dir
+grep -q 'empty-dir/model.safetensors' err || say_fail "empty dir message: $(cat err)"
+mkdir broken && cp $M/spm.model broken/ && head -c 1000 $M/model.safetensors >broken/model.safetensors
+check "truncated model" 1 "$NMT" translate -m broken </dev/null
+grep -q 'broken/model.safetensors' err || say_fail "truncated model message: $(cat err)"
+mkdir no-spm && cp $M/model.safetensors no-spm/
+check "missing spm.model" 1 "$NMT" score -m no-spm -s in.txt -t in.txt
+grep -q 'no-spm/spm.model' err || say_fail "missing spm message: $(cat err)"
+
+[ $fail -eq 0 ] && echo "e2e_translate: all passed"
+exit $fail
