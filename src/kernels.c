@@ -33,6 +33,7 @@ enum { POOL_SPIN = 20000 }; /* pause-loop iterations before a thread blocks (ten
 
 static struct {
     int threads;              /* the caller + workers; 0 until first use */
+    int requested;            /* the count last set; a forked child starts this many again */
     pthread_t *workers;       /* [threads - 1] */
     pthread_mutex_t lock;
     pthread_cond_t wake;      /* workers wait here for the next task */
@@ -91,13 +92,31 @@ static void pool_stop(void) {
     pool.threads = 1;
 }
 
+/* A forked child has only the forking thread: it forgets the parent's workers (its first parallel
+ * call starts as many of its own), instead of waiting for threads that do not exist. */
+static void pool_forget_after_fork(void) {
+    free(pool.workers);
+    pool.workers = NULL;
+    pool.threads = 0;
+    pool.shutdown = 0;
+    pthread_mutex_init(&pool.lock, NULL);
+    pthread_cond_init(&pool.wake, NULL);
+    pthread_cond_init(&pool.done, NULL);
+    in_pool_task = 0;
+}
+
+static void register_atfork(void) { pthread_atfork(NULL, NULL, pool_forget_after_fork); }
+
 int nmt_kernels_set_threads(int threads) {
+    static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
     if (threads < 1) return nmt_error_set("threads must be at least 1, not %d", threads);
     openblas_set_num_threads(1);
+    pool.requested = threads;
     if (threads == pool.threads) return 0;
     pool_stop();
     pool.threads = 1;
     if (threads == 1) return 0;
+    pthread_once(&atfork_once, register_atfork);
     pool.workers = nmt_calloc((size_t)threads - 1, sizeof *pool.workers);
     if (!pool.workers) return -1;
     pool.start_generation = atomic_load(&pool.generation);
@@ -115,7 +134,8 @@ int nmt_kernels_set_threads(int threads) {
 int nmt_kernels_threads(void) {
     if (pool.threads == 0) {
         long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-        if (nmt_kernels_set_threads(cpus > 1 ? (int)(cpus < 64 ? cpus : 64) : 1) < 0) nmt_kernels_set_threads(1);
+        int want = pool.requested ? pool.requested : cpus > 1 ? (int)(cpus < 64 ? cpus : 64) : 1;
+        if (nmt_kernels_set_threads(want) < 0) nmt_kernels_set_threads(1);
     }
     return pool.threads;
 }
