@@ -33,6 +33,7 @@ enum { POOL_SPIN = 20000 }; /* pause-loop iterations before a thread blocks (ten
 
 static struct {
     int threads;              /* the caller + workers; 0 until first use */
+    int requested;            /* the count last set; a forked child starts this many again */
     pthread_t *workers;       /* [threads - 1] */
     pthread_mutex_t lock;
     pthread_cond_t wake;      /* workers wait here for the next task */
@@ -91,13 +92,31 @@ static void pool_stop(void) {
     pool.threads = 1;
 }
 
+/* A forked child has only the forking thread: it forgets the parent's workers (its first parallel
+ * call starts as many of its own), instead of waiting for threads that do not exist. */
+static void pool_forget_after_fork(void) {
+    free(pool.workers);
+    pool.workers = NULL;
+    pool.threads = 0;
+    pool.shutdown = 0;
+    pthread_mutex_init(&pool.lock, NULL);
+    pthread_cond_init(&pool.wake, NULL);
+    pthread_cond_init(&pool.done, NULL);
+    in_pool_task = 0;
+}
+
+static void register_atfork(void) { pthread_atfork(NULL, NULL, pool_forget_after_fork); }
+
 int nmt_kernels_set_threads(int threads) {
+    static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
     if (threads < 1) return nmt_error_set("threads must be at least 1, not %d", threads);
     openblas_set_num_threads(1);
+    pool.requested = threads;
     if (threads == pool.threads) return 0;
     pool_stop();
     pool.threads = 1;
     if (threads == 1) return 0;
+    pthread_once(&atfork_once, register_atfork);
     pool.workers = nmt_calloc((size_t)threads - 1, sizeof *pool.workers);
     if (!pool.workers) return -1;
     pool.start_generation = atomic_load(&pool.generation);
@@ -115,7 +134,8 @@ int nmt_kernels_set_threads(int threads) {
 int nmt_kernels_threads(void) {
     if (pool.threads == 0) {
         long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-        if (nmt_kernels_set_threads(cpus > 1 ? (int)(cpus < 64 ? cpus : 64) : 1) < 0) nmt_kernels_set_threads(1);
+        int want = pool.requested ? pool.requested : cpus > 1 ? (int)(cpus < 64 ? cpus : 64) : 1;
+        if (nmt_kernels_set_threads(want) < 0) nmt_kernels_set_threads(1);
     }
     return pool.threads;
 }
@@ -149,9 +169,7 @@ void nmt_parallel_for(long count, nmt_parallel_fn fn, void *ctx) {
     }
 }
 
-/* nmt_parallel_for for the kernels below: work under ~32k element operations stays on the caller's
- * thread, where waking the pool would cost more than it saves. */
-static void parallel(long count, long cost_per_item, nmt_parallel_fn fn, void *ctx) {
+void nmt_parallel_work(long count, long cost_per_item, nmt_parallel_fn fn, void *ctx) {
     if (count * cost_per_item < 32768)
         fn(ctx, 0, count);
     else
@@ -299,6 +317,7 @@ static void sgemm_part(void *ctx, long begin, long end) {
 void nmt_sgemm(int trans_a, int trans_b, int M, int N, int K, float alpha, const float *A, int lda, const float *B,
                int ldb, float beta, float *C, int ldc) {
     if (M <= 0 || N <= 0) return;
+    nmt_kernels_threads(); /* the first call sets OpenBLAS to one thread */
     sgemm_task t = {trans_a, trans_b, M, N, K, lda, ldb, ldc, M >= N, alpha, beta, A, B, C};
     long units = ((t.split_rows ? M : N) + SGEMM_BLOCK - 1) / SGEMM_BLOCK;
     /* Below about a million multiply-adds the split costs more than it saves. */
@@ -325,7 +344,7 @@ NMT_HOT static void bias_rows(void *ctx, long begin, long end) {
 void nmt_linear_forward(float *y, const float *x, const float *w, const float *b, int M, int K, int N) {
     if (b) {
         bias_task t = {y, b, N};
-        parallel(M, N, bias_rows, &t);
+        nmt_parallel_work(M, N, bias_rows, &t);
     }
     nmt_sgemm(0, 1, M, N, K, 1.0f, x, K, w, K, b ? 1.0f : 0.0f, y, N);
 }
@@ -351,7 +370,7 @@ void nmt_linear_backward(float *dx, float *dw, float *db, const float *dy, const
     if (dw) nmt_sgemm(1, 0, N, K, M, 1.0f, dy, N, x, K, 1.0f, dw, K);
     if (db) {
         colsum_task t = {db, dy, M, N};
-        parallel(N, M, column_sums, &t);
+        nmt_parallel_work(N, M, column_sums, &t);
     }
 }
 
@@ -391,7 +410,7 @@ NMT_HOT static void layernorm_rows(void *ctx, long begin, long end) {
 void nmt_layernorm_forward(float *y, float *mean, float *rstd, const float *x, const float *w, const float *b, int M,
                            int D, float eps) {
     layernorm_task t = {.y = y, .mean = mean, .rstd = rstd, .x = x, .w = w, .b = b, .D = D, .eps = eps};
-    parallel(M, D, layernorm_rows, &t);
+    nmt_parallel_work(M, D, layernorm_rows, &t);
 }
 
 /* dx = rstd * (g - mean(g) - xhat * mean(g * xhat)) with g = dy * w, per row. */
@@ -440,8 +459,8 @@ void nmt_layernorm_backward(float *dx, float *dw, float *db, const float *dy, co
                             const float *rstd, const float *w, int M, int D, int accumulate_dx) {
     layernorm_task t = {.dx = dx, .dw = dw, .db = db, .x = x, .dy = dy, .w = w, .mean_in = mean, .rstd_in = rstd,
                         .M = M, .D = D, .accumulate = accumulate_dx};
-    parallel(M, D, layernorm_backward_rows, &t);
-    parallel(D, M, layernorm_backward_columns, &t);
+    nmt_parallel_work(M, D, layernorm_backward_rows, &t);
+    nmt_parallel_work(D, M, layernorm_backward_columns, &t);
 }
 
 /* ---------------------------------------------------------------------------------------------- */
@@ -461,7 +480,7 @@ NMT_HOT static void relu_range(void *ctx, long begin, long end) {
 
 void nmt_relu_forward(float *x, long n) {
     elementwise_task t = {.out = x};
-    parallel(n, 1, relu_range, &t);
+    nmt_parallel_work(n, 1, relu_range, &t);
 }
 
 NMT_HOT static void relu_backward_range(void *ctx, long begin, long end) {
@@ -471,7 +490,7 @@ NMT_HOT static void relu_backward_range(void *ctx, long begin, long end) {
 
 void nmt_relu_backward(float *dx, const float *y, long n) {
     elementwise_task t = {.out = dx, .a = y};
-    parallel(n, 1, relu_backward_range, &t);
+    nmt_parallel_work(n, 1, relu_backward_range, &t);
 }
 
 /* Chris Wellons' lowbias32: a 32-bit integer hash with low bias, vectorizable. */
@@ -566,7 +585,7 @@ static void dropout_add_range(void *ctx, long begin, long end) {
 
 void nmt_dropout_add(float *out, const float *x, const float *delta, nmt_dropout drop, long n) {
     elementwise_task t = {.out = out, .a = x, .b = delta, .drop = drop};
-    parallel(n, 4, dropout_add_range, &t);
+    nmt_parallel_work(n, 4, dropout_add_range, &t);
 }
 
 static void dropout_backward_range(void *ctx, long begin, long end) {
@@ -576,7 +595,7 @@ static void dropout_backward_range(void *ctx, long begin, long end) {
 
 void nmt_dropout_backward(float *d_delta, const float *d_out, nmt_dropout drop, long n, int accumulate) {
     elementwise_task t = {.out = d_delta, .a = d_out, .drop = drop, .accumulate = accumulate};
-    parallel(n, 4, dropout_backward_range, &t);
+    nmt_parallel_work(n, 4, dropout_backward_range, &t);
 }
 
 /* ---------------------------------------------------------------------------------------------- */
@@ -608,7 +627,7 @@ NMT_HOT static void softmax_range(void *ctx, long begin, long end) {
 void nmt_softmax_rows(float *x, int rows, int n) {
     if (n <= 0) return;
     softmax_task t = {x, n};
-    parallel(rows, n, softmax_range, &t);
+    nmt_parallel_work(rows, n, softmax_range, &t);
 }
 
 typedef struct cross_entropy_task {
@@ -646,7 +665,7 @@ void nmt_cross_entropy_rows(float *logits, float *loss, float *nll, const int32_
                             float smoothing, int want_grad) {
     cross_entropy_task t = {logits, loss, nll, targets, V, want_grad, smoothing};
     if (V <= 0) return;
-    parallel(rows, V, cross_entropy_range, &t);
+    nmt_parallel_work(rows, V, cross_entropy_range, &t);
 }
 
 void nmt_sinusoidal_positions(float *pe, int positions, int D) {
@@ -699,7 +718,7 @@ NMT_HOT static void rope_range(void *ctx, long begin, long end) {
 void nmt_rope_apply(float *x, long row_stride, const float *table, const int32_t *pos, int rows, int heads,
                     int head_dim, int inverse) {
     rope_task t = {x, row_stride, table, pos, heads, head_dim, inverse ? -1.0f : 1.0f};
-    parallel(rows, (long)heads * head_dim, rope_range, &t);
+    nmt_parallel_work(rows, (long)heads * head_dim, rope_range, &t);
 }
 
 /* ---------------------------------------------------------------------------------------------- */
@@ -735,19 +754,25 @@ NMT_INLINE void prefetch_rows(nmt_heads x, int b, int len, int width) {
     }
 }
 
+/* The inputs of batch row b, for all heads (dout only in backward). */
+NMT_INLINE void attention_prefetch(const attention_task *a, int b) {
+    const nmt_attention_dims *d = a->dims;
+    if (b >= d->batch) return;
+    int width = d->heads * d->head_dim;
+    prefetch_rows(a->q, b, d->q_len, width);
+    prefetch_rows(a->k, b, d->k_len, width);
+    prefetch_rows(a->v, b, d->k_len, width);
+    if (a->dout.data) prefetch_rows(a->dout, b, d->q_len, width);
+}
+
 NMT_HOT static void attention_forward_range(void *ctx, long begin, long end) {
     const attention_task *a = ctx;
     const nmt_attention_dims *d = a->dims;
     int dh = d->head_dim, Tq = d->q_len, Tk = d->k_len;
     dropout_key key = dropout_key_of(d->dropout);
-    int width = d->heads * dh;
     for (long item = begin; item < end; item++) {
         int b = (int)(item / d->heads), h = (int)(item % d->heads);
-        if (h == 0 && b + 1 < d->batch) {
-            prefetch_rows(a->q, b + 1, Tq, width);
-            prefetch_rows(a->k, b + 1, Tk, width);
-            prefetch_rows(a->v, b + 1, Tk, width);
-        }
+        if (h == 0) attention_prefetch(a, b + 1);
         for (int t = 0; t < Tq; t++) {
             int limit = attention_limit(d, b, t);
             long row = (item * Tq + t) * Tk;
@@ -770,7 +795,7 @@ NMT_HOT static void attention_forward_range(void *ctx, long begin, long end) {
 void nmt_attention_forward(nmt_heads out, float *weights, nmt_heads q, nmt_heads k, nmt_heads v,
                            const nmt_attention_dims *dims) {
     attention_task a = {.out = out, .q = q, .k = k, .v = v, .weights = weights, .dims = dims};
-    parallel((long)dims->batch * dims->heads, (long)dims->q_len * dims->k_len * dims->head_dim, attention_forward_range, &a);
+    nmt_parallel_work((long)dims->batch * dims->heads, (long)dims->q_len * dims->k_len * dims->head_dim, attention_forward_range, &a);
 }
 
 /* With P the weights, M the dropout factors and dO the output gradient:
@@ -780,15 +805,9 @@ NMT_HOT static void attention_backward_range(void *ctx, long begin, long end) {
     const nmt_attention_dims *d = a->dims;
     int dh = d->head_dim, Tq = d->q_len, Tk = d->k_len;
     dropout_key key = dropout_key_of(d->dropout);
-    int width = d->heads * dh;
     for (long item = begin; item < end; item++) {
         int b = (int)(item / d->heads), h = (int)(item % d->heads);
-        if (h == 0 && b + 1 < d->batch) {
-            prefetch_rows(a->q, b + 1, Tq, width);
-            prefetch_rows(a->dout, b + 1, Tq, width);
-            prefetch_rows(a->k, b + 1, Tk, width);
-            prefetch_rows(a->v, b + 1, Tk, width);
-        }
+        if (h == 0) attention_prefetch(a, b + 1);
         for (int j = 0; j < Tk; j++) {
             memset(head_row(a->dk, b, j, h, dh), 0, (size_t)dh * sizeof(float));
             memset(head_row(a->dv, b, j, h, dh), 0, (size_t)dh * sizeof(float));
@@ -823,5 +842,5 @@ void nmt_attention_backward(nmt_heads dq, nmt_heads dk, nmt_heads dv, float *dwe
                             const nmt_attention_dims *dims) {
     attention_task a = {.dq = dq, .dk = dk, .dv = dv, .dweights = dweights, .dout = dout, .weights_in = weights,
                         .q = q, .k = k, .v = v, .dims = dims};
-    parallel((long)dims->batch * dims->heads, 2L * dims->q_len * dims->k_len * dims->head_dim, attention_backward_range, &a);
+    nmt_parallel_work((long)dims->batch * dims->heads, 2L * dims->q_len * dims->k_len * dims->head_dim, attention_backward_range, &a);
 }

@@ -1,10 +1,20 @@
-/* model: the Transformer's parameters in one buffer and its tensor table.
+/* model: the Transformer's parameters in one buffer, its tensor table, and the forward and
+ * backward pass of every layer.
  *
- * The parameter layout is made by one walk over the architecture (layout_walk) that every user
+ * Parameters. The layout is made by one walk over the architecture (layout_walk) that every user
  * shares: counting parameters, naming tensors for the model file, and pointing nmt_params at the
  * parameter and gradient buffers. Tensors are packed without gaps in the order of the table; within
  * an attention block q, k, v weights come first and consecutively, then q, k, v biases, so that the
  * fused projections are single matrices.
+ *
+ * Activations. One block, carved by plan() for the batch's shape (measured first, then cut), holds
+ * everything a forward keeps for backward plus backward's scratch; it grows only when a batch
+ * needs more. Each layer's forward sits next to its backward. A sublayer is wrapped by the
+ * residual/LayerNorm functions (sublayer_*), so post-LN and pre-LN share every layer's code.
+ *
+ * Output. Logits exist for one chunk of non-pad target rows at a time: projection, fused
+ * log-softmax + label-smoothed loss, and in training at once the gradients of the decoder output
+ * and of the output weight (held unscaled until backward knows the scale).
  */
 #include "nmt/model.h"
 
@@ -663,7 +673,7 @@ static embed_task embed_task_of(const nmt_model *m, const side *s, const float *
 static void embed_forward(nmt_model *m, side *s, const float *table, const float *learned, nmt_dropout drop) {
     STAGE_START;
     embed_task t = embed_task_of(m, s, table, learned);
-    nmt_parallel_for(s->M, embed_rows, &t);
+    nmt_parallel_work(s->M, t.D, embed_rows, &t);
     nmt_dropout_add(s->x0, NULL, s->x0, drop, (long)s->M * t.D);
     STAGE_END(forward, NMT_STAGE_EMBED);
 }
@@ -676,7 +686,7 @@ static void embed_backward(nmt_model *m, side *s, float *d_table, float *d_learn
     t.d_table = d_table;
     t.d_positions = d_learned;
     nmt_dropout_backward(dx, dx, drop, (long)s->M * t.D, 0);
-    nmt_parallel_for(t.D, embed_backward_columns, &t);
+    nmt_parallel_work(t.D, s->M, embed_backward_columns, &t);
     STAGE_END(backward, NMT_STAGE_EMBED);
 }
 
@@ -1096,9 +1106,9 @@ int nmt_model_backward(nmt_model *m, float scale) {
     int D = m->config.d_model;
     STAGE_START;
     scale_task t = {m->g.output, A->out.d_weight, scale};
-    nmt_parallel_for((long)m->config.vocab_size * D, scale_add_range, &t);
+    nmt_parallel_work((long)m->config.vocab_size * D, 1, scale_add_range, &t);
     t = (scale_task){A->g.d, A->out.d_out, scale};
-    nmt_parallel_for((long)A->tgt.M * D, scale_copy_range, &t);
+    nmt_parallel_work((long)A->tgt.M * D, 1, scale_copy_range, &t);
     STAGE_END(backward, NMT_STAGE_OUTPUT);
     decoder_backward(m);
     encoder_backward(m);

@@ -177,6 +177,17 @@ static int open_model(nmt_model *m, nmt_st_file *file, const char *path) {
     if (nmt_st_read(file, path) < 0) return -1;
     nmt_model_config config;
     if (nmt_model_metadata_read(&config, file, path) < 0) goto fail;
+    /* The metadata decides the allocation: a file that lacks more than 64 MB of the parameters it
+     * describes is refused before they are allocated (and zeroed), so a small damaged file cannot ask
+     * for gigabytes. (Short of that, the tensor-by-tensor check below names what is wrong.) */
+    size_t need = nmt_model_param_count(&config), have = 0;
+    for (int i = 0; i < file->num_tensors; i++)
+        if (file->tensors[i].dtype == NMT_ST_F32) have += file->tensors[i].size / sizeof(float);
+    if (need > have && need - have > (64u << 20) / sizeof(float)) {
+        nmt_error_set("%s: its metadata describes a model of %zu parameters (%.1f MB), but it holds only %zu "
+                      "floats: truncated or damaged", path, need, (double)need * sizeof(float) / 1e6, have);
+        goto fail;
+    }
     if (nmt_model_create(m, &config) < 0) {
         nmt_error_prefix("%s", path);
         goto fail;

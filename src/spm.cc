@@ -39,12 +39,14 @@ namespace {
 const char *const kPadPiece = "<pad>", *const kUnkPiece = "<unk>", *const kBosPiece = "<s>", *const kEosPiece = "</s>";
 const unsigned kTrainingSeed = 1;
 
-/* SentencePiece's failed checks read "./src/x.cc(660) [condition] message": keep only the message. */
-int status_error(const sentencepiece::util::Status &status, const char *what) {
+/* SentencePiece's failed checks read "./src/x.cc(660) [condition] message": keep only the message, or
+ * say `unsaid` when there is none (a model that does not parse fails such a check without one). */
+int status_error(const sentencepiece::util::Status &status, const char *what, const char *unsaid = "failed") {
     const char *message = status.error_message();
     const char *check = strstr(message, ") [");
     const char *end = check ? strstr(check, "] ") : nullptr;
-    return nmt_error_set("%s: %s", what, end ? end + 2 : message);
+    const char *said = end ? end + 2 : message;
+    return nmt_error_set("%s: %s", what, said[0] ? said : unsaid);
 }
 
 /* Every line of every input file, in order; empty lines are skipped (they hold no pieces). */
@@ -197,9 +199,14 @@ int nmt_spm_train(const nmt_spm_train_options *options) { NMT_SPM_GUARD(-1, trai
 /* The processor is owned by a unique_ptr until it is handed out: SentencePiece throws on some damaged
  * models (darts_clone: "zero-length key"), and the guard's catch must not leak it. */
 static int load(nmt_spm **out, const char *path) {
+    /* Opened here first, for a plain message ("cannot open: No such file or directory") rather than
+     * SentencePiece's ("\"spm.model\": No such file or directory Error #2"). */
+    FILE *fp = fopen(path, "rb");
+    if (!fp) return nmt_error_set("%s: cannot open: %s", path, strerror(errno));
+    fclose(fp);
     std::unique_ptr<nmt_spm> spm(new nmt_spm);
     auto status = spm->processor.Load(path);
-    if (!status.ok()) return status_error(status, path);
+    if (!status.ok()) return status_error(status, path, "not a SentencePiece model (the file does not parse as one)");
     if (check_special_ids(spm->processor, path) < 0) return -1;
     *out = spm.release();
     return 0;

@@ -55,6 +55,7 @@ int nmt_ter_signature_fields(const nmt_ter_options *options, nmt_score_field *fi
 struct nmt_ter {
     nmt_ter_options options;
     nmt_tokenize_scratch scratch;
+    nmt_tokenize_buf first_pass; /* a reference after its first tokenization */
     nmt_tokenize_spans spans;
     nmt_ngram_vocab vocab;
     uint32_t *hyp_ids, *ref_ids;
@@ -88,6 +89,7 @@ nmt_ter *nmt_ter_new(const nmt_ter_options *options) {
 void nmt_ter_free(nmt_ter *ter) {
     if (!ter) return;
     nmt_tokenize_scratch_free(&ter->scratch);
+    nmt_tokenize_buf_free(&ter->first_pass);
     nmt_tokenize_spans_free(&ter->spans);
     nmt_ngram_vocab_free(&ter->vocab);
     nmt_arena_free(&ter->arena);
@@ -382,10 +384,19 @@ long nmt_ter_edits(nmt_ter *t, const uint32_t *hyp, size_t hyp_len, const uint32
 }
 
 /* Tokenizes a line for TER and interns its words. */
-static int words_of(nmt_ter *t, const char *s, size_t len, uint32_t **ids, size_t *cap, size_t *count) {
+/* Tokenizes a line for TER and interns its words. A reference is tokenized twice: sacreBLEU's
+ * _cache_references tokenizes the references and _extract_reference_info tokenizes the result again,
+ * which matters with --ter-normalized (a possessive "'s" followed by a tab is split on the second
+ * pass, once the tab has become a space). */
+static int words_of(nmt_ter *t, const char *s, size_t len, int reference, uint32_t **ids, size_t *cap, size_t *count) {
     const nmt_tokenize_tercom tok = {t->options.normalized, t->options.no_punct, t->options.asian_support,
                                      t->options.case_sensitive};
     len = nmt_tokenize_rstrip(s, len);
+    if (reference) {
+        if (nmt_tokenize_ter(&tok, s, len, &t->first_pass, &t->scratch) < 0) return -1;
+        s = t->first_pass.data;
+        len = t->first_pass.len;
+    }
     const char *text;
     if (nmt_tokenize_ter_words(&tok, s, len, &t->scratch, &text, &t->spans) < 0) return -1;
     if (grow_ids(ids, cap, t->spans.count) < 0) return -1;
@@ -402,11 +413,11 @@ int nmt_ter_segment(nmt_ter *t, const char *hyp, size_t hyp_len, const char *con
     if (nrefs < 1) return nmt_error_set("TER: a segment needs at least one reference");
     nmt_ngram_vocab_reset(&t->vocab);
     size_t hyp_words, ref_words;
-    if (words_of(t, hyp, hyp_len, &t->hyp_ids, &t->hyp_cap, &hyp_words) < 0) return -1;
+    if (words_of(t, hyp, hyp_len, 0, &t->hyp_ids, &t->hyp_cap, &hyp_words) < 0) return -1;
     long best = 10000000000000000;
     double lengths = 0;
     for (int r = 0; r < nrefs; r++) {
-        if (words_of(t, refs[r], ref_lens[r], &t->ref_ids, &t->ref_cap, &ref_words) < 0) return -1;
+        if (words_of(t, refs[r], ref_lens[r], 1, &t->ref_ids, &t->ref_cap, &ref_words) < 0) return -1;
         long edits = nmt_ter_edits(t, t->hyp_ids, hyp_words, t->ref_ids, ref_words);
         if (edits < 0) return -1;
         lengths += (double)ref_words;

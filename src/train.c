@@ -203,6 +203,25 @@ static int read_corpus(trainer *t, nmt_corpus *corpus, const nmt_corpus_paths *p
     return 0;
 }
 
+/* With learned positions no row may be longer than the position table: refused up front, not at the
+ * first batch that hits it hours later. Checks the training limit (max_length), and each validation
+ * pair when `valid` is given. Rows carry eos or bos: pieces + 1. */
+static int check_positions(const nmt_config *cfg, const nmt_corpus *valid) {
+    int limit = cfg->model.max_positions;
+    if (cfg->model.positions != NMT_POSITIONS_LEARNED) return 0;
+    if (cfg->max_length + 1 > limit)
+        return nmt_error_set("data.max_length %d needs model.max_positions of at least %d with learned positions, not %d",
+                             cfg->max_length, cfg->max_length + 1, limit);
+    for (long i = 0; valid && i < valid->num_pairs; i++) {
+        int longest = valid->src_len[i] > valid->tgt_len[i] ? valid->src_len[i] : valid->tgt_len[i];
+        if (longest + 1 > limit) /* validation keeps every line: pair i is line i + 1 */
+            return nmt_error_set("%s:%ld: %d pieces do not fit model.max_positions %d (learned positions)",
+                                 valid->src_len[i] >= valid->tgt_len[i] ? cfg->valid.src : cfg->valid.tgt, i + 1,
+                                 longest, limit);
+    }
+    return 0;
+}
+
 static int prepare_corpora(trainer *t) {
     const nmt_config *cfg = t->cfg;
     if (read_corpus(t, &t->train, &cfg->train, "corpus-train.bin", cfg->max_length, 1) < 0) return -1;
@@ -517,8 +536,8 @@ static int setup(trainer *t, const nmt_train_options *opt) {
     t->state.threads = nmt_kernels_threads();
 
     if (nmt_config_save(cfg, config_path) < 0 || print_effective_config(t, config_path) < 0 ||
-        prepare_vocabulary(t, found) < 0 || prepare_corpora(t) < 0 ||
-        prepare_model(t, found ? &ckpt : NULL, ckpt_path) < 0)
+        check_positions(cfg, NULL) < 0 || prepare_vocabulary(t, found) < 0 || prepare_corpora(t) < 0 ||
+        check_positions(cfg, &t->valid) < 0 || prepare_model(t, found ? &ckpt : NULL, ckpt_path) < 0)
         goto done;
     if (nmt_batcher_seek(&t->batches, t->state.epoch, t->state.cursor) < 0) {
         nmt_error_prefix("%s", ckpt_path);

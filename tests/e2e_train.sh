@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# nmt train end to end: a quiet run makes a model directory; SIGTERM mid-run finishes the step, saves
+# nmt train end to end: a quiet run makes a model directory that nmt translate reads; validation BLEU
+# equals nmt bleu on nmt translate --greedy with the saved model; SIGTERM mid-run finishes the step, saves
 # a checkpoint and exits 0, and a second run resumes from it; bad corpora (mismatched line counts,
 # invalid UTF-8) and a changed model section fail with exit 1 and a message saying what is wrong.
 set -u
@@ -55,11 +56,23 @@ for f in model.safetensors spm.model config.yaml train.log.jsonl checkpoints/ste
   [ -s "out/$f" ] || { echo "FAIL quiet run: out/$f missing"; fail=1; }
 done
 grep -q '"event":"valid","step":20' out/train.log.jsonl || { echo "FAIL log lacks the validation at 20"; fail=1; }
+# The output directory is a model directory.
+"$NMT" translate -m out < valid.en > hyp.de 2>translate.err || { echo "FAIL translate -m out"; cat translate.err; fail=1; }
+[ "$(wc -l < hyp.de)" -eq 40 ] || { echo "FAIL translate: $(wc -l < hyp.de) lines for 40"; fail=1; }
 expect "progress" 0 "effective config" "$NMT" train toy.yaml --set train.max_steps=25
 grep -q "resuming from .*step-00000020" stderr.txt || { echo "FAIL resume message"; fail=1; }
 grep -q "step 24 loss" stderr.txt || { echo "FAIL progress line"; cat stderr.txt; fail=1; }
 expect "model section changed" 1 "model.ffn is 64 in the checkpoint but 128 in the config" \
   "$NMT" train toy.yaml --set model.ffn=128
+
+# Validation BLEU is `nmt bleu` on `nmt translate --greedy` with the saved model, to the last digit.
+"$NMT" train toy.yaml --quiet --set output=bleu --set train.max_steps=100 --set train.valid_every=100 \
+  --set train.optimizer.lr=1e-2 --set model.dropout=0 || { echo "FAIL bleu run"; fail=1; }
+logged=$(sed -n 's/.*"event":"valid","step":100,.*"bleu":\([0-9.]*\)}/\1/p' bleu/train.log.jsonl)
+"$NMT" translate -q -m bleu --greedy < valid.en > bleu.hyp
+offline=$("$NMT" bleu valid.de -i bleu.hyp -b -w 4)
+[ -n "$logged" ] && [ "$logged" = "$offline" ] || { echo "FAIL validation BLEU '$logged' != offline '$offline'"; fail=1; }
+awk -v b="$offline" 'BEGIN { exit !(b > 0) }' || { echo "FAIL BLEU is $offline: nothing was compared"; fail=1; }
 
 # SIGTERM after the first checkpoint: exit 0 with a checkpoint, then resume.
 "$NMT" train toy.yaml --set output=sig --set train.max_steps=1000000 --set train.save_every=5 2>sig.log &
@@ -86,6 +99,8 @@ printf 'ok\nbad \377 byte\n' > bad.en
 printf 'gut\nschlecht\n' > bad.de
 expect "invalid UTF-8" 1 "bad.en:2: invalid UTF-8 at byte 5" \
   "$NMT" train toy.yaml --set output=bad2 --set 'data.train={src: bad.en, tgt: bad.de}'
+expect "position table too small" 1 "data.max_length 128 needs model.max_positions of at least 129" \
+  "$NMT" train toy.yaml --set output=bad3 --set model.positions=learned --set model.max_positions=64
 expect "missing config" 1 "nope.yaml" "$NMT" train nope.yaml
 expect "bad threads" 2 "--threads" "$NMT" train toy.yaml --threads 0
 expect "no config" 2 "missing CONFIG.yaml" "$NMT" train

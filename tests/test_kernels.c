@@ -16,6 +16,8 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 static const gc_tolerance TOL = {1e-2, 1e-2, 1e-4};
 
@@ -53,6 +55,17 @@ START_TEST(parallel_for_runs_each_index_exactly_once) {
     }
     ck_assert_int_eq(nmt_kernels_set_threads(0), -1);
     nmt_kernels_set_threads(2);
+    /* A forked child (as Check itself forks tests) gets a working pool of its own. */
+    pid_t child = fork();
+    if (child == 0) {
+        memset(hits, 0, sizeof hits);
+        count_ctx c = {hits};
+        nmt_parallel_for(1001, count_range, &c);
+        _exit(hits[0] == 1 && hits[1000] == 1 && nmt_kernels_threads() == 2 ? 0 : 1);
+    }
+    int status = -1;
+    ck_assert_int_eq(waitpid(child, &status, 0), child);
+    ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 }
 END_TEST
 

@@ -1,96 +1,13 @@
 /* Tests of plot: the SVG canvas is well-formed XML, the heat map has one cell per weight coloured by
  * the colour map, pieces are escaped, and the terminal map matches a hand-drawn picture. */
 #include "nmt/plot.h"
-#include "nmt/utf8.h"
+#include "xml_check.h"
 
 #include <check.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* A small XML well-formedness check for what the canvas writes: a prolog, balanced elements,
- * quoted attributes, no raw '<' or stray '&' in text or values, valid UTF-8, one root element. */
-static int entity_ok(const char *s) {
-    static const char *const entities[] = {"&amp;", "&lt;", "&gt;", "&quot;", "&apos;"};
-    for (int i = 0; i < 5; i++)
-        if (strncmp(s, entities[i], strlen(entities[i])) == 0) return (int)strlen(entities[i]);
-    return 0;
-}
-
-static int is_name_char(char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == ':' || c == '_';
-}
-
-static const char *xml_error(const char *doc) {
-    static char message[128];
-    if (nmt_utf8_invalid_at(doc, strlen(doc)) >= 0) return "invalid UTF-8";
-    if (strncmp(doc, "<?xml ", 6) != 0) return "no XML declaration";
-    const char *p = strstr(doc, "?>");
-    if (!p) return "unterminated declaration";
-    p += 2;
-    char stack[16][32];
-    int depth = 0, roots = 0;
-    while (*p) {
-        if (*p == '&') {
-            int n = entity_ok(p);
-            if (!n) return "stray & in text";
-            p += n;
-        } else if (*p != '<') {
-            if (depth == 0 && *p != '\n') return "text outside the root";
-            p++;
-        } else if (p[1] == '/') {
-            p += 2;
-            int n = 0;
-            while (is_name_char(p[n])) n++;
-            if (depth == 0 || (int)strlen(stack[depth - 1]) != n || strncmp(stack[depth - 1], p, (size_t)n) != 0) {
-                snprintf(message, sizeof message, "mismatched end tag at '%.20s'", p);
-                return message;
-            }
-            depth--;
-            p += n;
-            if (*p++ != '>') return "bad end tag";
-        } else {
-            p++;
-            int n = 0;
-            while (is_name_char(p[n])) n++;
-            if (n == 0 || n >= 32) return "bad element name";
-            if (depth == 0 && ++roots > 1) return "two root elements";
-            if (depth == 16) return "too deep";
-            memcpy(stack[depth], p, (size_t)n);
-            stack[depth][n] = '\0';
-            p += n;
-            for (;;) {
-                while (*p == ' ' || *p == '\n') p++;
-                if (*p == '>' || (p[0] == '/' && p[1] == '>')) break;
-                int a = 0;
-                while (is_name_char(p[a])) a++;
-                if (a == 0 || p[a] != '=' || p[a + 1] != '"') return "bad attribute";
-                p += a + 2;
-                while (*p && *p != '"') {
-                    if (*p == '<') return "raw < in an attribute";
-                    if (*p == '&') {
-                        int e = entity_ok(p);
-                        if (!e) return "stray & in an attribute";
-                        p += e;
-                    } else {
-                        p++;
-                    }
-                }
-                if (*p++ != '"') return "unterminated attribute";
-            }
-            if (*p == '/') p += 2;
-            else p++, depth++;
-        }
-    }
-    return depth == 0 && roots == 1 ? NULL : "unclosed elements";
-}
-
-static int count(const char *haystack, const char *needle) {
-    int n = 0;
-    for (const char *p = strstr(haystack, needle); p; p = strstr(p + 1, needle)) n++;
-    return n;
-}
 
 /* Relative luminance (WCAG) of an sRGB colour. */
 static double luminance(nmt_plot_rgb c) {
@@ -108,7 +25,7 @@ START_TEST(canvas_is_well_formed) {
     nmt_plot_rect(&c, 5, 5, 10, 10, nmt_plot_colormap(0.5), "a <b> & \"c\" 'd'");
     nmt_plot_text(&c, 20, 20, 12, NMT_PLOT_MIDDLE, -90, "x < y && z > 'w' \x01 \xff");
     ck_assert_int_eq(nmt_plot_end(&c), 0);
-    const char *err = xml_error(c.out.data);
+    const char *err = nmt_test_xml_error(c.out.data);
     ck_assert_msg(err == NULL, "%s in:\n%s", err, c.out.data);
     ck_assert_ptr_nonnull(strstr(c.out.data, "points=\"10.00,100.00 50.00,20.00 90.00,60.00\""));
     ck_assert_ptr_nonnull(strstr(c.out.data, "fill=\"#26828e\"")); /* viridis(0.5) */
@@ -155,10 +72,10 @@ START_TEST(alignment_svg_cells_and_escaping) {
     const float w[12] = {0.7f, 0.1f, 0.1f, 0.1f, 0.05f, 0.8f, 0.05f, 0.1f, 0.0f, 0.2f, 0.3f, 0.5f};
     nmt_plot_buffer out = {0};
     ck_assert_int_eq(nmt_plot_alignment_svg(&out, "line 3: a < b", src, 4, tgt, 3, w), 0);
-    const char *err = xml_error(out.data);
+    const char *err = nmt_test_xml_error(out.data);
     ck_assert_msg(err == NULL, "%s", err);
-    ck_assert_int_eq(count(out.data, "<title>"), 12);
-    ck_assert_int_eq(count(out.data, "<rect"), 1 + 12 + 20); /* background, cells, colour bar */
+    ck_assert_int_eq(nmt_test_count(out.data, "<title>"), 12);
+    ck_assert_int_eq(nmt_test_count(out.data, "<rect"), 1 + 12 + 20); /* background, cells, colour bar */
     ck_assert_ptr_nonnull(strstr(out.data, ">\xE2\x96\x81&lt;</text>"));
     ck_assert_ptr_nonnull(strstr(out.data, ">&amp;</text>"));
     ck_assert_ptr_nonnull(strstr(out.data, ">&quot;q&quot;</text>"));

@@ -1,7 +1,7 @@
 /* Tests of train: a config-driven run on a tiny generated corpus learns it (low loss, high BLEU) and
  * leaves a complete model directory; a run stopped at N steps and resumed to 2N is bit-identical to a
  * straight run of 2N (parameters, Adam moments, data position, loss log); a stop request saves a
- * checkpoint; a changed model section is refused.
+ * checkpoint; a changed model section is refused; max_epochs, max_minutes and patience stop it.
  *
  * The corpus: sentences of 3 to 7 words drawn from 8 English colour words; the target is the German
  * word for each, in the same order ("red blue" -> "rot blau"), so a model that learns it translates
@@ -241,6 +241,33 @@ START_TEST(stop_request_saves_a_checkpoint) {
 }
 END_TEST
 
+START_TEST(stop_conditions) {
+    nmt_train_result r;
+    /* One epoch of 512-token batches. */
+    const char *epochs[] = {"output=e", "train.max_steps=0", "train.max_epochs=1", NULL};
+    ck_assert_msg(train(&r, NULL, stderr, epochs) == 0, "%s", nmt_error());
+    ck_assert_str_eq(r.stopped_by, "max_epochs");
+    ck_assert_int_eq(r.epoch, 1);
+    ck_assert_int_gt(r.step, 5);
+    /* A wall-clock budget of 6 ms: stopped after the first step or so, the time carried over. */
+    const char *minutes[] = {"output=m", "train.max_steps=0", "train.max_minutes=0.0001", NULL};
+    ck_assert_msg(train(&r, NULL, stderr, minutes) == 0, "%s", nmt_error());
+    ck_assert_str_eq(r.stopped_by, "max_minutes");
+    ck_assert_int_ge(r.step, 1);
+    long steps = r.step;
+    ck_assert_int_eq(train(&r, NULL, stderr, minutes), 0);
+    ck_assert_int_eq(r.step, steps); /* the budget is spent: a second run trains no further */
+    /* Patience: a learning rate too small to move any float leaves BLEU and loss exactly where they
+     * were, so after the first validation every one is "without improvement". */
+    const char *patience[] = {"output=p", "train.max_steps=0", "train.optimizer.lr=1e-30", "train.valid_every=1",
+                              "train.patience=2", NULL};
+    ck_assert_msg(train(&r, NULL, stderr, patience) == 0, "%s", nmt_error());
+    ck_assert_str_eq(r.stopped_by, "patience");
+    ck_assert_int_eq(r.step, 3);
+    ck_assert_int_eq(r.best_step, 1);
+}
+END_TEST
+
 int main(void) {
     Suite *s = suite_create("train");
     TCase *tc = tcase_create("train");
@@ -249,6 +276,7 @@ int main(void) {
     tcase_add_test(tc, learns_the_toy_corpus);
     tcase_add_test(tc, resume_is_bit_identical);
     tcase_add_test(tc, stop_request_saves_a_checkpoint);
+    tcase_add_test(tc, stop_conditions);
     suite_add_tcase(s, tc);
     return nmt_test_run(s);
 }

@@ -636,7 +636,8 @@ static size_t signature_of(const nmt_metric *metric, const nmt_score_signature *
 }
 
 static int print_and_clear(nmt_tokenize_buf *out) {
-    if (out->len && fwrite(out->data, 1, out->len, stdout) != out->len) return nmt_error_set("<stdout>: write failed");
+    if (out->len && fwrite(out->data, 1, out->len, stdout) != out->len)
+        return nmt_error_set("<stdout>: write failed: %s", strerror(errno));
     out->len = 0;
     return 0;
 }
@@ -939,7 +940,11 @@ static int run(args *a) {
     if (a->sentence_level) rc = run_sentence_level(a, metrics[0], &systems[0], refs, (int)nrefs, &out);
     else if (nsys == 1) rc = run_single(a, metrics, &systems[0], refs, (int)nrefs, &out);
     else rc = run_multi(a, metrics, systems, (const char *const *)names, nsys, refs, (int)nrefs, &out);
-    if (rc < 0 || print_and_clear(&out) < 0 || fflush(stdout) != 0) goto fail;
+    if (rc < 0 || print_and_clear(&out) < 0) goto fail;
+    if (fflush(stdout) != 0) {
+        nmt_error_set("<stdout>: write failed: %s", strerror(errno));
+        goto fail;
+    }
     exit_code = NMT_EXIT_OK;
     goto cleanup;
 fail:

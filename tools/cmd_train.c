@@ -95,6 +95,7 @@ int nmt_cmd_train(int argc, char **argv) {
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
+    signal(SIGPIPE, SIG_IGN); /* a closed progress pipe (`| head`) must not kill hours of training */
     nmt_train_options options = {
         .threads = (int)threads,
         .progress = quiet ? NULL : stderr,

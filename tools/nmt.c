@@ -3,6 +3,7 @@
 
 #include "nmt/version.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -41,7 +42,7 @@ static void print_help(FILE *out) {
             "help", "show this help", "--version", "print the version");
 }
 
-int main(int argc, char **argv) {
+static int dispatch(int argc, char **argv) {
     if (argc < 2) {
         print_help(stderr);
         return NMT_EXIT_USAGE;
@@ -67,4 +68,15 @@ int main(int argc, char **argv) {
         if (strcmp(c->name, name) == 0) return c->run(argc - 1, argv + 1);
     fprintf(stderr, "nmt: unknown command '%s'\nTry 'nmt help'.\n", name);
     return NMT_EXIT_USAGE;
+}
+
+/* Output that could not be written (a full disk: `nmt --help >/dev/full`) fails a command that
+ * otherwise succeeded; commands that check their own writes have reported it already. */
+int main(int argc, char **argv) {
+    int status = dispatch(argc, argv);
+    if (status == NMT_EXIT_OK && (fflush(stdout) != 0 || ferror(stdout))) {
+        fprintf(stderr, "nmt: <stdout>: write failed: %s\n", strerror(errno));
+        status = NMT_EXIT_FAILURE;
+    }
+    return status;
 }

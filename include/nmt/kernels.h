@@ -35,6 +35,9 @@ const char *nmt_kernels_blas_core_advice(void);
  * when count is small); returns when all are done. Calls made from inside a task run inline. */
 typedef void (*nmt_parallel_fn)(void *ctx, long begin, long end);
 void nmt_parallel_for(long count, nmt_parallel_fn fn, void *ctx);
+/* The same, but small work (count * cost_per_item under ~32k element operations) stays on the
+ * caller's thread, where waking the pool would cost more than it saves. */
+void nmt_parallel_work(long count, long cost_per_item, nmt_parallel_fn fn, void *ctx);
 
 /* C[M,N] = alpha op(A) op(B) + beta C, row-major, op(X) = X or X^T, on all pool threads. */
 void nmt_sgemm(int trans_a, int trans_b, int M, int N, int K, float alpha, const float *A, int lda,

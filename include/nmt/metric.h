@@ -8,9 +8,11 @@
  *   bootstrap (-ci, --paired-bs)  resample the segments with replacement `samples` times and score
  *       each resample; sacreBLEU draws the indices with numpy.random.default_rng(seed).choice and
  *       sums numpy float32 arrays, and nmt reproduces both (pcg64.h, NMT_SCORE_FLOAT32), so the same
- *       seed gives the same numbers. CI: sort the scores, half the distance between the n//40-th
- *       lowest and highest; mean: Python's exact statistics.mean for -ci, numpy's pairwise mean for
- *       the paired test.
+ *       seed gives the same numbers. (The float32 arithmetic is NumPy 1.x's, checked against 1.24;
+ *       NumPy 2 promotes Python scalars differently (NEP 50), which should move sacreBLEU's own
+ *       resampled scores around the 7th significant digit; not checked, NumPy 2 was not at hand.)
+ *       CI: sort the scores, half the distance between the n//40-th lowest and highest; mean:
+ *       Python's exact statistics.mean for -ci, numpy's pairwise mean for the paired test.
  *   paired bootstrap p-value: over the same resamples, d_i = |score_sys - score_base|; the p-value
  *       is (#{d_i - mean(d) > |actual difference|} + 1) / (samples + 1).
  *   approximate randomization (--paired-ar): per trial, swap each segment's statistics between the

@@ -7,13 +7,14 @@
  * pieces (missing ones are empty).
  *
  * Properties:
- *   - the SVG is valid UTF-8 and well-formed XML: every tag closed in order, one root element, markup
- *     characters in text and attribute values only as entities, no character XML 1.0 forbids;
+ *   - the SVG is well-formed XML (tests/xml_check.h: valid UTF-8, every tag closed in order, one root
+ *     element, markup characters only as entities) without a character XML 1.0 forbids;
  *   - the terminal picture is valid UTF-8 without any control character but '\n' (an escape sequence
  *     in a piece must not reach the terminal), and every line of the grid below the title is as wide
  *     (in terminal columns) as every other;
  *   - with the 1st, 2nd, ... allocation failing, both report "out of memory".
  */
+#include "../xml_check.h"
 #include "fuzz.h"
 #include "nmt/plot.h"
 #include "nmt/utf8.h"
@@ -29,109 +30,16 @@ typedef struct picture {
     float weights[MAX_SIDE * MAX_SIDE];
 } picture;
 
-/* ---- an XML well-formedness check (enough of XML 1.0 for what an SVG writer may emit) ---- */
-
-typedef struct xml {
-    const char *s;
-    size_t len, pos;
-} xml;
-
-static int is_name_char(char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == ':' ||
-           c == '_' || c == '.';
-}
-
-/* Character data up to the next '<' (or, in an attribute, the closing quote): entities only. */
-static void xml_chars(xml *x, char quote) {
-    while (x->pos < x->len && x->s[x->pos] != '<' && x->s[x->pos] != quote) {
-        unsigned char c = (unsigned char)x->s[x->pos];
-        FUZZ_CHECK(c >= 0x20 || c == '\t' || c == '\n' || c == '\r', "control byte 0x%02x at %zu", c, x->pos);
-        FUZZ_CHECK(c != '>' || quote == '\0', "raw '>' in an attribute at %zu", x->pos);
-        if (c == '&') {
-            static const char *const entities[] = {"&amp;", "&lt;", "&gt;", "&quot;", "&apos;"};
-            size_t n = 0;
-            for (int e = 0; e < 5 && !n; e++)
-                if (strncmp(x->s + x->pos, entities[e], strlen(entities[e])) == 0) n = strlen(entities[e]);
-            FUZZ_CHECK(n > 0, "a bare '&' at %zu", x->pos);
-            x->pos += n;
-            continue;
-        }
-        x->pos++;
-    }
-}
-
-static size_t xml_name(xml *x) {
-    size_t start = x->pos;
-    while (x->pos < x->len && is_name_char(x->s[x->pos])) x->pos++;
-    FUZZ_CHECK(x->pos > start, "a name expected at %zu", start);
-    return start;
-}
-
-static void xml_space(xml *x) {
-    while (x->pos < x->len && strchr(" \t\r\n", x->s[x->pos]) && x->s[x->pos]) x->pos++;
-}
+/* ---- the SVG: well-formed (tests/xml_check.h) and only characters XML 1.0 allows ---- */
 
 static void check_xml(const char *s, size_t len) {
-    FUZZ_CHECK(nmt_utf8_invalid_at(s, len) < 0, "the SVG is not UTF-8 at byte %ld", nmt_utf8_invalid_at(s, len));
-    /* U+FFFE and U+FFFF are not XML characters (the C0 controls are refused byte by byte). */
+    const char *wrong = nmt_test_xml_error(s);
+    FUZZ_CHECK(wrong == NULL, "the SVG is not well-formed: %s", wrong);
+    for (size_t i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)s[i];
+        FUZZ_CHECK(c >= 0x20 || c == '\t' || c == '\n' || c == '\r', "control byte 0x%02x at %zu", c, i);
+    }
     FUZZ_CHECK(!memmem(s, len, "\xEF\xBF\xBE", 3) && !memmem(s, len, "\xEF\xBF\xBF", 3), "U+FFFE or U+FFFF in the SVG");
-    xml x = {s, len, 0};
-    if (strncmp(s, "<?xml", 5) == 0) {
-        const char *end = strstr(s, "?>");
-        FUZZ_CHECK(end != NULL, "an unterminated XML declaration");
-        x.pos = (size_t)(end - s) + 2;
-    }
-    size_t stack[64], stack_len[64];
-    int depth = 0, roots = 0;
-    for (;;) {
-        size_t text_start = x.pos;
-        xml_chars(&x, '\0');
-        for (size_t i = text_start; depth == 0 && i < x.pos; i++)
-            FUZZ_CHECK(strchr(" \t\r\n", s[i]) && s[i], "text outside the root element at %zu", i);
-        if (x.pos >= x.len) break;
-        x.pos++; /* '<' */
-        if (x.pos < x.len && x.s[x.pos] == '/') {
-            x.pos++;
-            size_t name = xml_name(&x), n = x.pos - name;
-            FUZZ_CHECK(depth > 0 && stack_len[depth - 1] == n && memcmp(s + stack[depth - 1], s + name, n) == 0,
-                       "a closing tag that does not match at %zu", name);
-            depth--;
-            xml_space(&x);
-            FUZZ_CHECK(x.pos < x.len && s[x.pos] == '>', "'>' expected at %zu", x.pos);
-            x.pos++;
-            continue;
-        }
-        FUZZ_CHECK(x.pos + 3 > x.len || strncmp(s + x.pos, "!--", 3) != 0 || strstr(s + x.pos, "-->"),
-                   "an unterminated comment");
-        if (strncmp(s + x.pos, "!--", 3) == 0) {
-            x.pos = (size_t)(strstr(s + x.pos, "-->") - s) + 3;
-            continue;
-        }
-        size_t name = xml_name(&x), n = x.pos - name;
-        if (depth == 0) FUZZ_CHECK(++roots == 1, "a second root element at %zu", name);
-        for (;;) {
-            xml_space(&x);
-            FUZZ_CHECK(x.pos < x.len, "an unterminated tag");
-            if (s[x.pos] == '>' || (s[x.pos] == '/' && x.pos + 1 < x.len && s[x.pos + 1] == '>')) break;
-            xml_name(&x);
-            FUZZ_CHECK(x.pos + 1 < x.len && s[x.pos] == '=' && (s[x.pos + 1] == '"' || s[x.pos + 1] == '\''),
-                       "an attribute without a quoted value at %zu", x.pos);
-            char quote = s[x.pos + 1];
-            x.pos += 2;
-            xml_chars(&x, quote);
-            FUZZ_CHECK(x.pos < x.len && s[x.pos] == quote, "'<' or the end inside an attribute at %zu", x.pos);
-            x.pos++;
-        }
-        if (s[x.pos] == '/') {
-            x.pos += 2;
-        } else {
-            x.pos++;
-            FUZZ_CHECK(depth < 64, "elements nested too deep");
-            stack[depth] = name;
-            stack_len[depth++] = n;
-        }
-    }
-    FUZZ_CHECK(depth == 0 && roots == 1, "%d elements left open, %d roots", depth, roots);
 }
 
 /* ---- the terminal picture ---- */

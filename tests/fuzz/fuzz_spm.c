@@ -4,7 +4,7 @@
  * normalizer with an optional precompiled character map); nmt's shim must turn whatever it does with a
  * foreign or damaged file into an error, never a crash or an exception escaping into C.
  *
- * Properties: a refused model gives an error that starts with the file's name; an accepted one has nmt's reserved
+ * Properties: a refused model gives an error that starts with the file's name and says what is wrong; an accepted one has nmt's reserved
  * ids (pad 0, unk 1, bos 2, eos 3: the shim's promise), encodes a few sentences into ids inside the
  * vocabulary, decodes them back without error, and answers nmt_spm_piece for every id (and "" past
  * the end).
@@ -25,6 +25,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         FUZZ_CHECK(spm == NULL, "a refused model was returned");
         FUZZ_CHECK(strncmp(nmt_error(), path, strlen(path)) == 0, "the error does not name the file: '%s'",
                    nmt_error());
+        FUZZ_CHECK(strlen(nmt_error()) > strlen(path) + 2, "the error does not say what is wrong: '%s'", nmt_error());
         return 0;
     }
     int vocab = nmt_spm_vocab_size(spm);

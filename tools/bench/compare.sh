@@ -52,6 +52,9 @@ print(objects[-1][key])
 EOF
 }
 
+# num X: X with one decimal
+num() { "$PYTHON" -c "import sys; print(f'{float(sys.argv[1]):.1f}')" "$1"; }
+
 # ratio A B [DIGITS]: A / B
 ratio() { "$PYTHON" -c "import sys; a, b = float(sys.argv[1]), float(sys.argv[2]); print(f'{a / b:.{sys.argv[3]}f}' if b else 'n/a')" "$1" "$2" "${3:-2}"; }
 
@@ -115,21 +118,21 @@ row() {
 }
 
 translate() {
-  local dir="$1" input="$2" search
+  local dir="$1" input="$2" search goal
   for search in beam5 greedy; do
     echo "== translate: $dir, $input, $search (load $(load))"
-    if [ "$search" = greedy ]; then set -- --greedy; else set -- --beam-size 5; fi
+    if [ "$search" = greedy ]; then set -- --greedy; goal=""; else set -- --beam-size 5; goal=" (target >= 3)"; fi
     "$PYTHON" "$reference" translate --model "$dir/model.safetensors" --spm "$dir/spm.model" --input "$input" \
       "$@" --json > "$work/torch.translate.json"
-    echo "torch: $(field "$work/torch.translate.json" sentences_per_s) sentences/s," \
-      "$(field "$work/torch.translate.json" target_tokens_per_s) target tokens/s"
+    echo "torch: $(num "$(field "$work/torch.translate.json" sentences_per_s)") sentences/s," \
+      "$(num "$(field "$work/torch.translate.json" target_tokens_per_s)") target tokens/s"
     if has_nmt bench translate; then
       [ "$search" = greedy ] && set -- --beam-size 1
       "$NMT" bench translate -m "$dir" -i "$input" "$@" --json > "$work/nmt.translate.json"
-      echo "nmt:   $(field "$work/nmt.translate.json" sentences_per_s) sentences/s," \
-        "$(field "$work/nmt.translate.json" target_tokens_per_s) target tokens/s"
+      echo "nmt:   $(num "$(field "$work/nmt.translate.json" sentences_per_s)") sentences/s," \
+        "$(num "$(field "$work/nmt.translate.json" target_tokens_per_s)") target tokens/s"
       echo "nmt/torch sentences/s: $(ratio "$(field "$work/nmt.translate.json" sentences_per_s)" \
-        "$(field "$work/torch.translate.json" sentences_per_s)")x (target >= 3 at beam 5)  (load $(load))"
+        "$(field "$work/torch.translate.json" sentences_per_s)")x${goal}  (load $(load))"
     fi
   done
 }

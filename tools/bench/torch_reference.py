@@ -49,7 +49,12 @@ import subprocess
 import sys
 import time
 
-import torch
+# PyTorch's OpenMP threads spin after each parallel region while Debian's OpenBLAS (pthreads) runs
+# its own threads: on 2 cores they starve each other, 10-100x slower on a busy machine. Sleeping
+# OpenMP threads give PyTorch its best speed here; OMP_WAIT_POLICY=ACTIVE shows the default.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+import torch  # noqa: E402  (after the OpenMP setting, which libgomp reads when loaded)
 import torch.nn as nn
 import torch.nn.functional as F
 
@@ -525,11 +530,19 @@ def max_lengths(src, ratio):
     return (ratio * pieces.double()).floor().long() + 10
 
 
-def greedy_search(model, src, ratio):
-    """src [B,S] -> a list of B piece lists. Finished sentences leave the batch."""
+def length_limits(src, ratio, forced):
+    """(limit [B], whether eos is banned before the limit): the ratio's limit, or forced lengths
+    (tokens with eos) for speed measurements that must not depend on a model's output lengths."""
+    if forced is None:
+        return max_lengths(src, ratio), False
+    return torch.tensor(forced, dtype=torch.long), True
+
+
+def greedy_search(model, src, ratio, forced=None):
+    """src [B,S] -> a list of B piece lists. Finished sentences leave the batch. forced: see length_limits."""
     memory, memory_mask = model.encode(src)
     cache = DecoderCache(model, memory)
-    limit = max_lengths(src, ratio)
+    limit, ban_eos = length_limits(src, ratio, forced)
     alive = torch.arange(src.shape[0])
     tokens = torch.full((src.shape[0],), BOS, dtype=torch.long)
     hyps = [[] for _ in range(src.shape[0])]
@@ -537,6 +550,8 @@ def greedy_search(model, src, ratio):
         logits = model.step(tokens, cache, pos, memory_mask)
         logits[:, PAD] = float("-inf")
         logits[:, BOS] = float("-inf")
+        if ban_eos:
+            logits[:, EOS] = float("-inf")
         best = logits.argmax(dim=-1)
         best[pos + 1 >= limit[alive]] = EOS
         for row, token in zip(alive.tolist(), best.tolist()):
@@ -552,17 +567,17 @@ def greedy_search(model, src, ratio):
     return hyps
 
 
-def beam_search(model, src, ratio, beam, alpha, exact_stop):
+def beam_search(model, src, ratio, beam, alpha, exact_stop, forced=None):
     """src [B,S] -> a list of B (best hypothesis pieces, its log-probability). Beams are folded into the
     batch (row = sentence * beam + k); eos candidates among the top `beam` finish a hypothesis; a sentence
     is done when it has `beam` finished hypotheses (with exact_stop: and no live beam can still beat the
-    worst of them under the length penalty), then it leaves the batch."""
+    worst of them under the length penalty), then it leaves the batch. forced: see length_limits."""
     bsz, vocab = src.shape[0], model.cfg["vocab_size"]
     memory, memory_mask = model.encode(src)
     rows = torch.arange(bsz).repeat_interleave(beam)
     memory, memory_mask = memory[rows], memory_mask[rows]
     cache = DecoderCache(model, memory)
-    limit = max_lengths(src, ratio)
+    limit, ban_eos = length_limits(src, ratio, forced)
     sentence = torch.arange(bsz)                       # original index of each live sentence
     history = torch.full((bsz * beam, 1), BOS, dtype=torch.long)
     scores = torch.zeros(bsz, beam, dtype=memory.dtype)
@@ -572,12 +587,15 @@ def beam_search(model, src, ratio, beam, alpha, exact_stop):
     for pos in range(int(limit.max())):
         live = len(sentence)
         logprobs = F.log_softmax(model.step(history[:, -1], cache, pos, memory_mask), dim=-1)
+        eos_logprobs = logprobs[:, EOS].clone()
         logprobs[:, PAD] = float("-inf")
         logprobs[:, BOS] = float("-inf")
+        if ban_eos:
+            logprobs[:, EOS] = float("-inf")
         candidates = (scores.reshape(-1, 1) + logprobs).view(live, beam, vocab)
         last = pos + 1 >= limit[sentence]
         if last.any():
-            eos_only = candidates[last, :, EOS].clone()
+            eos_only = scores[last] + (eos_logprobs.view(live, beam)[last])
             candidates[last] = float("-inf")
             candidates[last, :, EOS] = eos_only
         top_scores, top_index = candidates.view(live, -1).topk(2 * beam, dim=1)
@@ -681,7 +699,8 @@ def synthetic_pairs(count, vocab, src_mean, tgt_mean, rng):
 
 def machine_state():
     return {"loadavg": [round(x, 2) for x in os.getloadavg()], "torch": torch.__version__,
-            "threads": torch.get_num_threads()}
+            "threads": torch.get_num_threads(), "OMP_WAIT_POLICY": os.environ["OMP_WAIT_POLICY"],
+            "OPENBLAS_CORETYPE": os.environ.get("OPENBLAS_CORETYPE", "")}
 
 
 def peak_rss_gib():
@@ -832,7 +851,10 @@ def load_yaml_config(path):
                 "max_length": int((doc.get("data") or {}).get("max_length", 128)),
                 "src": os.path.join(root, train_data["src"]) if "src" in train_data else None,
                 "tgt": os.path.join(root, train_data["tgt"]) if "tgt" in train_data else None,
-                "spm": os.path.join(root, vocab["model"]) if "model" in vocab else None}
+                "spm": None}
+    if "model" in vocab:  # relative to the config file's directory, else to data.root
+        candidates = [os.path.join(base, str(vocab["model"])), os.path.join(root, str(vocab["model"]))]
+        resolved["spm"] = next((c for c in candidates if os.path.exists(c)), candidates[0])
     return resolved
 
 
@@ -894,11 +916,11 @@ def cmd_train(args):
         f"{args.warmup_steps} warm-up + {args.steps} measured steps, batches of <= {settings['batch_tokens']} "
         f"padded target tokens, {torch.get_num_threads()} threads, load {os.getloadavg()[0]:.2f}")
     state_before = machine_state()
-    measured = {"seconds": 0.0, "tgt_tokens": 0, "src_tokens": 0, "flops": 0.0, "sentences": 0}
+    measured = {"seconds": 0.0, "cpu_seconds": 0.0, "tgt_tokens": 0, "src_tokens": 0, "flops": 0.0, "sentences": 0}
     losses = []
     for step, batch in enumerate(schedule, 1):
         src, tgt_in, tgt_out = make_batch([pairs[i] for i in batch])
-        started = time.perf_counter()
+        started, cpu_started = time.perf_counter(), time.process_time()
         for group in optimizer.param_groups:
             group["lr"] = peak_lr * min(step / warmup, math.sqrt(warmup / step))
         logits = model(src, tgt_in)
@@ -910,14 +932,17 @@ def cmd_train(args):
         if settings["clip_norm"] > 0:
             torch.nn.utils.clip_grad_norm_(model.parameters(), settings["clip_norm"])
         optimizer.step()
-        elapsed = time.perf_counter() - started
+        elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu_started
         losses.append(float(loss) / tokens)
         if step > args.warmup_steps:
             measured["seconds"] += elapsed
+            measured["cpu_seconds"] += cpu
             measured["tgt_tokens"] += tokens
             measured["src_tokens"] += int((src != PAD).sum())
             measured["flops"] += train_flops(cfg, src.shape[0], src.shape[1], tgt_in.shape[1])
             measured["sentences"] += src.shape[0]
+        if args.save and args.save_every and step % args.save_every == 0:
+            model_save(model, args.save)
         if step % args.log_every == 0 or step == total_steps:
             log(f"step {step}/{total_steps} loss {losses[-1]:.4f} {tokens / elapsed:.0f} target tokens/s "
                 f"({src.shape[0]}x{src.shape[1]} -> {tgt_in.shape[1]}) load {os.getloadavg()[0]:.2f}")
@@ -929,6 +954,9 @@ def cmd_train(args):
         "tool": "torch_reference train", "data": origin, "model": cfg, "batch_tokens": settings["batch_tokens"],
         "warmup_steps": args.warmup_steps, "steps": args.steps, "seconds": seconds,
         "target_tokens_per_s": measured["tgt_tokens"] / seconds,
+        # all threads' CPU time: on a shared machine, tokens per CPU-second x cores estimates a quiet run
+        "cpu_seconds": measured["cpu_seconds"],
+        "target_tokens_per_cpu_s": measured["tgt_tokens"] / measured["cpu_seconds"],
         "source_target_tokens_per_s": (measured["tgt_tokens"] + measured["src_tokens"]) / seconds,
         "sentences_per_batch": measured["sentences"] / args.steps,
         "target_tokens_per_batch": measured["tgt_tokens"] / args.steps,
@@ -961,30 +989,38 @@ def cmd_translate(args):
     check_ids(sentences, model.cfg["vocab_size"], args.input_ids or args.input)
     if args.limit:
         sentences = sentences[:args.limit]
+    forced = None
+    if args.force_lengths:
+        forced = [len(ids) + 1 for ids in read_ids(args.force_lengths)][:len(sentences)]
+        if len(forced) != len(sentences):
+            raise ReferenceError(f"{args.force_lengths} has fewer lines than the input")
     order = sorted(range(len(sentences)), key=lambda i: -len(sentences[i]))
     outputs = [None] * len(sentences)
     state_before = machine_state()
-    started = time.perf_counter()
+    started, cpu_started = time.perf_counter(), time.process_time()
     with torch.inference_mode():
         for start in range(0, len(order), args.batch_size):
             chunk = order[start:start + args.batch_size]
             src, _, _ = make_batch([(sentences[i], []) for i in chunk])
+            lengths = [forced[i] for i in chunk] if forced else None
             if args.beam_size == 0:
-                hyps = greedy_search(model, src, args.max_length_ratio)
+                hyps = greedy_search(model, src, args.max_length_ratio, lengths)
             else:
                 hyps = [h for h, _ in beam_search(model, src, args.max_length_ratio, args.beam_size,
-                                                  args.length_penalty, args.exact_stop)]
+                                                  args.length_penalty, args.exact_stop, lengths)]
             for i, hyp in zip(chunk, hyps):
                 outputs[i] = hyp
-    seconds = time.perf_counter() - started
+    seconds, cpu_seconds = time.perf_counter() - started, time.process_time() - cpu_started
     if args.output:
         with open(args.output, "w", encoding="utf-8") as f:
             f.writelines(" ".join(map(str, hyp)) + "\n" for hyp in outputs)
     target_tokens = sum(len(h) + 1 for h in outputs)
     result = {"tool": "torch_reference translate", "model": args.model, "sentences": len(outputs),
               "search": "greedy" if args.beam_size == 0 else f"beam {args.beam_size}",
-              "batch_size": args.batch_size, "exact_stop": args.exact_stop, "seconds": seconds,
+              "batch_size": args.batch_size, "exact_stop": args.exact_stop,
+              "forced_lengths": args.force_lengths or "", "seconds": seconds,
               "sentences_per_s": len(outputs) / seconds, "target_tokens_per_s": target_tokens / seconds,
+              "cpu_seconds": cpu_seconds, "sentences_per_cpu_s": len(outputs) / cpu_seconds,
               "mean_output_pieces": (target_tokens - len(outputs)) / max(len(outputs), 1),
               "peak_rss_gib": peak_rss_gib(), "machine_before": state_before, "machine_after": machine_state()}
     report(result, args.json)
@@ -1035,6 +1071,10 @@ def selftest_case(cfg, seed):
     single = [beam_search(model, src[i:i + 1, :len(pairs[i][0]) + 1], 2.0, 4, 0.6, True)[0] for i in range(3)]
     expect([h for h, _ in batched] == [h for h, _ in single], "batched beam search != one sentence at a time")
     expect(all(abs(a[1] - b[1]) < 1e-9 for a, b in zip(batched, single)), "beam scores differ batched/single")
+    forced = [4, 2, 6]
+    expect([len(h) + 1 for h in greedy_search(model, src, 2.0, forced)] == forced, "greedy forced lengths")
+    expect([len(h) + 1 for h, _ in beam_search(model, src, 2.0, 3, 0.6, False, forced)] == forced,
+           "beam forced lengths")
     # a beam hypothesis's log-probability is the forced-decoding one
     hyp, score = batched[0]
     if hyp:
@@ -1135,7 +1175,8 @@ def main(argv):
     p.add_argument("--synthetic-sentences", type=int, default=29000)
     p.add_argument("--src-mean", type=float, default=13.0, help="synthetic mean source pieces")
     p.add_argument("--tgt-mean", type=float, default=14.0, help="synthetic mean target pieces")
-    p.add_argument("--save", help="write the trained model here (safetensors)")
+    p.add_argument("--save", help="write the trained model here (safetensors) at the end")
+    p.add_argument("--save-every", type=int, default=0, help="and every N steps")
     p.add_argument("--log-every", type=int, default=10)
     p.add_argument("--json", action="store_true", help="print the result as one JSON object")
     add_model_args(p)
@@ -1154,6 +1195,8 @@ def main(argv):
                    help="keep a sentence's beams until none can beat the finished ones (else stop at K finished)")
     p.add_argument("--batch-size", type=int, default=32, help="sentences per batch (sorted by length)")
     p.add_argument("--limit", type=int, help="only the first N sentences")
+    p.add_argument("--force-lengths", metavar="REFERENCE_IDS",
+                   help="outputs exactly as long as these reference ids (+eos): speed independent of the model")
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--json", action="store_true")
 
