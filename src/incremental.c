@@ -317,20 +317,6 @@ static void cross_attention(nmt_incremental *inc, int l, float *attention) {
     }
 }
 
-/* log-softmax of each row of n values, in place. */
-static void log_softmax_rows(float *x, int rows, int n) {
-    for (int r = 0; r < rows; r++) {
-        float *row = x + (size_t)r * (size_t)n;
-        float max = row[0];
-        for (int i = 1; i < n; i++)
-            if (row[i] > max) max = row[i];
-        double sum = 0;
-        for (int i = 0; i < n; i++) sum += expf(row[i] - max);
-        float shift = max + (float)log(sum);
-        for (int i = 0; i < n; i++) row[i] -= shift;
-    }
-}
-
 /* Feeds position `t` of every live row (tokens from the history) through the decoder, appending
  * the position's keys and values to the caches. With logprobs, finishes with the output layer. */
 static void decode_position(nmt_incremental *inc, int t, float *logprobs, float *attention) {
@@ -379,7 +365,7 @@ static void decode_position(nmt_incremental *inc, int t, float *logprobs, float 
         out = BUF(inc, BUF_NORMED, float);
     }
     linear(inc, logprobs, out, p->output, NULL, R, D, inc->V);
-    log_softmax_rows(logprobs, R, inc->V);
+    nmt_log_softmax_rows(logprobs, R, inc->V);
 }
 
 int nmt_incremental_start(nmt_incremental *inc, const int32_t *src, const int *src_lengths, int batch, int src_width,

@@ -630,6 +630,24 @@ void nmt_softmax_rows(float *x, int rows, int n) {
     nmt_parallel_work(rows, n, softmax_range, &t);
 }
 
+/* Added for decoding (decode helper): x = log_softmax(x) = x - (max + log sum exp(x - max)). */
+NMT_HOT static void log_softmax_range(void *ctx, long begin, long end) {
+    const softmax_task *t = ctx;
+    for (long r = begin; r < end; r++) {
+        float *x = t->x + r * t->n;
+        float max = max_of(x, t->n), total = 0.0f;
+        for (int j = 0; j < t->n; j++) total += exp_fast(x[j] - max);
+        float lse = max + logf(total);
+        for (int j = 0; j < t->n; j++) x[j] -= lse;
+    }
+}
+
+void nmt_log_softmax_rows(float *x, int rows, int n) {
+    if (n <= 0) return;
+    softmax_task t = {x, n};
+    nmt_parallel_work(rows, n, log_softmax_range, &t);
+}
+
 typedef struct cross_entropy_task {
     float *logits, *loss, *nll;
     const int32_t *targets;

@@ -361,6 +361,24 @@ START_TEST(learned_positions_bound_lengths) {
 }
 END_TEST
 
+/* The decoder's log-softmax (kernels.h): softmax(0, 0.5, 2) = (0.0996, 0.1643, 0.7361), also for
+ * scores far from 0 (the max is subtracted first) and over many rows (split between threads). */
+START_TEST(log_softmax_of_worked_numbers) {
+    float x[3 * 4000];
+    for (int r = 0; r < 4000; r++) {
+        x[3 * r] = 1000.0f * (float)(r % 3);
+        x[3 * r + 1] = x[3 * r] + 0.5f;
+        x[3 * r + 2] = x[3 * r] + 2.0f;
+    }
+    nmt_log_softmax_rows(x, 4000, 3);
+    for (int r = 0; r < 4000; r++) {
+        ck_assert_float_eq_tol(x[3 * r], logf(0.099624f), 1e-4f);
+        ck_assert_float_eq_tol(x[3 * r + 1], logf(0.164252f), 1e-4f);
+        ck_assert_float_eq_tol(x[3 * r + 2], logf(0.736125f), 1e-4f);
+    }
+}
+END_TEST
+
 START_TEST(bad_input_is_refused) {
     nmt_model m;
     make_model(&m, variants[0], 64, 71);
@@ -401,6 +419,7 @@ int main(void) {
     tcase_add_loop_test(tc, score_is_the_sum_of_step_logprobs, 0, VARIANTS);
     tcase_add_test(tc, empty_sources_do_not_run_the_model);
     tcase_add_test(tc, learned_positions_bound_lengths);
+    tcase_add_test(tc, log_softmax_of_worked_numbers);
     tcase_add_test(tc, bad_input_is_refused);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);

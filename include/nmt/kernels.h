@@ -79,6 +79,8 @@ void nmt_dropout_backward(float *d_delta, const float *d_out, nmt_dropout drop, 
 
 /* In-place softmax of each row of n values (max subtracted first, so large scores are safe). */
 void nmt_softmax_rows(float *x, int rows, int n);
+/* In-place log-softmax of each row of n values (the decoder's log-probabilities). */
+void nmt_log_softmax_rows(float *x, int rows, int n);
 
 /* Fused log-softmax and label-smoothed cross-entropy over rows of V logits, with the target
  * distribution q = (1 - smoothing) onehot(target) + smoothing / V (PyTorch's label_smoothing):
