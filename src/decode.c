@@ -31,7 +31,7 @@ nmt_decode_options nmt_decode_options_default(void) {
         .length_penalty = 0.6,
         .max_length_ratio = 2.0,
         .attention = 0,
-        .batch_size = 32,
+        .batch_size = 64,
     };
 }
 

@@ -39,7 +39,7 @@ static void usage(FILE *out) {
             "                              `i ||| hypothesis ||| F0= logprob ||| score` (i from 0)\n"
             "      --length-penalty A      GNMT length penalty ((5+|y|)/6)^A (default 0.6)\n"
             "      --max-length-ratio R    at most R * source pieces + 10 target pieces (default 2)\n"
-            "      --batch-size N          sentences decoded together (default 32)\n"
+            "      --batch-size N          sentences decoded together (default 64)\n"
             "      --threads N             threads (default: all processors)\n"
             "      --greedy                greedy search (the fastest; no n-best)\n"
             "      --print-alignment       append ` ||| i-j ...`: source piece i that target piece j\n"
@@ -101,8 +101,8 @@ static int parse_args(int argc, char **argv, args *a) {
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    long beam = 5, n_best = 0, batch = 32;
     a->decode = nmt_decode_options_default();
+    long beam = a->decode.beam_size, n_best = 0, batch = a->decode.batch_size;
     a->threads = sysconf(_SC_NPROCESSORS_ONLN);
     if (a->threads < 1) a->threads = 1;
     optind = 1;

@@ -54,7 +54,7 @@ typedef struct nmt_decode_options {
     double length_penalty;  /* alpha (0.6); 0 ranks by plain log-probability */
     double max_length_ratio;/* R (2): at most floor(R * |x|) + 10 target pieces */
     int attention;          /* 1: return each hypothesis's cross-attention rows (alignments, maps) */
-    int batch_size;         /* sentences per batch for nmt_translator_run (32) */
+    int batch_size;         /* sentences per batch for nmt_translator_run (64) */
 } nmt_decode_options;
 
 nmt_decode_options nmt_decode_options_default(void);
