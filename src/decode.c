@@ -596,8 +596,13 @@ static void fill_row(int32_t *row, int width, int32_t prefix, const int32_t *pie
     while (at < width) row[at++] = NMT_PAD;
 }
 
-int nmt_decode_score(nmt_model *model, int count, const int32_t *const *src, const int *src_len,
-                     const int32_t *const *tgt, const int *tgt_len, int batch_size, double *out) {
+/* Forced decoding in batches: the pairs sorted by length, batch_size at a time, each batch handed to
+ * visit() with the original index of each row. */
+typedef int (*pair_batch_fn)(void *ctx, nmt_model *model, const nmt_batch *batch, const ordered *rows);
+
+static int for_each_pair_batch(nmt_model *model, int count, const int32_t *const *src, const int *src_len,
+                               const int32_t *const *tgt, const int *tgt_len, int batch_size, pair_batch_fn visit,
+                               void *ctx) {
     if (count <= 0) return 0;
     if (batch_size < 1) return nmt_error_set("batch size must be at least 1, got %d", batch_size);
     const nmt_model_config *c = &model->config;
@@ -614,9 +619,8 @@ int nmt_decode_score(nmt_model *model, int count, const int32_t *const *src, con
     ordered *order = nmt_malloc((size_t)count * sizeof *order);
     int32_t *src_rows = nmt_malloc(B * S * sizeof(int32_t));
     int32_t *tgt_in = nmt_malloc(B * T * sizeof(int32_t)), *tgt_out = nmt_malloc(B * T * sizeof(int32_t));
-    float *logprobs = nmt_malloc(B * T * sizeof(float));
     int rc = -1;
-    if (!order || !src_rows || !tgt_in || !tgt_out || !logprobs) goto done;
+    if (!order || !src_rows || !tgt_in || !tgt_out) goto done;
     for (int i = 0; i < count; i++) order[i] = (ordered){src_len[i] + tgt_len[i], i};
     qsort(order, (size_t)count, sizeof *order, by_length);
     for (int first = 0; first < count; first += batch_size) {
@@ -635,13 +639,7 @@ int nmt_decode_score(nmt_model *model, int count, const int32_t *const *src, con
         }
         const nmt_batch batch = {.batch = n, .src_len = s_width, .tgt_len = t_width, .src = src_rows,
                                  .tgt_in = tgt_in, .tgt_out = tgt_out};
-        if (nmt_model_token_logprobs(model, &batch, logprobs) < 0) goto done;
-        for (int b = 0; b < n; b++) {
-            const int i = order[first + b].index;
-            double sum = 0;
-            for (int j = 0; j <= tgt_len[i]; j++) sum += logprobs[(size_t)b * (size_t)t_width + (size_t)j];
-            out[i] = sum;
-        }
+        if (visit(ctx, model, &batch, order + first) < 0) goto done;
     }
     rc = 0;
 done:
@@ -649,6 +647,59 @@ done:
     free(src_rows);
     free(tgt_in);
     free(tgt_out);
-    free(logprobs);
     return rc;
+}
+
+typedef struct score_ctx {
+    float *logprobs; /* [B, T] of the largest batch */
+    const int *tgt_len;
+    double *out;
+} score_ctx;
+
+static int score_batch(void *ctx, nmt_model *model, const nmt_batch *batch, const ordered *rows) {
+    score_ctx *sc = ctx;
+    if (nmt_model_token_logprobs(model, batch, sc->logprobs) < 0) return -1;
+    for (int b = 0; b < batch->batch; b++) {
+        const int i = rows[b].index;
+        double sum = 0;
+        for (int j = 0; j <= sc->tgt_len[i]; j++) sum += sc->logprobs[(size_t)b * (size_t)batch->tgt_len + (size_t)j];
+        sc->out[i] = sum;
+    }
+    return 0;
+}
+
+int nmt_decode_score(nmt_model *model, int count, const int32_t *const *src, const int *src_len,
+                     const int32_t *const *tgt, const int *tgt_len, int batch_size, double *out) {
+    int longest_tgt = 0;
+    for (int i = 0; i < count; i++)
+        if (tgt_len[i] > longest_tgt) longest_tgt = tgt_len[i];
+    score_ctx sc = {nmt_malloc((size_t)(batch_size > 0 ? batch_size : 1) * ((size_t)longest_tgt + 1) * sizeof(float)),
+                    tgt_len, out};
+    int rc = sc.logprobs ? for_each_pair_batch(model, count, src, src_len, tgt, tgt_len, batch_size, score_batch, &sc) : -1;
+    free(sc.logprobs);
+    return rc;
+}
+
+typedef struct loss_ctx {
+    nmt_forward_options options;
+    nmt_loss *total;
+} loss_ctx;
+
+static int loss_batch(void *ctx, nmt_model *model, const nmt_batch *batch, const ordered *rows) {
+    (void)rows;
+    loss_ctx *lc = ctx;
+    nmt_loss loss;
+    if (nmt_model_forward(model, batch, &lc->options, &loss) < 0) return -1;
+    lc->total->loss_sum += loss.loss_sum;
+    lc->total->nll_sum += loss.nll_sum;
+    lc->total->tokens += loss.tokens;
+    return 0;
+}
+
+int nmt_decode_loss(nmt_model *model, int count, const int32_t *const *src, const int *src_len,
+                    const int32_t *const *tgt, const int *tgt_len, int batch_size, double label_smoothing,
+                    nmt_loss *loss) {
+    memset(loss, 0, sizeof *loss);
+    loss_ctx lc = {{.training = 0, .label_smoothing = (float)label_smoothing}, loss};
+    return for_each_pair_batch(model, count, src, src_len, tgt, tgt_len, batch_size, loss_batch, &lc);
 }

@@ -14,6 +14,7 @@
 #include "nmt/util.h"
 
 #include <dirent.h>
+#include <ftw.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -47,6 +48,9 @@ typedef struct trainer {
     long interval_tokens, interval_steps;
     long last_saved_step;
     double last_loss;
+    /* the last step's work, for `nmt bench train` */
+    double step_flops, step_optimizer_s;
+    long step_src_tokens, step_sentences;
 } trainer;
 
 static void say(const trainer *t, const char *fmt, ...) NMT_PRINTF(2, 3);
@@ -326,10 +330,15 @@ static int train_step(trainer *t, nmt_loss *sum) {
     const nmt_config *cfg = t->cfg;
     long step = t->state.step + 1;
     memset(sum, 0, sizeof *sum);
+    t->step_flops = 0.0;
+    t->step_src_tokens = t->step_sentences = 0;
     for (int k = 0; k < cfg->update_freq; k++) {
         nmt_batch batch;
         long tokens;
         nmt_batcher_next(&t->batches, &batch, &tokens);
+        t->step_flops += nmt_model_flops(&t->model.config, &batch);
+        for (long i = 0; i < (long)batch.batch * batch.src_len; i++) t->step_src_tokens += batch.src[i] != NMT_PAD;
+        t->step_sentences += batch.batch;
         nmt_forward_options fo = {
             .training = 1, .label_smoothing = (float)cfg->label_smoothing, .dropout_seed = dropout_seed(t->state.seed, step, k)};
         nmt_loss loss;
@@ -339,6 +348,7 @@ static int train_step(trainer *t, nmt_loss *sum) {
         sum->nll_sum += loss.nll_sum;
         sum->tokens += loss.tokens;
     }
+    double optimizer_start = nmt_now();
     double scale = 1.0 / (double)sum->tokens;
     double norm = nmt_adam_grad_norm(&t->adam, t->model.grads) * scale;
     if (!isfinite(sum->loss_sum) || !isfinite(norm))
@@ -346,6 +356,7 @@ static int train_step(trainer *t, nmt_loss *sum) {
                              step, isfinite(sum->loss_sum) ? "gradient" : "loss");
     double lr = nmt_lr_at(cfg->lr, cfg->warmup, step);
     nmt_adam_update(&t->adam, t->model.params, t->model.grads, lr, scale * nmt_clip_factor(norm, cfg->clip_norm));
+    t->step_optimizer_s = nmt_now() - optimizer_start;
     t->state.step = step;
     t->state.epoch = t->batches.epoch;
     t->state.cursor = t->batches.cursor;
@@ -635,5 +646,77 @@ int nmt_train(const nmt_config *cfg, const nmt_train_options *opt, nmt_train_res
             strcmp(stopped_by, "signal") == 0 ? "; run again to resume" : "");
     }
     cleanup(&t);
+    return rc;
+}
+
+/* ---- benchmark ---- */
+
+static int remove_entry(const char *path, const struct stat *st, int type, struct FTW *ftw) {
+    (void)st, (void)type, (void)ftw;
+    return remove(path);
+}
+
+static int bench_steps(trainer *t, long warmup_steps, long steps, nmt_train_bench_result *r) {
+    for (long i = 0; i < warmup_steps + steps; i++) {
+        if (i == warmup_steps) memset(&t->model.timing, 0, sizeof t->model.timing);
+        nmt_loss loss;
+        double start = nmt_now();
+        if (train_step(t, &loss) < 0) return -1;
+        double took = nmt_now() - start, loss_per_token = loss.loss_sum / (double)loss.tokens;
+        say(t, "step %ld%s: %.3f s, %ld target tokens, loss %.4f\n", i + 1, i < warmup_steps ? " (warm-up)" : "", took,
+            loss.tokens, loss_per_token);
+        if (i < warmup_steps) continue;
+        if (i == warmup_steps) r->first_loss = loss_per_token;
+        r->last_loss = loss_per_token;
+        r->seconds += took;
+        if (r->fastest_step_s == 0.0 || took < r->fastest_step_s) r->fastest_step_s = took;
+        r->target_tokens += loss.tokens;
+        r->source_tokens += t->step_src_tokens;
+        r->sentences += t->step_sentences;
+        r->flops += t->step_flops;
+        r->optimizer_s += t->step_optimizer_s;
+        r->steps++;
+    }
+    r->timing = t->model.timing;
+    r->vocab_size = t->model.config.vocab_size;
+    return 0;
+}
+
+int nmt_train_bench(const nmt_config *config, const nmt_train_options *opt, long warmup_steps, long steps,
+                    nmt_train_bench_result *result) {
+    memset(result, 0, sizeof *result);
+    const char *tmp = getenv("TMPDIR");
+    char *dir = nmt_path_join(tmp && *tmp ? tmp : "/tmp", "nmt-bench-XXXXXX");
+    char *left_spm = nmt_path_join(config->output, "spm.model");
+    if (!dir || !left_spm || !mkdtemp(dir)) {
+        if (dir && left_spm) nmt_error_set("cannot create a temporary directory %s: %s", dir, strerror(errno));
+        free(dir);
+        free(left_spm);
+        return -1;
+    }
+    nmt_config cfg = *config; /* shallow: only pointers are swapped, nothing is freed */
+    cfg.output = dir;
+    cfg.valid = (nmt_corpus_paths){NULL, NULL};
+    if (nmt_file_exists(left_spm)) cfg.vocab_model = left_spm;
+    trainer t;
+    memset(&t, 0, sizeof t);
+    t.cfg = &cfg;
+    t.lock_fd = -1;
+    t.progress = opt->progress;
+    t.warnings = opt->warnings;
+    t.state = nmt_train_state_initial(cfg.seed);
+    int rc = -1;
+    if ((t.spm_path = nmt_path_join(dir, "spm.model")) && nmt_kernels_set_threads(opt->threads > 0 ? opt->threads : 2) == 0 &&
+        prepare_vocabulary(&t, 0) == 0 && prepare_corpora(&t) == 0 && prepare_model(&t, NULL, NULL) == 0) {
+        t.state.threads = nmt_kernels_threads();
+        say(&t, "model: %zu parameters, vocabulary %d (%s); %ld batches an epoch of at most %d target tokens; %d threads\n",
+            t.model.num_params, t.model.config.vocab_size, cfg.vocab_model ? cfg.vocab_model : "trained for this run",
+            t.batches.num_batches, cfg.batch_tokens, nmt_kernels_threads());
+        rc = bench_steps(&t, warmup_steps, steps, result);
+    }
+    cleanup(&t);
+    nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+    free(dir);
+    free(left_spm);
     return rc;
 }

@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# nmt bench: gemm and a tiny synthetic training benchmark run, print JSON with the documented keys,
-# and reject bad usage with exit 2. (Speed itself is not asserted: machines differ.)
+# nmt bench: gemm, training (synthetic and on a config's real batches) and translation benchmarks
+# run, print JSON with the documented keys, leave the config's output directory alone, and reject bad
+# usage with exit 2. (Speed itself is not asserted: machines differ.)
 set -u
 fail=0
-out=$(mktemp) err=$(mktemp)
-trap 'rm -f "$out" "$err"' EXIT
+tmp=$(mktemp -d)
+out=$tmp/out err=$tmp/err
+trap 'rm -rf "$tmp"' EXIT
 check() { # check NAME EXPECTED_STATUS COMMAND...
   local name=$1 want=$2; shift 2
   "$@" >"$out" 2>"$err"; local got=$?
@@ -25,7 +27,39 @@ has_keys train target_tokens_per_s source_target_tokens_per_s gflops_per_s peak_
 check "train table, pre-LN, rope" 0 "$NMT" bench train --synthetic --d-model 16 --heads 2 --ffn 32 --layers 1 \
   --vocab 50 --batch-tokens 64 --steps 1 --warmup 0 --norm pre --positions rope
 grep -q "target tokens/s" "$out" || { echo "FAIL train table"; fail=1; }
-check "train needs --synthetic" 2 "$NMT" bench train
+# A config on a toy corpus: real batches, whole steps with Adam.
+awk -v dir="$tmp" 'BEGIN { srand(3); for (i = 0; i < 300; i++) { s = ""; t = "";
+  for (j = 0; j < 2 + i % 5; j++) { w = int(rand() * 12); s = s " w" w; t = t " v" w }
+  print substr(s, 2) > (dir "/train.en"); print substr(t, 2) > (dir "/train.de") } }'
+cat >"$tmp/config.yaml" <<'EOF'
+model: {d_model: 16, heads: 2, ffn: 32, encoder_layers: 1, decoder_layers: 1, dropout: 0.0}
+vocab: {size: 20}
+data: {train: {src: train.en, tgt: train.de}}
+train: {batch_tokens: 256, max_steps: 30, valid_every: 1000, save_every: 1000, optimizer: {lr: 0.01, warmup: 5}}
+output: model
+EOF
+check "train CONFIG" 0 "$NMT" bench train "$tmp/config.yaml" --steps 2 --warmup 1 --threads 1 --json
+has_keys "train CONFIG" target_tokens_per_s source_target_tokens_per_s gflops_per_s fraction_of_peak peak_rss_gib \
+  optimizer first_loss src tgt
+[ ! -e "$tmp/model" ] || { echo "FAIL train CONFIG wrote into the output directory"; fail=1; }
+check "train CONFIG --set" 1 "$NMT" bench train "$tmp/config.yaml" --set train.batch_tokenz=3 --steps 1
+grep -q "batch_tokenz" "$err" || { echo "FAIL --set error: $(cat "$err")"; fail=1; }
+
+# Translation: a model trained for a moment, greedy and beam.
+"$NMT" train "$tmp/config.yaml" --threads 1 --quiet >"$out" 2>&1 || { echo "FAIL nmt train"; cat "$out"; exit 1; }
+printf 'w1 w2 w3\n\nw4 w5\n' >"$tmp/in.txt"
+check "translate greedy" 0 "$NMT" bench translate -m "$tmp/model" -i "$tmp/in.txt" --beam-size 1 --threads 1 --json
+has_keys "translate greedy" sentences_per_s target_tokens_per_s peak_rss_gib sentences
+grep -q '"search": "greedy", "beam_size": 1,.*"sentences": 3,' "$out" || { echo "FAIL greedy: $(cat "$out")"; fail=1; }
+check "translate beam" 0 "$NMT" bench translate -m "$tmp/model" -i "$tmp/in.txt" --beam-size 3 --threads 1
+grep -q "sentences/s" "$out" || { echo "FAIL translate table"; fail=1; }
+check "translate without -m" 2 "$NMT" bench translate -i "$tmp/in.txt"
+check "translate missing input" 1 "$NMT" bench translate -m "$tmp/model" -i "$tmp/none.txt"
+grep -q "none.txt" "$err" || { echo "FAIL missing input message: $(cat "$err")"; fail=1; }
+
+check "train needs CONFIG or --synthetic" 2 "$NMT" bench train
+check "train CONFIG and --synthetic" 2 "$NMT" bench train "$tmp/config.yaml" --synthetic
+
 check "unknown benchmark" 2 "$NMT" bench frobnicate
 check "bad number" 2 "$NMT" bench gemm --size 0
 check "bad config" 1 "$NMT" bench train --synthetic --d-model 10 --heads 3 --steps 1

@@ -82,6 +82,20 @@ cp out scores.txt
 check "score batch 1" 0 "$NMT" score -m $M $T -s src.txt -t hyp.txt --batch-size 1
 paste out scores.txt | awk '{ d = $1 - $2; if (d < 0) d = -d; if (d > 1e-5 || $1 > 0) bad = 1 } END { exit bad }' ||
   say_fail "scores depend on the batch size"
+# --loss-json: its NLL is minus the sum of the scores; without smoothing the loss is the NLL, with it
+# the loss is larger (the smoothed part spreads mass onto every piece).
+check "score --loss-json" 0 "$NMT" score -m $M $T -s src.txt -t hyp.txt --loss-json loss.json
+cmp -s out scores.txt || say_fail "--loss-json changed the scores"
+check "score --loss-json eps 0" 0 "$NMT" score -m $M $T -s src.txt -t hyp.txt --loss-json loss0.json \
+  --label-smoothing 0
+awk -v loss="$(cat loss.json)" -v loss0="$(cat loss0.json)" '
+  function field(s, k) { sub(".*\"" k "\": ", "", s); sub("[,}].*", "", s); return s + 0 }
+  { sum += $1; lines++ }
+  END {
+    nll = field(loss, "nll_sum"); d = nll + sum; if (d < 0) d = -d
+    if (d > 1e-4 * nll || field(loss, "tokens") < lines) exit 1
+    if (field(loss0, "loss_sum") != field(loss0, "nll_sum") || field(loss, "loss_sum") <= nll) exit 1
+  }' scores.txt || say_fail "--loss-json: $(cat loss.json) $(cat loss0.json) against the scores"
 check "score --normalize" 0 "$NMT" score -m $M $T -s src.txt -t hyp.txt --normalize
 paste out scores.txt | awk '{ if (!($1 <= 0 && $1 >= $2 - 1e-6)) bad = 1 } END { exit bad }' || say_fail "normalized scores"
 head -3 hyp.txt >short.txt

@@ -30,6 +30,11 @@ static void usage(FILE *out) {
             "  -t, --target FILE      target sentences, as many lines\n"
             "      --normalize        divide by the number of target tokens (pieces + eos)\n"
             "      --batch-size N     pairs scored together (default 32)\n"
+            "      --loss-json FILE   also write the training objective on these pairs to FILE:\n"
+            "                         {\"tokens\": N, \"loss_sum\": X, \"nll_sum\": Y} (label-smoothed and\n"
+            "                         plain cross-entropy summed over target pieces + eos; for comparing\n"
+            "                         nmt with tools/bench/torch_reference.py)\n"
+            "      --label-smoothing E  epsilon of that loss (default 0.1)\n"
             "      --threads N        threads (default: all processors)\n"
             "  -h, --help             show this help\n");
 }
@@ -58,7 +63,22 @@ static int read_side(const nmt_model *model, const nmt_spm *spm, side *s, int i,
     return 1;
 }
 
-static int score_all(const char *model_dir, side *src, side *tgt, int normalize, int batch_size, long threads) {
+typedef struct score_options {
+    const char *model_dir;
+    int normalize, batch_size;
+    long threads;
+    const char *loss_json;  /* NULL: no loss */
+    double label_smoothing;
+} score_options;
+
+static int write_loss(const char *path, const nmt_loss *loss) {
+    char text[160];
+    int len = snprintf(text, sizeof text, "{\"tokens\": %ld, \"loss_sum\": %.17g, \"nll_sum\": %.17g}\n", loss->tokens,
+                       loss->loss_sum, loss->nll_sum);
+    return nmt_atomic_write(path, text, (size_t)len);
+}
+
+static int score_all(const score_options *o, side *src, side *tgt) {
     nmt_model model;
     memset(&model, 0, sizeof model);
     nmt_spm *spm = NULL;
@@ -67,8 +87,9 @@ static int score_all(const char *model_dir, side *src, side *tgt, int normalize,
     double scores[WINDOW];
     char text[64];
     int rc = -1;
-    if (nmt_decode_open_model(model_dir, &model, &spm) < 0) goto done;
-    nmt_kernels_set_threads((int)threads);
+    nmt_loss total = {0};
+    if (nmt_decode_open_model(o->model_dir, &model, &spm) < 0) goto done;
+    nmt_kernels_set_threads((int)o->threads);
     for (int eof = 0; !eof;) {
         int n = 0;
         while (n < WINDOW) {
@@ -89,10 +110,19 @@ static int score_all(const char *model_dir, side *src, side *tgt, int normalize,
             n++;
         }
         if (nmt_decode_score(&model, n, (const int32_t *const *)src->ids, src->count, (const int32_t *const *)tgt->ids,
-                             tgt->count, batch_size, scores) < 0)
+                             tgt->count, o->batch_size, scores) < 0)
             goto done;
+        if (o->loss_json) {
+            nmt_loss loss;
+            if (nmt_decode_loss(&model, n, (const int32_t *const *)src->ids, src->count, (const int32_t *const *)tgt->ids,
+                                tgt->count, o->batch_size, o->label_smoothing, &loss) < 0)
+                goto done;
+            total.loss_sum += loss.loss_sum;
+            total.nll_sum += loss.nll_sum;
+            total.tokens += loss.tokens;
+        }
         for (int i = 0; i < n; i++) {
-            double value = normalize ? scores[i] / (tgt->count[i] + 1) : scores[i];
+            double value = o->normalize ? scores[i] / (tgt->count[i] + 1) : scores[i];
             int len = snprintf(text, sizeof text, "%.6f\n", value);
             if (nmt_io_write(stdout, text, (size_t)len, "<stdout>") < 0) goto done;
         }
@@ -101,7 +131,7 @@ static int score_all(const char *model_dir, side *src, side *tgt, int normalize,
             goto done;
         }
     }
-    rc = 0;
+    rc = o->loss_json ? write_loss(o->loss_json, &total) : 0;
 done:
     free(ids);
     nmt_spm_free(spm);
@@ -114,21 +144,27 @@ int nmt_cmd_score(int argc, char **argv) {
         {"model", required_argument, NULL, 'm'},  {"source", required_argument, NULL, 's'},
         {"target", required_argument, NULL, 't'}, {"normalize", no_argument, NULL, 'n'},
         {"batch-size", required_argument, NULL, 'b'}, {"threads", required_argument, NULL, 'T'},
+        {"loss-json", required_argument, NULL, 'L'}, {"label-smoothing", required_argument, NULL, 'e'},
         {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0},
     };
-    const char *model_dir = NULL, *paths[2] = {NULL, NULL};
+    const char *paths[2] = {NULL, NULL};
     long batch = 32, threads = sysconf(_SC_NPROCESSORS_ONLN);
-    int normalize = 0;
+    score_options o = {.label_smoothing = 0.1};
     if (threads < 1) threads = 1;
     optind = 1;
     opterr = 0;
     int c;
     while ((c = getopt_long(argc, argv, ":m:s:t:h", options, NULL)) != -1) {
         switch (c) {
-        case 'm': model_dir = optarg; break;
+        case 'm': o.model_dir = optarg; break;
         case 's': paths[0] = optarg; break;
         case 't': paths[1] = optarg; break;
-        case 'n': normalize = 1; break;
+        case 'n': o.normalize = 1; break;
+        case 'L': o.loss_json = optarg; break;
+        case 'e':
+            if (nmt_cli_double("score", "--label-smoothing", optarg, 0.0, 1.0, &o.label_smoothing) < 0)
+                return NMT_EXIT_USAGE;
+            break;
         case 'b':
             if (nmt_cli_long("score", "--batch-size", optarg, 1, 4096, &batch) < 0) return NMT_EXIT_USAGE;
             break;
@@ -141,7 +177,7 @@ int nmt_cmd_score(int argc, char **argv) {
         }
     }
     if (optind < argc) return nmt_cli_usage_error("score", "unexpected argument '%s'", argv[optind]);
-    if (!model_dir || !paths[0] || !paths[1]) return nmt_cli_usage_error("score", "--model, --source and --target are required");
+    if (!o.model_dir || !paths[0] || !paths[1]) return nmt_cli_usage_error("score", "--model, --source and --target are required");
     signal(SIGPIPE, SIG_IGN);
     static side sides[2];
     int rc = NMT_EXIT_OK;
@@ -155,7 +191,9 @@ int nmt_cmd_score(int argc, char **argv) {
         }
         nmt_lines_init(&sides[i].lines, sides[i].fp, paths[i]);
     }
-    if (score_all(model_dir, &sides[0], &sides[1], normalize, (int)batch, threads) < 0) rc = nmt_cli_fail("score");
+    o.batch_size = (int)batch;
+    o.threads = threads;
+    if (score_all(&o, &sides[0], &sides[1]) < 0) rc = nmt_cli_fail("score");
 done:
     for (int i = 0; i < 2; i++) {
         for (int j = 0; j < WINDOW; j++) free(sides[i].ids[j]);

@@ -132,5 +132,10 @@ int nmt_decode_sentences(const nmt_model *model, const nmt_decode_options *optio
  * sorted by length. An empty source is scored like any other (source = eos alone). */
 int nmt_decode_score(nmt_model *model, int count, const int32_t *const *src, const int *src_len,
                      const int32_t *const *tgt, const int *tgt_len, int batch_size, double *out);
+/* The training objective on the same batches in evaluation mode: label-smoothed cross-entropy and
+ * NLL summed over every target piece + eos (what `nmt train` reports, divided by tokens). */
+int nmt_decode_loss(nmt_model *model, int count, const int32_t *const *src, const int *src_len,
+                    const int32_t *const *tgt, const int *tgt_len, int batch_size, double label_smoothing,
+                    nmt_loss *loss);
 
 #endif

@@ -36,6 +36,7 @@
 #include <stdio.h>
 
 #include "nmt/config.h"
+#include "nmt/model.h"
 
 typedef struct nmt_train_options {
     int threads;                 /* kernel threads (2) */
@@ -55,5 +56,28 @@ typedef struct nmt_train_result {
 } nmt_train_result;
 
 int nmt_train(const nmt_config *config, const nmt_train_options *options, nmt_train_result *result);
+
+/* Training throughput on the config's real batches (`nmt bench train CONFIG`): warmup_steps steps,
+ * then `steps` measured ones, each exactly a step of nmt_train (forward, backward, gradient norm,
+ * Adam) on the batches a fresh run would see, from freshly initialised weights. Nothing in the
+ * config's output directory is written: the encoded corpus lives in a temporary directory removed
+ * at the end, and the vocabulary is the output directory's spm.model when a run left one there
+ * (else vocab.model, else one trained into the temporary directory first). Validation is skipped. */
+typedef struct nmt_train_bench_result {
+    long steps;                 /* measured steps */
+    double seconds;             /* their wall-clock time */
+    double fastest_step_s;
+    long target_tokens;         /* non-pad target tokens of the measured steps */
+    long source_tokens;         /* non-pad source tokens */
+    long sentences;
+    double flops;               /* nmt_model_flops summed over their batches */
+    nmt_model_timing timing;    /* forward/backward seconds per stage over the measured steps */
+    double optimizer_s;         /* gradient norm + Adam, over the measured steps */
+    double first_loss, last_loss; /* label-smoothed loss per token of the first and last step */
+    int vocab_size;
+} nmt_train_bench_result;
+
+int nmt_train_bench(const nmt_config *config, const nmt_train_options *options, long warmup_steps, long steps,
+                    nmt_train_bench_result *result);
 
 #endif

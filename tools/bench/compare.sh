@@ -13,7 +13,7 @@
 #   tools/bench/compare.sh all CONFIG.yaml MODEL_DIR SRC TGT
 #       the three above (translate reads SRC).
 #
-# Environment: NMT (the binary; default build/nmt), PYTHON (default /usr/bin/python3, the one with
+# Environment: NMT (the binary; default build/bin/nmt), PYTHON (default /usr/bin/python3, the one with
 # torch), STEPS (measured training steps, 20), WARMUP_STEPS (3), LABEL_SMOOTHING (0.1),
 # TORCH_ARGS (extra arguments for torch_reference.py train, e.g. "--spm spm.model").
 # It reads from nmt's JSON (--json) the same keys torch_reference.py writes: target_tokens_per_s,
@@ -22,7 +22,7 @@
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
-NMT="${NMT:-$root/build/nmt}"
+NMT="${NMT:-$root/build/bin/nmt}"
 PYTHON="${PYTHON:-/usr/bin/python3}"
 STEPS="${STEPS:-20}"
 WARMUP_STEPS="${WARMUP_STEPS:-3}"

@@ -855,6 +855,10 @@ def load_yaml_config(path):
     if "model" in vocab:  # relative to the config file's directory, else to data.root
         candidates = [os.path.join(base, str(vocab["model"])), os.path.join(root, str(vocab["model"]))]
         resolved["spm"] = next((c for c in candidates if os.path.exists(c)), candidates[0])
+    else:  # the vocabulary `nmt train` left in the output directory, as `nmt bench train` uses it
+        name = os.path.splitext(os.path.basename(path))[0]
+        left = os.path.join(base, str(doc.get("output", os.path.join("..", "runs", name))), "spm.model")
+        resolved["spm"] = left if os.path.exists(left) else None
     return resolved
 
 
