@@ -662,6 +662,10 @@ done:
 
 /* The shortest %g form that reads back as the same double (or float, when as_float). */
 static void format_number(double v, int as_float, char *out, size_t size) {
+    if (v == floor(v) && fabs(v) < 1e15) { /* 60, not 6e+01 */
+        snprintf(out, size, "%.0f", v);
+        return;
+    }
     for (int precision = 1; precision <= 17; precision++) {
         snprintf(out, size, "%.*g", precision, v);
         double back = strtod(out, NULL);

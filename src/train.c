@@ -485,8 +485,9 @@ static int validate(trainer *t) {
     s->last_valid_step = s->step;
     t->last_saved_step = -1; /* the state changed: the checkpoint of this step must be (re)written */
     char line[256];
-    snprintf(line, sizeof line, "{\"event\":\"valid\",\"step\":%ld,\"loss\":%.6f,\"ppl\":%.4f,\"bleu\":%.4f}\n", s->step,
-             loss, ppl, bleu);
+    snprintf(line, sizeof line,
+             "{\"event\":\"valid\",\"step\":%ld,\"loss\":%.6f,\"ppl\":%.4f,\"bleu\":%.4f,\"elapsed_s\":%.1f}\n", s->step,
+             loss, ppl, bleu, s->elapsed_s);
     if (log_write(t, line) < 0) return -1;
     say(t, "valid step %ld loss %.4f ppl %.2f bleu %.2f (best %.2f at step %ld%s) in %.1fs\n", s->step, loss, ppl, bleu,
         s->best_bleu, s->best_step, improved ? ", saved" : "", nmt_now() - start);

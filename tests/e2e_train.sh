@@ -68,7 +68,7 @@ expect "model section changed" 1 "model.ffn is 64 in the checkpoint but 128 in t
 # Validation BLEU is `nmt bleu` on `nmt translate --greedy` with the saved model, to the last digit.
 "$NMT" train toy.yaml --quiet --set output=bleu --set train.max_steps=100 --set train.valid_every=100 \
   --set train.optimizer.lr=1e-2 --set model.dropout=0 || { echo "FAIL bleu run"; fail=1; }
-logged=$(sed -n 's/.*"event":"valid","step":100,.*"bleu":\([0-9.]*\)}/\1/p' bleu/train.log.jsonl)
+logged=$(sed -n 's/.*"event":"valid","step":100,.*"bleu":\([0-9.]*\)[,}].*/\1/p' bleu/train.log.jsonl)
 "$NMT" translate -q -m bleu --greedy < valid.en > bleu.hyp
 offline=$("$NMT" bleu valid.de -i bleu.hyp -b -w 4)
 [ -n "$logged" ] && [ "$logged" = "$offline" ] || { echo "FAIL validation BLEU '$logged' != offline '$offline'"; fail=1; }

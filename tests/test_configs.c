@@ -58,7 +58,7 @@ static void check_multi30k(const char *name, const char *tgt) {
     ck_assert_int_eq(c.vocab_size, 8000);
     ck_assert_str_eq(c.vocab_type, "unigram");
     ck_assert(c.label_smoothing == 0.1 && c.max_minutes == 60 && c.batch_tokens == 4096);
-    ck_assert(c.valid_every == 500 && c.save_every == 500 && c.keep_last == 5 && c.patience == 10);
+    ck_assert(c.valid_every == 250 && c.save_every == 250 && c.keep_last == 5 && c.patience == 10);
     nmt_config_free(&c);
     /* Data fetched elsewhere: one override moves every data path. */
     const char *overrides[] = {"data.root=/data/multi30k", NULL};

@@ -6,7 +6,7 @@
  *   spm.model           the SentencePiece model (vocab.model copied, or trained at the first run)
  *   config.yaml         the resolved config of the latest run
  *   train.log.jsonl     {"event":"train","step":..,"epoch":..,"loss":..,"lr":..,"tokens_per_s":..,"elapsed_s":..}
- *                       and {"event":"valid","step":..,"loss":..,"ppl":..,"bleu":..}, one a line
+ *                       and {"event":"valid","step":..,"loss":..,"ppl":..,"bleu":..,"elapsed_s":..}, one a line
  *   checkpoints/        step-00001234.safetensors, the newest keep_last
  *   corpus-*.bin        the encoded corpora (a cache; deleting it only costs re-encoding)
  * Every file except the log is written atomically; the log is appended a line at a time and, on
