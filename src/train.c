@@ -670,7 +670,10 @@ static int bench_steps(trainer *t, long warmup_steps, long steps, nmt_train_benc
         if (i == warmup_steps) r->first_loss = loss_per_token;
         r->last_loss = loss_per_token;
         r->seconds += took;
-        if (r->fastest_step_s == 0.0 || took < r->fastest_step_s) r->fastest_step_s = took;
+        if (r->fastest_step_s == 0.0 || took < r->fastest_step_s) {
+            r->fastest_step_s = took;
+            r->fastest_step_flops = t->step_flops;
+        }
         r->target_tokens += loss.tokens;
         r->source_tokens += t->step_src_tokens;
         r->sentences += t->step_sentences;

@@ -179,7 +179,7 @@ static const char *const stage_names[NMT_STAGES] = {"embed", "attention", "ffn",
 static void report_train(const bench_options *o, const nmt_model_config *c, const char *data_src,
                          const char *data_tgt, double peak, const nmt_train_bench_result *r) {
     double n = (double)r->steps, step_s = r->seconds / n, gflops = r->flops / r->seconds / 1e9;
-    double fastest_gflops = r->flops / n / r->fastest_step_s / 1e9;
+    double fastest_gflops = r->fastest_step_flops / r->fastest_step_s / 1e9;
     if (o->json) {
         printf("{\"command\": \"bench train\", \"data\": ");
         if (data_src) {
@@ -277,7 +277,10 @@ static int bench_train_synthetic(const bench_options *o) {
             if (r.steps == 0) r.first_loss = loss_per_token;
             r.last_loss = loss_per_token;
             r.seconds += took;
-            if (r.fastest_step_s == 0.0 || took < r.fastest_step_s) r.fastest_step_s = took;
+            if (r.fastest_step_s == 0.0 || took < r.fastest_step_s) {
+                r.fastest_step_s = took;
+                r.fastest_step_flops = flops;
+            }
             r.target_tokens += loss.tokens;
             r.source_tokens += src_tokens;
             r.sentences += B;

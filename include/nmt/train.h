@@ -67,6 +67,7 @@ typedef struct nmt_train_bench_result {
     long steps;                 /* measured steps */
     double seconds;             /* their wall-clock time */
     double fastest_step_s;
+    double fastest_step_flops;  /* the FLOPs of that step (batches differ in size) */
     long target_tokens;         /* non-pad target tokens of the measured steps */
     long source_tokens;         /* non-pad source tokens */
     long sentences;
