@@ -657,6 +657,23 @@ static int remove_entry(const char *path, const struct stat *st, int type, struc
     return remove(path);
 }
 
+void nmt_train_bench_record(nmt_train_bench_result *r, double seconds, const nmt_loss *loss, long source_tokens,
+                            long sentences, double flops) {
+    double loss_per_token = loss->loss_sum / (double)loss->tokens;
+    if (r->steps == 0) r->first_loss = loss_per_token;
+    r->last_loss = loss_per_token;
+    r->seconds += seconds;
+    if (r->fastest_step_s == 0.0 || seconds < r->fastest_step_s) {
+        r->fastest_step_s = seconds;
+        r->fastest_step_flops = flops;
+    }
+    r->target_tokens += loss->tokens;
+    r->source_tokens += source_tokens;
+    r->sentences += sentences;
+    r->flops += flops;
+    r->steps++;
+}
+
 static int bench_steps(trainer *t, long warmup_steps, long steps, nmt_train_bench_result *r) {
     for (long i = 0; i < warmup_steps + steps; i++) {
         if (i == warmup_steps) memset(&t->model.timing, 0, sizeof t->model.timing);
@@ -667,19 +684,8 @@ static int bench_steps(trainer *t, long warmup_steps, long steps, nmt_train_benc
         say(t, "step %ld%s: %.3f s, %ld target tokens, loss %.4f\n", i + 1, i < warmup_steps ? " (warm-up)" : "", took,
             loss.tokens, loss_per_token);
         if (i < warmup_steps) continue;
-        if (i == warmup_steps) r->first_loss = loss_per_token;
-        r->last_loss = loss_per_token;
-        r->seconds += took;
-        if (r->fastest_step_s == 0.0 || took < r->fastest_step_s) {
-            r->fastest_step_s = took;
-            r->fastest_step_flops = t->step_flops;
-        }
-        r->target_tokens += loss.tokens;
-        r->source_tokens += t->step_src_tokens;
-        r->sentences += t->step_sentences;
-        r->flops += t->step_flops;
+        nmt_train_bench_record(r, took, &loss, t->step_src_tokens, t->step_sentences, t->step_flops);
         r->optimizer_s += t->step_optimizer_s;
-        r->steps++;
     }
     r->timing = t->model.timing;
     r->vocab_size = t->model.config.vocab_size;

@@ -273,19 +273,7 @@ static int bench_train_synthetic(const bench_options *o) {
             if (!o->quiet)
                 fprintf(stderr, "nmt bench: step %ld%s: %.3f s, loss %.4f\n", step + 1,
                         step < o->warmup ? " (warm-up)" : "", took, loss_per_token);
-            if (step < o->warmup) continue;
-            if (r.steps == 0) r.first_loss = loss_per_token;
-            r.last_loss = loss_per_token;
-            r.seconds += took;
-            if (r.fastest_step_s == 0.0 || took < r.fastest_step_s) {
-                r.fastest_step_s = took;
-                r.fastest_step_flops = flops;
-            }
-            r.target_tokens += loss.tokens;
-            r.source_tokens += src_tokens;
-            r.sentences += B;
-            r.flops += flops;
-            r.steps++;
+            if (step >= o->warmup) nmt_train_bench_record(&r, took, &loss, src_tokens, B, flops);
         }
         r.timing = m.timing;
     }

@@ -80,5 +80,8 @@ typedef struct nmt_train_bench_result {
 
 int nmt_train_bench(const nmt_config *config, const nmt_train_options *options, long warmup_steps, long steps,
                     nmt_train_bench_result *result);
+/* Adds one measured step to *result (for benchmarks that drive the model themselves). */
+void nmt_train_bench_record(nmt_train_bench_result *result, double seconds, const nmt_loss *loss, long source_tokens,
+                            long sentences, double flops);
 
 #endif
