@@ -12,6 +12,7 @@
 #include "nmt/decode.h"
 
 #include "nmt/incremental.h"
+#include "nmt/kernels.h"
 #include "nmt/model.h"
 #include "nmt/model_file.h"
 #include "nmt/utf8.h"
@@ -19,6 +20,8 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -419,11 +422,21 @@ static int by_length(const void *pa, const void *pb) {
     return a->index < b->index ? -1 : a->index > b->index;
 }
 
+/* What one thread needs to decode a batch: its own search and decoder state, and the batch's
+ * padded source matrix [B, longest + 1] with its lengths (sized per run). */
+typedef struct translate_worker {
+    nmt_search *search;
+    nmt_incremental *decoder;
+    int32_t *matrix;
+    int *tokens, *pieces; /* [B] source tokens (pieces + eos) and pieces of each sentence */
+    nmt_translation *batch_out; /* [B] */
+} translate_worker;
+
 struct nmt_translator {
     const nmt_model *model;
     nmt_decode_options options;
-    nmt_search *search;
-    nmt_incremental *decoder;
+    int workers;               /* one per pool thread */
+    translate_worker *worker;  /* [workers] */
 };
 
 int nmt_decode_open_model(const char *dir, nmt_model *model, nmt_spm **spm) {
@@ -477,24 +490,46 @@ int nmt_decode_encode_line(const nmt_model *model, const nmt_spm *spm, const nmt
     return 0;
 }
 
+static void worker_free(translate_worker *w) {
+    nmt_search_free(w->search);
+    nmt_incremental_free(w->decoder);
+    free(w->matrix);
+    free(w->tokens);
+    free(w->pieces);
+    free(w->batch_out);
+}
+
 int nmt_translator_create(nmt_translator **out, const nmt_model *model, const nmt_decode_options *options) {
     *out = NULL;
+    if (nmt_decode_options_check(options) < 0) return -1;
     nmt_translator *t = nmt_calloc(1, sizeof *t);
     if (!t) return -1;
     t->model = model;
     t->options = *options;
-    if (nmt_search_create(&t->search, options) < 0 || nmt_incremental_create(&t->decoder, model) < 0) {
-        nmt_translator_free(t);
-        return -1;
+    const int workers = nmt_kernels_threads(), B = options->batch_size;
+    t->worker = nmt_calloc((size_t)workers, sizeof *t->worker);
+    if (!t->worker) goto fail;
+    t->workers = workers;
+    for (int i = 0; i < workers; i++) {
+        translate_worker *w = &t->worker[i];
+        w->tokens = nmt_malloc((size_t)B * sizeof(int));
+        w->pieces = nmt_malloc((size_t)B * sizeof(int));
+        w->batch_out = nmt_malloc((size_t)B * sizeof *w->batch_out);
+        if (!w->tokens || !w->pieces || !w->batch_out || nmt_search_create(&w->search, options) < 0 ||
+            nmt_incremental_create(&w->decoder, model) < 0)
+            goto fail;
     }
     *out = t;
     return 0;
+fail:
+    nmt_translator_free(t);
+    return -1;
 }
 
 void nmt_translator_free(nmt_translator *t) {
     if (!t) return;
-    nmt_search_free(t->search);
-    nmt_incremental_free(t->decoder);
+    for (int i = 0; i < t->workers; i++) worker_free(&t->worker[i]);
+    free(t->worker);
     free(t);
 }
 
@@ -511,28 +546,56 @@ static int empty_translation(nmt_translation *out) {
     return 0;
 }
 
-/* Decodes the sentences order[0 .. n) (sorted by length, all non-empty) as one batch. */
-static int translate_batch(nmt_translator *t, const ordered *order, int n, const int32_t *const *src, int32_t *matrix,
-                           int *tokens, int *pieces, nmt_translation *batch_out, nmt_translation *out) {
+/* Decodes the sentences order[0 .. n) (sorted by length, all non-empty) as one batch on worker w. */
+static int translate_batch(const nmt_translator *t, translate_worker *w, const ordered *order, int n,
+                           const int32_t *const *src, nmt_translation *out) {
     const int S = order[n - 1].length + 1, K = t->options.greedy ? 1 : t->options.beam_size;
     int steps = 0;
     for (int b = 0; b < n; b++) {
         const int len = order[b].length;
-        memcpy(matrix + (size_t)b * (size_t)S, src[order[b].index], (size_t)len * sizeof(int32_t));
-        matrix[(size_t)b * (size_t)S + (size_t)len] = NMT_EOS;
-        for (int j = len + 1; j < S; j++) matrix[(size_t)b * (size_t)S + (size_t)j] = NMT_PAD;
-        tokens[b] = len + 1;
-        pieces[b] = len;
+        int32_t *row = w->matrix + (size_t)b * (size_t)S;
+        memcpy(row, src[order[b].index], (size_t)len * sizeof(int32_t));
+        row[len] = NMT_EOS;
+        for (int j = len + 1; j < S; j++) row[j] = NMT_PAD;
+        w->tokens[b] = len + 1;
+        w->pieces[b] = len;
         int max_len = nmt_decode_max_length(&t->options, len);
         if (max_len + 1 > steps) steps = max_len + 1;
     }
     const nmt_model_config *c = &t->model->config;
     if (c->positions == NMT_POSITIONS_LEARNED && steps > c->max_positions) steps = c->max_positions;
-    if (nmt_incremental_start(t->decoder, matrix, tokens, n, S, n * K, steps) < 0) return -1;
-    nmt_decode_step step = nmt_incremental_decode_step(t->decoder);
-    if (nmt_search_run(t->search, &step, n, pieces, S, batch_out) < 0) return -1;
-    for (int b = 0; b < n; b++) out[order[b].index] = batch_out[b];
+    if (nmt_incremental_start(w->decoder, w->matrix, w->tokens, n, S, n * K, steps) < 0) return -1;
+    nmt_decode_step step = nmt_incremental_decode_step(w->decoder);
+    if (nmt_search_run(w->search, &step, n, w->pieces, S, w->batch_out) < 0) return -1;
+    for (int b = 0; b < n; b++) out[order[b].index] = w->batch_out[b];
     return 0;
+}
+
+/* The batches of one run, taken in turn by the workers. Each batch is decoded on a single thread
+ * (the pool's nested calls run inline), so its result does not depend on which worker took it. */
+typedef struct translate_run {
+    const nmt_translator *t;
+    const ordered *order;
+    int sentences, batches;
+    const int32_t *const *src;
+    nmt_translation *out;
+    atomic_int next_batch;
+    atomic_int failed;
+    char error[1024]; /* the first failure's message, from the worker's thread */
+} translate_run;
+
+static void translate_worker_task(void *ctx, long begin, long end) {
+    translate_run *run = ctx;
+    const int B = run->t->options.batch_size;
+    for (long i = begin; i < end; i++) {
+        translate_worker *w = &run->t->worker[i];
+        for (int b; !atomic_load(&run->failed) && (b = atomic_fetch_add(&run->next_batch, 1)) < run->batches;) {
+            const int first = b * B, n = run->sentences - first < B ? run->sentences - first : B;
+            if (translate_batch(run->t, w, run->order + first, n, run->src, run->out) < 0 &&
+                atomic_exchange(&run->failed, 1) == 0)
+                snprintf(run->error, sizeof run->error, "%s", nmt_error());
+        }
+    }
 }
 
 int nmt_translator_run(nmt_translator *t, int count, const int32_t *const *src, const int *src_len,
@@ -540,13 +603,9 @@ int nmt_translator_run(nmt_translator *t, int count, const int32_t *const *src, 
     memset(out, 0, (size_t)(count > 0 ? count : 0) * sizeof *out);
     if (count <= 0) return 0;
     const int B = t->options.batch_size;
-    int n = 0, longest = 0;
+    int n = 0, longest = 0, rc = -1;
     ordered *order = nmt_malloc((size_t)count * sizeof *order);
-    nmt_translation *batch_out = nmt_malloc((size_t)B * sizeof *batch_out);
-    int *tokens = nmt_malloc((size_t)B * sizeof(int)), *pieces = nmt_malloc((size_t)B * sizeof(int));
-    int32_t *matrix = NULL;
-    int rc = -1;
-    if (!order || !batch_out || !tokens || !pieces) goto done;
+    if (!order) return -1;
     for (int i = 0; i < count; i++) {
         if (src_len[i] < 0) {
             nmt_error_set("sentence %d: negative length %d", i, src_len[i]);
@@ -560,20 +619,26 @@ int nmt_translator_run(nmt_translator *t, int count, const int32_t *const *src, 
         if (src_len[i] > longest) longest = src_len[i];
     }
     qsort(order, (size_t)n, sizeof *order, by_length);
-    matrix = nmt_malloc((size_t)B * ((size_t)longest + 1) * sizeof(int32_t));
-    if (!matrix) goto done;
-    for (int first = 0; first < n; first += B)
-        if (translate_batch(t, order + first, n - first < B ? n - first : B, src, matrix, tokens, pieces, batch_out, out) < 0)
-            goto done;
+    translate_run run = {.t = t, .order = order, .sentences = n, .batches = (n + B - 1) / B, .src = src, .out = out};
+    /* Several batches: one per thread at a time, each on one core, which keeps every product
+     * whole and the search's serial work off the other threads' path. One batch: all threads on it. */
+    const int workers = run.batches < t->workers ? run.batches : t->workers;
+    for (int i = 0; i < workers; i++) {
+        free(t->worker[i].matrix);
+        t->worker[i].matrix = nmt_malloc((size_t)B * ((size_t)longest + 1) * sizeof(int32_t));
+        if (!t->worker[i].matrix) goto done;
+    }
+    if (workers > 1) nmt_parallel_for(workers, translate_worker_task, &run);
+    else translate_worker_task(&run, 0, 1);
+    if (atomic_load(&run.failed)) {
+        nmt_error_set("%s", run.error);
+        goto done;
+    }
     rc = 0;
 done:
     if (rc < 0)
         for (int i = 0; i < count; i++) nmt_translation_free(&out[i]);
     free(order);
-    free(batch_out);
-    free(tokens);
-    free(pieces);
-    free(matrix);
     return rc;
 }
 

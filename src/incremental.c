@@ -4,12 +4,14 @@
  * F, V, Ld decoder layers. Buffers only grow (to the largest batch seen), so steps allocate nothing.
  *   cross_kv[Ld, B*S, 2D]   each decoder layer's cross-attention k|v of the encoder output, one
  *                           [S, 2D] block per live sentence (renumbered as sentences finish)
- *   cache_k[l], cache_v[l]  [max_rows, P, D] self-attention keys and values of the fed positions
+ *   cache_k[l], cache_v[l]  [max_rows, P, D] self-attention keys and values of the fed positions,
+ *                           one [P, D] block (a slot) per live row: row r's is slot[r]
  *   history[max_rows, P]    the tokens fed to each row (uncached mode replays them)
  * Rows are contiguous per sentence (decode.h), so a sentence's rows are the queries of one
  * cross-attention over its block, and sentences with as many rows each make one batched call.
- * A reorder gathers the fed part of every cache row from its parent into a spare buffer, which
- * then takes the place of the old one.
+ * A reorder moves no cache data for a row that continues its parent alone or first: it takes over
+ * the parent's slot. Only a second (third, ...) child of a parent gets a free slot and a copy of
+ * the fed part; in beam search about a third of the rows are such forks.
  */
 #include "nmt/incremental.h"
 
@@ -51,7 +53,9 @@ enum {
     BUF_HISTORY,   /* int32 [max_rows, P] */
     BUF_HISTORY_SPARE,
     BUF_CROSS_KV,  /* [Ld, B*S, 2D] */
-    BUF_CACHE_SPARE, /* [max_rows, P, D]: the gather target of a reorder */
+    BUF_SLOT,      /* int32 [max_rows]: the cache slot of each live row */
+    BUF_SLOT_SPARE,
+    BUF_SLOT_TAKEN, /* unsigned char [max_rows]: slots that live rows hold during a reorder */
     BUF_X,         /* [M, D] the residual stream; M = max(B*S, max_rows) */
     BUF_NORMED,    /* [M, D] */
     BUF_QKV,       /* [M, 3D] */
@@ -152,7 +156,8 @@ static int reserve(nmt_incremental *inc, int batch, int width, int max_rows, int
     } sizes[] = {
         {BUF_SRC_LEN, (size_t)batch, i32},   {BUF_SENTENCE, rows, sizeof(int)},   {BUF_SENTENCE_SPARE, rows, sizeof(int)},
         {BUF_HISTORY, rows * steps, i32},    {BUF_HISTORY_SPARE, rows * steps, i32}, {BUF_CROSS_KV, cross, f},
-        {BUF_CACHE_SPARE, cache, f},         {BUF_X, m * D, f},                   {BUF_NORMED, m * D, f},
+        {BUF_SLOT, rows, i32},               {BUF_SLOT_SPARE, rows, i32},          {BUF_SLOT_TAKEN, rows, 1},
+        {BUF_X, m * D, f},                   {BUF_NORMED, m * D, f},
         {BUF_QKV, m * 3 * D, f},             {BUF_CTX, m * D, f},                 {BUF_DELTA, m * D, f},
         {BUF_HIDDEN, m * (size_t)inc->F, f}, {BUF_MEAN, m, f},                    {BUF_RSTD, m, f},
         {BUF_WEIGHTS, enc_weights > dec_weights ? enc_weights : dec_weights, f},
@@ -235,7 +240,7 @@ static void rope(nmt_incremental *inc, int n) {
 }
 
 static nmt_heads heads(float *data, long batch_stride, long row_stride) {
-    return (nmt_heads){data, batch_stride, row_stride};
+    return (nmt_heads){data, batch_stride, row_stride, NULL};
 }
 
 /* The encoder over src[B, S]; leaves each decoder layer's cross-attention k|v in BUF_CROSS_KV. */
@@ -324,7 +329,7 @@ static void decode_position(nmt_incremental *inc, int t, float *logprobs, float 
     const nmt_params *p = &m->p;
     const int R = inc->rows, D = inc->D, P = inc->max_steps;
     int32_t *tokens = BUF(inc, BUF_TOKENS, int32_t), *pos = BUF(inc, BUF_POS, int32_t);
-    const int32_t *history = BUF(inc, BUF_HISTORY, int32_t);
+    const int32_t *history = BUF(inc, BUF_HISTORY, int32_t), *slot = BUF(inc, BUF_SLOT, int32_t);
     for (int r = 0; r < R; r++) {
         tokens[r] = history[(size_t)r * (size_t)P + (size_t)t];
         pos[r] = t;
@@ -340,12 +345,13 @@ static void decode_position(nmt_incremental *inc, int t, float *logprobs, float 
         linear(inc, qkv, in, layer->self_attn.q_weight, layer->self_attn.q_bias, R, D, 3 * D);
         rope(inc, R);
         for (int r = 0; r < R; r++) {
-            size_t at = ((size_t)r * (size_t)P + (size_t)t) * (size_t)D;
+            size_t at = ((size_t)slot[r] * (size_t)P + (size_t)t) * (size_t)D;
             memcpy(ck + at, qkv + (size_t)r * 3 * D + D, (size_t)D * sizeof(float));
             memcpy(cv + at, qkv + (size_t)r * 3 * D + 2 * D, (size_t)D * sizeof(float));
         }
-        nmt_attention_forward(heads(ctx, D, D), BUF(inc, BUF_WEIGHTS, float), heads(qkv, 3L * D, 3L * D),
-                              heads(ck, (long)P * D, D), heads(cv, (long)P * D, D), &self);
+        const nmt_heads keys = {ck, (long)P * D, D, slot}, values = {cv, (long)P * D, D, slot};
+        nmt_attention_forward(heads(ctx, D, D), BUF(inc, BUF_WEIGHTS, float), heads(qkv, 3L * D, 3L * D), keys,
+                              values, &self);
         linear(inc, BUF(inc, BUF_DELTA, float), ctx, layer->self_attn.o_weight, layer->self_attn.o_bias, R, D, D);
         residual(inc, &layer->self_attn_norm, R);
 
@@ -390,11 +396,12 @@ int nmt_incremental_start(nmt_incremental *inc, const int32_t *src, const int *s
     inc->fed = 0;
     inc->max_rows = max_rows;
     inc->max_steps = max_steps;
-    int32_t *len = BUF(inc, BUF_SRC_LEN, int32_t);
+    int32_t *len = BUF(inc, BUF_SRC_LEN, int32_t), *slot = BUF(inc, BUF_SLOT, int32_t);
     int *sentence = BUF(inc, BUF_SENTENCE, int);
     for (int b = 0; b < batch; b++) {
         len[b] = src_lengths[b];
         sentence[b] = b;
+        slot[b] = b;
     }
     encode(inc, src);
     return 0;
@@ -456,19 +463,43 @@ static void compact_sentences(nmt_incremental *inc) {
     }
 }
 
+/* Gives row r of the reordered rows its cache slot: the parent's own for the parent's first child,
+ * a free slot holding a copy of the parent's fed keys and values for every later one. The copies
+ * read only slots that first children keep, and write only slots nobody keeps, so no copy reads
+ * what another has written. */
+static void reorder_slots(nmt_incremental *inc, int rows, const int32_t *parents) {
+    const size_t P = (size_t)inc->max_steps, D = (size_t)inc->D, fed = (size_t)inc->fed;
+    const int32_t *slot = BUF(inc, BUF_SLOT, int32_t);
+    int32_t *next = BUF(inc, BUF_SLOT_SPARE, int32_t);
+    unsigned char *taken = BUF(inc, BUF_SLOT_TAKEN, unsigned char);
+    memset(taken, 0, (size_t)inc->max_rows);
+    for (int r = 0; r < rows; r++) {
+        int32_t s = slot[parents[r]];
+        next[r] = taken[s] ? -1 : s;
+        taken[s] = 1;
+    }
+    int32_t free_slot = 0;
+    for (int r = 0; r < rows; r++) {
+        if (next[r] >= 0) continue;
+        while (taken[free_slot]) free_slot++;
+        taken[free_slot] = 1;
+        next[r] = free_slot;
+        const size_t from = (size_t)slot[parents[r]] * P * D, to = (size_t)free_slot * P * D;
+        for (int l = 0; l < inc->layers; l++) {
+            memcpy((float *)inc->cache_k[l].data + to, (float *)inc->cache_k[l].data + from, fed * D * sizeof(float));
+            memcpy((float *)inc->cache_v[l].data + to, (float *)inc->cache_v[l].data + from, fed * D * sizeof(float));
+        }
+    }
+    swap_buffers(&inc->buf[BUF_SLOT_SPARE], &inc->buf[BUF_SLOT]);
+}
+
 int nmt_incremental_reorder(nmt_incremental *inc, int rows, const int32_t *parents) {
     if (rows < 0 || rows > inc->max_rows) return nmt_error_set("decoder: reorder to %d rows (at most %d)", rows, inc->max_rows);
     for (int r = 0; r < rows; r++)
         if (parents[r] < 0 || parents[r] >= inc->rows)
             return nmt_error_set("decoder: reorder from row %d of %d", parents[r], inc->rows);
-    const size_t P = (size_t)inc->max_steps, D = (size_t)inc->D, fed = (size_t)inc->fed;
-    /* Only the fed positions of each row are copied. */
-    for (int l = 0; l < inc->layers; l++) {
-        gather_rows(inc->buf[BUF_CACHE_SPARE].data, inc->cache_k[l].data, parents, rows, P * D, fed * D, sizeof(float));
-        swap_buffers(&inc->buf[BUF_CACHE_SPARE], &inc->cache_k[l]);
-        gather_rows(inc->buf[BUF_CACHE_SPARE].data, inc->cache_v[l].data, parents, rows, P * D, fed * D, sizeof(float));
-        swap_buffers(&inc->buf[BUF_CACHE_SPARE], &inc->cache_v[l]);
-    }
+    reorder_slots(inc, rows, parents);
+    const size_t P = (size_t)inc->max_steps, fed = (size_t)inc->fed;
     gather_rows(inc->buf[BUF_HISTORY_SPARE].data, inc->buf[BUF_HISTORY].data, parents, rows, P, fed, sizeof(int32_t));
     swap_buffers(&inc->buf[BUF_HISTORY_SPARE], &inc->buf[BUF_HISTORY]);
     gather_rows(inc->buf[BUF_SENTENCE_SPARE].data, inc->buf[BUF_SENTENCE].data, parents, rows, 1, 1, sizeof(int));

@@ -758,7 +758,7 @@ NMT_INLINE int attention_limit(const nmt_attention_dims *d, int b, int t) {
 }
 
 NMT_INLINE float *head_row(nmt_heads x, int b, int t, int h, int dh) {
-    return x.data + b * x.batch_stride + t * x.row_stride + (long)h * dh;
+    return x.data + (x.slot ? x.slot[b] : b) * x.batch_stride + t * x.row_stride + (long)h * dh;
 }
 
 /* Pulls the rows of batch row b (len rows of `width` floats from x.data) towards the cache. The
@@ -767,7 +767,7 @@ NMT_INLINE float *head_row(nmt_heads x, int b, int t, int h, int dh) {
  * while working on this one hides that latency. */
 NMT_INLINE void prefetch_rows(nmt_heads x, int b, int len, int width) {
     for (int t = 0; t < len; t++) {
-        const char *row = (const char *)(x.data + b * x.batch_stride + t * x.row_stride);
+        const char *row = (const char *)head_row(x, b, t, 0, 0);
         for (int i = 0; i < width * (int)sizeof(float); i += 64) __builtin_prefetch(row + i);
     }
 }

@@ -2,6 +2,7 @@
 #include "nmt/util.h"
 
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,17 +41,20 @@ const char *nmt_error(void) { return error_message; }
 void nmt_error_clear(void) { error_message[0] = '\0'; }
 
 /* Countdown to the allocation that fails: 0 = off, -1 = not yet read from the environment. */
-static long alloc_countdown = -1;
+static atomic_long alloc_countdown = -1; /* atomic: the translator's workers allocate concurrently */
 
-void nmt_alloc_fail_at(long n) { alloc_countdown = n > 0 ? n : 0; }
+void nmt_alloc_fail_at(long n) { atomic_store(&alloc_countdown, n > 0 ? n : 0); }
 
 static int alloc_should_fail(size_t size) {
-    if (alloc_countdown < 0) {
+    if (atomic_load(&alloc_countdown) < 0) {
         const char *env = getenv("NMT_FAULT_ALLOC");
-        alloc_countdown = env ? strtol(env, NULL, 10) : 0;
-        if (alloc_countdown < 0) alloc_countdown = 0;
+        long n = env ? strtol(env, NULL, 10) : 0;
+        atomic_store(&alloc_countdown, n > 0 ? n : 0);
     }
-    if (alloc_countdown > 0 && --alloc_countdown == 0) {
+    long left = atomic_load(&alloc_countdown);
+    while (left > 0 && !atomic_compare_exchange_weak(&alloc_countdown, &left, left - 1)) {
+    }
+    if (left == 1) {
         nmt_error_set("out of memory: %zu bytes (injected fault)", size);
         return 1;
     }

@@ -102,11 +102,13 @@ void nmt_rope_apply(float *x, long row_stride, const float *table, const int32_t
 
 /* Multi-head attention operands live inside bigger buffers (the fused q|k|v projection, a decoder's
  * key/value cache): element (b, t, h, j) of a [batch, len, heads, head_dim] operand is
- * data[b * batch_stride + t * row_stride + h * head_dim + j]. */
+ * data[s * batch_stride + t * row_stride + h * head_dim + j], s = slot[b], or b when slot is NULL
+ * (a beam decoder's rows share cache blocks through it instead of copying them). */
 typedef struct nmt_heads {
     float *data;
     long batch_stride;
     long row_stride;
+    const int32_t *slot; /* [batch] or NULL */
 } nmt_heads;
 
 typedef struct nmt_attention_dims {
