@@ -404,6 +404,45 @@ START_TEST(bad_input_is_refused) {
 }
 END_TEST
 
+/* Several batches on two threads (one batch per thread at a time) give, bit for bit, what one
+ * thread gives: each batch is decoded whole on the thread that took it. An allocation failing on
+ * either thread fails the run with its message and leaks nothing (ASan checks the last part). */
+START_TEST(threads_share_batches_exactly) {
+    nmt_model m;
+    make_model(&m, variants[_i], 64, 71 + (uint64_t)_i);
+    int32_t src[SENTENCES][MAX_LEN];
+    int len[SENTENCES];
+    random_sources(src, len, SENTENCES, 10);
+    const int32_t *src_ptr[SENTENCES];
+    for (int i = 0; i < SENTENCES; i++) src_ptr[i] = src[i];
+    nmt_decode_options o = options(0, 3, 2);
+    o.batch_size = 2;
+    nmt_translation one[SENTENCES], two[SENTENCES];
+    ck_assert_msg(nmt_decode_sentences(&m, &o, SENTENCES, src_ptr, len, one) == 0, "%s", nmt_error());
+    ck_assert_int_eq(nmt_kernels_set_threads(2), 0);
+    ck_assert_msg(nmt_decode_sentences(&m, &o, SENTENCES, src_ptr, len, two) == 0, "%s", nmt_error());
+    for (int i = 0; i < SENTENCES; i++) {
+        assert_same(&one[i], &two[i], 1);
+        nmt_translation_free(&one[i]);
+        nmt_translation_free(&two[i]);
+    }
+    int failures = 0;
+    for (long k = 1;; k++) {
+        nmt_alloc_fail_at(k);
+        int rc = nmt_decode_sentences(&m, &o, SENTENCES, src_ptr, len, two);
+        nmt_alloc_fail_at(0);
+        if (rc == 0) {
+            for (int i = 0; i < SENTENCES; i++) nmt_translation_free(&two[i]);
+            break;
+        }
+        ck_assert_msg(strstr(nmt_error(), "injected fault") != NULL, "allocation %ld: %s", k, nmt_error());
+        failures++;
+    }
+    ck_assert_int_gt(failures, 10);
+    nmt_model_free(&m);
+}
+END_TEST
+
 /* In each test's own process (Check forks before a test, and a forked child has no pool threads);
  * one thread: the tiny products here only pay for threading. */
 static void setup(void) { nmt_kernels_set_threads(1); }
@@ -417,6 +456,7 @@ int main(void) {
     tcase_add_loop_test(tc, cached_equals_uncached_and_batched_equals_alone, 0, VARIANTS);
     tcase_add_loop_test(tc, translator_keeps_order_and_scores_agree, 0, VARIANTS);
     tcase_add_loop_test(tc, score_is_the_sum_of_step_logprobs, 0, VARIANTS);
+    tcase_add_loop_test(tc, threads_share_batches_exactly, 0, VARIANTS);
     tcase_add_test(tc, empty_sources_do_not_run_the_model);
     tcase_add_test(tc, learned_positions_bound_lengths);
     tcase_add_test(tc, log_softmax_of_worked_numbers);
