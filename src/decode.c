@@ -435,6 +435,7 @@ typedef struct translate_worker {
 struct nmt_translator {
     const nmt_model *model;
     nmt_decode_options options;
+    nmt_incremental_weights *weights; /* packed once, shared by the workers' decoders */
     int workers;               /* one per pool thread */
     translate_worker *worker;  /* [workers] */
 };
@@ -508,7 +509,7 @@ int nmt_translator_create(nmt_translator **out, const nmt_model *model, const nm
     t->options = *options;
     const int workers = nmt_kernels_threads(), B = options->batch_size;
     t->worker = nmt_calloc((size_t)workers, sizeof *t->worker);
-    if (!t->worker) goto fail;
+    if (!t->worker || nmt_incremental_weights_create(&t->weights, model) < 0) goto fail;
     t->workers = workers;
     for (int i = 0; i < workers; i++) {
         translate_worker *w = &t->worker[i];
@@ -516,7 +517,7 @@ int nmt_translator_create(nmt_translator **out, const nmt_model *model, const nm
         w->pieces = nmt_malloc((size_t)B * sizeof(int));
         w->batch_out = nmt_malloc((size_t)B * sizeof *w->batch_out);
         if (!w->tokens || !w->pieces || !w->batch_out || nmt_search_create(&w->search, options) < 0 ||
-            nmt_incremental_create(&w->decoder, model) < 0)
+            nmt_incremental_create_shared(&w->decoder, t->weights) < 0)
             goto fail;
     }
     *out = t;
@@ -530,6 +531,7 @@ void nmt_translator_free(nmt_translator *t) {
     if (!t) return;
     for (int i = 0; i < t->workers; i++) worker_free(&t->worker[i]);
     free(t->worker);
+    nmt_incremental_weights_free(t->weights);
     free(t);
 }
 

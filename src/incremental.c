@@ -16,6 +16,7 @@
 #include "nmt/incremental.h"
 
 #include "nmt/kernels.h"
+#include "nmt/packed.h"
 #include "nmt/util.h"
 
 #include <math.h>
@@ -71,8 +72,20 @@ enum {
     BUF_COUNT
 };
 
+/* A layer's matrices packed for nmt_packed_linear (encoder layers use the first four). */
+enum { W_QKV, W_O, W_FC1, W_FC2, W_CROSS_Q, W_CROSS_KV, W_CROSS_O, W_PER_LAYER };
+
+struct nmt_incremental_weights {
+    const nmt_model *model;
+    nmt_packed *encoder; /* [encoder_layers * W_PER_LAYER] */
+    nmt_packed *decoder; /* [decoder_layers * W_PER_LAYER] */
+    nmt_packed output;   /* [V, D] */
+};
+
 struct nmt_incremental {
     const nmt_model *model;
+    const nmt_incremental_weights *w;
+    nmt_incremental_weights *own_weights; /* when not shared */
     int D, H, dh, F, V, layers;
     int cached;
     int row_invariant; /* matrix products one row at a time */
@@ -87,13 +100,77 @@ struct nmt_incremental {
 
 #define BUF(inc, name, type) ((type *)(inc)->buf[name].data)
 
-int nmt_incremental_create(nmt_incremental **out, const nmt_model *model) {
+void nmt_incremental_weights_free(nmt_incremental_weights *w) {
+    if (!w) return;
+    const nmt_model_config *c = &w->model->config;
+    for (int i = 0; w->encoder && i < c->encoder_layers * W_PER_LAYER; i++) nmt_packed_free(&w->encoder[i]);
+    for (int i = 0; w->decoder && i < c->decoder_layers * W_PER_LAYER; i++) nmt_packed_free(&w->decoder[i]);
+    nmt_packed_free(&w->output);
+    free(w->encoder);
+    free(w->decoder);
+    free(w);
+}
+
+int nmt_incremental_weights_create(nmt_incremental_weights **out, const nmt_model *model) {
     *out = NULL;
     const nmt_model_config *c = &model->config;
     if (nmt_model_config_check(c) < 0) return -1;
+    const int D = c->d_model, F = c->ffn;
+    nmt_incremental_weights *w = nmt_calloc(1, sizeof *w);
+    if (!w) return -1;
+    w->model = model;
+    w->encoder = nmt_calloc((size_t)c->encoder_layers * W_PER_LAYER, sizeof(nmt_packed));
+    w->decoder = nmt_calloc((size_t)c->decoder_layers * W_PER_LAYER, sizeof(nmt_packed));
+    if (!w->encoder || !w->decoder) goto fail;
+    for (int l = 0; l < c->encoder_layers; l++) {
+        const nmt_encoder_layer_params *e = &model->p.encoder[l];
+        nmt_packed *pk = w->encoder + (size_t)l * W_PER_LAYER;
+        /* q, k and v weights are consecutive: one [3D, D] matrix. */
+        if (nmt_packed_init(&pk[W_QKV], e->self_attn.q_weight, 3 * D, D) < 0 ||
+            nmt_packed_init(&pk[W_O], e->self_attn.o_weight, D, D) < 0 ||
+            nmt_packed_init(&pk[W_FC1], e->ffn.fc1_weight, F, D) < 0 ||
+            nmt_packed_init(&pk[W_FC2], e->ffn.fc2_weight, D, F) < 0)
+            goto fail;
+    }
+    for (int l = 0; l < c->decoder_layers; l++) {
+        const nmt_decoder_layer_params *d = &model->p.decoder[l];
+        nmt_packed *pk = w->decoder + (size_t)l * W_PER_LAYER;
+        if (nmt_packed_init(&pk[W_QKV], d->self_attn.q_weight, 3 * D, D) < 0 ||
+            nmt_packed_init(&pk[W_O], d->self_attn.o_weight, D, D) < 0 ||
+            nmt_packed_init(&pk[W_FC1], d->ffn.fc1_weight, F, D) < 0 ||
+            nmt_packed_init(&pk[W_FC2], d->ffn.fc2_weight, D, F) < 0 ||
+            nmt_packed_init(&pk[W_CROSS_Q], d->cross_attn.q_weight, D, D) < 0 ||
+            nmt_packed_init(&pk[W_CROSS_KV], d->cross_attn.k_weight, 2 * D, D) < 0 ||
+            nmt_packed_init(&pk[W_CROSS_O], d->cross_attn.o_weight, D, D) < 0)
+            goto fail;
+    }
+    if (nmt_packed_init(&w->output, model->p.output, c->vocab_size, D) < 0) goto fail;
+    *out = w;
+    return 0;
+fail:
+    nmt_incremental_weights_free(w);
+    return -1;
+}
+
+int nmt_incremental_create(nmt_incremental **out, const nmt_model *model) {
+    nmt_incremental_weights *w;
+    if (nmt_incremental_weights_create(&w, model) < 0) return -1;
+    if (nmt_incremental_create_shared(out, w) < 0) {
+        nmt_incremental_weights_free(w);
+        return -1;
+    }
+    (*out)->own_weights = w;
+    return 0;
+}
+
+int nmt_incremental_create_shared(nmt_incremental **out, const nmt_incremental_weights *weights) {
+    *out = NULL;
+    const nmt_model *model = weights->model;
+    const nmt_model_config *c = &model->config;
     nmt_incremental *inc = nmt_calloc(1, sizeof *inc);
     if (!inc) return -1;
     inc->model = model;
+    inc->w = weights;
     inc->D = c->d_model;
     inc->H = c->heads;
     inc->dh = c->d_model / c->heads;
@@ -121,6 +198,7 @@ void nmt_incremental_free(nmt_incremental *inc) {
     free(inc->cache_k);
     free(inc->cache_v);
     for (int i = 0; i < BUF_COUNT; i++) free(inc->buf[i].data);
+    nmt_incremental_weights_free(inc->own_weights);
     free(inc);
 }
 
@@ -129,13 +207,12 @@ void nmt_incremental_set_cached(nmt_incremental *inc, int cached) { inc->cached 
 void nmt_incremental_set_row_invariant(nmt_incremental *inc, int on) { inc->row_invariant = on; }
 
 /* y[M,N] = x[M,K] w^T + b, as one product or (row_invariant) one product per row. */
-static void linear(const nmt_incremental *inc, float *y, const float *x, const float *w, const float *b, int M, int K,
-                   int N) {
-    if (!inc->row_invariant) {
-        nmt_linear_forward(y, x, w, b, M, K, N);
+static void linear(const nmt_incremental *inc, float *y, const float *x, const nmt_packed *w, const float *b, int M) {
+    if (!inc->row_invariant || nmt_packed_fast(w)) {
+        nmt_packed_linear(y, x, w, b, M);
         return;
     }
-    for (int r = 0; r < M; r++) nmt_linear_forward(y + (size_t)r * (size_t)N, x + (size_t)r * (size_t)K, w, b, 1, K, N);
+    for (int r = 0; r < M; r++) nmt_packed_linear(y + (size_t)r * (size_t)w->N, x + (size_t)r * (size_t)w->K, w, b, 1);
 }
 
 /* Sizes every buffer for a batch and prepares the position table for n positions. */
@@ -221,12 +298,14 @@ static void residual(nmt_incremental *inc, const nmt_norm_params *norm, int n) {
                           inc->D, inc->model->config.norm_eps);
 }
 
-static void feed_forward(nmt_incremental *inc, const nmt_ffn_params *ffn, const nmt_norm_params *norm, int n) {
+/* The feed-forward sublayer; w = the layer's packed matrices. */
+static void feed_forward(nmt_incremental *inc, const nmt_ffn_params *ffn, const nmt_packed *w,
+                         const nmt_norm_params *norm, int n) {
     const float *in = sublayer_input(inc, norm, n);
     float *hidden = BUF(inc, BUF_HIDDEN, float);
-    linear(inc, hidden, in, ffn->fc1_weight, ffn->fc1_bias, n, inc->D, inc->F);
+    linear(inc, hidden, in, &w[W_FC1], ffn->fc1_bias, n);
     nmt_relu_forward(hidden, (long)n * inc->F);
-    linear(inc, BUF(inc, BUF_DELTA, float), hidden, ffn->fc2_weight, ffn->fc2_bias, n, inc->F, inc->D);
+    linear(inc, BUF(inc, BUF_DELTA, float), hidden, &w[W_FC2], ffn->fc2_bias, n);
     residual(inc, norm, n);
 }
 
@@ -259,15 +338,16 @@ static void encode(nmt_incremental *inc, const int32_t *src) {
                                      .k_lengths = BUF(inc, BUF_SRC_LEN, int32_t), .scale = inc->scale};
     for (int l = 0; l < m->config.encoder_layers; l++) {
         const nmt_encoder_layer_params *layer = &p->encoder[l];
+        const nmt_packed *w = inc->w->encoder + (size_t)l * W_PER_LAYER;
         const float *in = sublayer_input(inc, &layer->self_attn_norm, n);
-        linear(inc, qkv, in, layer->self_attn.q_weight, layer->self_attn.q_bias, n, D, 3 * D);
+        linear(inc, qkv, in, &w[W_QKV], layer->self_attn.q_bias, n);
         rope(inc, n);
         long bs = 3L * S * D;
         nmt_attention_forward(heads(ctx, (long)S * D, D), BUF(inc, BUF_WEIGHTS, float), heads(qkv, bs, 3L * D),
                               heads(qkv + D, bs, 3L * D), heads(qkv + 2 * D, bs, 3L * D), &dims);
-        linear(inc, BUF(inc, BUF_DELTA, float), ctx, layer->self_attn.o_weight, layer->self_attn.o_bias, n, D, D);
+        linear(inc, BUF(inc, BUF_DELTA, float), ctx, &w[W_O], layer->self_attn.o_bias, n);
         residual(inc, &layer->self_attn_norm, n);
-        feed_forward(inc, &layer->ffn, &layer->ffn_norm, n);
+        feed_forward(inc, &layer->ffn, w, &layer->ffn_norm, n);
     }
     const float *memory = BUF(inc, BUF_X, float);
     if (m->config.norm_position == NMT_NORM_PRE) {
@@ -278,7 +358,7 @@ static void encode(nmt_incremental *inc, const int32_t *src) {
     /* k and v weights are consecutive: one [2D, D] projection per decoder layer. */
     for (int l = 0; l < inc->layers; l++)
         linear(inc, BUF(inc, BUF_CROSS_KV, float) + (size_t)l * (size_t)n * 2 * (size_t)D, memory,
-                           p->decoder[l].cross_attn.k_weight, p->decoder[l].cross_attn.k_bias, n, D, 2 * D);
+               &inc->w->decoder[(size_t)l * W_PER_LAYER + W_CROSS_KV], p->decoder[l].cross_attn.k_bias, n);
 }
 
 /* Cross-attention of the R rows (queries in BUF_QKV[R, D]) over their sentences' encoder output.
@@ -340,9 +420,10 @@ static void decode_position(nmt_incremental *inc, int t, float *logprobs, float 
                                      .scale = inc->scale};
     for (int l = 0; l < inc->layers; l++) {
         const nmt_decoder_layer_params *layer = &p->decoder[l];
+        const nmt_packed *w = inc->w->decoder + (size_t)l * W_PER_LAYER;
         float *ck = inc->cache_k[l].data, *cv = inc->cache_v[l].data;
         const float *in = sublayer_input(inc, &layer->self_attn_norm, R);
-        linear(inc, qkv, in, layer->self_attn.q_weight, layer->self_attn.q_bias, R, D, 3 * D);
+        linear(inc, qkv, in, &w[W_QKV], layer->self_attn.q_bias, R);
         rope(inc, R);
         for (int r = 0; r < R; r++) {
             size_t at = ((size_t)slot[r] * (size_t)P + (size_t)t) * (size_t)D;
@@ -352,16 +433,15 @@ static void decode_position(nmt_incremental *inc, int t, float *logprobs, float 
         const nmt_heads keys = {ck, (long)P * D, D, slot}, values = {cv, (long)P * D, D, slot};
         nmt_attention_forward(heads(ctx, D, D), BUF(inc, BUF_WEIGHTS, float), heads(qkv, 3L * D, 3L * D), keys,
                               values, &self);
-        linear(inc, BUF(inc, BUF_DELTA, float), ctx, layer->self_attn.o_weight, layer->self_attn.o_bias, R, D, D);
+        linear(inc, BUF(inc, BUF_DELTA, float), ctx, &w[W_O], layer->self_attn.o_bias, R);
         residual(inc, &layer->self_attn_norm, R);
 
         in = sublayer_input(inc, &layer->cross_attn_norm, R);
-        linear(inc, qkv, in, layer->cross_attn.q_weight, layer->cross_attn.q_bias, R, D, D);
+        linear(inc, qkv, in, &w[W_CROSS_Q], layer->cross_attn.q_bias, R);
         cross_attention(inc, l, logprobs && l == inc->layers - 1 ? attention : NULL);
-        linear(inc, BUF(inc, BUF_DELTA, float), ctx, layer->cross_attn.o_weight, layer->cross_attn.o_bias, R, D,
-                           D);
+        linear(inc, BUF(inc, BUF_DELTA, float), ctx, &w[W_CROSS_O], layer->cross_attn.o_bias, R);
         residual(inc, &layer->cross_attn_norm, R);
-        feed_forward(inc, &layer->ffn, &layer->ffn_norm, R);
+        feed_forward(inc, &layer->ffn, w, &layer->ffn_norm, R);
     }
     if (!logprobs) return;
     const float *out = BUF(inc, BUF_X, float);
@@ -370,7 +450,7 @@ static void decode_position(nmt_incremental *inc, int t, float *logprobs, float 
                               p->decoder_norm.weight, p->decoder_norm.bias, R, D, m->config.norm_eps);
         out = BUF(inc, BUF_NORMED, float);
     }
-    linear(inc, logprobs, out, p->output, NULL, R, D, inc->V);
+    linear(inc, logprobs, out, &inc->w->output, NULL, R);
     nmt_log_softmax_rows(logprobs, R, inc->V);
 }
 

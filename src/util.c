@@ -68,6 +68,18 @@ void *nmt_malloc(size_t size) {
     return p;
 }
 
+void *nmt_malloc_aligned(size_t size) {
+    if (alloc_should_fail(size)) return NULL;
+    size_t rounded = (size + 63) & ~(size_t)63;
+    if (rounded < size) {
+        nmt_error_set("out of memory: %zu bytes", size);
+        return NULL;
+    }
+    void *p = aligned_alloc(64, rounded ? rounded : 64);
+    if (!p) nmt_error_set("out of memory: %zu bytes", size);
+    return p;
+}
+
 void *nmt_calloc(size_t count, size_t size) {
     size_t total = 0;
     if (nmt_size_mul(count, size, &total, "allocation") < 0) return NULL;

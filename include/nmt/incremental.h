@@ -14,13 +14,13 @@
  * matrix used unscaled. Layer math goes through kernels.h. A row's result depends only on its own
  * sentence and prefix, never on the rest of the batch.
  *
- * A row's numbers can still differ in the last bits with the rest of the batch: OpenBLAS computes a
- * row of a matrix product differently depending on where the row falls in its micro-kernel tiles
- * (measured here: the same input row gives different bits at rows 0 and 6 of one product). Row-
- * invariant mode computes every product one row at a time, so that nothing depends on the other
- * rows; it is slower, for tests. Uncached mode recomputes the decoder over the whole prefix at each
- * step through the same code (the cache is refilled from position 0); with row invariance, cached
- * and uncached decoding, and a sentence decoded in a batch or alone, agree bit for bit.
+ * Matrix products go through weights packed once (packed.h); on AVX-512 CPUs they are row-
+ * invariant, so a row's numbers do not depend on the rest of the batch even in the last bits.
+ * Without AVX-512 they are OpenBLAS's, which computes a row differently depending on where it falls
+ * in its micro-kernel tiles; row-invariant mode then computes every product one row at a time
+ * (slower, for tests). Uncached mode recomputes the decoder over the whole prefix at each step
+ * through the same code (the cache is refilled from position 0); with row invariance, cached and
+ * uncached decoding, and a sentence decoded in a batch or alone, agree bit for bit.
  */
 #ifndef NMT_INCREMENTAL_H
 #define NMT_INCREMENTAL_H
@@ -32,8 +32,17 @@
 
 typedef struct nmt_incremental nmt_incremental;
 
-/* The model must outlive the decoder; its parameters are read, never written. */
+/* The model's weight matrices packed once for the decoder's products (packed.h); read-only, so
+ * the decoders of several threads can share one. The model must outlive it. */
+typedef struct nmt_incremental_weights nmt_incremental_weights;
+int nmt_incremental_weights_create(nmt_incremental_weights **weights, const nmt_model *model);
+void nmt_incremental_weights_free(nmt_incremental_weights *weights);
+
+/* A decoder with packed weights of its own. The model must outlive the decoder; its parameters are
+ * read, never written. */
 int nmt_incremental_create(nmt_incremental **inc, const nmt_model *model);
+/* A decoder on shared packed weights, which must outlive it. */
+int nmt_incremental_create_shared(nmt_incremental **inc, const nmt_incremental_weights *weights);
 void nmt_incremental_free(nmt_incremental *inc);
 /* 0: recompute the whole prefix at every step (for tests); 1 (default): use the cache. */
 void nmt_incremental_set_cached(nmt_incremental *inc, int cached);
