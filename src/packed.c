@@ -22,7 +22,7 @@ enum { PANEL = 32, TILE_ROWS = 12 };
 #define PACKED_X86 0
 #endif
 
-static int cpu_has_avx512(void) {
+int nmt_packed_available(void) {
 #if PACKED_X86
     const char *env = getenv("NMT_PACKED");
     if (env && strcmp(env, "0") == 0) return 0;
@@ -35,7 +35,7 @@ static int cpu_has_avx512(void) {
 int nmt_packed_init(nmt_packed *p, const float *weight, int N, int K) {
     *p = (nmt_packed){.weight = weight, .N = N, .K = K};
     if (N < 1 || K < 1) return nmt_error_set("packed matrix of %d x %d", N, K);
-    if (!cpu_has_avx512()) return 0;
+    if (!nmt_packed_available()) return 0;
     const size_t panels = ((size_t)N + PANEL - 1) / PANEL;
     size_t floats = 0;
     if (nmt_size_mul(panels * PANEL, (size_t)K, &floats, "packed matrix") < 0) return -1;

@@ -30,6 +30,8 @@ int nmt_packed_init(nmt_packed *p, const float *weight, int N, int K);
 void nmt_packed_free(nmt_packed *p);
 /* 1 when products use the AVX-512 kernel. */
 int nmt_packed_fast(const nmt_packed *p);
+/* 1 when matrices packed now would use it (the CPU has AVX-512 and NMT_PACKED is not 0). */
+int nmt_packed_available(void);
 
 /* y[M, N] = x[M, K] W^T + bias[N] (bias may be NULL); x rows are K apart, y rows N apart. */
 void nmt_packed_linear(float *y, const float *x, const nmt_packed *p, const float *bias, int M);
