@@ -75,6 +75,28 @@ void nmt_hypothesis_alignment(const nmt_hypothesis *h, int *src_of) {
 
 double nmt_length_penalty(double alpha, int tokens) { return pow((5.0 + tokens) / 6.0, alpha); }
 
+void nmt_scored_clear(nmt_scored_token *best, int k) {
+    for (int i = 0; i < k; i++) best[i] = (nmt_scored_token){-INFINITY, -1};
+}
+
+void nmt_scored_merge(nmt_scored_token *best, int k, const float *scores, int n, int32_t first) {
+    for (int j = nmt_first_above(scores, n, best[k - 1].logprob); j < n;) {
+        const int32_t token = first + j;
+        const float x = scores[j];
+        if (token != NMT_PAD && token != NMT_BOS) {
+            /* A later token with an equal score goes after: scores arrive in token order. */
+            int i = k - 1;
+            while (i > 0 && best[i - 1].logprob < x) {
+                best[i] = best[i - 1];
+                i--;
+            }
+            best[i] = (nmt_scored_token){x, token};
+        }
+        j++;
+        j += nmt_first_above(scores + j, n - j, best[k - 1].logprob);
+    }
+}
+
 enum { MAX_TARGET_PIECES = 1 << 16 };
 
 int nmt_decode_max_length(const nmt_decode_options *options, int src_pieces) {
@@ -104,8 +126,9 @@ struct nmt_search {
     size_t block_size;
     int rows_max;        /* batch * K: the stride of the per-step arrays */
     int width;           /* S */
-    int vocab;           /* V */
-    float *logprobs;     /* [rows_max, V] of the current step */
+    int top;             /* k: continuations asked of the step per row (1 greedy, 2K beam) */
+    nmt_scored_token *best; /* [rows_max, top] of the current step */
+    float *eos;          /* [rows_max] each row's eos log-probability at the current step */
     int32_t *token;      /* [steps, rows_max]: each row's input token at each step */
     int32_t *parent;     /* [steps, rows_max]: its row at the step before */
     float *attention;    /* [steps, rows_max, S] when options.attention, else NULL */
@@ -127,6 +150,8 @@ int nmt_search_create(nmt_search **search, const nmt_decode_options *options) {
     s->options = *options;
     s->beam = options->greedy ? 1 : options->beam_size;
     s->n_best = options->greedy ? 1 : options->n_best;
+    /* A beam step ranks the best K + n of a sentence's n <= K rows: at most 2K come from one row. */
+    s->top = options->greedy ? 1 : 2 * options->beam_size;
     *search = s;
     return 0;
 }
@@ -145,13 +170,14 @@ static size_t layout_add(size_t *total, size_t count, size_t size) {
 }
 
 /* Sizes the block for a batch and points every buffer into it. */
-static int search_reserve(nmt_search *s, int batch, int steps, int width, int vocab) {
+static int search_reserve(nmt_search *s, int batch, int steps, int width) {
     size_t rows = (size_t)batch * (size_t)s->beam, total = 0;
     size_t cells = 0;
     if (nmt_size_mul(rows, (size_t)steps, &cells, "beam search history") < 0) return -1;
     size_t att = s->options.attention ? cells * (size_t)width : 0;
     if (s->options.attention && att / (size_t)width != cells) return nmt_error_set("beam search history too large");
-    size_t o_logprobs = layout_add(&total, rows * (size_t)vocab, sizeof(float));
+    size_t o_best = layout_add(&total, rows * (size_t)s->top, sizeof(nmt_scored_token));
+    size_t o_eos = layout_add(&total, rows, sizeof(float));
     size_t o_token = layout_add(&total, cells, sizeof(int32_t));
     size_t o_parent = layout_add(&total, cells, sizeof(int32_t));
     size_t o_attention = layout_add(&total, att, sizeof(float));
@@ -176,8 +202,8 @@ static int search_reserve(nmt_search *s, int batch, int steps, int width, int vo
     char *base = s->block;
     s->rows_max = (int)rows;
     s->width = width;
-    s->vocab = vocab;
-    s->logprobs = (float *)(base + o_logprobs);
+    s->best = (nmt_scored_token *)(base + o_best);
+    s->eos = (float *)(base + o_eos);
     s->token = (int32_t *)(base + o_token);
     s->parent = (int32_t *)(base + o_parent);
     s->attention = s->options.attention ? (float *)(base + o_attention) : NULL;
@@ -240,48 +266,41 @@ static int non_finite(int b, int t) {
 /* Greedy step of sentence b (one row, `row`): its most probable token, eos forced at the limit.
  * Returns the rows it keeps (0 or 1), or -1. */
 static int select_greedy(nmt_search *s, int b, int t, int row, int *next) {
-    const float *lp = s->logprobs + (size_t)row * (size_t)s->vocab;
-    int32_t best = NMT_EOS;
-    if (t < s->max_len[b]) {
-        best = NMT_UNK;
-        for (int32_t v = NMT_UNK + 1; v < s->vocab; v++)
-            if (v != NMT_BOS && lp[v] > lp[best]) best = v;
-    }
-    double total = s->total[row] + lp[best];
-    if (isnan(total)) return non_finite(b, t);
-    if (best == NMT_EOS) {
+    if (isnan(s->eos[row])) return non_finite(b, t);
+    nmt_scored_token best = s->best[row];
+    if (t == s->max_len[b] || best.token < 0) best = (nmt_scored_token){s->eos[row], NMT_EOS};
+    double total = s->total[row] + best.logprob;
+    if (best.token == NMT_EOS) {
         search_finish(s, b, t, row, total);
         return 0;
     }
-    search_append(s, t, next, row, best, total);
+    search_append(s, t, next, row, best.token, total);
     return 1;
 }
 
 /* Beam step of sentence b, whose live rows are first .. first + n - 1. Returns the rows it keeps
  * (0 when the sentence stops), or -1. */
 static int select_beam(nmt_search *s, int b, int t, int first, int n, int *next) {
-    const int K = s->beam, V = s->vocab;
+    const int K = s->beam;
+    for (int r = first; r < first + n; r++)
+        if (isnan(s->eos[r])) return non_finite(b, t);
     if (t == s->max_len[b]) {
-        for (int r = first; r < first + n; r++) {
-            double total = s->total[r] + s->logprobs[(size_t)r * (size_t)V + NMT_EOS];
-            if (isnan(total)) return non_finite(b, t);
-            search_finish(s, b, t, r, total);
-        }
+        for (int r = first; r < first + n; r++) search_finish(s, b, t, r, s->total[r] + s->eos[r]);
         return 0;
     }
-    /* The best K + n continuations: at most n of them are eos, so at least K others remain. */
+    /* The best K + n continuations: at most n of them are eos, so at least K others remain. Each
+     * row's list is sorted, so a row is left at its first continuation that cannot enter. */
     candidate *cand = s->cand;
     const int want = K + n;
     int count = 0;
     for (int r = first; r < first + n; r++) {
-        const float *lp = s->logprobs + (size_t)r * (size_t)V;
+        const nmt_scored_token *top = s->best + (size_t)r * (size_t)s->top;
         const double base = s->total[r];
-        for (int32_t v = 0; v < V; v++) {
-            if (v == NMT_PAD || v == NMT_BOS) continue;
-            double total = base + lp[v];
+        for (int j = 0; j < s->top && top[j].token >= 0; j++) {
+            double total = base + top[j].logprob;
             int i;
             if (count == want) {
-                if (!(total > cand[count - 1].total)) continue;
+                if (!(total > cand[count - 1].total)) break;
                 i = count - 1;
             } else {
                 i = count++;
@@ -290,12 +309,11 @@ static int select_beam(nmt_search *s, int b, int t, int first, int n, int *next)
                 cand[i] = cand[i - 1];
                 i--;
             }
-            cand[i] = (candidate){total, r, v};
+            cand[i] = (candidate){total, r, top[j].token};
         }
     }
     int live = 0, first_next = *next;
     for (int i = 0; i < count && live < K; i++) {
-        if (isnan(cand[i].total)) return non_finite(b, t);
         if (cand[i].token == NMT_EOS) {
             if (i < K) search_finish(s, b, t, cand[i].row, cand[i].total);
             continue;
@@ -367,7 +385,7 @@ int nmt_search_run(nmt_search *s, const nmt_decode_step *step, int batch, const 
         int len = search_max_length(s, step, src_pieces[b]);
         if (len + 1 > steps) steps = len + 1;
     }
-    if (search_reserve(s, batch, steps, src_width, step->vocab_size) < 0) return -1;
+    if (search_reserve(s, batch, steps, src_width) < 0) return -1;
     for (int b = 0; b < batch; b++) {
         s->max_len[b] = search_max_length(s, step, src_pieces[b]);
         s->rows[b] = 1;
@@ -380,7 +398,7 @@ int nmt_search_run(nmt_search *s, const nmt_decode_step *step, int batch, const 
     for (int t = 0; rows > 0; t++) {
         const size_t at = (size_t)t * (size_t)s->rows_max;
         float *attention = s->attention ? s->attention + at * (size_t)s->width : NULL;
-        if (step->step(step->ctx, rows, s->token + at, s->logprobs, attention) < 0) return -1;
+        if (step->step(step->ctx, rows, s->token + at, s->top, s->best, s->eos, attention) < 0) return -1;
         int next = 0, first = 0;
         for (int b = 0; b < batch; b++) {
             int n = s->rows[b];

@@ -46,6 +46,8 @@ static int buffer_reserve(buffer *b, size_t count, size_t size, const char *what
     return 0;
 }
 
+enum { OUTPUT_COLUMNS = 256 }; /* vocabulary entries per chunk of the fused output layer */
+
 /* Every buffer, so that reserve and free walk one list. */
 enum {
     BUF_SRC_LEN,   /* int32 [B] source tokens (pieces + eos) */
@@ -66,6 +68,8 @@ enum {
     BUF_MEAN,      /* [M] LayerNorm statistics (unused at inference, required by the kernel) */
     BUF_RSTD,      /* [M] */
     BUF_WEIGHTS,   /* attention weights: [B, H, S, S] or [R, H, max(P, S)] */
+    BUF_LOGITS,    /* [max_rows, OUTPUT_COLUMNS] one chunk of the output layer */
+    BUF_LSE,       /* nmt_logsumexp [max_rows] */
     BUF_POS,       /* int32 [M] positions of the rows being computed */
     BUF_TOKENS,    /* int32 [M] tokens being embedded */
     BUF_POSITIONS, /* sinusoidal [n, D] or rope [n, dh] table */
@@ -239,6 +243,7 @@ static int reserve(nmt_incremental *inc, int batch, int width, int max_rows, int
         {BUF_HIDDEN, m * (size_t)inc->F, f}, {BUF_MEAN, m, f},                    {BUF_RSTD, m, f},
         {BUF_WEIGHTS, enc_weights > dec_weights ? enc_weights : dec_weights, f},
         {BUF_POS, m, i32},                   {BUF_TOKENS, m, i32},
+        {BUF_LOGITS, rows * OUTPUT_COLUMNS, f}, {BUF_LSE, rows, sizeof(nmt_logsumexp)},
     };
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
         if (buffer_reserve(&inc->buf[sizes[i].id], sizes[i].count, sizes[i].size, "decoder buffer") < 0) return -1;
@@ -402,9 +407,81 @@ static void cross_attention(nmt_incremental *inc, int l, float *attention) {
     }
 }
 
+/* What a step returns: full log-probabilities, or each row's top list and eos log-probability;
+ * neither when a position is only replayed. */
+typedef struct step_output {
+    float *logprobs;        /* [R, V] or NULL */
+    nmt_scored_token *best; /* [R, k] or NULL */
+    float *eos;             /* [R] with best */
+    int k;
+    float *attention; /* [R, S] or NULL */
+} step_output;
+
+typedef struct output_task {
+    nmt_incremental *inc;
+    const float *x; /* [R, D] the decoder's output */
+    const step_output *out;
+} output_task;
+
+/* The output layer for rows [first, first + n): logits OUTPUT_COLUMNS vocabulary entries at a time,
+ * each chunk folded into the rows' log-sum-exp and top lists while it is in cache, so that the
+ * [R, V] logits never exist. */
+static void output_best_rows(const output_task *o, int first, int n) {
+    nmt_incremental *inc = o->inc;
+    const int V = inc->V, D = inc->D, k = o->out->k;
+    float *logits = BUF(inc, BUF_LOGITS, float) + (size_t)first * OUTPUT_COLUMNS;
+    nmt_logsumexp *lse = BUF(inc, BUF_LSE, nmt_logsumexp) + first;
+    nmt_scored_token *best = o->out->best + (size_t)first * (size_t)k;
+    float *eos = o->out->eos + first;
+    for (int r = 0; r < n; r++) {
+        lse[r] = (nmt_logsumexp){-INFINITY, 0.0f};
+        nmt_scored_clear(best + (size_t)r * (size_t)k, k);
+    }
+    for (int c = 0; c < V; c += OUTPUT_COLUMNS) {
+        const int cols = V - c < OUTPUT_COLUMNS ? V - c : OUTPUT_COLUMNS;
+        nmt_packed_linear_columns(logits, o->x + (size_t)first * (size_t)D, &inc->w->output, NULL, n, c, cols);
+        for (int r = 0; r < n; r++) {
+            const float *row = logits + (size_t)r * (size_t)cols;
+            nmt_logsumexp_add(&lse[r], row, cols);
+            nmt_scored_merge(best + (size_t)r * (size_t)k, k, row, cols, c);
+            if (c == 0) eos[r] = row[NMT_EOS];
+        }
+    }
+    for (int r = 0; r < n; r++) {
+        const float z = nmt_logsumexp_value(lse[r]);
+        for (int i = 0; i < k && best[(size_t)r * (size_t)k + (size_t)i].token >= 0; i++)
+            best[(size_t)r * (size_t)k + (size_t)i].logprob -= z;
+        eos[r] -= z;
+    }
+}
+
+/* A thread's rows, together, or one at a time in row-invariant mode (where a product's row must
+ * not see the others). */
+static void output_best_range(void *ctx, long begin, long end) {
+    const output_task *o = ctx;
+    if (!o->inc->row_invariant) {
+        output_best_rows(o, (int)begin, (int)(end - begin));
+        return;
+    }
+    for (long r = begin; r < end; r++) output_best_rows(o, (int)r, 1);
+}
+
+/* The output layer of R rows: full log-probabilities, or the fused top lists. */
+static void output_layer(nmt_incremental *inc, const float *x, const step_output *out) {
+    const int R = inc->rows;
+    if (out->logprobs) {
+        linear(inc, out->logprobs, x, &inc->w->output, NULL, R);
+        nmt_log_softmax_rows(out->logprobs, R, inc->V);
+        return;
+    }
+    output_task task = {inc, x, out};
+    nmt_parallel_for(R, output_best_range, &task);
+}
+
 /* Feeds position `t` of every live row (tokens from the history) through the decoder, appending
- * the position's keys and values to the caches. With logprobs, finishes with the output layer. */
-static void decode_position(nmt_incremental *inc, int t, float *logprobs, float *attention) {
+ * the position's keys and values to the caches; finishes with the output layer unless `out` is
+ * NULL (a replayed position). */
+static void decode_position(nmt_incremental *inc, int t, const step_output *out) {
     const nmt_model *m = inc->model;
     const nmt_params *p = &m->p;
     const int R = inc->rows, D = inc->D, P = inc->max_steps;
@@ -438,20 +515,19 @@ static void decode_position(nmt_incremental *inc, int t, float *logprobs, float 
 
         in = sublayer_input(inc, &layer->cross_attn_norm, R);
         linear(inc, qkv, in, &w[W_CROSS_Q], layer->cross_attn.q_bias, R);
-        cross_attention(inc, l, logprobs && l == inc->layers - 1 ? attention : NULL);
+        cross_attention(inc, l, out && l == inc->layers - 1 ? out->attention : NULL);
         linear(inc, BUF(inc, BUF_DELTA, float), ctx, &w[W_CROSS_O], layer->cross_attn.o_bias, R);
         residual(inc, &layer->cross_attn_norm, R);
         feed_forward(inc, &layer->ffn, w, &layer->ffn_norm, R);
     }
-    if (!logprobs) return;
-    const float *out = BUF(inc, BUF_X, float);
+    if (!out) return;
+    const float *x = BUF(inc, BUF_X, float);
     if (m->config.norm_position == NMT_NORM_PRE) {
-        nmt_layernorm_forward(BUF(inc, BUF_NORMED, float), BUF(inc, BUF_MEAN, float), BUF(inc, BUF_RSTD, float), out,
+        nmt_layernorm_forward(BUF(inc, BUF_NORMED, float), BUF(inc, BUF_MEAN, float), BUF(inc, BUF_RSTD, float), x,
                               p->decoder_norm.weight, p->decoder_norm.bias, R, D, m->config.norm_eps);
-        out = BUF(inc, BUF_NORMED, float);
+        x = BUF(inc, BUF_NORMED, float);
     }
-    linear(inc, logprobs, out, &inc->w->output, NULL, R);
-    nmt_log_softmax_rows(logprobs, R, inc->V);
+    output_layer(inc, x, out);
 }
 
 int nmt_incremental_start(nmt_incremental *inc, const int32_t *src, const int *src_lengths, int batch, int src_width,
@@ -487,7 +563,9 @@ int nmt_incremental_start(nmt_incremental *inc, const int32_t *src, const int *s
     return 0;
 }
 
-int nmt_incremental_step(nmt_incremental *inc, int rows, const int32_t *tokens, float *logprobs, float *attention) {
+/* Checks and records the tokens of a step, replays the prefix when uncached, and decodes the new
+ * position into `out`. */
+static int advance(nmt_incremental *inc, int rows, const int32_t *tokens, const step_output *out) {
     const nmt_model_config *c = &inc->model->config;
     if (rows != inc->rows) return nmt_error_set("decoder: step on %d rows, %d are live", rows, inc->rows);
     if (inc->fed >= inc->max_steps) return nmt_error_set("decoder: more than %d steps", inc->max_steps);
@@ -500,9 +578,21 @@ int nmt_incremental_step(nmt_incremental *inc, int rows, const int32_t *tokens, 
         history[(size_t)r * (size_t)inc->max_steps + (size_t)inc->fed] = tokens[r];
     }
     int t = inc->fed++;
-    for (int replay = inc->cached ? t : 0; replay < t; replay++) decode_position(inc, replay, NULL, NULL);
-    decode_position(inc, t, logprobs, attention);
+    for (int replay = inc->cached ? t : 0; replay < t; replay++) decode_position(inc, replay, NULL);
+    decode_position(inc, t, out);
     return 0;
+}
+
+int nmt_incremental_step(nmt_incremental *inc, int rows, const int32_t *tokens, float *logprobs, float *attention) {
+    const step_output out = {.logprobs = logprobs, .attention = attention};
+    return advance(inc, rows, tokens, &out);
+}
+
+int nmt_incremental_step_best(nmt_incremental *inc, int rows, const int32_t *tokens, int k, nmt_scored_token *best,
+                              float *eos_logprob, float *attention) {
+    if (k < 1) return nmt_error_set("decoder: top lists of %d tokens", k);
+    const step_output out = {.best = best, .eos = eos_logprob, .k = k, .attention = attention};
+    return advance(inc, rows, tokens, &out);
 }
 
 /* dst[r] = src[parents[r]] for rows of `len` elements of `size` bytes (row stride `stride` elements). */
@@ -589,8 +679,9 @@ int nmt_incremental_reorder(nmt_incremental *inc, int rows, const int32_t *paren
     return 0;
 }
 
-static int step_callback(void *ctx, int rows, const int32_t *tokens, float *logprobs, float *attention) {
-    return nmt_incremental_step(ctx, rows, tokens, logprobs, attention);
+static int step_callback(void *ctx, int rows, const int32_t *tokens, int k, nmt_scored_token *best, float *eos_logprob,
+                         float *attention) {
+    return nmt_incremental_step_best(ctx, rows, tokens, k, best, eos_logprob, attention);
 }
 
 static int reorder_callback(void *ctx, int rows, const int32_t *parents) {

@@ -630,16 +630,54 @@ void nmt_softmax_rows(float *x, int rows, int n) {
     nmt_parallel_work(rows, n, softmax_range, &t);
 }
 
+/* The sum of exp(x[i] - shift) over n values, in a 16-lane accumulator. */
+NMT_INLINE float sum_exp(const float *x, int n, float shift) {
+    v16 acc = {0};
+    int i = 0;
+    for (; i + 16 <= n; i += 16) {
+        float e[16];
+        for (int k = 0; k < 16; k++) e[k] = exp_fast(x[i + k] - shift);
+        acc += v16_load(e);
+    }
+    float s = v16_sum(acc);
+    for (; i < n; i++) s += exp_fast(x[i] - shift);
+    return s;
+}
+
 /* Added for decoding (decode helper): x = log_softmax(x) = x - (max + log sum exp(x - max)). */
 NMT_HOT static void log_softmax_range(void *ctx, long begin, long end) {
     const softmax_task *t = ctx;
     for (long r = begin; r < end; r++) {
         float *x = t->x + r * t->n;
-        float max = max_of(x, t->n), total = 0.0f;
-        for (int j = 0; j < t->n; j++) total += exp_fast(x[j] - max);
-        float lse = max + logf(total);
+        float max = max_of(x, t->n);
+        float lse = max + logf(sum_exp(x, t->n, max));
         for (int j = 0; j < t->n; j++) x[j] -= lse;
     }
+}
+
+NMT_HOT void nmt_logsumexp_add(nmt_logsumexp *s, const float *x, int n) {
+    if (n <= 0) return;
+    float chunk_max = max_of(x, n);
+    if (chunk_max > s->max) {
+        s->sum = s->max == -INFINITY ? 0.0f : s->sum * exp_fast(s->max - chunk_max);
+        s->max = chunk_max;
+    }
+    s->sum += sum_exp(x, n, s->max);
+}
+
+float nmt_logsumexp_value(nmt_logsumexp s) { return s.max + logf(s.sum); }
+
+NMT_HOT int nmt_first_above(const float *x, int n, float threshold) {
+    int i = 0;
+    for (; i + 16 <= n; i += 16) {
+        v16i above = v16_load(x + i) > threshold;
+        int32_t any = 0;
+        for (int k = 0; k < 16; k++) any |= above[k];
+        if (any) break;
+    }
+    for (; i < n; i++)
+        if (x[i] > threshold) return i;
+    return n;
 }
 
 void nmt_log_softmax_rows(float *x, int rows, int n) {

@@ -60,11 +60,11 @@ void nmt_packed_free(nmt_packed *p) {
 int nmt_packed_fast(const nmt_packed *p) { return p->panels != NULL; }
 
 #if PACKED_X86
-/* y[rows, cols] = x[rows, K] panel^T (+ bias), rows <= 12, cols <= 32; `rows` is a constant
- * wherever this is inlined, so the accumulators live in registers. */
+/* y[rows, cols] = x[rows, K] panel^T (+ bias), y rows ldy apart, rows <= 12, cols <= 32; `rows` is
+ * a constant wherever this is inlined, so the accumulators live in registers. */
 __attribute__((target("avx512f"), always_inline)) static inline void tile(int rows, const float *x, int K,
                                                                             const float *panel, const float *bias,
-                                                                            float *y, int N, int cols) {
+                                                                            float *y, int ldy, int cols) {
     const __mmask16 lo = (__mmask16)(cols >= 16 ? 0xffff : (1u << cols) - 1),
                     hi = (__mmask16)(cols >= 32 ? 0xffff : cols <= 16 ? 0 : (1u << (cols - 16)) - 1);
     __m512 acc[TILE_ROWS][2];
@@ -86,17 +86,17 @@ __attribute__((target("avx512f"), always_inline)) static inline void tile(int ro
     }
 #pragma GCC unroll 12
     for (int i = 0; i < rows; i++) {
-        _mm512_mask_storeu_ps(y + (size_t)i * (size_t)N, lo, acc[i][0]);
-        _mm512_mask_storeu_ps(y + (size_t)i * (size_t)N + 16, hi, acc[i][1]);
+        _mm512_mask_storeu_ps(y + (size_t)i * (size_t)ldy, lo, acc[i][0]);
+        _mm512_mask_storeu_ps(y + (size_t)i * (size_t)ldy + 16, hi, acc[i][1]);
     }
 }
 
 /* One specialisation per row count, so that each keeps its accumulators in registers. */
 __attribute__((target("avx512f"))) static void tile_rows(int rows, const float *x, int K, const float *panel,
-                                                         const float *bias, float *y, int N, int cols) {
+                                                         const float *bias, float *y, int ldy, int cols) {
     switch (rows) {
 #define TILE_CASE(r) \
-    case r: tile(r, x, K, panel, bias, y, N, cols); break;
+    case r: tile(r, x, K, panel, bias, y, ldy, cols); break;
         TILE_CASE(1) TILE_CASE(2) TILE_CASE(3) TILE_CASE(4) TILE_CASE(5) TILE_CASE(6)
         TILE_CASE(7) TILE_CASE(8) TILE_CASE(9) TILE_CASE(10) TILE_CASE(11) TILE_CASE(12)
 #undef TILE_CASE
@@ -106,36 +106,41 @@ __attribute__((target("avx512f"))) static void tile_rows(int rows, const float *
 #endif
 
 typedef struct product {
-    float *y;
+    float *y;             /* [M, count] */
     const float *x, *bias;
     const nmt_packed *p;
-    int M;
+    int M, first, count;  /* columns first .. first + count - 1 */
 } product;
 
 static void product_panels(void *ctx, long begin, long end) {
 #if PACKED_X86
     const product *t = ctx;
-    const int K = t->p->K, N = t->p->N;
+    const int K = t->p->K, first_panel = t->first / PANEL;
     for (long j = begin; j < end; j++) {
-        const float *panel = t->p->panels + (size_t)j * (size_t)K * PANEL;
-        const int first = (int)j * PANEL, cols = N - first < PANEL ? N - first : PANEL;
-        const float *bias = t->bias ? t->bias + first : NULL;
+        const float *panel = t->p->panels + (size_t)(first_panel + j) * (size_t)K * PANEL;
+        const int column = (int)j * PANEL, cols = t->count - column < PANEL ? t->count - column : PANEL;
+        const float *bias = t->bias ? t->bias + t->first + column : NULL;
         for (int m = 0; m < t->M; m += TILE_ROWS)
             tile_rows(t->M - m < TILE_ROWS ? t->M - m : TILE_ROWS, t->x + (size_t)m * (size_t)K, K, panel, bias,
-                      t->y + (size_t)m * (size_t)N + (size_t)first, N, cols);
+                      t->y + (size_t)m * (size_t)t->count + (size_t)column, t->count, cols);
     }
 #else
     (void)ctx, (void)begin, (void)end;
 #endif
 }
 
-void nmt_packed_linear(float *y, const float *x, const nmt_packed *p, const float *bias, int M) {
-    if (M < 1) return;
+void nmt_packed_linear_columns(float *y, const float *x, const nmt_packed *p, const float *bias, int M, int first,
+                               int count) {
+    if (M < 1 || count < 1) return;
     if (!p->panels) {
-        nmt_linear_forward(y, x, p->weight, bias, M, p->K, p->N);
+        nmt_linear_forward(y, x, p->weight + (size_t)first * (size_t)p->K, bias ? bias + first : NULL, M, p->K, count);
         return;
     }
-    product t = {y, x, bias, p, M};
-    const long panels = (p->N + PANEL - 1) / PANEL;
+    product t = {y, x, bias, p, M, first, count};
+    const long panels = (count + PANEL - 1) / PANEL;
     nmt_parallel_work(panels, (long)M * p->K * PANEL, product_panels, &t);
+}
+
+void nmt_packed_linear(float *y, const float *x, const nmt_packed *p, const float *bias, int M) {
+    nmt_packed_linear_columns(y, x, p, bias, M, 0, p->N);
 }

@@ -69,7 +69,18 @@ static void toy_row(toy *t, int r, int32_t token, float *logprobs, float *attent
     for (int c = 0; c < width; c++) attention[c] = (float)(attention[c] / total);
 }
 
-static int toy_step(void *ctx, int rows, const int32_t *tokens, float *logprobs, float *attention) {
+/* A scorer's full log-probability rows [rows, V], turned into what a decoder step returns. */
+static void rows_to_best(const float *logprobs, int rows, int V, int k, nmt_scored_token *best, float *eos) {
+    for (int r = 0; r < rows; r++) {
+        nmt_scored_clear(best + (size_t)r * (size_t)k, k);
+        nmt_scored_merge(best + (size_t)r * (size_t)k, k, logprobs + (size_t)r * (size_t)V, V, 0);
+        eos[r] = logprobs[(size_t)r * (size_t)V + NMT_EOS];
+    }
+}
+
+static int toy_step(void *ctx, int rows, const int32_t *tokens, int k, nmt_scored_token *best, float *eos,
+                    float *attention) {
+    static float logprobs[TOY_MAX_ROWS * TOY_V];
     toy *t = ctx;
     t->calls++;
     if (t->fail_at_call && t->calls == t->fail_at_call) return nmt_error_set("toy scorer failed on purpose");
@@ -79,6 +90,7 @@ static int toy_step(void *ctx, int rows, const int32_t *tokens, float *logprobs,
                 TOY_WIDTH);
     if (t->nan_at_call && t->calls == t->nan_at_call)
         for (int i = 0; i < rows * TOY_V; i++) logprobs[i] = NAN;
+    rows_to_best(logprobs, rows, TOY_V, k, best, eos);
     return 0;
 }
 
@@ -161,6 +173,35 @@ static int same_tokens(const nmt_hypothesis *a, const nmt_hypothesis *b) {
 }
 
 enum { SENTENCES = 40 };
+
+/* Top lists: best first, ties to the smaller token, pad and bos and NaN never in, a short list
+ * padded with no token; merged chunk by chunk it is the list of the whole row. */
+START_TEST(scored_lists_rank_and_merge) {
+    const float scores[10] = {9.0f, 1.0f, 8.0f, 0.5f, 2.0f, NAN, 2.0f, -1.0f, 0.5f, 3.0f};
+    nmt_scored_token whole[5], chunked[5];
+    nmt_scored_clear(whole, 5);
+    nmt_scored_merge(whole, 5, scores, 10, 0);
+    /* pad (0) and bos (2) are skipped although they score highest; 4 and 6 tie at 2.0. */
+    const int32_t tokens[5] = {9, 4, 6, 1, 3};
+    const float values[5] = {3.0f, 2.0f, 2.0f, 1.0f, 0.5f};
+    for (int i = 0; i < 5; i++) {
+        ck_assert_int_eq(whole[i].token, tokens[i]);
+        ck_assert(whole[i].logprob == values[i]);
+    }
+    for (int split = 1; split < 10; split++) {
+        nmt_scored_clear(chunked, 5);
+        nmt_scored_merge(chunked, 5, scores, split, 0);
+        nmt_scored_merge(chunked, 5, scores + split, 10 - split, split);
+        ck_assert_mem_eq(chunked, whole, sizeof whole);
+    }
+    nmt_scored_token roomy[12];
+    nmt_scored_clear(roomy, 12);
+    nmt_scored_merge(roomy, 12, scores, 10, 0);
+    ck_assert_int_eq(roomy[6].token, 7); /* 7 candidates: 10 scores less pad, bos and the NaN */
+    ck_assert_int_eq(roomy[7].token, -1);
+    ck_assert(roomy[7].logprob == -INFINITY);
+}
+END_TEST
 
 START_TEST(beam_one_is_greedy_without_length_penalty) {
     nmt_translation g[SENTENCES], b[SENTENCES];
@@ -443,7 +484,9 @@ typedef struct table {
     char prefix[TOY_MAX_ROWS][32], spare[TOY_MAX_ROWS][32];
 } table;
 
-static int table_step(void *ctx, int rows, const int32_t *tokens, float *logprobs, float *attention) {
+static int table_step(void *ctx, int rows, const int32_t *tokens, int k, nmt_scored_token *best, float *eos,
+                      float *attention) {
+    static float logprobs[TOY_MAX_ROWS * TABLE_V];
     table *t = ctx;
     (void)attention;
     for (int r = 0; r < rows; r++) {
@@ -463,6 +506,7 @@ static int table_step(void *ctx, int rows, const int32_t *tokens, float *logprob
         lp[TOK_A] = (float)log(p[2]);
         lp[TOK_B] = (float)log(p[3]);
     }
+    rows_to_best(logprobs, rows, TABLE_V, k, best, eos);
     return 0;
 }
 
@@ -558,6 +602,7 @@ int main(void) {
     Suite *s = suite_create("decode");
     TCase *tc = tcase_create("search");
     tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, scored_lists_rank_and_merge);
     tcase_add_test(tc, beam_one_is_greedy_without_length_penalty);
     tcase_add_test(tc, beam_one_never_scores_below_greedy);
     tcase_add_test(tc, beam_equals_the_reference_search);

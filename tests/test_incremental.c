@@ -45,9 +45,9 @@ static uint64_t rng(uint64_t *s) {
 
 /* A tiny model; every parameter (biases and LayerNorm gains too) is perturbed so that all of them
  * matter, and eos is made likely enough for hypotheses to end before the length limit. */
-static void make_model(nmt_model *m, variant v, int max_positions, uint64_t seed) {
+static void make_model_of(nmt_model *m, variant v, int max_positions, uint64_t seed, int vocab) {
     nmt_model_config c = nmt_model_config_default();
-    c.vocab_size = V;
+    c.vocab_size = vocab;
     c.d_model = 16;
     c.heads = 2;
     c.ffn = 24;
@@ -63,6 +63,10 @@ static void make_model(nmt_model *m, variant v, int max_positions, uint64_t seed
     uint64_t s = seed;
     for (size_t i = 0; i < m->num_params; i++) m->params[i] += 0.1f * ((float)(rng(&s) >> 40) / 16777216.0f - 0.5f);
     for (int j = 0; j < c.d_model; j++) m->p.output[NMT_EOS * c.d_model + j] *= 4.0f;
+}
+
+static void make_model(nmt_model *m, variant v, int max_positions, uint64_t seed) {
+    make_model_of(m, v, max_positions, seed, V);
 }
 
 /* A random sentence of n pieces (ids 4 .. V-1). */
@@ -404,6 +408,53 @@ START_TEST(bad_input_is_refused) {
 }
 END_TEST
 
+/* The fused output layer (vocabulary chunks folded into top lists, never a [rows, V] matrix) gives
+ * each row's k best tokens and eos log-probability as the full log-softmax does: a vocabulary of 600
+ * spans three chunks, the last a partial panel; two threads split the rows. */
+START_TEST(step_best_matches_full_logprobs) {
+    enum { VOCAB = 600, ROWS = 3, TOP = 7, STEPS = 4, SRC = 6 };
+    nmt_model m;
+    make_model_of(&m, variants[_i], 64, 81 + (uint64_t)_i, VOCAB);
+    ck_assert_int_eq(nmt_kernels_set_threads(2), 0);
+    int32_t src[ROWS * SRC];
+    int tokens[ROWS];
+    uint64_t s = 3;
+    for (int b = 0; b < ROWS; b++) {
+        random_pieces(src + b * SRC, SRC - 1, &s);
+        src[b * SRC + SRC - 1] = NMT_EOS;
+        tokens[b] = SRC;
+    }
+    nmt_incremental *full, *fused;
+    ck_assert_int_eq(nmt_incremental_create(&full, &m), 0);
+    ck_assert_int_eq(nmt_incremental_create(&fused, &m), 0);
+    ck_assert_int_eq(nmt_incremental_start(full, src, tokens, ROWS, SRC, ROWS, STEPS), 0);
+    ck_assert_int_eq(nmt_incremental_start(fused, src, tokens, ROWS, SRC, ROWS, STEPS), 0);
+    static float logprobs[ROWS * VOCAB];
+    nmt_scored_token best[ROWS * TOP], want[TOP];
+    float eos[ROWS];
+    int32_t feed[ROWS] = {NMT_BOS, NMT_BOS, NMT_BOS};
+    for (int t = 0; t < STEPS; t++) {
+        ck_assert_int_eq(nmt_incremental_step(full, ROWS, feed, logprobs, NULL), 0);
+        ck_assert_msg(nmt_incremental_step_best(fused, ROWS, feed, TOP, best, eos, NULL) == 0, "%s", nmt_error());
+        for (int r = 0; r < ROWS; r++) {
+            const float *lp = logprobs + (size_t)r * VOCAB;
+            nmt_scored_clear(want, TOP);
+            nmt_scored_merge(want, TOP, lp, VOCAB, 0);
+            ck_assert_float_eq_tol(eos[r], lp[NMT_EOS], 1e-5f);
+            for (int i = 0; i < TOP; i++) {
+                ck_assert_int_eq(best[r * TOP + i].token, want[i].token);
+                ck_assert_float_eq_tol(best[r * TOP + i].logprob, want[i].logprob, 1e-5f);
+            }
+            feed[r] = best[r * TOP + r].token; /* rows take different continuations */
+        }
+    }
+    ck_assert_int_eq(nmt_incremental_step_best(fused, ROWS, feed, 0, best, eos, NULL), -1);
+    nmt_incremental_free(full);
+    nmt_incremental_free(fused);
+    nmt_model_free(&m);
+}
+END_TEST
+
 /* Several batches on two threads (one batch per thread at a time) give, bit for bit, what one
  * thread gives: each batch is decoded whole on the thread that took it. An allocation failing on
  * either thread fails the run with its message and leaks nothing (ASan checks the last part). */
@@ -457,6 +508,7 @@ int main(void) {
     tcase_add_loop_test(tc, translator_keeps_order_and_scores_agree, 0, VARIANTS);
     tcase_add_loop_test(tc, score_is_the_sum_of_step_logprobs, 0, VARIANTS);
     tcase_add_loop_test(tc, threads_share_batches_exactly, 0, VARIANTS);
+    tcase_add_loop_test(tc, step_best_matches_full_logprobs, 0, VARIANTS);
     tcase_add_test(tc, empty_sources_do_not_run_the_model);
     tcase_add_test(tc, learned_positions_bound_lengths);
     tcase_add_test(tc, log_softmax_of_worked_numbers);

@@ -267,6 +267,33 @@ START_TEST(softmax_worked_numbers) {
 }
 END_TEST
 
+/* log(e^0 + e^0.5 + e^2) = 2.2395447, whether seen whole or a chunk at a time and however far from
+ * 0 the scores are; nmt_first_above finds the first score over a threshold in or after a vector. */
+START_TEST(logsumexp_in_chunks_and_first_above) {
+    float x[40];
+    for (int shift = 0; shift <= 1000; shift += 1000) {
+        for (int i = 0; i < 40; i++) x[i] = (float)shift - 30.0f;
+        x[3] = (float)shift, x[17] = (float)shift + 0.5f, x[33] = (float)shift + 2.0f;
+        const double want = (double)shift + log(exp(0.0) + exp(0.5) + exp(2.0) + 37 * exp(-30.0));
+        for (int chunk = 1; chunk <= 40; chunk++) {
+            nmt_logsumexp s = {-INFINITY, 0.0f};
+            for (int i = 0; i < 40; i += chunk) nmt_logsumexp_add(&s, x + i, 40 - i < chunk ? 40 - i : chunk);
+            ck_assert_double_eq_tol(nmt_logsumexp_value(s), want, 2e-6 * (1 + shift));
+        }
+    }
+    ck_assert_int_eq(nmt_first_above(x, 40, 999.0f), 3);
+    ck_assert_int_eq(nmt_first_above(x, 40, 1000.2f), 17);
+    ck_assert_int_eq(nmt_first_above(x, 40, 1001.0f), 33);
+    ck_assert_int_eq(nmt_first_above(x, 40, 1002.0f), 40);
+    ck_assert_int_eq(nmt_first_above(x + 18, 22, 1000.2f), 15);
+    x[20] = NAN;
+    ck_assert_int_eq(nmt_first_above(x + 18, 10, 1000.2f), 10);
+    nmt_logsumexp s = {-INFINITY, 0.0f};
+    nmt_logsumexp_add(&s, x, 40);
+    ck_assert(isnan(nmt_logsumexp_value(s)));
+}
+END_TEST
+
 START_TEST(sinusoidal_positions_worked_numbers) {
     float pe[5 * 4];
     nmt_sinusoidal_positions(pe, 5, 4);
@@ -597,6 +624,7 @@ static Suite *kernels_suite(void) {
     tcase_add_test(tc, linear_forward_and_gradients);
     tcase_add_test(tc, layernorm_forward_and_gradients);
     tcase_add_test(tc, softmax_worked_numbers);
+    tcase_add_test(tc, logsumexp_in_chunks_and_first_above);
     tcase_add_test(tc, sinusoidal_positions_worked_numbers);
     tcase_add_test(tc, rope_turns_pairs_and_scores_depend_on_offset_only);
     tcase_add_test(tc, attention_worked_example);

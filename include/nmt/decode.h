@@ -2,7 +2,7 @@
  * already-encoded sentences with a model.
  *
  * The search drives a decoder through two callbacks (nmt_decode_step): `step` advances R live rows
- * by one token and returns their log-probabilities over the vocabulary (and, when asked, the
+ * by one token and returns each row's few most probable continuations (and, when asked, the
  * cross-attention of each row over the source); `reorder` rebuilds the rows from parent indices
  * after each selection (beams that survive, expand or die). A batch starts with one row per
  * sentence, in sentence order, fed bos; the rows of one sentence are always contiguous and the
@@ -32,16 +32,31 @@
 #include "nmt/model.h"
 #include "nmt/spm.h"
 
+/* One of a row's most probable next tokens. */
+typedef struct nmt_scored_token {
+    float logprob; /* natural log */
+    int32_t token; /* -1: no token (a list with fewer candidates than its length) */
+} nmt_scored_token;
+
+/* A row's top list of k tokens: best first, ties to the smaller token id, pad and bos never in it.
+ * Clear sets every entry to no token at -infinity; merge offers scores[0..n) of the tokens first ..
+ * first + n - 1 (NaN never enters). Built chunk by chunk, the list is that of the whole row. */
+void nmt_scored_clear(nmt_scored_token *best, int k);
+void nmt_scored_merge(nmt_scored_token *best, int k, const float *scores, int n, int32_t first);
+
 typedef struct nmt_decode_step {
     void *ctx;
     int vocab_size; /* V */
     int max_steps;  /* tokens a row can be fed, bos included (0 = no limit): a model with learned
                        positions has a table of this many; the search forces eos in time */
-    /* Advances `rows` rows by one token: tokens[rows] is each row's last token. Fills
-     * logprobs[rows, V] (natural log, each row normalised) and, when attention is not NULL,
-     * attention[rows, S] (S = the batch's source width given to the search) with each row's
-     * cross-attention weights. Returns 0, or -1 with the error set. */
-    int (*step)(void *ctx, int rows, const int32_t *tokens, float *logprobs, float *attention);
+    /* Advances `rows` rows by one token: tokens[rows] is each row's last token. Fills best[rows, k]
+     * with each row's top list of k (nmt_scored_merge's order, log-probabilities normalised over
+     * the whole vocabulary), eos_logprob[rows] with each row's eos log-probability (NaN when the
+     * row's scores were not finite), and, when attention is not NULL, attention[rows, S] (S = the
+     * batch's source width given to the search) with each row's cross-attention weights. The
+     * search asks for k = 1 (greedy) or 2K (beam K). Returns 0, or -1 with the error set. */
+    int (*step)(void *ctx, int rows, const int32_t *tokens, int k, nmt_scored_token *best, float *eos_logprob,
+                float *attention);
     /* There are `rows` new rows; new row r continues old row parents[r] (a row of the same
      * sentence: the parents of one sentence's rows stay within its old rows). */
     int (*reorder)(void *ctx, int rows, const int32_t *parents);

@@ -57,6 +57,10 @@ int nmt_incremental_start(nmt_incremental *inc, const int32_t *src, const int *s
 /* Feeds tokens[rows] (bos first) at the next position; fills logprobs[rows, V] and, when not
  * NULL, attention[rows, src_width]. */
 int nmt_incremental_step(nmt_incremental *inc, int rows, const int32_t *tokens, float *logprobs, float *attention);
+/* The same, returning instead each row's top list of k (decode.h) and eos log-probability: the
+ * output layer then runs in vocabulary chunks folded into them, never as a [rows, V] matrix. */
+int nmt_incremental_step_best(nmt_incremental *inc, int rows, const int32_t *tokens, int k, nmt_scored_token *best,
+                              float *eos_logprob, float *attention);
 /* New row r continues old row parents[r]. */
 int nmt_incremental_reorder(nmt_incremental *inc, int rows, const int32_t *parents);
 /* The search's view of this decoder (vocab_size and max_steps from the model). */

@@ -82,6 +82,18 @@ void nmt_softmax_rows(float *x, int rows, int n);
 /* In-place log-softmax of each row of n values (the decoder's log-probabilities). */
 void nmt_log_softmax_rows(float *x, int rows, int n);
 
+/* The log-sum-exp of a row of scores seen a chunk at a time (a decoder's output layer never holds
+ * a whole row): start from {-INFINITY, 0}; after each chunk, max is the largest score so far and
+ * sum the sum of exp(score - max) over the scores so far. A NaN score makes the value NaN. */
+typedef struct nmt_logsumexp {
+    float max, sum;
+} nmt_logsumexp;
+void nmt_logsumexp_add(nmt_logsumexp *s, const float *x, int n);
+float nmt_logsumexp_value(nmt_logsumexp s);
+
+/* The index of the first of x[0..n) greater than threshold, or n (NaNs are never greater). */
+int nmt_first_above(const float *x, int n, float threshold);
+
 /* Fused log-softmax and label-smoothed cross-entropy over rows of V logits, with the target
  * distribution q = (1 - smoothing) onehot(target) + smoothing / V (PyTorch's label_smoothing):
  * loss[r] = -sum_j q_j log p_j and nll[r] = -log p_target, each row's target in [0, V).

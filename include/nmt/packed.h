@@ -35,5 +35,9 @@ int nmt_packed_available(void);
 
 /* y[M, N] = x[M, K] W^T + bias[N] (bias may be NULL); x rows are K apart, y rows N apart. */
 void nmt_packed_linear(float *y, const float *x, const nmt_packed *p, const float *bias, int M);
+/* Columns first .. first + count - 1 of that product only (first a multiple of 32):
+ * y[M, count] = x W[first : first + count]^T + bias[first : first + count]. */
+void nmt_packed_linear_columns(float *y, const float *x, const nmt_packed *p, const float *bias, int M, int first,
+                               int count);
 
 #endif
