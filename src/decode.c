@@ -566,11 +566,18 @@ static int empty_translation(nmt_translation *out) {
     return 0;
 }
 
+/* Decoder positions a batch needs whose longest source has `pieces` pieces. */
+static int batch_steps(const nmt_translator *t, int pieces) {
+    const nmt_model_config *c = &t->model->config;
+    int steps = nmt_decode_max_length(&t->options, pieces) + 1;
+    return c->positions == NMT_POSITIONS_LEARNED && steps > c->max_positions ? c->max_positions : steps;
+}
+
 /* Decodes the sentences order[0 .. n) (sorted by length, all non-empty) as one batch on worker w. */
 static int translate_batch(const nmt_translator *t, translate_worker *w, const ordered *order, int n,
                            const int32_t *const *src, nmt_translation *out) {
     const int S = order[n - 1].length + 1, K = t->options.greedy ? 1 : t->options.beam_size;
-    int steps = 0;
+    const int steps = batch_steps(t, order[n - 1].length);
     for (int b = 0; b < n; b++) {
         const int len = order[b].length;
         int32_t *row = w->matrix + (size_t)b * (size_t)S;
@@ -579,11 +586,7 @@ static int translate_batch(const nmt_translator *t, translate_worker *w, const o
         for (int j = len + 1; j < S; j++) row[j] = NMT_PAD;
         w->tokens[b] = len + 1;
         w->pieces[b] = len;
-        int max_len = nmt_decode_max_length(&t->options, len);
-        if (max_len + 1 > steps) steps = max_len + 1;
     }
-    const nmt_model_config *c = &t->model->config;
-    if (c->positions == NMT_POSITIONS_LEARNED && steps > c->max_positions) steps = c->max_positions;
     if (nmt_incremental_start(w->decoder, w->matrix, w->tokens, n, S, n * K, steps) < 0) return -1;
     nmt_decode_step step = nmt_incremental_decode_step(w->decoder);
     if (nmt_search_run(w->search, &step, n, w->pieces, S, w->batch_out) < 0) return -1;
@@ -643,10 +646,14 @@ int nmt_translator_run(nmt_translator *t, int count, const int32_t *const *src, 
     /* Several batches: one per thread at a time, each on one core, which keeps every product
      * whole and the search's serial work off the other threads' path. One batch: all threads on it. */
     const int workers = run.batches < t->workers ? run.batches : t->workers;
+    /* Every buffer at the size of the run's largest batch at once, not grown batch by batch. */
+    const int largest = n < B ? n : B, K = t->options.greedy ? 1 : t->options.beam_size;
     for (int i = 0; i < workers; i++) {
         free(t->worker[i].matrix);
         t->worker[i].matrix = nmt_malloc((size_t)B * ((size_t)longest + 1) * sizeof(int32_t));
-        if (!t->worker[i].matrix) goto done;
+        if (!t->worker[i].matrix ||
+            nmt_incremental_reserve(t->worker[i].decoder, largest, longest + 1, largest * K, batch_steps(t, longest)) < 0)
+            goto done;
     }
     if (workers > 1) nmt_parallel_for(workers, translate_worker_task, &run);
     else translate_worker_task(&run, 0, 1);

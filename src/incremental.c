@@ -3,12 +3,14 @@
  * Shapes: B sentences, S source width, R live rows, P = max_steps cache positions, D, H, dh = D/H,
  * F, V, Ld decoder layers. Buffers only grow (to the largest batch seen), so steps allocate nothing.
  *   cross_kv[Ld, B*S, 2D]   each decoder layer's cross-attention k|v of the encoder output, one
- *                           [S, 2D] block per live sentence (renumbered as sentences finish)
- *   cache_k[l], cache_v[l]  [max_rows, P, D] self-attention keys and values of the fed positions,
- *                           one [P, D] block (a slot) per live row: row r's is slot[r]
+ *                           [S, 2D] block per sentence of the batch (finished ones are skipped)
+ *   cache_k[l], cache_v[l]  [P, max_rows, D] self-attention keys and values of the fed positions:
+ *                           position t of row r is at [t, slot[r]], so a step's appends are one
+ *                           block and the pages touched grow with the positions actually fed
  *   history[max_rows, P]    the tokens fed to each row (uncached mode replays them)
  * Rows are contiguous per sentence (decode.h), so a sentence's rows are the queries of one
- * cross-attention over its block, and sentences with as many rows each make one batched call.
+ * cross-attention over its block, and sentences with as many rows each make one batched call
+ * (reaching their blocks through a list of sentence ids, so nothing moves when a sentence ends).
  * A reorder moves no cache data for a row that continues its parent alone or first: it takes over
  * the parent's slot. Only a second (third, ...) child of a parent gets a free slot and a copy of
  * the fed part; in beam search about a third of the rows are such forks.
@@ -51,8 +53,10 @@ enum { OUTPUT_COLUMNS = 256 }; /* vocabulary entries per chunk of the fused outp
 /* Every buffer, so that reserve and free walk one list. */
 enum {
     BUF_SRC_LEN,   /* int32 [B] source tokens (pieces + eos) */
-    BUF_SENTENCE,  /* int [max_rows]: the sentence of each live row */
+    BUF_SENTENCE,  /* int [max_rows]: the sentence (its index in the batch) of each live row */
     BUF_SENTENCE_SPARE,
+    BUF_GROUP,     /* int32 [B]: the sentences of one cross-attention call */
+    BUF_GROUP_LEN, /* int32 [B]: their source tokens */
     BUF_HISTORY,   /* int32 [max_rows, P] */
     BUF_HISTORY_SPARE,
     BUF_CROSS_KV,  /* [Ld, B*S, 2D] */
@@ -220,7 +224,7 @@ static void linear(const nmt_incremental *inc, float *y, const float *x, const n
 }
 
 /* Sizes every buffer for a batch and prepares the position table for n positions. */
-static int reserve(nmt_incremental *inc, int batch, int width, int max_rows, int max_steps) {
+int nmt_incremental_reserve(nmt_incremental *inc, int batch, int width, int max_rows, int max_steps) {
     const size_t D = (size_t)inc->D, bs = (size_t)batch * (size_t)width, rows = (size_t)max_rows;
     const size_t m = bs > rows ? bs : rows, steps = (size_t)max_steps;
     const size_t keys = steps > (size_t)width ? steps : (size_t)width;
@@ -236,6 +240,7 @@ static int reserve(nmt_incremental *inc, int batch, int width, int max_rows, int
         size_t count, size;
     } sizes[] = {
         {BUF_SRC_LEN, (size_t)batch, i32},   {BUF_SENTENCE, rows, sizeof(int)},   {BUF_SENTENCE_SPARE, rows, sizeof(int)},
+        {BUF_GROUP, (size_t)batch, i32},     {BUF_GROUP_LEN, (size_t)batch, i32},
         {BUF_HISTORY, rows * steps, i32},    {BUF_HISTORY_SPARE, rows * steps, i32}, {BUF_CROSS_KV, cross, f},
         {BUF_SLOT, rows, i32},               {BUF_SLOT_SPARE, rows, i32},          {BUF_SLOT_TAKEN, rows, 1},
         {BUF_X, m * D, f},                   {BUF_NORMED, m * D, f},
@@ -368,31 +373,32 @@ static void encode(nmt_incremental *inc, const int32_t *src) {
 
 /* Cross-attention of the R rows (queries in BUF_QKV[R, D]) over their sentences' encoder output.
  * Sentences with the same number of rows n form one kernel call: a batch of sentences with n
- * queries each (the live sentences' keys and values are kept contiguous, see reorder). With
+ * queries each, whose key and value blocks the call finds through their sentence ids. With
  * `attention`, the weights averaged over heads. */
 static void cross_attention(nmt_incremental *inc, int l, float *attention) {
     const int D = inc->D, S = inc->width, H = inc->H, R = inc->rows;
     const int *sentence = BUF(inc, BUF_SENTENCE, int);
     const int32_t *src_len = BUF(inc, BUF_SRC_LEN, int32_t);
+    int32_t *group = BUF(inc, BUF_GROUP, int32_t), *group_len = BUF(inc, BUF_GROUP_LEN, int32_t);
     float *q = BUF(inc, BUF_QKV, float), *ctx = BUF(inc, BUF_CTX, float), *w = BUF(inc, BUF_WEIGHTS, float);
     float *kv = BUF(inc, BUF_CROSS_KV, float) + (size_t)l * (size_t)inc->batch * (size_t)S * 2 * (size_t)D;
-    for (int first = 0, last; first < R; first = last) {
-        /* The group: sentence b = sentence[first] with its n rows, and the sentences after it that
-         * have n rows too (their ids follow on: the live sentences are numbered in row order). */
-        const int b = sentence[first];
-        int n = 1, count = 1;
-        while (first + n < R && sentence[first + n] == b) n++;
-        last = first + n;
-        while (last + n <= R && sentence[last + n - 1] == b + count && (last + n == R || sentence[last + n] != b + count)) {
-            count++;
+    for (int first = 0, last = 0; first < R; first = last) {
+        /* The group: the sentence of row `first` with its n rows, and the sentences after it that
+         * have exactly n rows too. */
+        int n = 1, count = 0;
+        while (first + n < R && sentence[first + n] == sentence[first]) n++;
+        while (last + n <= R && sentence[last + n - 1] == sentence[last] &&
+               (last + n == R || sentence[last + n] != sentence[last])) {
+            group[count] = sentence[last];
+            group_len[count++] = src_len[sentence[last]];
             last += n;
         }
         const nmt_attention_dims dims = {.batch = count, .heads = H, .head_dim = inc->dh, .q_len = n, .k_len = S,
-                                         .k_lengths = src_len + b, .scale = inc->scale};
-        float *keys = kv + (size_t)b * (size_t)S * 2 * (size_t)D;
+                                         .k_lengths = group_len, .scale = inc->scale};
         const long q_stride = (long)n * D, kv_stride = 2L * S * D;
+        const nmt_heads keys = {kv, kv_stride, 2L * D, group}, values = {kv + D, kv_stride, 2L * D, group};
         nmt_attention_forward(heads(ctx + (size_t)first * D, q_stride, D), w, heads(q + (size_t)first * D, q_stride, D),
-                              heads(keys, kv_stride, 2L * D), heads(keys + D, kv_stride, 2L * D), &dims);
+                              keys, values, &dims);
         if (!attention) continue;
         /* w[count, H, n, S] -> attention[row, :] = the mean over heads. */
         for (int r = first; r < last; r++) {
@@ -503,11 +509,11 @@ static void decode_position(nmt_incremental *inc, int t, const step_output *out)
         linear(inc, qkv, in, &w[W_QKV], layer->self_attn.q_bias, R);
         rope(inc, R);
         for (int r = 0; r < R; r++) {
-            size_t at = ((size_t)slot[r] * (size_t)P + (size_t)t) * (size_t)D;
+            size_t at = ((size_t)t * (size_t)inc->max_rows + (size_t)slot[r]) * (size_t)D;
             memcpy(ck + at, qkv + (size_t)r * 3 * D + D, (size_t)D * sizeof(float));
             memcpy(cv + at, qkv + (size_t)r * 3 * D + 2 * D, (size_t)D * sizeof(float));
         }
-        const nmt_heads keys = {ck, (long)P * D, D, slot}, values = {cv, (long)P * D, D, slot};
+        const nmt_heads keys = {ck, D, (long)inc->max_rows * D, slot}, values = {cv, D, (long)inc->max_rows * D, slot};
         nmt_attention_forward(heads(ctx, D, D), BUF(inc, BUF_WEIGHTS, float), heads(qkv, 3L * D, 3L * D), keys,
                               values, &self);
         linear(inc, BUF(inc, BUF_DELTA, float), ctx, &w[W_O], layer->self_attn.o_bias, R);
@@ -545,7 +551,7 @@ int nmt_incremental_start(nmt_incremental *inc, const int32_t *src, const int *s
     for (int b = 0; b < batch; b++)
         if (src_lengths[b] < 1 || src_lengths[b] > src_width)
             return nmt_error_set("decoder: sentence %d has %d source tokens (width %d)", b, src_lengths[b], src_width);
-    if (reserve(inc, batch, src_width, max_rows, max_steps) < 0) return -1;
+    if (nmt_incremental_reserve(inc, batch, src_width, max_rows, max_steps) < 0) return -1;
     inc->batch = batch;
     inc->width = src_width;
     inc->rows = batch;
@@ -608,37 +614,12 @@ static void swap_buffers(buffer *a, buffer *b) {
     *b = t;
 }
 
-/* Renumbers the live sentences 0, 1, ... in row order and moves their cross-attention keys and
- * values (and source lengths) down to match, so that the live sentences' blocks stay contiguous.
- * A sentence only moves to a lower (or its own) index, and in increasing order, so no block is
- * overwritten before it has moved. */
-static void compact_sentences(nmt_incremental *inc) {
-    int *sentence = BUF(inc, BUF_SENTENCE, int);
-    int32_t *src_len = BUF(inc, BUF_SRC_LEN, int32_t);
-    float *kv = BUF(inc, BUF_CROSS_KV, float);
-    const size_t block = (size_t)inc->width * 2 * (size_t)inc->D, layer = (size_t)inc->batch * block;
-    int live = -1, old = -1;
-    for (int r = 0; r < inc->rows; r++) {
-        if (sentence[r] != old) {
-            old = sentence[r];
-            live++;
-            if (old != live) {
-                src_len[live] = src_len[old];
-                for (int l = 0; l < inc->layers; l++)
-                    memmove(kv + (size_t)l * layer + (size_t)live * block, kv + (size_t)l * layer + (size_t)old * block,
-                            block * sizeof(float));
-            }
-        }
-        sentence[r] = live;
-    }
-}
-
 /* Gives row r of the reordered rows its cache slot: the parent's own for the parent's first child,
  * a free slot holding a copy of the parent's fed keys and values for every later one. The copies
  * read only slots that first children keep, and write only slots nobody keeps, so no copy reads
  * what another has written. */
 static void reorder_slots(nmt_incremental *inc, int rows, const int32_t *parents) {
-    const size_t P = (size_t)inc->max_steps, D = (size_t)inc->D, fed = (size_t)inc->fed;
+    const size_t rows_stride = (size_t)inc->max_rows, D = (size_t)inc->D, fed = (size_t)inc->fed;
     const int32_t *slot = BUF(inc, BUF_SLOT, int32_t);
     int32_t *next = BUF(inc, BUF_SLOT_SPARE, int32_t);
     unsigned char *taken = BUF(inc, BUF_SLOT_TAKEN, unsigned char);
@@ -654,10 +635,12 @@ static void reorder_slots(nmt_incremental *inc, int rows, const int32_t *parents
         while (taken[free_slot]) free_slot++;
         taken[free_slot] = 1;
         next[r] = free_slot;
-        const size_t from = (size_t)slot[parents[r]] * P * D, to = (size_t)free_slot * P * D;
-        for (int l = 0; l < inc->layers; l++) {
-            memcpy((float *)inc->cache_k[l].data + to, (float *)inc->cache_k[l].data + from, fed * D * sizeof(float));
-            memcpy((float *)inc->cache_v[l].data + to, (float *)inc->cache_v[l].data + from, fed * D * sizeof(float));
+        for (size_t t = 0; t < fed; t++) {
+            const size_t from = (t * rows_stride + (size_t)slot[parents[r]]) * D, to = (t * rows_stride + (size_t)free_slot) * D;
+            for (int l = 0; l < inc->layers; l++) {
+                memcpy((float *)inc->cache_k[l].data + to, (float *)inc->cache_k[l].data + from, D * sizeof(float));
+                memcpy((float *)inc->cache_v[l].data + to, (float *)inc->cache_v[l].data + from, D * sizeof(float));
+            }
         }
     }
     swap_buffers(&inc->buf[BUF_SLOT_SPARE], &inc->buf[BUF_SLOT]);
@@ -675,7 +658,6 @@ int nmt_incremental_reorder(nmt_incremental *inc, int rows, const int32_t *paren
     gather_rows(inc->buf[BUF_SENTENCE_SPARE].data, inc->buf[BUF_SENTENCE].data, parents, rows, 1, 1, sizeof(int));
     swap_buffers(&inc->buf[BUF_SENTENCE_SPARE], &inc->buf[BUF_SENTENCE]);
     inc->rows = rows;
-    compact_sentences(inc);
     return 0;
 }
 

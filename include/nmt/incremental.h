@@ -49,6 +49,10 @@ void nmt_incremental_set_cached(nmt_incremental *inc, int cached);
 /* 1: every matrix product one row at a time (for tests); 0 (default): batched products. */
 void nmt_incremental_set_row_invariant(nmt_incremental *inc, int on);
 
+/* Sizes the buffers for batches of up to this shape (the arguments of nmt_incremental_start), so
+ * that starting them allocates nothing and touches no fresh memory beyond what they use. Buffers
+ * only grow; nmt_incremental_start reserves what it needs by itself. */
+int nmt_incremental_reserve(nmt_incremental *inc, int batch, int src_width, int max_rows, int max_steps);
 /* Encodes src[batch, src_width] (each row pieces + eos, padded with pad; src_lengths[b] = pieces +
  * eos, >= 1) and primes one decoder row per sentence. Up to max_rows rows will be live at once and
  * up to max_steps tokens fed to each (both size the cache). */
