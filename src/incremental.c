@@ -42,7 +42,7 @@ static int buffer_reserve(buffer *b, size_t count, size_t size, const char *what
     if (grown < bytes) grown = bytes;
     free(b->data);
     b->cap = 0;
-    b->data = nmt_malloc(grown);
+    b->data = nmt_malloc_huge(grown);
     if (!b->data) return -1;
     b->cap = grown;
     return 0;

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 
 static _Thread_local char error_message[2048];
@@ -77,6 +78,22 @@ void *nmt_malloc_aligned(size_t size) {
     }
     void *p = aligned_alloc(64, rounded ? rounded : 64);
     if (!p) nmt_error_set("out of memory: %zu bytes", size);
+    return p;
+}
+
+void *nmt_malloc_huge(size_t size) {
+    enum { HUGE_PAGE = 2 << 20 };
+    if (size < 2 * HUGE_PAGE) return nmt_malloc_aligned(size);
+    if (alloc_should_fail(size)) return NULL;
+    size_t rounded = (size + HUGE_PAGE - 1) & ~(size_t)(HUGE_PAGE - 1);
+    void *p = rounded < size ? NULL : aligned_alloc(HUGE_PAGE, rounded);
+    if (!p) {
+        nmt_error_set("out of memory: %zu bytes", size);
+        return NULL;
+    }
+#ifdef MADV_HUGEPAGE
+    madvise(p, rounded, MADV_HUGEPAGE); /* advice only: without it, ordinary pages */
+#endif
     return p;
 }
 

@@ -37,6 +37,10 @@ void nmt_error_clear(void);
 void *nmt_malloc(size_t size);
 /* The same, 64-byte aligned (a cache line: vector loads never straddle two); free() releases it. */
 void *nmt_malloc_aligned(size_t size);
+/* The same for big buffers that are read all over (a decoder's caches): from 4 MiB up, aligned to
+ * and backed by 2 MiB pages where the kernel allows, so that touching it costs few page faults and
+ * TLB entries. free() releases it. */
+void *nmt_malloc_huge(size_t size);
 void *nmt_calloc(size_t count, size_t size);
 void *nmt_realloc(void *ptr, size_t size);
 char *nmt_strdup(const char *s);
