@@ -35,6 +35,7 @@ nmt_decode_options nmt_decode_options_default(void) {
         .max_length_ratio = 2.0,
         .attention = 0,
         .batch_size = 64,
+        .precision = NMT_PRECISION_FP32,
     };
 }
 
@@ -527,7 +528,7 @@ int nmt_translator_create(nmt_translator **out, const nmt_model *model, const nm
     t->options = *options;
     const int workers = nmt_kernels_threads(), B = options->batch_size;
     t->worker = nmt_calloc((size_t)workers, sizeof *t->worker);
-    if (!t->worker || nmt_incremental_weights_create(&t->weights, model) < 0) goto fail;
+    if (!t->worker || nmt_incremental_weights_create(&t->weights, model, options->precision) < 0) goto fail;
     t->workers = workers;
     for (int i = 0; i < workers; i++) {
         translate_worker *w = &t->worker[i];

@@ -73,6 +73,7 @@ enum {
     BUF_RSTD,      /* [M] */
     BUF_WEIGHTS,   /* attention weights: [B, H, S, S] or [R, H, max(P, S)] */
     BUF_LOGITS,    /* [max_rows, OUTPUT_COLUMNS] one chunk of the output layer */
+    BUF_PAIRS,     /* uint32 [M, ceil(max(D, F) / 2)]: a product's x in bf16 pairs (bf16 weights only) */
     BUF_LSE,       /* nmt_logsumexp [max_rows] */
     BUF_POS,       /* int32 [M] positions of the rows being computed */
     BUF_TOKENS,    /* int32 [M] tokens being embedded */
@@ -119,7 +120,7 @@ void nmt_incremental_weights_free(nmt_incremental_weights *w) {
     free(w);
 }
 
-int nmt_incremental_weights_create(nmt_incremental_weights **out, const nmt_model *model) {
+int nmt_incremental_weights_create(nmt_incremental_weights **out, const nmt_model *model, nmt_precision precision) {
     *out = NULL;
     const nmt_model_config *c = &model->config;
     if (nmt_model_config_check(c) < 0) return -1;
@@ -134,25 +135,25 @@ int nmt_incremental_weights_create(nmt_incremental_weights **out, const nmt_mode
         const nmt_encoder_layer_params *e = &model->p.encoder[l];
         nmt_packed *pk = w->encoder + (size_t)l * W_PER_LAYER;
         /* q, k and v weights are consecutive: one [3D, D] matrix. */
-        if (nmt_packed_init(&pk[W_QKV], e->self_attn.q_weight, 3 * D, D) < 0 ||
-            nmt_packed_init(&pk[W_O], e->self_attn.o_weight, D, D) < 0 ||
-            nmt_packed_init(&pk[W_FC1], e->ffn.fc1_weight, F, D) < 0 ||
-            nmt_packed_init(&pk[W_FC2], e->ffn.fc2_weight, D, F) < 0)
+        if (nmt_packed_init(&pk[W_QKV], e->self_attn.q_weight, 3 * D, D, precision) < 0 ||
+            nmt_packed_init(&pk[W_O], e->self_attn.o_weight, D, D, precision) < 0 ||
+            nmt_packed_init(&pk[W_FC1], e->ffn.fc1_weight, F, D, precision) < 0 ||
+            nmt_packed_init(&pk[W_FC2], e->ffn.fc2_weight, D, F, precision) < 0)
             goto fail;
     }
     for (int l = 0; l < c->decoder_layers; l++) {
         const nmt_decoder_layer_params *d = &model->p.decoder[l];
         nmt_packed *pk = w->decoder + (size_t)l * W_PER_LAYER;
-        if (nmt_packed_init(&pk[W_QKV], d->self_attn.q_weight, 3 * D, D) < 0 ||
-            nmt_packed_init(&pk[W_O], d->self_attn.o_weight, D, D) < 0 ||
-            nmt_packed_init(&pk[W_FC1], d->ffn.fc1_weight, F, D) < 0 ||
-            nmt_packed_init(&pk[W_FC2], d->ffn.fc2_weight, D, F) < 0 ||
-            nmt_packed_init(&pk[W_CROSS_Q], d->cross_attn.q_weight, D, D) < 0 ||
-            nmt_packed_init(&pk[W_CROSS_KV], d->cross_attn.k_weight, 2 * D, D) < 0 ||
-            nmt_packed_init(&pk[W_CROSS_O], d->cross_attn.o_weight, D, D) < 0)
+        if (nmt_packed_init(&pk[W_QKV], d->self_attn.q_weight, 3 * D, D, precision) < 0 ||
+            nmt_packed_init(&pk[W_O], d->self_attn.o_weight, D, D, precision) < 0 ||
+            nmt_packed_init(&pk[W_FC1], d->ffn.fc1_weight, F, D, precision) < 0 ||
+            nmt_packed_init(&pk[W_FC2], d->ffn.fc2_weight, D, F, precision) < 0 ||
+            nmt_packed_init(&pk[W_CROSS_Q], d->cross_attn.q_weight, D, D, precision) < 0 ||
+            nmt_packed_init(&pk[W_CROSS_KV], d->cross_attn.k_weight, 2 * D, D, precision) < 0 ||
+            nmt_packed_init(&pk[W_CROSS_O], d->cross_attn.o_weight, D, D, precision) < 0)
             goto fail;
     }
-    if (nmt_packed_init(&w->output, model->p.output, c->vocab_size, D) < 0) goto fail;
+    if (nmt_packed_init(&w->output, model->p.output, c->vocab_size, D, precision) < 0) goto fail;
     *out = w;
     return 0;
 fail:
@@ -162,7 +163,7 @@ fail:
 
 int nmt_incremental_create(nmt_incremental **out, const nmt_model *model) {
     nmt_incremental_weights *w;
-    if (nmt_incremental_weights_create(&w, model) < 0) return -1;
+    if (nmt_incremental_weights_create(&w, model, NMT_PRECISION_FP32) < 0) return -1;
     if (nmt_incremental_create_shared(out, w) < 0) {
         nmt_incremental_weights_free(w);
         return -1;
@@ -216,11 +217,13 @@ void nmt_incremental_set_row_invariant(nmt_incremental *inc, int on) { inc->row_
 
 /* y[M,N] = x[M,K] w^T + b, as one product or (row_invariant) one product per row. */
 static void linear(const nmt_incremental *inc, float *y, const float *x, const nmt_packed *w, const float *b, int M) {
+    uint32_t *scratch = BUF(inc, BUF_PAIRS, uint32_t);
     if (!inc->row_invariant || nmt_packed_fast(w)) {
-        nmt_packed_linear(y, x, w, b, M);
+        nmt_packed_linear(y, x, w, b, M, scratch);
         return;
     }
-    for (int r = 0; r < M; r++) nmt_packed_linear(y + (size_t)r * (size_t)w->N, x + (size_t)r * (size_t)w->K, w, b, 1);
+    for (int r = 0; r < M; r++)
+        nmt_packed_linear(y + (size_t)r * (size_t)w->N, x + (size_t)r * (size_t)w->K, w, b, 1, scratch);
 }
 
 /* Sizes every buffer for a batch and prepares the position table for n positions. */
@@ -249,6 +252,7 @@ int nmt_incremental_reserve(nmt_incremental *inc, int batch, int width, int max_
         {BUF_WEIGHTS, enc_weights > dec_weights ? enc_weights : dec_weights, f},
         {BUF_POS, m, i32},                   {BUF_TOKENS, m, i32},
         {BUF_LOGITS, rows * OUTPUT_COLUMNS, f}, {BUF_LSE, rows, sizeof(nmt_logsumexp)},
+        {BUF_PAIRS, inc->w->output.pairs ? m * (size_t)(((inc->F > inc->D ? inc->F : inc->D) + 1) / 2) : 0, sizeof(uint32_t)},
     };
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
         if (buffer_reserve(&inc->buf[sizes[i].id], sizes[i].count, sizes[i].size, "decoder buffer") < 0) return -1;
@@ -439,13 +443,16 @@ static void output_best_rows(const output_task *o, int first, int n) {
     nmt_logsumexp *lse = BUF(inc, BUF_LSE, nmt_logsumexp) + first;
     nmt_scored_token *best = o->out->best + (size_t)first * (size_t)k;
     float *eos = o->out->eos + first;
+    const float *x = o->x + (size_t)first * (size_t)D;
+    uint32_t *pairs = BUF(inc, BUF_PAIRS, uint32_t) + nmt_packed_scratch(&inc->w->output, first);
+    nmt_packed_to_pairs(&inc->w->output, pairs, x, n);
     for (int r = 0; r < n; r++) {
         lse[r] = (nmt_logsumexp){-INFINITY, 0.0f};
         nmt_scored_clear(best + (size_t)r * (size_t)k, k);
     }
     for (int c = 0; c < V; c += OUTPUT_COLUMNS) {
         const int cols = V - c < OUTPUT_COLUMNS ? V - c : OUTPUT_COLUMNS;
-        nmt_packed_linear_columns(logits, o->x + (size_t)first * (size_t)D, &inc->w->output, NULL, n, c, cols);
+        nmt_packed_linear_columns(logits, x, pairs, &inc->w->output, NULL, n, c, cols);
         for (int r = 0; r < n; r++) {
             const float *row = logits + (size_t)r * (size_t)cols;
             nmt_logsumexp_add(&lse[r], row, cols);

@@ -22,42 +22,65 @@ enum { PANEL = 32, TILE_ROWS = 12 };
 #define PACKED_X86 0
 #endif
 
-int nmt_packed_available(void) {
+int nmt_packed_available(nmt_precision precision) {
 #if PACKED_X86
     const char *env = getenv("NMT_PACKED");
     if (env && strcmp(env, "0") == 0) return 0;
-    return __builtin_cpu_supports("avx512f");
+    return __builtin_cpu_supports("avx512f") && (precision == NMT_PRECISION_FP32 || __builtin_cpu_supports("avx512bf16"));
 #else
+    (void)precision;
     return 0;
 #endif
 }
 
-int nmt_packed_init(nmt_packed *p, const float *weight, int N, int K) {
+/* x rounded to the nearest bfloat16, ties to even, as VCVTNE2PS2BF16 rounds (subnormals to zero). */
+static uint32_t bf16_bits(float x) {
+    uint32_t u;
+    memcpy(&u, &x, sizeof u);
+    if ((u & 0x7f800000u) == 0) return (u >> 16) & 0x8000u;
+    if ((u & 0x7fffffffu) > 0x7f800000u) return (u >> 16) | 0x40u; /* NaN stays a (quiet) NaN */
+    return (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
+}
+
+int nmt_packed_init(nmt_packed *p, const float *weight, int N, int K, nmt_precision precision) {
     *p = (nmt_packed){.weight = weight, .N = N, .K = K};
     if (N < 1 || K < 1) return nmt_error_set("packed matrix of %d x %d", N, K);
-    if (!nmt_packed_available()) return 0;
+    if (precision == NMT_PRECISION_BF16 && !nmt_packed_available(NMT_PRECISION_BF16))
+        return nmt_error_set("bf16 products need a CPU with AVX512_BF16 (and NMT_PACKED not set to 0)");
+    if (!nmt_packed_available(NMT_PRECISION_FP32)) return 0;
     const size_t panels = ((size_t)N + PANEL - 1) / PANEL;
-    size_t floats = 0;
-    if (nmt_size_mul(panels * PANEL, (size_t)K, &floats, "packed matrix") < 0) return -1;
-    p->panels = nmt_malloc_aligned(floats * sizeof(float));
-    if (!p->panels) return -1;
-    for (size_t j = 0; j < panels; j++) {
-        float *panel = p->panels + j * (size_t)K * PANEL;
-        for (int k = 0; k < K; k++)
-            for (int c = 0; c < PANEL; c++) {
-                size_t n = j * PANEL + (size_t)c;
-                panel[(size_t)k * PANEL + (size_t)c] = n < (size_t)N ? weight[n * (size_t)K + (size_t)k] : 0.0f;
+    const size_t depth = precision == NMT_PRECISION_BF16 ? ((size_t)K + 1) / 2 : (size_t)K; /* rows per panel */
+    size_t cells = 0;
+    if (nmt_size_mul(panels * PANEL, depth, &cells, "packed matrix") < 0) return -1;
+    void *data = nmt_malloc_aligned(cells * sizeof(float));
+    if (!data) return -1;
+    if (precision == NMT_PRECISION_BF16) p->pairs = data;
+    else p->panels = data;
+    /* Row n of the weight is column c of panel j; reading it whole keeps the source sequential. */
+    for (size_t n = 0; n < panels * PANEL; n++) {
+        const size_t j = n / PANEL, c = n % PANEL;
+        const float *w = n < (size_t)N ? weight + n * (size_t)K : NULL;
+        for (size_t d = 0; d < depth; d++) {
+            const size_t at = (j * depth + d) * PANEL + c;
+            if (p->pairs) {
+                const float even = w ? w[2 * d] : 0.0f, odd = w && 2 * d + 1 < (size_t)K ? w[2 * d + 1] : 0.0f;
+                p->pairs[at] = bf16_bits(even) | bf16_bits(odd) << 16;
+            } else {
+                p->panels[at] = w ? w[d] : 0.0f;
             }
+        }
     }
     return 0;
 }
 
 void nmt_packed_free(nmt_packed *p) {
     free(p->panels);
+    free(p->pairs);
     p->panels = NULL;
+    p->pairs = NULL;
 }
 
-int nmt_packed_fast(const nmt_packed *p) { return p->panels != NULL; }
+int nmt_packed_fast(const nmt_packed *p) { return p->panels != NULL || p->pairs != NULL; }
 
 #if PACKED_X86
 /* y[rows, cols] = x[rows, K] panel^T (+ bias), y rows ldy apart, rows <= 12, cols <= 32; `rows` is
@@ -91,6 +114,62 @@ __attribute__((target("avx512f"), always_inline)) static inline void tile(int ro
     }
 }
 
+/* dst[0 .. ceil(n/2)) = x[0 .. n) as bf16 pairs, an odd n padded with 0. */
+__attribute__((target("avx512f,avx512bf16"))) static void to_bf16_pairs(uint32_t *dst, const float *x, int n) {
+    for (int j = 0; j < n; j += 32) {
+        const int m = n - j, pairs = m >= 32 ? 16 : (m + 1) / 2;
+        const __mmask16 lo = (__mmask16)(m >= 16 ? 0xffff : (1u << m) - 1),
+                        hi = (__mmask16)(m >= 32 ? 0xffff : m <= 16 ? 0 : (1u << (m - 16)) - 1);
+        const __m512 a = _mm512_maskz_loadu_ps(lo, x + j), b = _mm512_maskz_loadu_ps(hi, x + j + 16);
+        _mm512_mask_storeu_epi32(dst + j / 2, (__mmask16)((1u << pairs) - 1), (__m512i)_mm512_cvtne2ps_pbh(b, a));
+    }
+}
+
+/* tile() in bf16 on x already in pairs (rows `pair_stride` apart): per pair of k, one dot-product
+ * instruction per 16 columns adds both products. */
+__attribute__((target("avx512f,avx512bf16"), always_inline)) static inline void
+tile_bf16(int rows, const uint32_t *x, int pair_stride, int pairs, const uint32_t *panel, const float *bias, float *y,
+          int ldy, int cols) {
+    const __mmask16 lo = (__mmask16)(cols >= 16 ? 0xffff : (1u << cols) - 1),
+                    hi = (__mmask16)(cols >= 32 ? 0xffff : cols <= 16 ? 0 : (1u << (cols - 16)) - 1);
+    __m512 acc[TILE_ROWS][2];
+    const __m512 b0 = bias ? _mm512_maskz_loadu_ps(lo, bias) : _mm512_setzero_ps(),
+                 b1 = bias ? _mm512_maskz_loadu_ps(hi, bias + 16) : _mm512_setzero_ps();
+#pragma GCC unroll 12
+    for (int i = 0; i < rows; i++) {
+        acc[i][0] = b0;
+        acc[i][1] = b1;
+    }
+    for (int d = 0; d < pairs; d++) {
+        const __m512bh w0 = (__m512bh)_mm512_load_si512((const void *)(panel + (size_t)d * PANEL)),
+                       w1 = (__m512bh)_mm512_load_si512((const void *)(panel + (size_t)d * PANEL + 16));
+#pragma GCC unroll 12
+        for (int i = 0; i < rows; i++) {
+            const __m512bh a = (__m512bh)_mm512_set1_epi32((int)x[(size_t)i * (size_t)pair_stride + (size_t)d]);
+            acc[i][0] = _mm512_dpbf16_ps(acc[i][0], a, w0);
+            acc[i][1] = _mm512_dpbf16_ps(acc[i][1], a, w1);
+        }
+    }
+#pragma GCC unroll 12
+    for (int i = 0; i < rows; i++) {
+        _mm512_mask_storeu_ps(y + (size_t)i * (size_t)ldy, lo, acc[i][0]);
+        _mm512_mask_storeu_ps(y + (size_t)i * (size_t)ldy + 16, hi, acc[i][1]);
+    }
+}
+
+__attribute__((target("avx512f,avx512bf16"))) static void tile_rows_bf16(int rows, const uint32_t *x, int pairs,
+                                                                         const uint32_t *panel, const float *bias,
+                                                                         float *y, int ldy, int cols) {
+    switch (rows) {
+#define TILE_CASE(r) \
+    case r: tile_bf16(r, x, pairs, pairs, panel, bias, y, ldy, cols); break;
+        TILE_CASE(1) TILE_CASE(2) TILE_CASE(3) TILE_CASE(4) TILE_CASE(5) TILE_CASE(6)
+        TILE_CASE(7) TILE_CASE(8) TILE_CASE(9) TILE_CASE(10) TILE_CASE(11) TILE_CASE(12)
+#undef TILE_CASE
+    default: break;
+    }
+}
+
 /* One specialisation per row count, so that each keeps its accumulators in registers. */
 __attribute__((target("avx512f"))) static void tile_rows(int rows, const float *x, int K, const float *panel,
                                                          const float *bias, float *y, int ldy, int cols) {
@@ -108,6 +187,7 @@ __attribute__((target("avx512f"))) static void tile_rows(int rows, const float *
 typedef struct product {
     float *y;             /* [M, count] */
     const float *x, *bias;
+    const uint32_t *x_pairs; /* bf16: x as pairs, [M, ceil(K/2)] */
     const nmt_packed *p;
     int M, first, count;  /* columns first .. first + count - 1 */
 } product;
@@ -116,31 +196,66 @@ static void product_panels(void *ctx, long begin, long end) {
 #if PACKED_X86
     const product *t = ctx;
     const int K = t->p->K, first_panel = t->first / PANEL;
+    const size_t pair_rows = ((size_t)K + 1) / 2;
     for (long j = begin; j < end; j++) {
-        const float *panel = t->p->panels + (size_t)(first_panel + j) * (size_t)K * PANEL;
+        const size_t panel = (size_t)(first_panel + j);
         const int column = (int)j * PANEL, cols = t->count - column < PANEL ? t->count - column : PANEL;
         const float *bias = t->bias ? t->bias + t->first + column : NULL;
-        for (int m = 0; m < t->M; m += TILE_ROWS)
-            tile_rows(t->M - m < TILE_ROWS ? t->M - m : TILE_ROWS, t->x + (size_t)m * (size_t)K, K, panel, bias,
-                      t->y + (size_t)m * (size_t)t->count + (size_t)column, t->count, cols);
+        for (int m = 0; m < t->M; m += TILE_ROWS) {
+            const int rows = t->M - m < TILE_ROWS ? t->M - m : TILE_ROWS;
+            float *y = t->y + (size_t)m * (size_t)t->count + (size_t)column;
+            if (t->p->pairs)
+                tile_rows_bf16(rows, t->x_pairs + (size_t)m * pair_rows, (int)pair_rows,
+                               t->p->pairs + panel * pair_rows * PANEL, bias, y, t->count, cols);
+            else
+                tile_rows(rows, t->x + (size_t)m * (size_t)K, K, t->p->panels + panel * (size_t)K * PANEL, bias, y,
+                          t->count, cols);
+        }
     }
 #else
     (void)ctx, (void)begin, (void)end;
 #endif
 }
 
-void nmt_packed_linear_columns(float *y, const float *x, const nmt_packed *p, const float *bias, int M, int first,
-                               int count) {
+size_t nmt_packed_scratch(const nmt_packed *p, int M) {
+    return p->pairs && M > 0 ? (size_t)M * (((size_t)p->K + 1) / 2) : 0;
+}
+
+typedef struct conversion {
+    uint32_t *pairs;
+    const float *x;
+    int K;
+} conversion;
+
+static void convert_rows(void *ctx, long begin, long end) {
+#if PACKED_X86
+    const conversion *c = ctx;
+    const size_t stride = ((size_t)c->K + 1) / 2;
+    for (long r = begin; r < end; r++) to_bf16_pairs(c->pairs + (size_t)r * stride, c->x + (size_t)r * (size_t)c->K, c->K);
+#else
+    (void)ctx, (void)begin, (void)end;
+#endif
+}
+
+void nmt_packed_to_pairs(const nmt_packed *p, uint32_t *pairs, const float *x, int M) {
+    if (!p->pairs || M < 1) return;
+    conversion c = {pairs, x, p->K};
+    nmt_parallel_work(M, p->K, convert_rows, &c);
+}
+
+void nmt_packed_linear_columns(float *y, const float *x, const uint32_t *x_pairs, const nmt_packed *p,
+                               const float *bias, int M, int first, int count) {
     if (M < 1 || count < 1) return;
-    if (!p->panels) {
+    if (!nmt_packed_fast(p)) {
         nmt_linear_forward(y, x, p->weight + (size_t)first * (size_t)p->K, bias ? bias + first : NULL, M, p->K, count);
         return;
     }
-    product t = {y, x, bias, p, M, first, count};
+    product t = {y, x, bias, x_pairs, p, M, first, count};
     const long panels = (count + PANEL - 1) / PANEL;
     nmt_parallel_work(panels, (long)M * p->K * PANEL, product_panels, &t);
 }
 
-void nmt_packed_linear(float *y, const float *x, const nmt_packed *p, const float *bias, int M) {
-    nmt_packed_linear_columns(y, x, p, bias, M, 0, p->N);
+void nmt_packed_linear(float *y, const float *x, const nmt_packed *p, const float *bias, int M, uint32_t *scratch) {
+    nmt_packed_to_pairs(p, scratch, x, M);
+    nmt_packed_linear_columns(y, x, scratch, p, bias, M, 0, p->N);
 }

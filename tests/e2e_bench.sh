@@ -49,11 +49,13 @@ grep -q "batch_tokenz" "$err" || { echo "FAIL --set error: $(cat "$err")"; fail=
 "$NMT" train "$tmp/config.yaml" --threads 1 --quiet >"$out" 2>&1 || { echo "FAIL nmt train"; cat "$out"; exit 1; }
 printf 'w1 w2 w3\n\nw4 w5\n' >"$tmp/in.txt"
 check "translate greedy" 0 "$NMT" bench translate -m "$tmp/model" -i "$tmp/in.txt" --beam-size 1 --threads 1 --json
-has_keys "translate greedy" sentences_per_s target_tokens_per_s peak_rss_gib sentences
+has_keys "translate greedy" sentences_per_s target_tokens_per_s peak_rss_gib sentences products
 grep -q '"search": "greedy", "beam_size": 1,.*"sentences": 3,' "$out" || { echo "FAIL greedy: $(cat "$out")"; fail=1; }
 check "translate beam" 0 "$NMT" bench translate -m "$tmp/model" -i "$tmp/in.txt" --beam-size 3 --threads 1
 grep -q "sentences/s" "$out" || { echo "FAIL translate table"; fail=1; }
 check "translate without -m" 2 "$NMT" bench translate -i "$tmp/in.txt"
+check "translate bad precision" 2 "$NMT" bench translate -m "$tmp/model" -i "$tmp/in.txt" --precision int8
+grep -q "expected fp32 or bf16" "$err" || { echo "FAIL precision message: $(cat "$err")"; fail=1; }
 check "translate missing input" 1 "$NMT" bench translate -m "$tmp/model" -i "$tmp/none.txt"
 grep -q "none.txt" "$err" || { echo "FAIL missing input message: $(cat "$err")"; fail=1; }
 

@@ -60,6 +60,16 @@ grep -q 'no-such-file.txt' err || say_fail "missing input message: $(cat err)"
 # Greedy, and stdin to stdout.
 "$NMT" translate -m $M $T --greedy <in.txt >greedy.txt 2>err || say_fail "greedy: $(cat err)"
 [ "$(wc -l <greedy.txt)" -eq 5 ] || say_fail "greedy line count"
+# bf16 products where the CPU has them (same lines, in order); a clear refusal where it has not.
+if grep -qw avx512_bf16 /proc/cpuinfo 2>/dev/null; then
+  check "bf16" 0 "$NMT" translate -m $M $T --precision bf16 -i in.txt
+  [ "$(wc -l <out)" -eq 5 ] && [ -z "$(sed -n 2p out)" ] && [ -n "$(sed -n 3p out)" ] || say_fail "bf16 output: $(cat out)"
+else
+  check "bf16 unsupported" 2 "$NMT" translate -m $M $T --precision bf16 -i in.txt
+  grep -q 'AVX512_BF16' err || say_fail "bf16 refusal message: $(cat err)"
+fi
+check "unknown precision" 2 "$NMT" translate -m $M $T --precision fp16 -i in.txt
+grep -q "expected fp32 or bf16, got 'fp16'" err || say_fail "precision message: $(cat err)"
 
 # n-best: `i ||| hypothesis ||| F0= logprob ||| score`, N per line (1 for an empty line), best first.
 check "n-best" 0 "$NMT" translate -m $M $T -i in.txt --n-best 3 --print-alignment

@@ -455,6 +455,36 @@ START_TEST(step_best_matches_full_logprobs) {
 }
 END_TEST
 
+/* A translator on bf16 products decodes every sentence, and each hypothesis's log-probability is
+ * the full-precision model's (forced scoring) to bf16's accuracy. */
+START_TEST(bf16_translator_scores_close) {
+    if (!nmt_packed_available(NMT_PRECISION_BF16)) return; /* no AVX512_BF16 on this CPU */
+    nmt_model m;
+    make_model(&m, variants[_i], 64, 91 + (uint64_t)_i);
+    int32_t src[SENTENCES][MAX_LEN];
+    int len[SENTENCES];
+    random_sources(src, len, SENTENCES, 12);
+    const int32_t *src_ptr[SENTENCES];
+    for (int i = 0; i < SENTENCES; i++) src_ptr[i] = src[i];
+    nmt_decode_options o = options(0, 3, 2);
+    o.precision = NMT_PRECISION_BF16;
+    nmt_translation out[SENTENCES];
+    ck_assert_msg(nmt_decode_sentences(&m, &o, SENTENCES, src_ptr, len, out) == 0, "%s", nmt_error());
+    for (int i = 0; i < SENTENCES; i++) {
+        ck_assert_int_eq(out[i].count, 2);
+        for (int j = 0; j < out[i].count; j++) {
+            const nmt_hypothesis *h = &out[i].hyps[j];
+            const int32_t *tgt = h->tokens;
+            double forced;
+            ck_assert_int_eq(nmt_decode_score(&m, 1, &src_ptr[i], &len[i], &tgt, &h->length, 4, &forced), 0);
+            ck_assert_double_eq_tol(forced, h->logprob, 0.05 * (h->length + 1));
+        }
+        nmt_translation_free(&out[i]);
+    }
+    nmt_model_free(&m);
+}
+END_TEST
+
 /* Several batches on two threads (one batch per thread at a time) give, bit for bit, what one
  * thread gives: each batch is decoded whole on the thread that took it. An allocation failing on
  * either thread fails the run with its message and leaks nothing (ASan checks the last part). */
@@ -509,6 +539,7 @@ int main(void) {
     tcase_add_loop_test(tc, score_is_the_sum_of_step_logprobs, 0, VARIANTS);
     tcase_add_loop_test(tc, threads_share_batches_exactly, 0, VARIANTS);
     tcase_add_loop_test(tc, step_best_matches_full_logprobs, 0, VARIANTS);
+    tcase_add_loop_test(tc, bf16_translator_scores_close, 0, VARIANTS);
     tcase_add_test(tc, empty_sources_do_not_run_the_model);
     tcase_add_test(tc, learned_positions_bound_lengths);
     tcase_add_test(tc, log_softmax_of_worked_numbers);

@@ -3,7 +3,8 @@
  * Shapes cover every tile height (1..12 rows and more), partial panels (N not a multiple of 32)
  * and both with and without a bias. On an AVX-512 CPU the kernel is checked to be row-invariant
  * bit for bit (a row alone equals the same row inside any batch) and deterministic across thread
- * counts; NMT_PACKED=0 forces the fallback, which must be exactly nmt_linear_forward.
+ * counts; NMT_PACKED=0 forces the fallback, which must be exactly nmt_linear_forward. bf16
+ * products are checked exactly where bfloat16 is exact, and within its rounding elsewhere.
  */
 #include "nmt/kernels.h"
 #include "nmt/packed.h"
@@ -35,10 +36,10 @@ START_TEST(packed_matches_blas) {
     fill(w, (size_t)N * K, 2);
     fill(b, (size_t)N, 3);
     nmt_packed p;
-    ck_assert_int_eq(nmt_packed_init(&p, w, N, K), 0);
+    ck_assert_int_eq(nmt_packed_init(&p, w, N, K, NMT_PRECISION_FP32), 0);
     for (int with_bias = 0; with_bias < 2; with_bias++) {
         nmt_linear_forward(ref, x, w, with_bias ? b : NULL, M, K, N);
-        nmt_packed_linear(y, x, &p, with_bias ? b : NULL, M);
+        nmt_packed_linear(y, x, &p, with_bias ? b : NULL, M, NULL);
         for (size_t i = 0; i < (size_t)M * N; i++)
             ck_assert_msg(fabsf(y[i] - ref[i]) <= 1e-5f * sqrtf((float)K), "element %zu: %g vs %g", i, y[i], ref[i]);
     }
@@ -55,19 +56,19 @@ START_TEST(packed_rows_are_invariant) {
     fill(w, N * K, 5);
     fill(b, N, 6);
     nmt_packed p;
-    ck_assert_int_eq(nmt_packed_init(&p, w, N, K), 0);
+    ck_assert_int_eq(nmt_packed_init(&p, w, N, K, NMT_PRECISION_FP32), 0);
     if (!nmt_packed_fast(&p)) {
         nmt_packed_free(&p);
         return; /* no AVX-512 here: the fallback is OpenBLAS, checked above */
     }
     nmt_kernels_set_threads(1);
-    nmt_packed_linear(all, x, &p, b, M);
+    nmt_packed_linear(all, x, &p, b, M, NULL);
     for (int r = 0; r < M; r++) {
-        nmt_packed_linear(one, x + (size_t)r * K, &p, b, 1);
+        nmt_packed_linear(one, x + (size_t)r * K, &p, b, 1, NULL);
         ck_assert_mem_eq(one, all + (size_t)r * N, sizeof one);
     }
     nmt_kernels_set_threads(2);
-    nmt_packed_linear(two, x, &p, b, M);
+    nmt_packed_linear(two, x, &p, b, M, NULL);
     ck_assert_mem_eq(two, all, sizeof all);
     nmt_packed_free(&p);
 }
@@ -82,13 +83,56 @@ START_TEST(packed_fallback_is_blas) {
     fill(b, N, 9);
     setenv("NMT_PACKED", "0", 1);
     nmt_packed p;
-    ck_assert_int_eq(nmt_packed_init(&p, w, N, K), 0);
+    ck_assert_int_eq(nmt_packed_init(&p, w, N, K, NMT_PRECISION_FP32), 0);
     unsetenv("NMT_PACKED");
     ck_assert_int_eq(nmt_packed_fast(&p), 0);
-    nmt_packed_linear(y, x, &p, b, M);
+    nmt_packed_linear(y, x, &p, b, M, NULL);
     nmt_linear_forward(ref, x, w, b, M, K, N);
     ck_assert_mem_eq(y, ref, sizeof y);
     nmt_packed_free(&p);
+}
+END_TEST
+
+/* bf16 products: on values bfloat16 holds exactly (multiples of 1/4 up to 8) every product and sum is
+ * exact in float32, so the bf16 kernel must equal the fp32 one bit for bit, odd K and partial
+ * panels included; on arbitrary values it is within bf16's rounding (2^-8 relative per factor). */
+START_TEST(bf16_products) {
+    if (!nmt_packed_available(NMT_PRECISION_BF16)) return; /* no AVX512_BF16 on this CPU */
+    const int M = shapes[_i][0], N = shapes[_i][1], K = shapes[_i][2];
+    float *x = malloc(sizeof(float) * (size_t)M * K), *w = malloc(sizeof(float) * (size_t)N * K);
+    float *b = malloc(sizeof(float) * (size_t)N), *y = malloc(sizeof(float) * (size_t)M * N);
+    float *ref = malloc(sizeof(float) * (size_t)M * N);
+    uint32_t *scratch = NULL;
+    for (int exact = 1; exact >= 0; exact--) {
+        fill(x, (size_t)M * K, 11);
+        fill(w, (size_t)N * K, 12);
+        fill(b, (size_t)N, 13);
+        if (exact) {
+            for (size_t i = 0; i < (size_t)M * K; i++) x[i] = roundf(x[i] * 16.0f) / 4.0f;
+            for (size_t i = 0; i < (size_t)N * K; i++) w[i] = roundf(w[i] * 16.0f) / 4.0f;
+            for (size_t i = 0; i < (size_t)N; i++) b[i] = roundf(b[i] * 16.0f) / 4.0f;
+        }
+        nmt_packed fp32, bf16;
+        ck_assert_int_eq(nmt_packed_init(&fp32, w, N, K, NMT_PRECISION_FP32), 0);
+        ck_assert_msg(nmt_packed_init(&bf16, w, N, K, NMT_PRECISION_BF16) == 0, "%s", nmt_error());
+        ck_assert_uint_eq(nmt_packed_scratch(&bf16, M), (size_t)M * (size_t)((K + 1) / 2));
+        ck_assert_uint_eq(nmt_packed_scratch(&fp32, M), 0);
+        scratch = realloc(scratch, sizeof(uint32_t) * nmt_packed_scratch(&bf16, M));
+        nmt_packed_linear(ref, x, &fp32, b, M, NULL);
+        nmt_packed_linear(y, x, &bf16, b, M, scratch);
+        for (size_t i = 0; i < (size_t)M * N; i++) {
+            if (exact) {
+                ck_assert_msg(y[i] == ref[i], "element %zu: %g vs %g", i, y[i], ref[i]);
+            } else {
+                /* |x|, |w| <= 0.5: each of K products is off by at most 2^-8 * 0.25 * 2. */
+                ck_assert_msg(fabsf(y[i] - ref[i]) <= (float)K * 2e-3f, "element %zu: %g vs %g", i, y[i], ref[i]);
+            }
+        }
+        nmt_packed_free(&fp32);
+        nmt_packed_free(&bf16);
+    }
+    free(scratch);
+    free(x), free(w), free(b), free(y), free(ref);
 }
 END_TEST
 
@@ -96,10 +140,10 @@ END_TEST
 START_TEST(packed_errors) {
     float w[4] = {0};
     nmt_packed p;
-    ck_assert_int_eq(nmt_packed_init(&p, w, 0, 4), -1);
+    ck_assert_int_eq(nmt_packed_init(&p, w, 0, 4, NMT_PRECISION_FP32), -1);
     ck_assert_ptr_nonnull(strstr(nmt_error(), "packed matrix"));
     nmt_alloc_fail_at(1);
-    int rc = nmt_packed_init(&p, w, 1, 4);
+    int rc = nmt_packed_init(&p, w, 1, 4, NMT_PRECISION_FP32);
     nmt_alloc_fail_at(0);
     if (rc == 0) { /* no AVX-512: nothing was allocated */
         ck_assert_int_eq(nmt_packed_fast(&p), 0);
@@ -107,6 +151,11 @@ START_TEST(packed_errors) {
         ck_assert_ptr_nonnull(strstr(nmt_error(), "injected fault"));
     }
     nmt_packed_free(&p);
+    /* bf16 without the instructions (or with the kernels turned off) is refused, not faked. */
+    setenv("NMT_PACKED", "0", 1);
+    ck_assert_int_eq(nmt_packed_init(&p, w, 1, 4, NMT_PRECISION_BF16), -1);
+    unsetenv("NMT_PACKED");
+    ck_assert_ptr_nonnull(strstr(nmt_error(), "AVX512_BF16"));
 }
 END_TEST
 
@@ -116,6 +165,7 @@ int main(void) {
     tcase_add_loop_test(tc, packed_matches_blas, 0, SHAPES);
     tcase_add_test(tc, packed_rows_are_invariant);
     tcase_add_test(tc, packed_fallback_is_blas);
+    tcase_add_loop_test(tc, bf16_products, 0, SHAPES);
     tcase_add_test(tc, packed_errors);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);

@@ -8,6 +8,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 int nmt_cli_fail(const char *command) {
     fprintf(stderr, "nmt %s: %s\n", command, nmt_error());
@@ -45,5 +46,23 @@ int nmt_cli_double(const char *command, const char *flag, const char *text, doub
         return -1;
     }
     *out = v;
+    return 0;
+}
+
+int nmt_cli_precision(const char *command, const char *text, nmt_precision *out) {
+    if (strcmp(text, "fp32") == 0) {
+        *out = NMT_PRECISION_FP32;
+        return 0;
+    }
+    if (strcmp(text, "bf16") != 0) {
+        nmt_cli_usage_error(command, "--precision: expected fp32 or bf16, got '%s'", text);
+        return -1;
+    }
+    if (!nmt_packed_available(NMT_PRECISION_BF16)) {
+        fprintf(stderr, "nmt %s: --precision bf16 needs a CPU with AVX512_BF16 instructions; this one has none "
+                        "(or NMT_PACKED=0 is set)\n", command);
+        return -1;
+    }
+    *out = NMT_PRECISION_BF16;
     return 0;
 }

@@ -10,6 +10,8 @@
 #ifndef NMT_CLI_H
 #define NMT_CLI_H
 
+#include "nmt/packed.h"
+
 enum {
     NMT_EXIT_OK = 0,
     NMT_EXIT_FAILURE = 1, /* the work failed: bad input, I/O error, ... */
@@ -25,5 +27,7 @@ int nmt_cli_usage_error(const char *command, const char *fmt, ...) __attribute__
  * flag and return -1. */
 int nmt_cli_long(const char *command, const char *flag, const char *text, long min, long max, long *out);
 int nmt_cli_double(const char *command, const char *flag, const char *text, double min, double max, double *out);
+/* --precision fp32|bf16 (packed.h); bf16 on a CPU without AVX512_BF16 is an error naming the CPU. */
+int nmt_cli_precision(const char *command, const char *text, nmt_precision *out);
 
 #endif

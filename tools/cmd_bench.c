@@ -62,6 +62,7 @@ static void usage(FILE *out) {
             "translate: sentences/s and target tokens/s (pieces + eos) of `nmt translate` on FILE, timing the\n"
             "search only (model loading and SentencePiece encoding excluded).\n"
             "  --beam-size K (5; 1 = the greedy path)  --batch-size N (64)  --length-penalty A (0.6)\n"
+            "  --precision fp32|bf16 (fp32)\n"
             "\n"
             "Common: --threads T (2)  --json (one JSON object on stdout)  --quiet (no progress)  --help\n");
 }
@@ -361,7 +362,8 @@ static int bench_translate(const bench_options *o) {
             fprintf(stderr, "nmt bench: translating %d sentences of %s, %s, batches of %d, %d threads\n", count,
                     o->input, o->decode.greedy ? "greedy" : "beam search", o->decode.batch_size, o->threads);
         char products[64];
-        if (nmt_packed_available()) snprintf(products, sizeof products, "packed AVX-512");
+        if (nmt_packed_available(o->decode.precision))
+            snprintf(products, sizeof products, "packed AVX-512 %s", o->decode.precision == NMT_PRECISION_BF16 ? "bf16" : "fp32");
         else snprintf(products, sizeof products, "OpenBLAS %s", nmt_kernels_blas_core());
         double start = nmt_now();
         if (nmt_translator_run(translator, count, (const int32_t *const *)src, src_len, out) < 0)
@@ -411,7 +413,7 @@ static int bench_translate(const bench_options *o) {
 int nmt_cmd_bench(int argc, char **argv) {
     enum { OPT_SIZE = 256, OPT_D, OPT_HEADS, OPT_FFN, OPT_LAYERS, OPT_VOCAB, OPT_NORM, OPT_POSITIONS, OPT_BATCH,
            OPT_SRC, OPT_TGT, OPT_STEPS, OPT_WARMUP, OPT_DROPOUT, OPT_THREADS, OPT_JSON, OPT_SYNTHETIC, OPT_SET,
-           OPT_QUIET, OPT_BEAM, OPT_BATCH_SIZE, OPT_LENGTH_PENALTY };
+           OPT_QUIET, OPT_BEAM, OPT_BATCH_SIZE, OPT_LENGTH_PENALTY, OPT_PRECISION };
     static const struct option long_options[] = {
         {"size", required_argument, NULL, OPT_SIZE},       {"d-model", required_argument, NULL, OPT_D},
         {"heads", required_argument, NULL, OPT_HEADS},     {"ffn", required_argument, NULL, OPT_FFN},
@@ -425,6 +427,7 @@ int nmt_cmd_bench(int argc, char **argv) {
         {"quiet", no_argument, NULL, OPT_QUIET},           {"beam-size", required_argument, NULL, OPT_BEAM},
         {"batch-size", required_argument, NULL, OPT_BATCH_SIZE},
         {"length-penalty", required_argument, NULL, OPT_LENGTH_PENALTY},
+        {"precision", required_argument, NULL, OPT_PRECISION},
         {"model", required_argument, NULL, 'm'},           {"input", required_argument, NULL, 'i'},
         {"help", no_argument, NULL, 'h'},                  {NULL, 0, NULL, 0},
     };
@@ -496,6 +499,9 @@ int nmt_cmd_bench(int argc, char **argv) {
         case OPT_LENGTH_PENALTY:
             if (nmt_cli_double("bench", "--length-penalty", optarg, 0.0, 100.0, &o.decode.length_penalty) < 0) goto done;
             break;
+        case OPT_PRECISION:
+            if (nmt_cli_precision("bench", optarg, &o.decode.precision) < 0) goto done;
+            break;
         default: nmt_cli_usage_error("bench", "unknown or incomplete option '%s'", argv[optind - 1]); goto done;
         }
     }
@@ -525,7 +531,7 @@ int nmt_cmd_bench(int argc, char **argv) {
     }
     o.threads = nmt_kernels_threads();
     /* Decoding multiplies by packed weights (packed.h), not through OpenBLAS, where it can. */
-    const char *advice = strcmp(what, "translate") == 0 && nmt_packed_available() ? NULL : nmt_kernels_blas_core_advice();
+    const char *advice = strcmp(what, "translate") == 0 && nmt_packed_available(NMT_PRECISION_FP32) ? NULL : nmt_kernels_blas_core_advice();
     if (advice && !o.quiet)
         fprintf(stderr,
                 "nmt bench: OpenBLAS runs its %s kernels on this AVX-512 CPU; OPENBLAS_CORETYPE=%s in the "

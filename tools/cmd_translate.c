@@ -42,6 +42,9 @@ static void usage(FILE *out) {
             "      --batch-size N          sentences decoded together (default 64)\n"
             "      --threads N             threads (default: all processors)\n"
             "      --greedy                greedy search (the fastest; no n-best)\n"
+            "      --precision P           fp32 (default) or bf16: matrix products on bfloat16\n"
+            "                              values (AVX512_BF16 CPUs; about 1.4x faster, translations\n"
+            "                              can differ slightly)\n"
             "      --print-alignment       append ` ||| i-j ...`: source piece i that target piece j\n"
             "                              attends to most (last decoder layer, heads averaged)\n"
             "      --alignment-map FILE    draw that attention as an SVG heat map (FILE.N.svg for input\n"
@@ -94,6 +97,7 @@ static int parse_args(int argc, char **argv, args *a) {
         {"batch-size", required_argument, NULL, 'b'},
         {"threads", required_argument, NULL, 't'},
         {"greedy", no_argument, NULL, 'g'},
+        {"precision", required_argument, NULL, 'P'},
         {"print-alignment", no_argument, NULL, 'p'},
         {"alignment-map", required_argument, NULL, 'M'},
         {"skip-invalid", no_argument, NULL, 's'},
@@ -133,6 +137,9 @@ static int parse_args(int argc, char **argv, args *a) {
             if (nmt_cli_long("translate", "--threads", optarg, 1, 1024, &a->threads) < 0) return -1;
             break;
         case 'g': a->decode.greedy = 1; break;
+        case 'P':
+            if (nmt_cli_precision("translate", optarg, &a->decode.precision) < 0) return -1;
+            break;
         case 'p': a->print_alignment = 1; break;
         case 'M': a->map = optarg; break;
         case 's': a->skip_invalid = 1; break;

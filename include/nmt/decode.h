@@ -30,6 +30,7 @@
 
 #include "nmt/io.h"
 #include "nmt/model.h"
+#include "nmt/packed.h"
 #include "nmt/spm.h"
 
 /* One of a row's most probable next tokens. */
@@ -70,6 +71,7 @@ typedef struct nmt_decode_options {
     double max_length_ratio;/* R (2): at most floor(R * |x|) + 10 target pieces */
     int attention;          /* 1: return each hypothesis's cross-attention rows (alignments, maps) */
     int batch_size;         /* sentences per batch for nmt_translator_run (64) */
+    nmt_precision precision;/* of the translator's matrix products (fp32) */
 } nmt_decode_options;
 
 nmt_decode_options nmt_decode_options_default(void);

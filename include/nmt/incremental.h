@@ -29,16 +29,17 @@
 
 #include "nmt/decode.h"
 #include "nmt/model.h"
+#include "nmt/packed.h"
 
 typedef struct nmt_incremental nmt_incremental;
 
 /* The model's weight matrices packed once for the decoder's products (packed.h); read-only, so
  * the decoders of several threads can share one. The model must outlive it. */
 typedef struct nmt_incremental_weights nmt_incremental_weights;
-int nmt_incremental_weights_create(nmt_incremental_weights **weights, const nmt_model *model);
+int nmt_incremental_weights_create(nmt_incremental_weights **weights, const nmt_model *model, nmt_precision precision);
 void nmt_incremental_weights_free(nmt_incremental_weights *weights);
 
-/* A decoder with packed weights of its own. The model must outlive the decoder; its parameters are
+/* A decoder with packed weights of its own (fp32). The model must outlive the decoder; its parameters are
  * read, never written. */
 int nmt_incremental_create(nmt_incremental **inc, const nmt_model *model);
 /* A decoder on shared packed weights, which must outlive it. */
