@@ -291,7 +291,7 @@ NMT_INLINE float exp_fast(float x) {
     x = x < -87.0f ? -87.0f : (x > 88.0f ? 88.0f : x);
     float t = x * 1.44269504088896341f + 12582912.0f; /* round(x / ln 2) in the low mantissa bits */
     float n = t - 12582912.0f;
-    int32_t ti;
+    uint32_t ti; /* unsigned: a NaN's bits wrap around instead of overflowing */
     memcpy(&ti, &t, sizeof ti);
     float r = x - n * 0.693359375f - n * -2.12194440e-4f;
     float p = 1.9875691500e-4f;
@@ -301,7 +301,7 @@ NMT_INLINE float exp_fast(float x) {
     p = p * r + 1.6666665459e-1f;
     p = p * r + 5.0000001201e-1f;
     float y = p * r * r + r + 1.0f;
-    int32_t bits = (ti - 0x4B400000 + 127) << 23;
+    uint32_t bits = (ti - 0x4B400000u + 127u) << 23;
     float scale;
     memcpy(&scale, &bits, sizeof scale);
     return y * scale;
