@@ -1,9 +1,10 @@
-/* packed: weights packed once into 32-column panels, and the AVX-512 kernel that multiplies by them.
+/* packed: weights packed once into 32-column panels, and the products on them.
  *
- * The kernel computes a tile of up to 12 rows x 32 columns of y in 24 zmm accumulators: per k it
- * loads the panel's 32 weights (two vectors) and broadcasts each row's x[i, k], so every weight
- * loaded feeds 12 rows and every x element 32 columns. A task owns whole panels and walks all row
- * tiles over each, so a panel (K x 32 floats) stays in L1/L2 while x streams from L2.
+ * fp32 products run kernels.h's own AVX-512 micro-kernel over the pre-packed panels (nothing is
+ * packed per call). The bf16 kernel here computes a tile of up to 12 rows x 32 columns in 24 zmm
+ * accumulators: per pair of k it loads the panel's 32 weight pairs (two vectors) and broadcasts
+ * each row's x pair, so one dot-product instruction adds two products per column. A task owns
+ * whole panels and walks all row tiles over each, so a panel stays in L1/L2 while x streams.
  */
 #include "nmt/packed.h"
 
@@ -24,9 +25,7 @@ enum { PANEL = 32, TILE_ROWS = 12 };
 
 int nmt_packed_available(nmt_precision precision) {
 #if PACKED_X86
-    const char *env = getenv("NMT_PACKED");
-    if (env && strcmp(env, "0") == 0) return 0;
-    return __builtin_cpu_supports("avx512f") && (precision == NMT_PRECISION_FP32 || __builtin_cpu_supports("avx512bf16"));
+    return nmt_kernels_own_gemm() && (precision == NMT_PRECISION_FP32 || __builtin_cpu_supports("avx512bf16"));
 #else
     (void)precision;
     return 0;
@@ -46,7 +45,7 @@ int nmt_packed_init(nmt_packed *p, const float *weight, int N, int K, nmt_precis
     *p = (nmt_packed){.weight = weight, .N = N, .K = K};
     if (N < 1 || K < 1) return nmt_error_set("packed matrix of %d x %d", N, K);
     if (precision == NMT_PRECISION_BF16 && !nmt_packed_available(NMT_PRECISION_BF16))
-        return nmt_error_set("bf16 products need a CPU with AVX512_BF16 (and NMT_PACKED not set to 0)");
+        return nmt_error_set("bf16 products need a CPU with AVX512_BF16 (and NMT_GEMM not set to openblas)");
     if (!nmt_packed_available(NMT_PRECISION_FP32)) return 0;
     const size_t panels = ((size_t)N + PANEL - 1) / PANEL;
     const size_t depth = precision == NMT_PRECISION_BF16 ? ((size_t)K + 1) / 2 : (size_t)K; /* rows per panel */
@@ -83,37 +82,6 @@ void nmt_packed_free(nmt_packed *p) {
 int nmt_packed_fast(const nmt_packed *p) { return p->panels != NULL || p->pairs != NULL; }
 
 #if PACKED_X86
-/* y[rows, cols] = x[rows, K] panel^T (+ bias), y rows ldy apart, rows <= 12, cols <= 32; `rows` is
- * a constant wherever this is inlined, so the accumulators live in registers. */
-__attribute__((target("avx512f"), always_inline)) static inline void tile(int rows, const float *x, int K,
-                                                                            const float *panel, const float *bias,
-                                                                            float *y, int ldy, int cols) {
-    const __mmask16 lo = (__mmask16)(cols >= 16 ? 0xffff : (1u << cols) - 1),
-                    hi = (__mmask16)(cols >= 32 ? 0xffff : cols <= 16 ? 0 : (1u << (cols - 16)) - 1);
-    __m512 acc[TILE_ROWS][2];
-    const __m512 b0 = bias ? _mm512_maskz_loadu_ps(lo, bias) : _mm512_setzero_ps(),
-                 b1 = bias ? _mm512_maskz_loadu_ps(hi, bias + 16) : _mm512_setzero_ps();
-#pragma GCC unroll 12
-    for (int i = 0; i < rows; i++) {
-        acc[i][0] = b0;
-        acc[i][1] = b1;
-    }
-    for (int k = 0; k < K; k++) {
-        const __m512 w0 = _mm512_load_ps(panel + (size_t)k * PANEL), w1 = _mm512_load_ps(panel + (size_t)k * PANEL + 16);
-#pragma GCC unroll 12
-        for (int i = 0; i < rows; i++) {
-            const __m512 a = _mm512_set1_ps(x[(size_t)i * (size_t)K + (size_t)k]);
-            acc[i][0] = _mm512_fmadd_ps(a, w0, acc[i][0]);
-            acc[i][1] = _mm512_fmadd_ps(a, w1, acc[i][1]);
-        }
-    }
-#pragma GCC unroll 12
-    for (int i = 0; i < rows; i++) {
-        _mm512_mask_storeu_ps(y + (size_t)i * (size_t)ldy, lo, acc[i][0]);
-        _mm512_mask_storeu_ps(y + (size_t)i * (size_t)ldy + 16, hi, acc[i][1]);
-    }
-}
-
 /* dst[0 .. ceil(n/2)) = x[0 .. n) as bf16 pairs, an odd n padded with 0. */
 __attribute__((target("avx512f,avx512bf16"))) static void to_bf16_pairs(uint32_t *dst, const float *x, int n) {
     for (int j = 0; j < n; j += 32) {
@@ -170,18 +138,6 @@ __attribute__((target("avx512f,avx512bf16"))) static void tile_rows_bf16(int row
     }
 }
 
-/* One specialisation per row count, so that each keeps its accumulators in registers. */
-__attribute__((target("avx512f"))) static void tile_rows(int rows, const float *x, int K, const float *panel,
-                                                         const float *bias, float *y, int ldy, int cols) {
-    switch (rows) {
-#define TILE_CASE(r) \
-    case r: tile(r, x, K, panel, bias, y, ldy, cols); break;
-        TILE_CASE(1) TILE_CASE(2) TILE_CASE(3) TILE_CASE(4) TILE_CASE(5) TILE_CASE(6)
-        TILE_CASE(7) TILE_CASE(8) TILE_CASE(9) TILE_CASE(10) TILE_CASE(11) TILE_CASE(12)
-#undef TILE_CASE
-    default: break;
-    }
-}
 #endif
 
 typedef struct product {
@@ -192,29 +148,39 @@ typedef struct product {
     int M, first, count;  /* columns first .. first + count - 1 */
 } product;
 
-static void product_panels(void *ctx, long begin, long end) {
+/* The bf16 kernel over panels [begin, end) of the product, all rows. */
+static void bf16_panels(const product *t, long begin, long end) {
 #if PACKED_X86
-    const product *t = ctx;
-    const int K = t->p->K, first_panel = t->first / PANEL;
-    const size_t pair_rows = ((size_t)K + 1) / 2;
+    const size_t pair_rows = ((size_t)t->p->K + 1) / 2;
     for (long j = begin; j < end; j++) {
-        const size_t panel = (size_t)(first_panel + j);
+        const size_t panel = (size_t)(t->first / PANEL + j);
         const int column = (int)j * PANEL, cols = t->count - column < PANEL ? t->count - column : PANEL;
         const float *bias = t->bias ? t->bias + t->first + column : NULL;
-        for (int m = 0; m < t->M; m += TILE_ROWS) {
-            const int rows = t->M - m < TILE_ROWS ? t->M - m : TILE_ROWS;
-            float *y = t->y + (size_t)m * (size_t)t->count + (size_t)column;
-            if (t->p->pairs)
-                tile_rows_bf16(rows, t->x_pairs + (size_t)m * pair_rows, (int)pair_rows,
-                               t->p->pairs + panel * pair_rows * PANEL, bias, y, t->count, cols);
-            else
-                tile_rows(rows, t->x + (size_t)m * (size_t)K, K, t->p->panels + panel * (size_t)K * PANEL, bias, y,
-                          t->count, cols);
-        }
+        for (int m = 0; m < t->M; m += TILE_ROWS)
+            tile_rows_bf16(t->M - m < TILE_ROWS ? t->M - m : TILE_ROWS, t->x_pairs + (size_t)m * pair_rows,
+                           (int)pair_rows, t->p->pairs + panel * pair_rows * PANEL, bias,
+                           t->y + (size_t)m * (size_t)t->count + (size_t)column, t->count, cols);
     }
 #else
-    (void)ctx, (void)begin, (void)end;
+    (void)t, (void)begin, (void)end;
 #endif
+}
+
+/* Panels [begin, end) of the product: bf16's kernel, or the fp32 one of kernels.h (the bias first
+ * written into y, the products added to it). */
+static void product_panels(void *ctx, long begin, long end) {
+    const product *t = ctx;
+    if (t->p->pairs) {
+        bf16_panels(t, begin, end);
+        return;
+    }
+    const int column = (int)begin * PANEL, last = (int)end * PANEL < t->count ? (int)end * PANEL : t->count;
+    float *y = t->y + column;
+    if (t->bias)
+        for (int m = 0; m < t->M; m++)
+            memcpy(y + (size_t)m * (size_t)t->count, t->bias + t->first + column, (size_t)(last - column) * sizeof(float));
+    nmt_gemm_panels(y, t->count, t->x, t->M, t->p->K, t->p->panels + (size_t)(t->first + column) * (size_t)t->p->K,
+                    last - column, t->bias != NULL);
 }
 
 size_t nmt_packed_scratch(const nmt_packed *p, int M) {

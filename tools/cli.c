@@ -60,7 +60,7 @@ int nmt_cli_precision(const char *command, const char *text, nmt_precision *out)
     }
     if (!nmt_packed_available(NMT_PRECISION_BF16)) {
         fprintf(stderr, "nmt %s: --precision bf16 needs a CPU with AVX512_BF16 instructions; this one has none "
-                        "(or NMT_PACKED=0 is set)\n", command);
+                        "(or NMT_GEMM=openblas is set)\n", command);
         return -1;
     }
     *out = NMT_PRECISION_BF16;

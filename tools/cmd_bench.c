@@ -108,10 +108,23 @@ static double gemm_gflops(int M, int N, int K, double min_seconds) {
     return best;
 }
 
+/* Which sgemm nmt_sgemm runs, for reports: "nmt AVX-512" or "OpenBLAS <core>". */
+static const char *gemm_name(void) {
+    static char name[64];
+    if (nmt_kernels_own_gemm()) snprintf(name, sizeof name, "nmt AVX-512");
+    else snprintf(name, sizeof name, "OpenBLAS %s", nmt_kernels_blas_core());
+    return name;
+}
+
 static int bench_gemm(const bench_options *o) {
     int n = (int)o->size;
-    double peak = gemm_gflops(n, n, n, 1.0);
+    double peak = gemm_gflops(n, n, n, 1.0), openblas_peak = peak;
     if (peak < 0) return nmt_cli_fail("bench");
+    if (nmt_kernels_own_gemm()) { /* OpenBLAS's peak beside ours, in the same run */
+        nmt_kernels_set_own_gemm(0);
+        openblas_peak = gemm_gflops(n, n, n, 1.0);
+        nmt_kernels_set_own_gemm(1);
+    }
     /* The products of one training step of d256/h4/ff1024/V8000 on 4096 target tokens. */
     static const struct {
         const char *what;
@@ -124,17 +137,20 @@ static int bench_gemm(const bench_options *o) {
     for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
         results[i] = gemm_gflops(shapes[i].M, shapes[i].N, shapes[i].K, 0.3);
     if (o->json) {
-        printf("{\"command\": \"bench gemm\", \"threads\": %d, \"blas_core\": \"%s\", \"size\": %d, "
-               "\"peak_gflops\": %.2f, \"shapes\": [",
-               o->threads, nmt_kernels_blas_core(), n, peak);
+        printf("{\"command\": \"bench gemm\", \"threads\": %d, \"gemm\": \"%s\", \"blas_core\": \"%s\", "
+               "\"size\": %d, \"peak_gflops\": %.2f, \"openblas_peak_gflops\": %.2f, \"shapes\": [",
+               o->threads, gemm_name(), nmt_kernels_blas_core(), n, peak, openblas_peak);
         for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
             printf("%s{\"what\": \"%s\", \"M\": %d, \"N\": %d, \"K\": %d, \"gflops\": %.2f}", i ? ", " : "",
                    shapes[i].what, shapes[i].M, shapes[i].N, shapes[i].K, results[i]);
         printf("]}\n");
     } else {
-        printf("sgemm on %d threads (C = A B^T, float32, OpenBLAS %s kernels inside the nmt thread pool)\n",
-               o->threads, nmt_kernels_blas_core());
+        printf("sgemm on %d threads (C = A B^T, float32, %s kernels inside the nmt thread pool)\n", o->threads,
+               gemm_name());
         printf("  %-16s %5d %5d %5d  %8.1f GFLOP/s (reference peak)\n", "square", n, n, n, peak);
+        if (nmt_kernels_own_gemm())
+            printf("  %-16s %5d %5d %5d  %8.1f GFLOP/s (OpenBLAS %s, for comparison)\n", "square", n, n, n,
+                   openblas_peak, nmt_kernels_blas_core());
         for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
             printf("  %-16s %5d %5d %5d  %8.1f GFLOP/s\n", shapes[i].what, shapes[i].M, shapes[i].N, shapes[i].K,
                    results[i]);
@@ -193,7 +209,7 @@ static void report_train(const bench_options *o, const nmt_model_config *c, cons
         } else {
             printf("\"synthetic\"");
         }
-        printf(", \"threads\": %d, \"blas_core\": \"%s\", "
+        printf(", \"threads\": %d, \"gemm\": \"%s\", \"blas_core\": \"%s\", "
                "\"model\": {\"d_model\": %d, \"heads\": %d, \"ffn\": %d, \"encoder_layers\": %d, \"decoder_layers\": %d, "
                "\"vocab_size\": %d}, \"steps\": %ld, \"step_seconds\": %.4f, \"sentences_per_step\": %.1f, "
                "\"target_tokens_per_step\": %.1f, \"source_tokens_per_step\": %.1f, \"target_tokens_per_s\": %.1f, "
@@ -201,7 +217,7 @@ static void report_train(const bench_options *o, const nmt_model_config *c, cons
                "\"peak_gflops\": %.2f, \"fraction_of_peak\": %.4f, \"fastest_step_seconds\": %.4f, "
                "\"fastest_fraction_of_peak\": %.4f, \"peak_rss_gib\": %.3f, \"first_loss\": %.4f, \"last_loss\": %.4f, "
                "\"stages\": {",
-               o->threads, nmt_kernels_blas_core(), c->d_model, c->heads, c->ffn, c->encoder_layers,
+               o->threads, gemm_name(), nmt_kernels_blas_core(), c->d_model, c->heads, c->ffn, c->encoder_layers,
                c->decoder_layers, c->vocab_size, r->steps, step_s, r->sentences / n, r->target_tokens / n,
                r->source_tokens / n, r->target_tokens / r->seconds, (r->target_tokens + r->source_tokens) / r->seconds,
                r->flops / (double)r->target_tokens, gflops, peak, gflops / peak, r->fastest_step_s, fastest_gflops / peak,
@@ -214,8 +230,8 @@ static void report_train(const bench_options *o, const nmt_model_config *c, cons
         printf("}}\n");
         return;
     }
-    printf("model d%d h%d ff%d %d+%d V%d, %d threads, OpenBLAS %s kernels\n", c->d_model, c->heads, c->ffn,
-           c->encoder_layers, c->decoder_layers, c->vocab_size, o->threads, nmt_kernels_blas_core());
+    printf("model d%d h%d ff%d %d+%d V%d, %d threads, %s kernels\n", c->d_model, c->heads, c->ffn,
+           c->encoder_layers, c->decoder_layers, c->vocab_size, o->threads, gemm_name());
     if (data_src) printf("data                     %s -> %s\n", data_src, data_tgt);
     else printf("data                     one synthetic batch\n");
     printf("per step                 %.0f sentences, %.0f target + %.0f source tokens\n", r->sentences / n,
@@ -530,8 +546,8 @@ int nmt_cmd_bench(int argc, char **argv) {
         goto done;
     }
     o.threads = nmt_kernels_threads();
-    /* Decoding multiplies by packed weights (packed.h), not through OpenBLAS, where it can. */
-    const char *advice = strcmp(what, "translate") == 0 && nmt_packed_available(NMT_PRECISION_FP32) ? NULL : nmt_kernels_blas_core_advice();
+    /* Products run on nmt's own kernels where they can; OpenBLAS's choice matters only otherwise. */
+    const char *advice = nmt_kernels_own_gemm() ? NULL : nmt_kernels_blas_core_advice();
     if (advice && !o.quiet)
         fprintf(stderr,
                 "nmt bench: OpenBLAS runs its %s kernels on this AVX-512 CPU; OPENBLAS_CORETYPE=%s in the "

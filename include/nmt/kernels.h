@@ -5,6 +5,10 @@
  * forward's inputs (or saved statistics) and ADDS into weight and bias gradients; input gradients
  * are overwritten, or added to when the `accumulate` argument is nonzero.
  *
+ * Products. nmt_sgemm runs nmt's own AVX-512 kernel where the CPU has AVX-512 (about twice the
+ * speed of the AVX2 kernels Debian's OpenBLAS picks on AMD Zen 4 and 5, and row-invariant), and
+ * OpenBLAS's sgemm otherwise or with NMT_GEMM=openblas in the environment.
+ *
  * Threads. One pool of `threads` threads (the caller plus threads-1 workers) runs everything:
  * OpenBLAS is set to one thread and nmt_sgemm splits each product into row (or column) blocks, one
  * per pool thread, so OpenBLAS's own threads never spin against the elementwise work. Work is split
@@ -38,6 +42,16 @@ void nmt_parallel_for(long count, nmt_parallel_fn fn, void *ctx);
 /* The same, but small work (count * cost_per_item under ~32k element operations) stays on the
  * caller's thread, where waking the pool would cost more than it saves. */
 void nmt_parallel_work(long count, long cost_per_item, nmt_parallel_fn fn, void *ctx);
+
+/* 1 when products run on nmt's own AVX-512 kernels (the CPU has AVX-512F and NMT_GEMM is not
+ * "openblas" in the environment), 0 when on OpenBLAS's. Decided once, at the first call. */
+int nmt_kernels_own_gemm(void);
+/* Chooses for the products from now on (1: own, which needs AVX-512; 0: OpenBLAS), e.g. to measure
+ * both in one run. Not while products run. */
+int nmt_kernels_set_own_gemm(int on);
+/* y[M, N] (rows ldy apart) = x[M, K] W^T, or += with accumulate, for W packed as 32-column panels
+ * [ceil(N/32), K, 32] (packed.h), on this thread only. Needs nmt_kernels_own_gemm(). */
+void nmt_gemm_panels(float *y, int ldy, const float *x, int M, int K, const float *panels, int N, int accumulate);
 
 /* C[M,N] = alpha op(A) op(B) + beta C, row-major, op(X) = X or X^T, on all pool threads. */
 void nmt_sgemm(int trans_a, int trans_b, int M, int N, int K, float alpha, const float *A, int lda,
