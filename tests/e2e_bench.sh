@@ -19,7 +19,7 @@ has_keys() { # has_keys NAME KEY...
   done
 }
 check "gemm" 0 "$NMT" bench gemm --size 64 --threads 2 --json
-has_keys gemm peak_gflops shapes gflops threads
+has_keys gemm peak_gflops openblas_peak_gflops gemm shapes gflops threads
 check "train" 0 "$NMT" bench train --synthetic --d-model 16 --heads 2 --ffn 32 --layers 1 --vocab 50 \
   --batch-tokens 64 --src-len 5 --tgt-len 6 --steps 2 --warmup 1 --json
 has_keys train target_tokens_per_s source_target_tokens_per_s gflops_per_s peak_gflops fraction_of_peak \
