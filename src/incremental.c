@@ -120,6 +120,18 @@ void nmt_incremental_weights_free(nmt_incremental_weights *w) {
     free(w);
 }
 
+/* The matrices every layer has: self-attention (q, k and v weights are consecutive: one [3D, D]
+ * matrix) and the feed-forward pair. */
+static int pack_layer(nmt_packed *pk, const nmt_attention_params *self_attn, const nmt_ffn_params *ffn, int D, int F,
+                      nmt_precision precision) {
+    return nmt_packed_init(&pk[W_QKV], self_attn->q_weight, 3 * D, D, precision) < 0 ||
+                   nmt_packed_init(&pk[W_O], self_attn->o_weight, D, D, precision) < 0 ||
+                   nmt_packed_init(&pk[W_FC1], ffn->fc1_weight, F, D, precision) < 0 ||
+                   nmt_packed_init(&pk[W_FC2], ffn->fc2_weight, D, F, precision) < 0
+               ? -1
+               : 0;
+}
+
 int nmt_incremental_weights_create(nmt_incremental_weights **out, const nmt_model *model, nmt_precision precision) {
     *out = NULL;
     const nmt_model_config *c = &model->config;
@@ -133,21 +145,12 @@ int nmt_incremental_weights_create(nmt_incremental_weights **out, const nmt_mode
     if (!w->encoder || !w->decoder) goto fail;
     for (int l = 0; l < c->encoder_layers; l++) {
         const nmt_encoder_layer_params *e = &model->p.encoder[l];
-        nmt_packed *pk = w->encoder + (size_t)l * W_PER_LAYER;
-        /* q, k and v weights are consecutive: one [3D, D] matrix. */
-        if (nmt_packed_init(&pk[W_QKV], e->self_attn.q_weight, 3 * D, D, precision) < 0 ||
-            nmt_packed_init(&pk[W_O], e->self_attn.o_weight, D, D, precision) < 0 ||
-            nmt_packed_init(&pk[W_FC1], e->ffn.fc1_weight, F, D, precision) < 0 ||
-            nmt_packed_init(&pk[W_FC2], e->ffn.fc2_weight, D, F, precision) < 0)
-            goto fail;
+        if (pack_layer(w->encoder + (size_t)l * W_PER_LAYER, &e->self_attn, &e->ffn, D, F, precision) < 0) goto fail;
     }
     for (int l = 0; l < c->decoder_layers; l++) {
         const nmt_decoder_layer_params *d = &model->p.decoder[l];
         nmt_packed *pk = w->decoder + (size_t)l * W_PER_LAYER;
-        if (nmt_packed_init(&pk[W_QKV], d->self_attn.q_weight, 3 * D, D, precision) < 0 ||
-            nmt_packed_init(&pk[W_O], d->self_attn.o_weight, D, D, precision) < 0 ||
-            nmt_packed_init(&pk[W_FC1], d->ffn.fc1_weight, F, D, precision) < 0 ||
-            nmt_packed_init(&pk[W_FC2], d->ffn.fc2_weight, D, F, precision) < 0 ||
+        if (pack_layer(pk, &d->self_attn, &d->ffn, D, F, precision) < 0 ||
             nmt_packed_init(&pk[W_CROSS_Q], d->cross_attn.q_weight, D, D, precision) < 0 ||
             nmt_packed_init(&pk[W_CROSS_KV], d->cross_attn.k_weight, 2 * D, D, precision) < 0 ||
             nmt_packed_init(&pk[W_CROSS_O], d->cross_attn.o_weight, D, D, precision) < 0)

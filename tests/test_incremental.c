@@ -226,6 +226,19 @@ START_TEST(cached_equals_uncached_and_batched_equals_alone) {
 }
 END_TEST
 
+/* Forced scoring (the training path) of each hypothesis of `t` for source src[0 .. len) gives the
+ * hypothesis's log-probability, within tolerance + per_token * (its tokens + eos). */
+static void assert_forced_scores(nmt_model *m, const int32_t *src, int len, const nmt_translation *t, double tolerance,
+                                 double per_token) {
+    for (int j = 0; j < t->count; j++) {
+        const nmt_hypothesis *h = &t->hyps[j];
+        const int32_t *tgt = h->tokens;
+        double forced;
+        ck_assert_msg(nmt_decode_score(m, 1, &src, &len, &tgt, &h->length, 4, &forced) == 0, "%s", nmt_error());
+        ck_assert_double_eq_tol(forced, h->logprob, tolerance + per_token * (h->length + 1));
+    }
+}
+
 /* The translator (sorting, batching, input order) against decoding each sentence alone; greedy
  * against beam 1 without a length penalty; forced scoring against the decoder's own numbers. */
 START_TEST(translator_keeps_order_and_scores_agree) {
@@ -252,15 +265,7 @@ START_TEST(translator_keeps_order_and_scores_agree) {
         decode_batch(&m, &o, 1, 0, src, len, i, 1, &alone);
         assert_same(&out[i], &alone, 0);
         nmt_translation_free(&alone);
-        /* Forced scoring of each hypothesis gives its log-probability. */
-        for (int j = 0; j < out[i].count; j++) {
-            const nmt_hypothesis *h = &out[i].hyps[j];
-            const int32_t *tgt = h->tokens;
-            double forced;
-            ck_assert_msg(nmt_decode_score(&m, 1, &src_ptr[i], &len[i], &tgt, &h->length, 4, &forced) == 0, "%s",
-                          nmt_error());
-            ck_assert_double_eq_tol(forced, h->logprob, 1e-4);
-        }
+        assert_forced_scores(&m, src_ptr[i], len[i], &out[i], 1e-4, 0);
     }
     /* Greedy is beam 1 without a length penalty. */
     nmt_decode_options g = options(1, 1, 1), b1 = options(0, 1, 1);
@@ -472,13 +477,7 @@ START_TEST(bf16_translator_scores_close) {
     ck_assert_msg(nmt_decode_sentences(&m, &o, SENTENCES, src_ptr, len, out) == 0, "%s", nmt_error());
     for (int i = 0; i < SENTENCES; i++) {
         ck_assert_int_eq(out[i].count, 2);
-        for (int j = 0; j < out[i].count; j++) {
-            const nmt_hypothesis *h = &out[i].hyps[j];
-            const int32_t *tgt = h->tokens;
-            double forced;
-            ck_assert_int_eq(nmt_decode_score(&m, 1, &src_ptr[i], &len[i], &tgt, &h->length, 4, &forced), 0);
-            ck_assert_double_eq_tol(forced, h->logprob, 0.05 * (h->length + 1));
-        }
+        assert_forced_scores(&m, src_ptr[i], len[i], &out[i], 0, 0.05);
         nmt_translation_free(&out[i]);
     }
     nmt_model_free(&m);
