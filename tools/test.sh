@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Builds nmt and runs every test (unit + end-to-end), then rebuilds with AddressSanitizer and
-# UndefinedBehaviorSanitizer and runs the unit tests again. Exits non-zero on any failure.
+# Builds nmt and runs every test (unit + end-to-end), the unit tests again on OpenBLAS's sgemm (what
+# a CPU without AVX-512 runs), then rebuilds with AddressSanitizer and UndefinedBehaviorSanitizer and
+# runs the unit tests again. Exits non-zero on any failure.
 #   tools/test.sh            everything
 #   NMT_SKIP_ASAN=1 tools/test.sh   skip the sanitizer pass (quicker while developing)
 set -euo pipefail
@@ -12,6 +13,7 @@ jobs="$(nproc)"
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DNMT_WERROR=ON >/dev/null
 cmake --build build -j "$jobs"
 (cd build && ctest --output-on-failure -j "$jobs")
+(cd build && NMT_GEMM=openblas ctest --output-on-failure -j "$jobs" -L unit)
 
 if [ "${NMT_SKIP_ASAN:-0}" != 1 ]; then
   cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DNMT_WERROR=ON -DNMT_SANITIZE=ON >/dev/null
