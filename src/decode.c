@@ -81,20 +81,18 @@ void nmt_scored_clear(nmt_scored_token *best, int k) {
 }
 
 void nmt_scored_merge(nmt_scored_token *best, int k, const float *scores, int n, int32_t first) {
-    for (int j = nmt_first_above(scores, n, best[k - 1].logprob); j < n;) {
+    /* Skip to each score above the list's last entry (the threshold rises as the list fills). */
+    for (int j = 0; (j += nmt_first_above(scores + j, n - j, best[k - 1].logprob)) < n; j++) {
         const int32_t token = first + j;
         const float x = scores[j];
-        if (token != NMT_PAD && token != NMT_BOS) {
-            /* A later token with an equal score goes after: scores arrive in token order. */
-            int i = k - 1;
-            while (i > 0 && best[i - 1].logprob < x) {
-                best[i] = best[i - 1];
-                i--;
-            }
-            best[i] = (nmt_scored_token){x, token};
+        if (token == NMT_PAD || token == NMT_BOS) continue;
+        /* A later token with an equal score goes after: scores arrive in token order. */
+        int i = k - 1;
+        while (i > 0 && best[i - 1].logprob < x) {
+            best[i] = best[i - 1];
+            i--;
         }
-        j++;
-        j += nmt_first_above(scores + j, n - j, best[k - 1].logprob);
+        best[i] = (nmt_scored_token){x, token};
     }
 }
 
