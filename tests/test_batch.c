@@ -3,8 +3,8 @@
  *
  * The corpus is built in memory: pair i has source length 1 + i % 7 and target length 1 + i % 5, and
  * its first source piece is 100 + i, so a row tells which pair it holds. */
-#include "nmt/batch.h"
-#include "nmt/util.h"
+#include "train/batch.h"
+#include "base/util.h"
 
 #include "testing.h"
 

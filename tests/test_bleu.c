@@ -2,8 +2,8 @@
  * values published in sacreBLEU 2.6's own test suite (test/test_bleu.py, test_sentence_bleu.py),
  * every smoothing method, each tokenizer, several references, the signature, and the
  * accumulator API that the trainer uses. */
-#include "nmt/bleu.h"
-#include "nmt/util.h"
+#include "eval/bleu.h"
+#include "base/util.h"
 #include "nmt/version.h"
 
 #include <check.h>

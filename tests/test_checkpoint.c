@@ -1,12 +1,12 @@
 /* Tests of checkpoint: the state reads back bit for bit, parameters and moments restore exactly,
  * keep_last pruning, a damaged newest checkpoint is skipped with a warning, a checkpoint of another
  * model section is refused naming the key, and every allocation on the way is checked. */
-#include "nmt/checkpoint.h"
-#include "nmt/io.h"
-#include "nmt/model.h"
-#include "nmt/model_file.h"
-#include "nmt/optim.h"
-#include "nmt/util.h"
+#include "train/checkpoint.h"
+#include "base/io.h"
+#include "model/model.h"
+#include "model/model_file.h"
+#include "train/optim.h"
+#include "base/util.h"
 
 #include "testing.h"
 

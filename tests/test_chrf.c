@@ -1,8 +1,8 @@
 /* Tests of chrf: chrF/chrF++ against the expected values of sacreBLEU 2.6's test/test_chrf.py (beta 3
  * there), a worked calculation, best-reference selection, chrF++ word splitting and the
  * signature. */
-#include "nmt/chrf.h"
-#include "nmt/util.h"
+#include "eval/chrf.h"
+#include "base/util.h"
 
 #include <check.h>
 #include <stdlib.h>

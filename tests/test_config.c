@@ -1,9 +1,9 @@
 /* Tests of config: defaults, the issue's full example, every kind of error with its file:line:column
  * (positions counted by hand in the YAML texts below), overrides, path resolution, and the
  * save -> load round trip. */
-#include "nmt/config.h"
-#include "nmt/io.h"
-#include "nmt/util.h"
+#include "train/config.h"
+#include "base/io.h"
+#include "base/util.h"
 #include "testing.h"
 
 #include <check.h>

@@ -1,7 +1,7 @@
 /* Tests of the shipped configs: every configs/<name>.yaml loads with the config loader (without its data:
  * paths are only resolved), and the Multi30k configs say what issue 9 asks of them, find the corpus
  * beside the repository, write into the repository's runs/, and follow a --set data.root elsewhere. */
-#include "nmt/config.h"
+#include "train/config.h"
 #include "testing.h"
 
 #include <glob.h>

@@ -3,9 +3,9 @@
  *
  * The encoder is a byte encoder (id = 4 + byte, one piece per byte, spaces dropped), so expected
  * lengths are byte counts that can be read off the test text. */
-#include "nmt/corpus.h"
-#include "nmt/io.h"
-#include "nmt/util.h"
+#include "train/corpus.h"
+#include "base/io.h"
+#include "base/util.h"
 
 #include "testing.h"
 

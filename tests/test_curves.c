@@ -1,8 +1,8 @@
 /* Tests of curves: reading train.log.jsonl (records, reruns, times of validations, unfinished lines,
  * errors with file:line:column), tick choice, and the SVG drawn from runs (panels, polylines at the
  * right pixels, legend, well-formed XML). Expected numbers are worked out by hand in the comments. */
-#include "nmt/curves.h"
-#include "nmt/io.h"
+#include "viz/curves.h"
+#include "base/io.h"
 #include "testing.h"
 #include "xml_check.h"
 

@@ -6,9 +6,9 @@
  * hypothesis through the same scorer. The table scorer gives hand-set probabilities to a few
  * prefixes, so that the expected translations and log-probabilities can be worked out by hand.
  */
-#include "nmt/decode.h"
-#include "nmt/model.h"
-#include "nmt/util.h"
+#include "infer/decode.h"
+#include "model/model.h"
+#include "base/util.h"
 
 #include <check.h>
 #include <math.h>

@@ -6,11 +6,11 @@
  * step through the same code) must agree bit for bit, and so must a sentence decoded in a batch and
  * alone. Forced scoring must equal the sum of the per-step log-probabilities of decoding.
  */
-#include "nmt/decode.h"
-#include "nmt/incremental.h"
-#include "nmt/kernels.h"
-#include "nmt/model.h"
-#include "nmt/util.h"
+#include "infer/decode.h"
+#include "infer/incremental.h"
+#include "compute/kernels.h"
+#include "model/model.h"
+#include "base/util.h"
 
 #include <check.h>
 #include <math.h>

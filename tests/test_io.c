@@ -1,6 +1,6 @@
 /* Tests of io: atomic writes survive injected write and fsync failures; line reading. */
-#include "nmt/io.h"
-#include "nmt/util.h"
+#include "base/io.h"
+#include "base/util.h"
 
 #include <check.h>
 #include <stdlib.h>

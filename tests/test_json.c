@@ -1,6 +1,6 @@
 /* Tests of json: the strict pull reader (numbers, strings, skipping, error places) and the string
  * writer. Expected values are from RFC 8259's grammar and hand-counted byte positions. */
-#include "nmt/json.h"
+#include "base/json.h"
 #include "testing.h"
 
 #include <math.h>

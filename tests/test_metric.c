@@ -3,8 +3,8 @@
  *   sacrebleu r0 r1 -i h1 -m bleu chrf ter -ci -cin 100 -w 10
  *   sacrebleu r0 r1 -i h1 h2 -m bleu chrf ter --paired-bs -pbsn 100 -f json
  *   sacrebleu r0 r1 -i h1 h2 -m bleu ter --paired-ar -parn 200 -f json */
-#include "nmt/metric.h"
-#include "nmt/util.h"
+#include "eval/metric.h"
+#include "base/util.h"
 
 #include <check.h>
 #include <stdlib.h>

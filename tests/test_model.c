@@ -8,8 +8,8 @@
  * missing residual, a dropped mask, a transposed product, a wrong scale) moves a derivative by
  * tens of percent.
  */
-#include "nmt/kernels.h"
-#include "nmt/model.h"
+#include "compute/kernels.h"
+#include "model/model.h"
 
 #include "gradcheck.h"
 #include "testing.h"

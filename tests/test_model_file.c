@@ -2,10 +2,10 @@
  * learned positions, pre-LN); the file's names, shapes and metadata; refusal of truncated, foreign,
  * mismatched and checkpoint files with the tensor or key named; prefixed buffers for checkpoints;
  * averaging of files with known values; the checkpoint directory listing. */
-#include "nmt/io.h"
-#include "nmt/model_file.h"
-#include "nmt/safetensors.h"
-#include "nmt/util.h"
+#include "base/io.h"
+#include "model/model_file.h"
+#include "model/safetensors.h"
+#include "base/util.h"
 #include "testing.h"
 
 #include <check.h>

@@ -1,6 +1,6 @@
 /* Tests of ngram: clipped matching per reference (chrF) and over references (BLEU), exactness
  * under many distinct keys, and word interning. Expected counts are worked out by hand. */
-#include "nmt/ngram.h"
+#include "eval/ngram.h"
 
 #include <check.h>
 #include <stdio.h>

@@ -7,8 +7,8 @@
  *     after step 1: p = (0.9, 1.1, -0.5),  m = (0.05, -0.2, 0),  v = (0.005, 0.08, 0)
  *     after step 2: p = (0.808572187, 1.2, -0.574059196),  m = (0.195, -0.38, 0.3),  v = (0.0499, 0.1584, 0.18)
  * (Step 1 moves every parameter with a nonzero gradient by exactly lr against its sign.) */
-#include "nmt/kernels.h"
-#include "nmt/optim.h"
+#include "compute/kernels.h"
+#include "train/optim.h"
 
 #include "testing.h"
 

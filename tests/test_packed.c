@@ -6,9 +6,9 @@
  * counts; NMT_GEMM=openblas forces the fallback, which must be exactly nmt_linear_forward. bf16
  * products are checked exactly where bfloat16 is exact, and within its rounding elsewhere.
  */
-#include "nmt/kernels.h"
-#include "nmt/packed.h"
-#include "nmt/util.h"
+#include "compute/kernels.h"
+#include "compute/packed.h"
+#include "base/util.h"
 
 #include <check.h>
 #include <math.h>

@@ -1,7 +1,7 @@
 /* Tests of pcg64: the raw outputs, bounded draws and random bits of
  * numpy.random.default_rng(seed), as printed by NumPy 1.24 (bit_generator.random_raw(),
  * choice(n, size), integers(2, dtype=bool)). */
-#include "nmt/pcg64.h"
+#include "base/pcg64.h"
 
 #include <check.h>
 #include <stdlib.h>

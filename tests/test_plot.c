@@ -1,6 +1,6 @@
 /* Tests of plot: the SVG canvas is well-formed XML, the heat map has one cell per weight coloured by
  * the colour map, pieces are escaped, and the terminal map matches a hand-drawn picture. */
-#include "nmt/plot.h"
+#include "viz/plot.h"
 #include "xml_check.h"
 
 #include <check.h>

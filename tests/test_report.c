@@ -1,6 +1,6 @@
 /* Tests of report: sacreBLEU's layouts, with expected text copied from sacreBLEU 2.6's output for the
  * README example (r0 r1 -i h1 [h2]; numbers from its JSON output at full precision). */
-#include "nmt/report.h"
+#include "eval/report.h"
 
 #include <check.h>
 #include <stdlib.h>

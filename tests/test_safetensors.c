@@ -2,9 +2,9 @@
  * definition), round trips, files laid out as other writers lay them out, every kind of damage
  * (each refused with the file's name and the problem), and a deterministic mutation sweep that must
  * never crash (run it under ASan). */
-#include "nmt/io.h"
-#include "nmt/safetensors.h"
-#include "nmt/util.h"
+#include "base/io.h"
+#include "model/safetensors.h"
+#include "base/util.h"
 #include "testing.h"
 
 #include <check.h>

@@ -1,6 +1,6 @@
 /* Tests of score: signatures in sacreBLEU's field order and Python's number formatting
  * (f"{x:.{w}f}" and repr(float), whose values below were printed by Python 3.11). */
-#include "nmt/score.h"
+#include "eval/score.h"
 #include "nmt/version.h"
 
 #include <check.h>

@@ -1,10 +1,10 @@
 /* Tests of spm: train a ~100-piece vocabulary on a corpus generated here, check the reserved ids and
  * pieces, encode -> decode round trips, unknown characters, determinism, silence when quiet, and the
  * refusal of models that are not nmt's. */
-#include "nmt/io.h"
-#include "nmt/model.h"
-#include "nmt/spm.h"
-#include "nmt/util.h"
+#include "base/io.h"
+#include "model/model.h"
+#include "text/spm.h"
+#include "base/util.h"
 #include "testing.h"
 
 #include <check.h>

@@ -1,7 +1,7 @@
 /* Tests of ter: TER against the expected values of sacreBLEU 2.6's test/test_ter.py, the shift
  * search on word ids, the empty cases and the signature. */
-#include "nmt/ter.h"
-#include "nmt/util.h"
+#include "eval/ter.h"
+#include "base/util.h"
 
 #include <check.h>
 #include <stdlib.h>

@@ -1,8 +1,8 @@
 /* Tests of tokenize: each of sacreBLEU's tokenizers on cases where its rules decide, Python's
  * lower/split/rstrip semantics, and the TER normaliser. Expected strings are worked out from the
  * rules in sacreBLEU 2.6's source (quoted in tokenize.h) and were confirmed by running it. */
-#include "nmt/tokenize.h"
-#include "nmt/util.h"
+#include "eval/tokenize.h"
+#include "base/util.h"
 
 #include <check.h>
 #include <stdlib.h>

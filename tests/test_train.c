@@ -7,12 +7,12 @@
  * The corpus: sentences of 3 to 7 words drawn from 8 English colour words; the target is the German
  * word for each, in the same order ("red blue" -> "rot blau"), so a model that learns it translates
  * every sentence exactly. NMT_TEST_PROGRESS=1 shows the trainer's progress on stderr. */
-#include "nmt/checkpoint.h"
-#include "nmt/config.h"
-#include "nmt/io.h"
-#include "nmt/kernels.h"
-#include "nmt/train.h"
-#include "nmt/util.h"
+#include "train/checkpoint.h"
+#include "train/config.h"
+#include "base/io.h"
+#include "compute/kernels.h"
+#include "train/train.h"
+#include "base/util.h"
 
 #include "testing.h"
 

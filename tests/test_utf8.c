@@ -1,5 +1,5 @@
 /* Tests of utf8: validation of well-formed and ill-formed sequences, decoding and encoding. */
-#include "nmt/utf8.h"
+#include "base/utf8.h"
 
 #include <check.h>
 #include <stdlib.h>

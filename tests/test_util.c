@@ -1,5 +1,5 @@
 /* Tests of util: error messages, allocation fault injection, arenas. */
-#include "nmt/util.h"
+#include "base/util.h"
 
 #include <check.h>
 #include <stdint.h>

@@ -14,7 +14,7 @@
 #ifndef NMT_TESTING_H
 #define NMT_TESTING_H
 
-#include "nmt/util.h"
+#include "base/util.h"
 
 #include <check.h>
 #include <ftw.h>

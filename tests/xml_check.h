@@ -6,7 +6,7 @@
 #ifndef NMT_TEST_XML_CHECK_H
 #define NMT_TEST_XML_CHECK_H
 
-#include "nmt/utf8.h"
+#include "base/utf8.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -12,7 +12,7 @@
 #ifndef NMT_FUZZ_H
 #define NMT_FUZZ_H
 
-#include "nmt/util.h"
+#include "base/util.h"
 
 #include <ftw.h>
 #include <stdint.h>

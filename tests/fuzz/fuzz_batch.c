@@ -15,7 +15,7 @@
  * allocation failures in init are reported.
  */
 #include "fuzz.h"
-#include "nmt/batch.h"
+#include "train/batch.h"
 
 enum { MAX_PAIRS = 512, EPOCHS = 4 };
 

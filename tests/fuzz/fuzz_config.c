@@ -15,7 +15,7 @@
  *   - with the 1st, 2nd, ... allocation failing, parsing reports "out of memory".
  */
 #include "fuzz.h"
-#include "nmt/config.h"
+#include "train/config.h"
 
 enum { MAX_OVERRIDES = 8 };
 

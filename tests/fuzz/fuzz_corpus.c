@@ -17,9 +17,9 @@
  *   - with the 1st, 2nd, ... allocation failing, reading fails with "out of memory".
  */
 #include "fuzz.h"
-#include "nmt/corpus.h"
-#include "nmt/io.h"
-#include "nmt/utf8.h"
+#include "train/corpus.h"
+#include "base/io.h"
+#include "base/utf8.h"
 
 static int byte_encode(const void *ctx, const char *text, size_t len, int32_t **ids, size_t *cap, size_t *count) {
     (void)ctx;

@@ -10,7 +10,7 @@
  */
 #include "../xml_check.h"
 #include "fuzz.h"
-#include "nmt/curves.h"
+#include "viz/curves.h"
 
 #include <math.h>
 

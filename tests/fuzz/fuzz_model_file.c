@@ -17,7 +17,7 @@
  * position kind and tying, written by nmt_model_save; metadata-only files that claim huge models.
  */
 #include "fuzz.h"
-#include "nmt/model_file.h"
+#include "model/model_file.h"
 
 #include <math.h>
 

@@ -16,8 +16,8 @@
  */
 #include "../xml_check.h"
 #include "fuzz.h"
-#include "nmt/plot.h"
-#include "nmt/utf8.h"
+#include "viz/plot.h"
+#include "base/utf8.h"
 
 #include <utf8proc.h>
 

@@ -11,7 +11,7 @@
  *   - with the 1st, 2nd, ... allocation failing, an accepted file is refused with "out of memory".
  */
 #include "fuzz.h"
-#include "nmt/safetensors.h"
+#include "model/safetensors.h"
 
 typedef struct input {
     const uint8_t *data;

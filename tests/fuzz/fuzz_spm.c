@@ -15,8 +15,8 @@
  * default special ids (refused), and damaged files.
  */
 #include "fuzz.h"
-#include "nmt/model.h"
-#include "nmt/spm.h"
+#include "model/model.h"
+#include "text/spm.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     const char *path = fuzz_file(0, "fuzz.model", data, size);

@@ -18,11 +18,11 @@
  *     with the 1st, 2nd, ... allocation failing it reports "out of memory".
  */
 #include "fuzz.h"
-#include "nmt/bleu.h"
-#include "nmt/chrf.h"
-#include "nmt/ter.h"
-#include "nmt/tokenize.h"
-#include "nmt/utf8.h"
+#include "eval/bleu.h"
+#include "eval/chrf.h"
+#include "eval/ter.h"
+#include "eval/tokenize.h"
+#include "base/utf8.h"
 
 #include <math.h>
 

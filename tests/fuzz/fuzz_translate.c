@@ -19,10 +19,10 @@
  * hypotheses.
  */
 #include "fuzz.h"
-#include "nmt/decode.h"
-#include "nmt/model.h"
-#include "nmt/spm.h"
-#include "nmt/utf8.h"
+#include "infer/decode.h"
+#include "model/model.h"
+#include "text/spm.h"
+#include "base/utf8.h"
 
 #include <math.h>
 

@@ -10,7 +10,7 @@
  * re-encodes each one to the very same bytes.
  */
 #include "fuzz.h"
-#include "nmt/utf8.h"
+#include "base/utf8.h"
 
 /* Decodes one sequence at s[i]; returns its length and sets *cp, or 0 when it is not valid UTF-8. */
 static int reference_decode(const uint8_t *s, size_t len, size_t i, uint32_t *cp) {

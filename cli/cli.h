@@ -1,0 +1,33 @@
+/* cli: what every `nmt` subcommand shares: exit codes, error printing, checked number parsing.
+ *
+ * A subcommand lives in cli/cmd_<name>.c and defines
+ *     const char nmt_cmd_<name>_summary[] = "one line for `nmt help`";
+ *     int nmt_cmd_<name>(int argc, char **argv);   (argv[0] is "<name>")
+ * The build registers it; it returns one of the exit codes below. It parses flags (getopt_long,
+ * `--help` printing its usage to stdout and returning NMT_EXIT_OK), calls the library, prints
+ * results to stdout and messages to stderr. Anything a test must reach belongs in the library.
+ */
+#ifndef NMT_CLI_H
+#define NMT_CLI_H
+
+#include "compute/packed.h"
+
+enum {
+    NMT_EXIT_OK = 0,
+    NMT_EXIT_FAILURE = 1, /* the work failed: bad input, I/O error, ... */
+    NMT_EXIT_USAGE = 2,   /* the command line was wrong */
+};
+
+/* Prints "nmt <command>: <library error>" to stderr; returns NMT_EXIT_FAILURE. */
+int nmt_cli_fail(const char *command);
+/* Prints "nmt <command>: <message>" and "Try 'nmt <command> --help'." to stderr; returns NMT_EXIT_USAGE. */
+int nmt_cli_usage_error(const char *command, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Parse a whole string as a number within [min, max]; on failure print a usage error naming the
+ * flag and return -1. */
+int nmt_cli_long(const char *command, const char *flag, const char *text, long min, long max, long *out);
+int nmt_cli_double(const char *command, const char *flag, const char *text, double min, double max, double *out);
+/* --precision fp32|bf16 (packed.h); bf16 on a CPU without AVX512_BF16 is an error naming the CPU. */
+int nmt_cli_precision(const char *command, const char *text, nmt_precision *out);
+
+#endif

@@ -1,0 +1,562 @@
+/* nmt bench: measured speed of this machine and of nmt on it.
+ *
+ *   nmt bench gemm    sgemm GFLOP/s at 2048^3 (the reference peak) and at the model's shapes
+ *   nmt bench train CONFIG.yaml
+ *                     steady-state training throughput on the config's real batches (whole steps:
+ *                     forward, backward, Adam), with the sgemm peak measured in the same run, the
+ *                     fraction of it achieved, peak RSS and a time breakdown per stage
+ *   nmt bench train --synthetic
+ *                     the same for forward+backward on a synthetic batch of a model given by flags
+ *   nmt bench translate -m MODEL_DIR -i FILE
+ *                     sentences/s and target tokens/s of beam search (or greedy) on a file
+ *
+ * --json prints one JSON object on stdout (keys shared with tools/bench/torch_reference.py);
+ * otherwise a readable table. Progress goes to stderr.
+ */
+#include "cli.h"
+
+#include "train/config.h"
+#include "infer/decode.h"
+#include "base/io.h"
+#include "base/json.h"
+#include "compute/kernels.h"
+#include "compute/packed.h"
+#include "model/model.h"
+#include "text/spm.h"
+#include "train/train.h"
+#include "base/util.h"
+
+#include <errno.h>
+
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+
+const char nmt_cmd_bench_summary[] = "measure the sgemm peak, training and translation throughput";
+
+static void usage(FILE *out) {
+    fprintf(out,
+            "Usage: nmt bench gemm [--size N] [--threads T] [--json]\n"
+            "       nmt bench train CONFIG.yaml [--set KEY=VALUE ...] [--steps N] [--warmup N] [--json]\n"
+            "       nmt bench train --synthetic [model options] [--json]\n"
+            "       nmt bench translate -m MODEL_DIR -i FILE [--beam-size K] [--batch-size N] [--json]\n"
+            "\n"
+            "gemm: GFLOP/s of C = A B^T through OpenBLAS on the thread pool, at N^3 (default 2048,\n"
+            "the reference peak) and at the shapes of the d256/h4/ff1024 model with 4096-token batches.\n"
+            "\n"
+            "train CONFIG.yaml: whole training steps (forward, backward, gradient norm, Adam) on the batches\n"
+            "a fresh `nmt train CONFIG.yaml` would see, after --warmup steps (3); --steps measured (20).\n"
+            "Reports target and source+target tokens/s, GFLOP/s from the exact matrix-product FLOP count, the\n"
+            "fraction of the sgemm peak measured in the same run, peak RSS and seconds per stage. Writes\n"
+            "nothing to the config's output directory (its spm.model is used when a run left one).\n"
+            "\n"
+            "train --synthetic: forward+backward (no optimizer) of a freshly initialised model on one\n"
+            "synthetic batch (random ids; lengths a little below --src-len/--tgt-len):\n"
+            "  --d-model D (256)  --heads H (4)  --ffn F (1024)  --layers L (3, encoder and decoder)\n"
+            "  --vocab V (8000)  --norm post|pre (post)  --positions sinusoidal|learned|rope\n"
+            "  --batch-tokens N (4096 padded target tokens)  --src-len S (13)  --tgt-len T (14)\n"
+            "  --dropout P (0.1)\n"
+            "\n"
+            "translate: sentences/s and target tokens/s (pieces + eos) of `nmt translate` on FILE, timing the\n"
+            "search only (model loading and SentencePiece encoding excluded).\n"
+            "  --beam-size K (5; 1 = the greedy path)  --batch-size N (64)  --length-penalty A (0.6)\n"
+            "  --precision fp32|bf16 (fp32)\n"
+            "\n"
+            "Common: --threads T (2)  --json (one JSON object on stdout)  --quiet (no progress)  --help\n");
+}
+
+typedef struct bench_options {
+    int threads, json, synthetic, quiet;
+    long size, steps, warmup, batch_tokens, src_len, tgt_len;
+    double dropout;
+    nmt_model_config model;
+    const char **overrides;     /* --set, NULL-terminated */
+    const char *model_dir, *input;
+    nmt_decode_options decode;
+} bench_options;
+
+static double peak_rss_gib(void) {
+    struct rusage usage;
+    getrusage(RUSAGE_SELF, &usage);
+    return (double)usage.ru_maxrss / (1024.0 * 1024.0);
+}
+
+/* Best GFLOP/s of C[M,N] = A[M,K] B[N,K]^T over repetitions lasting at least min_seconds. */
+static double gemm_gflops(int M, int N, int K, double min_seconds) {
+    float *A = nmt_malloc(sizeof(float) * (size_t)M * K), *B = nmt_malloc(sizeof(float) * (size_t)N * K);
+    float *C = nmt_malloc(sizeof(float) * (size_t)M * N);
+    double best = -1.0;
+    if (A && B && C) {
+        for (long i = 0; i < (long)M * K; i++) A[i] = (float)(i % 17) * 0.01f;
+        for (long i = 0; i < (long)N * K; i++) B[i] = (float)(i % 13) * 0.01f;
+        nmt_sgemm(0, 1, M, N, K, 1.0f, A, K, B, K, 0.0f, C, N); /* warm-up: threads, packing buffers */
+        double start = nmt_now(), elapsed = 0.0;
+        best = 0.0;
+        for (int reps = 0; reps < 3 || elapsed < min_seconds; reps++) {
+            double t = nmt_now();
+            nmt_sgemm(0, 1, M, N, K, 1.0f, A, K, B, K, 0.0f, C, N);
+            double gflops = 2.0 * M * N * K / (nmt_now() - t) / 1e9;
+            if (gflops > best) best = gflops;
+            elapsed = nmt_now() - start;
+        }
+    }
+    free(A);
+    free(B);
+    free(C);
+    return best;
+}
+
+/* Which sgemm nmt_sgemm runs, for reports: "nmt AVX-512" or "OpenBLAS <core>". */
+static const char *gemm_name(void) {
+    static char name[64];
+    if (nmt_kernels_own_gemm()) snprintf(name, sizeof name, "nmt AVX-512");
+    else snprintf(name, sizeof name, "OpenBLAS %s", nmt_kernels_blas_core());
+    return name;
+}
+
+static int bench_gemm(const bench_options *o) {
+    int n = (int)o->size;
+    double peak = gemm_gflops(n, n, n, 1.0), openblas_peak = peak;
+    if (peak < 0) return nmt_cli_fail("bench");
+    if (nmt_kernels_own_gemm()) { /* OpenBLAS's peak beside ours, in the same run */
+        nmt_kernels_set_own_gemm(0);
+        openblas_peak = gemm_gflops(n, n, n, 1.0);
+        nmt_kernels_set_own_gemm(1);
+    }
+    /* The products of one training step of d256/h4/ff1024/V8000 on 4096 target tokens. */
+    static const struct {
+        const char *what;
+        int M, N, K;
+    } shapes[] = {
+        {"qkv projection", 4096, 768, 256}, {"fc1", 4096, 1024, 256}, {"fc2", 4096, 256, 1024},
+        {"o projection", 4096, 256, 256},   {"output logits", 512, 8000, 256},
+    };
+    double results[sizeof shapes / sizeof shapes[0]];
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
+        results[i] = gemm_gflops(shapes[i].M, shapes[i].N, shapes[i].K, 0.3);
+    if (o->json) {
+        printf("{\"command\": \"bench gemm\", \"threads\": %d, \"gemm\": \"%s\", \"blas_core\": \"%s\", "
+               "\"size\": %d, \"peak_gflops\": %.2f, \"openblas_peak_gflops\": %.2f, \"shapes\": [",
+               o->threads, gemm_name(), nmt_kernels_blas_core(), n, peak, openblas_peak);
+        for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
+            printf("%s{\"what\": \"%s\", \"M\": %d, \"N\": %d, \"K\": %d, \"gflops\": %.2f}", i ? ", " : "",
+                   shapes[i].what, shapes[i].M, shapes[i].N, shapes[i].K, results[i]);
+        printf("]}\n");
+    } else {
+        printf("sgemm on %d threads (C = A B^T, float32, %s kernels inside the nmt thread pool)\n", o->threads,
+               gemm_name());
+        printf("  %-16s %5d %5d %5d  %8.1f GFLOP/s (reference peak)\n", "square", n, n, n, peak);
+        if (nmt_kernels_own_gemm())
+            printf("  %-16s %5d %5d %5d  %8.1f GFLOP/s (OpenBLAS %s, for comparison)\n", "square", n, n, n,
+                   openblas_peak, nmt_kernels_blas_core());
+        for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
+            printf("  %-16s %5d %5d %5d  %8.1f GFLOP/s\n", shapes[i].what, shapes[i].M, shapes[i].N, shapes[i].K,
+                   results[i]);
+    }
+    return NMT_EXIT_OK;
+}
+
+/* splitmix64 for the synthetic ids */
+static uint64_t next_random(uint64_t *s) {
+    uint64_t z = (*s += 0x9E3779B97F4A7C15ULL);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    return z ^ (z >> 31);
+}
+
+/* B sentences padded to S and T; each sentence's lengths are S or T minus 0-3, as in a batch of
+ * sentences of similar length. Source rows end in eos; decoder input is bos + pieces, target
+ * pieces + eos. */
+static void synthetic_batch(int32_t *src, int32_t *tgt_in, int32_t *tgt_out, int B, int S, int T, int V) {
+    uint64_t seed = 12345;
+    memset(src, 0, sizeof(int32_t) * (size_t)B * S);
+    memset(tgt_in, 0, sizeof(int32_t) * (size_t)B * T);
+    memset(tgt_out, 0, sizeof(int32_t) * (size_t)B * T);
+    for (int b = 0; b < B; b++) {
+        int ls = S - (int)(next_random(&seed) % 4), lt = T - (int)(next_random(&seed) % 4);
+        if (ls < 1) ls = 1;
+        if (lt < 1) lt = 1;
+        for (int i = 0; i < ls - 1; i++) src[b * S + i] = NMT_EOS + 1 + (int32_t)(next_random(&seed) % (uint64_t)(V - 4));
+        src[b * S + ls - 1] = NMT_EOS;
+        tgt_in[b * T] = NMT_BOS;
+        for (int i = 0; i < lt - 1; i++) {
+            int32_t w = NMT_EOS + 1 + (int32_t)(next_random(&seed) % (uint64_t)(V - 4));
+            tgt_out[b * T + i] = w;
+            tgt_in[b * T + i + 1] = w;
+        }
+        tgt_out[b * T + lt - 1] = NMT_EOS;
+    }
+}
+
+static const char *const stage_names[NMT_STAGES] = {"embed", "attention", "ffn", "norm", "output"};
+
+/* The report of either training benchmark; r->optimizer_s < 0 when the optimizer was not run. */
+/* data_src, data_tgt: the training corpus (NULL for a synthetic batch). */
+static void report_train(const bench_options *o, const nmt_model_config *c, const char *data_src,
+                         const char *data_tgt, double peak, const nmt_train_bench_result *r) {
+    double n = (double)r->steps, step_s = r->seconds / n, gflops = r->flops / r->seconds / 1e9;
+    double fastest_gflops = r->fastest_step_flops / r->fastest_step_s / 1e9;
+    if (o->json) {
+        printf("{\"command\": \"bench train\", \"data\": ");
+        if (data_src) {
+            printf("{\"src\": ");
+            nmt_json_write_string(stdout, data_src);
+            printf(", \"tgt\": ");
+            nmt_json_write_string(stdout, data_tgt);
+            printf("}");
+        } else {
+            printf("\"synthetic\"");
+        }
+        printf(", \"threads\": %d, \"gemm\": \"%s\", \"blas_core\": \"%s\", "
+               "\"model\": {\"d_model\": %d, \"heads\": %d, \"ffn\": %d, \"encoder_layers\": %d, \"decoder_layers\": %d, "
+               "\"vocab_size\": %d}, \"steps\": %ld, \"step_seconds\": %.4f, \"sentences_per_step\": %.1f, "
+               "\"target_tokens_per_step\": %.1f, \"source_tokens_per_step\": %.1f, \"target_tokens_per_s\": %.1f, "
+               "\"source_target_tokens_per_s\": %.1f, \"flops_per_target_token\": %.0f, \"gflops_per_s\": %.2f, "
+               "\"peak_gflops\": %.2f, \"fraction_of_peak\": %.4f, \"fastest_step_seconds\": %.4f, "
+               "\"fastest_fraction_of_peak\": %.4f, \"peak_rss_gib\": %.3f, \"first_loss\": %.4f, \"last_loss\": %.4f, "
+               "\"stages\": {",
+               o->threads, gemm_name(), nmt_kernels_blas_core(), c->d_model, c->heads, c->ffn, c->encoder_layers,
+               c->decoder_layers, c->vocab_size, r->steps, step_s, r->sentences / n, r->target_tokens / n,
+               r->source_tokens / n, r->target_tokens / r->seconds, (r->target_tokens + r->source_tokens) / r->seconds,
+               r->flops / (double)r->target_tokens, gflops, peak, gflops / peak, r->fastest_step_s, fastest_gflops / peak,
+               peak_rss_gib(), r->first_loss, r->last_loss);
+        for (int i = 0; i < NMT_STAGES; i++)
+            printf("\"%s\": {\"forward_s\": %.4f, \"backward_s\": %.4f}, ", stage_names[i], r->timing.forward[i] / n,
+                   r->timing.backward[i] / n);
+        if (r->optimizer_s >= 0) printf("\"optimizer\": {\"seconds\": %.4f}", r->optimizer_s / n);
+        else printf("\"optimizer\": null");
+        printf("}}\n");
+        return;
+    }
+    printf("model d%d h%d ff%d %d+%d V%d, %d threads, %s kernels\n", c->d_model, c->heads, c->ffn,
+           c->encoder_layers, c->decoder_layers, c->vocab_size, o->threads, gemm_name());
+    if (data_src) printf("data                     %s -> %s\n", data_src, data_tgt);
+    else printf("data                     one synthetic batch\n");
+    printf("per step                 %.0f sentences, %.0f target + %.0f source tokens\n", r->sentences / n,
+           r->target_tokens / n, r->source_tokens / n);
+    printf("step%-21s%.3f s (mean of %ld)\n", r->optimizer_s >= 0 ? " (with Adam)" : " (forward+backward)", step_s,
+           r->steps);
+    printf("target tokens/s          %.0f\n", r->target_tokens / r->seconds);
+    printf("source+target tokens/s   %.0f\n", (r->target_tokens + r->source_tokens) / r->seconds);
+    printf("FLOP per target token    %.1f M\n", r->flops / (double)r->target_tokens / 1e6);
+    printf("achieved                 %.1f GFLOP/s = %.1f%% of the sgemm peak %.1f GFLOP/s\n", gflops,
+           100.0 * gflops / peak, peak);
+    printf("fastest step             %.3f s = %.1f%% of the peak (on a busy machine the mean suffers first)\n",
+           r->fastest_step_s, 100.0 * fastest_gflops / peak);
+    printf("peak RSS                 %.3f GiB\n", peak_rss_gib());
+    printf("loss                     %.4f -> %.4f\n", r->first_loss, r->last_loss);
+    printf("seconds per step         forward  backward\n");
+    for (int i = 0; i < NMT_STAGES; i++)
+        printf("  %-22s %7.3f  %8.3f\n", stage_names[i], r->timing.forward[i] / n, r->timing.backward[i] / n);
+    if (r->optimizer_s >= 0) printf("  %-22s %7.3f\n", "optimizer (norm, Adam)", r->optimizer_s / n);
+}
+
+static double measure_peak(const bench_options *o) {
+    if (!o->quiet) fprintf(stderr, "nmt bench: measuring the sgemm peak (2048^3)\n");
+    return gemm_gflops(2048, 2048, 2048, 1.0);
+}
+
+static int bench_train_synthetic(const bench_options *o) {
+    nmt_model_config c = o->model;
+    if (nmt_model_config_check(&c) < 0) return nmt_cli_fail("bench");
+    int S = (int)o->src_len, T = (int)o->tgt_len, B = (int)(o->batch_tokens / T);
+    if (B < 1) B = 1;
+    double peak = measure_peak(o);
+    nmt_model m;
+    if (peak < 0 || nmt_model_create(&m, &c) < 0) return nmt_cli_fail("bench");
+    nmt_model_init_weights(&m, 1);
+    int32_t *src = nmt_malloc(sizeof(int32_t) * (size_t)B * S), *tgt_in = nmt_malloc(sizeof(int32_t) * (size_t)B * T);
+    int32_t *tgt_out = nmt_malloc(sizeof(int32_t) * (size_t)B * T);
+    int rc = src && tgt_in && tgt_out ? NMT_EXIT_OK : nmt_cli_fail("bench");
+    nmt_train_bench_result r = {.optimizer_s = -1.0};
+    if (rc == NMT_EXIT_OK) {
+        synthetic_batch(src, tgt_in, tgt_out, B, S, T, c.vocab_size);
+        nmt_batch batch = {B, S, T, src, tgt_in, tgt_out};
+        long src_tokens = 0;
+        for (long i = 0; i < (long)B * S; i++) src_tokens += src[i] != NMT_PAD;
+        double flops = nmt_model_flops(&c, &batch);
+        for (long step = 0; step < o->warmup + o->steps; step++) {
+            if (step == o->warmup) memset(&m.timing, 0, sizeof m.timing);
+            nmt_forward_options opts = {1, 0.1f, (uint64_t)step};
+            nmt_loss loss;
+            double start = nmt_now();
+            nmt_model_zero_grads(&m);
+            if (nmt_model_forward(&m, &batch, &opts, &loss) < 0 || nmt_model_backward(&m, 1.0f / (float)loss.tokens) < 0) {
+                rc = nmt_cli_fail("bench");
+                break;
+            }
+            double took = nmt_now() - start, loss_per_token = loss.loss_sum / (double)loss.tokens;
+            if (!o->quiet)
+                fprintf(stderr, "nmt bench: step %ld%s: %.3f s, loss %.4f\n", step + 1,
+                        step < o->warmup ? " (warm-up)" : "", took, loss_per_token);
+            if (step >= o->warmup) nmt_train_bench_record(&r, took, &loss, src_tokens, B, flops);
+        }
+        r.timing = m.timing;
+    }
+    if (rc == NMT_EXIT_OK) report_train(o, &c, NULL, NULL, peak, &r);
+    free(src);
+    free(tgt_in);
+    free(tgt_out);
+    nmt_model_free(&m);
+    return rc;
+}
+
+static int bench_train_config(const bench_options *o, const char *path) {
+    nmt_config config;
+    if (nmt_config_load(&config, path, o->overrides) < 0) return nmt_cli_fail("bench");
+    double peak = measure_peak(o);
+    nmt_train_options options = {.threads = o->threads, .progress = o->quiet ? NULL : stderr, .warnings = stderr};
+    nmt_train_bench_result r;
+    int rc = peak < 0 || nmt_train_bench(&config, &options, o->warmup, o->steps, &r) < 0 ? nmt_cli_fail("bench")
+                                                                                        : NMT_EXIT_OK;
+    if (rc == NMT_EXIT_OK) {
+        nmt_model_config c = config.model;
+        c.vocab_size = r.vocab_size;
+        report_train(o, &c, config.train.src, config.train.tgt, peak, &r);
+    }
+    nmt_config_free(&config);
+    return rc;
+}
+
+/* Reads and encodes every line of o->input. */
+static int read_sources(const bench_options *o, const nmt_model *model, const nmt_spm *spm, int32_t ***src,
+                        int **src_len, int *count) {
+    FILE *fp = fopen(o->input, "rb");
+    if (!fp) return nmt_error_set("%s: cannot open: %s", o->input, strerror(errno));
+    nmt_lines lines;
+    nmt_lines_init(&lines, fp, o->input);
+    int32_t *ids = NULL;
+    size_t cap = 0, n = 0;
+    int rc = 0, more, capacity = 0;
+    *src = NULL;
+    *src_len = NULL;
+    *count = 0;
+    while (rc == 0 && (more = nmt_lines_next(&lines)) != 0) {
+        if (more < 0 || nmt_decode_encode_line(model, spm, &lines, &ids, &cap, &n) != 0) {
+            rc = -1;
+            break;
+        }
+        if (*count == capacity) {
+            capacity = capacity ? 2 * capacity : 1024;
+            int32_t **grown_src = nmt_realloc(*src, sizeof **src * (size_t)capacity);
+            if (grown_src) *src = grown_src;
+            int *grown_len = grown_src ? nmt_realloc(*src_len, sizeof **src_len * (size_t)capacity) : NULL;
+            if (grown_len) *src_len = grown_len;
+            if (!grown_src || !grown_len) rc = -1;
+        }
+        int32_t *copy = rc == 0 ? nmt_malloc(sizeof *copy * (n ? n : 1)) : NULL;
+        if (!copy) rc = -1;
+        else {
+            memcpy(copy, ids, sizeof *copy * n);
+            (*src)[*count] = copy;
+            (*src_len)[(*count)++] = (int)n;
+        }
+    }
+    free(ids);
+    nmt_lines_free(&lines);
+    fclose(fp);
+    return rc;
+}
+
+static int bench_translate(const bench_options *o) {
+    if (!o->model_dir || !o->input) return nmt_cli_usage_error("bench", "translate needs -m MODEL_DIR and -i FILE");
+    nmt_model model;
+    nmt_spm *spm = NULL;
+    if (nmt_decode_open_model(o->model_dir, &model, &spm) < 0) return nmt_cli_fail("bench");
+    int32_t **src = NULL;
+    int *src_len = NULL, count = 0;
+    nmt_translator *translator = NULL;
+    nmt_translation *out = NULL;
+    int rc = NMT_EXIT_OK;
+    if (read_sources(o, &model, spm, &src, &src_len, &count) < 0 || !(out = nmt_calloc((size_t)count + 1, sizeof *out)) ||
+        nmt_translator_create(&translator, &model, &o->decode) < 0)
+        rc = nmt_cli_fail("bench");
+    if (rc == NMT_EXIT_OK) {
+        if (!o->quiet)
+            fprintf(stderr, "nmt bench: translating %d sentences of %s, %s, batches of %d, %d threads\n", count,
+                    o->input, o->decode.greedy ? "greedy" : "beam search", o->decode.batch_size, o->threads);
+        char products[64];
+        if (nmt_packed_available(o->decode.precision))
+            snprintf(products, sizeof products, "packed AVX-512 %s", o->decode.precision == NMT_PRECISION_BF16 ? "bf16" : "fp32");
+        else snprintf(products, sizeof products, "OpenBLAS %s", nmt_kernels_blas_core());
+        double start = nmt_now();
+        if (nmt_translator_run(translator, count, (const int32_t *const *)src, src_len, out) < 0)
+            rc = nmt_cli_fail("bench");
+        double seconds = nmt_now() - start;
+        long target_tokens = 0, source_tokens = 0;
+        for (int i = 0; rc == NMT_EXIT_OK && i < count; i++) {
+            target_tokens += out[i].hyps[0].length + 1;
+            source_tokens += src_len[i] + 1;
+        }
+        if (rc == NMT_EXIT_OK && o->json) {
+            printf("{\"command\": \"bench translate\", \"model\": ");
+            nmt_json_write_string(stdout, o->model_dir);
+            printf(", \"input\": ");
+            nmt_json_write_string(stdout, o->input);
+            printf(", \"search\": \"%s\", "
+                   "\"beam_size\": %d, \"batch_size\": %d, \"threads\": %d, \"sentences\": %d, \"seconds\": %.4f, "
+                   "\"sentences_per_s\": %.2f, \"target_tokens_per_s\": %.1f, \"source_tokens\": %ld, "
+                   "\"target_tokens\": %ld, \"mean_output_pieces\": %.2f, \"peak_rss_gib\": %.3f, "
+                   "\"products\": \"%s\"}\n",
+                   o->decode.greedy ? "greedy" : "beam", o->decode.beam_size,
+                   o->decode.batch_size, o->threads, count, seconds, count / seconds, target_tokens / seconds,
+                   source_tokens, target_tokens, count ? (double)(target_tokens - count) / count : 0.0, peak_rss_gib(),
+                   products);
+        } else if (rc == NMT_EXIT_OK) {
+            printf("%s on %d threads, batches of %d sentences\n",
+                   o->decode.greedy ? "greedy search" : "beam search", o->threads, o->decode.batch_size);
+            if (!o->decode.greedy) printf("beam size                %d\n", o->decode.beam_size);
+            printf("sentences                %d in %.3f s\n", count, seconds);
+            printf("sentences/s              %.1f\n", count / seconds);
+            printf("target tokens/s          %.0f (pieces + eos)\n", target_tokens / seconds);
+            printf("peak RSS                 %.3f GiB\n", peak_rss_gib());
+            printf("matrix products          %s\n", products);
+        }
+    }
+    for (int i = 0; out && i < count; i++) nmt_translation_free(&out[i]);
+    for (int i = 0; src && i < count; i++) free(src[i]);
+    free(out);
+    free(src);
+    free(src_len);
+    nmt_translator_free(translator);
+    nmt_spm_free(spm);
+    nmt_model_free(&model);
+    return rc;
+}
+
+int nmt_cmd_bench(int argc, char **argv) {
+    enum { OPT_SIZE = 256, OPT_D, OPT_HEADS, OPT_FFN, OPT_LAYERS, OPT_VOCAB, OPT_NORM, OPT_POSITIONS, OPT_BATCH,
+           OPT_SRC, OPT_TGT, OPT_STEPS, OPT_WARMUP, OPT_DROPOUT, OPT_THREADS, OPT_JSON, OPT_SYNTHETIC, OPT_SET,
+           OPT_QUIET, OPT_BEAM, OPT_BATCH_SIZE, OPT_LENGTH_PENALTY, OPT_PRECISION };
+    static const struct option long_options[] = {
+        {"size", required_argument, NULL, OPT_SIZE},       {"d-model", required_argument, NULL, OPT_D},
+        {"heads", required_argument, NULL, OPT_HEADS},     {"ffn", required_argument, NULL, OPT_FFN},
+        {"layers", required_argument, NULL, OPT_LAYERS},   {"vocab", required_argument, NULL, OPT_VOCAB},
+        {"norm", required_argument, NULL, OPT_NORM},       {"positions", required_argument, NULL, OPT_POSITIONS},
+        {"batch-tokens", required_argument, NULL, OPT_BATCH}, {"src-len", required_argument, NULL, OPT_SRC},
+        {"tgt-len", required_argument, NULL, OPT_TGT},     {"steps", required_argument, NULL, OPT_STEPS},
+        {"warmup", required_argument, NULL, OPT_WARMUP},   {"dropout", required_argument, NULL, OPT_DROPOUT},
+        {"threads", required_argument, NULL, OPT_THREADS}, {"json", no_argument, NULL, OPT_JSON},
+        {"synthetic", no_argument, NULL, OPT_SYNTHETIC},   {"set", required_argument, NULL, OPT_SET},
+        {"quiet", no_argument, NULL, OPT_QUIET},           {"beam-size", required_argument, NULL, OPT_BEAM},
+        {"batch-size", required_argument, NULL, OPT_BATCH_SIZE},
+        {"length-penalty", required_argument, NULL, OPT_LENGTH_PENALTY},
+        {"precision", required_argument, NULL, OPT_PRECISION},
+        {"model", required_argument, NULL, 'm'},           {"input", required_argument, NULL, 'i'},
+        {"help", no_argument, NULL, 'h'},                  {NULL, 0, NULL, 0},
+    };
+    const char **overrides = nmt_calloc((size_t)argc + 1, sizeof *overrides);
+    if (!overrides) return nmt_cli_fail("bench");
+    bench_options o = {.size = 2048, .steps = 20, .warmup = 3, .batch_tokens = 4096, .src_len = 13, .tgt_len = 14,
+                       .dropout = 0.1, .overrides = overrides};
+    o.model = nmt_model_config_default(); /* d256, h4, ff1024, 3+3 */
+    o.model.vocab_size = 8000;
+    o.decode = nmt_decode_options_default();
+    long v, threads = 2, num_overrides = 0;
+    int opt, status = NMT_EXIT_USAGE;
+    optind = 1;
+    opterr = 0;
+    while ((opt = getopt_long(argc, argv, "hm:i:", long_options, NULL)) != -1) {
+        switch (opt) {
+        case 'h': usage(stdout); status = NMT_EXIT_OK; goto done;
+        case 'm': o.model_dir = optarg; break;
+        case 'i': o.input = optarg; break;
+        case OPT_SIZE: if (nmt_cli_long("bench", "--size", optarg, 16, 8192, &o.size) < 0) goto done; break;
+        case OPT_D: if (nmt_cli_long("bench", "--d-model", optarg, 2, 8192, &v) < 0) goto done; o.model.d_model = (int)v; break;
+        case OPT_HEADS: if (nmt_cli_long("bench", "--heads", optarg, 1, 256, &v) < 0) goto done; o.model.heads = (int)v; break;
+        case OPT_FFN: if (nmt_cli_long("bench", "--ffn", optarg, 1, 65536, &v) < 0) goto done; o.model.ffn = (int)v; break;
+        case OPT_LAYERS:
+            if (nmt_cli_long("bench", "--layers", optarg, 1, 64, &v) < 0) goto done;
+            o.model.encoder_layers = o.model.decoder_layers = (int)v;
+            break;
+        case OPT_VOCAB: if (nmt_cli_long("bench", "--vocab", optarg, 5, 1 << 20, &v) < 0) goto done; o.model.vocab_size = (int)v; break;
+        case OPT_NORM:
+            if (strcmp(optarg, "post") == 0) o.model.norm_position = NMT_NORM_POST;
+            else if (strcmp(optarg, "pre") == 0) o.model.norm_position = NMT_NORM_PRE;
+            else { nmt_cli_usage_error("bench", "--norm: expected post or pre, got '%s'", optarg); goto done; }
+            break;
+        case OPT_POSITIONS:
+            if (strcmp(optarg, "sinusoidal") == 0) o.model.positions = NMT_POSITIONS_SINUSOIDAL;
+            else if (strcmp(optarg, "learned") == 0) o.model.positions = NMT_POSITIONS_LEARNED;
+            else if (strcmp(optarg, "rope") == 0) o.model.positions = NMT_POSITIONS_ROPE;
+            else {
+                nmt_cli_usage_error("bench", "--positions: expected sinusoidal, learned or rope, got '%s'", optarg);
+                goto done;
+            }
+            break;
+        case OPT_BATCH: if (nmt_cli_long("bench", "--batch-tokens", optarg, 1, 1 << 22, &o.batch_tokens) < 0) goto done; break;
+        case OPT_SRC: if (nmt_cli_long("bench", "--src-len", optarg, 1, 1024, &o.src_len) < 0) goto done; break;
+        case OPT_TGT: if (nmt_cli_long("bench", "--tgt-len", optarg, 1, 1024, &o.tgt_len) < 0) goto done; break;
+        case OPT_STEPS: if (nmt_cli_long("bench", "--steps", optarg, 1, 100000, &o.steps) < 0) goto done; break;
+        case OPT_WARMUP: if (nmt_cli_long("bench", "--warmup", optarg, 0, 100000, &o.warmup) < 0) goto done; break;
+        case OPT_DROPOUT: if (nmt_cli_double("bench", "--dropout", optarg, 0.0, 0.99, &o.dropout) < 0) goto done; break;
+        case OPT_THREADS: if (nmt_cli_long("bench", "--threads", optarg, 1, 256, &threads) < 0) goto done; break;
+        case OPT_JSON: o.json = 1; break;
+        case OPT_QUIET: o.quiet = 1; break;
+        case OPT_SYNTHETIC: o.synthetic = 1; break;
+        case OPT_SET:
+            if (!strchr(optarg, '=')) {
+                nmt_cli_usage_error("bench", "--set expects section.key=value, got '%s'", optarg);
+                goto done;
+            }
+            overrides[num_overrides++] = optarg;
+            break;
+        case OPT_BEAM:
+            if (nmt_cli_long("bench", "--beam-size", optarg, 1, 1000, &v) < 0) goto done;
+            o.decode.beam_size = (int)v;
+            o.decode.greedy = v == 1;
+            break;
+        case OPT_BATCH_SIZE:
+            if (nmt_cli_long("bench", "--batch-size", optarg, 1, 1 << 16, &v) < 0) goto done;
+            o.decode.batch_size = (int)v;
+            break;
+        case OPT_LENGTH_PENALTY:
+            if (nmt_cli_double("bench", "--length-penalty", optarg, 0.0, 100.0, &o.decode.length_penalty) < 0) goto done;
+            break;
+        case OPT_PRECISION:
+            if (nmt_cli_precision("bench", optarg, &o.decode.precision) < 0) goto done;
+            break;
+        default: nmt_cli_usage_error("bench", "unknown or incomplete option '%s'", argv[optind - 1]); goto done;
+        }
+    }
+    if (optind >= argc) {
+        nmt_cli_usage_error("bench", "expected one of: gemm, train, translate");
+        goto done;
+    }
+    const char *what = argv[optind];
+    int positional = argc - optind - 1; /* after the benchmark's name */
+    int is_train = strcmp(what, "train") == 0;
+    if (strcmp(what, "gemm") != 0 && !is_train && strcmp(what, "translate") != 0) {
+        nmt_cli_usage_error("bench", "unknown benchmark '%s' (expected gemm, train or translate)", what);
+        goto done;
+    }
+    if (is_train && o.synthetic == (positional == 1)) {
+        nmt_cli_usage_error("bench", "train needs either CONFIG.yaml or --synthetic");
+        goto done;
+    }
+    if (positional > (is_train && !o.synthetic)) {
+        nmt_cli_usage_error("bench", "unexpected argument '%s'", argv[argc - 1]);
+        goto done;
+    }
+    o.model.dropout = (float)o.dropout;
+    if (nmt_kernels_set_threads((int)threads) < 0) {
+        status = nmt_cli_fail("bench");
+        goto done;
+    }
+    o.threads = nmt_kernels_threads();
+    /* Products run on nmt's own kernels where they can; OpenBLAS's choice matters only otherwise. */
+    const char *advice = nmt_kernels_own_gemm() ? NULL : nmt_kernels_blas_core_advice();
+    if (advice && !o.quiet)
+        fprintf(stderr,
+                "nmt bench: OpenBLAS runs its %s kernels on this AVX-512 CPU; OPENBLAS_CORETYPE=%s in the "
+                "environment makes sgemm faster\n",
+                nmt_kernels_blas_core(), advice);
+    if (strcmp(what, "gemm") == 0) status = bench_gemm(&o);
+    else if (strcmp(what, "translate") == 0) status = bench_translate(&o);
+    else status = o.synthetic ? bench_train_synthetic(&o) : bench_train_config(&o, argv[optind + 1]);
+done:
+    free(overrides);
+    return status;
+}

@@ -1,0 +1,139 @@
+/* nmt vocab: train a SentencePiece vocabulary with nmt's reserved ids (pad=0, unk=1, bos=2, eos=3). */
+#include "cli.h"
+
+#include "base/io.h"
+#include "text/spm.h"
+#include "base/util.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char nmt_cmd_vocab_summary[] = "train a SentencePiece vocabulary (pad=0 unk=1 bos=2 eos=3)";
+
+static void usage(FILE *out) {
+    fprintf(out,
+            "Usage: nmt vocab --input FILE[,FILE...] --size N --output PREFIX [options]\n"
+            "\n"
+            "Trains a SentencePiece model on the text files (one sentence a line; give both sides of a\n"
+            "corpus for a joint vocabulary) and writes PREFIX.model and PREFIX.vocab.\n"
+            "\n"
+            "  -i, --input FILE[,FILE...]    training text (repeatable)\n"
+            "  -s, --size N                  number of pieces, including the 4 reserved ones\n"
+            "  -o, --output PREFIX           output prefix (its directory is created)\n"
+            "  -t, --type unigram|bpe        model type (default unigram)\n"
+            "      --character-coverage C    share of characters covered, in (0, 1] (default 1.0;\n"
+            "                                0.9995 suits languages with large character sets)\n"
+            "      --input-sentence-size N   train on a random sample of N sentences (default\n"
+            "                                1000000; 0 = all)\n"
+            "  -q, --quiet                   print only errors\n"
+            "  -h, --help                    show this help\n");
+}
+
+/* Appends the comma-separated names in `list` to *files. */
+static int add_inputs(char *list, char ***files, int *count) {
+    for (char *name = strtok(list, ","); name; name = strtok(NULL, ",")) {
+        char **grown = nmt_realloc(*files, (size_t)(*count + 1) * sizeof *grown);
+        if (!grown) return -1;
+        *files = grown;
+        (*files)[(*count)++] = name;
+    }
+    return 0;
+}
+
+/* Creates the directory that PREFIX names files in, if it is missing. */
+static int make_parent_dir(const char *prefix) {
+    const char *slash = strrchr(prefix, '/');
+    if (!slash || slash == prefix) return 0;
+    char *dir = nmt_strdup(prefix);
+    if (!dir) return -1;
+    dir[slash - prefix] = '\0';
+    int rc = nmt_mkdirs(dir);
+    free(dir);
+    return rc;
+}
+
+int nmt_cmd_vocab(int argc, char **argv) {
+    static const struct option options[] = {
+        {"input", required_argument, NULL, 'i'},
+        {"size", required_argument, NULL, 's'},
+        {"output", required_argument, NULL, 'o'},
+        {"type", required_argument, NULL, 't'},
+        {"character-coverage", required_argument, NULL, 'c'},
+        {"input-sentence-size", required_argument, NULL, 'n'},
+        {"quiet", no_argument, NULL, 'q'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    char **inputs = NULL;
+    int num_inputs = 0, rc = NMT_EXIT_USAGE;
+    long size = 0, sentences = 1000000;
+    nmt_spm_train_options o = {.model_type = "unigram", .character_coverage = 1.0};
+    optind = 1;
+    opterr = 0;
+    int c;
+    while ((c = getopt_long(argc, argv, ":i:s:o:t:qh", options, NULL)) != -1) {
+        switch (c) {
+        case 'i':
+            if (add_inputs(optarg, &inputs, &num_inputs) < 0) {
+                rc = nmt_cli_fail("vocab");
+                goto done;
+            }
+            break;
+        case 's':
+            if (nmt_cli_long("vocab", "--size", optarg, 5, 1 << 24, &size) < 0) goto done;
+            break;
+        case 'o': o.output_prefix = optarg; break;
+        case 't':
+            if (strcmp(optarg, "unigram") != 0 && strcmp(optarg, "bpe") != 0) {
+                nmt_cli_usage_error("vocab", "--type: expected unigram or bpe, got '%s'", optarg);
+                goto done;
+            }
+            o.model_type = optarg;
+            break;
+        case 'c':
+            if (nmt_cli_double("vocab", "--character-coverage", optarg, 1e-6, 1.0, &o.character_coverage) < 0)
+                goto done;
+            break;
+        case 'n':
+            if (nmt_cli_long("vocab", "--input-sentence-size", optarg, 0, 2000000000L, &sentences) < 0) goto done;
+            break;
+        case 'q': o.quiet = 1; break;
+        case 'h':
+            usage(stdout);
+            rc = NMT_EXIT_OK;
+            goto done;
+        case ':':
+            nmt_cli_usage_error("vocab", "%s needs a value", argv[optind - 1]);
+            goto done;
+        default:
+            nmt_cli_usage_error("vocab", "unknown option '%s'", argv[optind - 1]);
+            goto done;
+        }
+    }
+    if (optind < argc) {
+        nmt_cli_usage_error("vocab", "unexpected argument '%s'", argv[optind]);
+        goto done;
+    }
+    if (!num_inputs || !size || !o.output_prefix) {
+        nmt_cli_usage_error("vocab", "--input, --size and --output are required");
+        goto done;
+    }
+    o.inputs = (const char *const *)inputs;
+    o.num_inputs = num_inputs;
+    o.vocab_size = (int)size;
+    o.input_sentence_size = sentences;
+
+    if (make_parent_dir(o.output_prefix) < 0 || nmt_spm_train(&o) < 0) {
+        rc = nmt_cli_fail("vocab");
+        goto done;
+    }
+    if (!o.quiet)
+        fprintf(stderr, "nmt vocab: wrote %s.model and %s.vocab (%ld pieces, %s)\n", o.output_prefix,
+                o.output_prefix, size, o.model_type);
+    rc = NMT_EXIT_OK;
+done:
+    free(inputs);
+    return rc;
+}

@@ -1,0 +1,217 @@
+/* util: the per-thread error message, allocation with a fault-injection hook, and arenas. */
+#include "base/util.h"
+
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+
+static _Thread_local char error_message[2048];
+
+int nmt_error_set(const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(error_message, sizeof error_message, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+int nmt_error_prefix(const char *fmt, ...) {
+    char combined[sizeof error_message];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(combined, sizeof combined, fmt, ap);
+    va_end(ap);
+    if (n < 0 || (size_t)n >= sizeof combined - 2) return -1;
+    size_t len = (size_t)n;
+    combined[len++] = ':';
+    combined[len++] = ' ';
+    size_t rest = strnlen(error_message, sizeof combined - len - 1);
+    memcpy(combined + len, error_message, rest);
+    combined[len + rest] = '\0';
+    memcpy(error_message, combined, len + rest + 1);
+    return -1;
+}
+
+const char *nmt_error(void) { return error_message; }
+
+void nmt_error_clear(void) { error_message[0] = '\0'; }
+
+/* Countdown to the allocation that fails: 0 = off, -1 = not yet read from the environment. */
+static atomic_long alloc_countdown = -1; /* atomic: the translator's workers allocate concurrently */
+
+void nmt_alloc_fail_at(long n) { atomic_store(&alloc_countdown, n > 0 ? n : 0); }
+
+static int alloc_should_fail(size_t size) {
+    if (atomic_load(&alloc_countdown) < 0) {
+        const char *env = getenv("NMT_FAULT_ALLOC");
+        long n = env ? strtol(env, NULL, 10) : 0;
+        atomic_store(&alloc_countdown, n > 0 ? n : 0);
+    }
+    long left = atomic_load(&alloc_countdown);
+    while (left > 0 && !atomic_compare_exchange_weak(&alloc_countdown, &left, left - 1)) {
+    }
+    if (left == 1) {
+        nmt_error_set("out of memory: %zu bytes (injected fault)", size);
+        return 1;
+    }
+    return 0;
+}
+
+void *nmt_malloc(size_t size) {
+    if (alloc_should_fail(size)) return NULL;
+    void *p = malloc(size ? size : 1);
+    if (!p) nmt_error_set("out of memory: %zu bytes", size);
+    return p;
+}
+
+void *nmt_malloc_aligned(size_t size) {
+    if (alloc_should_fail(size)) return NULL;
+    size_t rounded = (size + 63) & ~(size_t)63;
+    if (rounded < size) {
+        nmt_error_set("out of memory: %zu bytes", size);
+        return NULL;
+    }
+    void *p = aligned_alloc(64, rounded ? rounded : 64);
+    if (!p) nmt_error_set("out of memory: %zu bytes", size);
+    return p;
+}
+
+void *nmt_malloc_huge(size_t size) {
+    enum { HUGE_PAGE = 2 << 20 };
+    if (size < 2 * HUGE_PAGE) return nmt_malloc_aligned(size);
+    if (alloc_should_fail(size)) return NULL;
+    size_t rounded = (size + HUGE_PAGE - 1) & ~(size_t)(HUGE_PAGE - 1);
+    void *p = rounded < size ? NULL : aligned_alloc(HUGE_PAGE, rounded);
+    if (!p) {
+        nmt_error_set("out of memory: %zu bytes", size);
+        return NULL;
+    }
+#ifdef MADV_HUGEPAGE
+    madvise(p, rounded, MADV_HUGEPAGE); /* advice only: without it, ordinary pages */
+#endif
+    return p;
+}
+
+void *nmt_calloc(size_t count, size_t size) {
+    size_t total = 0;
+    if (nmt_size_mul(count, size, &total, "allocation") < 0) return NULL;
+    if (alloc_should_fail(total)) return NULL;
+    void *p = calloc(count ? count : 1, size ? size : 1);
+    if (!p) nmt_error_set("out of memory: %zu bytes", total);
+    return p;
+}
+
+void *nmt_realloc(void *ptr, size_t size) {
+    if (alloc_should_fail(size)) return NULL;
+    void *p = realloc(ptr, size ? size : 1);
+    if (!p) nmt_error_set("out of memory: %zu bytes", size);
+    return p;
+}
+
+char *nmt_strdup(const char *s) {
+    size_t n = strlen(s) + 1;
+    char *copy = nmt_malloc(n);
+    if (copy) memcpy(copy, s, n);
+    return copy;
+}
+
+int nmt_size_mul(size_t a, size_t b, size_t *out, const char *what) {
+    if (b != 0 && a > SIZE_MAX / b) return nmt_error_set("%s: size overflow (%zu x %zu)", what, a, b);
+    *out = a * b;
+    return 0;
+}
+
+enum { ARENA_ALIGN = 64 };
+
+struct nmt_arena_chunk {
+    nmt_arena_chunk *next; /* older chunk */
+    size_t capacity;       /* usable bytes after the header */
+    size_t used;
+    _Alignas(ARENA_ALIGN) unsigned char data[];
+};
+
+void nmt_arena_init(nmt_arena *arena, size_t chunk_size) {
+    memset(arena, 0, sizeof *arena);
+    arena->chunk_size = chunk_size ? chunk_size : (size_t)1 << 20;
+}
+
+static nmt_arena_chunk *arena_chunk_new(size_t capacity) {
+    nmt_arena_chunk *chunk = NULL;
+    if (alloc_should_fail(capacity)) return NULL;
+    if (posix_memalign((void **)&chunk, ARENA_ALIGN, sizeof *chunk + capacity) != 0) {
+        nmt_error_set("out of memory: arena chunk of %zu bytes", capacity);
+        return NULL;
+    }
+    chunk->next = NULL;
+    chunk->capacity = capacity;
+    chunk->used = 0;
+    return chunk;
+}
+
+void *nmt_arena_alloc(nmt_arena *arena, size_t size) {
+    size_t rounded = (size + ARENA_ALIGN - 1) & ~(size_t)(ARENA_ALIGN - 1);
+    if (rounded < size) {
+        nmt_error_set("arena: size overflow (%zu bytes)", size);
+        return NULL;
+    }
+    /* Walk forward through chunks kept from before a reset, then add a new one. */
+    while (arena->current && arena->current->capacity - arena->current->used < rounded) {
+        nmt_arena_chunk *newer = NULL;
+        for (nmt_arena_chunk *c = arena->chunks; c && c != arena->current; c = c->next) newer = c;
+        if (!newer) break;
+        arena->current = newer;
+        arena->current->used = 0;
+    }
+    if (!arena->current || arena->current->capacity - arena->current->used < rounded) {
+        size_t capacity = rounded > arena->chunk_size ? rounded : arena->chunk_size;
+        nmt_arena_chunk *chunk = arena_chunk_new(capacity);
+        if (!chunk) return NULL;
+        /* The new chunk becomes the newest; chunks newer than `current` (too small) stay behind it. */
+        chunk->next = arena->chunks;
+        arena->chunks = chunk;
+        arena->current = chunk;
+    }
+    void *p = arena->current->data + arena->current->used;
+    arena->current->used += rounded;
+    arena->used += rounded;
+    if (arena->used > arena->high_water) arena->high_water = arena->used;
+    return p;
+}
+
+float *nmt_arena_floats(nmt_arena *arena, size_t count) {
+    size_t bytes = 0;
+    if (nmt_size_mul(count, sizeof(float), &bytes, "arena") < 0) return NULL;
+    float *p = nmt_arena_alloc(arena, bytes);
+    if (p) memset(p, 0, bytes);
+    return p;
+}
+
+void nmt_arena_reset(nmt_arena *arena) {
+    /* Restart from the oldest chunk. */
+    nmt_arena_chunk *oldest = arena->chunks;
+    while (oldest && oldest->next) oldest = oldest->next;
+    arena->current = oldest;
+    if (oldest) oldest->used = 0;
+    arena->used = 0;
+}
+
+void nmt_arena_free(nmt_arena *arena) {
+    nmt_arena_chunk *c = arena->chunks;
+    while (c) {
+        nmt_arena_chunk *next = c->next;
+        free(c);
+        c = next;
+    }
+    nmt_arena_init(arena, arena->chunk_size);
+}
+
+double nmt_now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}

@@ -1,0 +1,227 @@
+/* packed: weights packed once into 32-column panels, and the products on them.
+ *
+ * fp32 products run kernels.h's own AVX-512 micro-kernel over the pre-packed panels (nothing is
+ * packed per call). The bf16 kernel here computes a tile of up to 12 rows x 32 columns in 24 zmm
+ * accumulators: per pair of k it loads the panel's 32 weight pairs (two vectors) and broadcasts
+ * each row's x pair, so one dot-product instruction adds two products per column. A task owns
+ * whole panels and walks all row tiles over each, so a panel stays in L1/L2 while x streams.
+ */
+#include "compute/packed.h"
+
+#include "compute/kernels.h"
+#include "base/util.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+enum { PANEL = 32, TILE_ROWS = 12 };
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define PACKED_X86 1
+#else
+#define PACKED_X86 0
+#endif
+
+int nmt_packed_available(nmt_precision precision) {
+#if PACKED_X86
+    return nmt_kernels_own_gemm() && (precision == NMT_PRECISION_FP32 || __builtin_cpu_supports("avx512bf16"));
+#else
+    (void)precision;
+    return 0;
+#endif
+}
+
+/* x rounded to the nearest bfloat16, ties to even, as VCVTNE2PS2BF16 rounds (subnormals to zero). */
+static uint32_t bf16_bits(float x) {
+    uint32_t u;
+    memcpy(&u, &x, sizeof u);
+    if ((u & 0x7f800000u) == 0) return (u >> 16) & 0x8000u;
+    if ((u & 0x7fffffffu) > 0x7f800000u) return (u >> 16) | 0x40u; /* NaN stays a (quiet) NaN */
+    return (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
+}
+
+int nmt_packed_init(nmt_packed *p, const float *weight, int N, int K, nmt_precision precision) {
+    *p = (nmt_packed){.weight = weight, .N = N, .K = K};
+    if (N < 1 || K < 1) return nmt_error_set("packed matrix of %d x %d", N, K);
+    if (precision == NMT_PRECISION_BF16 && !nmt_packed_available(NMT_PRECISION_BF16))
+        return nmt_error_set("bf16 products need a CPU with AVX512_BF16 (and NMT_GEMM not set to openblas)");
+    if (!nmt_packed_available(NMT_PRECISION_FP32)) return 0;
+    const size_t panels = ((size_t)N + PANEL - 1) / PANEL;
+    const size_t depth = precision == NMT_PRECISION_BF16 ? ((size_t)K + 1) / 2 : (size_t)K; /* rows per panel */
+    size_t cells = 0;
+    if (nmt_size_mul(panels * PANEL, depth, &cells, "packed matrix") < 0) return -1;
+    void *data = nmt_malloc_aligned(cells * sizeof(float));
+    if (!data) return -1;
+    if (precision == NMT_PRECISION_BF16) p->pairs = data;
+    else p->panels = data;
+    /* Row n of the weight is column c of panel j; reading it whole keeps the source sequential. */
+    for (size_t n = 0; n < panels * PANEL; n++) {
+        const size_t j = n / PANEL, c = n % PANEL;
+        const float *w = n < (size_t)N ? weight + n * (size_t)K : NULL;
+        for (size_t d = 0; d < depth; d++) {
+            const size_t at = (j * depth + d) * PANEL + c;
+            if (p->pairs) {
+                const float even = w ? w[2 * d] : 0.0f, odd = w && 2 * d + 1 < (size_t)K ? w[2 * d + 1] : 0.0f;
+                p->pairs[at] = bf16_bits(even) | bf16_bits(odd) << 16;
+            } else {
+                p->panels[at] = w ? w[d] : 0.0f;
+            }
+        }
+    }
+    return 0;
+}
+
+void nmt_packed_free(nmt_packed *p) {
+    free(p->panels);
+    free(p->pairs);
+    p->panels = NULL;
+    p->pairs = NULL;
+}
+
+int nmt_packed_fast(const nmt_packed *p) { return p->panels != NULL || p->pairs != NULL; }
+
+#if PACKED_X86
+/* dst[0 .. ceil(n/2)) = x[0 .. n) as bf16 pairs, an odd n padded with 0. */
+__attribute__((target("avx512f,avx512bf16"))) static void to_bf16_pairs(uint32_t *dst, const float *x, int n) {
+    for (int j = 0; j < n; j += 32) {
+        const int m = n - j, pairs = m >= 32 ? 16 : (m + 1) / 2;
+        const __mmask16 lo = (__mmask16)(m >= 16 ? 0xffff : (1u << m) - 1),
+                        hi = (__mmask16)(m >= 32 ? 0xffff : m <= 16 ? 0 : (1u << (m - 16)) - 1);
+        const __m512 a = _mm512_maskz_loadu_ps(lo, x + j), b = _mm512_maskz_loadu_ps(hi, x + j + 16);
+        _mm512_mask_storeu_epi32(dst + j / 2, (__mmask16)((1u << pairs) - 1), (__m512i)_mm512_cvtne2ps_pbh(b, a));
+    }
+}
+
+/* tile() in bf16 on x already in pairs (rows `pair_stride` apart): per pair of k, one dot-product
+ * instruction per 16 columns adds both products. */
+__attribute__((target("avx512f,avx512bf16"), always_inline)) static inline void
+tile_bf16(int rows, const uint32_t *x, int pair_stride, int pairs, const uint32_t *panel, const float *bias, float *y,
+          int ldy, int cols) {
+    const __mmask16 lo = (__mmask16)(cols >= 16 ? 0xffff : (1u << cols) - 1),
+                    hi = (__mmask16)(cols >= 32 ? 0xffff : cols <= 16 ? 0 : (1u << (cols - 16)) - 1);
+    __m512 acc[TILE_ROWS][2];
+    const __m512 b0 = bias ? _mm512_maskz_loadu_ps(lo, bias) : _mm512_setzero_ps(),
+                 b1 = bias ? _mm512_maskz_loadu_ps(hi, bias + 16) : _mm512_setzero_ps();
+#pragma GCC unroll 12
+    for (int i = 0; i < rows; i++) {
+        acc[i][0] = b0;
+        acc[i][1] = b1;
+    }
+    for (int d = 0; d < pairs; d++) {
+        const __m512bh w0 = (__m512bh)_mm512_load_si512((const void *)(panel + (size_t)d * PANEL)),
+                       w1 = (__m512bh)_mm512_load_si512((const void *)(panel + (size_t)d * PANEL + 16));
+#pragma GCC unroll 12
+        for (int i = 0; i < rows; i++) {
+            const __m512bh a = (__m512bh)_mm512_set1_epi32((int)x[(size_t)i * (size_t)pair_stride + (size_t)d]);
+            acc[i][0] = _mm512_dpbf16_ps(acc[i][0], a, w0);
+            acc[i][1] = _mm512_dpbf16_ps(acc[i][1], a, w1);
+        }
+    }
+#pragma GCC unroll 12
+    for (int i = 0; i < rows; i++) {
+        _mm512_mask_storeu_ps(y + (size_t)i * (size_t)ldy, lo, acc[i][0]);
+        _mm512_mask_storeu_ps(y + (size_t)i * (size_t)ldy + 16, hi, acc[i][1]);
+    }
+}
+
+__attribute__((target("avx512f,avx512bf16"))) static void tile_rows_bf16(int rows, const uint32_t *x, int pairs,
+                                                                         const uint32_t *panel, const float *bias,
+                                                                         float *y, int ldy, int cols) {
+    switch (rows) {
+#define TILE_CASE(r) \
+    case r: tile_bf16(r, x, pairs, pairs, panel, bias, y, ldy, cols); break;
+        TILE_CASE(1) TILE_CASE(2) TILE_CASE(3) TILE_CASE(4) TILE_CASE(5) TILE_CASE(6)
+        TILE_CASE(7) TILE_CASE(8) TILE_CASE(9) TILE_CASE(10) TILE_CASE(11) TILE_CASE(12)
+#undef TILE_CASE
+    default: break;
+    }
+}
+
+#endif
+
+typedef struct product {
+    float *y;             /* [M, count] */
+    const float *x, *bias;
+    const uint32_t *x_pairs; /* bf16: x as pairs, [M, ceil(K/2)] */
+    const nmt_packed *p;
+    int M, first, count;  /* columns first .. first + count - 1 */
+} product;
+
+/* The bf16 kernel over panels [begin, end) of the product, all rows. */
+static void bf16_panels(const product *t, long begin, long end) {
+#if PACKED_X86
+    const size_t pair_rows = ((size_t)t->p->K + 1) / 2;
+    for (long j = begin; j < end; j++) {
+        const size_t panel = (size_t)(t->first / PANEL + j);
+        const int column = (int)j * PANEL, cols = t->count - column < PANEL ? t->count - column : PANEL;
+        const float *bias = t->bias ? t->bias + t->first + column : NULL;
+        for (int m = 0; m < t->M; m += TILE_ROWS)
+            tile_rows_bf16(t->M - m < TILE_ROWS ? t->M - m : TILE_ROWS, t->x_pairs + (size_t)m * pair_rows,
+                           (int)pair_rows, t->p->pairs + panel * pair_rows * PANEL, bias,
+                           t->y + (size_t)m * (size_t)t->count + (size_t)column, t->count, cols);
+    }
+#else
+    (void)t, (void)begin, (void)end;
+#endif
+}
+
+/* Panels [begin, end) of the product: bf16's kernel, or the fp32 one of kernels.h (the bias first
+ * written into y, the products added to it). */
+static void product_panels(void *ctx, long begin, long end) {
+    const product *t = ctx;
+    if (t->p->pairs) {
+        bf16_panels(t, begin, end);
+        return;
+    }
+    const int column = (int)begin * PANEL, last = (int)end * PANEL < t->count ? (int)end * PANEL : t->count;
+    float *y = t->y + column;
+    if (t->bias)
+        for (int m = 0; m < t->M; m++)
+            memcpy(y + (size_t)m * (size_t)t->count, t->bias + t->first + column, (size_t)(last - column) * sizeof(float));
+    nmt_gemm_panels(y, t->count, t->x, t->M, t->p->K, t->p->panels + (size_t)(t->first + column) * (size_t)t->p->K,
+                    last - column, t->bias != NULL);
+}
+
+size_t nmt_packed_scratch(const nmt_packed *p, int M) {
+    return p->pairs && M > 0 ? (size_t)M * (((size_t)p->K + 1) / 2) : 0;
+}
+
+typedef struct conversion {
+    uint32_t *pairs;
+    const float *x;
+    int K;
+} conversion;
+
+static void convert_rows(void *ctx, long begin, long end) {
+#if PACKED_X86
+    const conversion *c = ctx;
+    const size_t stride = ((size_t)c->K + 1) / 2;
+    for (long r = begin; r < end; r++) to_bf16_pairs(c->pairs + (size_t)r * stride, c->x + (size_t)r * (size_t)c->K, c->K);
+#else
+    (void)ctx, (void)begin, (void)end;
+#endif
+}
+
+void nmt_packed_to_pairs(const nmt_packed *p, uint32_t *pairs, const float *x, int M) {
+    if (!p->pairs || M < 1) return;
+    conversion c = {pairs, x, p->K};
+    nmt_parallel_work(M, p->K, convert_rows, &c);
+}
+
+void nmt_packed_linear_columns(float *y, const float *x, const uint32_t *x_pairs, const nmt_packed *p,
+                               const float *bias, int M, int first, int count) {
+    if (M < 1 || count < 1) return;
+    if (!nmt_packed_fast(p)) {
+        nmt_linear_forward(y, x, p->weight + (size_t)first * (size_t)p->K, bias ? bias + first : NULL, M, p->K, count);
+        return;
+    }
+    product t = {y, x, bias, x_pairs, p, M, first, count};
+    const long panels = (count + PANEL - 1) / PANEL;
+    nmt_parallel_work(panels, (long)M * p->K * PANEL, product_panels, &t);
+}
+
+void nmt_packed_linear(float *y, const float *x, const nmt_packed *p, const float *bias, int M, uint32_t *scratch) {
+    nmt_packed_to_pairs(p, scratch, x, M);
+    nmt_packed_linear_columns(y, x, scratch, p, bias, M, 0, p->N);
+}

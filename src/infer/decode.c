@@ -1,0 +1,796 @@
+/* decode: greedy and beam search over an nmt_decode_step (the algorithm is described in decode.h).
+ *
+ * One batch keeps a history of every step: each row's input token, its parent row at the step
+ * before and (when asked) its cross-attention row. A finished hypothesis is only a reference
+ * (step, row) into that history; its tokens and attention are traced back through the parents when
+ * the batch ends. All buffers of a batch are carved from one block that only grows, so decoding
+ * allocates nothing per step.
+ *
+ * The translator and forced scoring sort sentences by length so that a batch wastes little on
+ * padding, and put results back in the input order.
+ */
+#include "infer/decode.h"
+
+#include "infer/incremental.h"
+#include "compute/kernels.h"
+#include "model/model.h"
+#include "model/model_file.h"
+#include "base/utf8.h"
+#include "base/util.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+nmt_decode_options nmt_decode_options_default(void) {
+    return (nmt_decode_options){
+        .greedy = 0,
+        .beam_size = 5,
+        .n_best = 1,
+        .length_penalty = 0.6,
+        .max_length_ratio = 2.0,
+        .attention = 0,
+        .batch_size = 64,
+        .precision = NMT_PRECISION_FP32,
+    };
+}
+
+int nmt_decode_options_check(const nmt_decode_options *o) {
+    if (o->beam_size < 1 || o->beam_size > 1000)
+        return nmt_error_set("beam size must be from 1 to 1000, got %d", o->beam_size);
+    if (o->greedy && o->n_best != 1) return nmt_error_set("greedy search returns one hypothesis, not %d", o->n_best);
+    if (!o->greedy && (o->n_best < 1 || o->n_best > o->beam_size))
+        return nmt_error_set("n-best must be from 1 to the beam size %d, got %d", o->beam_size, o->n_best);
+    if (!isfinite(o->length_penalty) || o->length_penalty < 0 || o->length_penalty > 10)
+        return nmt_error_set("length penalty must be from 0 to 10, got %g", o->length_penalty);
+    if (!isfinite(o->max_length_ratio) || o->max_length_ratio < 0 || o->max_length_ratio > 100)
+        return nmt_error_set("maximum length ratio must be from 0 to 100, got %g", o->max_length_ratio);
+    if (o->batch_size < 1) return nmt_error_set("batch size must be at least 1, got %d", o->batch_size);
+    return 0;
+}
+
+void nmt_translation_free(nmt_translation *t) {
+    for (int i = 0; i < t->count; i++) {
+        free(t->hyps[i].tokens);
+        free(t->hyps[i].attention);
+    }
+    free(t->hyps);
+    t->hyps = NULL;
+    t->count = 0;
+}
+
+void nmt_hypothesis_alignment(const nmt_hypothesis *h, int *src_of) {
+    const size_t cols = (size_t)h->src_len + 1;
+    for (int j = 0; j < h->length; j++) {
+        const float *row = h->attention + (size_t)j * cols;
+        int best = 0;
+        for (int i = 1; i < h->src_len; i++)
+            if (row[i] > row[best]) best = i;
+        src_of[j] = best;
+    }
+}
+
+double nmt_length_penalty(double alpha, int tokens) { return pow((5.0 + tokens) / 6.0, alpha); }
+
+void nmt_scored_clear(nmt_scored_token *best, int k) {
+    for (int i = 0; i < k; i++) best[i] = (nmt_scored_token){-INFINITY, -1};
+}
+
+void nmt_scored_merge(nmt_scored_token *best, int k, const float *scores, int n, int32_t first) {
+    /* Skip to each score above the list's last entry (the threshold rises as the list fills). */
+    for (int j = 0; (j += nmt_first_above(scores + j, n - j, best[k - 1].logprob)) < n; j++) {
+        const int32_t token = first + j;
+        const float x = scores[j];
+        if (token == NMT_PAD || token == NMT_BOS) continue;
+        /* A later token with an equal score goes after: scores arrive in token order. */
+        int i = k - 1;
+        while (i > 0 && best[i - 1].logprob < x) {
+            best[i] = best[i - 1];
+            i--;
+        }
+        best[i] = (nmt_scored_token){x, token};
+    }
+}
+
+enum { MAX_TARGET_PIECES = 1 << 16 };
+
+int nmt_decode_max_length(const nmt_decode_options *options, int src_pieces) {
+    double len = floor(options->max_length_ratio * src_pieces) + 10;
+    return len > MAX_TARGET_PIECES ? MAX_TARGET_PIECES : (int)len;
+}
+
+/* A finished hypothesis: eos was chosen for `row` at `step` (so it has `step` pieces). */
+typedef struct finished {
+    double score, logprob;
+    int step, row;
+} finished;
+
+/* A continuation of a live row ranked during a beam step. */
+typedef struct candidate {
+    double total;
+    int row;
+    int32_t token;
+} candidate;
+
+struct nmt_search {
+    nmt_decode_options options;
+    int beam;   /* K: 1 on the greedy path */
+    int n_best; /* finished hypotheses kept per sentence */
+
+    void *block; /* every buffer below, carved per batch */
+    size_t block_size;
+    int rows_max;        /* batch * K: the stride of the per-step arrays */
+    int width;           /* S */
+    int top;             /* k: continuations asked of the step per row (1 greedy, 2K beam) */
+    nmt_scored_token *best; /* [rows_max, top] of the current step */
+    float *eos;          /* [rows_max] each row's eos log-probability at the current step */
+    int32_t *token;      /* [steps, rows_max]: each row's input token at each step */
+    int32_t *parent;     /* [steps, rows_max]: its row at the step before */
+    float *attention;    /* [steps, rows_max, S] when options.attention, else NULL */
+    double *total;       /* [rows_max]: log-probability of each live row */
+    double *next_total;  /* [rows_max] */
+    int *rows;           /* [batch]: live rows of each sentence (0 once it has stopped) */
+    int *next_rows;      /* [batch] */
+    int *max_len;        /* [batch] */
+    finished *done;      /* [batch, n_best], best first */
+    int *done_count;     /* [batch] */
+    candidate *cand;     /* [2K] */
+};
+
+int nmt_search_create(nmt_search **search, const nmt_decode_options *options) {
+    *search = NULL;
+    if (nmt_decode_options_check(options) < 0) return -1;
+    nmt_search *s = nmt_calloc(1, sizeof *s);
+    if (!s) return -1;
+    s->options = *options;
+    s->beam = options->greedy ? 1 : options->beam_size;
+    s->n_best = options->greedy ? 1 : options->n_best;
+    /* A beam step ranks the best K + n of a sentence's n <= K rows: at most 2K come from one row. */
+    s->top = options->greedy ? 1 : 2 * options->beam_size;
+    *search = s;
+    return 0;
+}
+
+void nmt_search_free(nmt_search *s) {
+    if (!s) return;
+    free(s->block);
+    free(s);
+}
+
+/* Adds `count` elements of `size` bytes to a layout at 64-byte offsets; returns their offset. */
+static size_t layout_add(size_t *total, size_t count, size_t size) {
+    size_t offset = (*total + 63) & ~(size_t)63;
+    *total = offset + count * size;
+    return offset;
+}
+
+/* Sizes the block for a batch and points every buffer into it. */
+static int search_reserve(nmt_search *s, int batch, int steps, int width) {
+    size_t rows = (size_t)batch * (size_t)s->beam, total = 0;
+    size_t cells = 0;
+    if (nmt_size_mul(rows, (size_t)steps, &cells, "beam search history") < 0) return -1;
+    size_t att = s->options.attention ? cells * (size_t)width : 0;
+    if (s->options.attention && att / (size_t)width != cells) return nmt_error_set("beam search history too large");
+    size_t o_best = layout_add(&total, rows * (size_t)s->top, sizeof(nmt_scored_token));
+    size_t o_eos = layout_add(&total, rows, sizeof(float));
+    size_t o_token = layout_add(&total, cells, sizeof(int32_t));
+    size_t o_parent = layout_add(&total, cells, sizeof(int32_t));
+    size_t o_attention = layout_add(&total, att, sizeof(float));
+    size_t o_total = layout_add(&total, rows, sizeof(double));
+    size_t o_next_total = layout_add(&total, rows, sizeof(double));
+    size_t o_rows = layout_add(&total, (size_t)batch, sizeof(int));
+    size_t o_next_rows = layout_add(&total, (size_t)batch, sizeof(int));
+    size_t o_max_len = layout_add(&total, (size_t)batch, sizeof(int));
+    size_t o_done = layout_add(&total, (size_t)batch * (size_t)s->n_best, sizeof(finished));
+    size_t o_done_count = layout_add(&total, (size_t)batch, sizeof(int));
+    size_t o_cand = layout_add(&total, 2 * (size_t)s->beam, sizeof(candidate));
+    if (total > s->block_size) {
+        /* Grow by at least half: the batches of a length-sorted window each need a little more. */
+        size_t grown = s->block_size + s->block_size / 2;
+        if (grown < total) grown = total;
+        free(s->block);
+        s->block_size = 0;
+        s->block = nmt_malloc(grown);
+        if (!s->block) return -1;
+        s->block_size = grown;
+    }
+    char *base = s->block;
+    s->rows_max = (int)rows;
+    s->width = width;
+    s->best = (nmt_scored_token *)(base + o_best);
+    s->eos = (float *)(base + o_eos);
+    s->token = (int32_t *)(base + o_token);
+    s->parent = (int32_t *)(base + o_parent);
+    s->attention = s->options.attention ? (float *)(base + o_attention) : NULL;
+    s->total = (double *)(base + o_total);
+    s->next_total = (double *)(base + o_next_total);
+    s->rows = (int *)(base + o_rows);
+    s->next_rows = (int *)(base + o_next_rows);
+    s->max_len = (int *)(base + o_max_len);
+    s->done = (finished *)(base + o_done);
+    s->done_count = (int *)(base + o_done_count);
+    s->cand = (candidate *)(base + o_cand);
+    return 0;
+}
+
+/* The most pieces a hypothesis may get: the options' limit, or what the step's positions allow (the
+ * input at step t is at position t, and eos is chosen at step max_len). */
+static int search_max_length(const nmt_search *s, const nmt_decode_step *step, int src_pieces) {
+    int len = nmt_decode_max_length(&s->options, src_pieces);
+    return step->max_steps > 0 && len > step->max_steps - 1 ? step->max_steps - 1 : len;
+}
+
+/* Records that `row` of sentence b ended with eos at `step` with total log-probability `logprob`,
+ * keeping the n_best best scores in order (an equal score does not displace an earlier one). */
+static void search_finish(nmt_search *s, int b, int step, int row, double logprob) {
+    double score = logprob / nmt_length_penalty(s->options.length_penalty, step + 1);
+    finished *d = s->done + (size_t)b * (size_t)s->n_best;
+    int count = s->done_count[b];
+    if (count == s->n_best && !(score > d[count - 1].score)) return;
+    int i = count < s->n_best ? count : count - 1;
+    while (i > 0 && d[i - 1].score < score) {
+        d[i] = d[i - 1];
+        i--;
+    }
+    d[i] = (finished){score, logprob, step, row};
+    if (count < s->n_best) s->done_count[b]++;
+}
+
+/* The best score a live hypothesis with `pieces` pieces and total log-probability `total` can still
+ * reach: it ends with pieces + 1 .. max_len + 1 tokens and its log-probability can only fall, so the
+ * bound divides by the largest penalty of that range (lp is monotone in the length). */
+static double best_reachable(double alpha, double total, int pieces, int max_len) {
+    double lp_first = nmt_length_penalty(alpha, pieces + 1), lp_last = nmt_length_penalty(alpha, max_len + 1);
+    double lp_big = lp_first > lp_last ? lp_first : lp_last, lp_small = lp_first > lp_last ? lp_last : lp_first;
+    return total / (total <= 0 ? lp_big : lp_small);
+}
+
+/* Appends a live row for step t + 1 at position *next; returns nothing (the caller bounds *next). */
+static void search_append(nmt_search *s, int t, int *next, int parent, int32_t token, double total) {
+    size_t at = (size_t)(t + 1) * (size_t)s->rows_max + (size_t)*next;
+    s->token[at] = token;
+    s->parent[at] = parent;
+    s->next_total[*next] = total;
+    (*next)++;
+}
+
+static int non_finite(int b, int t) {
+    return nmt_error_set("decoding sentence %d: the model gave a non-finite log-probability at step %d", b, t);
+}
+
+/* Greedy step of sentence b (one row, `row`): its most probable token, eos forced at the limit.
+ * Returns the rows it keeps (0 or 1), or -1. */
+static int select_greedy(nmt_search *s, int b, int t, int row, int *next) {
+    if (isnan(s->eos[row])) return non_finite(b, t);
+    nmt_scored_token best = s->best[row];
+    if (t == s->max_len[b] || best.token < 0) best = (nmt_scored_token){s->eos[row], NMT_EOS};
+    double total = s->total[row] + best.logprob;
+    if (best.token == NMT_EOS) {
+        search_finish(s, b, t, row, total);
+        return 0;
+    }
+    search_append(s, t, next, row, best.token, total);
+    return 1;
+}
+
+/* Beam step of sentence b, whose live rows are first .. first + n - 1. Returns the rows it keeps
+ * (0 when the sentence stops), or -1. */
+static int select_beam(nmt_search *s, int b, int t, int first, int n, int *next) {
+    const int K = s->beam;
+    for (int r = first; r < first + n; r++)
+        if (isnan(s->eos[r])) return non_finite(b, t);
+    if (t == s->max_len[b]) {
+        for (int r = first; r < first + n; r++) search_finish(s, b, t, r, s->total[r] + s->eos[r]);
+        return 0;
+    }
+    /* The best K + n continuations: at most n of them are eos, so at least K others remain. Each
+     * row's list is sorted, so a row is left at its first continuation that cannot enter. */
+    candidate *cand = s->cand;
+    const int want = K + n;
+    int count = 0;
+    for (int r = first; r < first + n; r++) {
+        const nmt_scored_token *top = s->best + (size_t)r * (size_t)s->top;
+        const double base = s->total[r];
+        for (int j = 0; j < s->top && top[j].token >= 0; j++) {
+            double total = base + top[j].logprob;
+            int i;
+            if (count == want) {
+                if (!(total > cand[count - 1].total)) break;
+                i = count - 1;
+            } else {
+                i = count++;
+            }
+            while (i > 0 && cand[i - 1].total < total) {
+                cand[i] = cand[i - 1];
+                i--;
+            }
+            cand[i] = (candidate){total, r, top[j].token};
+        }
+    }
+    int live = 0, first_next = *next;
+    for (int i = 0; i < count && live < K; i++) {
+        if (cand[i].token == NMT_EOS) {
+            if (i < K) search_finish(s, b, t, cand[i].row, cand[i].total);
+            continue;
+        }
+        search_append(s, t, next, cand[i].row, cand[i].token, cand[i].total);
+        live++;
+    }
+    /* Stop when no live hypothesis can beat the n-th best finished one. */
+    if (live > 0 && s->done_count[b] == s->n_best &&
+        s->done[(size_t)b * (size_t)s->n_best + (size_t)s->n_best - 1].score >=
+            best_reachable(s->options.length_penalty, s->next_total[first_next], t + 1, s->max_len[b])) {
+        *next = first_next;
+        return 0;
+    }
+    return live;
+}
+
+/* Traces finished hypothesis d of a sentence with src_pieces pieces back through the history. */
+static int search_trace(const nmt_search *s, const finished *d, int src_pieces, nmt_hypothesis *h) {
+    memset(h, 0, sizeof *h);
+    const size_t cols = (size_t)src_pieces + 1;
+    h->length = d->step;
+    h->logprob = d->logprob;
+    h->score = d->score;
+    h->src_len = src_pieces;
+    h->tokens = nmt_malloc(((size_t)d->step + 1) * sizeof(int32_t));
+    if (!h->tokens) return -1;
+    if (s->attention) {
+        h->attention = nmt_malloc(((size_t)d->step + 1) * cols * sizeof(float));
+        if (!h->attention) return -1;
+    }
+    int row = d->row;
+    for (int j = d->step; j >= 0; j--) {
+        size_t at = (size_t)j * (size_t)s->rows_max + (size_t)row;
+        if (h->attention) memcpy(h->attention + (size_t)j * cols, s->attention + at * (size_t)s->width, cols * sizeof(float));
+        if (j > 0) {
+            h->tokens[j - 1] = s->token[at];
+            row = s->parent[at];
+        }
+    }
+    return 0;
+}
+
+static int search_collect(const nmt_search *s, int batch, const int *src_pieces, nmt_translation *out) {
+    for (int b = 0; b < batch; b++) {
+        out[b].count = 0;
+        out[b].hyps = nmt_calloc((size_t)s->done_count[b], sizeof(nmt_hypothesis));
+        if (!out[b].hyps) goto fail;
+        for (int i = 0; i < s->done_count[b]; i++) {
+            out[b].count++;
+            if (search_trace(s, s->done + (size_t)b * (size_t)s->n_best + i, src_pieces[b], &out[b].hyps[i]) < 0) goto fail;
+        }
+    }
+    return 0;
+fail:
+    for (int b = 0; b < batch; b++) nmt_translation_free(&out[b]);
+    return -1;
+}
+
+int nmt_search_run(nmt_search *s, const nmt_decode_step *step, int batch, const int *src_pieces, int src_width,
+                   nmt_translation *out) {
+    memset(out, 0, (size_t)(batch > 0 ? batch : 0) * sizeof *out);
+    if (batch < 1) return nmt_error_set("beam search: empty batch");
+    if (step->vocab_size <= NMT_EOS) return nmt_error_set("beam search: vocabulary of %d tokens", step->vocab_size);
+    int steps = 0;
+    for (int b = 0; b < batch; b++) {
+        if (src_pieces[b] < 1 || src_pieces[b] + 1 > src_width)
+            return nmt_error_set("beam search: sentence %d has %d source pieces (width %d)", b, src_pieces[b], src_width);
+        int len = search_max_length(s, step, src_pieces[b]);
+        if (len + 1 > steps) steps = len + 1;
+    }
+    if (search_reserve(s, batch, steps, src_width) < 0) return -1;
+    for (int b = 0; b < batch; b++) {
+        s->max_len[b] = search_max_length(s, step, src_pieces[b]);
+        s->rows[b] = 1;
+        s->done_count[b] = 0;
+        s->token[b] = NMT_BOS;
+        s->parent[b] = b;
+        s->total[b] = 0;
+    }
+    int rows = batch;
+    for (int t = 0; rows > 0; t++) {
+        const size_t at = (size_t)t * (size_t)s->rows_max;
+        float *attention = s->attention ? s->attention + at * (size_t)s->width : NULL;
+        if (step->step(step->ctx, rows, s->token + at, s->top, s->best, s->eos, attention) < 0) return -1;
+        int next = 0, first = 0;
+        for (int b = 0; b < batch; b++) {
+            int n = s->rows[b];
+            if (n == 0) {
+                s->next_rows[b] = 0;
+                continue;
+            }
+            int kept = s->options.greedy ? select_greedy(s, b, t, first, &next) : select_beam(s, b, t, first, n, &next);
+            if (kept < 0) return -1;
+            s->next_rows[b] = kept;
+            first += n;
+        }
+        if (next == 0) break;
+        const int32_t *parents = s->parent + at + s->rows_max;
+        int identity = next == rows;
+        for (int r = 0; identity && r < next; r++) identity = parents[r] == r;
+        if (!identity && step->reorder(step->ctx, next, parents) < 0) return -1;
+        double *swap = s->total;
+        s->total = s->next_total;
+        s->next_total = swap;
+        int *swap_rows = s->rows;
+        s->rows = s->next_rows;
+        s->next_rows = swap_rows;
+        rows = next;
+    }
+    return search_collect(s, batch, src_pieces, out);
+}
+
+/* ---- translation and scoring with a model ---- */
+
+/* A sentence's place in the length order. */
+typedef struct ordered {
+    int length, index;
+} ordered;
+
+static int by_length(const void *pa, const void *pb) {
+    const ordered *a = pa, *b = pb;
+    if (a->length != b->length) return a->length < b->length ? -1 : 1;
+    return a->index < b->index ? -1 : a->index > b->index;
+}
+
+/* What one thread needs to decode a batch: its own search and decoder state, and the batch's
+ * padded source matrix [B, longest + 1] with its lengths (sized per run). */
+typedef struct translate_worker {
+    nmt_search *search;
+    nmt_incremental *decoder;
+    int32_t *matrix;
+    int *tokens, *pieces; /* [B] source tokens (pieces + eos) and pieces of each sentence */
+    nmt_translation *batch_out; /* [B] */
+} translate_worker;
+
+struct nmt_translator {
+    const nmt_model *model;
+    nmt_decode_options options;
+    nmt_incremental_weights *weights; /* packed once, shared by the workers' decoders */
+    int workers;               /* one per pool thread */
+    translate_worker *worker;  /* [workers] */
+};
+
+int nmt_decode_open_model(const char *dir, nmt_model *model, nmt_spm **spm) {
+    memset(model, 0, sizeof *model);
+    *spm = NULL;
+    struct stat st;
+    if (stat(dir, &st) != 0) return nmt_error_set("%s: cannot open the model directory: %s", dir, strerror(errno));
+    if (!S_ISDIR(st.st_mode))
+        return nmt_error_set("%s: not a model directory (expected the directory `nmt train` wrote)", dir);
+    char *model_path = nmt_path_join(dir, "model.safetensors"), *spm_path = nmt_path_join(dir, "spm.model");
+    int rc = -1;
+    if (!model_path || !spm_path) goto done;
+    if (!nmt_file_exists(model_path)) {
+        nmt_error_set("%s: missing (is %s a model directory written by `nmt train`?)", model_path, dir);
+        goto done;
+    }
+    if (nmt_model_load(model, model_path) < 0) goto done;
+    if (nmt_spm_load(spm, spm_path) < 0) goto done;
+    if (nmt_spm_vocab_size(*spm) != model->config.vocab_size) {
+        nmt_error_set("%s has %d pieces but %s has a vocabulary of %d", spm_path, nmt_spm_vocab_size(*spm), model_path,
+                      model->config.vocab_size);
+        goto done;
+    }
+    rc = 0;
+done:
+    if (rc < 0) {
+        nmt_spm_free(*spm);
+        *spm = NULL;
+        nmt_model_free(model);
+        memset(model, 0, sizeof *model);
+    }
+    free(model_path);
+    free(spm_path);
+    return rc;
+}
+
+int nmt_decode_encode_line(const nmt_model *model, const nmt_spm *spm, const nmt_lines *lines, int32_t **ids,
+                           size_t *cap, size_t *count) {
+    *count = 0;
+    long bad = nmt_utf8_invalid_at(lines->line, lines->len);
+    if (bad >= 0) {
+        nmt_error_set("%s:%ld: invalid UTF-8 at byte %ld", lines->name, lines->number, bad + 1);
+        return NMT_DECODE_INVALID_UTF8;
+    }
+    if (nmt_spm_encode(spm, lines->line, lines->len, ids, cap, count) < 0)
+        return nmt_error_prefix("%s:%ld", lines->name, lines->number);
+    const nmt_model_config *c = &model->config;
+    if (c->positions == NMT_POSITIONS_LEARNED && *count + 1 > (size_t)c->max_positions)
+        return nmt_error_set("%s:%ld: %zu pieces; the model's learned positions allow at most %d", lines->name,
+                             lines->number, *count, c->max_positions - 1);
+    return 0;
+}
+
+static void worker_free(translate_worker *w) {
+    nmt_search_free(w->search);
+    nmt_incremental_free(w->decoder);
+    free(w->matrix);
+    free(w->tokens);
+    free(w->pieces);
+    free(w->batch_out);
+}
+
+int nmt_translator_create(nmt_translator **out, const nmt_model *model, const nmt_decode_options *options) {
+    *out = NULL;
+    if (nmt_decode_options_check(options) < 0) return -1;
+    nmt_translator *t = nmt_calloc(1, sizeof *t);
+    if (!t) return -1;
+    t->model = model;
+    t->options = *options;
+    const int workers = nmt_kernels_threads(), B = options->batch_size;
+    t->worker = nmt_calloc((size_t)workers, sizeof *t->worker);
+    if (!t->worker || nmt_incremental_weights_create(&t->weights, model, options->precision) < 0) goto fail;
+    t->workers = workers;
+    for (int i = 0; i < workers; i++) {
+        translate_worker *w = &t->worker[i];
+        w->tokens = nmt_malloc((size_t)B * sizeof(int));
+        w->pieces = nmt_malloc((size_t)B * sizeof(int));
+        w->batch_out = nmt_malloc((size_t)B * sizeof *w->batch_out);
+        if (!w->tokens || !w->pieces || !w->batch_out || nmt_search_create(&w->search, options) < 0 ||
+            nmt_incremental_create_shared(&w->decoder, t->weights) < 0)
+            goto fail;
+    }
+    *out = t;
+    return 0;
+fail:
+    nmt_translator_free(t);
+    return -1;
+}
+
+void nmt_translator_free(nmt_translator *t) {
+    if (!t) return;
+    for (int i = 0; i < t->workers; i++) worker_free(&t->worker[i]);
+    free(t->worker);
+    nmt_incremental_weights_free(t->weights);
+    free(t);
+}
+
+static int empty_translation(nmt_translation *out) {
+    out->hyps = nmt_calloc(1, sizeof(nmt_hypothesis));
+    if (!out->hyps) return -1;
+    out->hyps[0].tokens = nmt_malloc(sizeof(int32_t));
+    if (!out->hyps[0].tokens) {
+        free(out->hyps);
+        out->hyps = NULL;
+        return -1;
+    }
+    out->count = 1;
+    return 0;
+}
+
+/* Decoder positions a batch needs whose longest source has `pieces` pieces. */
+static int batch_steps(const nmt_translator *t, int pieces) {
+    const nmt_model_config *c = &t->model->config;
+    int steps = nmt_decode_max_length(&t->options, pieces) + 1;
+    return c->positions == NMT_POSITIONS_LEARNED && steps > c->max_positions ? c->max_positions : steps;
+}
+
+/* Decodes the sentences order[0 .. n) (sorted by length, all non-empty) as one batch on worker w. */
+static int translate_batch(const nmt_translator *t, translate_worker *w, const ordered *order, int n,
+                           const int32_t *const *src, nmt_translation *out) {
+    const int S = order[n - 1].length + 1, K = t->options.greedy ? 1 : t->options.beam_size;
+    const int steps = batch_steps(t, order[n - 1].length);
+    for (int b = 0; b < n; b++) {
+        const int len = order[b].length;
+        int32_t *row = w->matrix + (size_t)b * (size_t)S;
+        memcpy(row, src[order[b].index], (size_t)len * sizeof(int32_t));
+        row[len] = NMT_EOS;
+        for (int j = len + 1; j < S; j++) row[j] = NMT_PAD;
+        w->tokens[b] = len + 1;
+        w->pieces[b] = len;
+    }
+    if (nmt_incremental_start(w->decoder, w->matrix, w->tokens, n, S, n * K, steps) < 0) return -1;
+    nmt_decode_step step = nmt_incremental_decode_step(w->decoder);
+    if (nmt_search_run(w->search, &step, n, w->pieces, S, w->batch_out) < 0) return -1;
+    for (int b = 0; b < n; b++) out[order[b].index] = w->batch_out[b];
+    return 0;
+}
+
+/* The batches of one run, taken in turn by the workers. Each batch is decoded on a single thread
+ * (the pool's nested calls run inline), so its result does not depend on which worker took it. */
+typedef struct translate_run {
+    const nmt_translator *t;
+    const ordered *order;
+    int sentences, batches;
+    const int32_t *const *src;
+    nmt_translation *out;
+    atomic_int next_batch;
+    atomic_int failed;
+    char error[1024]; /* the first failure's message, from the worker's thread */
+} translate_run;
+
+static void translate_worker_task(void *ctx, long begin, long end) {
+    translate_run *run = ctx;
+    const int B = run->t->options.batch_size;
+    for (long i = begin; i < end; i++) {
+        translate_worker *w = &run->t->worker[i];
+        for (int b; !atomic_load(&run->failed) && (b = atomic_fetch_add(&run->next_batch, 1)) < run->batches;) {
+            const int first = b * B, n = run->sentences - first < B ? run->sentences - first : B;
+            if (translate_batch(run->t, w, run->order + first, n, run->src, run->out) < 0 &&
+                atomic_exchange(&run->failed, 1) == 0)
+                snprintf(run->error, sizeof run->error, "%s", nmt_error());
+        }
+    }
+}
+
+int nmt_translator_run(nmt_translator *t, int count, const int32_t *const *src, const int *src_len,
+                       nmt_translation *out) {
+    memset(out, 0, (size_t)(count > 0 ? count : 0) * sizeof *out);
+    if (count <= 0) return 0;
+    const int B = t->options.batch_size;
+    int n = 0, longest = 0, rc = -1;
+    ordered *order = nmt_malloc((size_t)count * sizeof *order);
+    if (!order) return -1;
+    for (int i = 0; i < count; i++) {
+        if (src_len[i] < 0) {
+            nmt_error_set("sentence %d: negative length %d", i, src_len[i]);
+            goto done;
+        }
+        if (src_len[i] == 0) {
+            if (empty_translation(&out[i]) < 0) goto done;
+            continue;
+        }
+        order[n++] = (ordered){src_len[i], i};
+        if (src_len[i] > longest) longest = src_len[i];
+    }
+    qsort(order, (size_t)n, sizeof *order, by_length);
+    translate_run run = {.t = t, .order = order, .sentences = n, .batches = (n + B - 1) / B, .src = src, .out = out};
+    /* Several batches: one per thread at a time, each on one core, which keeps every product
+     * whole and the search's serial work off the other threads' path. One batch: all threads on it. */
+    const int workers = run.batches < t->workers ? run.batches : t->workers;
+    /* Every buffer at the size of the run's largest batch at once, not grown batch by batch. */
+    const int largest = n < B ? n : B, K = t->options.greedy ? 1 : t->options.beam_size;
+    for (int i = 0; i < workers; i++) {
+        free(t->worker[i].matrix);
+        t->worker[i].matrix = nmt_malloc((size_t)B * ((size_t)longest + 1) * sizeof(int32_t));
+        if (!t->worker[i].matrix ||
+            nmt_incremental_reserve(t->worker[i].decoder, largest, longest + 1, largest * K, batch_steps(t, longest)) < 0)
+            goto done;
+    }
+    if (workers > 1) nmt_parallel_for(workers, translate_worker_task, &run);
+    else translate_worker_task(&run, 0, 1);
+    if (atomic_load(&run.failed)) {
+        nmt_error_set("%s", run.error);
+        goto done;
+    }
+    rc = 0;
+done:
+    if (rc < 0)
+        for (int i = 0; i < count; i++) nmt_translation_free(&out[i]);
+    free(order);
+    return rc;
+}
+
+int nmt_decode_sentences(const nmt_model *model, const nmt_decode_options *options, int count,
+                         const int32_t *const *src, const int *src_len, nmt_translation *out) {
+    nmt_translator *t;
+    if (nmt_translator_create(&t, model, options) < 0) return -1;
+    int rc = nmt_translator_run(t, count, src, src_len, out);
+    nmt_translator_free(t);
+    return rc;
+}
+
+/* Fills a padded row of `width`: prefix (or nothing), the pieces, suffix (or nothing), pad. */
+static void fill_row(int32_t *row, int width, int32_t prefix, const int32_t *pieces, int len, int32_t suffix) {
+    int at = 0;
+    if (prefix != NMT_PAD) row[at++] = prefix;
+    if (len) memcpy(row + at, pieces, (size_t)len * sizeof(int32_t));
+    at += len;
+    if (suffix != NMT_PAD) row[at++] = suffix;
+    while (at < width) row[at++] = NMT_PAD;
+}
+
+/* Forced decoding in batches: the pairs sorted by length, batch_size at a time, each batch handed to
+ * visit() with the original index of each row. */
+typedef int (*pair_batch_fn)(void *ctx, nmt_model *model, const nmt_batch *batch, const ordered *rows);
+
+static int for_each_pair_batch(nmt_model *model, int count, const int32_t *const *src, const int *src_len,
+                               const int32_t *const *tgt, const int *tgt_len, int batch_size, pair_batch_fn visit,
+                               void *ctx) {
+    if (count <= 0) return 0;
+    if (batch_size < 1) return nmt_error_set("batch size must be at least 1, got %d", batch_size);
+    const nmt_model_config *c = &model->config;
+    int longest_src = 0, longest_tgt = 0;
+    for (int i = 0; i < count; i++) {
+        if (src_len[i] < 0 || tgt_len[i] < 0) return nmt_error_set("pair %d: negative length", i);
+        if (c->positions == NMT_POSITIONS_LEARNED && (src_len[i] + 1 > c->max_positions || tgt_len[i] + 1 > c->max_positions))
+            return nmt_error_set("pair %d: %d source and %d target pieces, beyond the model's %d learned positions", i,
+                                 src_len[i], tgt_len[i], c->max_positions - 1);
+        if (src_len[i] > longest_src) longest_src = src_len[i];
+        if (tgt_len[i] > longest_tgt) longest_tgt = tgt_len[i];
+    }
+    const size_t B = (size_t)batch_size, S = (size_t)longest_src + 1, T = (size_t)longest_tgt + 1;
+    ordered *order = nmt_malloc((size_t)count * sizeof *order);
+    int32_t *src_rows = nmt_malloc(B * S * sizeof(int32_t));
+    int32_t *tgt_in = nmt_malloc(B * T * sizeof(int32_t)), *tgt_out = nmt_malloc(B * T * sizeof(int32_t));
+    int rc = -1;
+    if (!order || !src_rows || !tgt_in || !tgt_out) goto done;
+    for (int i = 0; i < count; i++) order[i] = (ordered){src_len[i] + tgt_len[i], i};
+    qsort(order, (size_t)count, sizeof *order, by_length);
+    for (int first = 0; first < count; first += batch_size) {
+        const int n = count - first < batch_size ? count - first : batch_size;
+        int s_width = 1, t_width = 1;
+        for (int b = 0; b < n; b++) {
+            const int i = order[first + b].index;
+            if (src_len[i] + 1 > s_width) s_width = src_len[i] + 1;
+            if (tgt_len[i] + 1 > t_width) t_width = tgt_len[i] + 1;
+        }
+        for (int b = 0; b < n; b++) {
+            const int i = order[first + b].index;
+            fill_row(src_rows + (size_t)b * (size_t)s_width, s_width, NMT_PAD, src[i], src_len[i], NMT_EOS);
+            fill_row(tgt_in + (size_t)b * (size_t)t_width, t_width, NMT_BOS, tgt[i], tgt_len[i], NMT_PAD);
+            fill_row(tgt_out + (size_t)b * (size_t)t_width, t_width, NMT_PAD, tgt[i], tgt_len[i], NMT_EOS);
+        }
+        const nmt_batch batch = {.batch = n, .src_len = s_width, .tgt_len = t_width, .src = src_rows,
+                                 .tgt_in = tgt_in, .tgt_out = tgt_out};
+        if (visit(ctx, model, &batch, order + first) < 0) goto done;
+    }
+    rc = 0;
+done:
+    free(order);
+    free(src_rows);
+    free(tgt_in);
+    free(tgt_out);
+    return rc;
+}
+
+typedef struct score_ctx {
+    float *logprobs; /* [B, T] of the largest batch */
+    const int *tgt_len;
+    double *out;
+} score_ctx;
+
+static int score_batch(void *ctx, nmt_model *model, const nmt_batch *batch, const ordered *rows) {
+    score_ctx *sc = ctx;
+    if (nmt_model_token_logprobs(model, batch, sc->logprobs) < 0) return -1;
+    for (int b = 0; b < batch->batch; b++) {
+        const int i = rows[b].index;
+        double sum = 0;
+        for (int j = 0; j <= sc->tgt_len[i]; j++) sum += sc->logprobs[(size_t)b * (size_t)batch->tgt_len + (size_t)j];
+        sc->out[i] = sum;
+    }
+    return 0;
+}
+
+int nmt_decode_score(nmt_model *model, int count, const int32_t *const *src, const int *src_len,
+                     const int32_t *const *tgt, const int *tgt_len, int batch_size, double *out) {
+    int longest_tgt = 0;
+    for (int i = 0; i < count; i++)
+        if (tgt_len[i] > longest_tgt) longest_tgt = tgt_len[i];
+    score_ctx sc = {nmt_malloc((size_t)(batch_size > 0 ? batch_size : 1) * ((size_t)longest_tgt + 1) * sizeof(float)),
+                    tgt_len, out};
+    int rc = sc.logprobs ? for_each_pair_batch(model, count, src, src_len, tgt, tgt_len, batch_size, score_batch, &sc) : -1;
+    free(sc.logprobs);
+    return rc;
+}
+
+typedef struct loss_ctx {
+    nmt_forward_options options;
+    nmt_loss *total;
+} loss_ctx;
+
+static int loss_batch(void *ctx, nmt_model *model, const nmt_batch *batch, const ordered *rows) {
+    (void)rows;
+    loss_ctx *lc = ctx;
+    nmt_loss loss;
+    if (nmt_model_forward(model, batch, &lc->options, &loss) < 0) return -1;
+    lc->total->loss_sum += loss.loss_sum;
+    lc->total->nll_sum += loss.nll_sum;
+    lc->total->tokens += loss.tokens;
+    return 0;
+}
+
+int nmt_decode_loss(nmt_model *model, int count, const int32_t *const *src, const int *src_len,
+                    const int32_t *const *tgt, const int *tgt_len, int batch_size, double label_smoothing,
+                    nmt_loss *loss) {
+    memset(loss, 0, sizeof *loss);
+    loss_ctx lc = {{.training = 0, .label_smoothing = (float)label_smoothing}, loss};
+    return for_each_pair_batch(model, count, src, src_len, tgt, tgt_len, batch_size, loss_batch, &lc);
+}

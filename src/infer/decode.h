@@ -1,0 +1,158 @@
+/* decode: greedy and beam search over an abstract decoder step, and the translation of
+ * already-encoded sentences with a model.
+ *
+ * The search drives a decoder through two callbacks (nmt_decode_step): `step` advances R live rows
+ * by one token and returns each row's few most probable continuations (and, when asked, the
+ * cross-attention of each row over the source); `reorder` rebuilds the rows from parent indices
+ * after each selection (beams that survive, expand or die). A batch starts with one row per
+ * sentence, in sentence order, fed bos; the rows of one sentence are always contiguous and the
+ * sentences keep their order, so an implementation can map rows to sentences by following the
+ * parents. incremental.h provides the Transformer's step; tests drive the search with toy scorers.
+ *
+ * Beam search (batched over sentences and beams). Each step, per sentence, the best K + k of the
+ * k live rows' continuations are ranked by total log-probability (pad and bos are never
+ * generated); an eos among the best K finishes that hypothesis, the best K others stay live.
+ * Finished hypotheses are ranked by GNMT's normalised score logprob / lp(|y|), with
+ * lp(|y|) = ((5 + |y|) / 6)^alpha and |y| = pieces + eos. A sentence stops when its n-th best finished
+ * score is at least the best score any live hypothesis could still reach: log-probabilities are
+ * <= 0, so a live hypothesis with total L can at best end with L / max(lp) over the lengths it can
+ * still reach; or when it reaches its maximum length floor(ratio * |x|) + 10 pieces (|x| = source
+ * pieces; less if the step's max_steps demands), where eos is forced. Ties go to the earlier row
+ * and the smaller token id, so results are deterministic and a sentence's result does not depend
+ * on the rest of its batch.
+ *
+ * Greedy search (a dedicated path): each row takes its most probable token until eos.
+ */
+#ifndef NMT_DECODE_H
+#define NMT_DECODE_H
+
+#include <stdint.h>
+
+#include "base/io.h"
+#include "model/model.h"
+#include "compute/packed.h"
+#include "text/spm.h"
+
+/* One of a row's most probable next tokens. */
+typedef struct nmt_scored_token {
+    float logprob; /* natural log */
+    int32_t token; /* -1: no token (a list with fewer candidates than its length) */
+} nmt_scored_token;
+
+/* A row's top list of k tokens: best first, ties to the smaller token id, pad and bos never in it.
+ * Clear sets every entry to no token at -infinity; merge offers scores[0..n) of the tokens first ..
+ * first + n - 1 (NaN never enters). Built chunk by chunk, the list is that of the whole row. */
+void nmt_scored_clear(nmt_scored_token *best, int k);
+void nmt_scored_merge(nmt_scored_token *best, int k, const float *scores, int n, int32_t first);
+
+typedef struct nmt_decode_step {
+    void *ctx;
+    int vocab_size; /* V */
+    int max_steps;  /* tokens a row can be fed, bos included (0 = no limit): a model with learned
+                       positions has a table of this many; the search forces eos in time */
+    /* Advances `rows` rows by one token: tokens[rows] is each row's last token. Fills best[rows, k]
+     * with each row's top list of k (nmt_scored_merge's order, log-probabilities normalised over
+     * the whole vocabulary), eos_logprob[rows] with each row's eos log-probability (NaN when the
+     * row's scores were not finite), and, when attention is not NULL, attention[rows, S] (S = the
+     * batch's source width given to the search) with each row's cross-attention weights. The
+     * search asks for k = 1 (greedy) or 2K (beam K). Returns 0, or -1 with the error set. */
+    int (*step)(void *ctx, int rows, const int32_t *tokens, int k, nmt_scored_token *best, float *eos_logprob,
+                float *attention);
+    /* There are `rows` new rows; new row r continues old row parents[r] (a row of the same
+     * sentence: the parents of one sentence's rows stay within its old rows). */
+    int (*reorder)(void *ctx, int rows, const int32_t *parents);
+} nmt_decode_step;
+
+typedef struct nmt_decode_options {
+    int greedy;             /* 1: the greedy path (beam_size and n_best are then 1) */
+    int beam_size;          /* K (5) */
+    int n_best;             /* hypotheses returned per sentence, 1..K (1) */
+    double length_penalty;  /* alpha (0.6); 0 ranks by plain log-probability */
+    double max_length_ratio;/* R (2): at most floor(R * |x|) + 10 target pieces */
+    int attention;          /* 1: return each hypothesis's cross-attention rows (alignments, maps) */
+    int batch_size;         /* sentences per batch for nmt_translator_run (64) */
+    nmt_precision precision;/* of the translator's matrix products (fp32) */
+} nmt_decode_options;
+
+nmt_decode_options nmt_decode_options_default(void);
+/* Rejects impossible options (K < 1, n_best outside 1..K, a negative ratio, ...). */
+int nmt_decode_options_check(const nmt_decode_options *options);
+
+typedef struct nmt_hypothesis {
+    int32_t *tokens;   /* [length] target pieces, eos not included */
+    int length;
+    double logprob;    /* natural-log probability of the pieces + eos */
+    double score;      /* logprob / lp(length + 1): the rank of the hypothesis */
+    float *attention;  /* [(length + 1), src_len + 1]: row j = target token j (the last: eos), columns =
+                          source pieces + eos; NULL unless options.attention */
+    int src_len;       /* source pieces */
+} nmt_hypothesis;
+
+typedef struct nmt_translation {
+    nmt_hypothesis *hyps; /* [count], best first, distinct */
+    int count;
+} nmt_translation;
+
+void nmt_translation_free(nmt_translation *t);
+
+/* The hard alignment of a hypothesis with attention: src_of[j] = the source piece (< src_len) that
+ * target piece j attends to most (the smaller index on ties), for j < length. */
+void nmt_hypothesis_alignment(const nmt_hypothesis *h, int *src_of);
+
+/* GNMT's length penalty ((5 + tokens) / 6)^alpha. */
+double nmt_length_penalty(double alpha, int tokens);
+/* Most target pieces a hypothesis may have for a source of src_pieces pieces. */
+int nmt_decode_max_length(const nmt_decode_options *options, int src_pieces);
+
+/* Search workspace, reused across batches (it grows to the largest batch seen). */
+typedef struct nmt_search nmt_search;
+
+int nmt_search_create(nmt_search **search, const nmt_decode_options *options);
+void nmt_search_free(nmt_search *search);
+/* Decodes one batch of `batch` sentences whose decoder `step` has just been primed (one row per
+ * sentence). src_pieces[batch] (each >= 1) sets the maximum lengths; src_width is the S of the
+ * step's attention rows (>= every src_pieces + 1). Fills out[batch] (free each with
+ * nmt_translation_free). */
+int nmt_search_run(nmt_search *search, const nmt_decode_step *step, int batch, const int *src_pieces,
+                   int src_width, nmt_translation *out);
+
+/* Opens a model directory written by `nmt train`: DIR/model.safetensors (parameters and their
+ * config) and DIR/spm.model, which must agree on the vocabulary size. Errors name the file. */
+int nmt_decode_open_model(const char *dir, nmt_model *model, nmt_spm **spm);
+
+/* Encodes the current line of `lines` into *ids (grown as needed; *cap its capacity) and sets
+ * *count. Returns 0; NMT_DECODE_INVALID_UTF8 when the line is not UTF-8; -1 on other errors (too
+ * many pieces for a model with learned positions, out of memory). Errors read "NAME:LINE: ...". */
+enum { NMT_DECODE_INVALID_UTF8 = -2 };
+int nmt_decode_encode_line(const nmt_model *model, const nmt_spm *spm, const nmt_lines *lines, int32_t **ids,
+                           size_t *cap, size_t *count);
+
+/* Translation with a model: sentences are sorted by length, decoded in batches of
+ * options.batch_size with nmt_incremental (encoder once per batch, cached decoder steps), and the
+ * results returned in the input order. */
+typedef struct nmt_translator nmt_translator;
+
+/* The model must outlive the translator. */
+int nmt_translator_create(nmt_translator **translator, const nmt_model *model, const nmt_decode_options *options);
+void nmt_translator_free(nmt_translator *translator);
+/* Translates src[i] (src_len[i] pieces, no eos) into out[i] for i < count (free each with
+ * nmt_translation_free). An empty source gives one empty hypothesis (log-probability 0, no
+ * attention) without running the model. */
+int nmt_translator_run(nmt_translator *translator, int count, const int32_t *const *src, const int *src_len,
+                       nmt_translation *out);
+/* The same in one call (for validation during training). */
+int nmt_decode_sentences(const nmt_model *model, const nmt_decode_options *options, int count,
+                         const int32_t *const *src, const int *src_len, nmt_translation *out);
+
+/* Forced decoding: out[i] = log p(tgt[i] pieces + eos | src[i]) in evaluation mode (no dropout, no
+ * label smoothing), from the model's full forward pass over batches of up to batch_size pairs
+ * sorted by length. An empty source is scored like any other (source = eos alone). */
+int nmt_decode_score(nmt_model *model, int count, const int32_t *const *src, const int *src_len,
+                     const int32_t *const *tgt, const int *tgt_len, int batch_size, double *out);
+/* The training objective on the same batches in evaluation mode: label-smoothed cross-entropy and
+ * NLL summed over every target piece + eos (what `nmt train` reports, divided by tokens). */
+int nmt_decode_loss(nmt_model *model, int count, const int32_t *const *src, const int *src_len,
+                    const int32_t *const *tgt, const int *tgt_len, int batch_size, double label_smoothing,
+                    nmt_loss *loss);
+
+#endif

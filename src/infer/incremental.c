@@ -1,0 +1,692 @@
+/* incremental: encoder once per batch, decoder one position at a time with key/value caches.
+ *
+ * Shapes: B sentences, S source width, R live rows, P = max_steps cache positions, D, H, dh = D/H,
+ * F, V, Ld decoder layers. Buffers only grow (to the largest batch seen), so steps allocate nothing.
+ *   cross_kv[Ld, B*S, 2D]   each decoder layer's cross-attention k|v of the encoder output, one
+ *                           [S, 2D] block per sentence of the batch (finished ones are skipped)
+ *   cache_k[l], cache_v[l]  [P, max_rows, D] self-attention keys and values of the fed positions:
+ *                           position t of row r is at [t, slot[r]], so a step's appends are one
+ *                           block and the pages touched grow with the positions actually fed
+ *   history[max_rows, P]    the tokens fed to each row (uncached mode replays them)
+ * Rows are contiguous per sentence (decode.h), so a sentence's rows are the queries of one
+ * cross-attention over its block, and sentences with as many rows each make one batched call
+ * (reaching their blocks through a list of sentence ids, so nothing moves when a sentence ends).
+ * A reorder moves no cache data for a row that continues its parent alone or first: it takes over
+ * the parent's slot. Only a second (third, ...) child of a parent gets a free slot and a copy of
+ * the fed part; in beam search about a third of the rows are such forks.
+ */
+#include "infer/incremental.h"
+
+#include "compute/kernels.h"
+#include "compute/packed.h"
+#include "base/util.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A buffer that only grows. Its contents do not survive growth (each batch refills them), so it
+ * grows by a new allocation rather than a copying realloc, and by at least half its size: the
+ * batches of a length-sorted window each need a little more, and would otherwise reallocate (and
+ * fault in fresh pages) every time. */
+typedef struct buffer {
+    void *data;
+    size_t cap; /* bytes */
+} buffer;
+
+static int buffer_reserve(buffer *b, size_t count, size_t size, const char *what) {
+    size_t bytes = 0;
+    if (nmt_size_mul(count ? count : 1, size, &bytes, what) < 0) return -1;
+    if (bytes <= b->cap) return 0;
+    size_t grown = b->cap + b->cap / 2;
+    if (grown < bytes) grown = bytes;
+    free(b->data);
+    b->cap = 0;
+    b->data = nmt_malloc_huge(grown);
+    if (!b->data) return -1;
+    b->cap = grown;
+    return 0;
+}
+
+enum { OUTPUT_COLUMNS = 256 }; /* vocabulary entries per chunk of the fused output layer */
+
+/* Every buffer, so that reserve and free walk one list. */
+enum {
+    BUF_SRC_LEN,   /* int32 [B] source tokens (pieces + eos) */
+    BUF_SENTENCE,  /* int [max_rows]: the sentence (its index in the batch) of each live row */
+    BUF_SENTENCE_SPARE,
+    BUF_GROUP,     /* int32 [B]: the sentences of one cross-attention call */
+    BUF_GROUP_LEN, /* int32 [B]: their source tokens */
+    BUF_HISTORY,   /* int32 [max_rows, P] */
+    BUF_HISTORY_SPARE,
+    BUF_CROSS_KV,  /* [Ld, B*S, 2D] */
+    BUF_SLOT,      /* int32 [max_rows]: the cache slot of each live row */
+    BUF_SLOT_SPARE,
+    BUF_SLOT_TAKEN, /* unsigned char [max_rows]: slots that live rows hold during a reorder */
+    BUF_X,         /* [M, D] the residual stream; M = max(B*S, max_rows) */
+    BUF_NORMED,    /* [M, D] */
+    BUF_QKV,       /* [M, 3D] */
+    BUF_CTX,       /* [M, D] */
+    BUF_DELTA,     /* [M, D] */
+    BUF_HIDDEN,    /* [M, F] */
+    BUF_MEAN,      /* [M] LayerNorm statistics (unused at inference, required by the kernel) */
+    BUF_RSTD,      /* [M] */
+    BUF_WEIGHTS,   /* attention weights: [B, H, S, S] or [R, H, max(P, S)] */
+    BUF_LOGITS,    /* [max_rows, OUTPUT_COLUMNS] one chunk of the output layer */
+    BUF_PAIRS,     /* uint32 [M, ceil(max(D, F) / 2)]: a product's x in bf16 pairs (bf16 weights only) */
+    BUF_LSE,       /* nmt_logsumexp [max_rows] */
+    BUF_POS,       /* int32 [M] positions of the rows being computed */
+    BUF_TOKENS,    /* int32 [M] tokens being embedded */
+    BUF_POSITIONS, /* sinusoidal [n, D] or rope [n, dh] table */
+    BUF_COUNT
+};
+
+/* A layer's matrices packed for nmt_packed_linear (encoder layers use the first four). */
+enum { W_QKV, W_O, W_FC1, W_FC2, W_CROSS_Q, W_CROSS_KV, W_CROSS_O, W_PER_LAYER };
+
+struct nmt_incremental_weights {
+    const nmt_model *model;
+    nmt_packed *encoder; /* [encoder_layers * W_PER_LAYER] */
+    nmt_packed *decoder; /* [decoder_layers * W_PER_LAYER] */
+    nmt_packed output;   /* [V, D] */
+};
+
+struct nmt_incremental {
+    const nmt_model *model;
+    const nmt_incremental_weights *w;
+    nmt_incremental_weights *own_weights; /* when not shared */
+    int D, H, dh, F, V, layers;
+    int cached;
+    int row_invariant; /* matrix products one row at a time */
+    float scale; /* 1/sqrt(dh) on attention scores */
+
+    int batch, width, rows, fed; /* fed: tokens fed to every live row so far */
+    int max_rows, max_steps;
+    int positions_len;           /* positions in the BUF_POSITIONS table */
+    buffer buf[BUF_COUNT];
+    buffer *cache_k, *cache_v;   /* [layers], each [max_rows, P, D] */
+};
+
+#define BUF(inc, name, type) ((type *)(inc)->buf[name].data)
+
+void nmt_incremental_weights_free(nmt_incremental_weights *w) {
+    if (!w) return;
+    const nmt_model_config *c = &w->model->config;
+    for (int i = 0; w->encoder && i < c->encoder_layers * W_PER_LAYER; i++) nmt_packed_free(&w->encoder[i]);
+    for (int i = 0; w->decoder && i < c->decoder_layers * W_PER_LAYER; i++) nmt_packed_free(&w->decoder[i]);
+    nmt_packed_free(&w->output);
+    free(w->encoder);
+    free(w->decoder);
+    free(w);
+}
+
+/* The matrices every layer has: self-attention (q, k and v weights are consecutive: one [3D, D]
+ * matrix) and the feed-forward pair. */
+static int pack_layer(nmt_packed *pk, const nmt_attention_params *self_attn, const nmt_ffn_params *ffn, int D, int F,
+                      nmt_precision precision) {
+    return nmt_packed_init(&pk[W_QKV], self_attn->q_weight, 3 * D, D, precision) < 0 ||
+                   nmt_packed_init(&pk[W_O], self_attn->o_weight, D, D, precision) < 0 ||
+                   nmt_packed_init(&pk[W_FC1], ffn->fc1_weight, F, D, precision) < 0 ||
+                   nmt_packed_init(&pk[W_FC2], ffn->fc2_weight, D, F, precision) < 0
+               ? -1
+               : 0;
+}
+
+int nmt_incremental_weights_create(nmt_incremental_weights **out, const nmt_model *model, nmt_precision precision) {
+    *out = NULL;
+    const nmt_model_config *c = &model->config;
+    if (nmt_model_config_check(c) < 0) return -1;
+    const int D = c->d_model, F = c->ffn;
+    nmt_incremental_weights *w = nmt_calloc(1, sizeof *w);
+    if (!w) return -1;
+    w->model = model;
+    w->encoder = nmt_calloc((size_t)c->encoder_layers * W_PER_LAYER, sizeof(nmt_packed));
+    w->decoder = nmt_calloc((size_t)c->decoder_layers * W_PER_LAYER, sizeof(nmt_packed));
+    if (!w->encoder || !w->decoder) goto fail;
+    for (int l = 0; l < c->encoder_layers; l++) {
+        const nmt_encoder_layer_params *e = &model->p.encoder[l];
+        if (pack_layer(w->encoder + (size_t)l * W_PER_LAYER, &e->self_attn, &e->ffn, D, F, precision) < 0) goto fail;
+    }
+    for (int l = 0; l < c->decoder_layers; l++) {
+        const nmt_decoder_layer_params *d = &model->p.decoder[l];
+        nmt_packed *pk = w->decoder + (size_t)l * W_PER_LAYER;
+        if (pack_layer(pk, &d->self_attn, &d->ffn, D, F, precision) < 0 ||
+            nmt_packed_init(&pk[W_CROSS_Q], d->cross_attn.q_weight, D, D, precision) < 0 ||
+            nmt_packed_init(&pk[W_CROSS_KV], d->cross_attn.k_weight, 2 * D, D, precision) < 0 ||
+            nmt_packed_init(&pk[W_CROSS_O], d->cross_attn.o_weight, D, D, precision) < 0)
+            goto fail;
+    }
+    if (nmt_packed_init(&w->output, model->p.output, c->vocab_size, D, precision) < 0) goto fail;
+    *out = w;
+    return 0;
+fail:
+    nmt_incremental_weights_free(w);
+    return -1;
+}
+
+int nmt_incremental_create(nmt_incremental **out, const nmt_model *model) {
+    nmt_incremental_weights *w;
+    if (nmt_incremental_weights_create(&w, model, NMT_PRECISION_FP32) < 0) return -1;
+    if (nmt_incremental_create_shared(out, w) < 0) {
+        nmt_incremental_weights_free(w);
+        return -1;
+    }
+    (*out)->own_weights = w;
+    return 0;
+}
+
+int nmt_incremental_create_shared(nmt_incremental **out, const nmt_incremental_weights *weights) {
+    *out = NULL;
+    const nmt_model *model = weights->model;
+    const nmt_model_config *c = &model->config;
+    nmt_incremental *inc = nmt_calloc(1, sizeof *inc);
+    if (!inc) return -1;
+    inc->model = model;
+    inc->w = weights;
+    inc->D = c->d_model;
+    inc->H = c->heads;
+    inc->dh = c->d_model / c->heads;
+    inc->F = c->ffn;
+    inc->V = c->vocab_size;
+    inc->layers = c->decoder_layers;
+    inc->cached = 1;
+    inc->scale = 1.0f / sqrtf((float)inc->dh);
+    inc->cache_k = nmt_calloc((size_t)inc->layers, sizeof(buffer));
+    inc->cache_v = nmt_calloc((size_t)inc->layers, sizeof(buffer));
+    if (!inc->cache_k || !inc->cache_v) {
+        nmt_incremental_free(inc);
+        return -1;
+    }
+    *out = inc;
+    return 0;
+}
+
+void nmt_incremental_free(nmt_incremental *inc) {
+    if (!inc) return;
+    for (int l = 0; l < inc->layers; l++) {
+        if (inc->cache_k) free(inc->cache_k[l].data);
+        if (inc->cache_v) free(inc->cache_v[l].data);
+    }
+    free(inc->cache_k);
+    free(inc->cache_v);
+    for (int i = 0; i < BUF_COUNT; i++) free(inc->buf[i].data);
+    nmt_incremental_weights_free(inc->own_weights);
+    free(inc);
+}
+
+void nmt_incremental_set_cached(nmt_incremental *inc, int cached) { inc->cached = cached; }
+
+void nmt_incremental_set_row_invariant(nmt_incremental *inc, int on) { inc->row_invariant = on; }
+
+/* y[M,N] = x[M,K] w^T + b, as one product or (row_invariant) one product per row. */
+static void linear(const nmt_incremental *inc, float *y, const float *x, const nmt_packed *w, const float *b, int M) {
+    uint32_t *scratch = BUF(inc, BUF_PAIRS, uint32_t);
+    if (!inc->row_invariant || nmt_packed_fast(w)) {
+        nmt_packed_linear(y, x, w, b, M, scratch);
+        return;
+    }
+    for (int r = 0; r < M; r++)
+        nmt_packed_linear(y + (size_t)r * (size_t)w->N, x + (size_t)r * (size_t)w->K, w, b, 1, scratch);
+}
+
+/* Sizes every buffer for a batch and prepares the position table for n positions. */
+int nmt_incremental_reserve(nmt_incremental *inc, int batch, int width, int max_rows, int max_steps) {
+    const size_t D = (size_t)inc->D, bs = (size_t)batch * (size_t)width, rows = (size_t)max_rows;
+    const size_t m = bs > rows ? bs : rows, steps = (size_t)max_steps;
+    const size_t keys = steps > (size_t)width ? steps : (size_t)width;
+    const size_t f = sizeof(float), i32 = sizeof(int32_t);
+    size_t cache = 0, enc_weights = 0, dec_weights = 0, cross = 0;
+    if (nmt_size_mul(rows * steps, D, &cache, "decoder cache") < 0 ||
+        nmt_size_mul(bs * (size_t)width, (size_t)inc->H, &enc_weights, "encoder attention") < 0 ||
+        nmt_size_mul(rows * keys, (size_t)inc->H, &dec_weights, "decoder attention") < 0 ||
+        nmt_size_mul(bs * 2 * D, (size_t)inc->layers, &cross, "cross-attention keys") < 0)
+        return -1;
+    const struct {
+        int id;
+        size_t count, size;
+    } sizes[] = {
+        {BUF_SRC_LEN, (size_t)batch, i32},   {BUF_SENTENCE, rows, sizeof(int)},   {BUF_SENTENCE_SPARE, rows, sizeof(int)},
+        {BUF_GROUP, (size_t)batch, i32},     {BUF_GROUP_LEN, (size_t)batch, i32},
+        {BUF_HISTORY, rows * steps, i32},    {BUF_HISTORY_SPARE, rows * steps, i32}, {BUF_CROSS_KV, cross, f},
+        {BUF_SLOT, rows, i32},               {BUF_SLOT_SPARE, rows, i32},          {BUF_SLOT_TAKEN, rows, 1},
+        {BUF_X, m * D, f},                   {BUF_NORMED, m * D, f},
+        {BUF_QKV, m * 3 * D, f},             {BUF_CTX, m * D, f},                 {BUF_DELTA, m * D, f},
+        {BUF_HIDDEN, m * (size_t)inc->F, f}, {BUF_MEAN, m, f},                    {BUF_RSTD, m, f},
+        {BUF_WEIGHTS, enc_weights > dec_weights ? enc_weights : dec_weights, f},
+        {BUF_POS, m, i32},                   {BUF_TOKENS, m, i32},
+        {BUF_LOGITS, rows * OUTPUT_COLUMNS, f}, {BUF_LSE, rows, sizeof(nmt_logsumexp)},
+        {BUF_PAIRS, inc->w->output.pairs ? m * (size_t)(((inc->F > inc->D ? inc->F : inc->D) + 1) / 2) : 0, sizeof(uint32_t)},
+    };
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
+        if (buffer_reserve(&inc->buf[sizes[i].id], sizes[i].count, sizes[i].size, "decoder buffer") < 0) return -1;
+    for (int l = 0; l < inc->layers; l++)
+        if (buffer_reserve(&inc->cache_k[l], cache, f, "decoder cache") < 0 ||
+            buffer_reserve(&inc->cache_v[l], cache, f, "decoder cache") < 0)
+            return -1;
+    /* Positions 0 .. max(S, P) - 1 are used; learned ones are parameters. */
+    const nmt_model_config *c = &inc->model->config;
+    int n = (int)keys;
+    if (c->positions != NMT_POSITIONS_LEARNED && n > inc->positions_len) {
+        if (buffer_reserve(&inc->buf[BUF_POSITIONS], (size_t)n * D, f, "position table") < 0) return -1;
+        if (c->positions == NMT_POSITIONS_SINUSOIDAL) nmt_sinusoidal_positions(BUF(inc, BUF_POSITIONS, float), n, inc->D);
+        else nmt_rope_table(BUF(inc, BUF_POSITIONS, float), n, inc->dh);
+        inc->positions_len = n;
+    }
+    return 0;
+}
+
+/* x[n, D] = embedding[tokens] * sqrt(D) + the position's vector (none with rope). */
+static void embed(nmt_incremental *inc, const float *table, const float *learned, int n) {
+    const nmt_model_config *c = &inc->model->config;
+    const int D = inc->D;
+    const float scale = sqrtf((float)D);
+    const int32_t *tokens = BUF(inc, BUF_TOKENS, int32_t), *pos = BUF(inc, BUF_POS, int32_t);
+    const float *sinusoids = BUF(inc, BUF_POSITIONS, float);
+    float *x = BUF(inc, BUF_X, float);
+    for (int i = 0; i < n; i++) {
+        const float *e = table + (size_t)tokens[i] * (size_t)D;
+        const float *p = c->positions == NMT_POSITIONS_SINUSOIDAL ? sinusoids + (size_t)pos[i] * (size_t)D
+                         : c->positions == NMT_POSITIONS_LEARNED ? learned + (size_t)pos[i] * (size_t)D
+                                                                 : NULL;
+        float *xi = x + (size_t)i * (size_t)D;
+        for (int j = 0; j < D; j++) xi[j] = e[j] * scale + (p ? p[j] : 0.0f);
+    }
+}
+
+/* The input of a sublayer: the stream itself (post-LN) or its LayerNorm (pre-LN). */
+static const float *sublayer_input(nmt_incremental *inc, const nmt_norm_params *norm, int n) {
+    if (inc->model->config.norm_position == NMT_NORM_POST) return BUF(inc, BUF_X, float);
+    nmt_layernorm_forward(BUF(inc, BUF_NORMED, float), BUF(inc, BUF_MEAN, float), BUF(inc, BUF_RSTD, float),
+                          BUF(inc, BUF_X, float), norm->weight, norm->bias, n, inc->D, inc->model->config.norm_eps);
+    return BUF(inc, BUF_NORMED, float);
+}
+
+/* Adds the sublayer's output (in BUF_DELTA) to the stream: x = LN(x + delta) post-LN, x += delta pre-LN. */
+static void residual(nmt_incremental *inc, const nmt_norm_params *norm, int n) {
+    const nmt_dropout none = {0};
+    float *x = BUF(inc, BUF_X, float), *delta = BUF(inc, BUF_DELTA, float);
+    long count = (long)n * inc->D;
+    if (inc->model->config.norm_position == NMT_NORM_PRE) {
+        nmt_dropout_add(x, x, delta, none, count);
+        return;
+    }
+    nmt_dropout_add(delta, x, delta, none, count);
+    nmt_layernorm_forward(x, BUF(inc, BUF_MEAN, float), BUF(inc, BUF_RSTD, float), delta, norm->weight, norm->bias, n,
+                          inc->D, inc->model->config.norm_eps);
+}
+
+/* The feed-forward sublayer; w = the layer's packed matrices. */
+static void feed_forward(nmt_incremental *inc, const nmt_ffn_params *ffn, const nmt_packed *w,
+                         const nmt_norm_params *norm, int n) {
+    const float *in = sublayer_input(inc, norm, n);
+    float *hidden = BUF(inc, BUF_HIDDEN, float);
+    linear(inc, hidden, in, &w[W_FC1], ffn->fc1_bias, n);
+    nmt_relu_forward(hidden, (long)n * inc->F);
+    linear(inc, BUF(inc, BUF_DELTA, float), hidden, &w[W_FC2], ffn->fc2_bias, n);
+    residual(inc, norm, n);
+}
+
+/* Turns the queries and keys of n rows of the fused q|k|v buffer by their positions (BUF_POS). */
+static void rope(nmt_incremental *inc, int n) {
+    if (inc->model->config.positions != NMT_POSITIONS_ROPE) return;
+    float *qkv = BUF(inc, BUF_QKV, float), *table = BUF(inc, BUF_POSITIONS, float);
+    const int32_t *pos = BUF(inc, BUF_POS, int32_t);
+    nmt_rope_apply(qkv, 3L * inc->D, table, pos, n, inc->H, inc->dh, 0);
+    nmt_rope_apply(qkv + inc->D, 3L * inc->D, table, pos, n, inc->H, inc->dh, 0);
+}
+
+static nmt_heads heads(float *data, long batch_stride, long row_stride) {
+    return (nmt_heads){data, batch_stride, row_stride, NULL};
+}
+
+/* The encoder over src[B, S]; leaves each decoder layer's cross-attention k|v in BUF_CROSS_KV. */
+static void encode(nmt_incremental *inc, const int32_t *src) {
+    const nmt_model *m = inc->model;
+    const nmt_params *p = &m->p;
+    const int B = inc->batch, S = inc->width, D = inc->D, n = B * S;
+    int32_t *tokens = BUF(inc, BUF_TOKENS, int32_t), *pos = BUF(inc, BUF_POS, int32_t);
+    for (int i = 0; i < n; i++) {
+        tokens[i] = src[i];
+        pos[i] = i % S;
+    }
+    embed(inc, p->src_embed, p->src_positions, n);
+    float *qkv = BUF(inc, BUF_QKV, float), *ctx = BUF(inc, BUF_CTX, float);
+    const nmt_attention_dims dims = {.batch = B, .heads = inc->H, .head_dim = inc->dh, .q_len = S, .k_len = S,
+                                     .k_lengths = BUF(inc, BUF_SRC_LEN, int32_t), .scale = inc->scale};
+    for (int l = 0; l < m->config.encoder_layers; l++) {
+        const nmt_encoder_layer_params *layer = &p->encoder[l];
+        const nmt_packed *w = inc->w->encoder + (size_t)l * W_PER_LAYER;
+        const float *in = sublayer_input(inc, &layer->self_attn_norm, n);
+        linear(inc, qkv, in, &w[W_QKV], layer->self_attn.q_bias, n);
+        rope(inc, n);
+        long bs = 3L * S * D;
+        nmt_attention_forward(heads(ctx, (long)S * D, D), BUF(inc, BUF_WEIGHTS, float), heads(qkv, bs, 3L * D),
+                              heads(qkv + D, bs, 3L * D), heads(qkv + 2 * D, bs, 3L * D), &dims);
+        linear(inc, BUF(inc, BUF_DELTA, float), ctx, &w[W_O], layer->self_attn.o_bias, n);
+        residual(inc, &layer->self_attn_norm, n);
+        feed_forward(inc, &layer->ffn, w, &layer->ffn_norm, n);
+    }
+    const float *memory = BUF(inc, BUF_X, float);
+    if (m->config.norm_position == NMT_NORM_PRE) {
+        nmt_layernorm_forward(BUF(inc, BUF_NORMED, float), BUF(inc, BUF_MEAN, float), BUF(inc, BUF_RSTD, float), memory,
+                              p->encoder_norm.weight, p->encoder_norm.bias, n, D, m->config.norm_eps);
+        memory = BUF(inc, BUF_NORMED, float);
+    }
+    /* k and v weights are consecutive: one [2D, D] projection per decoder layer. */
+    for (int l = 0; l < inc->layers; l++)
+        linear(inc, BUF(inc, BUF_CROSS_KV, float) + (size_t)l * (size_t)n * 2 * (size_t)D, memory,
+               &inc->w->decoder[(size_t)l * W_PER_LAYER + W_CROSS_KV], p->decoder[l].cross_attn.k_bias, n);
+}
+
+/* Cross-attention of the R rows (queries in BUF_QKV[R, D]) over their sentences' encoder output.
+ * Sentences with the same number of rows n form one kernel call: a batch of sentences with n
+ * queries each, whose key and value blocks the call finds through their sentence ids. With
+ * `attention`, the weights averaged over heads. */
+static void cross_attention(nmt_incremental *inc, int l, float *attention) {
+    const int D = inc->D, S = inc->width, H = inc->H, R = inc->rows;
+    const int *sentence = BUF(inc, BUF_SENTENCE, int);
+    const int32_t *src_len = BUF(inc, BUF_SRC_LEN, int32_t);
+    int32_t *group = BUF(inc, BUF_GROUP, int32_t), *group_len = BUF(inc, BUF_GROUP_LEN, int32_t);
+    float *q = BUF(inc, BUF_QKV, float), *ctx = BUF(inc, BUF_CTX, float), *w = BUF(inc, BUF_WEIGHTS, float);
+    float *kv = BUF(inc, BUF_CROSS_KV, float) + (size_t)l * (size_t)inc->batch * (size_t)S * 2 * (size_t)D;
+    for (int first = 0, last = 0; first < R; first = last) {
+        /* The group: the sentence of row `first` with its n rows, and the sentences after it that
+         * have exactly n rows too. */
+        int n = 1, count = 0;
+        while (first + n < R && sentence[first + n] == sentence[first]) n++;
+        while (last + n <= R && sentence[last + n - 1] == sentence[last] &&
+               (last + n == R || sentence[last + n] != sentence[last])) {
+            group[count] = sentence[last];
+            group_len[count++] = src_len[sentence[last]];
+            last += n;
+        }
+        const nmt_attention_dims dims = {.batch = count, .heads = H, .head_dim = inc->dh, .q_len = n, .k_len = S,
+                                         .k_lengths = group_len, .scale = inc->scale};
+        const long q_stride = (long)n * D, kv_stride = 2L * S * D;
+        const nmt_heads keys = {kv, kv_stride, 2L * D, group}, values = {kv + D, kv_stride, 2L * D, group};
+        nmt_attention_forward(heads(ctx + (size_t)first * D, q_stride, D), w, heads(q + (size_t)first * D, q_stride, D),
+                              keys, values, &dims);
+        if (!attention) continue;
+        /* w[count, H, n, S] -> attention[row, :] = the mean over heads. */
+        for (int r = first; r < last; r++) {
+            const size_t i = (size_t)(r - first) / (size_t)n, k = (size_t)(r - first) % (size_t)n;
+            float *row = attention + (size_t)r * (size_t)S;
+            for (int j = 0; j < S; j++) {
+                float sum = 0;
+                for (int h = 0; h < H; h++) sum += w[((i * (size_t)H + (size_t)h) * (size_t)n + k) * (size_t)S + (size_t)j];
+                row[j] = sum / (float)H;
+            }
+        }
+    }
+}
+
+/* What a step returns: full log-probabilities, or each row's top list and eos log-probability;
+ * neither when a position is only replayed. */
+typedef struct step_output {
+    float *logprobs;        /* [R, V] or NULL */
+    nmt_scored_token *best; /* [R, k] or NULL */
+    float *eos;             /* [R] with best */
+    int k;
+    float *attention; /* [R, S] or NULL */
+} step_output;
+
+typedef struct output_task {
+    nmt_incremental *inc;
+    const float *x; /* [R, D] the decoder's output */
+    const step_output *out;
+} output_task;
+
+/* The output layer for rows [first, first + n): logits OUTPUT_COLUMNS vocabulary entries at a time,
+ * each chunk folded into the rows' log-sum-exp and top lists while it is in cache, so that the
+ * [R, V] logits never exist. */
+static void output_best_rows(const output_task *o, int first, int n) {
+    nmt_incremental *inc = o->inc;
+    const int V = inc->V, D = inc->D, k = o->out->k;
+    float *logits = BUF(inc, BUF_LOGITS, float) + (size_t)first * OUTPUT_COLUMNS;
+    nmt_logsumexp *lse = BUF(inc, BUF_LSE, nmt_logsumexp) + first;
+    nmt_scored_token *best = o->out->best + (size_t)first * (size_t)k;
+    float *eos = o->out->eos + first;
+    const float *x = o->x + (size_t)first * (size_t)D;
+    uint32_t *pairs = BUF(inc, BUF_PAIRS, uint32_t) + nmt_packed_scratch(&inc->w->output, first);
+    nmt_packed_to_pairs(&inc->w->output, pairs, x, n);
+    for (int r = 0; r < n; r++) {
+        lse[r] = (nmt_logsumexp){-INFINITY, 0.0f};
+        nmt_scored_clear(best + (size_t)r * (size_t)k, k);
+    }
+    for (int c = 0; c < V; c += OUTPUT_COLUMNS) {
+        const int cols = V - c < OUTPUT_COLUMNS ? V - c : OUTPUT_COLUMNS;
+        nmt_packed_linear_columns(logits, x, pairs, &inc->w->output, NULL, n, c, cols);
+        for (int r = 0; r < n; r++) {
+            const float *row = logits + (size_t)r * (size_t)cols;
+            nmt_logsumexp_add(&lse[r], row, cols);
+            nmt_scored_merge(best + (size_t)r * (size_t)k, k, row, cols, c);
+            if (c == 0) eos[r] = row[NMT_EOS];
+        }
+    }
+    for (int r = 0; r < n; r++) {
+        const float z = nmt_logsumexp_value(lse[r]);
+        for (int i = 0; i < k && best[(size_t)r * (size_t)k + (size_t)i].token >= 0; i++)
+            best[(size_t)r * (size_t)k + (size_t)i].logprob -= z;
+        eos[r] -= z;
+    }
+}
+
+/* A thread's rows, together, or one at a time in row-invariant mode (where a product's row must
+ * not see the others). */
+static void output_best_range(void *ctx, long begin, long end) {
+    const output_task *o = ctx;
+    if (!o->inc->row_invariant) {
+        output_best_rows(o, (int)begin, (int)(end - begin));
+        return;
+    }
+    for (long r = begin; r < end; r++) output_best_rows(o, (int)r, 1);
+}
+
+/* The output layer of R rows: full log-probabilities, or the fused top lists. */
+static void output_layer(nmt_incremental *inc, const float *x, const step_output *out) {
+    const int R = inc->rows;
+    if (out->logprobs) {
+        linear(inc, out->logprobs, x, &inc->w->output, NULL, R);
+        nmt_log_softmax_rows(out->logprobs, R, inc->V);
+        return;
+    }
+    output_task task = {inc, x, out};
+    nmt_parallel_for(R, output_best_range, &task);
+}
+
+/* Feeds position `t` of every live row (tokens from the history) through the decoder, appending
+ * the position's keys and values to the caches; finishes with the output layer unless `out` is
+ * NULL (a replayed position). */
+static void decode_position(nmt_incremental *inc, int t, const step_output *out) {
+    const nmt_model *m = inc->model;
+    const nmt_params *p = &m->p;
+    const int R = inc->rows, D = inc->D, P = inc->max_steps;
+    int32_t *tokens = BUF(inc, BUF_TOKENS, int32_t), *pos = BUF(inc, BUF_POS, int32_t);
+    const int32_t *history = BUF(inc, BUF_HISTORY, int32_t), *slot = BUF(inc, BUF_SLOT, int32_t);
+    for (int r = 0; r < R; r++) {
+        tokens[r] = history[(size_t)r * (size_t)P + (size_t)t];
+        pos[r] = t;
+    }
+    embed(inc, p->tgt_embed, p->tgt_positions, R);
+    float *qkv = BUF(inc, BUF_QKV, float), *ctx = BUF(inc, BUF_CTX, float);
+    const nmt_attention_dims self = {.batch = R, .heads = inc->H, .head_dim = inc->dh, .q_len = 1, .k_len = t + 1,
+                                     .scale = inc->scale};
+    for (int l = 0; l < inc->layers; l++) {
+        const nmt_decoder_layer_params *layer = &p->decoder[l];
+        const nmt_packed *w = inc->w->decoder + (size_t)l * W_PER_LAYER;
+        float *ck = inc->cache_k[l].data, *cv = inc->cache_v[l].data;
+        const float *in = sublayer_input(inc, &layer->self_attn_norm, R);
+        linear(inc, qkv, in, &w[W_QKV], layer->self_attn.q_bias, R);
+        rope(inc, R);
+        for (int r = 0; r < R; r++) {
+            size_t at = ((size_t)t * (size_t)inc->max_rows + (size_t)slot[r]) * (size_t)D;
+            memcpy(ck + at, qkv + (size_t)r * 3 * D + D, (size_t)D * sizeof(float));
+            memcpy(cv + at, qkv + (size_t)r * 3 * D + 2 * D, (size_t)D * sizeof(float));
+        }
+        const nmt_heads keys = {ck, D, (long)inc->max_rows * D, slot}, values = {cv, D, (long)inc->max_rows * D, slot};
+        nmt_attention_forward(heads(ctx, D, D), BUF(inc, BUF_WEIGHTS, float), heads(qkv, 3L * D, 3L * D), keys,
+                              values, &self);
+        linear(inc, BUF(inc, BUF_DELTA, float), ctx, &w[W_O], layer->self_attn.o_bias, R);
+        residual(inc, &layer->self_attn_norm, R);
+
+        in = sublayer_input(inc, &layer->cross_attn_norm, R);
+        linear(inc, qkv, in, &w[W_CROSS_Q], layer->cross_attn.q_bias, R);
+        cross_attention(inc, l, out && l == inc->layers - 1 ? out->attention : NULL);
+        linear(inc, BUF(inc, BUF_DELTA, float), ctx, &w[W_CROSS_O], layer->cross_attn.o_bias, R);
+        residual(inc, &layer->cross_attn_norm, R);
+        feed_forward(inc, &layer->ffn, w, &layer->ffn_norm, R);
+    }
+    if (!out) return;
+    const float *x = BUF(inc, BUF_X, float);
+    if (m->config.norm_position == NMT_NORM_PRE) {
+        nmt_layernorm_forward(BUF(inc, BUF_NORMED, float), BUF(inc, BUF_MEAN, float), BUF(inc, BUF_RSTD, float), x,
+                              p->decoder_norm.weight, p->decoder_norm.bias, R, D, m->config.norm_eps);
+        x = BUF(inc, BUF_NORMED, float);
+    }
+    output_layer(inc, x, out);
+}
+
+int nmt_incremental_start(nmt_incremental *inc, const int32_t *src, const int *src_lengths, int batch, int src_width,
+                          int max_rows, int max_steps) {
+    const nmt_model_config *c = &inc->model->config;
+    if (batch < 1 || src_width < 1 || max_rows < batch || max_steps < 1)
+        return nmt_error_set("decoder: bad batch shape (%d sentences of width %d, %d rows, %d steps)", batch, src_width,
+                             max_rows, max_steps);
+    if (c->positions == NMT_POSITIONS_LEARNED && src_width > c->max_positions)
+        return nmt_error_set("source of %d tokens is longer than the model's %d learned positions", src_width,
+                             c->max_positions);
+    for (long i = 0; i < (long)batch * src_width; i++)
+        if (src[i] < 0 || src[i] >= inc->V)
+            return nmt_error_set("decoder: source token id %d outside the vocabulary of %d", src[i], inc->V);
+    for (int b = 0; b < batch; b++)
+        if (src_lengths[b] < 1 || src_lengths[b] > src_width)
+            return nmt_error_set("decoder: sentence %d has %d source tokens (width %d)", b, src_lengths[b], src_width);
+    if (nmt_incremental_reserve(inc, batch, src_width, max_rows, max_steps) < 0) return -1;
+    inc->batch = batch;
+    inc->width = src_width;
+    inc->rows = batch;
+    inc->fed = 0;
+    inc->max_rows = max_rows;
+    inc->max_steps = max_steps;
+    int32_t *len = BUF(inc, BUF_SRC_LEN, int32_t), *slot = BUF(inc, BUF_SLOT, int32_t);
+    int *sentence = BUF(inc, BUF_SENTENCE, int);
+    for (int b = 0; b < batch; b++) {
+        len[b] = src_lengths[b];
+        sentence[b] = b;
+        slot[b] = b;
+    }
+    encode(inc, src);
+    return 0;
+}
+
+/* Checks and records the tokens of a step, replays the prefix when uncached, and decodes the new
+ * position into `out`. */
+static int advance(nmt_incremental *inc, int rows, const int32_t *tokens, const step_output *out) {
+    const nmt_model_config *c = &inc->model->config;
+    if (rows != inc->rows) return nmt_error_set("decoder: step on %d rows, %d are live", rows, inc->rows);
+    if (inc->fed >= inc->max_steps) return nmt_error_set("decoder: more than %d steps", inc->max_steps);
+    if (c->positions == NMT_POSITIONS_LEARNED && inc->fed >= c->max_positions)
+        return nmt_error_set("target position %d is beyond the model's %d learned positions", inc->fed, c->max_positions);
+    int32_t *history = BUF(inc, BUF_HISTORY, int32_t);
+    for (int r = 0; r < rows; r++) {
+        if (tokens[r] < 0 || tokens[r] >= inc->V)
+            return nmt_error_set("decoder: token id %d outside the vocabulary of %d", tokens[r], inc->V);
+        history[(size_t)r * (size_t)inc->max_steps + (size_t)inc->fed] = tokens[r];
+    }
+    int t = inc->fed++;
+    for (int replay = inc->cached ? t : 0; replay < t; replay++) decode_position(inc, replay, NULL);
+    decode_position(inc, t, out);
+    return 0;
+}
+
+int nmt_incremental_step(nmt_incremental *inc, int rows, const int32_t *tokens, float *logprobs, float *attention) {
+    const step_output out = {.logprobs = logprobs, .attention = attention};
+    return advance(inc, rows, tokens, &out);
+}
+
+int nmt_incremental_step_best(nmt_incremental *inc, int rows, const int32_t *tokens, int k, nmt_scored_token *best,
+                              float *eos_logprob, float *attention) {
+    if (k < 1) return nmt_error_set("decoder: top lists of %d tokens", k);
+    const step_output out = {.best = best, .eos = eos_logprob, .k = k, .attention = attention};
+    return advance(inc, rows, tokens, &out);
+}
+
+/* dst[r] = src[parents[r]] for rows of `len` elements of `size` bytes (row stride `stride` elements). */
+static void gather_rows(void *dst, const void *src, const int32_t *parents, int rows, size_t stride, size_t len,
+                        size_t size) {
+    for (int r = 0; r < rows; r++)
+        memcpy((char *)dst + (size_t)r * stride * size, (const char *)src + (size_t)parents[r] * stride * size, len * size);
+}
+
+static void swap_buffers(buffer *a, buffer *b) {
+    buffer t = *a;
+    *a = *b;
+    *b = t;
+}
+
+/* Gives row r of the reordered rows its cache slot: the parent's own for the parent's first child,
+ * a free slot holding a copy of the parent's fed keys and values for every later one. The copies
+ * read only slots that first children keep, and write only slots nobody keeps, so no copy reads
+ * what another has written. */
+static void reorder_slots(nmt_incremental *inc, int rows, const int32_t *parents) {
+    const size_t rows_stride = (size_t)inc->max_rows, D = (size_t)inc->D, fed = (size_t)inc->fed;
+    const int32_t *slot = BUF(inc, BUF_SLOT, int32_t);
+    int32_t *next = BUF(inc, BUF_SLOT_SPARE, int32_t);
+    unsigned char *taken = BUF(inc, BUF_SLOT_TAKEN, unsigned char);
+    memset(taken, 0, (size_t)inc->max_rows);
+    for (int r = 0; r < rows; r++) {
+        int32_t s = slot[parents[r]];
+        next[r] = taken[s] ? -1 : s;
+        taken[s] = 1;
+    }
+    int32_t free_slot = 0;
+    for (int r = 0; r < rows; r++) {
+        if (next[r] >= 0) continue;
+        while (taken[free_slot]) free_slot++;
+        taken[free_slot] = 1;
+        next[r] = free_slot;
+        for (size_t t = 0; t < fed; t++) {
+            const size_t from = (t * rows_stride + (size_t)slot[parents[r]]) * D, to = (t * rows_stride + (size_t)free_slot) * D;
+            for (int l = 0; l < inc->layers; l++) {
+                memcpy((float *)inc->cache_k[l].data + to, (float *)inc->cache_k[l].data + from, D * sizeof(float));
+                memcpy((float *)inc->cache_v[l].data + to, (float *)inc->cache_v[l].data + from, D * sizeof(float));
+            }
+        }
+    }
+    swap_buffers(&inc->buf[BUF_SLOT_SPARE], &inc->buf[BUF_SLOT]);
+}
+
+int nmt_incremental_reorder(nmt_incremental *inc, int rows, const int32_t *parents) {
+    if (rows < 0 || rows > inc->max_rows) return nmt_error_set("decoder: reorder to %d rows (at most %d)", rows, inc->max_rows);
+    for (int r = 0; r < rows; r++)
+        if (parents[r] < 0 || parents[r] >= inc->rows)
+            return nmt_error_set("decoder: reorder from row %d of %d", parents[r], inc->rows);
+    reorder_slots(inc, rows, parents);
+    const size_t P = (size_t)inc->max_steps, fed = (size_t)inc->fed;
+    gather_rows(inc->buf[BUF_HISTORY_SPARE].data, inc->buf[BUF_HISTORY].data, parents, rows, P, fed, sizeof(int32_t));
+    swap_buffers(&inc->buf[BUF_HISTORY_SPARE], &inc->buf[BUF_HISTORY]);
+    gather_rows(inc->buf[BUF_SENTENCE_SPARE].data, inc->buf[BUF_SENTENCE].data, parents, rows, 1, 1, sizeof(int));
+    swap_buffers(&inc->buf[BUF_SENTENCE_SPARE], &inc->buf[BUF_SENTENCE]);
+    inc->rows = rows;
+    return 0;
+}
+
+static int step_callback(void *ctx, int rows, const int32_t *tokens, int k, nmt_scored_token *best, float *eos_logprob,
+                         float *attention) {
+    return nmt_incremental_step_best(ctx, rows, tokens, k, best, eos_logprob, attention);
+}
+
+static int reorder_callback(void *ctx, int rows, const int32_t *parents) {
+    return nmt_incremental_reorder(ctx, rows, parents);
+}
+
+nmt_decode_step nmt_incremental_decode_step(nmt_incremental *inc) {
+    const nmt_model_config *c = &inc->model->config;
+    return (nmt_decode_step){
+        .ctx = inc,
+        .vocab_size = inc->V,
+        .max_steps = c->positions == NMT_POSITIONS_LEARNED ? c->max_positions : 0,
+        .step = step_callback,
+        .reorder = reorder_callback,
+    };
+}

@@ -1,0 +1,315 @@
+/* model_file: nmt_model <-> safetensors files, checkpoint averaging and the checkpoint directory.
+ *
+ * The config travels as metadata through one table (`fields`), so writing and reading cannot drift
+ * apart. Reading trusts the file for nothing: the safetensors reader validates the layout, the config
+ * is checked like a YAML one (nmt_model_config_check), and every tensor must have exactly the shape
+ * that config implies before a byte of it is copied.
+ */
+#include "model/model_file.h"
+#include "base/io.h"
+#include "base/util.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <math.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *const nmt_norm_position_names[] = {"post", "pre", NULL};
+const char *const nmt_positions_names[] = {"sinusoidal", "learned", "rope", NULL};
+const char *const nmt_tie_names[] = {"none", "decoder", "all", NULL};
+
+typedef enum { FIELD_INT, FIELD_FLOAT, FIELD_WORD } field_kind;
+
+static const struct {
+    const char *key;
+    field_kind kind;
+    size_t offset; /* into nmt_model_config */
+    const char *const *names;
+} fields[] = {
+    {"vocab_size", FIELD_INT, offsetof(nmt_model_config, vocab_size), NULL},
+    {"d_model", FIELD_INT, offsetof(nmt_model_config, d_model), NULL},
+    {"heads", FIELD_INT, offsetof(nmt_model_config, heads), NULL},
+    {"ffn", FIELD_INT, offsetof(nmt_model_config, ffn), NULL},
+    {"encoder_layers", FIELD_INT, offsetof(nmt_model_config, encoder_layers), NULL},
+    {"decoder_layers", FIELD_INT, offsetof(nmt_model_config, decoder_layers), NULL},
+    {"dropout", FIELD_FLOAT, offsetof(nmt_model_config, dropout), NULL},
+    {"attention_dropout", FIELD_FLOAT, offsetof(nmt_model_config, attention_dropout), NULL},
+    {"norm_position", FIELD_WORD, offsetof(nmt_model_config, norm_position), nmt_norm_position_names},
+    {"positions", FIELD_WORD, offsetof(nmt_model_config, positions), nmt_positions_names},
+    {"max_positions", FIELD_INT, offsetof(nmt_model_config, max_positions), NULL},
+    {"norm_eps", FIELD_FLOAT, offsetof(nmt_model_config, norm_eps), NULL},
+    {"tie_embeddings", FIELD_WORD, offsetof(nmt_model_config, tie_embeddings), nmt_tie_names},
+};
+enum { NUM_FIELDS = sizeof fields / sizeof fields[0] };
+_Static_assert(NUM_FIELDS + 1 == NMT_MODEL_METADATA, "format + one entry per field");
+
+#define CONFIG_FIELD(config, type, i) ((type *)((char *)(config) + fields[i].offset))
+#define CONFIG_VALUE(config, type, i) (*(const type *)((const char *)(config) + fields[i].offset))
+
+void nmt_model_metadata_make(nmt_model_metadata *md, const nmt_model_config *c) {
+    snprintf(md->text[0][0], sizeof md->text[0][0], "format");
+    snprintf(md->text[0][1], sizeof md->text[0][1], "%s", NMT_MODEL_FORMAT);
+    for (int i = 0; i < NUM_FIELDS; i++) {
+        char *key = md->text[i + 1][0], *value = md->text[i + 1][1];
+        snprintf(key, sizeof md->text[0][0], "%s", fields[i].key);
+        if (fields[i].kind == FIELD_INT) {
+            snprintf(value, sizeof md->text[0][1], "%d", CONFIG_VALUE(c, int, i));
+        } else if (fields[i].kind == FIELD_WORD) {
+            snprintf(value, sizeof md->text[0][1], "%s", fields[i].names[CONFIG_VALUE(c, int, i)]);
+        } else { /* the shortest decimal that reads back as the same float: 0.1, not 0.100000001 */
+            float v = CONFIG_VALUE(c, float, i);
+            for (int digits = 1; digits <= 9; digits++) {
+                snprintf(value, sizeof md->text[0][1], "%.*g", digits, (double)v);
+                if (strtof(value, NULL) == v) break;
+            }
+        }
+    }
+    for (int i = 0; i < NMT_MODEL_METADATA; i++) {
+        md->entries[i].key = md->text[i][0];
+        md->entries[i].value = md->text[i][1];
+    }
+}
+
+int nmt_model_metadata_read(nmt_model_config *config, const nmt_st_file *file, const char *path) {
+    const char *format = nmt_st_meta(file, "format");
+    if (!format) return nmt_error_set("%s: no \"format\" in the metadata: not a model written by nmt", path);
+    if (strcmp(format, NMT_MODEL_FORMAT) != 0)
+        return nmt_error_set("%s: format '%s' is not '%s'", path, format, NMT_MODEL_FORMAT);
+    memset(config, 0, sizeof *config);
+    for (int i = 0; i < NUM_FIELDS; i++) {
+        const char *text = nmt_st_meta(file, fields[i].key);
+        if (!text) return nmt_error_set("%s: the metadata lacks the model's %s", path, fields[i].key);
+        char *end;
+        errno = 0;
+        if (fields[i].kind == FIELD_INT) {
+            long v = strtol(text, &end, 10);
+            if (errno || end == text || *end || v < 0 || v > 1L << 30)
+                return nmt_error_set("%s: metadata %s='%s' is not a count", path, fields[i].key, text);
+            *CONFIG_FIELD(config, int, i) = (int)v;
+        } else if (fields[i].kind == FIELD_FLOAT) {
+            float v = strtof(text, &end);
+            if (errno || end == text || *end || !isfinite(v))
+                return nmt_error_set("%s: metadata %s='%s' is not a number", path, fields[i].key, text);
+            *CONFIG_FIELD(config, float, i) = v;
+        } else {
+            int found = -1;
+            for (int w = 0; fields[i].names[w]; w++)
+                if (strcmp(text, fields[i].names[w]) == 0) found = w;
+            if (found < 0) return nmt_error_set("%s: metadata %s='%s' is not a known value", path, fields[i].key, text);
+            *CONFIG_FIELD(config, int, i) = found;
+        }
+    }
+    if (config->vocab_size == 0) return nmt_error_set("%s: metadata vocab_size='0'", path);
+    if (nmt_model_config_check(config) < 0) return nmt_error_prefix("%s: metadata", path);
+    return 0;
+}
+
+int nmt_model_tensor_list(const nmt_model *m, const float *buffer, const char *prefix, nmt_st_tensor **tensors) {
+    size_t n = (size_t)m->num_tensors, names = 0, prefix_len = strlen(prefix);
+    for (size_t i = 0; i < n; i++) names += prefix_len + strlen(m->tensors[i].name) + 1;
+    nmt_st_tensor *list = nmt_malloc(n * sizeof *list + names);
+    *tensors = list;
+    if (!list) return -1;
+    char *pool = (char *)(list + n);
+    for (size_t i = 0; i < n; i++) {
+        const nmt_tensor_info *info = &m->tensors[i];
+        nmt_st_tensor *t = &list[i];
+        memset(t, 0, sizeof *t);
+        t->name = pool;
+        pool += sprintf(pool, "%s%s", prefix, info->name) + 1;
+        t->dtype = NMT_ST_F32;
+        t->rank = info->rank;
+        for (int d = 0; d < info->rank; d++) t->shape[d] = info->shape[d];
+        t->data = buffer + info->offset;
+        t->size = info->count * sizeof(float);
+    }
+    return 0;
+}
+
+static void format_shape(char *out, size_t size, int rank, const int64_t *shape) {
+    int used = snprintf(out, size, "[");
+    for (int d = 0; d < rank && used > 0 && (size_t)used < size; d++)
+        used += snprintf(out + used, size - (size_t)used, "%s%lld", d ? ", " : "", (long long)shape[d]);
+    if (used > 0 && (size_t)used < size) snprintf(out + used, size - (size_t)used, "]");
+}
+
+int nmt_model_tensor_read(const nmt_model *m, float *buffer, const char *prefix, const nmt_st_file *file,
+                          const char *path) {
+    char name[256];
+    for (int i = 0; i < m->num_tensors; i++) {
+        const nmt_tensor_info *info = &m->tensors[i];
+        snprintf(name, sizeof name, "%s%s", prefix, info->name);
+        const nmt_st_tensor *t = nmt_st_find(file, name);
+        if (!t) return nmt_error_set("%s: tensor '%s' is missing", path, name);
+        if (t->dtype != NMT_ST_F32)
+            return nmt_error_set("%s: tensor '%s' is %s, not F32", path, name, nmt_st_dtype_name(t->dtype));
+        int64_t want[2] = {info->shape[0], info->shape[1]};
+        int same = t->rank == info->rank;
+        for (int d = 0; same && d < info->rank; d++) same = t->shape[d] == want[d];
+        if (!same) {
+            char got_text[96], want_text[96];
+            format_shape(got_text, sizeof got_text, t->rank, t->shape);
+            format_shape(want_text, sizeof want_text, info->rank, want);
+            return nmt_error_set("%s: tensor '%s' has shape %s, but the model's config needs %s", path, name, got_text,
+                                 want_text);
+        }
+        memcpy(buffer + info->offset, t->data, info->count * sizeof(float));
+    }
+    return 0;
+}
+
+int nmt_model_save(const nmt_model *m, const char *path) {
+    nmt_st_tensor *tensors;
+    if (nmt_model_tensor_list(m, m->params, "", &tensors) < 0) return -1;
+    nmt_model_metadata md;
+    nmt_model_metadata_make(&md, &m->config);
+    int rc = nmt_st_write(path, tensors, m->num_tensors, md.entries, NMT_MODEL_METADATA);
+    free(tensors);
+    return rc;
+}
+
+/* Reads path's config and creates *m for it; *file keeps the parsed file. */
+static int open_model(nmt_model *m, nmt_st_file *file, const char *path) {
+    memset(m, 0, sizeof *m);
+    if (nmt_st_read(file, path) < 0) return -1;
+    nmt_model_config config;
+    if (nmt_model_metadata_read(&config, file, path) < 0) goto fail;
+    /* The metadata decides the allocation: a file that lacks more than 64 MB of the parameters it
+     * describes is refused before they are allocated (and zeroed), so a small damaged file cannot ask
+     * for gigabytes. (Short of that, the tensor-by-tensor check below names what is wrong.) */
+    size_t need = nmt_model_param_count(&config), have = 0;
+    for (int i = 0; i < file->num_tensors; i++)
+        if (file->tensors[i].dtype == NMT_ST_F32) have += file->tensors[i].size / sizeof(float);
+    if (need > have && need - have > (64u << 20) / sizeof(float)) {
+        nmt_error_set("%s: its metadata describes a model of %zu parameters (%.1f MB), but it holds only %zu "
+                      "floats: truncated or damaged", path, need, (double)need * sizeof(float) / 1e6, have);
+        goto fail;
+    }
+    if (nmt_model_create(m, &config) < 0) {
+        nmt_error_prefix("%s", path);
+        goto fail;
+    }
+    return 0;
+fail:
+    nmt_st_free(file);
+    return -1;
+}
+
+int nmt_model_load(nmt_model *m, const char *path) {
+    nmt_st_file file;
+    if (open_model(m, &file, path) < 0) return -1;
+    int rc = nmt_model_tensor_read(m, m->params, "", &file, path);
+    for (int i = 0; rc == 0 && i < file.num_tensors && file.num_tensors > m->num_tensors; i++) {
+        int known = 0;
+        for (int j = 0; !known && j < m->num_tensors; j++) known = strcmp(file.tensors[i].name, m->tensors[j].name) == 0;
+        if (!known)
+            rc = nmt_error_set("%s: tensor '%s' is not part of the model (a checkpoint? `nmt average` turns "
+                               "checkpoints into a model file)", path, file.tensors[i].name);
+    }
+    nmt_st_free(&file);
+    if (rc < 0) nmt_model_free(m);
+    return rc;
+}
+
+int nmt_model_average(const char *const *paths, int count, const char *out) {
+    if (count < 1) return nmt_error_set("no models to average");
+    nmt_model m;
+    nmt_st_file file;
+    if (open_model(&m, &file, paths[0]) < 0) return -1;
+    nmt_model_metadata first;
+    nmt_model_metadata_make(&first, &m.config);
+    int rc = 0;
+    for (int k = 0; rc == 0 && k < count; k++) {
+        nmt_model_config config;
+        if (k > 0 && (rc = nmt_st_read(&file, paths[k])) < 0) break;
+        rc = nmt_model_metadata_read(&config, &file, paths[k]);
+        nmt_model_metadata md;
+        nmt_model_metadata_make(&md, &config);
+        for (int i = 0; rc == 0 && i < NMT_MODEL_METADATA; i++)
+            if (strcmp(md.text[i][1], first.text[i][1]) != 0)
+                rc = nmt_error_set("%s: its model differs from %s's (%s: %s, not %s)", paths[k], paths[0],
+                                   md.text[i][0], md.text[i][1], first.text[i][1]);
+        /* m.grads is free scratch space while averaging. */
+        if (rc == 0) rc = nmt_model_tensor_read(&m, m.grads, "", &file, paths[k]);
+        for (size_t j = 0; rc == 0 && j < m.num_params; j++) m.params[j] += m.grads[j];
+        nmt_st_free(&file);
+    }
+    for (size_t j = 0; rc == 0 && j < m.num_params; j++) m.params[j] /= (float)count;
+    if (rc == 0) rc = nmt_model_save(&m, out);
+    nmt_model_free(&m);
+    return rc;
+}
+
+/* ---- the checkpoint directory ---- */
+
+typedef struct checkpoint {
+    unsigned long long step;
+    char *path;
+} checkpoint;
+
+static int compare_steps(const void *a, const void *b) {
+    const checkpoint *x = a, *y = b;
+    return (x->step > y->step) - (x->step < y->step);
+}
+
+/* The step of a file named exactly "step-<1 to 18 digits>.safetensors", or -1. */
+static long long checkpoint_step(const char *name) {
+    if (strncmp(name, "step-", 5) != 0) return -1;
+    const char *p = name + 5;
+    unsigned long long step = 0;
+    int digits = 0;
+    for (; *p >= '0' && *p <= '9' && digits < 18; p++, digits++) step = step * 10 + (unsigned)(*p - '0');
+    return digits > 0 && strcmp(p, ".safetensors") == 0 ? (long long)step : -1;
+}
+
+char *nmt_model_checkpoint_path(const char *model_dir, long step) {
+    char name[64];
+    snprintf(name, sizeof name, "checkpoints/step-%08ld.safetensors", step);
+    return nmt_path_join(model_dir, name);
+}
+
+void nmt_model_paths_free(char **paths) {
+    for (char **p = paths; p && *p; p++) free(*p);
+    free(paths);
+}
+
+int nmt_model_checkpoints(const char *model_dir, char ***paths, int *count) {
+    *paths = NULL;
+    *count = 0;
+    char *dir_path = nmt_path_join(model_dir, "checkpoints");
+    if (!dir_path) return -1;
+    checkpoint *found = NULL;
+    int n = 0, rc = 0;
+    DIR *dir = opendir(dir_path);
+    if (!dir && errno != ENOENT) rc = nmt_error_set("%s: cannot list: %s", dir_path, strerror(errno));
+    for (struct dirent *e; rc == 0 && dir && (e = readdir(dir));) {
+        long long step = checkpoint_step(e->d_name);
+        if (step < 0) continue;
+        checkpoint *grown = nmt_realloc(found, (size_t)(n + 1) * sizeof *grown);
+        if (!grown) {
+            rc = -1;
+            break;
+        }
+        found = grown;
+        found[n].step = (unsigned long long)step;
+        if (!(found[n].path = nmt_path_join(dir_path, e->d_name))) rc = -1;
+        else n++;
+    }
+    if (dir) closedir(dir);
+    free(dir_path);
+    if (n > 1) qsort(found, (size_t)n, sizeof *found, compare_steps);
+    char **list = rc == 0 ? nmt_malloc((size_t)(n + 1) * sizeof *list) : NULL;
+    for (int i = 0; i < n; i++) {
+        if (list) list[i] = found[i].path;
+        else free(found[i].path);
+    }
+    free(found);
+    if (!list) return -1;
+    list[n] = NULL;
+    *paths = list;
+    *count = n;
+    return 0;
+}

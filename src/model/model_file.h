@@ -1,0 +1,68 @@
+/* model_file: the model's parameters in safetensors files (model.safetensors, checkpoints, averages).
+ *
+ * A model file holds every tensor of nmt_model.tensors under its name, F32, with PyTorch's shapes,
+ * in the model's own order, and the model config as string metadata: "format": "nmt-model-1",
+ * "vocab_size", and the keys of the YAML model section (d_model, heads, ffn, encoder_layers,
+ * decoder_layers, dropout, attention_dropout, norm_position, positions, max_positions, norm_eps,
+ * tie_embeddings) with the YAML's words for enums ("post", "rope", "all").
+ *
+ * A checkpoint (written by the trainer with the pieces below) is a model file with more in it: the
+ * model tensors under their plain names, other buffers laid out like the parameters under a prefix
+ * ("adam_m." + name), bookkeeping tensors and metadata of its own. nmt_model_load refuses it (it
+ * refuses any tensor the model does not have); nmt_model_average reads its model tensors only.
+ * Checkpoints live in DIR/checkpoints/ as step-<step, zero-padded to 8 digits>.safetensors.
+ */
+#ifndef NMT_MODEL_FILE_H
+#define NMT_MODEL_FILE_H
+
+#include "model/model.h"
+#include "model/safetensors.h"
+
+#define NMT_MODEL_FORMAT "nmt-model-1"
+
+/* The YAML words of the model enums, indexed by their values, NULL-terminated. */
+extern const char *const nmt_norm_position_names[];
+extern const char *const nmt_positions_names[];
+extern const char *const nmt_tie_names[];
+
+enum { NMT_MODEL_METADATA = 14 }; /* format, vocab_size and the 12 keys of the model section */
+
+/* A model config as metadata entries whose strings live in the struct itself (no allocation). The
+ * entries point into the struct: fill each one with nmt_model_metadata_make, never copy one by
+ * assignment. text[i][0] is entry i's key, text[i][1] its value. */
+typedef struct nmt_model_metadata {
+    nmt_st_metadata entries[NMT_MODEL_METADATA];
+    char text[NMT_MODEL_METADATA][2][32];
+} nmt_model_metadata;
+
+void nmt_model_metadata_make(nmt_model_metadata *metadata, const nmt_model_config *config);
+/* Reads a config from a file's metadata, checking the format key, every value's syntax and
+ * nmt_model_config_check; the error names `path` and the key. Other metadata keys are ignored. */
+int nmt_model_metadata_read(nmt_model_config *config, const nmt_st_file *file, const char *path);
+
+/* The tensors of a buffer laid out like m->params ([m->num_params] floats), named prefix + the model's
+ * tensor name, in the model's order. *tensors (names included) is one allocation: free() it. */
+int nmt_model_tensor_list(const nmt_model *m, const float *buffer, const char *prefix, nmt_st_tensor **tensors);
+/* The reverse: copies the tensors prefix + name of `file` into buffer, checking that each is present,
+ * F32 and of the model's shape (the error names `path` and the tensor). Other tensors are ignored. */
+int nmt_model_tensor_read(const nmt_model *m, float *buffer, const char *prefix, const nmt_st_file *file,
+                          const char *path);
+
+/* Writes m's parameters and config to path (atomically). */
+int nmt_model_save(const nmt_model *m, const char *path);
+/* Creates *m (nmt_model_create) from the config in the file and reads its parameters; refuses a file
+ * with a tensor the model does not have. On failure *m holds nothing to free. */
+int nmt_model_load(nmt_model *m, const char *path);
+
+/* The element-wise mean of the parameters of the model files or checkpoints in paths, which must
+ * share one config, written as a model file to out. */
+int nmt_model_average(const char *const *paths, int count, const char *out);
+/* model_dir/checkpoints/step-<step as 8 digits or more>.safetensors, a new string. */
+char *nmt_model_checkpoint_path(const char *model_dir, long step);
+/* The checkpoints in model_dir/checkpoints/, lowest step first: a NULL-terminated array of paths and
+ * their count. Files of other names (temporaries of an interrupted write) are skipped. Free the array
+ * with nmt_model_paths_free. A missing checkpoints directory gives 0 checkpoints. */
+int nmt_model_checkpoints(const char *model_dir, char ***paths, int *count);
+void nmt_model_paths_free(char **paths);
+
+#endif

@@ -1,0 +1,37 @@
+/* spm: SentencePiece through a small C interface (src/text/spm.cc is the project's only C++ file).
+ *
+ * nmt's vocabularies reserve ids pad=0, unk=1, bos=2, eos=3 (nmt_spm_train sets them so; a loaded
+ * model with other ids is refused). Encoding returns pieces only: callers add bos/eos themselves.
+ */
+#ifndef NMT_SPM_H
+#define NMT_SPM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct nmt_spm nmt_spm;
+
+typedef struct nmt_spm_train_options {
+    const char *const *inputs;   /* text files, one sentence a line */
+    int num_inputs;
+    int vocab_size;
+    const char *model_type;      /* "unigram" or "bpe" */
+    double character_coverage;   /* e.g. 1.0 or 0.9995 */
+    long input_sentence_size;    /* sample at most this many sentences (0 = all) */
+    const char *output_prefix;   /* writes PREFIX.model and PREFIX.vocab */
+    int quiet;                   /* silence SentencePiece's own logging */
+} nmt_spm_train_options;
+
+int nmt_spm_train(const nmt_spm_train_options *options);
+int nmt_spm_load(nmt_spm **spm, const char *path);
+void nmt_spm_free(nmt_spm *spm);
+int nmt_spm_vocab_size(const nmt_spm *spm);
+/* Encodes text (len bytes, valid UTF-8) into *ids (grown with nmt_realloc as needed; *cap tracks
+ * its capacity) and sets *count. */
+int nmt_spm_encode(const nmt_spm *spm, const char *text, size_t len, int32_t **ids, size_t *cap, size_t *count);
+/* Decodes ids (pad/bos/eos skipped) into a new NUL-terminated string. */
+char *nmt_spm_decode(const nmt_spm *spm, const int32_t *ids, size_t count);
+/* The piece of an id ("▁tea"), for alignment maps; "" when out of range. */
+const char *nmt_spm_piece(const nmt_spm *spm, int32_t id);
+
+#endif

@@ -1,0 +1,173 @@
+/* batch: length buckets bounded by padded tokens; per-epoch shuffles from (seed, epoch). */
+#include "train/batch.h"
+#include "base/util.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* splitmix64: a small, well-mixed generator; its whole state is one word seeded from (seed, epoch). */
+static uint64_t splitmix64(uint64_t *state) {
+    uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+static void shuffle_longs(long *a, long n, uint64_t *rng) {
+    for (long i = n - 1; i > 0; i--) {
+        long j = (long)(splitmix64(rng) % (uint64_t)(i + 1));
+        long t = a[i];
+        a[i] = a[j];
+        a[j] = t;
+    }
+}
+
+typedef struct sort_key {
+    int32_t tgt_len, src_len;
+    long pair;
+} sort_key;
+
+static int by_lengths(const void *pa, const void *pb) {
+    const sort_key *a = pa, *b = pb;
+    if (a->tgt_len != b->tgt_len) return a->tgt_len < b->tgt_len ? -1 : 1;
+    if (a->src_len != b->src_len) return a->src_len < b->src_len ? -1 : 1;
+    return (a->pair > b->pair) - (a->pair < b->pair);
+}
+
+/* Pair indices by (target length, source length, index). */
+static int sort_pairs(long *sorted, const nmt_corpus *c) {
+    sort_key *keys = nmt_malloc((size_t)c->num_pairs * sizeof *keys);
+    if (!keys) return -1;
+    for (long i = 0; i < c->num_pairs; i++) keys[i] = (sort_key){c->tgt_len[i], c->src_len[i], i};
+    qsort(keys, (size_t)c->num_pairs, sizeof *keys, by_lengths);
+    for (long i = 0; i < c->num_pairs; i++) sorted[i] = keys[i].pair;
+    free(keys);
+    return 0;
+}
+
+void nmt_batcher_free(nmt_batcher *b) {
+    free(b->sorted);
+    free(b->order);
+    free(b->batch_start);
+    free(b->batch_order);
+    free(b->src);
+    free(b->tgt_in);
+    free(b->tgt_out);
+    memset(b, 0, sizeof *b);
+}
+
+int nmt_batcher_init(nmt_batcher *b, const nmt_corpus *corpus, int batch_tokens, uint64_t seed, int shuffle) {
+    memset(b, 0, sizeof *b);
+    long n = corpus->num_pairs;
+    if (n <= 0) return nmt_error_set("the corpus has no sentence pairs to batch");
+    if (batch_tokens <= 0) return nmt_error_set("batch_tokens must be positive, not %d", batch_tokens);
+    b->corpus = corpus;
+    b->seed = seed;
+    b->shuffle = shuffle;
+    b->sorted = nmt_malloc((size_t)n * sizeof *b->sorted);
+    b->order = nmt_malloc((size_t)n * sizeof *b->order);
+    b->batch_start = nmt_malloc(((size_t)n + 1) * sizeof *b->batch_start);
+    if (!b->sorted || !b->order || !b->batch_start || sort_pairs(b->sorted, corpus) < 0) goto fail;
+
+    /* Greedy batches along the sorted order; T only grows within a batch, S may not. */
+    long count = 0, max_s = 0, max_t = 0;
+    for (long i = 0; i < n; i++) {
+        long p = b->sorted[i];
+        long s = corpus->src_len[p] + 1, t = corpus->tgt_len[p] + 1;
+        long new_s = s > max_s ? s : max_s, new_t = t > max_t ? t : max_t;
+        if (count > 0 && ((count + 1) * new_t > batch_tokens || (count + 1) * new_s > batch_tokens)) {
+            long used = count * (max_s > max_t ? max_s : max_t);
+            if (used > b->capacity) b->capacity = used;
+            b->batch_start[b->num_batches++] = i - count;
+            count = 0;
+            new_s = s;
+            new_t = t;
+        }
+        count++;
+        max_s = new_s;
+        max_t = new_t;
+    }
+    long used = count * (max_s > max_t ? max_s : max_t);
+    if (used > b->capacity) b->capacity = used;
+    b->batch_start[b->num_batches++] = n - count;
+    b->batch_start[b->num_batches] = n;
+
+    b->batch_order = nmt_malloc((size_t)b->num_batches * sizeof *b->batch_order);
+    b->src = nmt_malloc((size_t)b->capacity * sizeof *b->src);
+    b->tgt_in = nmt_malloc((size_t)b->capacity * sizeof *b->tgt_in);
+    b->tgt_out = nmt_malloc((size_t)b->capacity * sizeof *b->tgt_out);
+    if (!b->batch_order || !b->src || !b->tgt_in || !b->tgt_out) goto fail;
+    return nmt_batcher_seek(b, 1, 0);
+fail:
+    nmt_batcher_free(b);
+    return -1;
+}
+
+/* Lays out `epoch`'s order: equal-length runs shuffled, then the batch permutation. */
+static void load_epoch(nmt_batcher *b, long epoch) {
+    const nmt_corpus *c = b->corpus;
+    long n = c->num_pairs;
+    memcpy(b->order, b->sorted, (size_t)n * sizeof *b->order);
+    for (long k = 0; k < b->num_batches; k++) b->batch_order[k] = k;
+    b->epoch = epoch;
+    b->cursor = 0;
+    if (!b->shuffle) return;
+    uint64_t rng = b->seed * 0xD1B54A32D192ED03ull ^ (uint64_t)epoch * 0x8CB92BA72F3D8DD7ull;
+    for (long start = 0, end; start < n; start = end) {
+        long p = b->order[start];
+        for (end = start + 1; end < n && c->tgt_len[b->order[end]] == c->tgt_len[p] &&
+                              c->src_len[b->order[end]] == c->src_len[p];
+             end++) {
+        }
+        shuffle_longs(b->order + start, end - start, &rng);
+    }
+    shuffle_longs(b->batch_order, b->num_batches, &rng);
+}
+
+int nmt_batcher_seek(nmt_batcher *b, long epoch, long cursor) {
+    if (epoch < 1 || cursor < 0 || cursor > b->num_batches)
+        return nmt_error_set("data position epoch %ld, batch %ld is outside the corpus (%ld batches an epoch)", epoch,
+                             cursor, b->num_batches);
+    load_epoch(b, epoch);
+    b->cursor = cursor;
+    return 0;
+}
+
+long nmt_batcher_epochs_done(const nmt_batcher *b) { return b->epoch - 1 + (b->cursor == b->num_batches); }
+
+void nmt_batcher_next(nmt_batcher *b, nmt_batch *batch, long *tokens) {
+    if (b->cursor == b->num_batches) load_epoch(b, b->epoch + 1);
+    const nmt_corpus *c = b->corpus;
+    long k = b->batch_order[b->cursor++];
+    const long *pairs = b->order + b->batch_start[k];
+    int rows = (int)(b->batch_start[k + 1] - b->batch_start[k]);
+    int S = 0, T = 0;
+    for (int r = 0; r < rows; r++) {
+        if (c->src_len[pairs[r]] + 1 > S) S = c->src_len[pairs[r]] + 1;
+        if (c->tgt_len[pairs[r]] + 1 > T) T = c->tgt_len[pairs[r]] + 1;
+    }
+    memset(b->src, 0, (size_t)rows * (size_t)S * sizeof *b->src);
+    memset(b->tgt_in, 0, (size_t)rows * (size_t)T * sizeof *b->tgt_in);
+    memset(b->tgt_out, 0, (size_t)rows * (size_t)T * sizeof *b->tgt_out);
+    long count = 0;
+    for (int r = 0; r < rows; r++) {
+        long p = pairs[r];
+        int ns = c->src_len[p], nt = c->tgt_len[p];
+        const int32_t *src = c->ids + c->offset[p], *tgt = src + ns;
+        int32_t *srow = b->src + (size_t)r * S, *in = b->tgt_in + (size_t)r * T, *out = b->tgt_out + (size_t)r * T;
+        memcpy(srow, src, (size_t)ns * sizeof *src);
+        srow[ns] = NMT_EOS;
+        in[0] = NMT_BOS;
+        memcpy(in + 1, tgt, (size_t)nt * sizeof *tgt);
+        memcpy(out, tgt, (size_t)nt * sizeof *tgt);
+        out[nt] = NMT_EOS;
+        count += nt + 1;
+    }
+    batch->batch = rows;
+    batch->src_len = S;
+    batch->tgt_len = T;
+    batch->src = b->src;
+    batch->tgt_in = b->tgt_in;
+    batch->tgt_out = b->tgt_out;
+    *tokens = count;
+}

@@ -1,0 +1,74 @@
+/* config: the training configuration, read from YAML (libyaml) into typed structs.
+ *
+ * The file's shape is the README's; every key is optional except data.train. Unknown keys, wrong
+ * types and out-of-range values are errors naming "file:line:column". Overrides given as
+ * "section.key=value" (`nmt train --set`) are applied after the file, checked the same way (the
+ * error names the override). Relative data paths are resolved against data.root, itself relative to
+ * the config file's directory; the output directory and vocab.model are relative to the config file's
+ * directory. After loading, every path is absolute and normalised, so a saved config means the same
+ * wherever it is read. A --set value is read as YAML: `train.optimizer.betas=[0.9,0.98]` and
+ * `data.valid={src: a.en, tgt: a.de}` work; relative paths in overrides follow the file's rules.
+ * The output directory defaults to runs/<config file name without extension>.
+ */
+#ifndef NMT_CONFIG_H
+#define NMT_CONFIG_H
+
+#include "model/model.h"
+
+typedef struct nmt_corpus_paths {
+    char *src; /* resolved path, or NULL */
+    char *tgt;
+} nmt_corpus_paths;
+
+typedef struct nmt_config {
+    char *path;                 /* the config file as given */
+    nmt_model_config model;     /* model.*; model.vocab_size comes from the vocabulary */
+
+    char *vocab_model;          /* vocab.model: an existing SentencePiece model (resolved), or NULL */
+    int vocab_size;             /* vocab.size: pieces of a vocabulary trained at the first run (8000) */
+    const char *vocab_type;     /* vocab.type: "unigram" | "bpe" (a static string, not freed) */
+
+    char *data_root;            /* data.root, resolved */
+    nmt_corpus_paths train;     /* data.train.{src,tgt} (required) */
+    nmt_corpus_paths valid;     /* data.valid.{src,tgt} (optional) */
+    int max_length;             /* data.max_length (128): longer training pairs are skipped */
+
+    int batch_tokens;           /* train.batch_tokens (4096): padded target tokens per batch */
+    int update_freq;            /* train.update_freq (1): batches per optimizer step */
+    double lr;                  /* train.optimizer.lr (1e-3): peak learning rate */
+    double beta1, beta2;        /* train.optimizer.betas ([0.9, 0.98]) */
+    double adam_eps;            /* train.optimizer.eps (1e-9) */
+    int warmup;                 /* train.optimizer.warmup (800): linear warm-up steps, then 1/sqrt decay */
+    double clip_norm;           /* train.optimizer.clip_norm (0 = off) */
+    double label_smoothing;     /* train.label_smoothing (0.1) */
+    long max_steps;             /* train.max_steps (0 = no limit) */
+    long max_epochs;            /* train.max_epochs (0 = no limit) */
+    double max_minutes;         /* train.max_minutes (0 = no limit) */
+    int valid_every;            /* train.valid_every (500) */
+    int valid_beam;             /* train.valid_beam (1 = greedy) */
+    int save_every;             /* train.save_every (500) */
+    int keep_last;              /* train.keep_last (5) */
+    int patience;               /* train.patience (10; 0 = no early stopping) */
+    unsigned long seed;         /* train.seed (1) */
+
+    char *output;               /* output directory, resolved */
+} nmt_config;
+
+/* The defaults of every key (paths NULL). */
+void nmt_config_defaults(nmt_config *config);
+/* Reads a YAML file and applies `overrides` ("a.b=value"; NULL-terminated list, may be NULL). On
+ * failure the error says where (file:line:column or the override) and *config holds nothing to free. */
+int nmt_config_load(nmt_config *config, const char *path, const char *const *overrides);
+/* The same for YAML text already in memory (for fuzzing); `path` names it in errors and its
+ * directory is the base of relative paths. */
+int nmt_config_parse(nmt_config *config, const char *text, size_t size, const char *path,
+                     const char *const *overrides);
+/* The resolved config as YAML text of the file's shape (a new string; NULL when memory runs out), e.g.
+ * to show the effective config at the start of a run. */
+char *nmt_config_format(const nmt_config *config);
+/* Writes the resolved config as YAML of the same shape (atomic write); loading that file gives the
+ * same struct (except `path`). */
+int nmt_config_save(const nmt_config *config, const char *path);
+void nmt_config_free(nmt_config *config);
+
+#endif

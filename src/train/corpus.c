@@ -1,0 +1,350 @@
+/* corpus: read, validate and encode a parallel corpus; cache the encoding in a checksummed file.
+ *
+ * Two passes over the text: the first validates UTF-8, counts lines and hashes both files (cheap, and
+ * it refuses bad input before any encoding); when the cache does not match, the second reads line
+ * pairs, encodes them, and keeps or skips each pair.
+ *
+ * Cache file (host byte order, which the magic's byte-order word checks):
+ *   "NMTCORP1"  u64 byte_order  u64 key  u64 num_pairs  u64 num_ids  u64 lines  u64 skipped_empty
+ *   u64 skipped_long  i32 src_len[num_pairs]  i32 tgt_len[num_pairs]  i32 ids[num_ids]  u64 checksum
+ * The checksum hashes everything between the magic and itself.
+ */
+#include "train/corpus.h"
+#include "base/io.h"
+#include "base/utf8.h"
+#include "base/util.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char cache_magic[8] = {'N', 'M', 'T', 'C', 'O', 'R', 'P', '1'};
+enum { CACHE_HEADER_WORDS = 7 };
+static const uint64_t cache_byte_order = 0x0102030405060708ull;
+
+/* A streaming 64-bit hash: 8-byte words mixed by multiply-rotate (not cryptographic; it tells
+ * whether a corpus changed, not whether someone forged one). */
+typedef struct hasher {
+    uint64_t h;
+    uint64_t length;
+    unsigned char tail[8];
+    int tail_len;
+} hasher;
+
+static uint64_t rotl64(uint64_t x, int r) { return (x << r) | (x >> (64 - r)); }
+
+static void hasher_init(hasher *s) {
+    memset(s, 0, sizeof *s);
+    s->h = 0x9E3779B97F4A7C15ull;
+}
+
+static void hasher_word(hasher *s, uint64_t w) {
+    s->h ^= rotl64(w * 0x87C37B91114253D5ull, 31) * 0x4CF5AD432745937Full;
+    s->h = rotl64(s->h, 27) * 5 + 0x52DCE729;
+}
+
+static void hasher_add(hasher *s, const void *data, size_t size) {
+    const unsigned char *p = data;
+    s->length += size;
+    while (size > 0 && s->tail_len > 0) {
+        s->tail[s->tail_len++] = *p++;
+        size--;
+        if (s->tail_len == 8) {
+            uint64_t w;
+            memcpy(&w, s->tail, 8);
+            hasher_word(s, w);
+            s->tail_len = 0;
+        }
+    }
+    for (; size >= 8; p += 8, size -= 8) {
+        uint64_t w;
+        memcpy(&w, p, 8);
+        hasher_word(s, w);
+    }
+    if (size > 0) memcpy(s->tail, p, size); /* p may be NULL when size is 0 (an empty corpus's arrays) */
+    s->tail_len += (int)size;
+}
+
+static uint64_t hasher_final(hasher *s) {
+    uint64_t w = 0;
+    memcpy(&w, s->tail, (size_t)s->tail_len);
+    hasher_word(s, w ^ ((uint64_t)s->tail_len << 56));
+    hasher_word(s, s->length);
+    uint64_t h = s->h;
+    h ^= h >> 33;
+    h *= 0xFF51AFD7ED558CCDull;
+    h ^= h >> 33;
+    return h;
+}
+
+int nmt_corpus_hash_file(const char *path, uint64_t *hash) {
+    FILE *fp = fopen(path, "rb");
+    if (!fp) return nmt_error_set("%s: cannot open: %s", path, strerror(errno));
+    enum { CHUNK = 1 << 20 };
+    unsigned char *buf = nmt_malloc(CHUNK);
+    if (!buf) {
+        fclose(fp);
+        return -1;
+    }
+    hasher s;
+    hasher_init(&s);
+    size_t n;
+    while ((n = fread(buf, 1, CHUNK, fp)) > 0) hasher_add(&s, buf, n);
+    int failed = ferror(fp);
+    free(buf);
+    fclose(fp);
+    if (failed) return nmt_error_set("%s: read failed", path);
+    *hash = hasher_final(&s);
+    return 0;
+}
+
+static int check_utf8(const nmt_lines *lines) {
+    long bad = nmt_utf8_invalid_at(lines->line, lines->len);
+    if (bad >= 0) return nmt_error_set("%s:%ld: invalid UTF-8 at byte %ld", lines->name, lines->number, bad + 1);
+    return 0;
+}
+
+/* Validates every line of a text file as UTF-8, counts the lines and hashes them (a missing final
+ * newline hashes like a present one). */
+static int scan_text(const char *path, uint64_t *hash, long *count) {
+    FILE *fp = fopen(path, "rb");
+    if (!fp) return nmt_error_set("%s: cannot open: %s", path, strerror(errno));
+    nmt_lines lines;
+    nmt_lines_init(&lines, fp, path);
+    hasher s;
+    hasher_init(&s);
+    int more;
+    while ((more = nmt_lines_next(&lines)) > 0 && check_utf8(&lines) == 0) {
+        hasher_add(&s, lines.line, lines.len);
+        hasher_add(&s, "\n", 1);
+    }
+    *count = lines.number;
+    nmt_lines_free(&lines);
+    fclose(fp);
+    if (more != 0) return -1;
+    *hash = hasher_final(&s);
+    return 0;
+}
+
+static int check_pair(const char *src_path, const char *tgt_path, uint64_t hash[2], long *lines) {
+    long tgt_lines;
+    if (scan_text(src_path, &hash[0], lines) < 0 || scan_text(tgt_path, &hash[1], &tgt_lines) < 0) return -1;
+    if (*lines != tgt_lines)
+        return nmt_error_set("%s has %ld lines but %s has %ld: the two sides of a parallel corpus must have one "
+                             "line per sentence pair",
+                             src_path, *lines, tgt_path, tgt_lines);
+    return 0;
+}
+
+int nmt_corpus_check(const char *src_path, const char *tgt_path, long *lines) {
+    uint64_t hash[2];
+    return check_pair(src_path, tgt_path, hash, lines);
+}
+
+void nmt_corpus_free(nmt_corpus *corpus) {
+    free(corpus->ids);
+    free(corpus->offset);
+    free(corpus->src_len);
+    free(corpus->tgt_len);
+    memset(corpus, 0, sizeof *corpus);
+}
+
+/* Grows an array to hold at least `need` elements of `elem` bytes (capacity doubles). */
+static int grow(void **array, size_t *cap, size_t need, size_t elem) {
+    if (need <= *cap) return 0;
+    size_t new_cap = *cap ? *cap : 1024;
+    while (new_cap < need) new_cap *= 2;
+    size_t bytes;
+    if (nmt_size_mul(new_cap, elem, &bytes, "corpus") < 0) return -1;
+    void *p = nmt_realloc(*array, bytes);
+    if (!p) return -1;
+    *array = p;
+    *cap = new_cap;
+    return 0;
+}
+
+/* offset[] from the lengths (which must add up to num_ids). */
+static int compute_offsets(nmt_corpus *c) {
+    c->offset = nmt_malloc(((size_t)c->num_pairs + 1) * sizeof *c->offset);
+    if (!c->offset) return -1;
+    size_t at = 0;
+    for (long i = 0; i < c->num_pairs; i++) {
+        c->offset[i] = at;
+        at += (size_t)c->src_len[i] + (size_t)c->tgt_len[i];
+    }
+    return 0;
+}
+
+/* Reads one line of each side; returns 1, 0 at the end of both, -1 on error or uneven ends. */
+static int next_pair(nmt_lines *src, nmt_lines *tgt) {
+    int a = nmt_lines_next(src);
+    if (a < 0) return -1;
+    int b = nmt_lines_next(tgt);
+    if (b < 0) return -1;
+    if (a != b)
+        return nmt_error_set("%s has %ld lines but %s has more: the files changed while being read", a ? tgt->name : src->name,
+                             a ? tgt->number : src->number, a ? src->name : tgt->name);
+    return a;
+}
+
+static int encode_text(nmt_corpus *c, const char *src_path, const char *tgt_path, nmt_corpus_encode_fn encode,
+                       const void *ctx, const nmt_corpus_options *opt) {
+    FILE *fs = fopen(src_path, "rb");
+    if (!fs) return nmt_error_set("%s: cannot open: %s", src_path, strerror(errno));
+    FILE *ft = fopen(tgt_path, "rb");
+    if (!ft) {
+        fclose(fs);
+        return nmt_error_set("%s: cannot open: %s", tgt_path, strerror(errno));
+    }
+    nmt_lines src, tgt;
+    nmt_lines_init(&src, fs, src_path);
+    nmt_lines_init(&tgt, ft, tgt_path);
+    int32_t *src_ids = NULL, *tgt_ids = NULL;
+    size_t src_cap = 0, tgt_cap = 0, ids_cap = 0, src_len_cap = 0, tgt_len_cap = 0;
+    int rc = -1, more;
+    while ((more = next_pair(&src, &tgt)) > 0) {
+        size_t ns, nt;
+        if (encode(ctx, src.line, src.len, &src_ids, &src_cap, &ns) < 0) {
+            nmt_error_prefix("%s:%ld", src.name, src.number);
+            goto done;
+        }
+        if (encode(ctx, tgt.line, tgt.len, &tgt_ids, &tgt_cap, &nt) < 0) {
+            nmt_error_prefix("%s:%ld", tgt.name, tgt.number);
+            goto done;
+        }
+        if (opt->skip_empty && (ns == 0 || nt == 0)) {
+            c->skipped_empty++;
+            continue;
+        }
+        if (opt->max_length > 0 && (ns > (size_t)opt->max_length || nt > (size_t)opt->max_length)) {
+            c->skipped_long++;
+            continue;
+        }
+        if (grow((void **)&c->ids, &ids_cap, c->num_ids + ns + nt, sizeof *c->ids) < 0) goto done;
+        if (grow((void **)&c->src_len, &src_len_cap, (size_t)c->num_pairs + 1, sizeof *c->src_len) < 0 ||
+            grow((void **)&c->tgt_len, &tgt_len_cap, (size_t)c->num_pairs + 1, sizeof *c->tgt_len) < 0)
+            goto done;
+        /* An empty side (kept when skip_empty is off) may have no buffer at all: memcpy must not see NULL. */
+        if (ns > 0) memcpy(c->ids + c->num_ids, src_ids, ns * sizeof *src_ids);
+        if (nt > 0) memcpy(c->ids + c->num_ids + ns, tgt_ids, nt * sizeof *tgt_ids);
+        c->num_ids += ns + nt;
+        c->src_len[c->num_pairs] = (int32_t)ns;
+        c->tgt_len[c->num_pairs] = (int32_t)nt;
+        c->num_pairs++;
+    }
+    if (more == 0) rc = compute_offsets(c);
+done:
+    free(src_ids);
+    free(tgt_ids);
+    nmt_lines_free(&src);
+    nmt_lines_free(&tgt);
+    fclose(fs);
+    fclose(ft);
+    return rc;
+}
+
+static uint64_t cache_checksum(const void *data, size_t size) {
+    hasher s;
+    hasher_init(&s);
+    hasher_add(&s, data, size);
+    return hasher_final(&s);
+}
+
+/* Loads the cache if it exists and carries `key` and a good checksum: 1 = loaded, 0 = absent or
+ * stale or damaged (to be rewritten), -1 = an error (a cache that cannot be read, out of memory). */
+static int cache_load(nmt_corpus *c, const char *path, uint64_t key, long lines) {
+    char *blob;
+    size_t size;
+    if (!nmt_file_exists(path)) return 0;
+    if (nmt_read_file(path, &blob, &size) < 0) return -1;
+    int loaded = 0;
+    uint64_t head[CACHE_HEADER_WORDS];
+    const size_t head_bytes = sizeof cache_magic + sizeof head;
+    if (size < head_bytes + sizeof(uint64_t) || memcmp(blob, cache_magic, sizeof cache_magic) != 0) goto done;
+    memcpy(head, blob + sizeof cache_magic, sizeof head);
+    uint64_t pairs = head[2], ids = head[3];
+    if (head[0] != cache_byte_order || head[1] != key || (long)head[4] != lines || pairs > size || ids > size ||
+        size != head_bytes + (2 * pairs + ids) * sizeof(int32_t) + sizeof(uint64_t))
+        goto done;
+    uint64_t checksum;
+    memcpy(&checksum, blob + size - sizeof checksum, sizeof checksum);
+    if (checksum != cache_checksum(blob + sizeof cache_magic, size - sizeof cache_magic - sizeof checksum)) goto done;
+    c->num_pairs = (long)pairs;
+    c->num_ids = (size_t)ids;
+    c->lines = lines;
+    c->skipped_empty = (long)head[5];
+    c->skipped_long = (long)head[6];
+    c->src_len = nmt_malloc(pairs * sizeof(int32_t));
+    c->tgt_len = nmt_malloc(pairs * sizeof(int32_t));
+    c->ids = nmt_malloc(ids * sizeof(int32_t));
+    if (!c->src_len || !c->tgt_len || !c->ids) {
+        loaded = -1;
+        goto done;
+    }
+    const char *p = blob + head_bytes;
+    memcpy(c->src_len, p, pairs * sizeof(int32_t));
+    memcpy(c->tgt_len, p + pairs * sizeof(int32_t), pairs * sizeof(int32_t));
+    memcpy(c->ids, p + 2 * pairs * sizeof(int32_t), ids * sizeof(int32_t));
+    uint64_t total = 0;
+    for (uint64_t i = 0; i < pairs; i++) {
+        if (c->src_len[i] < 0 || c->tgt_len[i] < 0) goto done;
+        total += (uint64_t)c->src_len[i] + (uint64_t)c->tgt_len[i];
+    }
+    if (total != ids) goto done;
+    loaded = compute_offsets(c) < 0 ? -1 : 1;
+done:
+    free(blob);
+    if (loaded != 1) {
+        int failed = loaded < 0;
+        nmt_corpus_free(c);
+        return failed ? -1 : 0;
+    }
+    c->from_cache = 1;
+    return 1;
+}
+
+static int cache_save(const nmt_corpus *c, const char *path, uint64_t key) {
+    uint64_t head[CACHE_HEADER_WORDS] = {cache_byte_order, key, (uint64_t)c->num_pairs, c->num_ids, (uint64_t)c->lines,
+                                         (uint64_t)c->skipped_empty, (uint64_t)c->skipped_long};
+    hasher s;
+    hasher_init(&s);
+    const void *parts[] = {head, c->src_len, c->tgt_len, c->ids};
+    const size_t sizes[] = {sizeof head, (size_t)c->num_pairs * sizeof(int32_t), (size_t)c->num_pairs * sizeof(int32_t),
+                            c->num_ids * sizeof(int32_t)};
+    nmt_atomic_file f;
+    if (nmt_atomic_open(&f, path) < 0) return -1;
+    if (nmt_io_write(f.fp, cache_magic, sizeof cache_magic, path) < 0) goto fail;
+    for (int i = 0; i < 4; i++) {
+        hasher_add(&s, parts[i], sizes[i]);
+        if (nmt_io_write(f.fp, parts[i], sizes[i], path) < 0) goto fail;
+    }
+    uint64_t checksum = hasher_final(&s);
+    if (nmt_io_write(f.fp, &checksum, sizeof checksum, path) < 0) goto fail;
+    return nmt_atomic_commit(&f);
+fail:
+    nmt_atomic_abort(&f);
+    return -1;
+}
+
+int nmt_corpus_read(nmt_corpus *c, const char *src_path, const char *tgt_path, nmt_corpus_encode_fn encode,
+                    const void *encode_ctx, const nmt_corpus_options *opt) {
+    memset(c, 0, sizeof *c);
+    uint64_t hash[2];
+    long src_lines;
+    if (check_pair(src_path, tgt_path, hash, &src_lines) < 0) return -1;
+    uint64_t key_words[] = {1 /* cache format */, hash[0], hash[1], opt->encoder_hash, (uint64_t)opt->max_length,
+                            (uint64_t)opt->skip_empty};
+    uint64_t key = cache_checksum(key_words, sizeof key_words);
+    if (opt->cache_path) {
+        int loaded = cache_load(c, opt->cache_path, key, src_lines);
+        if (loaded != 0) return loaded < 0 ? -1 : 0;
+    }
+    c->lines = src_lines;
+    if (encode_text(c, src_path, tgt_path, encode, encode_ctx, opt) < 0 ||
+        (opt->cache_path && cache_save(c, opt->cache_path, key) < 0)) {
+        nmt_corpus_free(c);
+        return -1;
+    }
+    return 0;
+}

@@ -1,0 +1,732 @@
+/* train: setup (vocabulary, corpora, model, resume), the step loop, validation, logging, saving. */
+#include "train/train.h"
+#include "train/batch.h"
+#include "eval/bleu.h"
+#include "train/checkpoint.h"
+#include "train/corpus.h"
+#include "infer/decode.h"
+#include "base/io.h"
+#include "compute/kernels.h"
+#include "model/model.h"
+#include "model/model_file.h"
+#include "train/optim.h"
+#include "text/spm.h"
+#include "base/util.h"
+
+#include <dirent.h>
+#include <ftw.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+typedef struct trainer {
+    const nmt_config *cfg;
+    FILE *progress, *warnings;
+    char *ckpt_dir, *log_path, *model_path, *spm_path;
+    int lock_fd;
+    nmt_spm *spm;
+    uint64_t spm_hash;
+    nmt_corpus train, valid;
+    char **references;       /* [valid.num_pairs] target lines of the validation set */
+    nmt_bleu *bleu;          /* the validation BLEU scorer */
+    nmt_batcher batches, valid_batches;
+    nmt_model model;
+    int model_created;
+    nmt_adam adam;
+    nmt_train_state state;
+    long resumed_from;
+    FILE *log;               /* train.log.jsonl, appended */
+    int log_every;
+    double run_start;        /* nmt_now() when this run's loop started */
+    double elapsed_base;     /* state.elapsed_s at that moment */
+    double interval_start;   /* for tokens/s and ETA: time and tokens since the last log line */
+    long interval_tokens, interval_steps;
+    long last_saved_step;
+    double last_loss;
+    /* the last step's work, for `nmt bench train` */
+    double step_flops, step_optimizer_s;
+    long step_src_tokens, step_sentences;
+} trainer;
+
+static void say(const trainer *t, const char *fmt, ...) NMT_PRINTF(2, 3);
+static void say(const trainer *t, const char *fmt, ...) {
+    if (!t->progress) return;
+    va_list ap;
+    va_start(ap, fmt);
+    vfprintf(t->progress, fmt, ap);
+    va_end(ap);
+    fflush(t->progress);
+}
+
+static void format_duration(char *out, size_t size, double seconds) {
+    if (!isfinite(seconds) || seconds < 0) {
+        snprintf(out, size, "-");
+        return;
+    }
+    long s = (long)(seconds + 0.5);
+    snprintf(out, size, "%ld:%02ld:%02ld", s / 3600, s / 60 % 60, s % 60);
+}
+
+/* ---- the output directory ---- */
+
+/* One trainer per output directory: two would overwrite each other's checkpoints. */
+static int lock_output(trainer *t) {
+    char *path = nmt_path_join(t->cfg->output, ".lock");
+    if (!path) return -1;
+    t->lock_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    int rc = 0;
+    if (t->lock_fd < 0) rc = nmt_error_set("%s: cannot open: %s", path, strerror(errno));
+    else if (flock(t->lock_fd, LOCK_EX | LOCK_NB) != 0)
+        rc = nmt_error_set("%s is in use by another nmt train (%s is locked)", t->cfg->output, path);
+    free(path);
+    return rc;
+}
+
+/* Removes temporaries ("NAME.tmp.PID") that a killed run left behind; we hold the lock, so no live
+ * writer owns them. */
+static void remove_stale_temporaries(const char *dir) {
+    DIR *d = opendir(dir);
+    if (!d) return;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        const char *tmp = strstr(e->d_name, ".tmp.");
+        if (!tmp || tmp[5] == '\0' || strspn(tmp + 5, "0123456789") != strlen(tmp + 5)) continue;
+        char *path = nmt_path_join(dir, e->d_name);
+        if (path) unlink(path);
+        free(path);
+    }
+    closedir(d);
+}
+
+/* ---- vocabulary and corpora ---- */
+
+static int copy_file_atomic(const char *from, const char *to) {
+    char *data;
+    size_t size;
+    if (nmt_read_file(from, &data, &size) < 0) return -1;
+    int rc = nmt_atomic_write(to, data, size);
+    free(data);
+    return rc;
+}
+
+/* Trains a vocabulary on both sides of the training data into OUTPUT/spm.model (and spm.vocab). */
+static int train_vocabulary(trainer *t) {
+    const nmt_config *cfg = t->cfg;
+    long lines; /* bad corpora are refused before minutes of vocabulary training, not after */
+    if (nmt_corpus_check(cfg->train.src, cfg->train.tgt, &lines) < 0 ||
+        (cfg->valid.src && nmt_corpus_check(cfg->valid.src, cfg->valid.tgt, &lines) < 0))
+        return -1;
+    say(t, "training a %s vocabulary of %d pieces on %s and %s\n", cfg->vocab_type, cfg->vocab_size,
+        cfg->train.src, cfg->train.tgt);
+    char *prefix = nmt_path_join(cfg->output, "spm");
+    if (!prefix) return -1;
+    const char *inputs[] = {cfg->train.src, cfg->train.tgt};
+    nmt_spm_train_options options = {
+        .inputs = inputs,
+        .num_inputs = 2,
+        .vocab_size = cfg->vocab_size,
+        .model_type = cfg->vocab_type,
+        .character_coverage = 1.0,
+        .input_sentence_size = 1000000,
+        .output_prefix = prefix,
+        .quiet = 1,
+    };
+    int rc = nmt_spm_train(&options);
+    free(prefix);
+    return rc;
+}
+
+static int prepare_vocabulary(trainer *t, int resuming) {
+    const nmt_config *cfg = t->cfg;
+    int have = nmt_file_exists(t->spm_path);
+    if (cfg->vocab_model) {
+        uint64_t given, current = 0;
+        if (nmt_corpus_hash_file(cfg->vocab_model, &given) < 0) return -1;
+        if (have && nmt_corpus_hash_file(t->spm_path, &current) < 0) return -1;
+        if (!have || given != current) {
+            if (have && resuming)
+                return nmt_error_set("vocab.model %s differs from %s, which the checkpoints were trained with",
+                                     cfg->vocab_model, t->spm_path);
+            if (copy_file_atomic(cfg->vocab_model, t->spm_path) < 0) return -1;
+        }
+    } else if (!have) {
+        if (resuming)
+            return nmt_error_set("%s holds checkpoints but no spm.model: the vocabulary they need is gone",
+                                 cfg->output);
+        if (train_vocabulary(t) < 0) return -1;
+    }
+    if (nmt_spm_load(&t->spm, t->spm_path) < 0 || nmt_corpus_hash_file(t->spm_path, &t->spm_hash) < 0) return -1;
+    return 0;
+}
+
+static int spm_encode(const void *spm, const char *text, size_t len, int32_t **ids, size_t *cap, size_t *count) {
+    return nmt_spm_encode(spm, text, len, ids, cap, count);
+}
+
+static int read_references(trainer *t) {
+    const char *path = t->cfg->valid.tgt;
+    FILE *fp = fopen(path, "rb");
+    if (!fp) return nmt_error_set("%s: cannot open: %s", path, strerror(errno));
+    t->references = nmt_calloc((size_t)t->valid.num_pairs, sizeof *t->references);
+    nmt_lines lines;
+    nmt_lines_init(&lines, fp, path);
+    int rc = t->references ? 0 : -1, more = 0;
+    for (long i = 0; rc == 0 && i < t->valid.num_pairs; i++) {
+        more = nmt_lines_next(&lines);
+        if (more <= 0) rc = more < 0 ? -1 : nmt_error_set("%s: changed while being read", path);
+        else if (!(t->references[i] = nmt_strdup(lines.line))) rc = -1;
+    }
+    nmt_lines_free(&lines);
+    fclose(fp);
+    return rc;
+}
+
+static int read_corpus(trainer *t, nmt_corpus *corpus, const nmt_corpus_paths *paths, const char *cache_name,
+                       int max_length, int skip_empty) {
+    char *cache = nmt_path_join(t->cfg->output, cache_name);
+    if (!cache) return -1;
+    nmt_corpus_options options = {
+        .max_length = max_length, .skip_empty = skip_empty, .cache_path = cache, .encoder_hash = t->spm_hash};
+    double start = nmt_now();
+    int rc = nmt_corpus_read(corpus, paths->src, paths->tgt, spm_encode, t->spm, &options);
+    free(cache);
+    if (rc < 0) return -1;
+    char took[32];
+    format_duration(took, sizeof took, nmt_now() - start);
+    char skipped[128] = "";
+    if (skip_empty)
+        snprintf(skipped, sizeof skipped, " (%ld skipped as empty, %ld as longer than %d pieces)", corpus->skipped_empty,
+                 corpus->skipped_long, max_length);
+    say(t, "%s: %ld pairs of %ld lines%s, %zu pieces, %s %s\n", paths->src, corpus->num_pairs, corpus->lines, skipped,
+        corpus->num_ids, corpus->from_cache ? "loaded from the cache in" : "encoded in", took);
+    return 0;
+}
+
+/* With learned positions no row may be longer than the position table: refused up front, not at the
+ * first batch that hits it hours later. Checks the training limit (max_length), and each validation
+ * pair when `valid` is given. Rows carry eos or bos: pieces + 1. */
+static int check_positions(const nmt_config *cfg, const nmt_corpus *valid) {
+    int limit = cfg->model.max_positions;
+    if (cfg->model.positions != NMT_POSITIONS_LEARNED) return 0;
+    if (cfg->max_length + 1 > limit)
+        return nmt_error_set("data.max_length %d needs model.max_positions of at least %d with learned positions, not %d",
+                             cfg->max_length, cfg->max_length + 1, limit);
+    for (long i = 0; valid && i < valid->num_pairs; i++) {
+        int longest = valid->src_len[i] > valid->tgt_len[i] ? valid->src_len[i] : valid->tgt_len[i];
+        if (longest + 1 > limit) /* validation keeps every line: pair i is line i + 1 */
+            return nmt_error_set("%s:%ld: %d pieces do not fit model.max_positions %d (learned positions)",
+                                 valid->src_len[i] >= valid->tgt_len[i] ? cfg->valid.src : cfg->valid.tgt, i + 1,
+                                 longest, limit);
+    }
+    return 0;
+}
+
+static int prepare_corpora(trainer *t) {
+    const nmt_config *cfg = t->cfg;
+    if (read_corpus(t, &t->train, &cfg->train, "corpus-train.bin", cfg->max_length, 1) < 0) return -1;
+    if (t->train.num_pairs == 0)
+        return nmt_error_set("%s and %s hold no usable sentence pairs (all empty or longer than %d pieces)",
+                             cfg->train.src, cfg->train.tgt, cfg->max_length);
+    if (nmt_batcher_init(&t->batches, &t->train, cfg->batch_tokens, t->state.seed, 1) < 0) return -1;
+    if (!cfg->valid.src) return 0;
+    /* Validation keeps every line, so hypotheses and references stay aligned. */
+    if (read_corpus(t, &t->valid, &cfg->valid, "corpus-valid.bin", 0, 0) < 0 || read_references(t) < 0) return -1;
+    if (t->valid.num_pairs == 0) return nmt_error_set("%s: the validation set is empty", cfg->valid.src);
+    nmt_bleu_options bleu_options;
+    nmt_bleu_options_init(&bleu_options);
+    if (!(t->bleu = nmt_bleu_new(&bleu_options))) return -1;
+    return nmt_batcher_init(&t->valid_batches, &t->valid, cfg->batch_tokens, 0, 0);
+}
+
+/* ---- the log ---- */
+
+/* The step a log line is about, or -1 for a line that is not a complete log object. */
+static long log_line_step(const char *line, size_t len) {
+    const char *at = strstr(line, "\"step\":");
+    if (len < 2 || line[0] != '{' || line[len - 1] != '}' || !at) return -1;
+    return strtol(at + 7, NULL, 10);
+}
+
+/* Opens train.log.jsonl for appending; a resumed run first drops the lines after its checkpoint
+ * (they will be written again) and any line a kill cut short. */
+static int open_log(trainer *t) {
+    char *kept = NULL;
+    size_t kept_len = 0;
+    if (t->resumed_from >= 0 && nmt_file_exists(t->log_path)) {
+        char *data;
+        size_t size;
+        if (nmt_read_file(t->log_path, &data, &size) < 0) return -1;
+        kept = data; /* filtered in place: kept lines only move towards the start */
+        for (char *line = data; line < data + size;) {
+            char *end = memchr(line, '\n', (size_t)(data + size - line));
+            size_t len = end ? (size_t)(end - line) : (size_t)(data + size - line);
+            long step = end ? log_line_step(line, len) : -1;
+            if (step >= 0 && step <= t->state.step) {
+                memmove(kept + kept_len, line, len + 1);
+                kept_len += len + 1;
+            }
+            line += len + 1;
+        }
+    }
+    int rc = nmt_atomic_write(t->log_path, kept ? kept : "", kept_len);
+    free(kept);
+    if (rc < 0) return -1;
+    t->log = fopen(t->log_path, "ab");
+    if (!t->log) return nmt_error_set("%s: cannot open for appending: %s", t->log_path, strerror(errno));
+    return 0;
+}
+
+static int log_write(trainer *t, const char *line) {
+    if (nmt_io_write(t->log, line, strlen(line), t->log_path) < 0) return -1;
+    if (fflush(t->log) != 0) return nmt_error_set("%s: write failed: %s", t->log_path, strerror(errno));
+    return 0;
+}
+
+/* ---- model, resume ---- */
+
+static int prepare_model(trainer *t, const nmt_st_file *ckpt, const char *ckpt_path) {
+    const nmt_config *cfg = t->cfg;
+    nmt_model_config mc = cfg->model;
+    mc.vocab_size = nmt_spm_vocab_size(t->spm);
+    if (nmt_model_config_check(&mc) < 0) return -1;
+    if (ckpt && nmt_checkpoint_check_config(ckpt, ckpt_path, &mc) < 0) return -1;
+    if (nmt_model_create(&t->model, &mc) < 0) return -1;
+    t->model_created = 1;
+    if (nmt_adam_init(&t->adam, t->model.num_params, cfg->beta1, cfg->beta2, cfg->adam_eps) < 0) return -1;
+    if (!ckpt) {
+        nmt_model_init_weights(&t->model, t->state.seed);
+        return 0;
+    }
+    return nmt_checkpoint_restore(ckpt, ckpt_path, &t->model, &t->adam);
+}
+
+static int save_best_model(trainer *t) { return nmt_model_save(&t->model, t->model_path); }
+
+static int save_checkpoint(trainer *t) {
+    if (t->log && nmt_io_sync(t->log, t->log_path) < 0) return -1;
+    if (nmt_checkpoint_save(t->cfg->output, &t->model, &t->adam, &t->state, t->cfg->keep_last) < 0) return -1;
+    if (!t->cfg->valid.src && save_best_model(t) < 0) return -1;
+    t->last_saved_step = t->state.step;
+    return 0;
+}
+
+/* ---- one step ---- */
+
+/* Dropout masks of micro-batch k of step s: a pure function of (seed, s, k), so a resumed run draws
+ * the same masks as an uninterrupted one. */
+static uint64_t dropout_seed(uint64_t seed, long step, int k) {
+    uint64_t z = seed ^ (uint64_t)step * 0x9E3779B97F4A7C15ull ^ (uint64_t)k * 0xC2B2AE3D27D4EB4Full;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+static int train_step(trainer *t, nmt_loss *sum) {
+    const nmt_config *cfg = t->cfg;
+    long step = t->state.step + 1;
+    memset(sum, 0, sizeof *sum);
+    t->step_flops = 0.0;
+    t->step_src_tokens = t->step_sentences = 0;
+    for (int k = 0; k < cfg->update_freq; k++) {
+        nmt_batch batch;
+        long tokens;
+        nmt_batcher_next(&t->batches, &batch, &tokens);
+        t->step_flops += nmt_model_flops(&t->model.config, &batch);
+        for (long i = 0; i < (long)batch.batch * batch.src_len; i++) t->step_src_tokens += batch.src[i] != NMT_PAD;
+        t->step_sentences += batch.batch;
+        nmt_forward_options fo = {
+            .training = 1, .label_smoothing = (float)cfg->label_smoothing, .dropout_seed = dropout_seed(t->state.seed, step, k)};
+        nmt_loss loss;
+        if (nmt_model_forward(&t->model, &batch, &fo, &loss) < 0 || nmt_model_backward(&t->model, 1.0f) < 0)
+            return nmt_error_prefix("step %ld", step);
+        sum->loss_sum += loss.loss_sum;
+        sum->nll_sum += loss.nll_sum;
+        sum->tokens += loss.tokens;
+    }
+    double optimizer_start = nmt_now();
+    double scale = 1.0 / (double)sum->tokens;
+    double norm = nmt_adam_grad_norm(&t->adam, t->model.grads) * scale;
+    if (!isfinite(sum->loss_sum) || !isfinite(norm))
+        return nmt_error_set("step %ld: the %s is not finite; lower train.optimizer.lr or set train.optimizer.clip_norm",
+                             step, isfinite(sum->loss_sum) ? "gradient" : "loss");
+    double lr = nmt_lr_at(cfg->lr, cfg->warmup, step);
+    nmt_adam_update(&t->adam, t->model.params, t->model.grads, lr, scale * nmt_clip_factor(norm, cfg->clip_norm));
+    t->step_optimizer_s = nmt_now() - optimizer_start;
+    t->state.step = step;
+    t->state.epoch = t->batches.epoch;
+    t->state.cursor = t->batches.cursor;
+    t->state.log_loss_sum += sum->loss_sum;
+    t->state.log_nll_sum += sum->nll_sum;
+    t->state.log_tokens += sum->tokens;
+    t->state.log_steps++;
+    t->interval_tokens += sum->tokens;
+    t->interval_steps++;
+    return 0;
+}
+
+/* Seconds to the nearest stop condition, from the pace since the last log line (inf if none). */
+static double eta_seconds(const trainer *t, double seconds_per_step) {
+    const nmt_config *cfg = t->cfg;
+    double eta = INFINITY;
+    if (cfg->max_steps > 0) eta = fmin(eta, (double)(cfg->max_steps - t->state.step) * seconds_per_step);
+    if (cfg->max_epochs > 0) {
+        double batches = (double)(cfg->max_epochs - t->batches.epoch) * (double)t->batches.num_batches +
+                         (double)(t->batches.num_batches - t->batches.cursor);
+        eta = fmin(eta, batches / cfg->update_freq * seconds_per_step);
+    }
+    if (cfg->max_minutes > 0) eta = fmin(eta, cfg->max_minutes * 60.0 - t->state.elapsed_s);
+    return eta;
+}
+
+static int log_train(trainer *t) {
+    nmt_train_state *s = &t->state;
+    double now = nmt_now(), took = now - t->interval_start;
+    double loss = s->log_loss_sum / (double)s->log_tokens, ppl = exp(s->log_nll_sum / (double)s->log_tokens);
+    double lr = nmt_lr_at(t->cfg->lr, t->cfg->warmup, s->step);
+    double tokens_per_s = took > 0 ? (double)t->interval_tokens / took : 0.0;
+    char line[512];
+    snprintf(line, sizeof line,
+             "{\"event\":\"train\",\"step\":%ld,\"epoch\":%ld,\"loss\":%.6f,\"lr\":%.6e,\"tokens_per_s\":%.1f,"
+             "\"elapsed_s\":%.1f}\n",
+             s->step, s->epoch, loss, lr, tokens_per_s, s->elapsed_s);
+    if (log_write(t, line) < 0) return -1;
+    char elapsed[32], eta[32];
+    format_duration(elapsed, sizeof elapsed, s->elapsed_s);
+    format_duration(eta, sizeof eta, eta_seconds(t, t->interval_steps ? took / (double)t->interval_steps : 0.0));
+    say(t, "epoch %ld step %ld loss %.4f ppl %.2f lr %.3e tok/s %.0f elapsed %s eta %s\n", s->epoch, s->step, loss,
+        ppl, lr, tokens_per_s, elapsed, eta);
+    t->last_loss = loss;
+    s->log_loss_sum = s->log_nll_sum = 0;
+    s->log_tokens = s->log_steps = 0;
+    t->interval_start = now;
+    t->interval_tokens = t->interval_steps = 0;
+    return 0;
+}
+
+/* ---- validation ---- */
+
+static int valid_loss(trainer *t, double *loss, double *ppl) {
+    nmt_loss sum = {0};
+    if (nmt_batcher_seek(&t->valid_batches, 1, 0) < 0) return -1;
+    nmt_forward_options fo = {.training = 0, .label_smoothing = (float)t->cfg->label_smoothing};
+    for (long k = 0; k < t->valid_batches.num_batches; k++) {
+        nmt_batch batch;
+        long tokens;
+        nmt_loss l;
+        nmt_batcher_next(&t->valid_batches, &batch, &tokens);
+        if (nmt_model_forward(&t->model, &batch, &fo, &l) < 0) return nmt_error_prefix("validation");
+        sum.loss_sum += l.loss_sum;
+        sum.nll_sum += l.nll_sum;
+        sum.tokens += l.tokens;
+    }
+    *loss = sum.loss_sum / (double)sum.tokens;
+    *ppl = exp(sum.nll_sum / (double)sum.tokens);
+    return 0;
+}
+
+/* Translates the validation sources and scores them against the references as `nmt bleu` does
+ * (sacreBLEU's corpus BLEU, 13a tokenization, mixed case). */
+static int valid_bleu(trainer *t, double *bleu) {
+    const nmt_corpus *v = &t->valid;
+    int n = (int)v->num_pairs;
+    const int32_t **sources = nmt_calloc((size_t)n, sizeof *sources);
+    int *lengths = nmt_calloc((size_t)n, sizeof *lengths);
+    nmt_translation *out = nmt_calloc((size_t)n, sizeof *out);
+    int rc = -1;
+    if (!sources || !lengths || !out) goto done;
+    for (int i = 0; i < n; i++) {
+        sources[i] = v->ids + v->offset[i];
+        lengths[i] = v->src_len[i];
+    }
+    nmt_decode_options options = nmt_decode_options_default();
+    options.greedy = t->cfg->valid_beam <= 1;
+    options.beam_size = t->cfg->valid_beam;
+    if (nmt_decode_sentences(&t->model, &options, n, sources, lengths, out) < 0) goto done;
+    nmt_bleu_clear(t->bleu);
+    for (int i = 0; i < n; i++) {
+        const char *refs[1] = {t->references[i]};
+        char *hyp = nmt_spm_decode(t->spm, out[i].hyps[0].tokens, (size_t)out[i].hyps[0].length);
+        int added = hyp ? nmt_bleu_add(t->bleu, hyp, refs, 1) : -1;
+        free(hyp);
+        if (added < 0) goto done;
+    }
+    nmt_bleu_score score;
+    nmt_bleu_result(t->bleu, &score);
+    *bleu = score.score;
+    rc = 0;
+done:
+    for (int i = 0; out && i < n; i++) nmt_translation_free(&out[i]);
+    free(out);
+    free(lengths);
+    free(sources);
+    return rc;
+}
+
+/* Validates, logs, keeps the best model and counts validations without improvement. */
+static int validate(trainer *t) {
+    nmt_train_state *s = &t->state;
+    double start = nmt_now(), loss = 0, ppl = 0, bleu = 0;
+    if (valid_loss(t, &loss, &ppl) < 0 || valid_bleu(t, &bleu) < 0) return -1;
+    int improved = bleu > s->best_bleu || (bleu == s->best_bleu && loss < s->best_loss);
+    if (improved) {
+        s->best_bleu = bleu;
+        s->best_loss = loss;
+        s->best_step = s->step;
+        s->bad_validations = 0;
+        if (save_best_model(t) < 0) return -1;
+    } else {
+        s->bad_validations++;
+    }
+    s->last_valid_step = s->step;
+    t->last_saved_step = -1; /* the state changed: the checkpoint of this step must be (re)written */
+    char line[256];
+    snprintf(line, sizeof line,
+             "{\"event\":\"valid\",\"step\":%ld,\"loss\":%.6f,\"ppl\":%.4f,\"bleu\":%.4f,\"elapsed_s\":%.1f}\n", s->step,
+             loss, ppl, bleu, s->elapsed_s);
+    if (log_write(t, line) < 0) return -1;
+    say(t, "valid step %ld loss %.4f ppl %.2f bleu %.2f (best %.2f at step %ld%s) in %.1fs\n", s->step, loss, ppl, bleu,
+        s->best_bleu, s->best_step, improved ? ", saved" : "", nmt_now() - start);
+    return 0;
+}
+
+/* ---- the loop ---- */
+
+static const char *stop_reason(const trainer *t, volatile sig_atomic_t *stop) {
+    const nmt_config *cfg = t->cfg;
+    if (stop && *stop) return "signal";
+    if (cfg->max_steps > 0 && t->state.step >= cfg->max_steps) return "max_steps";
+    if (cfg->max_epochs > 0 && nmt_batcher_epochs_done(&t->batches) >= cfg->max_epochs) return "max_epochs";
+    if (cfg->max_minutes > 0 && t->state.elapsed_s >= cfg->max_minutes * 60.0) return "max_minutes";
+    if (cfg->valid.src && cfg->patience > 0 && t->state.bad_validations >= cfg->patience) return "patience";
+    return NULL;
+}
+
+static int print_effective_config(trainer *t, const char *path) {
+    if (!t->progress) return 0;
+    char *text;
+    size_t size;
+    if (nmt_read_file(path, &text, &size) < 0) return -1;
+    say(t, "effective config (%s):\n%s", path, text);
+    free(text);
+    return 0;
+}
+
+static int setup(trainer *t, const nmt_train_options *opt) {
+    const nmt_config *cfg = t->cfg;
+    t->ckpt_dir = nmt_path_join(cfg->output, "checkpoints");
+    t->log_path = nmt_path_join(cfg->output, "train.log.jsonl");
+    t->model_path = nmt_path_join(cfg->output, "model.safetensors");
+    t->spm_path = nmt_path_join(cfg->output, "spm.model");
+    char *config_path = nmt_path_join(cfg->output, "config.yaml");
+    nmt_st_file ckpt = {0};
+    char *ckpt_path = NULL;
+    int rc = -1;
+    if (!t->ckpt_dir || !t->log_path || !t->model_path || !t->spm_path || !config_path) goto done;
+    if (nmt_mkdirs(t->ckpt_dir) < 0 || lock_output(t) < 0) goto done;
+    remove_stale_temporaries(cfg->output);
+    remove_stale_temporaries(t->ckpt_dir);
+    if (nmt_kernels_set_threads(opt->threads > 0 ? opt->threads : 2) < 0) goto done;
+
+    int found = nmt_checkpoint_find_latest(cfg->output, &ckpt, &ckpt_path, t->warnings);
+    if (found < 0) goto done;
+    t->state = nmt_train_state_initial(cfg->seed);
+    if (found && nmt_checkpoint_state(&ckpt, ckpt_path, &t->state) < 0) goto done;
+    if (found && t->state.seed != cfg->seed && t->warnings)
+        fprintf(t->warnings, "warning: train.seed is %lu but the checkpoint was trained with %lu; keeping %lu so that "
+                             "the run continues as it began\n",
+                cfg->seed, (unsigned long)t->state.seed, (unsigned long)t->state.seed);
+    t->resumed_from = found ? t->state.step : -1;
+    if (found && t->state.threads != nmt_kernels_threads() && t->warnings)
+        fprintf(t->warnings, "warning: the checkpoint was trained with %ld threads and this run uses %d: the "
+                             "continuation is not bit-identical to an uninterrupted run\n",
+                t->state.threads, nmt_kernels_threads());
+    t->state.threads = nmt_kernels_threads();
+
+    if (nmt_config_save(cfg, config_path) < 0 || print_effective_config(t, config_path) < 0 ||
+        check_positions(cfg, NULL) < 0 || prepare_vocabulary(t, found) < 0 || prepare_corpora(t) < 0 ||
+        check_positions(cfg, &t->valid) < 0 || prepare_model(t, found ? &ckpt : NULL, ckpt_path) < 0)
+        goto done;
+    if (nmt_batcher_seek(&t->batches, t->state.epoch, t->state.cursor) < 0) {
+        nmt_error_prefix("%s", ckpt_path);
+        goto done;
+    }
+    if (open_log(t) < 0) goto done;
+    t->last_saved_step = found ? t->state.step : -1;
+    if (found) say(t, "resuming from %s (step %ld, epoch %ld)\n", ckpt_path, t->state.step, t->state.epoch);
+    say(t, "model: %zu parameters, vocabulary %d; %ld batches an epoch of at most %d target tokens, %d per step; "
+           "%d threads\n",
+        t->model.num_params, t->model.config.vocab_size, t->batches.num_batches, cfg->batch_tokens, cfg->update_freq,
+        nmt_kernels_threads());
+    if (!cfg->max_steps && !cfg->max_epochs && cfg->max_minutes <= 0 && !(cfg->valid.src && cfg->patience > 0))
+        say(t, "no stop condition is set: training runs until interrupted\n");
+    rc = 0;
+done:
+    nmt_st_free(&ckpt);
+    free(ckpt_path);
+    free(config_path);
+    return rc;
+}
+
+static void cleanup(trainer *t) {
+    if (t->log) fclose(t->log);
+    if (t->model_created) nmt_model_free(&t->model);
+    nmt_adam_free(&t->adam);
+    nmt_batcher_free(&t->batches);
+    nmt_batcher_free(&t->valid_batches);
+    for (long i = 0; t->references && i < t->valid.num_pairs; i++) free(t->references[i]);
+    free(t->references);
+    if (t->bleu) nmt_bleu_free(t->bleu);
+    nmt_corpus_free(&t->train);
+    nmt_corpus_free(&t->valid);
+    if (t->spm) nmt_spm_free(t->spm);
+    if (t->lock_fd >= 0) close(t->lock_fd);
+    free(t->ckpt_dir);
+    free(t->log_path);
+    free(t->model_path);
+    free(t->spm_path);
+}
+
+static int run(trainer *t, volatile sig_atomic_t *stop, const char **stopped_by) {
+    const nmt_config *cfg = t->cfg;
+    int has_valid = cfg->valid.src != NULL;
+    t->run_start = t->interval_start = nmt_now();
+    t->elapsed_base = t->state.elapsed_s;
+    while (!(*stopped_by = stop_reason(t, stop))) {
+        nmt_loss loss;
+        if (train_step(t, &loss) < 0) return -1;
+        t->state.elapsed_s = t->elapsed_base + (nmt_now() - t->run_start);
+        long step = t->state.step;
+        if (step % t->log_every == 0 && log_train(t) < 0) return -1;
+        /* Validation and saving count towards max_minutes, not towards tokens/s. */
+        double pause = nmt_now();
+        if (has_valid && step % cfg->valid_every == 0 && validate(t) < 0) return -1;
+        if (step % cfg->save_every == 0 && save_checkpoint(t) < 0) return -1;
+        t->interval_start += nmt_now() - pause;
+    }
+    /* Validation at the end, unless interrupted (a stop request should be quick). */
+    if (has_valid && strcmp(*stopped_by, "signal") != 0 && t->state.last_valid_step != t->state.step &&
+        t->state.step > 0 && validate(t) < 0)
+        return -1;
+    if (t->last_saved_step != t->state.step && save_checkpoint(t) < 0) return -1;
+    /* Stopped before the first validation: the directory still gets a model to translate with. */
+    if (!nmt_file_exists(t->model_path) && save_best_model(t) < 0) return -1;
+    return 0;
+}
+
+int nmt_train(const nmt_config *cfg, const nmt_train_options *opt, nmt_train_result *result) {
+    trainer t;
+    memset(&t, 0, sizeof t);
+    t.cfg = cfg;
+    t.lock_fd = -1;
+    t.progress = opt->progress;
+    t.warnings = opt->warnings;
+    t.log_every = cfg->valid_every / 5 < 1 ? 1 : cfg->valid_every / 5 > 100 ? 100 : cfg->valid_every / 5;
+    t.last_loss = NAN;
+    const char *stopped_by = NULL;
+    int rc = setup(&t, opt);
+    if (rc == 0) rc = run(&t, opt->stop, &stopped_by);
+    if (rc == 0 && result) {
+        const nmt_train_state *s = &t.state;
+        *result = (nmt_train_result){
+            .step = s->step,
+            .epoch = s->epoch,
+            .loss = s->log_tokens ? s->log_loss_sum / (double)s->log_tokens : t.last_loss,
+            .best_bleu = s->best_bleu,
+            .best_step = s->best_step,
+            .resumed_from = t.resumed_from,
+            .stopped_by = stopped_by,
+        };
+        char elapsed[32];
+        format_duration(elapsed, sizeof elapsed, s->elapsed_s);
+        say(&t, "stopped by %s at step %ld (epoch %ld) after %s of training%s\n", stopped_by, s->step, s->epoch, elapsed,
+            strcmp(stopped_by, "signal") == 0 ? "; run again to resume" : "");
+    }
+    cleanup(&t);
+    return rc;
+}
+
+/* ---- benchmark ---- */
+
+static int remove_entry(const char *path, const struct stat *st, int type, struct FTW *ftw) {
+    (void)st, (void)type, (void)ftw;
+    return remove(path);
+}
+
+void nmt_train_bench_record(nmt_train_bench_result *r, double seconds, const nmt_loss *loss, long source_tokens,
+                            long sentences, double flops) {
+    double loss_per_token = loss->loss_sum / (double)loss->tokens;
+    if (r->steps == 0) r->first_loss = loss_per_token;
+    r->last_loss = loss_per_token;
+    r->seconds += seconds;
+    if (r->fastest_step_s == 0.0 || seconds < r->fastest_step_s) {
+        r->fastest_step_s = seconds;
+        r->fastest_step_flops = flops;
+    }
+    r->target_tokens += loss->tokens;
+    r->source_tokens += source_tokens;
+    r->sentences += sentences;
+    r->flops += flops;
+    r->steps++;
+}
+
+static int bench_steps(trainer *t, long warmup_steps, long steps, nmt_train_bench_result *r) {
+    for (long i = 0; i < warmup_steps + steps; i++) {
+        if (i == warmup_steps) memset(&t->model.timing, 0, sizeof t->model.timing);
+        nmt_loss loss;
+        double start = nmt_now();
+        if (train_step(t, &loss) < 0) return -1;
+        double took = nmt_now() - start, loss_per_token = loss.loss_sum / (double)loss.tokens;
+        say(t, "step %ld%s: %.3f s, %ld target tokens, loss %.4f\n", i + 1, i < warmup_steps ? " (warm-up)" : "", took,
+            loss.tokens, loss_per_token);
+        if (i < warmup_steps) continue;
+        nmt_train_bench_record(r, took, &loss, t->step_src_tokens, t->step_sentences, t->step_flops);
+        r->optimizer_s += t->step_optimizer_s;
+    }
+    r->timing = t->model.timing;
+    r->vocab_size = t->model.config.vocab_size;
+    return 0;
+}
+
+int nmt_train_bench(const nmt_config *config, const nmt_train_options *opt, long warmup_steps, long steps,
+                    nmt_train_bench_result *result) {
+    memset(result, 0, sizeof *result);
+    const char *tmp = getenv("TMPDIR");
+    char *dir = nmt_path_join(tmp && *tmp ? tmp : "/tmp", "nmt-bench-XXXXXX");
+    char *left_spm = nmt_path_join(config->output, "spm.model");
+    if (!dir || !left_spm || !mkdtemp(dir)) {
+        if (dir && left_spm) nmt_error_set("cannot create a temporary directory %s: %s", dir, strerror(errno));
+        free(dir);
+        free(left_spm);
+        return -1;
+    }
+    nmt_config cfg = *config; /* shallow: only pointers are swapped, nothing is freed */
+    cfg.output = dir;
+    cfg.valid = (nmt_corpus_paths){NULL, NULL};
+    if (nmt_file_exists(left_spm)) cfg.vocab_model = left_spm;
+    trainer t;
+    memset(&t, 0, sizeof t);
+    t.cfg = &cfg;
+    t.lock_fd = -1;
+    t.progress = opt->progress;
+    t.warnings = opt->warnings;
+    t.state = nmt_train_state_initial(cfg.seed);
+    int rc = -1;
+    if ((t.spm_path = nmt_path_join(dir, "spm.model")) && nmt_kernels_set_threads(opt->threads > 0 ? opt->threads : 2) == 0 &&
+        prepare_vocabulary(&t, 0) == 0 && prepare_corpora(&t) == 0 && prepare_model(&t, NULL, NULL) == 0) {
+        t.state.threads = nmt_kernels_threads();
+        say(&t, "model: %zu parameters, vocabulary %d (%s); %ld batches an epoch of at most %d target tokens; %d threads\n",
+            t.model.num_params, t.model.config.vocab_size, cfg.vocab_model ? cfg.vocab_model : "trained for this run",
+            t.batches.num_batches, cfg.batch_tokens, nmt_kernels_threads());
+        rc = bench_steps(&t, warmup_steps, steps, result);
+    }
+    cleanup(&t);
+    nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+    free(dir);
+    free(left_spm);
+    return rc;
+}
