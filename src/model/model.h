@@ -128,7 +128,7 @@ typedef struct nmt_batch {
     int tgt_len;            /* T */
     const int32_t *src;     /* [B, S] */
     const int32_t *tgt_in;  /* [B, T] */
-    const int32_t *tgt_out; /* [B, T]; may be NULL for nmt_model_decode_logprobs */
+    const int32_t *tgt_out; /* [B, T]; only nmt_model_flops takes NULL (it then counts no output layer) */
 } nmt_batch;
 
 typedef struct nmt_forward_options {
