@@ -53,14 +53,8 @@ END_TEST
 
 int main(void) {
     Suite *s = suite_create("forced");
-    TCase *tc = tcase_create("forced");
-    tcase_add_checked_fixture(tc, setup, NULL);
-    tcase_set_timeout(tc, 120);
+    TCase *tc = tiny_models_tcase("forced");
     tcase_add_loop_test(tc, score_is_the_sum_of_step_logprobs, 0, VARIANTS);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return nmt_test_run(s);
 }

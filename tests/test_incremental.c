@@ -193,18 +193,12 @@ END_TEST
 
 int main(void) {
     Suite *s = suite_create("incremental");
-    TCase *tc = tcase_create("incremental");
-    tcase_add_checked_fixture(tc, setup, NULL);
-    tcase_set_timeout(tc, 120);
+    TCase *tc = tiny_models_tcase("incremental");
     tcase_add_loop_test(tc, incremental_matches_the_full_forward, 0, VARIANTS);
     tcase_add_loop_test(tc, cached_equals_uncached_and_batched_equals_alone, 0, VARIANTS);
     tcase_add_loop_test(tc, step_best_matches_full_logprobs, 0, VARIANTS);
     tcase_add_test(tc, log_softmax_of_worked_numbers);
     tcase_add_test(tc, bad_input_is_refused);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return nmt_test_run(s);
 }

@@ -166,18 +166,12 @@ END_TEST
 
 int main(void) {
     Suite *s = suite_create("translator");
-    TCase *tc = tcase_create("translator");
-    tcase_add_checked_fixture(tc, setup, NULL);
-    tcase_set_timeout(tc, 120);
+    TCase *tc = tiny_models_tcase("translator");
     tcase_add_loop_test(tc, translator_keeps_order_and_scores_agree, 0, VARIANTS);
     tcase_add_loop_test(tc, threads_share_batches_exactly, 0, VARIANTS);
     tcase_add_loop_test(tc, bf16_translator_scores_close, 0, VARIANTS);
     tcase_add_test(tc, empty_sources_do_not_run_the_model);
     tcase_add_test(tc, learned_positions_bound_lengths);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return nmt_test_run(s);
 }

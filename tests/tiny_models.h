@@ -14,6 +14,7 @@
 #include "model/model.h"
 #include "text/vocab.h"
 #include "base/util.h"
+#include "testing.h"
 
 #include <check.h>
 #include <stdint.h>
@@ -155,6 +156,14 @@ static inline void assert_forced_scores(nmt_model *m, const int32_t *src, int le
 
 /* In each test's own process (Check forks before a test, and a forked child has no pool threads);
  * one thread: the tiny products here only pay for threading. */
-static inline void setup(void) { nmt_kernels_set_threads(1); }
+static inline void tiny_models_setup(void) { nmt_kernels_set_threads(1); }
+
+/* A test case for the tests of tiny models: one thread each, two minutes at most. */
+static inline TCase *tiny_models_tcase(const char *name) {
+    TCase *tc = tcase_create(name);
+    tcase_add_checked_fixture(tc, tiny_models_setup, NULL);
+    tcase_set_timeout(tc, 120);
+    return tc;
+}
 
 #endif
