@@ -3,7 +3,7 @@
 
 #include "infer/decode.h"
 #include "base/io.h"
-#include "compute/kernels.h"
+#include "compute/pool.h"
 #include "text/spm.h"
 #include "base/util.h"
 
@@ -89,7 +89,7 @@ static int score_all(const score_options *o, side *src, side *tgt) {
     int rc = -1;
     nmt_loss total = {0};
     if (nmt_decode_open_model(o->model_dir, &model, &spm) < 0) goto done;
-    nmt_kernels_set_threads((int)o->threads);
+    nmt_pool_set_threads((int)o->threads);
     for (int eof = 0; !eof;) {
         int n = 0;
         while (n < WINDOW) {

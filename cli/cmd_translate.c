@@ -8,7 +8,7 @@
 
 #include "infer/decode.h"
 #include "base/io.h"
-#include "compute/kernels.h"
+#include "compute/pool.h"
 #include "viz/plot.h"
 #include "text/spm.h"
 #include "base/utf8.h"
@@ -346,7 +346,7 @@ static int run(translate *t) {
     line *window = NULL;
     int count = 0, rc = -1, eof = 0, committed = 0;
     if (nmt_decode_open_model(t->a.model_dir, &t->model, &t->spm) < 0) return -1;
-    nmt_kernels_set_threads((int)t->a.threads);
+    nmt_pool_set_threads((int)t->a.threads);
     if (nmt_translator_create(&t->translator, &t->model, &t->a.decode) < 0) return -1;
     if (t->a.input) {
         in = fopen(t->a.input, "rb");
