@@ -7,6 +7,8 @@
  * alone. The fused output layer must give the full log-softmax's top lists.
  */
 #include "infer/incremental.h"
+#include "compute/kernels.h"
+#include "compute/pool.h"
 #include "tiny_models.h"
 
 #include <check.h>
@@ -151,7 +153,7 @@ START_TEST(step_best_matches_full_logprobs) {
     enum { VOCAB = 600, ROWS = 3, TOP = 7, STEPS = 4, SRC = 6 };
     nmt_model m;
     make_model_of(&m, variants[_i], 64, 81 + (uint64_t)_i, VOCAB);
-    ck_assert_int_eq(nmt_kernels_set_threads(2), 0);
+    ck_assert_int_eq(nmt_pool_set_threads(2), 0);
     int32_t src[ROWS * SRC];
     int tokens[ROWS];
     uint64_t s = 3;

@@ -4,6 +4,7 @@
  * batches shared between threads (with allocation failures on either).
  */
 #include "infer/translator.h"
+#include "compute/pool.h"
 #include "tiny_models.h"
 
 #include <check.h>
@@ -140,7 +141,7 @@ START_TEST(threads_share_batches_exactly) {
     o.batch_size = 2;
     nmt_translation one[SENTENCES], two[SENTENCES];
     ck_assert_msg(nmt_decode_sentences(&m, &o, SENTENCES, src_ptr, len, one) == 0, "%s", nmt_error());
-    ck_assert_int_eq(nmt_kernels_set_threads(2), 0);
+    ck_assert_int_eq(nmt_pool_set_threads(2), 0);
     ck_assert_msg(nmt_decode_sentences(&m, &o, SENTENCES, src_ptr, len, two) == 0, "%s", nmt_error());
     for (int i = 0; i < SENTENCES; i++) {
         assert_same(&one[i], &two[i], 1);

@@ -11,6 +11,7 @@
 #include "infer/forced.h"
 #include "infer/incremental.h"
 #include "compute/kernels.h"
+#include "compute/pool.h"
 #include "model/model.h"
 #include "text/vocab.h"
 #include "base/util.h"
@@ -156,7 +157,7 @@ static inline void assert_forced_scores(nmt_model *m, const int32_t *src, int le
 
 /* In each test's own process (Check forks before a test, and a forked child has no pool threads);
  * one thread: the tiny products here only pay for threading. */
-static inline void tiny_models_setup(void) { nmt_kernels_set_threads(1); }
+static inline void tiny_models_setup(void) { nmt_pool_set_threads(1); }
 
 /* A test case for the tests of tiny models: one thread each, two minutes at most. */
 static inline TCase *tiny_models_tcase(const char *name) {
