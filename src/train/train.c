@@ -13,7 +13,6 @@
 #include "text/spm.h"
 #include "base/util.h"
 
-#include <dirent.h>
 #include <ftw.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -85,22 +84,6 @@ static int lock_output(trainer *t) {
         rc = nmt_error_set("%s is in use by another nmt train (%s is locked)", t->cfg->output, path);
     free(path);
     return rc;
-}
-
-/* Removes temporaries ("NAME.tmp.PID") that a killed run left behind; we hold the lock, so no live
- * writer owns them. */
-static void remove_stale_temporaries(const char *dir) {
-    DIR *d = opendir(dir);
-    if (!d) return;
-    struct dirent *e;
-    while ((e = readdir(d)) != NULL) {
-        const char *tmp = strstr(e->d_name, ".tmp.");
-        if (!tmp || tmp[5] == '\0' || strspn(tmp + 5, "0123456789") != strlen(tmp + 5)) continue;
-        char *path = nmt_path_join(dir, e->d_name);
-        if (path) unlink(path);
-        free(path);
-    }
-    closedir(d);
 }
 
 /* ---- vocabulary and corpora ---- */
@@ -528,8 +511,8 @@ static int setup(trainer *t, const nmt_train_options *opt) {
     int rc = -1;
     if (!t->ckpt_dir || !t->log_path || !t->model_path || !t->spm_path || !config_path) goto done;
     if (nmt_mkdirs(t->ckpt_dir) < 0 || lock_output(t) < 0) goto done;
-    remove_stale_temporaries(cfg->output);
-    remove_stale_temporaries(t->ckpt_dir);
+    nmt_remove_stale_temporaries(cfg->output);
+    nmt_remove_stale_temporaries(t->ckpt_dir);
     if (nmt_kernels_set_threads(opt->threads > 0 ? opt->threads : 2) < 0) goto done;
 
     int found = nmt_checkpoint_find_latest(cfg->output, &ckpt, &ckpt_path, t->warnings);
