@@ -56,7 +56,4 @@ void nmt_corpus_free(nmt_corpus *corpus);
  * the files; *lines = lines of each file. */
 int nmt_corpus_check(const char *src_path, const char *tgt_path, long *lines);
 
-/* A 64-bit hash of a file's size and content (for cache keys). */
-int nmt_corpus_hash_file(const char *path, uint64_t *hash);
-
 #endif
