@@ -90,7 +90,12 @@ int nmt_cmd_train(int argc, char **argv) {
         goto done;
     }
     nmt_config config;
-    if (nmt_config_load(&config, argv[optind], overrides) < 0) {
+    int loaded = nmt_config_load(&config, argv[optind], overrides);
+    if (loaded == NMT_CONFIG_BAD_OVERRIDE) {
+        nmt_cli_usage_error("train", "%s", nmt_error());
+        goto done;
+    }
+    if (loaded < 0) {
         status = nmt_cli_fail("train");
         goto done;
     }
