@@ -59,6 +59,7 @@ class CorpusIterator : public sentencepiece::SentenceIterator {
     ~CorpusIterator() override { Close(); }
     bool done() const override { return done_; }
     const std::string &value() const override { return value_; }
+    long sentences() const { return sentences_; }
     sentencepiece::util::Status status() const override { return status_; }
 
     void Next() override {
@@ -79,6 +80,7 @@ class CorpusIterator : public sentencepiece::SentenceIterator {
                 return Fail(message);
             }
             value_.assign(lines_.line, lines_.len);
+            sentences_++;
             return;
         }
     }
@@ -117,6 +119,7 @@ class CorpusIterator : public sentencepiece::SentenceIterator {
     FILE *fp_ = nullptr;
     nmt_lines lines_{};
     std::string value_;
+    long sentences_ = 0; /* non-empty lines handed out */
     bool done_ = false;
     sentencepiece::util::Status status_;
 };
@@ -175,6 +178,9 @@ int train(const nmt_spm_train_options *o) {
     std::string serialized;
     auto status = sentencepiece::SentencePieceTrainer::Train(args, &corpus, &serialized);
     if (!corpus.status().ok()) return nmt_error_set("%s", corpus.status().error_message());
+    if (corpus.sentences() == 0)
+        return nmt_error_set("no text to train a vocabulary on in %s%s: every line is empty", o->inputs[0],
+                             o->num_inputs > 1 ? " and the other inputs" : "");
     if (!status.ok()) return status_error(status, "training the SentencePiece model");
     if (nmt_atomic_write((prefix + ".model").c_str(), serialized.data(), serialized.size()) < 0) return -1;
     return write_vocab(serialized, prefix + ".vocab");

@@ -113,6 +113,27 @@ static int next_pair(nmt_lines *src, nmt_lines *tgt) {
     return a;
 }
 
+int nmt_corpus_count_pairs(const char *src_path, const char *tgt_path, long *lines, long *pairs) {
+    *lines = *pairs = 0;
+    FILE *fs = fopen(src_path, "rb"), *ft = fs ? fopen(tgt_path, "rb") : NULL;
+    if (!fs || !ft) {
+        int rc = nmt_error_set("%s: cannot open: %s", fs ? tgt_path : src_path, strerror(errno));
+        if (fs) fclose(fs);
+        return rc;
+    }
+    nmt_lines src, tgt;
+    nmt_lines_init(&src, fs, src_path);
+    nmt_lines_init(&tgt, ft, tgt_path);
+    int more;
+    while ((more = next_pair(&src, &tgt)) > 0) *pairs += src.len > 0 && tgt.len > 0;
+    *lines = src.number;
+    nmt_lines_free(&src);
+    nmt_lines_free(&tgt);
+    fclose(fs);
+    fclose(ft);
+    return more;
+}
+
 static int encode_text(nmt_corpus *c, const char *src_path, const char *tgt_path, nmt_corpus_encode_fn encode,
                        const void *ctx, const nmt_corpus_options *opt) {
     FILE *fs = fopen(src_path, "rb");

@@ -103,10 +103,14 @@ static int copy_file_atomic(const char *from, const char *to) {
 /* Trains a vocabulary on both sides of the training data into OUTPUT/spm.model (and spm.vocab). */
 static int train_vocabulary(trainer *t) {
     const nmt_config *cfg = t->cfg;
-    long lines; /* bad corpora are refused before minutes of vocabulary training, not after */
+    long lines, pairs; /* bad corpora are refused before minutes of vocabulary training, not after */
     if (nmt_corpus_check(cfg->train.src, cfg->train.tgt, &lines) < 0 ||
-        (cfg->valid.src && nmt_corpus_check(cfg->valid.src, cfg->valid.tgt, &lines) < 0))
+        (cfg->valid.src && nmt_corpus_check(cfg->valid.src, cfg->valid.tgt, &lines) < 0) ||
+        nmt_corpus_count_pairs(cfg->train.src, cfg->train.tgt, &lines, &pairs) < 0)
         return -1;
+    if (pairs == 0)
+        return nmt_error_set("no sentence pairs in %s and %s after skipping %ld line%s with an empty side: nothing to "
+                             "train on", cfg->train.src, cfg->train.tgt, lines, lines == 1 ? "" : "s");
     say(t, "training a %s vocabulary of %d pieces on %s and %s\n", cfg->vocab_type, cfg->vocab_size,
         cfg->train.src, cfg->train.tgt);
     char *prefix = nmt_path_join(cfg->output, "spm");
@@ -343,7 +347,13 @@ static int train_step(trainer *t, nmt_loss *sum) {
             .training = 1, .label_smoothing = (float)cfg->label_smoothing, .dropout_seed = dropout_seed(t->state.seed, step, k)};
         nmt_loss loss;
         if (nmt_model_forward(&t->model, &batch, &fo, &loss) < 0 || nmt_model_backward(&t->model, 1.0f) < 0)
+        {
+            if (strstr(nmt_error(), "out of memory")) /* the batch's activations: say what sizes them */
+                return nmt_error_prefix("step %ld, a batch of %d sentences of up to %d source and %d target tokens "
+                                        "(train.batch_tokens %d sets its size; lower it)",
+                                        step, batch.batch, batch.src_len, batch.tgt_len, cfg->batch_tokens);
             return nmt_error_prefix("step %ld", step);
+        }
         sum->loss_sum += loss.loss_sum;
         sum->nll_sum += loss.nll_sum;
         sum->tokens += loss.tokens;
