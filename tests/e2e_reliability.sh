@@ -120,6 +120,12 @@ check "flipped bit" 0 "${train[@]}" --set train.max_steps=30 --set train.batch_t
 said "flipped bit" "warning: skipping a damaged checkpoint: $tmp/model/checkpoints/step-00000030.safetensors: damaged: the tensor data does not match the checksum"
 "$NMT" average -o probe.safetensors $newest >/dev/null 2>&1 || say_fail "the damaged checkpoint was not replaced"
 [ "$(ls model/checkpoints | wc -l)" -eq 2 ] || say_fail "keep_last 2: $(ls model/checkpoints)"
+# A damaged checkpoint of a later step must not outlive the one written after it.
+head -c 1000 /dev/urandom >model/checkpoints/step-00000099.safetensors
+check "a damaged later checkpoint" 0 "${train[@]}" --set train.max_steps=40 --set train.batch_tokens=250
+said "a damaged later checkpoint" "warning: skipping a damaged checkpoint: $tmp/model/checkpoints/step-00000099.safetensors"
+[ "$(ls model/checkpoints | tr '\n' ' ')" = "step-00000030.safetensors step-00000040.safetensors " ] ||
+  say_fail "after pruning: $(ls model/checkpoints)"
 
 # Another vocabulary of the same size: refused by its fingerprint.
 cp -r model other
