@@ -20,19 +20,13 @@ said() { # said NAME TEXT: the last command's stderr holds TEXT
   grep -qF -- "$2" err || { say_fail "$1: stderr lacks '$2':"; cat err; }
 }
 
-awk 'BEGIN {
-  srand(7); n = split("the a cat dog sees likes big small red blue house tree runs sleeps", en, " ");
-  split("der ein katze hund sieht mag gross klein rot blau haus baum rennt schlaeft", de, " ");
-  for (i = 0; i < 300; i++) {
-    len = 2 + int(rand() * 5); s = ""; t = "";
-    for (j = 0; j < len; j++) { w = 1 + int(rand() * n); s = s (j ? " " : "") en[w]; t = t (j ? " " : "") de[w] }
-    print s > "train.en"; print t > "train.de"
-  } }'
+. "$NMT_SOURCE_DIR/tests/tiny_model.sh"
+tiny_corpus toy 300
 cat >config.yaml <<'EOF'
 model: {d_model: 16, heads: 2, ffn: 32, encoder_layers: 1, decoder_layers: 1}
 vocab: {size: 40}
 data:
-  train: {src: train.en, tgt: train.de}
+  train: {src: toy.train.en, tgt: toy.train.de}
 train:
   batch_tokens: 300
   max_steps: 20
@@ -81,9 +75,9 @@ check "average --last -o onto a checkpoint" 2 "$NMT" average --last 2 -o model/c
 check "average -o ''" 2 "$NMT" average -o '' model/model.safetensors
 check "plot -o a directory" 2 "$NMT" plot -o adir model
 check "plot -o onto the log" 2 "$NMT" plot -o model/train.log.jsonl model
-check "vocab --output a directory" 2 "$NMT" vocab --input train.en --size 40 --output adir/
+check "vocab --output a directory" 2 "$NMT" vocab --input toy.train.en --size 40 --output adir/
 touch x.model
-check "vocab --output onto its input" 2 "$NMT" vocab --input train.en,x.model --size 40 --output x
+check "vocab --output onto its input" 2 "$NMT" vocab --input toy.train.en,x.model --size 40 --output x
 said "vocab --output onto its input" "--output x.model is also an input (--input x.model)"
 check "score --loss-json ''" 2 "$NMT" score -m model -s in.txt -t in.txt --loss-json ''
 check "train --set =1" 2 "${train[@]}" --set =1
@@ -129,7 +123,7 @@ said "a damaged later checkpoint" "warning: skipping a damaged checkpoint: $tmp/
 
 # Another vocabulary of the same size: refused by its fingerprint.
 cp -r model other
-"$NMT" vocab --input train.de,train.en --size 40 --type bpe --output other/spm --quiet || say_fail "vocab"
+"$NMT" vocab --input toy.train.de,toy.train.en --size 40 --type bpe --output other/spm --quiet || say_fail "vocab"
 check "another spm.model" 1 "${tr[@]}" -m other -i in.txt
 said "another spm.model" "other/spm.model is not the vocabulary other/model.safetensors was trained with (fingerprint"
 
@@ -152,7 +146,7 @@ check "vocab on empty text" 1 "$NMT" vocab --input blank.en,empty.en --size 40 -
 said "vocab on empty text" "nmt vocab: no text to train a vocabulary on in blank.en and the other inputs: every line is empty"
 check "lr: 1e999" 2 "${train[@]}" --set train.optimizer.lr=1e999
 said "lr: 1e999" "--set train.optimizer.lr=1e999: train.optimizer.lr: 1e999 is too large for a number (it overflows to infinity)"
-printf 'data:\n  train: {src: train.en, tgt: train.de}\n# caf\xe9\n' >latin1.yaml
+printf 'data:\n  train: {src: toy.train.en, tgt: toy.train.de}\n# caf\xe9\n' >latin1.yaml
 check "an invalid byte in YAML" 1 "$NMT" train latin1.yaml
 said "an invalid byte in YAML" "nmt train: latin1.yaml:3:6: incomplete UTF-8 octet sequence"
 
