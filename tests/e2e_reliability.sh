@@ -80,6 +80,11 @@ touch x.model
 check "vocab --output onto its input" 2 "$NMT" vocab --input toy.train.en,x.model --size 40 --output x
 said "vocab --output onto its input" "--output x.model is also an input (--input x.model)"
 check "score --loss-json ''" 2 "$NMT" score -m model -s in.txt -t in.txt --loss-json ''
+touch afile
+check "train output a file" 1 "${train[@]}" --set output=afile
+said "train output a file" "nmt train: output $tmp/afile: not a directory (output names the model directory to train into)"
+check "train output ''" 2 "${train[@]}" --set "output=''"
+said "train output ''" "nmt train: --set output='': output: an empty path; name it (or leave the key out for its default)"
 check "train --set =1" 2 "${train[@]}" --set =1
 said "train --set =1" "nmt train: --set =1: expected section.key=value"
 
@@ -128,6 +133,11 @@ check "another spm.model" 1 "${tr[@]}" -m other -i in.txt
 said "another spm.model" "other/spm.model is not the vocabulary other/model.safetensors was trained with (fingerprint"
 
 # ---- inputs are bounded ----
+mkfifo kept/train.log.jsonl.new && rm kept/train.log.jsonl && mv kept/train.log.jsonl.new kept/train.log.jsonl
+check "a FIFO as the training log" 1 "${train[@]}" --set output=kept --set train.max_steps=30
+said "a FIFO as the training log" "kept/train.log.jsonl: not a regular file (a FIFO)"
+check "plot a FIFO log" 1 "$NMT" plot -o p.svg kept
+said "plot a FIFO log" "kept/train.log.jsonl: not a regular file (a FIFO)"
 mkdir fifo_model && cp model/spm.model model/config.yaml fifo_model/ && mkfifo fifo_model/model.safetensors
 check "FIFO as model.safetensors" 1 "${tr[@]}" -m fifo_model -i in.txt
 said "FIFO as model.safetensors" "fifo_model/model.safetensors: not a regular file (a FIFO)"

@@ -265,6 +265,8 @@ START_TEST(overrides_apply_and_fail_by_name) {
     expect_error(minimal, malformed, "--set train.optimizer.betas=[0.9,: malformed value:");
     const char *indivisible[] = {"model.d_model=256", "model.heads=3", NULL};
     expect_error(minimal, indivisible, "--set model.heads=3: model.d_model 256 is not divisible by model.heads 3");
+    const char *empty_output[] = {"output=''", NULL};
+    expect_error(minimal, empty_output, "--set output='': output: an empty path; name it (or leave the key out for its default)");
     const char *no_key[] = {"=1", NULL};
     expect_error(minimal, no_key, "--set =1: expected section.key=value");
     const char *infinite[] = {"train.optimizer.lr=1e999", NULL};

@@ -330,6 +330,34 @@ int nmt_read_file_max(const char *path, size_t max, const char *what, char **dat
     return -1;
 }
 
+int nmt_read_regular_file(const char *path, size_t max, const char *what, char **data, size_t *size) {
+    *data = NULL;
+    *size = 0;
+    FILE *fp;
+    size_t length;
+    if (nmt_open_regular(path, &fp, &length) < 0) return -1;
+    if (length > max) {
+        fclose(fp);
+        return nmt_error_set("%s: %zu bytes, larger than %s can be (%zu)", path, length, what, max);
+    }
+    char *buf = nmt_malloc(length + 1);
+    if (!buf) {
+        fclose(fp);
+        return nmt_error_prefix("%s: reading %s", path, what);
+    }
+    size_t got = fread(buf, 1, length, fp);
+    int failed = ferror(fp);
+    fclose(fp);
+    if (got != length || failed) {
+        free(buf);
+        return nmt_error_set("%s: read failed: %s", path, failed ? strerror(errno) : "the file shrank while being read");
+    }
+    buf[length] = '\0';
+    *data = buf;
+    *size = length;
+    return 0;
+}
+
 int nmt_read_file(const char *path, char **data, size_t *size) {
     return nmt_read_file_max(path, NMT_READ_MAX, "a file nmt reads", data, size);
 }

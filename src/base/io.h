@@ -70,6 +70,9 @@ int nmt_same_file(const char *a, const char *b);
 int nmt_read_file(const char *path, char **data, size_t *size);
 /* The same with at most `max` bytes; the error names `what` the file is (e.g. "a config"). */
 int nmt_read_file_max(const char *path, size_t max, const char *what, char **data, size_t *size);
+/* The same for a file that must be a regular one (a model directory's, a training log): opened with
+ * nmt_open_regular, so a FIFO in its place is refused at once. */
+int nmt_read_regular_file(const char *path, size_t max, const char *what, char **data, size_t *size);
 /* Opens path for reading without blocking and refuses (error naming the path and what it is) anything
  * but a regular file; *size gets its size. */
 int nmt_open_regular(const char *path, FILE **fp, size_t *size);

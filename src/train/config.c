@@ -352,6 +352,8 @@ static int read_path(const loader *L, const key_spec *k, const yaml_node_t *node
     const char *text = (const char *)node->data.scalar.value;
     if (strlen(text) != node->data.scalar.length)
         return fail(L, at, "%s: a path cannot contain a NUL character", k->path);
+    if (text[0] == '\0') /* '' would mean the config's own directory: never what was meant */
+        return fail(L, at, "%s: an empty path; name it (or leave the key out for its default)", k->path);
     char *copy = nmt_strdup(text);
     if (!copy) return -1;
     free(*field);

@@ -196,7 +196,7 @@ static int cache_load(nmt_corpus *c, const char *path, uint64_t key, long lines)
     char *blob;
     size_t size;
     if (!nmt_file_exists(path)) return 0;
-    if (nmt_read_file(path, &blob, &size) < 0) return -1;
+    if (nmt_read_regular_file(path, NMT_READ_MAX, "a corpus cache", &blob, &size) < 0) return -1;
     int loaded = 0;
     uint64_t head[CACHE_HEADER_WORDS];
     const size_t head_bytes = sizeof cache_magic + sizeof head;

@@ -255,7 +255,7 @@ static int open_log(trainer *t) {
     if (t->resumed_from >= 0 && nmt_file_exists(t->log_path)) {
         char *data;
         size_t size;
-        if (nmt_read_file(t->log_path, &data, &size) < 0) return -1;
+        if (nmt_read_regular_file(t->log_path, NMT_READ_MAX, "a training log", &data, &size) < 0) return -1;
         kept = data; /* filtered in place: kept lines only move towards the start */
         for (char *line = data; line < data + size;) {
             char *end = memchr(line, '\n', (size_t)(data + size - line));
@@ -572,7 +572,8 @@ static const struct {
  * naming the key, for every setting above that changed: the new value is used, and the run is no
  * longer bit-identical to an uninterrupted one. (A different model or vocabulary is refused later.) */
 static int check_settings(trainer *t, const char *saved_path) {
-    if (!nmt_file_exists(saved_path) || !t->warnings) return 0;
+    struct stat st;
+    if (stat(saved_path, &st) != 0 || !S_ISREG(st.st_mode) || !t->warnings) return 0;
     nmt_config saved;
     if (nmt_config_load(&saved, saved_path, NULL) < 0) {
         fprintf(t->warnings, "warning: cannot compare with the settings of the run being resumed: %s\n", nmt_error());
@@ -612,6 +613,11 @@ static int setup(trainer *t, const nmt_train_options *opt) {
     char *ckpt_path = NULL;
     int rc = -1;
     if (!t->ckpt_dir || !t->log_path || !t->model_path || !t->spm_path || !config_path) goto done;
+    struct stat st;
+    if (stat(cfg->output, &st) == 0 && !S_ISDIR(st.st_mode)) {
+        nmt_error_set("output %s: not a directory (output names the model directory to train into)", cfg->output);
+        goto done;
+    }
     if (nmt_mkdirs(t->ckpt_dir) < 0 || lock_output(t) < 0) goto done;
     nmt_remove_stale_temporaries(cfg->output);
     nmt_remove_stale_temporaries(t->ckpt_dir);
