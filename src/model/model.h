@@ -172,6 +172,7 @@ typedef struct nmt_model {
     int num_tensors;
     nmt_activations *acts;       /* the last forward's activations, reused across batches */
     nmt_model_timing timing;     /* accumulated by forward/backward; the caller resets it */
+    uint64_t vocab_fingerprint;  /* nmt_spm_fingerprint of the vocabulary it is trained with (0 = unknown) */
 } nmt_model;
 
 int nmt_model_create(nmt_model *m, const nmt_model_config *config);
