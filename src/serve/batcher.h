@@ -11,7 +11,7 @@
  *
  * Jobs are reference-counted: a request that stops waiting (its deadline passed) cancels its job --
  * lines not yet decoded leave the queue -- and releases it; a batch still decoding its other lines
- * keeps it alive until done. Freeing the batcher first decodes everything queued.
+ * keeps it alive until done. The batcher is freed after every job has been released.
  */
 #ifndef NMT_SERVE_BATCHER_H
 #define NMT_SERVE_BATCHER_H
@@ -30,7 +30,7 @@ typedef struct nmt_serve_batcher_options {
 
 /* The engine must have been opened with alignment when jobs want maps or pairs. */
 int nmt_serve_batcher_create(nmt_serve_batcher **out, nmt_engine *engine, const nmt_serve_batcher_options *options);
-/* Decodes what is queued, stops the thread, frees. */
+/* Stops the thread and frees; every job must have been released. */
 void nmt_serve_batcher_free(nmt_serve_batcher *b);
 
 enum { NMT_SERVE_QUEUE_FULL = -2 };
