@@ -4,7 +4,8 @@
  * line, and the corpus scores and their signatures are sacreBLEU's. */
 #include "nmt/nmt.h"
 
-#include "infer/decode.h"
+#include "infer/translator.h"
+#include "model/model_dir.h"
 #include "compute/kernels.h"
 #include "compute/packed.h"
 #include "model_dir.h"
@@ -43,7 +44,7 @@ START_TEST(test_matches_translator) {
     /* The same lines through the translator, as cmd_translate drives it. */
     nmt_model model;
     nmt_spm *spm;
-    ck_assert_int_eq(nmt_decode_open_model(nmt_test_tmpdir, &model, &spm), 0);
+    ck_assert_int_eq(nmt_model_dir_open(nmt_test_tmpdir, &model, &spm), 0);
     nmt_decode_options d = nmt_decode_options_default();
     d.beam_size = 4;
     d.n_best = 3;

@@ -11,7 +11,8 @@
 #include "base/util.h"
 #include "compute/kernels.h"
 #include "compute/packed.h"
-#include "infer/decode.h"
+#include "infer/translator.h"
+#include "model/model_dir.h"
 #include "model/model.h"
 #include "text/spm.h"
 #include "train/config.h"
@@ -139,7 +140,7 @@ int nmt_engine_open(nmt_engine **out, const char *model_dir, const nmt_engine_op
     nmt_engine *e = nmt_calloc(1, sizeof *e);
     if (!e) return -1;
     e->options = o;
-    if (nmt_decode_open_model(model_dir, &e->model, &e->spm) < 0) {
+    if (nmt_model_dir_open(model_dir, &e->model, &e->spm) < 0) {
         free(e);
         return -1;
     }
@@ -206,7 +207,7 @@ static int encode_lines(nmt_engine *e, int count, const char *const *lines, int3
             goto done;
         }
         nmt_lines view = {.name = "line", .line = (char *)lines[i], .len = strlen(lines[i]), .number = i + 1};
-        if (nmt_decode_encode_line(&e->model, e->spm, &view, &ids, &cap, &n) < 0) goto done;
+        if (nmt_model_dir_encode_line(&e->model, e->spm, &view, &ids, &cap, &n) < 0) goto done;
         if (limit > 0 && n > (size_t)limit) {
             if (!e->options.crop) {
                 nmt_error_set("line %d: %zu pieces, more than the limit of %d", i + 1, n, limit);
