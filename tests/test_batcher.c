@@ -4,7 +4,7 @@
 #include "serve/batcher.h"
 
 #include "compute/packed.h"
-#include "model_dir.h"
+#include "tiny_model.h"
 #include "testing.h"
 
 #include <math.h>
