@@ -45,6 +45,8 @@ static void usage(FILE *out) {
             "      --api-keys FILE       require one of the keys in FILE (one a line) as api_key\n"
             "      --source-lang CODE    the source language served (default: from the model)\n"
             "      --target-lang CODE    the target language served (default: from the model)\n"
+            "      --no-sentence-split   translate each line whole (by default a line is cut after\n"
+            "                            '.', '!', '?' followed by a space and a capital letter)\n"
             "  -q, --quiet               no access log (one JSON line per request on stderr)\n"
             "  -h, --help                show this help\n");
 }
@@ -65,7 +67,7 @@ typedef struct args {
 
 static int parse_args(int argc, char **argv, args *a) {
     enum { HOST = 256, PORT, THREADS, N_BEST, ALPHA, RATIO, PRECISION, MAX_BATCH, WAIT, CHARS, QUEUE, TIMEOUT,
-           BODY, KEYS, SRC, TGT };
+           BODY, KEYS, SRC, TGT, NO_SPLIT };
     static const struct option options[] = {
         {"model", required_argument, NULL, 'm'},         {"host", required_argument, NULL, HOST},
         {"port", required_argument, NULL, PORT},         {"threads", required_argument, NULL, THREADS},
@@ -76,6 +78,7 @@ static int parse_args(int argc, char **argv, args *a) {
         {"max-queue", required_argument, NULL, QUEUE},   {"timeout-s", required_argument, NULL, TIMEOUT},
         {"max-body", required_argument, NULL, BODY},     {"api-keys", required_argument, NULL, KEYS},
         {"source-lang", required_argument, NULL, SRC},   {"target-lang", required_argument, NULL, TGT},
+        {"no-sentence-split", no_argument, NULL, NO_SPLIT},
         {"quiet", no_argument, NULL, 'q'},               {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -109,6 +112,7 @@ static int parse_args(int argc, char **argv, args *a) {
         case KEYS: a->serve.api_keys_path = optarg; break;
         case SRC: a->serve.source_language = optarg; break;
         case TGT: a->serve.target_language = optarg; break;
+        case NO_SPLIT: a->serve.sentences = 0; break;
         case 'q': a->quiet = 1; break;
         case 'h': usage(stdout); return 1;
         case ':': return nmt_cli_usage_error("serve", "%s needs a value", argv[optind - 1]), -1;

@@ -71,6 +71,10 @@ alts="$(awk -F' \\|\\|\\| ' '$1 == 0 { n++; if (n > 1) printf "%s\"%s\"", (n > 2
 post /translate "{\"q\": \"two\\nlines\", \"source\": \"en\", \"target\": \"de\"}"
 two="$(printf 'two\nlines\n' | "$NMT" translate -m $M --threads 1 -q | paste -sd'|')"
 [ "$(printf '%s' "$body" | sed 's/\\u000a/|/g')" = "{\"translatedText\":\"$two\"}" ] || say_fail "a text of two lines: $body, want $two"
+# A line of two sentences: each translated alone, joined with a space.
+post /translate '{"q": "The cat sees a dog. A big house.", "source": "en", "target": "de"}'
+two="$(printf 'The cat sees a dog.\nA big house.\n' | "$NMT" translate -m $M --threads 1 -q | paste -sd' ')"
+[ "$body" = "{\"translatedText\":\"$two\"}" ] || say_fail "two sentences: $body, want $two"
 code="$(curl -s -o resp -w '%{http_code}' "$url/languages")"
 [ "$(cat resp)" = '[{"code":"en","name":"English","targets":["de"]}]' ] || say_fail "languages: $(cat resp)"
 
@@ -103,7 +107,7 @@ case "$body" in *'"alignment_map":"<?xml'*'<svg'*) ;; *) say_fail "native map: $
 curl -s "$url/" >page.html
 grep -q '<button id="translate"' page.html && ! grep -qE '(src|href)="https?:' page.html || say_fail "the page"
 curl -s "$url/metrics" >metrics.txt
-grep -q '^nmt_requests_total{endpoint="/translate",code="200"} 5$' metrics.txt || say_fail "metrics: $(grep requests_total metrics.txt)"
+grep -q '^nmt_requests_total{endpoint="/translate",code="200"} 6$' metrics.txt || say_fail "metrics: $(grep requests_total metrics.txt)"
 grep -q '^nmt_request_duration_seconds_bucket{le="+Inf"} ' metrics.txt && grep -q '^nmt_queue_depth 0$' metrics.txt ||
   say_fail "metrics histogram / queue depth"
 

@@ -61,7 +61,7 @@ static void *client_main(void *arg) {
         nmt_result *alone;
         const double tolerance = nmt_packed_available(NMT_PRECISION_FP32) ? 0 : 1e-5;
         for (int i = 0; i < n; i++) {
-            const nmt_serve_text *t = nmt_serve_job_line(job, i);
+            const nmt_serve_text *t = &nmt_serve_job_lines(job)[i];
             if (nmt_engine_translate(c->e, 1, &lines[i], &alone) < 0) c->ok = 0;
             else {
                 if (t->count != nmt_result_hypotheses(alone, 0)) c->ok = 0;
@@ -163,9 +163,9 @@ START_TEST(test_bad_line) {
                   nmt_error());
     ck_assert_msg(nmt_serve_job_wait(j1, 0) == 0, "%s", nmt_error());
     ck_assert_int_eq(nmt_serve_job_wait(j3, 0), 0);
-    ck_assert_str_eq(nmt_serve_job_line(j1, 1)->hyps[0].text, "");
-    ck_assert_int_eq(nmt_serve_job_line(j1, 1)->pair_count, 0);
-    ck_assert_ptr_nonnull(nmt_serve_job_line(j1, 1)->pairs); /* alignment on: an empty list */
+    ck_assert_str_eq(nmt_serve_job_lines(j1)[1].hyps[0].text, "");
+    ck_assert_int_eq(nmt_serve_job_lines(j1)[1].pair_count, 0);
+    ck_assert_ptr_nonnull(nmt_serve_job_lines(j1)[1].pairs); /* alignment on: an empty list */
     nmt_serve_job_release(j1);
     nmt_serve_job_release(j2);
     nmt_serve_job_release(j3);
@@ -196,7 +196,7 @@ START_TEST(test_deadline_and_queue) {
     /* The batcher goes on: the next job is decoded (after its own wait). */
     ck_assert_int_eq(nmt_serve_batcher_submit(b, 2, lines, 0, &j3), 0);
     ck_assert_int_eq(nmt_serve_job_wait(j3, 0), 0);
-    ck_assert_int_gt(strlen(nmt_serve_job_line(j3, 0)->hyps[0].text), 0);
+    ck_assert_int_gt(strlen(nmt_serve_job_lines(j3)[0].hyps[0].text), 0);
     nmt_serve_job_release(j3);
     nmt_serve_batcher_free(b);
     nmt_engine_close(e);

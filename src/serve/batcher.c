@@ -3,6 +3,7 @@
 #include "serve/batcher.h"
 
 #include "base/util.h"
+#include "serve/segment.h"
 #include "viz/plot.h"
 
 #include <errno.h>
@@ -57,11 +58,7 @@ static void unlink_job(nmt_serve_batcher *b, nmt_serve_job *j) {
 static void job_free(nmt_serve_job *j) {
     for (int i = 0; i < j->count; i++) {
         free(j->lines[i]);
-        if (j->out) {
-            for (int k = 0; k < j->out[i].count; k++) free(j->out[i].hyps[k].text);
-            free(j->out[i].hyps);
-            free(j->out[i].pairs);
-        }
+        if (j->out) nmt_serve_text_free(&j->out[i]);
     }
     free(j->lines);
     free(j->out);
@@ -365,7 +362,7 @@ int nmt_serve_job_wait(nmt_serve_job *j, double deadline) {
     return rc;
 }
 
-const nmt_serve_text *nmt_serve_job_line(const nmt_serve_job *j, int i) { return &j->out[i]; }
+const nmt_serve_text *nmt_serve_job_lines(const nmt_serve_job *j) { return j->out; }
 const char *nmt_serve_job_map(const nmt_serve_job *j) { return j->map; }
 double nmt_serve_job_queue_ms(const nmt_serve_job *j) { return 1000.0 * (j->started - j->submitted); }
 double nmt_serve_job_decode_ms(const nmt_serve_job *j) { return 1000.0 * (j->finished - j->started); }

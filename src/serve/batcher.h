@@ -43,9 +43,9 @@ int nmt_serve_batcher_submit(nmt_serve_batcher *b, int count, const char *const 
  * Returns 0 when done, 1 when the deadline passed first (the job is cancelled), -1 when a line could
  * not be translated (error set: "line N: ..."). */
 int nmt_serve_job_wait(nmt_serve_job *job, double deadline);
-/* After a wait that returned 0: line i's hypotheses, alignment pairs (NULL without alignment) and
- * the SVG map (NULL unless wanted and drawable). */
-const nmt_serve_text *nmt_serve_job_line(const nmt_serve_job *job, int i);
+/* After a wait that returned 0: each line's hypotheses and alignment pairs (NULL without alignment),
+ * [count], and the SVG map (NULL unless wanted and drawable). */
+const nmt_serve_text *nmt_serve_job_lines(const nmt_serve_job *job);
 const char *nmt_serve_job_map(const nmt_serve_job *job);
 /* Milliseconds from submission to the first batch with a line of the job, and from there to done. */
 double nmt_serve_job_queue_ms(const nmt_serve_job *job);

@@ -9,6 +9,7 @@
 #include "serve/metrics.h"
 #include "serve/page.h"
 #include "serve/request.h"
+#include "serve/segment.h"
 
 #include <arpa/inet.h>
 #include <microhttpd.h>
@@ -42,7 +43,8 @@ typedef struct connection {
 
 nmt_serve_options nmt_serve_options_default(void) {
     return (nmt_serve_options){.host = "127.0.0.1", .port = 5000, .max_batch = 64, .batch_wait_ms = 5,
-                               .char_limit = 0, .max_queue = 0, .timeout_s = 0, .max_body = 1 << 20};
+                               .char_limit = 0, .max_queue = 0, .timeout_s = 0, .max_body = 1 << 20,
+                               .sentences = 1};
 }
 
 /* ---- answers ---- */
@@ -111,109 +113,9 @@ static long characters(const char *s) {
     return n;
 }
 
-/* The lines of the request's texts (each text split at '\n', a '\r' before it dropped), pointing
- * into one copy; first[i] is text i's first line (first[count] = all lines). */
-typedef struct split {
-    char *copy;
-    const char **lines;
-    int *first;
-    int count;
-} split;
-
-static int split_texts(const nmt_serve_request *r, split *s) {
-    memset(s, 0, sizeof *s);
-    size_t bytes = 0;
-    long lines = 0;
-    for (int i = 0; i < r->count; i++) {
-        bytes += strlen(r->q[i]) + 1;
-        lines++;
-        for (const char *p = r->q[i]; *p; p++) lines += *p == '\n';
-    }
-    if (lines > NMT_SERVE_MAX_TEXTS * 10L) return nmt_error_set("q: more than %d lines", NMT_SERVE_MAX_TEXTS * 10);
-    s->copy = nmt_malloc(bytes ? bytes : 1);
-    s->lines = nmt_malloc((size_t)lines * sizeof *s->lines + 1);
-    s->first = nmt_malloc(((size_t)r->count + 1) * sizeof *s->first);
-    if (!s->copy || !s->lines || !s->first) return -1;
-    char *at = s->copy;
-    for (int i = 0; i < r->count; i++) {
-        s->first[i] = s->count;
-        const size_t n = strlen(r->q[i]);
-        memcpy(at, r->q[i], n + 1);
-        for (char *line = at;;) {
-            char *nl = strchr(line, '\n');
-            if (nl) *nl = '\0';
-            const size_t len = strlen(line);
-            if (len && line[len - 1] == '\r') line[len - 1] = '\0';
-            s->lines[s->count++] = line;
-            if (!nl) break;
-            line = nl + 1;
-        }
-        at += n + 1;
-    }
-    s->first[r->count] = s->count;
-    return 0;
-}
-
-static void split_free(split *s) {
-    free(s->copy);
-    free(s->lines);
-    free(s->first);
-}
-
-/* Joins the translated lines of each text: hypothesis k = the lines' k-th (scores summed), over the
- * fewest hypotheses any line has; alignment pairs offset by the pieces of the lines before. */
-static int join_texts(const nmt_serve_request *r, const split *s, const nmt_serve_job *job, nmt_serve_text *texts) {
-    for (int i = 0; i < r->count; i++) {
-        nmt_serve_text *t = &texts[i];
-        const int a = s->first[i], b = s->first[i + 1];
-        int hyps = nmt_serve_job_line(job, a)->count, pairs = 0, aligned = 1;
-        for (int l = a; l < b; l++) {
-            const nmt_serve_text *line = nmt_serve_job_line(job, l);
-            if (line->count < hyps) hyps = line->count;
-            pairs += line->pair_count;
-            aligned &= line->pairs != NULL;
-        }
-        t->hyps = nmt_calloc((size_t)hyps, sizeof *t->hyps);
-        if (!t->hyps) return -1;
-        t->count = hyps;
-        for (int k = 0; k < hyps; k++) {
-            size_t bytes = 1;
-            for (int l = a; l < b; l++) bytes += strlen(nmt_serve_job_line(job, l)->hyps[k].text) + 1;
-            char *text = t->hyps[k].text = nmt_malloc(bytes);
-            if (!text) return -1;
-            text[0] = '\0';
-            for (int l = a; l < b; l++) {
-                const nmt_serve_hypothesis *h = &nmt_serve_job_line(job, l)->hyps[k];
-                if (l > a) strcat(text, "\n");
-                strcat(text, h->text);
-                t->hyps[k].score += h->score;
-                t->hyps[k].logprob += h->logprob;
-            }
-        }
-        if (!aligned) continue;
-        t->pairs = nmt_malloc((2 * (size_t)pairs + 1) * sizeof(int));
-        if (!t->pairs) return -1;
-        for (int l = a, src = 0, tgt = 0; l < b; l++) {
-            const nmt_serve_text *line = nmt_serve_job_line(job, l);
-            for (int p = 0; p < line->pair_count; p++) {
-                t->pairs[2 * t->pair_count] = line->pairs[2 * p] + src;
-                t->pairs[2 * t->pair_count + 1] = line->pairs[2 * p + 1] + tgt;
-                t->pair_count++;
-            }
-            src += line->source_pieces;
-            tgt += line->target_pieces;
-        }
-    }
-    return 0;
-}
-
 static void texts_free(nmt_serve_text *texts, int count) {
     if (!texts) return;
-    for (int i = 0; i < count; i++) {
-        for (int k = 0; k < texts[i].count; k++) free(texts[i].hyps[k].text);
-        free(texts[i].hyps);
-        free(texts[i].pairs);
-    }
+    for (int i = 0; i < count; i++) nmt_serve_text_free(&texts[i]);
     free(texts);
 }
 
@@ -273,7 +175,7 @@ static int check_request(nmt_serve *s, const nmt_serve_request *r, answer *a, co
 
 static void translate(nmt_serve *s, nmt_serve_api api, const char *content_type, const connection *c, answer *a) {
     nmt_serve_request r;
-    split sp = {0};
+    nmt_serve_segments sp = {0};
     nmt_serve_job *job = NULL;
     nmt_serve_text *texts = NULL;
     const char *detected;
@@ -283,12 +185,12 @@ static void translate(nmt_serve *s, nmt_serve_api api, const char *content_type,
         goto done;
     }
     if (check_request(s, &r, a, &detected) < 0) goto done;
-    if (split_texts(&r, &sp) < 0) {
+    if (nmt_serve_segment((const char *const *)r.q, r.count, s->options.sentences, &sp) < 0) {
         set_error(a, strstr(nmt_error(), "out of memory") ? 500 : 413, nmt_error());
         goto done;
     }
     a->lines = sp.count;
-    const int submitted = nmt_serve_batcher_submit(s->batcher, sp.count, sp.lines, r.alignment_map, &job);
+    const int submitted = nmt_serve_batcher_submit(s->batcher, sp.count, sp.segments, r.alignment_map, &job);
     if (submitted < 0) {
         set_error(a, 503, nmt_error());
         a->retry_after = 1;
@@ -310,7 +212,7 @@ static void translate(nmt_serve *s, nmt_serve_api api, const char *content_type,
         goto done;
     }
     texts = nmt_calloc(r.count ? (size_t)r.count : 1, sizeof *texts);
-    if (!texts || join_texts(&r, &sp, job, texts) < 0) {
+    if (!texts || nmt_serve_join(&sp, r.count, nmt_serve_job_lines(job), texts) < 0) {
         set_error(a, 500, "out of memory");
         goto done;
     }
@@ -322,7 +224,7 @@ static void translate(nmt_serve *s, nmt_serve_api api, const char *content_type,
 done:
     texts_free(texts, r.count);
     nmt_serve_job_release(job);
-    split_free(&sp);
+    nmt_serve_segments_free(&sp);
     nmt_serve_request_free(&r);
 }
 

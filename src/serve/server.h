@@ -15,8 +15,8 @@
  * keys are configured), 404/405, 413 (body over max_body bytes or texts over char_limit characters),
  * 503 with Retry-After (the queue is full, or shutting down), 504 (timeout passed).
  *
- * A text is split into its lines; each line goes through the batcher alone and the translations are
- * joined with '\n' again. One thread per connection waits for its job, so a slow request never holds
+ * A text is cut into its lines and sentences (segment.h); each goes through the batcher alone and the
+ * translations are joined again. One thread per connection waits for its job, so a slow request never holds
  * up another. Stopping (nmt_serve_run's *stop turning nonzero) closes the listening socket, lets the
  * requests in flight finish, then returns 0. Every request writes one JSON line to `log` (time,
  * method, path, status, lines, characters, queue and decode milliseconds) unless log is NULL.
@@ -41,6 +41,7 @@ typedef struct nmt_serve_options {
     const char *api_keys_path; /* one key a line ('#' comments); NULL: no keys needed */
     const char *source_language; /* override the model's recorded pair (NULL: the model's) */
     const char *target_language;
+    int sentences;             /* 1: cut lines into sentences too (segment.h) */
     FILE *log;                 /* access log (NULL: none) */
 } nmt_serve_options;
 
