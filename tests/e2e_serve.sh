@@ -125,6 +125,8 @@ post /translate "{\"q\": \"$long\", \"source\": \"en\", \"target\": \"de\"}"; ex
 post /translate "{\"q\": \"$(printf 'x%.0s' $(seq 5000))\"}"; expect "body limit" 413 'larger than 4096 bytes'
 code="$(curl -s -o resp -w '%{http_code}' "$url/nowhere")"; body="$(cat resp)"; expect "404" 404 '"error":"not found"'
 code="$(curl -s -o resp -w '%{http_code}' "$url/translate")"; body="$(cat resp)"; expect "405" 405 'use POST'
+code="$(curl -s -D headers -o resp -w '%{http_code}' -X OPTIONS "$url/translate")"; body="$(cat resp)"; expect "preflight" 204
+grep -qi '^Access-Control-Allow-Methods: GET, POST, OPTIONS' headers || say_fail "CORS preflight headers: $(cat headers)"
 
 # 16 concurrent clients, 4 requests each: every line as `nmt translate` translates it alone.
 awk 'BEGIN { n = split("the a cat dog sees likes big small red blue house tree runs sleeps", w, " ");

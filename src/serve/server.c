@@ -12,6 +12,7 @@
 #include "serve/segment.h"
 
 #include <arpa/inet.h>
+#include <stdatomic.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
 #include <stdlib.h>
@@ -31,6 +32,7 @@ struct nmt_serve {
     int key_count;
     nmt_serve_metrics metrics;
     pthread_mutex_t log_lock;
+    atomic_int stopping;         /* requests that arrive from now on are refused (503) */
 };
 
 /* One request's state across libmicrohttpd's calls of the handler. */
@@ -38,6 +40,7 @@ typedef struct connection {
     char *body;
     size_t len, cap;
     int too_large;
+    int refused;  /* arrived while stopping */
     double start;
 } connection;
 
@@ -288,7 +291,16 @@ static void route(nmt_serve *s, const char *method, const char *url, const char 
     int found = -1;
     for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
         if (strcmp(url, known[i].path) == 0) found = (int)i;
+    if (c->refused) {
+        a->retry_after = 1;
+        return set_error(a, 503, "the server is shutting down");
+    }
     if (found < 0) return set_error(a, 404, "not found");
+    if (strcmp(method, "OPTIONS") == 0) { /* a browser's CORS preflight */
+        char *empty = nmt_strdup("");
+        if (!empty) return set_error(a, 500, "out of memory");
+        return set_body(a, 204, "text/plain", empty, 0);
+    }
     if (known[found].post ? !post : !get) return set_error(a, 405, known[found].post ? "use POST" : "use GET");
     if (c->too_large) {
         char message[128];
@@ -340,6 +352,11 @@ static enum MHD_Result send_answer(struct MHD_Connection *conn, const answer *a)
     if (!response) return MHD_NO;
     MHD_add_response_header(response, "Content-Type", a->body ? a->type : "application/json");
     MHD_add_response_header(response, "Access-Control-Allow-Origin", "*");
+    if (a->status == 204) {
+        MHD_add_response_header(response, "Access-Control-Allow-Methods", "GET, POST, OPTIONS");
+        MHD_add_response_header(response, "Access-Control-Allow-Headers", "Content-Type, Authorization");
+    }
+    if (a->status == 503) MHD_add_response_header(response, "Connection", "close");
     if (a->retry_after) {
         char value[16];
         snprintf(value, sizeof value, "%d", a->retry_after);
@@ -359,6 +376,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
         c = nmt_calloc(1, sizeof *c);
         if (!c) return MHD_NO;
         c->start = nmt_now();
+        c->refused = atomic_load(&s->stopping);
         *state = c;
         nmt_serve_metrics_in_flight(&s->metrics, 1);
         return MHD_YES;
@@ -500,6 +518,7 @@ int nmt_serve_run(nmt_serve *s, volatile sig_atomic_t *stop) {
     while (!*stop) usleep(20000);
     /* Drain: no new connections; what is in flight finishes (a request that waits longer than its
      * timeout is answered 504 by then), then the daemon stops. */
+    atomic_store(&s->stopping, 1);
     const MHD_socket listener = MHD_quiesce_daemon(s->daemon);
     if (listener != MHD_INVALID_SOCKET) close(listener);
     const double give_up = nmt_now() + (s->options.timeout_s > 0 ? s->options.timeout_s + 5 : 600);
