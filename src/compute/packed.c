@@ -24,6 +24,7 @@ enum { PANEL = 32, TILE_ROWS = 12 };
 #endif
 
 int nmt_packed_available(nmt_precision precision) {
+    if (precision == NMT_PRECISION_INT8) return nmt_qgemm_best() != NMT_QGEMM_C;
 #if PACKED_X86
     return nmt_kernels_own_gemm() && (precision == NMT_PRECISION_FP32 || __builtin_cpu_supports("avx512bf16"));
 #else
@@ -46,6 +47,7 @@ int nmt_packed_init(nmt_packed *p, const float *weight, int N, int K, nmt_precis
     if (N < 1 || K < 1) return nmt_error_set("packed matrix of %d x %d", N, K);
     if (precision == NMT_PRECISION_BF16 && !nmt_packed_available(NMT_PRECISION_BF16))
         return nmt_error_set("bf16 products need a CPU with AVX512_BF16 (and NMT_GEMM not set to openblas)");
+    if (precision == NMT_PRECISION_INT8) return nmt_qgemm_init(&p->q, weight, N, K);
     if (!nmt_packed_available(NMT_PRECISION_FP32)) return 0;
     const size_t panels = ((size_t)N + PANEL - 1) / PANEL;
     const size_t depth = precision == NMT_PRECISION_BF16 ? ((size_t)K + 1) / 2 : (size_t)K; /* rows per panel */
@@ -75,11 +77,12 @@ int nmt_packed_init(nmt_packed *p, const float *weight, int N, int K, nmt_precis
 void nmt_packed_free(nmt_packed *p) {
     free(p->panels);
     free(p->pairs);
+    nmt_qgemm_free(&p->q);
     p->panels = NULL;
     p->pairs = NULL;
 }
 
-int nmt_packed_fast(const nmt_packed *p) { return p->panels != NULL || p->pairs != NULL; }
+int nmt_packed_fast(const nmt_packed *p) { return p->panels != NULL || p->pairs != NULL || p->q.panels != NULL; }
 
 #if PACKED_X86
 /* dst[0 .. ceil(n/2)) = x[0 .. n) as bf16 pairs, an odd n padded with 0. */
@@ -183,9 +186,13 @@ static void product_panels(void *ctx, long begin, long end) {
                     last - column, t->bias != NULL);
 }
 
-size_t nmt_packed_scratch(const nmt_packed *p, int M) {
-    return p->pairs && M > 0 ? (size_t)M * (((size_t)p->K + 1) / 2) : 0;
+size_t nmt_packed_scratch_rows(const nmt_packed *p, int M, int K) {
+    if (M < 1 || K < 1) return 0;
+    if (p->q.panels) return (size_t)M * (((size_t)K + 3) / 4 + 1);
+    return p->pairs ? (size_t)M * (((size_t)K + 1) / 2) : 0;
 }
+
+size_t nmt_packed_scratch(const nmt_packed *p, int M) { return nmt_packed_scratch_rows(p, M, p->K); }
 
 typedef struct conversion {
     uint32_t *pairs;
@@ -204,6 +211,7 @@ static void convert_rows(void *ctx, long begin, long end) {
 }
 
 void nmt_packed_to_pairs(const nmt_packed *p, uint32_t *pairs, const float *x, int M) {
+    if (p->q.panels) nmt_qgemm_quantize(&p->q, pairs, x, M);
     if (!p->pairs || M < 1) return;
     conversion c = {pairs, x, p->K};
     nmt_parallel_work(M, p->K, convert_rows, &c);
@@ -212,6 +220,10 @@ void nmt_packed_to_pairs(const nmt_packed *p, uint32_t *pairs, const float *x, i
 void nmt_packed_linear_columns(float *y, const float *x, const uint32_t *x_pairs, const nmt_packed *p,
                                const float *bias, int M, int first, int count) {
     if (M < 1 || count < 1) return;
+    if (p->q.panels) {
+        nmt_qgemm_columns(y, x_pairs, &p->q, bias, M, first, count);
+        return;
+    }
     if (!nmt_packed_fast(p)) {
         nmt_linear_forward(y, x, p->weight + (size_t)first * (size_t)p->K, bias ? bias + first : NULL, M, p->K, count);
         return;

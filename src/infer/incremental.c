@@ -73,7 +73,7 @@ enum {
     BUF_RSTD,      /* [M] */
     BUF_WEIGHTS,   /* attention weights: [B, H, S, S] or [R, H, max(P, S)] */
     BUF_LOGITS,    /* [max_rows, OUTPUT_COLUMNS] one chunk of the output layer */
-    BUF_PAIRS,     /* uint32 [M, ceil(max(D, F) / 2)]: a product's x in bf16 pairs (bf16 weights only) */
+    BUF_PAIRS,     /* uint32 [nmt_packed_scratch_rows(M, max(D, F))]: a product's x in bf16 pairs or int8 */
     BUF_LSE,       /* nmt_logsumexp [max_rows] */
     BUF_POS,       /* int32 [M] positions of the rows being computed */
     BUF_TOKENS,    /* int32 [M] tokens being embedded */
@@ -255,7 +255,7 @@ int nmt_incremental_reserve(nmt_incremental *inc, int batch, int width, int max_
         {BUF_WEIGHTS, enc_weights > dec_weights ? enc_weights : dec_weights, f},
         {BUF_POS, m, i32},                   {BUF_TOKENS, m, i32},
         {BUF_LOGITS, rows * OUTPUT_COLUMNS, f}, {BUF_LSE, rows, sizeof(nmt_logsumexp)},
-        {BUF_PAIRS, inc->w->output.pairs ? m * (size_t)(((inc->F > inc->D ? inc->F : inc->D) + 1) / 2) : 0, sizeof(uint32_t)},
+        {BUF_PAIRS, nmt_packed_scratch_rows(&inc->w->output, (int)m, inc->F > inc->D ? inc->F : inc->D), sizeof(uint32_t)},
     };
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
         if (buffer_reserve(&inc->buf[sizes[i].id], sizes[i].count, sizes[i].size, "decoder buffer") < 0) return -1;
