@@ -22,6 +22,7 @@
 #include "compute/kernels.h"
 #include "compute/packed.h"
 #include "model/model.h"
+#include "model/model_file.h"
 #include "text/spm.h"
 #include "train/train.h"
 #include "base/util.h"
@@ -371,16 +372,14 @@ static int bench_translate(const bench_options *o) {
     nmt_translation *out = NULL;
     int rc = NMT_EXIT_OK;
     if (read_sources(o, &model, spm, &src, &src_len, &count) < 0 || !(out = nmt_calloc((size_t)count + 1, sizeof *out)) ||
+        (o->decode.precision == NMT_PRECISION_INT8 && nmt_model_quantize_int8(&model) < 0) ||
         nmt_translator_create(&translator, &model, &o->decode) < 0)
         rc = nmt_cli_fail("bench");
     if (rc == NMT_EXIT_OK) {
         if (!o->quiet)
             fprintf(stderr, "nmt bench: translating %d sentences of %s, %s, batches of %d, %d threads\n", count,
                     o->input, o->decode.greedy ? "greedy" : "beam search", o->decode.batch_size, o->threads);
-        char products[64];
-        if (nmt_packed_available(o->decode.precision))
-            snprintf(products, sizeof products, "packed AVX-512 %s", o->decode.precision == NMT_PRECISION_BF16 ? "bf16" : "fp32");
-        else snprintf(products, sizeof products, "OpenBLAS %s", nmt_kernels_blas_core());
+        const char *products = nmt_packed_kernel_name(o->decode.precision);
         double start = nmt_now();
         if (nmt_translator_run(translator, count, (const int32_t *const *)src, src_len, out) < 0)
             rc = nmt_cli_fail("bench");

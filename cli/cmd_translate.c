@@ -7,6 +7,7 @@
 #include "cli.h"
 
 #include "infer/decode.h"
+#include "model/model_file.h"
 #include "base/io.h"
 #include "compute/kernels.h"
 #include "viz/plot.h"
@@ -346,6 +347,7 @@ static int run(translate *t) {
     line *window = NULL;
     int count = 0, rc = -1, eof = 0, committed = 0;
     if (nmt_decode_open_model(t->a.model_dir, &t->model, &t->spm) < 0) return -1;
+    if (t->a.decode.precision == NMT_PRECISION_INT8 && nmt_model_quantize_int8(&t->model) < 0) return -1;
     nmt_kernels_set_threads((int)t->a.threads);
     if (nmt_translator_create(&t->translator, &t->model, &t->a.decode) < 0) return -1;
     if (t->a.input) {

@@ -11,6 +11,7 @@
 #include "compute/kernels.h"
 #include "base/util.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -236,4 +237,63 @@ void nmt_packed_linear_columns(float *y, const float *x, const uint32_t *x_pairs
 void nmt_packed_linear(float *y, const float *x, const nmt_packed *p, const float *bias, int M, uint32_t *scratch) {
     nmt_packed_to_pairs(p, scratch, x, M);
     nmt_packed_linear_columns(y, x, scratch, p, bias, M, 0, p->N);
+}
+
+const char *nmt_packed_precision_name(nmt_precision precision) {
+    return precision == NMT_PRECISION_INT8 ? "int8" : precision == NMT_PRECISION_BF16 ? "bf16" : "fp32";
+}
+
+const char *nmt_packed_kernel_name(nmt_precision precision) {
+    static _Thread_local char name[64];
+    if (precision == NMT_PRECISION_INT8) snprintf(name, sizeof name, "int8 %s", nmt_qgemm_kernel_name(nmt_qgemm_kernel_used()));
+    else if (nmt_packed_available(precision)) snprintf(name, sizeof name, "packed AVX-512 %s", nmt_packed_precision_name(precision));
+    else snprintf(name, sizeof name, "OpenBLAS %s", nmt_kernels_blas_core());
+    return name;
+}
+
+double nmt_packed_gops(nmt_precision precision, int M, int N, int K, double min_seconds) {
+    if (precision != NMT_PRECISION_FP32 && !nmt_packed_available(precision)) return -1.0;
+    float *x = nmt_malloc(sizeof(float) * (size_t)M * (size_t)K), *w = nmt_malloc(sizeof(float) * (size_t)N * (size_t)K);
+    float *y = nmt_malloc(sizeof(float) * (size_t)M * (size_t)N);
+    nmt_packed p = {0};
+    uint32_t *scratch = NULL;
+    double best = -1.0;
+    if (x && w && y) {
+        for (size_t i = 0; i < (size_t)M * (size_t)K; i++) x[i] = (float)(i % 17) * 0.01f - 0.08f;
+        for (size_t i = 0; i < (size_t)N * (size_t)K; i++) w[i] = (float)(i % 13) * 0.01f - 0.06f;
+    }
+    const size_t words = x && w && y && nmt_packed_init(&p, w, N, K, precision) == 0 ? nmt_packed_scratch(&p, M) + 1 : 0;
+    if (words && (scratch = nmt_malloc(words * sizeof(uint32_t)))) {
+        nmt_packed_linear(y, x, &p, NULL, M, scratch); /* warm-up: threads, caches */
+        best = 0.0;
+        const double start = nmt_now();
+        for (int reps = 0; reps < 3 || nmt_now() - start < min_seconds; reps++) {
+            const double t = nmt_now();
+            nmt_packed_linear(y, x, &p, NULL, M, scratch);
+            const double gops = 2.0 * M * N * K / (nmt_now() - t) / 1e9;
+            if (gops > best) best = gops;
+        }
+    }
+    nmt_packed_free(&p);
+    free(scratch);
+    free(x);
+    free(w);
+    free(y);
+    return best;
+}
+
+nmt_precision nmt_packed_fastest(int M, int N, int K, double min_seconds, double rates[3]) {
+    static const nmt_precision order[] = {NMT_PRECISION_FP32, NMT_PRECISION_BF16, NMT_PRECISION_INT8};
+    nmt_precision best = NMT_PRECISION_FP32;
+    double best_rate = 0.0;
+    for (size_t i = 0; i < sizeof order / sizeof order[0]; i++) {
+        const double r = nmt_packed_gops(order[i], M, N, K, min_seconds);
+        if (rates) rates[order[i]] = r;
+        /* A lower precision must beat fp32 clearly, so that noise does not flip the choice. */
+        if (r > best_rate * (order[i] == NMT_PRECISION_FP32 ? 1.0 : 1.1)) {
+            best = order[i];
+            best_rate = r;
+        }
+    }
+    return best;
 }

@@ -64,4 +64,18 @@ void nmt_packed_to_pairs(const nmt_packed *p, uint32_t *pairs, const float *x, i
 void nmt_packed_linear_columns(float *y, const float *x, const uint32_t *x_pairs, const nmt_packed *p,
                                const float *bias, int M, int first, int count);
 
+/* "fp32", "bf16" or "int8". */
+const char *nmt_packed_precision_name(nmt_precision precision);
+/* The kernels products of this precision run on here, e.g. "packed AVX-512 fp32", "int8 AVX2" or
+ * "OpenBLAS Haswell" (fp32 without AVX-512), for reports. */
+const char *nmt_packed_kernel_name(nmt_precision precision);
+/* Best GOP/s (2 M N K operations a product) of y[M, N] = x[M, K] W^T through packed weights over
+ * repetitions lasting at least min_seconds; -1 where the precision is not available here. */
+double nmt_packed_gops(nmt_precision precision, int M, int N, int K, double min_seconds);
+/* The precision whose products of this shape run fastest on this CPU, measured now (a lower one
+ * must be at least 1.1x faster than the one before it); rates[precision] receives the GOP/s of
+ * each (-1: not available). Every precision here is one whose translations were checked against
+ * fp32 (README). */
+nmt_precision nmt_packed_fastest(int M, int N, int K, double min_seconds, double rates[3]);
+
 #endif

@@ -54,12 +54,20 @@ float nmt_qgemm_quantize_row(int8_t *q, const float *v, int K) {
         memset(q, 0, (size_t)K);
         return 0.0f;
     }
-    const float inverse = 127.0f / max;
+    /* The factor keeps 17 significant bits, so that q * factor is exact in float32 for every q
+     * (7 + 17 bits): a row dequantized (an int8 model file read back) quantizes to the same q and
+     * the same factor again. */
+    float factor = max / 127.0f;
+    uint32_t bits;
+    memcpy(&bits, &factor, sizeof bits);
+    bits = (bits + (1u << 5)) & ~((1u << 6) - 1);
+    memcpy(&factor, &bits, sizeof bits);
+    const float inverse = 1.0f / factor;
     for (int k = 0; k < K; k++) {
         const float r = nearbyintf(v[k] * inverse);
         q[k] = (int8_t)(r > 127.0f ? 127 : r < -127.0f ? -127 : (int)r);
     }
-    return max / 127.0f;
+    return factor;
 }
 
 static size_t groups(int K) { return ((size_t)K + GROUP - 1) / GROUP; }

@@ -60,7 +60,9 @@ void nmt_qgemm_columns(float *y, const uint32_t *xq, const nmt_qgemm *w, const f
                        int count);
 
 /* One row quantized as the products do: q[k] = round(v[k] / factor) in [-127, 127] for k < K,
- * returning factor = max |v| / 127 (0 when v is all zeros). Also used to store int8 models. */
+ * returning factor = max |v| / 127 rounded to 17 significant bits (0 when v is all zeros or not
+ * finite), so that quantizing the dequantized row q * factor gives q and factor again. Also used
+ * to store int8 models. */
 float nmt_qgemm_quantize_row(int8_t *q, const float *v, int K);
 
 #endif
