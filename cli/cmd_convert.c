@@ -3,7 +3,7 @@
 
 #include "base/io.h"
 #include "base/util.h"
-#include "infer/decode.h"
+#include "model/model_dir.h"
 #include "model/model_file.h"
 #include "text/spm.h"
 
@@ -79,7 +79,7 @@ int nmt_cmd_convert(int argc, char **argv) {
         return nmt_cli_usage_error("convert", "-o %s is the model directory itself", output);
     nmt_model model;
     nmt_spm *spm = NULL;
-    if (nmt_decode_open_model(model_dir, &model, &spm) < 0) return nmt_cli_fail("convert");
+    if (nmt_model_dir_open(model_dir, &model, &spm) < 0) return nmt_cli_fail("convert");
     nmt_spm_free(spm);
     char *path = NULL;
     int rc = nmt_mkdirs(output) < 0 || !(path = nmt_path_join(output, "model.safetensors")) ? -1 : 0;

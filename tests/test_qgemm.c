@@ -5,7 +5,9 @@
  * Shapes cover every tile height of both SIMD kernels, K not a multiple of 4 and partial panels.
  */
 #include "base/util.h"
+#include "compute/gemm.h"
 #include "compute/kernels.h"
+#include "compute/pool.h"
 #include "compute/packed.h"
 #include "compute/qgemm.h"
 
@@ -90,13 +92,13 @@ START_TEST(int8_rows_are_invariant) {
     ck_assert_int_eq(nmt_packed_fast(&p), 1);
     uint32_t *scratch = malloc(sizeof(uint32_t) * nmt_packed_scratch(&p, M));
     ck_assert_uint_eq(nmt_packed_scratch(&p, M), (size_t)M * (K / 4 + 1));
-    nmt_kernels_set_threads(1);
+    nmt_pool_set_threads(1);
     nmt_packed_linear(all, x, &p, b, M, scratch);
     for (int r = 0; r < M; r++) {
         nmt_packed_linear(one, x + (size_t)r * K, &p, b, 1, scratch);
         ck_assert_mem_eq(one, all + (size_t)r * N, sizeof one);
     }
-    nmt_kernels_set_threads(2);
+    nmt_pool_set_threads(2);
     nmt_packed_linear(two, x, &p, b, M, scratch);
     ck_assert_mem_eq(two, all, sizeof all);
     nmt_packed_to_pairs(&p, scratch, x, M);

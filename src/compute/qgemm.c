@@ -8,7 +8,7 @@
 #include "compute/qgemm.h"
 
 #include "base/util.h"
-#include "compute/kernels.h"
+#include "compute/pool.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -138,7 +138,7 @@ static void quantize_rows(void *ctx, long begin, long end) {
 void nmt_qgemm_quantize(const nmt_qgemm *w, uint32_t *xq, const float *x, int M) {
     if (M < 1) return;
     quantizing t = {xq, x, w->K};
-    nmt_parallel_work(M, w->K, quantize_rows, &t);
+    nmt_pool_work(M, w->K, quantize_rows, &t);
 }
 
 /* One panel's share of a product: rows [0, M) of xq times panel columns [0, cols), into y (rows
@@ -336,5 +336,5 @@ void nmt_qgemm_columns(float *y, const uint32_t *xq, const nmt_qgemm *w, const f
                        int count) {
     if (M < 1 || count < 1) return;
     product t = {y, xq, w, bias, M, first, count, nmt_qgemm_kernel_used()};
-    nmt_parallel_work((count + PANEL - 1) / PANEL, (long)M * w->K * PANEL / 4, product_panels, &t);
+    nmt_pool_work((count + PANEL - 1) / PANEL, (long)M * w->K * PANEL / 4, product_panels, &t);
 }

@@ -8,7 +8,7 @@
  *                           position t of row r is at [t, slot[r]], so a step's appends are one
  *                           block and the pages touched grow with the positions actually fed
  *   history[max_rows, P]    the tokens fed to each row (uncached mode replays them)
- * Rows are contiguous per sentence (decode.h), so a sentence's rows are the queries of one
+ * Rows are contiguous per sentence (search.h), so a sentence's rows are the queries of one
  * cross-attention over its block, and sentences with as many rows each make one batched call
  * (reaching their blocks through a list of sentence ids, so nothing moves when a sentence ends).
  * A reorder moves no cache data for a row that continues its parent alone or first: it takes over
@@ -17,6 +17,7 @@
  */
 #include "infer/incremental.h"
 
+#include "compute/pool.h"
 #include "compute/kernels.h"
 #include "compute/packed.h"
 #include "infer/shortlist.h"
@@ -514,7 +515,7 @@ static void output_layer(nmt_incremental *inc, const float *x, const step_output
         return;
     }
     output_task task = {inc, x, out};
-    nmt_parallel_for(R, output_best_range, &task);
+    nmt_pool_for(R, output_best_range, &task);
 }
 
 /* Feeds position `t` of every live row (tokens from the history) through the decoder, appending
