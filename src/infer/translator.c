@@ -54,6 +54,7 @@ int nmt_translator_create(nmt_translator **out, const nmt_model *model, const nm
     const int workers = nmt_pool_threads(), B = options->batch_size;
     t->worker = nmt_calloc((size_t)workers, sizeof *t->worker);
     if (!t->worker || nmt_incremental_weights_create(&t->weights, model, options->precision) < 0) goto fail;
+    nmt_incremental_weights_set_shortlist(t->weights, options->shortlist);
     t->workers = workers;
     for (int i = 0; i < workers; i++) {
         translate_worker *w = &t->worker[i];
