@@ -4,9 +4,12 @@
 #include "base/pcg64.h"
 #include "base/util.h"
 
+#include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 void nmt_metric_options_init(nmt_metric_options *options) {
     nmt_bleu_options_init(&options->bleu);
@@ -60,6 +63,8 @@ fail:
     free(m);
     return NULL;
 }
+
+nmt_metric *nmt_metric_new_like(const nmt_metric *metric) { return nmt_metric_new(metric->kind, &metric->options); }
 
 void nmt_metric_free(nmt_metric *metric) {
     if (!metric) return;
@@ -120,6 +125,25 @@ void nmt_metric_sum(const double *stats, size_t n, int k, double *out) {
     for (int j = 0; j < k; j++) out[j] = 0.0;
     for (size_t i = 0; i < n; i++)
         for (int j = 0; j < k; j++) out[j] += stats[i * (size_t)k + (size_t)j];
+}
+
+int nmt_metric_seed_parse(const char *text, nmt_metric_seed *seed, char *shown, size_t size) {
+    if (!text) text = "12345";
+    if (strcasecmp(text, "none") == 0) {
+        seed->random = 1;
+        seed->value = 0;
+        snprintf(shown, size, "none");
+        return 0;
+    }
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(text, &end, 10);
+    if (errno || end == text || *end || text[0] == '-')
+        return nmt_error_set("SACREBLEU_SEED: expected a non-negative integer or 'none', got '%s'", text);
+    seed->random = 0;
+    seed->value = v;
+    snprintf(shown, size, "%s", text);
+    return 0;
 }
 
 static int seed_rng(nmt_pcg64 *rng, const nmt_metric_seed *seed) {

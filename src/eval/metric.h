@@ -49,6 +49,8 @@ int nmt_metric_parse(const char *name, nmt_metric_kind *out);
 typedef struct nmt_metric nmt_metric;
 
 nmt_metric *nmt_metric_new(nmt_metric_kind kind, const nmt_metric_options *options);
+/* Another instance with the same kind and options (an instance is not for two threads at once). */
+nmt_metric *nmt_metric_new_like(const nmt_metric *metric);
 void nmt_metric_free(nmt_metric *metric);
 nmt_metric_kind nmt_metric_kind_of(const nmt_metric *metric);
 /* The score's name as sacreBLEU prints it: "BLEU", "chrF2", "chrF2++", "TER". */
@@ -77,6 +79,10 @@ typedef struct nmt_metric_seed {
     int random;
     uint64_t value;
 } nmt_metric_seed;
+
+/* Reads a seed: text NULL means sacreBLEU's 12345, "none" (any case) fresh entropy, else a
+ * non-negative integer. `shown` receives the text the signature shows. 0, or -1 with the error set. */
+int nmt_metric_seed_parse(const char *text, nmt_metric_seed *seed, char *shown, size_t size);
 
 /* Bootstrap resampling of `systems` systems over the same n segments: with the indices of
  * numpy.random.default_rng(seed).choice(n, size=(samples, n)), scores[s][i] is the score of system s on
