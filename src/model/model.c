@@ -120,63 +120,6 @@ struct nmt_activations {
     grad_acts g;
 };
 
-nmt_model_config nmt_model_config_default(void) {
-    nmt_model_config c = {
-        .vocab_size = 0,
-        .d_model = 256,
-        .heads = 4,
-        .ffn = 1024,
-        .encoder_layers = 3,
-        .decoder_layers = 3,
-        .dropout = 0.1f,
-        .attention_dropout = 0.0f,
-        .norm_position = NMT_NORM_POST,
-        .positions = NMT_POSITIONS_SINUSOIDAL,
-        .max_positions = 1024,
-        .norm_eps = 1e-5f,
-        .tie_embeddings = NMT_TIE_ALL,
-    };
-    return c;
-}
-
-enum { MAX_DIM = 1 << 16, MAX_VOCAB = 1 << 24, MAX_LAYERS = 256 };
-
-int nmt_model_config_check(const nmt_model_config *c) {
-    if (c->vocab_size != 0 && (c->vocab_size <= NMT_EOS || c->vocab_size > MAX_VOCAB))
-        return nmt_error_set("model.vocab_size must be between %d and %d (the ids 0-3 are pad, unk, bos, eos), not %d",
-                             NMT_EOS + 1, MAX_VOCAB, c->vocab_size);
-    if (c->d_model < 2 || c->d_model > MAX_DIM || c->d_model % 2 != 0)
-        return nmt_error_set("model.d_model must be an even number between 2 and %d, not %d", MAX_DIM, c->d_model);
-    if (c->heads < 1 || c->d_model % c->heads != 0)
-        return nmt_error_set("model.heads (%d) must be at least 1 and divide model.d_model (%d)", c->heads,
-                             c->d_model);
-    if (c->positions == NMT_POSITIONS_ROPE && (c->d_model / c->heads) % 2 != 0)
-        return nmt_error_set("model.positions rope needs an even head size, but d_model/heads = %d",
-                             c->d_model / c->heads);
-    if (c->ffn < 1 || c->ffn > MAX_DIM) return nmt_error_set("model.ffn must be between 1 and %d, not %d", MAX_DIM, c->ffn);
-    if (c->encoder_layers < 1 || c->encoder_layers > MAX_LAYERS)
-        return nmt_error_set("model.encoder_layers must be between 1 and %d, not %d", MAX_LAYERS, c->encoder_layers);
-    if (c->decoder_layers < 1 || c->decoder_layers > MAX_LAYERS)
-        return nmt_error_set("model.decoder_layers must be between 1 and %d, not %d", MAX_LAYERS, c->decoder_layers);
-    if (!(c->dropout >= 0.0f && c->dropout < 1.0f))
-        return nmt_error_set("model.dropout must be in [0, 1), not %g", (double)c->dropout);
-    if (!(c->attention_dropout >= 0.0f && c->attention_dropout < 1.0f))
-        return nmt_error_set("model.attention_dropout must be in [0, 1), not %g", (double)c->attention_dropout);
-    if (c->norm_position != NMT_NORM_POST && c->norm_position != NMT_NORM_PRE)
-        return nmt_error_set("model.norm_position must be post or pre");
-    if (c->positions != NMT_POSITIONS_SINUSOIDAL && c->positions != NMT_POSITIONS_LEARNED &&
-        c->positions != NMT_POSITIONS_ROPE)
-        return nmt_error_set("model.positions must be sinusoidal, learned or rope");
-    if (c->max_positions < 1 || c->max_positions > MAX_DIM)
-        return nmt_error_set("model.max_positions must be between 1 and %d, not %d", MAX_DIM, c->max_positions);
-    if (!(c->norm_eps > 0.0f && c->norm_eps < 1.0f))
-        return nmt_error_set("model.norm_eps must be in (0, 1), not %g", (double)c->norm_eps);
-    if (c->tie_embeddings != NMT_TIE_NONE && c->tie_embeddings != NMT_TIE_DECODER &&
-        c->tie_embeddings != NMT_TIE_ALL)
-        return nmt_error_set("model.tie_embeddings must be none, decoder or all");
-    return 0;
-}
-
 /* ---------------------------------------------------------------------------------------------- */
 /* Layout */
 

@@ -20,12 +20,7 @@
 
 #define NMT_MODEL_FORMAT "nmt-model-1"
 
-/* The YAML words of the model enums, indexed by their values, NULL-terminated. */
-extern const char *const nmt_norm_position_names[];
-extern const char *const nmt_positions_names[];
-extern const char *const nmt_tie_names[];
-
-enum { NMT_MODEL_METADATA = 14 }; /* format, vocab_size and the 12 keys of the model section */
+enum { NMT_MODEL_METADATA = NMT_MODEL_CONFIG_COUNT + 1 }; /* format, then nmt_model_config_fields */
 
 /* A model config as metadata entries whose strings live in the struct itself (no allocation). The
  * entries point into the struct: fill each one with nmt_model_metadata_make, never copy one by
