@@ -342,7 +342,7 @@ static int parse_args(int argc, char **argv, args *a) {
 
 /* --- running --------------------------------------------------------------------------------- */
 
-static int print_and_clear(void *ctx, nmt_tokenize_buf *out) {
+static int print_and_clear(void *ctx, nmt_strbuf *out) {
     (void)ctx;
     if (out->len && fwrite(out->data, 1, out->len, stdout) != out->len)
         return nmt_error_set("<stdout>: write failed: %s", strerror(errno));
@@ -475,7 +475,7 @@ static void inputs_free(inputs *in) {
 /* Everything after the arguments; returns an exit code. */
 static int run(args *a) {
     inputs in = {0};
-    nmt_tokenize_buf out = {0};
+    nmt_strbuf out = {0};
     int ok = check_args(a) == 0 && read_inputs(a, &in) == 0 &&
              nmt_evaluate_check(&a->e, in.systems, in.nsys, in.refs, in.nrefs) == 0;
     if (ok && !a->e.sentence_level && !a->force)
@@ -492,7 +492,7 @@ static int run(args *a) {
         ok = 0;
     }
     inputs_free(&in);
-    nmt_tokenize_buf_free(&out);
+    nmt_strbuf_free(&out);
     return ok ? NMT_EXIT_OK : nmt_cli_fail(CMD);
 }
 

@@ -10,6 +10,8 @@
 #ifndef NMT_TEST_GRADCHECK_H
 #define NMT_TEST_GRADCHECK_H
 
+#include "base/random.h"
+
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -23,12 +25,7 @@ typedef struct gc_tolerance {
     double atol; /* absolute floor, for gradients near zero */
 } gc_tolerance;
 
-static uint64_t gc_rng(uint64_t *s) {
-    uint64_t z = (*s += 0x9E3779B97F4A7C15ULL);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    return z ^ (z >> 31);
-}
+static uint64_t gc_rng(uint64_t *s) { return nmt_random_next(s); }
 
 /* Central difference along u (u[i] in {-1, 0, +1}), compared with the analytic directional
  * derivative; both are divided by 2h. Returns 1 when it passes; prints the numbers when failing. */

@@ -144,12 +144,12 @@ START_TEST(checks_name_streams_and_counts) {
 END_TEST
 
 static int flushes;
-static nmt_tokenize_buf flushed;
+static nmt_strbuf flushed;
 
-static int collect(void *ctx, nmt_tokenize_buf *out) {
+static int collect(void *ctx, nmt_strbuf *out) {
     ck_assert_ptr_eq(ctx, &flushes);
     flushes++;
-    ck_assert_int_eq(nmt_tokenize_buf_reserve(&flushed, flushed.len + out->len + 1), 0);
+    ck_assert_int_eq(nmt_strbuf_reserve(&flushed, flushed.len + out->len + 1), 0);
     memcpy(flushed.data + flushed.len, out->data, out->len);
     flushed.len += out->len;
     flushed.data[flushed.len] = '\0';
@@ -159,13 +159,13 @@ static int collect(void *ctx, nmt_tokenize_buf *out) {
 
 /* The report with options o, flushed whole at the end. */
 static char *report(const nmt_evaluate_options *o, int nsys, int nrefs) {
-    nmt_tokenize_buf out = {0};
+    nmt_strbuf out = {0};
     flushes = 0;
     flushed.len = 0;
     const char *names[] = {"Baseline: h1", "h2"};
     ck_assert_int_eq(nmt_evaluate_report(o, systems, names, nsys, refs, nrefs, &out, collect, &flushes), 0);
     ck_assert_int_eq(collect(&flushes, &out), 0);
-    nmt_tokenize_buf_free(&out);
+    nmt_strbuf_free(&out);
     return flushed.data;
 }
 
@@ -194,11 +194,11 @@ START_TEST(reports) {
     ck_assert_ptr_nonnull(strstr(text, "│           h2 │ 35.83 (35.54 ± 16.40) │\n│              │     (p = 0.2673)      │\n"));
 
     o.seed = "twelve";
-    nmt_tokenize_buf out = {0};
+    nmt_strbuf out = {0};
     ck_assert_int_eq(nmt_evaluate_report(&o, systems, NULL, 2, refs, 2, &out, collect, &flushes), -1);
     ck_assert_ptr_nonnull(strstr(nmt_error(), "'twelve'"));
-    nmt_tokenize_buf_free(&out);
-    nmt_tokenize_buf_free(&flushed);
+    nmt_strbuf_free(&out);
+    nmt_strbuf_free(&flushed);
 }
 END_TEST
 

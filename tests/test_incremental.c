@@ -10,6 +10,7 @@
 #include "infer/incremental.h"
 #include "compute/kernels.h"
 #include "model/model.h"
+#include "base/random.h"
 #include "base/util.h"
 
 #include <check.h>
@@ -36,13 +37,6 @@ static const variant variants[] = {
 };
 enum { VARIANTS = sizeof variants / sizeof variants[0] };
 
-static uint64_t rng(uint64_t *s) {
-    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
 /* A tiny model; every parameter (biases and LayerNorm gains too) is perturbed so that all of them
  * matter, and eos is made likely enough for hypotheses to end before the length limit. */
 static void make_model_of(nmt_model *m, variant v, int max_positions, uint64_t seed, int vocab) {
@@ -61,7 +55,7 @@ static void make_model_of(nmt_model *m, variant v, int max_positions, uint64_t s
     ck_assert_msg(nmt_model_create(m, &c) == 0, "%s", nmt_error());
     nmt_model_init_weights(m, seed);
     uint64_t s = seed;
-    for (size_t i = 0; i < m->num_params; i++) m->params[i] += 0.1f * ((float)(rng(&s) >> 40) / 16777216.0f - 0.5f);
+    for (size_t i = 0; i < m->num_params; i++) m->params[i] += 0.1f * ((float)(nmt_random_next(&s) >> 40) / 16777216.0f - 0.5f);
     for (int j = 0; j < c.d_model; j++) m->p.output[NMT_EOS * c.d_model + j] *= 4.0f;
 }
 
@@ -71,7 +65,7 @@ static void make_model(nmt_model *m, variant v, int max_positions, uint64_t seed
 
 /* A random sentence of n pieces (ids 4 .. V-1). */
 static void random_pieces(int32_t *out, int n, uint64_t *s) {
-    for (int i = 0; i < n; i++) out[i] = 4 + (int32_t)(rng(s) % (V - 4));
+    for (int i = 0; i < n; i++) out[i] = 4 + (int32_t)(nmt_random_next(s) % (V - 4));
 }
 
 enum { B = 4 };
@@ -134,7 +128,7 @@ END_TEST
 static void random_sources(int32_t src[][MAX_LEN], int *len, int n, uint64_t seed) {
     uint64_t s = seed;
     for (int i = 0; i < n; i++) {
-        len[i] = 1 + (int)(rng(&s) % (MAX_LEN - 1));
+        len[i] = 1 + (int)(nmt_random_next(&s) % (MAX_LEN - 1));
         random_pieces(src[i], len[i], &s);
     }
 }

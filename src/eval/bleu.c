@@ -108,7 +108,7 @@ size_t nmt_bleu_verbose(const nmt_bleu_score *score, char *out, size_t size) {
 
 struct nmt_bleu {
     nmt_bleu_options options;
-    nmt_tokenize_buf lowered;
+    nmt_strbuf lowered;
     nmt_tokenize_scratch scratch;
     nmt_tokenize_spans spans;
     nmt_ngram_vocab vocab;
@@ -133,7 +133,7 @@ nmt_bleu *nmt_bleu_new(const nmt_bleu_options *options) {
 
 void nmt_bleu_free(nmt_bleu *bleu) {
     if (!bleu) return;
-    nmt_tokenize_buf_free(&bleu->lowered);
+    nmt_strbuf_free(&bleu->lowered);
     nmt_tokenize_scratch_free(&bleu->scratch);
     nmt_tokenize_spans_free(&bleu->spans);
     nmt_ngram_vocab_free(&bleu->vocab);

@@ -85,7 +85,7 @@ typedef struct side {
 
 struct nmt_chrf {
     nmt_chrf_options options;
-    nmt_tokenize_buf lowered;
+    nmt_strbuf lowered;
     nmt_tokenize_spans spans;
     nmt_ngram_vocab vocab;
     nmt_ngram_table table;
@@ -112,7 +112,7 @@ static void side_free(side *s) {
 
 void nmt_chrf_free(nmt_chrf *chrf) {
     if (!chrf) return;
-    nmt_tokenize_buf_free(&chrf->lowered);
+    nmt_strbuf_free(&chrf->lowered);
     nmt_tokenize_spans_free(&chrf->spans);
     nmt_ngram_vocab_free(&chrf->vocab);
     nmt_ngram_table_free(&chrf->table);

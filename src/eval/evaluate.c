@@ -125,7 +125,7 @@ typedef struct report {
     nmt_metric *metrics[3];
     const nmt_segments *const *refs;
     int nrefs;
-    nmt_tokenize_buf *out;
+    nmt_strbuf *out;
     nmt_evaluate_flush flush;
     void *ctx;
 } report;
@@ -145,13 +145,13 @@ static int sentence_level(report *r, const nmt_segments *hyps) {
     nmt_score_signature global = {.nrefs = r->nrefs, .short_form = o->short_signature};
     signature_of(metric, &global, sig, sizeof sig);
     int k = nmt_metric_stat_count(metric), rc = 0;
-    nmt_tokenize_buf *out = r->out;
+    nmt_strbuf *out = r->out;
     for (size_t i = 0; i < hyps->count && rc == 0; i++) {
         char verbose[160];
         nmt_report_score score = {.name = nmt_metric_name(metric), .verbose = verbose, .signature = sig};
         score.score = nmt_metric_compute(metric, s.stats + i * (size_t)k, NMT_SCORE_PYTHON, verbose, sizeof verbose);
         rc = nmt_report_score_format(&score, o->width, o->score_only, 0, out);
-        if (rc == 0) rc = nmt_tokenize_buf_reserve(out, out->len + 2);
+        if (rc == 0) rc = nmt_strbuf_reserve(out, out->len + 2);
         if (rc == 0) out->data[out->len++] = '\n';
         if (rc == 0 && out->len > (1 << 16)) rc = r->flush(r->ctx, out);
     }
@@ -191,9 +191,9 @@ static int single(report *r, const nmt_segments *hyps) {
                                       .short_form = o->short_signature && o->format != NMT_REPORT_JSON};
         signature_of(r->metrics[m], &global, sig, sizeof sig);
         score.signature = sig;
-        nmt_tokenize_buf line = {0};
+        nmt_strbuf line = {0};
         if (nmt_report_score_format(&score, o->width, o->score_only, o->format == NMT_REPORT_JSON, &line) < 0) {
-            nmt_tokenize_buf_free(&line);
+            nmt_strbuf_free(&line);
             goto done;
         }
         results[m] = line.data;
@@ -310,7 +310,7 @@ int nmt_evaluate_check(const nmt_evaluate_options *o, const nmt_segments *const 
 
 int nmt_evaluate_report(const nmt_evaluate_options *options, const nmt_segments *const *systems,
                         const char *const *names, int nsystems, const nmt_segments *const *refs, int nrefs,
-                        nmt_tokenize_buf *out, nmt_evaluate_flush flush, void *ctx) {
+                        nmt_strbuf *out, nmt_evaluate_flush flush, void *ctx) {
     if (nmt_evaluate_check(options, systems, nsystems, refs, nrefs) < 0) return -1;
     nmt_evaluate_options o = *options;
     if (o.sentence_level) o.metric.bleu.effective_order = 1;

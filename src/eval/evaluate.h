@@ -57,9 +57,9 @@ nmt_evaluate_options nmt_evaluate_options_default(void);
 /* Appends the report to out, calling flush(ctx, out) whenever it has grown large (flush empties it;
  * sentence-level reports of a large corpus are long). systems[0..nsystems) are named names[] in a
  * table. It checks first (nmt_evaluate_check). 0 or -1. */
-typedef int (*nmt_evaluate_flush)(void *ctx, nmt_tokenize_buf *out);
+typedef int (*nmt_evaluate_flush)(void *ctx, nmt_strbuf *out);
 int nmt_evaluate_report(const nmt_evaluate_options *options, const nmt_segments *const *systems,
                         const char *const *names, int nsystems, const nmt_segments *const *refs, int nrefs,
-                        nmt_tokenize_buf *out, nmt_evaluate_flush flush, void *ctx);
+                        nmt_strbuf *out, nmt_evaluate_flush flush, void *ctx);
 
 #endif

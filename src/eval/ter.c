@@ -55,7 +55,7 @@ int nmt_ter_signature_fields(const nmt_ter_options *options, nmt_score_field *fi
 struct nmt_ter {
     nmt_ter_options options;
     nmt_tokenize_scratch scratch;
-    nmt_tokenize_buf first_pass; /* a reference after its first tokenization */
+    nmt_strbuf first_pass; /* a reference after its first tokenization */
     nmt_tokenize_spans spans;
     nmt_ngram_vocab vocab;
     uint32_t *hyp_ids, *ref_ids;
@@ -89,7 +89,7 @@ nmt_ter *nmt_ter_new(const nmt_ter_options *options) {
 void nmt_ter_free(nmt_ter *ter) {
     if (!ter) return;
     nmt_tokenize_scratch_free(&ter->scratch);
-    nmt_tokenize_buf_free(&ter->first_pass);
+    nmt_strbuf_free(&ter->first_pass);
     nmt_tokenize_spans_free(&ter->spans);
     nmt_ngram_vocab_free(&ter->vocab);
     nmt_arena_free(&ter->arena);

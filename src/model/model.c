@@ -17,6 +17,7 @@
  * and of the output weight (held unscaled until backward knows the scale).
  */
 #include "model/model.h"
+#include "base/random.h"
 
 #include "compute/kernels.h"
 
@@ -102,11 +103,8 @@ typedef struct output_acts {
 enum { MODE_TRAIN, MODE_EVAL, MODE_LOGPROBS, MODE_ENCODE };
 
 struct nmt_activations {
-    void *param_block;        /* the allocations behind m->params and m->grads (aligned inside) */
-    void *grad_block;
-    void *block;              /* every per-batch buffer below, carved from one allocation */
-    float *block_base;        /* its 64-byte aligned start */
-    size_t block_capacity;    /* bytes usable from block_base */
+    float *block;             /* every per-batch buffer below, carved from one 64-byte aligned allocation */
+    size_t block_capacity;    /* its bytes */
     int B, S, T, H, dh;       /* the last forward's batch and head shape */
     int mode;                 /* of the last forward */
     nmt_dropout drop;         /* residual dropout of the last forward (rate 0 in evaluation) */
@@ -238,14 +236,11 @@ size_t nmt_model_param_count(const nmt_model_config *config) {
     return L.offset;
 }
 
-/* A 64-byte aligned block of n floats; *block receives what to free. */
-static float *aligned_floats(size_t n, void **block) {
+/* A 64-byte aligned block of n floats, for free(). */
+static float *aligned_floats(size_t n) {
     size_t bytes;
     if (nmt_size_mul(n, sizeof(float), &bytes, "model parameters") < 0) return NULL;
-    unsigned char *raw = nmt_malloc(bytes + 64);
-    *block = raw;
-    if (!raw) return NULL;
-    return (float *)(raw + (64 - (uintptr_t)raw % 64));
+    return nmt_malloc_aligned(bytes);
 }
 
 int nmt_model_create(nmt_model *m, const nmt_model_config *config) {
@@ -269,9 +264,9 @@ int nmt_model_create(nmt_model *m, const nmt_model_config *config) {
     m->acts->dec = nmt_calloc((size_t)config->decoder_layers, sizeof *m->acts->dec);
     if (!m->acts->enc || !m->acts->dec) goto fail;
     m->acts->mode = MODE_EVAL;
-    m->params = aligned_floats(m->num_params, &m->acts->param_block);
+    m->params = aligned_floats(m->num_params);
     if (!m->params) goto fail;
-    m->grads = aligned_floats(m->num_params, &m->acts->grad_block);
+    m->grads = aligned_floats(m->num_params);
     if (!m->grads) goto fail;
     memset(m->params, 0, m->num_params * sizeof(float));
     memset(m->grads, 0, m->num_params * sizeof(float));
@@ -289,13 +284,13 @@ fail:
 
 void nmt_model_free(nmt_model *m) {
     if (m->acts) {
-        free(m->acts->param_block);
-        free(m->acts->grad_block);
         free(m->acts->block);
         free(m->acts->enc);
         free(m->acts->dec);
         free(m->acts);
     }
+    free(m->params);
+    free(m->grads);
     free(m->tensors);
     free(m->p.encoder);
     free(m->p.decoder);
@@ -309,16 +304,8 @@ void nmt_model_zero_grads(nmt_model *m) { memset(m->grads, 0, m->num_params * si
 /* ---------------------------------------------------------------------------------------------- */
 /* Initialisation */
 
-/* splitmix64: a small, well-mixed generator; the state is the seed. */
-static uint64_t rng_next(uint64_t *state) {
-    uint64_t z = (*state += 0x9E3779B97F4A7C15ULL);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    return z ^ (z >> 31);
-}
-
 /* Uniform in (0, 1): 53 random bits, never 0. */
-static double rng_uniform(uint64_t *state) { return ((double)(rng_next(state) >> 11) + 0.5) / 9007199254740992.0; }
+static double rng_uniform(uint64_t *state) { return ((double)(nmt_random_next(state) >> 11) + 0.5) / 9007199254740992.0; }
 
 static double rng_normal(uint64_t *state) {
     double u1 = rng_uniform(state), u2 = rng_uniform(state);
@@ -464,12 +451,11 @@ static int plan_buffers(nmt_model *m, int B, int S, int T, int mode) {
         A->block = NULL;
         A->block_capacity = 0;
         size_t capacity = measure.used + measure.used / 4; /* headroom for slightly larger batches */
-        float *base = aligned_floats(capacity / sizeof(float) + 1, &A->block);
-        if (!base) return nmt_error_prefix("activations for a batch of %d x (%d + %d) tokens", B, S, T);
+        A->block = aligned_floats(capacity / sizeof(float) + 1);
+        if (!A->block) return nmt_error_prefix("activations for a batch of %d x (%d + %d) tokens", B, S, T);
         A->block_capacity = capacity;
-        A->block_base = base;
     }
-    carver c = {(unsigned char *)A->block_base, 0};
+    carver c = {(unsigned char *)A->block, 0};
     plan(&c, m, B, S, T, mode);
     return 0;
 }

@@ -6,6 +6,7 @@
 #include "train/corpus.h"
 #include "infer/decode.h"
 #include "base/io.h"
+#include "base/random.h"
 #include "compute/kernels.h"
 #include "model/model.h"
 #include "model/model_file.h"
@@ -320,10 +321,7 @@ static int save_checkpoint(trainer *t) {
 /* Dropout masks of micro-batch k of step s: a pure function of (seed, s, k), so a resumed run draws
  * the same masks as an uninterrupted one. */
 static uint64_t dropout_seed(uint64_t seed, long step, int k) {
-    uint64_t z = seed ^ (uint64_t)step * 0x9E3779B97F4A7C15ull ^ (uint64_t)k * 0xC2B2AE3D27D4EB4Full;
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
+    return nmt_random_mix(seed ^ (uint64_t)step * NMT_RANDOM_GAMMA ^ (uint64_t)k * 0xC2B2AE3D27D4EB4Full);
 }
 
 static int train_step(trainer *t, nmt_loss *sum) {

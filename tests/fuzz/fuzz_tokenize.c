@@ -56,7 +56,7 @@ static void check_same_words(const char *what, const char *a_text, const nmt_tok
 }
 
 static void check_tokenizers(const text *t, int options) {
-    nmt_tokenize_buf out = {0};
+    nmt_strbuf out = {0};
     nmt_tokenize_scratch scratch = {0}, scratch2 = {0};
     nmt_tokenize_spans split = {0}, words = {0};
     static const nmt_tokenizer tokenizers[] = {NMT_TOKENIZE_NONE, NMT_TOKENIZE_13A, NMT_TOKENIZE_INTL,
@@ -95,7 +95,7 @@ static void check_tokenizers(const text *t, int options) {
         while (last > 0 && ((unsigned char)t->s[last] & 0xC0) == 0x80) last--;
         FUZZ_CHECK(!nmt_utf8_is_space(nmt_utf8_next(t->s, &last)), "rstrip left a space at the end");
     }
-    nmt_tokenize_buf_free(&out);
+    nmt_strbuf_free(&out);
     nmt_tokenize_scratch_free(&scratch);
     nmt_tokenize_scratch_free(&scratch2);
     nmt_tokenize_spans_free(&split);
