@@ -258,7 +258,7 @@ static int bench_train_synthetic(const bench_options *o) {
     if (B < 1) B = 1;
     double peak = measure_peak(o);
     nmt_model m;
-    if (peak < 0 || nmt_model_create(&m, &c) < 0) return nmt_cli_fail("bench");
+    if (peak < 0 || nmt_model_init(&m, &c) < 0) return nmt_cli_fail("bench");
     nmt_model_init_weights(&m, 1);
     int32_t *src = nmt_malloc(sizeof(int32_t) * (size_t)B * S), *tgt_in = nmt_malloc(sizeof(int32_t) * (size_t)B * T);
     int32_t *tgt_out = nmt_malloc(sizeof(int32_t) * (size_t)B * T);

@@ -48,10 +48,10 @@ static void teardown(void) {
     stream_free(&h2);
 }
 
+/* A metric with nmt bleu's default options. */
 static nmt_metric *metric(nmt_metric_kind kind) {
-    nmt_metric_options o;
-    nmt_metric_options_init(&o);
-    nmt_metric *m = nmt_metric_new(kind, &o);
+    nmt_evaluate_options o = nmt_evaluate_options_default();
+    nmt_metric *m = nmt_metric_create(kind, &o.metric);
     ck_assert_ptr_nonnull(m);
     return m;
 }

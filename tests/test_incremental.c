@@ -52,7 +52,7 @@ static void make_model_of(nmt_model *m, variant v, int max_positions, uint64_t s
     c.positions = v.positions;
     c.max_positions = max_positions;
     c.tie_embeddings = v.tie;
-    ck_assert_msg(nmt_model_create(m, &c) == 0, "%s", nmt_error());
+    ck_assert_msg(nmt_model_init(m, &c) == 0, "%s", nmt_error());
     nmt_model_init_weights(m, seed);
     uint64_t s = seed;
     for (size_t i = 0; i < m->num_params; i++) m->params[i] += 0.1f * ((float)(nmt_random_next(&s) >> 40) / 16777216.0f - 0.5f);

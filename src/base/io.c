@@ -125,7 +125,8 @@ int nmt_read_file(const char *path, char **data, size_t *size) {
      * read that sees the end); anything else (a pipe) grows by doubling. */
     struct stat st;
     size_t cap = 1 << 16, len = 0;
-    if (fstat(fileno(fp), &st) == 0 && S_ISREG(st.st_mode) && (size_t)st.st_size + 2 > cap) cap = (size_t)st.st_size + 2;
+    if (fstat(fileno(fp), &st) == 0 && S_ISREG(st.st_mode) && (size_t)st.st_size + 2 > cap)
+        cap = (size_t)st.st_size + 2;
     char *buf = nmt_malloc(cap);
     while (buf) {
         len += fread(buf + len, 1, cap - len - 1, fp);

@@ -69,7 +69,7 @@ int nmt_evaluate_system(nmt_metric *metric, const nmt_segments *hyps, const nmt_
     double *sum = nmt_calloc((size_t)k, sizeof *sum);
     if (!s.shares || !s.rows || !sum) goto done;
     for (int t = 0; t < s.count; t++)
-        if (!(s.shares[t].metric = t == 0 ? metric : nmt_metric_new_like(metric))) goto done;
+        if (!(s.shares[t].metric = t == 0 ? metric : nmt_metric_create_like(metric))) goto done;
     nmt_parallel_for(s.count, score_shares, &s);
     for (int t = 0; t < s.count; t++)
         if (s.shares[t].failed) {
@@ -77,7 +77,7 @@ int nmt_evaluate_system(nmt_metric *metric, const nmt_segments *hyps, const nmt_
             goto done;
         }
     nmt_metric_sum(s.rows, n, k, sum);
-    out->score = nmt_metric_compute(metric, sum, NMT_SCORE_PYTHON, out->verbose, sizeof out->verbose);
+    out->score = nmt_metric_compute(metric, sum, NMT_PYNUM_PYTHON, out->verbose, sizeof out->verbose);
     if (keep) {
         out->stats = s.rows;
         s.rows = NULL;
@@ -108,7 +108,7 @@ static int check_lengths(const nmt_segments *const *systems, int nsystems, const
 nmt_evaluate_options nmt_evaluate_options_default(void) {
     nmt_evaluate_options o;
     memset(&o, 0, sizeof o);
-    nmt_metric_options_init(&o.metric);
+    o.metric = nmt_metric_options_default();
     o.metrics[0] = NMT_METRIC_BLEU;
     o.nmetrics = 1;
     o.confidence_n = 1000;
@@ -130,10 +130,10 @@ typedef struct report {
     void *ctx;
 } report;
 
-static size_t signature_of(const nmt_metric *metric, const nmt_score_signature *global, char *out, size_t size) {
-    nmt_score_field fields[NMT_METRIC_MAX_FIELDS];
+static size_t signature_of(const nmt_metric *metric, const nmt_signature_global *global, char *out, size_t size) {
+    nmt_signature_field fields[NMT_METRIC_MAX_FIELDS];
     int count = nmt_metric_signature_fields(metric, fields);
-    return nmt_score_signature_format(global, fields, count, out, size);
+    return nmt_signature_format(global, fields, count, out, size);
 }
 
 static int sentence_level(report *r, const nmt_segments *hyps) {
@@ -142,14 +142,14 @@ static int sentence_level(report *r, const nmt_segments *hyps) {
     nmt_evaluate_scored s;
     if (nmt_evaluate_system(metric, hyps, r->refs, r->nrefs, 1, &s) < 0) return -1;
     char sig[512];
-    nmt_score_signature global = {.nrefs = r->nrefs, .short_form = o->short_signature};
+    nmt_signature_global global = {.nrefs = r->nrefs, .short_form = o->short_signature};
     signature_of(metric, &global, sig, sizeof sig);
     int k = nmt_metric_stat_count(metric), rc = 0;
     nmt_strbuf *out = r->out;
     for (size_t i = 0; i < hyps->count && rc == 0; i++) {
         char verbose[160];
         nmt_report_score score = {.name = nmt_metric_name(metric), .verbose = verbose, .signature = sig};
-        score.score = nmt_metric_compute(metric, s.stats + i * (size_t)k, NMT_SCORE_PYTHON, verbose, sizeof verbose);
+        score.score = nmt_metric_compute(metric, s.stats + i * (size_t)k, NMT_PYNUM_PYTHON, verbose, sizeof verbose);
         rc = nmt_report_score_format(&score, o->width, o->score_only, 0, out);
         if (rc == 0) rc = nmt_strbuf_reserve(out, out->len + 2);
         if (rc == 0) out->data[out->len++] = '\n';
@@ -185,7 +185,7 @@ static int single(report *r, const nmt_segments *hyps) {
         }
         free(s.stats);
         char sig[512];
-        nmt_score_signature global = {.nrefs = r->nrefs,
+        nmt_signature_global global = {.nrefs = r->nrefs,
                                       .bootstrap = bootstrap ? o->confidence_n : 0,
                                       .seed = bootstrap ? seed_text : NULL,
                                       .short_form = o->short_signature && o->format != NMT_REPORT_JSON};
@@ -227,7 +227,7 @@ static int table(report *r, const nmt_segments *const *systems, const char *cons
     for (int m = 0; m < nm; m++) {
         metric_names[m] = nmt_metric_name(r->metrics[m]);
         sig_ptrs[m] = sigs[m];
-        nmt_score_signature global = {.nrefs = r->nrefs, .short_form = o->short_signature};
+        nmt_signature_global global = {.nrefs = r->nrefs, .short_form = o->short_signature};
         if (paired) {
             global.bootstrap = o->paired_bs ? samples : 0;
             global.trials = o->paired_ar ? samples : 0;
@@ -240,7 +240,8 @@ static int table(report *r, const nmt_segments *const *systems, const char *cons
         if (paired && o->paired_bs) {
             double *scores = nmt_malloc((size_t)samples * sizeof *scores);
             const double *stats[1] = {base[m].stats};
-            if (!scores || nmt_metric_bootstrap(r->metrics[m], stats, 1, systems[0]->count, &seed, samples, &scores) < 0) {
+            if (!scores ||
+                nmt_metric_bootstrap(r->metrics[m], stats, 1, systems[0]->count, &seed, samples, &scores) < 0) {
                 free(scores);
                 goto done;
             }
@@ -326,7 +327,7 @@ int nmt_evaluate_report(const nmt_evaluate_options *options, const nmt_segments 
     }
     int rc = -1;
     for (int m = 0; m < o.nmetrics; m++)
-        if (!(r.metrics[m] = nmt_metric_new(o.metrics[m], &o.metric))) goto done;
+        if (!(r.metrics[m] = nmt_metric_create(o.metrics[m], &o.metric))) goto done;
     rc = o.sentence_level ? sentence_level(&r, systems[0])
          : nsystems == 1  ? single(&r, systems[0])
                           : table(&r, systems, names, nsystems);

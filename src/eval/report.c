@@ -2,7 +2,8 @@
  * print_results_table with tabulate's fancy_grid and latex_booktabs). */
 #include "eval/report.h"
 
-#include "eval/score.h"
+#include "eval/pynum.h"
+#include "eval/signature.h"
 #include "base/utf8.h"
 #include "base/util.h"
 
@@ -60,13 +61,13 @@ static int append_json_string(nmt_strbuf *out, const char *s, int ensure_ascii) 
 /* json.dumps of float(f"{x:.{width}f}") or of x itself (width < 0). */
 static int append_json_number(nmt_strbuf *out, double x, int width) {
     char repr[40];
-    nmt_score_repr(width >= 0 ? nmt_score_rounded(x, width) : x, repr);
+    nmt_pynum_repr(width >= 0 ? nmt_pynum_rounded(x, width) : x, repr);
     return nmt_strbuf_puts(out, repr);
 }
 
 static int append_fixed(nmt_strbuf *out, double x, int width) {
     char buf[400];
-    size_t n = nmt_score_fixed(x, width, buf, sizeof buf);
+    size_t n = nmt_pynum_fixed(x, width, buf, sizeof buf);
     return nmt_strbuf_append(out, buf, n < sizeof buf ? n : sizeof buf - 1);
 }
 
@@ -324,7 +325,7 @@ static int append_json_table(const nmt_report_table *t, int width, nmt_strbuf *o
                 return -1;
             if (t->test == NMT_REPORT_NO_TEST) {
                 char value[400];
-                nmt_score_fixed(cell->score, width, value, sizeof value);
+                nmt_pynum_fixed(cell->score, width, value, sizeof value);
                 if (append_json_string(out, value, 1) < 0) return -1;
                 continue;
             }
@@ -409,7 +410,7 @@ int nmt_report_table_format(const nmt_report_table *t, nmt_report_format format,
         if (numeric && !all_int)
             for (int r = 0; r < nrows; r++) {
                 char value[400];
-                nmt_score_fixed(strtod(col->cells[r], NULL), width, value, sizeof value);
+                nmt_pynum_fixed(strtod(col->cells[r], NULL), width, value, sizeof value);
                 free(col->cells[r]);
                 if (!(col->cells[r] = nmt_strdup(value))) goto done;
             }

@@ -8,7 +8,7 @@
  * Several systems (print_results_table): a table (tabulate's fancy_grid for text, latex_booktabs
  * for latex), or a JSON list of {"system", metric: value}; with a paired test the table also shows
  * the bootstrap mean and CI, and p-values (a '*' marks p <= 0.05), followed by the explanation.
- * Numbers follow Python's formatting (score.h), widths count code points as Python's len does.
+ * Numbers follow Python's formatting (pynum.h), widths count code points as Python's len does.
  */
 #ifndef NMT_REPORT_H
 #define NMT_REPORT_H

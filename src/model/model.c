@@ -243,7 +243,7 @@ static float *aligned_floats(size_t n) {
     return nmt_malloc_aligned(bytes);
 }
 
-int nmt_model_create(nmt_model *m, const nmt_model_config *config) {
+int nmt_model_init(nmt_model *m, const nmt_model_config *config) {
     memset(m, 0, sizeof *m);
     if (nmt_model_config_check(config) < 0) return -1;
     if (config->vocab_size == 0) return nmt_error_set("model.vocab_size is not set (no vocabulary yet)");

@@ -3,7 +3,7 @@
  *
  * Use:
  *     nmt_model m;
- *     nmt_model_create(&m, &config);          // parameters + gradients, one buffer each
+ *     nmt_model_init(&m, &config);          // parameters + gradients, one buffer each
  *     nmt_model_init_weights(&m, seed);
  *     nmt_model_zero_grads(&m);
  *     nmt_model_forward(&m, &batch, &opts, &loss);   // keeps the activations of this batch
@@ -150,7 +150,7 @@ typedef struct nmt_model {
     nmt_model_timing timing;     /* accumulated by forward/backward; the caller resets it */
 } nmt_model;
 
-int nmt_model_create(nmt_model *m, const nmt_model_config *config);
+int nmt_model_init(nmt_model *m, const nmt_model_config *config);
 void nmt_model_free(nmt_model *m);
 /* Xavier-uniform for weight matrices, N(0, D^-1/2) for embeddings, zeros for biases, ones for
  * LayerNorm gains; deterministic in seed. */

@@ -21,7 +21,7 @@
 #define CONFIG_FIELD(config, type, f) ((type *)((char *)(config) + (f)->offset))
 #define CONFIG_VALUE(config, type, f) (*(const type *)((const char *)(config) + (f)->offset))
 
-void nmt_model_metadata_make(nmt_model_metadata *md, const nmt_model_config *c) {
+void nmt_model_metadata_init(nmt_model_metadata *md, const nmt_model_config *c) {
     snprintf(md->text[0][0], sizeof md->text[0][0], "format");
     snprintf(md->text[0][1], sizeof md->text[0][1], "%s", NMT_MODEL_FORMAT);
     for (int i = 0; i < NMT_MODEL_CONFIG_COUNT; i++) {
@@ -139,7 +139,7 @@ int nmt_model_save(const nmt_model *m, const char *path) {
     nmt_st_tensor *tensors;
     if (nmt_model_tensor_list(m, m->params, "", &tensors) < 0) return -1;
     nmt_model_metadata md;
-    nmt_model_metadata_make(&md, &m->config);
+    nmt_model_metadata_init(&md, &m->config);
     int rc = nmt_st_write(path, tensors, m->num_tensors, md.entries, NMT_MODEL_METADATA);
     free(tensors);
     return rc;
@@ -162,7 +162,7 @@ static int open_model(nmt_model *m, nmt_st_file *file, const char *path) {
                       "floats: truncated or damaged", path, need, (double)need * sizeof(float) / 1e6, have);
         goto fail;
     }
-    if (nmt_model_create(m, &config) < 0) {
+    if (nmt_model_init(m, &config) < 0) {
         nmt_error_prefix("%s", path);
         goto fail;
     }
@@ -194,14 +194,14 @@ int nmt_model_average(const char *const *paths, int count, const char *out) {
     nmt_st_file file;
     if (open_model(&m, &file, paths[0]) < 0) return -1;
     nmt_model_metadata first;
-    nmt_model_metadata_make(&first, &m.config);
+    nmt_model_metadata_init(&first, &m.config);
     int rc = 0;
     for (int k = 0; rc == 0 && k < count; k++) {
         nmt_model_config config;
         if (k > 0 && (rc = nmt_st_read(&file, paths[k])) < 0) break;
         rc = nmt_model_metadata_read(&config, &file, paths[k]);
         nmt_model_metadata md;
-        nmt_model_metadata_make(&md, &config);
+        nmt_model_metadata_init(&md, &config);
         for (int i = 0; rc == 0 && i < NMT_MODEL_METADATA; i++)
             if (strcmp(md.text[i][1], first.text[i][1]) != 0)
                 rc = nmt_error_set("%s: its model differs from %s's (%s: %s, not %s)", paths[k], paths[0],

@@ -23,14 +23,14 @@
 enum { NMT_MODEL_METADATA = NMT_MODEL_CONFIG_COUNT + 1 }; /* format, then nmt_model_config_fields */
 
 /* A model config as metadata entries whose strings live in the struct itself (no allocation). The
- * entries point into the struct: fill each one with nmt_model_metadata_make, never copy one by
+ * entries point into the struct: fill each one with nmt_model_metadata_init, never copy one by
  * assignment. text[i][0] is entry i's key, text[i][1] its value. */
 typedef struct nmt_model_metadata {
     nmt_st_metadata entries[NMT_MODEL_METADATA];
     char text[NMT_MODEL_METADATA][2][32];
 } nmt_model_metadata;
 
-void nmt_model_metadata_make(nmt_model_metadata *metadata, const nmt_model_config *config);
+void nmt_model_metadata_init(nmt_model_metadata *metadata, const nmt_model_config *config);
 /* Reads a config from a file's metadata, checking the format key, every value's syntax and
  * nmt_model_config_check; the error names `path` and the key. Other metadata keys are ignored. */
 int nmt_model_metadata_read(nmt_model_config *config, const nmt_st_file *file, const char *path);
@@ -45,7 +45,7 @@ int nmt_model_tensor_read(const nmt_model *m, float *buffer, const char *prefix,
 
 /* Writes m's parameters and config to path (atomically). */
 int nmt_model_save(const nmt_model *m, const char *path);
-/* Creates *m (nmt_model_create) from the config in the file and reads its parameters; refuses a file
+/* Creates *m (nmt_model_init) from the config in the file and reads its parameters; refuses a file
  * with a tensor the model does not have. On failure *m holds nothing to free. */
 int nmt_model_load(nmt_model *m, const char *path);
 

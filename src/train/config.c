@@ -106,7 +106,8 @@ enum { NUM_KEYS = sizeof keys / sizeof keys[0] };
 #define FIELD(config, type, offset) ((type *)((char *)(config) + (offset)))
 #define VALUE(config, type, offset) (*(const type *)((const char *)(config) + (offset)))
 
-void nmt_config_defaults(nmt_config *c) {
+nmt_config nmt_config_default(void) {
+    nmt_config defaults, *c = &defaults;
     memset(c, 0, sizeof *c);
     c->model = nmt_model_config_default();
     c->vocab_size = 8000;
@@ -127,6 +128,7 @@ void nmt_config_defaults(nmt_config *c) {
     c->keep_last = 5;
     c->patience = 10;
     c->seed = 1;
+    return defaults;
 }
 
 void nmt_config_free(nmt_config *c) {
@@ -591,7 +593,7 @@ int nmt_config_load(nmt_config *c, const char *path, const char *const *override
     char *text;
     size_t size;
     if (nmt_read_file(path, &text, &size) < 0) {
-        nmt_config_defaults(c);
+        *c = nmt_config_default();
         return -1;
     }
     int rc = nmt_config_parse(c, text, size, path, overrides);
@@ -600,7 +602,7 @@ int nmt_config_load(nmt_config *c, const char *path, const char *const *override
 }
 
 int nmt_config_parse(nmt_config *c, const char *text, size_t size, const char *path, const char *const *overrides) {
-    nmt_config_defaults(c);
+    *c = nmt_config_default();
     loader L = {.config = c, .file = path};
     yaml_parser_t parser;
     yaml_document_t doc;

@@ -55,7 +55,7 @@ typedef struct nmt_config {
 } nmt_config;
 
 /* The defaults of every key (paths NULL). */
-void nmt_config_defaults(nmt_config *config);
+nmt_config nmt_config_default(void);
 /* Reads a YAML file and applies `overrides` ("a.b=value"; NULL-terminated list, may be NULL). On
  * failure the error says where (file:line:column or the override) and *config holds nothing to free. */
 int nmt_config_load(nmt_config *config, const char *path, const char *const *overrides);

@@ -238,9 +238,8 @@ static int prepare_corpora(trainer *t) {
     /* Validation keeps every line, so hypotheses and references stay aligned. */
     if (read_corpus(t, &t->valid, &cfg->valid, "corpus-valid.bin", 0, 0) < 0 || read_references(t) < 0) return -1;
     if (t->valid.num_pairs == 0) return nmt_error_set("%s: the validation set is empty", cfg->valid.src);
-    nmt_bleu_options bleu_options;
-    nmt_bleu_options_init(&bleu_options);
-    if (!(t->bleu = nmt_bleu_new(&bleu_options))) return -1;
+    nmt_bleu_options bleu_options = nmt_bleu_options_default();
+    if (!(t->bleu = nmt_bleu_create(&bleu_options))) return -1;
     return nmt_batcher_init(&t->valid_batches, &t->valid, cfg->batch_tokens, 0, 0);
 }
 
@@ -296,7 +295,7 @@ static int prepare_model(trainer *t, const nmt_st_file *ckpt, const char *ckpt_p
     mc.vocab_size = nmt_spm_vocab_size(t->spm);
     if (nmt_model_config_check(&mc) < 0) return -1;
     if (ckpt && nmt_checkpoint_check_config(ckpt, ckpt_path, &mc) < 0) return -1;
-    if (nmt_model_create(&t->model, &mc) < 0) return -1;
+    if (nmt_model_init(&t->model, &mc) < 0) return -1;
     t->model_created = 1;
     if (nmt_adam_init(&t->adam, t->model.num_params, cfg->beta1, cfg->beta2, cfg->adam_eps) < 0) return -1;
     if (!ckpt) {
