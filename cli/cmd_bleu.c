@@ -9,7 +9,7 @@
 #include "cli.h"
 
 #include "base/util.h"
-#include "compute/kernels.h"
+#include "compute/pool.h"
 #include "eval/evaluate.h"
 #include "nmt/version.h"
 
@@ -483,7 +483,7 @@ static int run(args *a) {
             if (a->e.metrics[m] == NMT_METRIC_BLEU)
                 for (int s = 0; s < in.nsys; s++) warn_tokenized(a, in.systems[s]);
     a->e.seed = getenv("SACREBLEU_SEED");
-    ok = ok && nmt_kernels_set_threads((int)a->threads) == 0 &&
+    ok = ok && nmt_pool_set_threads((int)a->threads) == 0 &&
          nmt_evaluate_report(&a->e, in.systems, (const char *const *)in.names, in.nsys, in.refs, in.nrefs, &out,
                              print_and_clear, NULL) == 0 &&
          print_and_clear(NULL, &out) == 0;

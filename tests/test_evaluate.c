@@ -6,7 +6,7 @@
  *   sacrebleu r0 r1 -i h1 h2 -m bleu --paired-bs -pbsn 100 -f text -w 2 */
 #include "eval/evaluate.h"
 #include "base/util.h"
-#include "compute/kernels.h"
+#include "compute/pool.h"
 #include "testing.h"
 
 #include <check.h>
@@ -96,9 +96,9 @@ START_TEST(threads_change_nothing) {
         nmt_metric *m = metric((nmt_metric_kind)kind);
         int k = nmt_metric_stat_count(m);
         nmt_evaluate_scored a, b;
-        ck_assert_int_eq(nmt_kernels_set_threads(1), 0);
+        ck_assert_int_eq(nmt_pool_set_threads(1), 0);
         ck_assert_int_eq(nmt_evaluate_system(m, &hyps, one, 1, 1, &a), 0);
-        ck_assert_int_eq(nmt_kernels_set_threads(3), 0);
+        ck_assert_int_eq(nmt_pool_set_threads(3), 0);
         ck_assert_int_eq(nmt_evaluate_system(m, &hyps, one, 1, 1, &b), 0);
         ck_assert(a.score == b.score);
         ck_assert_int_eq(memcmp(a.stats, b.stats, (size_t)N * (size_t)k * sizeof *a.stats), 0);
@@ -109,7 +109,7 @@ START_TEST(threads_change_nothing) {
     }
     stream_free(&hyps);
     stream_free(&ref);
-    nmt_kernels_set_threads(1);
+    nmt_pool_set_threads(1);
 }
 END_TEST
 

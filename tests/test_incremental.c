@@ -6,11 +6,13 @@
  * step through the same code) must agree bit for bit, and so must a sentence decoded in a batch and
  * alone. Forced scoring must equal the sum of the per-step log-probabilities of decoding.
  */
-#include "infer/decode.h"
+#include "infer/forced.h"
 #include "infer/incremental.h"
+#include "compute/pool.h"
 #include "compute/kernels.h"
 #include "model/model.h"
 #include "base/random.h"
+#include "infer/translator.h"
 #include "base/util.h"
 
 #include <check.h>
@@ -228,7 +230,7 @@ static void assert_forced_scores(nmt_model *m, const int32_t *src, int len, cons
         const nmt_hypothesis *h = &t->hyps[j];
         const int32_t *tgt = h->tokens;
         double forced;
-        ck_assert_msg(nmt_decode_score(m, 1, &src, &len, &tgt, &h->length, 4, &forced) == 0, "%s", nmt_error());
+        ck_assert_msg(nmt_forced_score(m, 1, &src, &len, &tgt, &h->length, 4, &forced) == 0, "%s", nmt_error());
         ck_assert_double_eq_tol(forced, h->logprob, tolerance + per_token * (h->length + 1));
     }
 }
@@ -291,10 +293,10 @@ START_TEST(score_is_the_sum_of_step_logprobs) {
     const int32_t *sp[SENTENCES], *tp[SENTENCES];
     for (int i = 0; i < SENTENCES; i++) sp[i] = src[i], tp[i] = tgt[i];
     double batched[SENTENCES];
-    ck_assert_msg(nmt_decode_score(&m, SENTENCES, sp, src_len, tp, tgt_len, 4, batched) == 0, "%s", nmt_error());
+    ck_assert_msg(nmt_forced_score(&m, SENTENCES, sp, src_len, tp, tgt_len, 4, batched) == 0, "%s", nmt_error());
     for (int i = 0; i < SENTENCES; i++) {
         double one;
-        ck_assert_int_eq(nmt_decode_score(&m, 1, &sp[i], &src_len[i], &tp[i], &tgt_len[i], 1, &one), 0);
+        ck_assert_int_eq(nmt_forced_score(&m, 1, &sp[i], &src_len[i], &tp[i], &tgt_len[i], 1, &one), 0);
         ck_assert_double_eq_tol(one, batched[i], 1e-5);
         /* Step by step through the incremental decoder. */
         int32_t matrix[MAX_LEN];
@@ -414,7 +416,7 @@ START_TEST(step_best_matches_full_logprobs) {
     enum { VOCAB = 600, ROWS = 3, TOP = 7, STEPS = 4, SRC = 6 };
     nmt_model m;
     make_model_of(&m, variants[_i], 64, 81 + (uint64_t)_i, VOCAB);
-    ck_assert_int_eq(nmt_kernels_set_threads(2), 0);
+    ck_assert_int_eq(nmt_pool_set_threads(2), 0);
     int32_t src[ROWS * SRC];
     int tokens[ROWS];
     uint64_t s = 3;
@@ -493,7 +495,7 @@ START_TEST(threads_share_batches_exactly) {
     o.batch_size = 2;
     nmt_translation one[SENTENCES], two[SENTENCES];
     ck_assert_msg(nmt_decode_sentences(&m, &o, SENTENCES, src_ptr, len, one) == 0, "%s", nmt_error());
-    ck_assert_int_eq(nmt_kernels_set_threads(2), 0);
+    ck_assert_int_eq(nmt_pool_set_threads(2), 0);
     ck_assert_msg(nmt_decode_sentences(&m, &o, SENTENCES, src_ptr, len, two) == 0, "%s", nmt_error());
     for (int i = 0; i < SENTENCES; i++) {
         assert_same(&one[i], &two[i], 1);
@@ -519,7 +521,7 @@ END_TEST
 
 /* In each test's own process (Check forks before a test, and a forked child has no pool threads);
  * one thread: the tiny products here only pay for threading. */
-static void setup(void) { nmt_kernels_set_threads(1); }
+static void setup(void) { nmt_pool_set_threads(1); }
 
 int main(void) {
     Suite *s = suite_create("incremental");

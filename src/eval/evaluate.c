@@ -2,7 +2,7 @@
 #include "eval/evaluate.h"
 
 #include "base/util.h"
-#include "compute/kernels.h"
+#include "compute/pool.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -62,7 +62,7 @@ int nmt_evaluate_system(nmt_metric *metric, const nmt_segments *hyps, const nmt_
     int k = nmt_metric_stat_count(metric), rc = -1;
     size_t n = hyps->count;
     memset(out, 0, sizeof *out);
-    scoring s = {.count = n < MIN_PARALLEL_SEGMENTS ? 1 : nmt_kernels_threads(), .hyps = hyps, .refs = refs,
+    scoring s = {.count = n < MIN_PARALLEL_SEGMENTS ? 1 : nmt_pool_threads(), .hyps = hyps, .refs = refs,
                  .nrefs = nrefs};
     s.shares = nmt_calloc((size_t)s.count, sizeof *s.shares);
     s.rows = nmt_malloc((n ? n : 1) * (size_t)k * sizeof *s.rows);
@@ -70,7 +70,7 @@ int nmt_evaluate_system(nmt_metric *metric, const nmt_segments *hyps, const nmt_
     if (!s.shares || !s.rows || !sum) goto done;
     for (int t = 0; t < s.count; t++)
         if (!(s.shares[t].metric = t == 0 ? metric : nmt_metric_create_like(metric))) goto done;
-    nmt_parallel_for(s.count, score_shares, &s);
+    nmt_pool_for(s.count, score_shares, &s);
     for (int t = 0; t < s.count; t++)
         if (s.shares[t].failed) {
             nmt_error_set("%s", s.shares[t].error);

@@ -8,7 +8,7 @@
  *                           position t of row r is at [t, slot[r]], so a step's appends are one
  *                           block and the pages touched grow with the positions actually fed
  *   history[max_rows, P]    the tokens fed to each row (uncached mode replays them)
- * Rows are contiguous per sentence (decode.h), so a sentence's rows are the queries of one
+ * Rows are contiguous per sentence (search.h), so a sentence's rows are the queries of one
  * cross-attention over its block, and sentences with as many rows each make one batched call
  * (reaching their blocks through a list of sentence ids, so nothing moves when a sentence ends).
  * A reorder moves no cache data for a row that continues its parent alone or first: it takes over
@@ -17,6 +17,7 @@
  */
 #include "infer/incremental.h"
 
+#include "compute/pool.h"
 #include "compute/kernels.h"
 #include "compute/packed.h"
 #include "base/util.h"
@@ -25,27 +26,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* A buffer that only grows. Its contents do not survive growth (each batch refills them), so it
- * grows by a new allocation rather than a copying realloc, and by at least half its size: the
- * batches of a length-sorted window each need a little more, and would otherwise reallocate (and
- * fault in fresh pages) every time. */
-typedef struct buffer {
-    void *data;
-    size_t cap; /* bytes */
-} buffer;
+/* Every buffer only grows (nmt_scratch: each batch refills it). */
+typedef nmt_scratch buffer;
 
 static int buffer_reserve(buffer *b, size_t count, size_t size, const char *what) {
     size_t bytes = 0;
     if (nmt_size_mul(count ? count : 1, size, &bytes, what) < 0) return -1;
-    if (bytes <= b->cap) return 0;
-    size_t grown = b->cap + b->cap / 2;
-    if (grown < bytes) grown = bytes;
-    free(b->data);
-    b->cap = 0;
-    b->data = nmt_malloc_huge(grown);
-    if (!b->data) return -1;
-    b->cap = grown;
-    return 0;
+    return nmt_scratch_reserve(b, bytes);
 }
 
 enum { OUTPUT_COLUMNS = 256 }; /* vocabulary entries per chunk of the fused output layer */
@@ -491,7 +478,7 @@ static void output_layer(nmt_incremental *inc, const float *x, const step_output
         return;
     }
     output_task task = {inc, x, out};
-    nmt_parallel_for(R, output_best_range, &task);
+    nmt_pool_for(R, output_best_range, &task);
 }
 
 /* Feeds position `t` of every live row (tokens from the history) through the decoder, appending

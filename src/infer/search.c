@@ -1,30 +1,20 @@
-/* decode: greedy and beam search over an nmt_decode_step (the algorithm is described in decode.h).
+/* search: greedy and beam search over an nmt_decode_step (the algorithm is described in search.h).
  *
  * One batch keeps a history of every step: each row's input token, its parent row at the step
  * before and (when asked) its cross-attention row. A finished hypothesis is only a reference
  * (step, row) into that history; its tokens and attention are traced back through the parents when
  * the batch ends. All buffers of a batch are carved from one block that only grows, so decoding
  * allocates nothing per step.
- *
- * The translator and forced scoring sort sentences by length so that a batch wastes little on
- * padding, and put results back in the input order.
  */
-#include "infer/decode.h"
+#include "infer/search.h"
 
-#include "infer/incremental.h"
 #include "compute/kernels.h"
-#include "model/model.h"
-#include "model/model_file.h"
-#include "base/utf8.h"
+#include "text/vocab.h"
 #include "base/util.h"
 
-#include <errno.h>
 #include <math.h>
-#include <stdatomic.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 nmt_decode_options nmt_decode_options_default(void) {
     return (nmt_decode_options){
@@ -121,8 +111,7 @@ struct nmt_search {
     int beam;   /* K: 1 on the greedy path */
     int n_best; /* finished hypotheses kept per sentence */
 
-    void *block; /* every buffer below, carved per batch */
-    size_t block_size;
+    nmt_scratch block; /* every buffer below, carved per batch */
     int rows_max;        /* batch * K: the stride of the per-step arrays */
     int width;           /* S */
     int top;             /* k: continuations asked of the step per row (1 greedy, 2K beam) */
@@ -157,7 +146,7 @@ int nmt_search_create(nmt_search **search, const nmt_decode_options *options) {
 
 void nmt_search_free(nmt_search *s) {
     if (!s) return;
-    free(s->block);
+    free(s->block.data);
     free(s);
 }
 
@@ -188,17 +177,8 @@ static int search_reserve(nmt_search *s, int batch, int steps, int width) {
     size_t o_done = layout_add(&total, (size_t)batch * (size_t)s->n_best, sizeof(finished));
     size_t o_done_count = layout_add(&total, (size_t)batch, sizeof(int));
     size_t o_cand = layout_add(&total, 2 * (size_t)s->beam, sizeof(candidate));
-    if (total > s->block_size) {
-        /* Grow by at least half: the batches of a length-sorted window each need a little more. */
-        size_t grown = s->block_size + s->block_size / 2;
-        if (grown < total) grown = total;
-        free(s->block);
-        s->block_size = 0;
-        s->block = nmt_malloc(grown);
-        if (!s->block) return -1;
-        s->block_size = grown;
-    }
-    char *base = s->block;
+    if (nmt_scratch_reserve(&s->block, total) < 0) return -1;
+    char *base = s->block.data;
     s->rows_max = (int)rows;
     s->width = width;
     s->best = (nmt_scored_token *)(base + o_best);
@@ -424,373 +404,4 @@ int nmt_search_run(nmt_search *s, const nmt_decode_step *step, int batch, const 
         rows = next;
     }
     return search_collect(s, batch, src_pieces, out);
-}
-
-/* ---- translation and scoring with a model ---- */
-
-/* A sentence's place in the length order. */
-typedef struct ordered {
-    int length, index;
-} ordered;
-
-static int by_length(const void *pa, const void *pb) {
-    const ordered *a = pa, *b = pb;
-    if (a->length != b->length) return a->length < b->length ? -1 : 1;
-    return a->index < b->index ? -1 : a->index > b->index;
-}
-
-/* What one thread needs to decode a batch: its own search and decoder state, and the batch's
- * padded source matrix [B, longest + 1] with its lengths (sized per run). */
-typedef struct translate_worker {
-    nmt_search *search;
-    nmt_incremental *decoder;
-    int32_t *matrix;
-    int *tokens, *pieces; /* [B] source tokens (pieces + eos) and pieces of each sentence */
-    nmt_translation *batch_out; /* [B] */
-} translate_worker;
-
-struct nmt_translator {
-    const nmt_model *model;
-    nmt_decode_options options;
-    nmt_incremental_weights *weights; /* packed once, shared by the workers' decoders */
-    int workers;               /* one per pool thread */
-    translate_worker *worker;  /* [workers] */
-};
-
-int nmt_decode_open_model(const char *dir, nmt_model *model, nmt_spm **spm) {
-    memset(model, 0, sizeof *model);
-    *spm = NULL;
-    struct stat st;
-    if (stat(dir, &st) != 0) return nmt_error_set("%s: cannot open the model directory: %s", dir, strerror(errno));
-    if (!S_ISDIR(st.st_mode))
-        return nmt_error_set("%s: not a model directory (expected the directory `nmt train` wrote)", dir);
-    char *model_path = nmt_path_join(dir, "model.safetensors"), *spm_path = nmt_path_join(dir, "spm.model");
-    int rc = -1;
-    if (!model_path || !spm_path) goto done;
-    if (!nmt_file_exists(model_path)) {
-        nmt_error_set("%s: missing (is %s a model directory written by `nmt train`?)", model_path, dir);
-        goto done;
-    }
-    if (nmt_model_load(model, model_path) < 0) goto done;
-    if (nmt_spm_load(spm, spm_path) < 0) goto done;
-    if (nmt_spm_vocab_size(*spm) != model->config.vocab_size) {
-        nmt_error_set("%s has %d pieces but %s has a vocabulary of %d", spm_path, nmt_spm_vocab_size(*spm), model_path,
-                      model->config.vocab_size);
-        goto done;
-    }
-    rc = 0;
-done:
-    if (rc < 0) {
-        nmt_spm_free(*spm);
-        *spm = NULL;
-        nmt_model_free(model);
-        memset(model, 0, sizeof *model);
-    }
-    free(model_path);
-    free(spm_path);
-    return rc;
-}
-
-int nmt_decode_encode_line(const nmt_model *model, const nmt_spm *spm, const nmt_lines *lines, int32_t **ids,
-                           size_t *cap, size_t *count) {
-    *count = 0;
-    long bad = nmt_utf8_invalid_at(lines->line, lines->len);
-    if (bad >= 0) {
-        nmt_error_set("%s:%ld: invalid UTF-8 at byte %ld", lines->name, lines->number, bad + 1);
-        return NMT_DECODE_INVALID_UTF8;
-    }
-    if (nmt_spm_encode(spm, lines->line, lines->len, ids, cap, count) < 0)
-        return nmt_error_prefix("%s:%ld", lines->name, lines->number);
-    const nmt_model_config *c = &model->config;
-    if (c->positions == NMT_POSITIONS_LEARNED && *count + 1 > (size_t)c->max_positions)
-        return nmt_error_set("%s:%ld: %zu pieces; the model's learned positions allow at most %d", lines->name,
-                             lines->number, *count, c->max_positions - 1);
-    return 0;
-}
-
-static void worker_free(translate_worker *w) {
-    nmt_search_free(w->search);
-    nmt_incremental_free(w->decoder);
-    free(w->matrix);
-    free(w->tokens);
-    free(w->pieces);
-    free(w->batch_out);
-}
-
-int nmt_translator_create(nmt_translator **out, const nmt_model *model, const nmt_decode_options *options) {
-    *out = NULL;
-    if (nmt_decode_options_check(options) < 0) return -1;
-    nmt_translator *t = nmt_calloc(1, sizeof *t);
-    if (!t) return -1;
-    t->model = model;
-    t->options = *options;
-    const int workers = nmt_kernels_threads(), B = options->batch_size;
-    t->worker = nmt_calloc((size_t)workers, sizeof *t->worker);
-    if (!t->worker || nmt_incremental_weights_create(&t->weights, model, options->precision) < 0) goto fail;
-    t->workers = workers;
-    for (int i = 0; i < workers; i++) {
-        translate_worker *w = &t->worker[i];
-        w->tokens = nmt_malloc((size_t)B * sizeof(int));
-        w->pieces = nmt_malloc((size_t)B * sizeof(int));
-        w->batch_out = nmt_malloc((size_t)B * sizeof *w->batch_out);
-        if (!w->tokens || !w->pieces || !w->batch_out || nmt_search_create(&w->search, options) < 0 ||
-            nmt_incremental_create_shared(&w->decoder, t->weights) < 0)
-            goto fail;
-    }
-    *out = t;
-    return 0;
-fail:
-    nmt_translator_free(t);
-    return -1;
-}
-
-void nmt_translator_free(nmt_translator *t) {
-    if (!t) return;
-    for (int i = 0; i < t->workers; i++) worker_free(&t->worker[i]);
-    free(t->worker);
-    nmt_incremental_weights_free(t->weights);
-    free(t);
-}
-
-static int empty_translation(nmt_translation *out) {
-    out->hyps = nmt_calloc(1, sizeof(nmt_hypothesis));
-    if (!out->hyps) return -1;
-    out->hyps[0].tokens = nmt_malloc(sizeof(int32_t));
-    if (!out->hyps[0].tokens) {
-        free(out->hyps);
-        out->hyps = NULL;
-        return -1;
-    }
-    out->count = 1;
-    return 0;
-}
-
-/* Decoder positions a batch needs whose longest source has `pieces` pieces. */
-static int batch_steps(const nmt_translator *t, int pieces) {
-    const nmt_model_config *c = &t->model->config;
-    int steps = nmt_decode_max_length(&t->options, pieces) + 1;
-    return c->positions == NMT_POSITIONS_LEARNED && steps > c->max_positions ? c->max_positions : steps;
-}
-
-/* Decodes the sentences order[0 .. n) (sorted by length, all non-empty) as one batch on worker w. */
-static int translate_batch(const nmt_translator *t, translate_worker *w, const ordered *order, int n,
-                           const int32_t *const *src, nmt_translation *out) {
-    const int S = order[n - 1].length + 1, K = t->options.greedy ? 1 : t->options.beam_size;
-    const int steps = batch_steps(t, order[n - 1].length);
-    for (int b = 0; b < n; b++) {
-        const int len = order[b].length;
-        int32_t *row = w->matrix + (size_t)b * (size_t)S;
-        memcpy(row, src[order[b].index], (size_t)len * sizeof(int32_t));
-        row[len] = NMT_EOS;
-        for (int j = len + 1; j < S; j++) row[j] = NMT_PAD;
-        w->tokens[b] = len + 1;
-        w->pieces[b] = len;
-    }
-    if (nmt_incremental_start(w->decoder, w->matrix, w->tokens, n, S, n * K, steps) < 0) return -1;
-    nmt_decode_step step = nmt_incremental_decode_step(w->decoder);
-    if (nmt_search_run(w->search, &step, n, w->pieces, S, w->batch_out) < 0) return -1;
-    for (int b = 0; b < n; b++) out[order[b].index] = w->batch_out[b];
-    return 0;
-}
-
-/* The batches of one run, taken in turn by the workers. Each batch is decoded on a single thread
- * (the pool's nested calls run inline), so its result does not depend on which worker took it. */
-typedef struct translate_run {
-    const nmt_translator *t;
-    const ordered *order;
-    int sentences, batches;
-    const int32_t *const *src;
-    nmt_translation *out;
-    atomic_int next_batch;
-    atomic_int failed;
-    char error[1024]; /* the first failure's message, from the worker's thread */
-} translate_run;
-
-static void translate_worker_task(void *ctx, long begin, long end) {
-    translate_run *run = ctx;
-    const int B = run->t->options.batch_size;
-    for (long i = begin; i < end; i++) {
-        translate_worker *w = &run->t->worker[i];
-        for (int b; !atomic_load(&run->failed) && (b = atomic_fetch_add(&run->next_batch, 1)) < run->batches;) {
-            const int first = b * B, n = run->sentences - first < B ? run->sentences - first : B;
-            if (translate_batch(run->t, w, run->order + first, n, run->src, run->out) < 0 &&
-                atomic_exchange(&run->failed, 1) == 0)
-                snprintf(run->error, sizeof run->error, "%s", nmt_error());
-        }
-    }
-}
-
-int nmt_translator_run(nmt_translator *t, int count, const int32_t *const *src, const int *src_len,
-                       nmt_translation *out) {
-    memset(out, 0, (size_t)(count > 0 ? count : 0) * sizeof *out);
-    if (count <= 0) return 0;
-    const int B = t->options.batch_size;
-    int n = 0, longest = 0, rc = -1;
-    ordered *order = nmt_malloc((size_t)count * sizeof *order);
-    if (!order) return -1;
-    for (int i = 0; i < count; i++) {
-        if (src_len[i] < 0) {
-            nmt_error_set("sentence %d: negative length %d", i, src_len[i]);
-            goto done;
-        }
-        if (src_len[i] == 0) {
-            if (empty_translation(&out[i]) < 0) goto done;
-            continue;
-        }
-        order[n++] = (ordered){src_len[i], i};
-        if (src_len[i] > longest) longest = src_len[i];
-    }
-    qsort(order, (size_t)n, sizeof *order, by_length);
-    translate_run run = {.t = t, .order = order, .sentences = n, .batches = (n + B - 1) / B, .src = src, .out = out};
-    /* Several batches: one per thread at a time, each on one core, which keeps every product
-     * whole and the search's serial work off the other threads' path. One batch: all threads on it. */
-    const int workers = run.batches < t->workers ? run.batches : t->workers;
-    /* Every buffer at the size of the run's largest batch at once, not grown batch by batch. */
-    const int largest = n < B ? n : B, K = t->options.greedy ? 1 : t->options.beam_size;
-    for (int i = 0; i < workers; i++) {
-        free(t->worker[i].matrix);
-        t->worker[i].matrix = nmt_malloc((size_t)B * ((size_t)longest + 1) * sizeof(int32_t));
-        if (!t->worker[i].matrix ||
-            nmt_incremental_reserve(t->worker[i].decoder, largest, longest + 1, largest * K, batch_steps(t, longest)) < 0)
-            goto done;
-    }
-    if (workers > 1) nmt_parallel_for(workers, translate_worker_task, &run);
-    else translate_worker_task(&run, 0, 1);
-    if (atomic_load(&run.failed)) {
-        nmt_error_set("%s", run.error);
-        goto done;
-    }
-    rc = 0;
-done:
-    if (rc < 0)
-        for (int i = 0; i < count; i++) nmt_translation_free(&out[i]);
-    free(order);
-    return rc;
-}
-
-int nmt_decode_sentences(const nmt_model *model, const nmt_decode_options *options, int count,
-                         const int32_t *const *src, const int *src_len, nmt_translation *out) {
-    nmt_translator *t;
-    if (nmt_translator_create(&t, model, options) < 0) return -1;
-    int rc = nmt_translator_run(t, count, src, src_len, out);
-    nmt_translator_free(t);
-    return rc;
-}
-
-/* Fills a padded row of `width`: prefix (or nothing), the pieces, suffix (or nothing), pad. */
-static void fill_row(int32_t *row, int width, int32_t prefix, const int32_t *pieces, int len, int32_t suffix) {
-    int at = 0;
-    if (prefix != NMT_PAD) row[at++] = prefix;
-    if (len) memcpy(row + at, pieces, (size_t)len * sizeof(int32_t));
-    at += len;
-    if (suffix != NMT_PAD) row[at++] = suffix;
-    while (at < width) row[at++] = NMT_PAD;
-}
-
-/* Forced decoding in batches: the pairs sorted by length, batch_size at a time, each batch handed to
- * visit() with the original index of each row. */
-typedef int (*pair_batch_fn)(void *ctx, nmt_model *model, const nmt_batch *batch, const ordered *rows);
-
-static int for_each_pair_batch(nmt_model *model, int count, const int32_t *const *src, const int *src_len,
-                               const int32_t *const *tgt, const int *tgt_len, int batch_size, pair_batch_fn visit,
-                               void *ctx) {
-    if (count <= 0) return 0;
-    if (batch_size < 1) return nmt_error_set("batch size must be at least 1, got %d", batch_size);
-    const nmt_model_config *c = &model->config;
-    int longest_src = 0, longest_tgt = 0;
-    for (int i = 0; i < count; i++) {
-        if (src_len[i] < 0 || tgt_len[i] < 0) return nmt_error_set("pair %d: negative length", i);
-        if (c->positions == NMT_POSITIONS_LEARNED && (src_len[i] + 1 > c->max_positions || tgt_len[i] + 1 > c->max_positions))
-            return nmt_error_set("pair %d: %d source and %d target pieces, beyond the model's %d learned positions", i,
-                                 src_len[i], tgt_len[i], c->max_positions - 1);
-        if (src_len[i] > longest_src) longest_src = src_len[i];
-        if (tgt_len[i] > longest_tgt) longest_tgt = tgt_len[i];
-    }
-    const size_t B = (size_t)batch_size, S = (size_t)longest_src + 1, T = (size_t)longest_tgt + 1;
-    ordered *order = nmt_malloc((size_t)count * sizeof *order);
-    int32_t *src_rows = nmt_malloc(B * S * sizeof(int32_t));
-    int32_t *tgt_in = nmt_malloc(B * T * sizeof(int32_t)), *tgt_out = nmt_malloc(B * T * sizeof(int32_t));
-    int rc = -1;
-    if (!order || !src_rows || !tgt_in || !tgt_out) goto done;
-    for (int i = 0; i < count; i++) order[i] = (ordered){src_len[i] + tgt_len[i], i};
-    qsort(order, (size_t)count, sizeof *order, by_length);
-    for (int first = 0; first < count; first += batch_size) {
-        const int n = count - first < batch_size ? count - first : batch_size;
-        int s_width = 1, t_width = 1;
-        for (int b = 0; b < n; b++) {
-            const int i = order[first + b].index;
-            if (src_len[i] + 1 > s_width) s_width = src_len[i] + 1;
-            if (tgt_len[i] + 1 > t_width) t_width = tgt_len[i] + 1;
-        }
-        for (int b = 0; b < n; b++) {
-            const int i = order[first + b].index;
-            fill_row(src_rows + (size_t)b * (size_t)s_width, s_width, NMT_PAD, src[i], src_len[i], NMT_EOS);
-            fill_row(tgt_in + (size_t)b * (size_t)t_width, t_width, NMT_BOS, tgt[i], tgt_len[i], NMT_PAD);
-            fill_row(tgt_out + (size_t)b * (size_t)t_width, t_width, NMT_PAD, tgt[i], tgt_len[i], NMT_EOS);
-        }
-        const nmt_batch batch = {.batch = n, .src_len = s_width, .tgt_len = t_width, .src = src_rows,
-                                 .tgt_in = tgt_in, .tgt_out = tgt_out};
-        if (visit(ctx, model, &batch, order + first) < 0) goto done;
-    }
-    rc = 0;
-done:
-    free(order);
-    free(src_rows);
-    free(tgt_in);
-    free(tgt_out);
-    return rc;
-}
-
-typedef struct score_ctx {
-    float *logprobs; /* [B, T] of the largest batch */
-    const int *tgt_len;
-    double *out;
-} score_ctx;
-
-static int score_batch(void *ctx, nmt_model *model, const nmt_batch *batch, const ordered *rows) {
-    score_ctx *sc = ctx;
-    if (nmt_model_token_logprobs(model, batch, sc->logprobs) < 0) return -1;
-    for (int b = 0; b < batch->batch; b++) {
-        const int i = rows[b].index;
-        double sum = 0;
-        for (int j = 0; j <= sc->tgt_len[i]; j++) sum += sc->logprobs[(size_t)b * (size_t)batch->tgt_len + (size_t)j];
-        sc->out[i] = sum;
-    }
-    return 0;
-}
-
-int nmt_decode_score(nmt_model *model, int count, const int32_t *const *src, const int *src_len,
-                     const int32_t *const *tgt, const int *tgt_len, int batch_size, double *out) {
-    int longest_tgt = 0;
-    for (int i = 0; i < count; i++)
-        if (tgt_len[i] > longest_tgt) longest_tgt = tgt_len[i];
-    score_ctx sc = {nmt_malloc((size_t)(batch_size > 0 ? batch_size : 1) * ((size_t)longest_tgt + 1) * sizeof(float)),
-                    tgt_len, out};
-    int rc = sc.logprobs ? for_each_pair_batch(model, count, src, src_len, tgt, tgt_len, batch_size, score_batch, &sc) : -1;
-    free(sc.logprobs);
-    return rc;
-}
-
-typedef struct loss_ctx {
-    nmt_forward_options options;
-    nmt_loss *total;
-} loss_ctx;
-
-static int loss_batch(void *ctx, nmt_model *model, const nmt_batch *batch, const ordered *rows) {
-    (void)rows;
-    loss_ctx *lc = ctx;
-    nmt_loss loss;
-    if (nmt_model_forward(model, batch, &lc->options, &loss) < 0) return -1;
-    lc->total->loss_sum += loss.loss_sum;
-    lc->total->nll_sum += loss.nll_sum;
-    lc->total->tokens += loss.tokens;
-    return 0;
-}
-
-int nmt_decode_loss(nmt_model *model, int count, const int32_t *const *src, const int *src_len,
-                    const int32_t *const *tgt, const int *tgt_len, int batch_size, double label_smoothing,
-                    nmt_loss *loss) {
-    memset(loss, 0, sizeof *loss);
-    loss_ctx lc = {{.training = 0, .label_smoothing = (float)label_smoothing}, loss};
-    return for_each_pair_batch(model, count, src, src_len, tgt, tgt_len, batch_size, loss_batch, &lc);
 }
