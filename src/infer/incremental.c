@@ -91,7 +91,7 @@ struct nmt_incremental {
     int max_rows, max_steps;
     int positions_len;           /* positions in the BUF_POSITIONS table */
     buffer buf[BUF_COUNT];
-    buffer *cache_k, *cache_v;   /* [layers], each [max_rows, P, D] */
+    buffer *cache_k, *cache_v;   /* [layers], each [P, max_rows, D] (position, then slot) */
 };
 
 #define BUF(inc, name, type) ((type *)(inc)->buf[name].data)
