@@ -118,7 +118,7 @@ START_TEST(compute_from_statistics) {
 END_TEST
 
 START_TEST(smoothing_methods) {
-    /* test_sentence_bleu.py: effective order, one reference (sacreBLEU issue #98). */
+    /* test_sentence_bleu.py: effective order, one reference. */
     const char *ref = "producţia de zahăr brut se exprimă în zahăr alb;";
     const char *sys = "Producția de zahăr primă va fi exprimată în ceea ce privește zahărul alb;";
     struct { nmt_bleu_smooth m; double v; int lc; nmt_tokenizer tok; double want; } cases[] = {

@@ -538,7 +538,7 @@ START_TEST(training_is_deterministic) {
 }
 END_TEST
 
-/* The d256/h4/ff1024/3+3/8k configuration of issue 8 at Multi30k-like lengths (source 13, target
+/* The d256/h4/ff1024/3+3/8k configuration of configs/multi30k-small.yaml at Multi30k-like lengths (source 13, target
  * 14 pieces): forward+backward is about 45 MFLOP per target token. By hand, per target token:
  * encoder 3 x 6 x (4 D^2 + 2 D F) x 13/14 = 13.1M, decoder 3 x 6 x (6 D^2 + 2 D F) = 16.5M plus
  * cross k|v 3 x 6 x 2 D^2 x 13/14 = 2.2M, output 6 D V = 12.3M, attention ~0.6M: 44.7M. */

@@ -90,7 +90,7 @@ START_TEST(file_has_names_shapes_and_metadata) {
                                       {"max_positions", "12"}, {"norm_eps", "1e-05"}, {"tie_embeddings", "all"}};
     for (int i = 0; i < NMT_MODEL_METADATA; i++)
         ck_assert_str_eq(nmt_st_meta(&f, expected_meta[i][0]), expected_meta[i][1]);
-    /* PyTorch-style names and [out, in] shapes (issue 3's list). */
+    /* PyTorch-style names and [out, in] shapes, as a PyTorch state dict of the same model has them. */
     const struct {
         const char *name;
         int rank;
