@@ -1,7 +1,8 @@
 /* gemm: C = alpha op(A) op(B) + beta C on nmt's own AVX-512 kernel or OpenBLAS, split over the pool.
  *
- * Each pool task computes whole row (or column) blocks of C with one single-threaded product;
- * OpenBLAS is set to one thread before its first use, so only the pool's threads compute.
+ * A product is cut by its shape alone into row (or column) blocks of C, the pool's units; each is
+ * one single-threaded product (OpenBLAS is set to one thread before its first use), so only the
+ * pool's threads compute and no result depends on which thread computed it.
  */
 #include "compute/gemm.h"
 
@@ -234,7 +235,7 @@ void nmt_gemm_panels(float *y, int ldy, const float *x, int M, int K, const floa
 #endif
 
 /* A product is cut along its longer side (rows of C when M >= N, else columns) into blocks of
- * equal size, whole multiples of the kernel's blocks: about one per GEMM_SIDE rows or columns, and
+ * equal size, whole multiples of the kernel's blocks: about one per `per_unit` rows or columns, and
  * between GEMM_UNITS_MIN and GEMM_UNITS_MAX of them where the side allows. Several blocks a thread
  * let threads that run slower (sharing a core with another process) take fewer of them; but each
  * block repeats the packing of the other operand (OpenBLAS packs all of it per call; the own kernel
