@@ -182,7 +182,7 @@ static void embed_backward(nmt_model *m, side *s, float *d_table, float *d_learn
     t.d_table = d_table;
     t.d_positions = d_learned;
     nmt_dropout_backward(dx, dx, drop, (long)s->M * t.D, 0);
-    nmt_pool_work(t.D, s->M, embed_backward_columns, &t);
+    nmt_pool_columns(t.D, s->M, embed_backward_columns, &t);
     STAGE_END(backward, NMT_STAGE_EMBED);
 }
 
