@@ -1,6 +1,7 @@
 /* cli: shared error printing and number parsing for the subcommands. */
 #include "cli.h"
 
+#include "base/io.h"
 #include "base/util.h"
 
 #include <errno.h>
@@ -23,6 +24,18 @@ int nmt_cli_usage_error(const char *command, const char *fmt, ...) {
     va_end(ap);
     fprintf(stderr, "\nTry 'nmt %s --help'.\n", command);
     return NMT_EXIT_USAGE;
+}
+
+int nmt_cli_output(const char *command, const char *flag, const char *path, const char *const *inputs,
+                   const char *input_flag) {
+    if (nmt_output_check(path, flag) < 0) return nmt_cli_usage_error(command, "%s", nmt_error()), -1;
+    for (const char *const *in = inputs; in && *in; in++)
+        if (nmt_same_file(path, *in))
+            return nmt_cli_usage_error(command, "%s %s is also an input (%s%s%s): writing it would destroy what is "
+                                                "read; choose another output file",
+                                       flag, path, input_flag ? input_flag : "", input_flag ? " " : "", *in),
+                   -1;
+    return 0;
 }
 
 int nmt_cli_long(const char *command, const char *flag, const char *text, long min, long max, long *out) {

@@ -337,7 +337,9 @@ static int bench_train_synthetic(const bench_options *o) {
 
 static int bench_train_config(const bench_options *o, const char *path) {
     nmt_config config;
-    if (nmt_config_load(&config, path, o->overrides) < 0) return nmt_cli_fail("bench");
+    int loaded = nmt_config_load(&config, path, o->overrides);
+    if (loaded == NMT_CONFIG_BAD_OVERRIDE) return nmt_cli_usage_error("bench", "%s", nmt_error());
+    if (loaded < 0) return nmt_cli_fail("bench");
     double peak = measure_peak(o);
     nmt_train_options options = {.threads = o->threads, .progress = o->quiet ? NULL : stderr, .warnings = stderr};
     nmt_train_bench_result r;

@@ -166,6 +166,10 @@ static int parse_args(int argc, char **argv, args *a) {
     }
     if (optind < argc) return nmt_cli_usage_error("translate", "unexpected argument '%s'", argv[optind]), -1;
     if (!a->model_dir) return nmt_cli_usage_error("translate", "--model is required"), -1;
+    const char *inputs[] = {a->input, NULL}, *written[] = {a->input, a->output, NULL};
+    if (a->output && nmt_cli_output("translate", "--output", a->output, inputs, "--input") < 0) return -1;
+    if (a->map && strcmp(a->map, "-") != 0 && nmt_cli_output("translate", "--alignment-map", a->map, written, NULL) < 0)
+        return -1;
     if (a->decode.greedy && n_best > 1)
         return nmt_cli_usage_error("translate", "--greedy gives one hypothesis: --n-best must be 1"), -1;
     if (!a->decode.greedy && n_best > beam)
@@ -392,7 +396,13 @@ static int run(translate *t) {
         count = 0;
         if (read_window(t, &lines, window, cap, &count, &eof) < 0) goto done;
         if (first == 0) t->numbered_maps = !(eof && count == 1);
-        if (count && translate_window(t, window, count, first) < 0) goto done;
+        if (count && translate_window(t, window, count, first) < 0) {
+            if (strstr(nmt_error(), "out of memory"))
+                nmt_error_prefix("translating lines %ld to %ld (--batch-size %d and --beam-size %d set the memory a "
+                                 "batch needs; lower them)", first + 1, first + count, t->a.decode.batch_size,
+                                 t->a.decode.beam_size);
+            goto done;
+        }
         if (show_progress && count) progress(t, 0);
     }
     if (show_progress) progress(t, 1);

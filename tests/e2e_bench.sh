@@ -42,7 +42,7 @@ check "train CONFIG" 0 "$NMT" bench train "$tmp/config.yaml" --steps 2 --warmup 
 has_keys "train CONFIG" target_tokens_per_s source_target_tokens_per_s gflops_per_s fraction_of_peak peak_rss_gib \
   optimizer first_loss src tgt
 [ ! -e "$tmp/model" ] || { echo "FAIL train CONFIG wrote into the output directory"; fail=1; }
-check "train CONFIG --set" 1 "$NMT" bench train "$tmp/config.yaml" --set train.batch_tokenz=3 --steps 1
+check "train CONFIG --set" 2 "$NMT" bench train "$tmp/config.yaml" --set train.batch_tokenz=3 --steps 1
 grep -q "batch_tokenz" "$err" || { echo "FAIL --set error: $(cat "$err")"; fail=1; }
 
 # Translation: a model trained for a moment, greedy and beam.

@@ -8,7 +8,7 @@
 #include "model/model_dir.h"
 #include "compute/pool.h"
 #include "compute/packed.h"
-#include "model_dir.h"
+#include "tiny_model.h"
 #include "nmt/version.h"
 #include "testing.h"
 

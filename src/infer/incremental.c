@@ -108,7 +108,7 @@ struct nmt_incremental {
     int max_rows, max_steps;
     int positions_len;           /* positions in the BUF_POSITIONS table */
     buffer buf[BUF_COUNT];
-    buffer *cache_k, *cache_v;   /* [layers], each [max_rows, P, D] */
+    buffer *cache_k, *cache_v;   /* [layers], each [P, max_rows, D] (position, then slot) */
     /* With a shortlist: the batch's candidate pieces, their output rows and those packed. */
     int shortlisted;             /* candidates of this batch; 0: no shortlist */
     int32_t *candidates;         /* [V] ascending */

@@ -12,6 +12,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <math.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -108,6 +109,34 @@ int nmt_model_metadata_read(nmt_model_config *config, const nmt_st_file *file, c
     return 0;
 }
 
+static const char fingerprint_key[] = "vocab_fingerprint";
+
+int nmt_model_fingerprint_entry(const nmt_model *m, nmt_st_metadata *entry, char text[17]) {
+    if (!m->vocab_fingerprint) return 0;
+    snprintf(text, 17, "%016" PRIx64, m->vocab_fingerprint);
+    *entry = (nmt_st_metadata){(char *)fingerprint_key, text};
+    return 1;
+}
+
+int nmt_model_fingerprint_read(const nmt_st_file *file, const char *path, uint64_t *fingerprint) {
+    *fingerprint = 0;
+    const char *text = nmt_st_meta(file, fingerprint_key);
+    if (!text) return 0;
+    char *end;
+    errno = 0;
+    *fingerprint = strtoull(text, &end, 16);
+    if (errno || strlen(text) != 16 || *end || !*fingerprint)
+        return nmt_error_set("%s: metadata %s='%s' is not 16 hexadecimal digits", path, fingerprint_key, text);
+    return 0;
+}
+
+int nmt_model_check_vocab(uint64_t recorded, const char *model_path, uint64_t vocab, const char *vocab_path) {
+    if (!recorded || recorded == vocab) return 0;
+    return nmt_error_set("%s is not the vocabulary %s was trained with (fingerprint %016" PRIx64 ", the model "
+                         "records %016" PRIx64 "): put back the spm.model of that training run",
+                         vocab_path, model_path, vocab, recorded);
+}
+
 int nmt_model_tensor_list(const nmt_model *m, const float *buffer, const char *prefix, nmt_st_tensor **tensors) {
     size_t n = (size_t)m->num_tensors, names = 0, prefix_len = strlen(prefix);
     for (size_t i = 0; i < n; i++) names += prefix_len + strlen(m->tensors[i].name) + 1;
@@ -193,7 +222,11 @@ int nmt_model_save(const nmt_model *m, const char *path) {
     if (nmt_model_tensor_list(m, m->params, "", &tensors) < 0) return -1;
     nmt_model_metadata md;
     nmt_model_metadata_make(&md, &m->config);
-    int rc = nmt_st_write(path, tensors, m->num_tensors, md.entries, NMT_MODEL_METADATA);
+    nmt_st_metadata meta[NMT_MODEL_METADATA + 1];
+    char fingerprint[17];
+    memcpy(meta, md.entries, sizeof md.entries);
+    int n = NMT_MODEL_METADATA + nmt_model_fingerprint_entry(m, &meta[NMT_MODEL_METADATA], fingerprint);
+    int rc = nmt_st_write(path, tensors, m->num_tensors, meta, n);
     free(tensors);
     return rc;
 }
@@ -297,10 +330,13 @@ static int open_model(nmt_model *m, nmt_st_file *file, const char *path) {
                       "floats: truncated or damaged", path, need, (double)need * sizeof(float) / 1e6, have);
         goto fail;
     }
+    uint64_t fingerprint;
+    if (nmt_model_fingerprint_read(file, path, &fingerprint) < 0) goto fail;
     if (nmt_model_create(m, &config) < 0) {
-        nmt_error_prefix("%s", path);
+        nmt_error_prefix("%s: creating the model of %zu parameters (%.1f MB)", path, need, (double)need * sizeof(float) / 1e6);
         goto fail;
     }
+    m->vocab_fingerprint = fingerprint;
     return 0;
 fail:
     nmt_st_free(file);
@@ -342,6 +378,11 @@ int nmt_model_average(const char *const *paths, int count, const char *out) {
             if (strcmp(md.text[i][1], first.text[i][1]) != 0)
                 rc = nmt_error_set("%s: its model differs from %s's (%s: %s, not %s)", paths[k], paths[0],
                                    md.text[i][0], md.text[i][1], first.text[i][1]);
+        uint64_t fingerprint = 0;
+        if (rc == 0) rc = nmt_model_fingerprint_read(&file, paths[k], &fingerprint);
+        if (rc == 0 && fingerprint != m.vocab_fingerprint)
+            rc = nmt_error_set("%s: trained with another vocabulary than %s (vocab_fingerprint %016" PRIx64 ", not %016" PRIx64 ")",
+                               paths[k], paths[0], fingerprint, m.vocab_fingerprint);
         /* m.grads is free scratch space while averaging. */
         if (rc == 0) rc = nmt_model_tensor_read(&m, m.grads, "", &file, paths[k]);
         for (size_t j = 0; rc == 0 && j < m.num_params; j++) m.params[j] += m.grads[j];

@@ -4,8 +4,10 @@
  * in the model's own order, and the model config as string metadata: "format": "nmt-model-1",
  * "vocab_size", and the keys of the YAML model section (d_model, heads, ffn, encoder_layers,
  * decoder_layers, dropout, attention_dropout, norm_position, positions, max_positions, norm_eps,
- * tie_embeddings) with the YAML's words for enums ("post", "rope", "all"). An int8 model file
- * (nmt_model_save_int8) holds each matrix as I8 with its row factors beside it instead.
+ * tie_embeddings) with the YAML's words for enums ("post", "rope", "all"), and, when the model knows
+ * it, "vocab_fingerprint": 16 hexadecimal digits of its vocabulary's nmt_spm_fingerprint (files
+ * without it, from older versions, load; their vocabulary is then checked by its size only). An int8
+ * model file (nmt_model_save_int8) holds each matrix as I8 with its row factors beside it instead.
  *
  * A checkpoint (written by the trainer with the pieces below) is a model file with more in it: the
  * model tensors under their plain names, other buffers laid out like the parameters under a prefix
@@ -40,6 +42,13 @@ void nmt_model_metadata_make(nmt_model_metadata *metadata, const nmt_model_confi
 /* Reads a config from a file's metadata, checking the format key, every value's syntax and
  * nmt_model_config_check; the error names `path` and the key. Other metadata keys are ignored. */
 int nmt_model_metadata_read(nmt_model_config *config, const nmt_st_file *file, const char *path);
+
+/* The "vocab_fingerprint" entry of m, its value in text: 1 entry, or 0 when m->vocab_fingerprint is 0. */
+int nmt_model_fingerprint_entry(const nmt_model *m, nmt_st_metadata *entry, char text[17]);
+/* Reads it from a file into *fingerprint (0 when the file has none); a malformed one is an error. */
+int nmt_model_fingerprint_read(const nmt_st_file *file, const char *path, uint64_t *fingerprint);
+/* Refuses (error naming both files) a vocabulary whose fingerprint is not the one a model recorded. */
+int nmt_model_check_vocab(uint64_t recorded, const char *model_path, uint64_t vocab, const char *vocab_path);
 
 /* The tensors of a buffer laid out like m->params ([m->num_params] floats), named prefix + the model's
  * tensor name, in the model's order. *tensors (names included) is one allocation: free() it. */

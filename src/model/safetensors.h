@@ -42,11 +42,12 @@ typedef struct nmt_st_file {
 size_t nmt_st_dtype_size(nmt_st_dtype dtype);        /* bytes of one element */
 const char *nmt_st_dtype_name(nmt_st_dtype dtype);   /* "F32", "I64", "U8", "I8" */
 
-/* Writer: tensors are written in the order given, with metadata (may be 0 entries), atomically. Each
- * tensor's size must equal its shape times its dtype's size. */
+/* Writer: tensors are written in the order given, with metadata (may be 0 entries) and the writer's
+ * own "data_checksum" entry, atomically. Each tensor's size must equal its shape times its dtype's size. */
 int nmt_st_write(const char *path, const nmt_st_tensor *tensors, int num_tensors,
                  const nmt_st_metadata *metadata, int num_metadata);
-/* Reader: loads and validates the whole file. */
+/* Reader: loads and validates the whole file (a regular file only: a FIFO is refused without
+ * blocking), the data against its "data_checksum" when the file has one. */
 int nmt_st_read(nmt_st_file *file, const char *path);
 /* Parses a file already in memory (for fuzzing); takes ownership of blob (freed by nmt_st_free, or
  * at once when parsing fails; *file is then empty). Tensors keep the header's order. */
