@@ -34,7 +34,7 @@ static void usage(FILE *out) {
             "                            alternatives + 1, native n_best; default 1)\n"
             "      --length-penalty A    GNMT length penalty (default 0.6)\n"
             "      --max-length-ratio R  at most R * source pieces + 10 target pieces (default 2)\n"
-            "      --precision P         fp32 (default) or bf16 products (AVX512_BF16 CPUs)\n"
+            "      --precision P         fp32 (default), bf16 (AVX512_BF16 CPUs), int8 (AVX2 or VNNI) or auto\n"
             "      --max-batch N         lines decoded together (default 64)\n"
             "      --batch-wait-ms MS    longest wait for a fuller batch after a line arrives\n"
             "                            (default 5)\n"
@@ -127,7 +127,7 @@ static int parse_args(int argc, char **argv, args *a) {
     a->engine.n_best = (int)n_best;
     a->engine.threads = (int)threads;
     a->engine.max_batch = (int)batch;
-    a->engine.precision = precision == NMT_PRECISION_BF16 ? "bf16" : "fp32";
+    a->engine.precision = nmt_packed_precision_name(precision);
     a->serve.port = (int)port;
     a->serve.max_batch = (int)batch;
     a->serve.max_body = (size_t)body;

@@ -90,7 +90,7 @@ static int read_side(const nmt_spm *spm, const char *path, side *s) {
     return status;
 }
 
-int nmt_cli_shortlist_build(const char *model_dir, const char *src, const char *tgt, int k, int m, int quiet) {
+int nmt_cli_shortlist_build(const char *model_dir, const char *src, const char *tgt, int k, int m, int fit, int quiet) {
     int rc = -1;
     nmt_spm *spm = NULL;
     nmt_shortlist *list = NULL;
@@ -103,6 +103,10 @@ int nmt_cli_shortlist_build(const char *model_dir, const char *src, const char *
         goto done;
     }
     const int V = nmt_spm_vocab_size(spm);
+    if (fit) {
+        k = k < V ? k : V;
+        m = m < V ? m : V;
+    }
     if (k > V || m > V) {
         nmt_error_set("-k %d or --frequent %d exceeds the vocabulary of %d pieces", k, m, V);
         goto done;
@@ -169,7 +173,7 @@ int nmt_cmd_shortlist(int argc, char **argv) {
             tgt = config.train.tgt;
         }
     }
-    if (config_path && src) rc = nmt_cli_shortlist_build(model_dir, src, tgt, (int)k, (int)m, quiet);
+    if (config_path && src) rc = nmt_cli_shortlist_build(model_dir, src, tgt, (int)k, (int)m, 0, quiet);
     if (have_config) nmt_config_free(&config);
     free(config_path);
     return rc == 0 ? NMT_EXIT_OK : nmt_cli_fail("shortlist");
