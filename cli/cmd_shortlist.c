@@ -37,8 +37,8 @@ static void usage(FILE *out) {
             "  -q, --quiet           print only errors\n"
             "  -h, --help            show this help\n"
             "\n"
-            "The defaults were chosen on Multi30k En-De val (README): with them the shortlist changes\n"
-            "BLEU by at most a few hundredths while the output layer scores a fraction of the vocabulary.\n",
+            "The defaults were tried on Multi30k En-De val with an early checkpoint of the model (README):\n"
+            "K 50, M 100 and K 20, M 50 changed none of its 1,014 greedy translations.\n",
             DEFAULT_K, DEFAULT_M);
 }
 
