@@ -217,16 +217,26 @@ int nmt_model_tensor_read(const nmt_model *m, float *buffer, const char *prefix,
     return 0;
 }
 
+/* A model file's metadata: the config and, when known, the vocabulary fingerprint. */
+typedef struct file_metadata {
+    nmt_model_metadata md;
+    nmt_st_metadata entries[NMT_MODEL_METADATA + 1];
+    char fingerprint[17];
+    int count;
+} file_metadata;
+
+static void file_metadata_make(file_metadata *f, const nmt_model *m) {
+    nmt_model_metadata_make(&f->md, &m->config);
+    memcpy(f->entries, f->md.entries, sizeof f->md.entries);
+    f->count = NMT_MODEL_METADATA + nmt_model_fingerprint_entry(m, &f->entries[NMT_MODEL_METADATA], f->fingerprint);
+}
+
 int nmt_model_save(const nmt_model *m, const char *path) {
     nmt_st_tensor *tensors;
     if (nmt_model_tensor_list(m, m->params, "", &tensors) < 0) return -1;
-    nmt_model_metadata md;
-    nmt_model_metadata_make(&md, &m->config);
-    nmt_st_metadata meta[NMT_MODEL_METADATA + 1];
-    char fingerprint[17];
-    memcpy(meta, md.entries, sizeof md.entries);
-    int n = NMT_MODEL_METADATA + nmt_model_fingerprint_entry(m, &meta[NMT_MODEL_METADATA], fingerprint);
-    int rc = nmt_st_write(path, tensors, m->num_tensors, meta, n);
+    file_metadata meta;
+    file_metadata_make(&meta, m);
+    int rc = nmt_st_write(path, tensors, m->num_tensors, meta.entries, meta.count);
     free(tensors);
     return rc;
 }
@@ -270,9 +280,9 @@ int nmt_model_save_int8(const nmt_model *m, const char *path) {
         row += (size_t)R;
         value += info->count;
     }
-    nmt_model_metadata md;
-    nmt_model_metadata_make(&md, &m->config);
-    rc = nmt_st_write(path, all, (int)n, md.entries, NMT_MODEL_METADATA);
+    file_metadata meta;
+    file_metadata_make(&meta, m);
+    rc = nmt_st_write(path, all, (int)n, meta.entries, meta.count);
 done:
     free(tensors);
     free(all);
