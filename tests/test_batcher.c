@@ -89,7 +89,9 @@ START_TEST(test_concurrent_jobs) {
     nmt_test_model_dir(nmt_test_tmpdir);
     nmt_engine *e = open_engine(0);
     nmt_serve_batcher *b;
-    const nmt_serve_batcher_options o = {.max_batch = 8, .wait_ms = 3};
+    /* A wait long enough that, even on a loaded machine, other clients' lines arrive while a batch
+     * fills (each client submits its next job only after checking the last one line by line). */
+    const nmt_serve_batcher_options o = {.max_batch = 8, .wait_ms = 100};
     ck_assert_int_eq(nmt_serve_batcher_create(&b, e, &o), 0);
     enum { CLIENTS = 8, LINES = 24 };
     client c[CLIENTS];
