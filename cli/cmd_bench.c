@@ -18,10 +18,13 @@
 #include "train/config.h"
 #include "base/io.h"
 #include "base/json.h"
-#include "compute/kernels.h"
+#include "compute/gemm.h"
+#include "compute/pool.h"
 #include "compute/packed.h"
 #include "model/model.h"
 #include "model/model_dir.h"
+#include "model/model_file.h"
+#include "infer/shortlist.h"
 #include "text/spm.h"
 #include "train/train.h"
 #include "infer/translator.h"
@@ -45,7 +48,10 @@ static void usage(FILE *out) {
             "       nmt bench translate -m MODEL_DIR -i FILE [--beam-size K] [--batch-size N] [--json]\n"
             "\n"
             "gemm: GFLOP/s of C = A B^T through OpenBLAS on the thread pool, at N^3 (default 2048,\n"
-            "the reference peak) and at the shapes of the d256/h4/ff1024 model with 4096-token batches.\n"
+            "the reference peak) and at the shapes of the d256/h4/ff1024 model with 4096-token batches;\n"
+            "then the products decoding runs on packed weights in fp32, bf16 (AVX512_BF16 vdpbf16ps) and\n"
+            "int8 (AVX-512 VNNI vpdpbusd, else AVX2 vpmaddubsw) side by side, in GOP/s at N^3 and at one\n"
+            "beam step's shape (40 x 1024 x 256); `--precision auto` picks among them the same way.\n"
             "\n"
             "train CONFIG.yaml: whole training steps (forward, backward, gradient norm, Adam) on the batches\n"
             "a fresh `nmt train CONFIG.yaml` would see, after --warmup steps (3); --steps measured (20).\n"
@@ -63,13 +69,13 @@ static void usage(FILE *out) {
             "translate: sentences/s and target tokens/s (pieces + eos) of `nmt translate` on FILE, timing the\n"
             "search only (model loading and SentencePiece encoding excluded).\n"
             "  --beam-size K (5; 1 = the greedy path)  --batch-size N (64)  --length-penalty A (0.6)\n"
-            "  --precision fp32|bf16 (fp32)\n"
+            "  --precision fp32|bf16|int8|auto (fp32)  --shortlist (MODEL_DIR/shortlist.bin, `nmt shortlist`)\n"
             "\n"
             "Common: --threads T (2)  --json (one JSON object on stdout)  --quiet (no progress)  --help\n");
 }
 
 typedef struct bench_options {
-    int threads, json, synthetic, quiet;
+    int threads, json, synthetic, quiet, shortlist;
     long size, steps, warmup, batch_tokens, src_len, tgt_len;
     double dropout;
     nmt_model_config model;
@@ -112,8 +118,8 @@ static double gemm_gflops(int M, int N, int K, double min_seconds) {
 /* Which sgemm nmt_sgemm runs, for reports: "nmt AVX-512" or "OpenBLAS <core>". */
 static const char *gemm_name(void) {
     static char name[64];
-    if (nmt_kernels_own_gemm()) snprintf(name, sizeof name, "nmt AVX-512");
-    else snprintf(name, sizeof name, "OpenBLAS %s", nmt_kernels_blas_core());
+    if (nmt_gemm_own()) snprintf(name, sizeof name, "nmt AVX-512");
+    else snprintf(name, sizeof name, "OpenBLAS %s", nmt_gemm_blas_core());
     return name;
 }
 
@@ -121,10 +127,10 @@ static int bench_gemm(const bench_options *o) {
     int n = (int)o->size;
     double peak = gemm_gflops(n, n, n, 1.0), openblas_peak = peak;
     if (peak < 0) return nmt_cli_fail("bench");
-    if (nmt_kernels_own_gemm()) { /* OpenBLAS's peak beside ours, in the same run */
-        nmt_kernels_set_own_gemm(0);
+    if (nmt_gemm_own()) { /* OpenBLAS's peak beside ours, in the same run */
+        nmt_gemm_set_own(0);
         openblas_peak = gemm_gflops(n, n, n, 1.0);
-        nmt_kernels_set_own_gemm(1);
+        nmt_gemm_set_own(1);
     }
     /* The products of one training step of d256/h4/ff1024/V8000 on 4096 target tokens. */
     static const struct {
@@ -137,24 +143,49 @@ static int bench_gemm(const bench_options *o) {
     double results[sizeof shapes / sizeof shapes[0]];
     for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
         results[i] = gemm_gflops(shapes[i].M, shapes[i].N, shapes[i].K, 0.3);
+    /* Decoding's products on packed weights in each precision: the square peak, and one beam step's
+     * fc1 (5 beams x 8 sentences) of d256/ff1024. -1: not on this CPU. */
+    static const nmt_precision precisions[] = {NMT_PRECISION_FP32, NMT_PRECISION_BF16, NMT_PRECISION_INT8};
+    enum { PRECISIONS = sizeof precisions / sizeof precisions[0], STEP_M = 40, STEP_N = 1024, STEP_K = 256 };
+    double packed_peak[PRECISIONS], packed_step[PRECISIONS];
+    for (int i = 0; i < PRECISIONS; i++) {
+        packed_peak[i] = nmt_packed_gops(precisions[i], n, n, n, 1.0);
+        packed_step[i] = nmt_packed_gops(precisions[i], STEP_M, STEP_N, STEP_K, 0.3);
+    }
     if (o->json) {
         printf("{\"command\": \"bench gemm\", \"threads\": %d, \"gemm\": \"%s\", \"blas_core\": \"%s\", "
                "\"size\": %d, \"peak_gflops\": %.2f, \"openblas_peak_gflops\": %.2f, \"shapes\": [",
-               o->threads, gemm_name(), nmt_kernels_blas_core(), n, peak, openblas_peak);
+               o->threads, gemm_name(), nmt_gemm_blas_core(), n, peak, openblas_peak);
         for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
             printf("%s{\"what\": \"%s\", \"M\": %d, \"N\": %d, \"K\": %d, \"gflops\": %.2f}", i ? ", " : "",
                    shapes[i].what, shapes[i].M, shapes[i].N, shapes[i].K, results[i]);
+        printf("], \"packed\": [");
+        for (int i = 0; i < PRECISIONS; i++)
+            printf("%s{\"precision\": \"%s\", \"kernels\": \"%s\", \"peak_gops\": %.2f, \"step_gops\": %.2f}",
+                   i ? ", " : "", nmt_packed_precision_name(precisions[i]),
+                   packed_peak[i] < 0 ? "" : nmt_packed_kernel_name(precisions[i]), packed_peak[i], packed_step[i]);
         printf("]}\n");
     } else {
         printf("sgemm on %d threads (C = A B^T, float32, %s kernels inside the nmt thread pool)\n", o->threads,
                gemm_name());
         printf("  %-16s %5d %5d %5d  %8.1f GFLOP/s (reference peak)\n", "square", n, n, n, peak);
-        if (nmt_kernels_own_gemm())
+        if (nmt_gemm_own())
             printf("  %-16s %5d %5d %5d  %8.1f GFLOP/s (OpenBLAS %s, for comparison)\n", "square", n, n, n,
-                   openblas_peak, nmt_kernels_blas_core());
+                   openblas_peak, nmt_gemm_blas_core());
         for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
             printf("  %-16s %5d %5d %5d  %8.1f GFLOP/s\n", shapes[i].what, shapes[i].M, shapes[i].N, shapes[i].K,
                    results[i]);
+        printf("decoding products on packed weights (y = x W^T), GOP/s: square %d^3 (peak), one beam step's fc1 "
+               "%dx%dx%d\n", n, STEP_M, STEP_N, STEP_K);
+        for (int i = 0; i < PRECISIONS; i++) {
+            if (packed_peak[i] < 0) {
+                printf("  %-5s %-24s %8s %8s\n", nmt_packed_precision_name(precisions[i]), "(not on this CPU)", "-", "-");
+                continue;
+            }
+            printf("  %-5s %-24s %8.1f %8.1f  (%.2fx, %.2fx fp32)\n", nmt_packed_precision_name(precisions[i]),
+                   nmt_packed_kernel_name(precisions[i]), packed_peak[i], packed_step[i], packed_peak[i] / packed_peak[0],
+                   packed_step[i] / packed_step[0]);
+        }
     }
     return NMT_EXIT_OK;
 }
@@ -218,7 +249,7 @@ static void report_train(const bench_options *o, const nmt_model_config *c, cons
                "\"peak_gflops\": %.2f, \"fraction_of_peak\": %.4f, \"fastest_step_seconds\": %.4f, "
                "\"fastest_fraction_of_peak\": %.4f, \"peak_rss_gib\": %.3f, \"first_loss\": %.4f, \"last_loss\": %.4f, "
                "\"stages\": {",
-               o->threads, gemm_name(), nmt_kernels_blas_core(), c->d_model, c->heads, c->ffn, c->encoder_layers,
+               o->threads, gemm_name(), nmt_gemm_blas_core(), c->d_model, c->heads, c->ffn, c->encoder_layers,
                c->decoder_layers, c->vocab_size, r->steps, step_s, r->sentences / n, r->target_tokens / n,
                r->source_tokens / n, r->target_tokens / r->seconds, (r->target_tokens + r->source_tokens) / r->seconds,
                r->flops / (double)r->target_tokens, gflops, peak, gflops / peak, r->fastest_step_s, fastest_gflops / peak,
@@ -372,18 +403,19 @@ static int bench_translate(const bench_options *o) {
     int *src_len = NULL, count = 0;
     nmt_translator *translator = NULL;
     nmt_translation *out = NULL;
+    nmt_shortlist *shortlist = NULL;
+    nmt_decode_options decode = o->decode;
     int rc = NMT_EXIT_OK;
     if (read_sources(o, &model, spm, &src, &src_len, &count) < 0 || !(out = nmt_calloc((size_t)count + 1, sizeof *out)) ||
-        nmt_translator_create(&translator, &model, &o->decode) < 0)
+        (o->decode.precision == NMT_PRECISION_INT8 && nmt_model_quantize_int8(&model) < 0) ||
+        (o->shortlist && nmt_shortlist_load_dir(&shortlist, o->model_dir, model.config.vocab_size) < 0) ||
+        ((decode.shortlist = shortlist), nmt_translator_create(&translator, &model, &decode) < 0))
         rc = nmt_cli_fail("bench");
     if (rc == NMT_EXIT_OK) {
         if (!o->quiet)
             fprintf(stderr, "nmt bench: translating %d sentences of %s, %s, batches of %d, %d threads\n", count,
                     o->input, o->decode.greedy ? "greedy" : "beam search", o->decode.batch_size, o->threads);
-        char products[64];
-        if (nmt_packed_available(o->decode.precision))
-            snprintf(products, sizeof products, "packed AVX-512 %s", o->decode.precision == NMT_PRECISION_BF16 ? "bf16" : "fp32");
-        else snprintf(products, sizeof products, "OpenBLAS %s", nmt_kernels_blas_core());
+        const char *products = nmt_packed_kernel_name(o->decode.precision);
         double start = nmt_now();
         if (nmt_translator_run(translator, count, (const int32_t *const *)src, src_len, out) < 0)
             rc = nmt_cli_fail("bench");
@@ -402,11 +434,11 @@ static int bench_translate(const bench_options *o) {
                    "\"beam_size\": %d, \"batch_size\": %d, \"threads\": %d, \"sentences\": %d, \"seconds\": %.4f, "
                    "\"sentences_per_s\": %.2f, \"target_tokens_per_s\": %.1f, \"source_tokens\": %ld, "
                    "\"target_tokens\": %ld, \"mean_output_pieces\": %.2f, \"peak_rss_gib\": %.3f, "
-                   "\"products\": \"%s\"}\n",
+                   "\"products\": \"%s\", \"precision\": \"%s\", \"shortlist\": %s}\n",
                    o->decode.greedy ? "greedy" : "beam", o->decode.beam_size,
                    o->decode.batch_size, o->threads, count, seconds, count / seconds, target_tokens / seconds,
                    source_tokens, target_tokens, count ? (double)(target_tokens - count) / count : 0.0, peak_rss_gib(),
-                   products);
+                   products, nmt_packed_precision_name(o->decode.precision), shortlist ? "true" : "false");
         } else if (rc == NMT_EXIT_OK) {
             printf("%s on %d threads, batches of %d sentences\n",
                    o->decode.greedy ? "greedy search" : "beam search", o->threads, o->decode.batch_size);
@@ -416,6 +448,7 @@ static int bench_translate(const bench_options *o) {
             printf("target tokens/s          %.0f (pieces + eos)\n", target_tokens / seconds);
             printf("peak RSS                 %.3f GiB\n", peak_rss_gib());
             printf("matrix products          %s\n", products);
+            if (shortlist) printf("output layer             shortlist (K %d, M %d)\n", nmt_shortlist_k(shortlist), nmt_shortlist_m(shortlist));
         }
     }
     for (int i = 0; out && i < count; i++) nmt_translation_free(&out[i]);
@@ -424,6 +457,7 @@ static int bench_translate(const bench_options *o) {
     free(src);
     free(src_len);
     nmt_translator_free(translator);
+    nmt_shortlist_free(shortlist);
     nmt_spm_free(spm);
     nmt_model_free(&model);
     return rc;
@@ -432,7 +466,7 @@ static int bench_translate(const bench_options *o) {
 int nmt_cmd_bench(int argc, char **argv) {
     enum { OPT_SIZE = 256, OPT_D, OPT_HEADS, OPT_FFN, OPT_LAYERS, OPT_VOCAB, OPT_NORM, OPT_POSITIONS, OPT_BATCH,
            OPT_SRC, OPT_TGT, OPT_STEPS, OPT_WARMUP, OPT_DROPOUT, OPT_THREADS, OPT_JSON, OPT_SYNTHETIC, OPT_SET,
-           OPT_QUIET, OPT_BEAM, OPT_BATCH_SIZE, OPT_LENGTH_PENALTY, OPT_PRECISION };
+           OPT_QUIET, OPT_BEAM, OPT_BATCH_SIZE, OPT_LENGTH_PENALTY, OPT_PRECISION, OPT_SHORTLIST };
     static const struct option long_options[] = {
         {"size", required_argument, NULL, OPT_SIZE},       {"d-model", required_argument, NULL, OPT_D},
         {"heads", required_argument, NULL, OPT_HEADS},     {"ffn", required_argument, NULL, OPT_FFN},
@@ -446,7 +480,7 @@ int nmt_cmd_bench(int argc, char **argv) {
         {"quiet", no_argument, NULL, OPT_QUIET},           {"beam-size", required_argument, NULL, OPT_BEAM},
         {"batch-size", required_argument, NULL, OPT_BATCH_SIZE},
         {"length-penalty", required_argument, NULL, OPT_LENGTH_PENALTY},
-        {"precision", required_argument, NULL, OPT_PRECISION},
+        {"precision", required_argument, NULL, OPT_PRECISION}, {"shortlist", no_argument, NULL, OPT_SHORTLIST},
         {"model", required_argument, NULL, 'm'},           {"input", required_argument, NULL, 'i'},
         {"help", no_argument, NULL, 'h'},                  {NULL, 0, NULL, 0},
     };
@@ -521,6 +555,7 @@ int nmt_cmd_bench(int argc, char **argv) {
         case OPT_PRECISION:
             if (nmt_cli_precision("bench", optarg, &o.decode.precision) < 0) goto done;
             break;
+        case OPT_SHORTLIST: o.shortlist = 1; break;
         default: nmt_cli_usage_error("bench", "unknown or incomplete option '%s'", argv[optind - 1]); goto done;
         }
     }
@@ -544,18 +579,18 @@ int nmt_cmd_bench(int argc, char **argv) {
         goto done;
     }
     o.model.dropout = (float)o.dropout;
-    if (nmt_kernels_set_threads((int)threads) < 0) {
+    if (nmt_pool_set_threads((int)threads) < 0) {
         status = nmt_cli_fail("bench");
         goto done;
     }
-    o.threads = nmt_kernels_threads();
+    o.threads = nmt_pool_threads();
     /* Products run on nmt's own kernels where they can; OpenBLAS's choice matters only otherwise. */
-    const char *advice = nmt_kernels_own_gemm() ? NULL : nmt_kernels_blas_core_advice();
+    const char *advice = nmt_gemm_own() ? NULL : nmt_gemm_blas_core_advice();
     if (advice && !o.quiet)
         fprintf(stderr,
                 "nmt bench: OpenBLAS runs its %s kernels on this AVX-512 CPU; OPENBLAS_CORETYPE=%s in the "
                 "environment makes sgemm faster\n",
-                nmt_kernels_blas_core(), advice);
+                nmt_gemm_blas_core(), advice);
     if (strcmp(what, "gemm") == 0) status = bench_gemm(&o);
     else if (strcmp(what, "translate") == 0) status = bench_translate(&o);
     else status = o.synthetic ? bench_train_synthetic(&o) : bench_train_config(&o, argv[optind + 1]);

@@ -54,8 +54,8 @@ grep -q '"search": "greedy", "beam_size": 1,.*"sentences": 3,' "$out" || { echo 
 check "translate beam" 0 "$NMT" bench translate -m "$tmp/model" -i "$tmp/in.txt" --beam-size 3 --threads 1
 grep -q "sentences/s" "$out" || { echo "FAIL translate table"; fail=1; }
 check "translate without -m" 2 "$NMT" bench translate -i "$tmp/in.txt"
-check "translate bad precision" 2 "$NMT" bench translate -m "$tmp/model" -i "$tmp/in.txt" --precision int8
-grep -q "expected fp32 or bf16" "$err" || { echo "FAIL precision message: $(cat "$err")"; fail=1; }
+check "translate bad precision" 2 "$NMT" bench translate -m "$tmp/model" -i "$tmp/in.txt" --precision fp16
+grep -q "expected fp32, bf16, int8 or auto" "$err" || { echo "FAIL precision message: $(cat "$err")"; fail=1; }
 check "translate missing input" 1 "$NMT" bench translate -m "$tmp/model" -i "$tmp/none.txt"
 grep -q "none.txt" "$err" || { echo "FAIL missing input message: $(cat "$err")"; fail=1; }
 

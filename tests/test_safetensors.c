@@ -206,7 +206,7 @@ START_TEST(damaged_files_are_refused_by_name) {
     snprintf(h, sizeof h, "{%s,%s}", ok_tensor, ok_tensor);
     expect_bad(h, d, 8, "tensor 'a' appears twice");
     expect_bad("{\"a\":{\"dtype\":\"F16\",\"shape\":[4],\"data_offsets\":[0,8]}}", d, 8,
-               "bad safetensors header at byte 22: tensor 'a': dtype F16 is not one nmt reads (F32, I64, U8)");
+               "bad safetensors header at byte 22: tensor 'a': dtype F16 is not one nmt reads (F32, I64, U8, I8)");
     expect_bad("{\"a\":{\"dtype\":\"F32\",\"shape\":[1,1,1,1,2],\"data_offsets\":[0,8]}}", d, 8, "a shape has more than 4 entries");
     expect_bad("{\"a\":{\"dtype\":\"F32\",\"shape\":[2]}}", d, 8, "tensor 'a' lacks data_offsets");
     expect_bad("{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8],\"extra\":1}}", d, 8,

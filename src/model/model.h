@@ -26,7 +26,7 @@
  * attention over the source masks the rest. Decoder self-attention is causal. Padded rows are
  * computed but never seen, so they change nothing (not even in the last bit).
  *
- * Threads: everything runs on the kernels' pool (nmt_kernels_set_threads). With the same thread
+ * Threads: everything runs on the pool (nmt_pool_set_threads). With the same thread
  * count results are bit-identical from run to run.
  */
 #ifndef NMT_MODEL_H
@@ -128,7 +128,7 @@ typedef struct nmt_batch {
     int tgt_len;            /* T */
     const int32_t *src;     /* [B, S] */
     const int32_t *tgt_in;  /* [B, T] */
-    const int32_t *tgt_out; /* [B, T]; may be NULL for nmt_model_decode_logprobs */
+    const int32_t *tgt_out; /* [B, T]; only nmt_model_flops takes NULL (it then counts no output layer) */
 } nmt_batch;
 
 typedef struct nmt_forward_options {

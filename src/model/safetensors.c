@@ -38,7 +38,7 @@ static const char checksum_key[] = "data_checksum";
 static const struct {
     const char *name;
     size_t size;
-} dtypes[] = {[NMT_ST_F32] = {"F32", 4}, [NMT_ST_I64] = {"I64", 8}, [NMT_ST_U8] = {"U8", 1}};
+} dtypes[] = {[NMT_ST_F32] = {"F32", 4}, [NMT_ST_I64] = {"I64", 8}, [NMT_ST_U8] = {"U8", 1}, [NMT_ST_I8] = {"I8", 1}};
 enum { NUM_DTYPES = sizeof dtypes / sizeof dtypes[0] };
 
 size_t nmt_st_dtype_size(nmt_st_dtype dtype) { return dtypes[dtype].size; }
@@ -200,7 +200,7 @@ static int parse_tensor(nmt_json *j, entry *e) {
                     if (strcmp(dtype, dtypes[d].name) == 0) found = d;
                 if (rc == 0 && found < 0) {
                     j->pos = dtype_at;
-                    rc = nmt_json_error(j, "tensor '%s': dtype %s is not one nmt reads (F32, I64, U8)", e->tensor.name, dtype);
+                    rc = nmt_json_error(j, "tensor '%s': dtype %s is not one nmt reads (F32, I64, U8, I8)", e->tensor.name, dtype);
                 }
                 e->tensor.dtype = (nmt_st_dtype)found;
                 free(dtype);

@@ -1,6 +1,7 @@
 /* safetensors: read and write the safetensors file format (8-byte little-endian header length, a
  * JSON header naming each tensor's dtype, shape and byte range, then the raw little-endian data), with
- * string metadata under "__metadata__". Only F32 (and I64/U8 for checkpoint bookkeeping) is used.
+ * string metadata under "__metadata__". F32 holds parameters (I8 with F32 row factors in int8
+ * models), I64/U8 checkpoint bookkeeping.
  *
  * Reading validates everything before trusting it: the header length against the file size, the
  * JSON syntax, every dtype, shape and offset, overlaps and gaps; a truncated or foreign file gives an
@@ -12,7 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-typedef enum { NMT_ST_F32, NMT_ST_I64, NMT_ST_U8 } nmt_st_dtype;
+typedef enum { NMT_ST_F32, NMT_ST_I64, NMT_ST_U8, NMT_ST_I8 } nmt_st_dtype;
 
 typedef struct nmt_st_tensor {
     char *name;
@@ -39,7 +40,7 @@ typedef struct nmt_st_file {
 } nmt_st_file;
 
 size_t nmt_st_dtype_size(nmt_st_dtype dtype);        /* bytes of one element */
-const char *nmt_st_dtype_name(nmt_st_dtype dtype);   /* "F32", "I64", "U8" */
+const char *nmt_st_dtype_name(nmt_st_dtype dtype);   /* "F32", "I64", "U8", "I8" */
 
 /* Writer: tensors are written in the order given, with metadata (may be 0 entries) and the writer's
  * own "data_checksum" entry, atomically. Each tensor's size must equal its shape times its dtype's size. */
