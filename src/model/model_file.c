@@ -217,16 +217,24 @@ int nmt_model_tensor_read(const nmt_model *m, float *buffer, const char *prefix,
     return 0;
 }
 
+/* A model file's metadata: the config, then the vocabulary fingerprint when m knows it. */
+typedef struct model_metadata {
+    nmt_model_metadata config;
+    nmt_st_metadata entries[NMT_MODEL_METADATA + 1];
+    char fingerprint[17];
+} model_metadata;
+
+static int model_metadata_make(model_metadata *md, const nmt_model *m) {
+    nmt_model_metadata_make(&md->config, &m->config);
+    memcpy(md->entries, md->config.entries, sizeof md->config.entries);
+    return NMT_MODEL_METADATA + nmt_model_fingerprint_entry(m, &md->entries[NMT_MODEL_METADATA], md->fingerprint);
+}
+
 int nmt_model_save(const nmt_model *m, const char *path) {
     nmt_st_tensor *tensors;
     if (nmt_model_tensor_list(m, m->params, "", &tensors) < 0) return -1;
-    nmt_model_metadata md;
-    nmt_model_metadata_make(&md, &m->config);
-    nmt_st_metadata meta[NMT_MODEL_METADATA + 1];
-    char fingerprint[17];
-    memcpy(meta, md.entries, sizeof md.entries);
-    int n = NMT_MODEL_METADATA + nmt_model_fingerprint_entry(m, &meta[NMT_MODEL_METADATA], fingerprint);
-    int rc = nmt_st_write(path, tensors, m->num_tensors, meta, n);
+    model_metadata md;
+    int rc = nmt_st_write(path, tensors, m->num_tensors, md.entries, model_metadata_make(&md, m));
     free(tensors);
     return rc;
 }
@@ -270,9 +278,8 @@ int nmt_model_save_int8(const nmt_model *m, const char *path) {
         row += (size_t)R;
         value += info->count;
     }
-    nmt_model_metadata md;
-    nmt_model_metadata_make(&md, &m->config);
-    rc = nmt_st_write(path, all, (int)n, md.entries, NMT_MODEL_METADATA);
+    model_metadata md;
+    rc = nmt_st_write(path, all, (int)n, md.entries, model_metadata_make(&md, m));
 done:
     free(tensors);
     free(all);

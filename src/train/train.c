@@ -94,7 +94,7 @@ static int lock_output(trainer *t) {
 static int copy_file_atomic(const char *from, const char *to) {
     char *data;
     size_t size;
-    if (nmt_read_file(from, &data, &size) < 0) return -1;
+    if (nmt_read_regular_file(from, NMT_READ_MAX, "a vocabulary", &data, &size) < 0) return -1;
     int rc = nmt_atomic_write(to, data, size);
     free(data);
     return rc;
