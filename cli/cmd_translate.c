@@ -53,7 +53,7 @@ static void usage(FILE *out) {
             "                              sums (AVX-512 VNNI, or AVX2); attention, LayerNorm and\n"
             "                              softmax stay float32. auto: the fastest of those on this CPU,\n"
             "                              measured when the command starts. Translations can differ\n"
-            "                              slightly from fp32's (README: BLEU within 0.3)\n"
+            "                              slightly from fp32's\n"
             "      --shortlist             the output layer scores only each batch's shortlist\n"
             "                              candidates (MODEL_DIR/shortlist.bin, `nmt shortlist`);\n"
             "                              a line's translation can then depend on its batch\n"

@@ -70,7 +70,7 @@ int nmt_evaluate_system(nmt_metric *metric, const nmt_segments *hyps, const nmt_
     if (!s.shares || !s.rows || !sum) goto done;
     for (int t = 0; t < s.count; t++)
         if (!(s.shares[t].metric = t == 0 ? metric : nmt_metric_create_like(metric))) goto done;
-    nmt_pool_for(s.count, score_shares, &s);
+    nmt_pool_for(s.count, 1, score_shares, &s);
     for (int t = 0; t < s.count; t++)
         if (s.shares[t].failed) {
             nmt_error_set("%s", s.shares[t].error);

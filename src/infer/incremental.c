@@ -481,7 +481,7 @@ static void output_best_rows(const output_task *o, int first, int n) {
     }
 }
 
-/* A thread's rows, together, or one at a time in row-invariant mode (where a product's row must
+/* A unit's rows, together, or one at a time in row-invariant mode (where a product's row must
  * not see the others). */
 static void output_best_range(void *ctx, long begin, long end) {
     const output_task *o = ctx;
@@ -501,7 +501,9 @@ static void output_layer(nmt_incremental *inc, const float *x, const step_output
         return;
     }
     output_task task = {inc, x, out};
-    nmt_pool_for(R, output_best_range, &task);
+    /* One unit per thread (inside a pool task, one in all): each unit streams all the weights. */
+    const int units = nmt_pool_in_task() ? 1 : nmt_pool_threads();
+    nmt_pool_for(R, (R + units - 1) / units, output_best_range, &task);
 }
 
 /* Feeds position `t` of every live row (tokens from the history) through the decoder, appending

@@ -120,7 +120,7 @@ typedef struct nmt_loss {
     long tokens;     /* non-pad target tokens */
 } nmt_loss;
 
-typedef struct nmt_activations nmt_activations; /* private to model.c */
+typedef struct nmt_activations nmt_activations; /* private to the model layer: activations.h */
 
 /* Where forward and backward spend their time (for `nmt bench train`). */
 typedef enum {

@@ -44,7 +44,7 @@ struct nmt_serve_batcher {
     nmt_serve_job **batch_job; /* [max_batch] */
     int *batch_line;           /* [max_batch] */
     const char **batch_text;   /* [max_batch] */
-    long batches, lines;
+    long batches, lines, largest;
 };
 
 static void unlink_job(nmt_serve_batcher *b, nmt_serve_job *j) {
@@ -190,6 +190,7 @@ static void decode_batch(nmt_serve_batcher *b, int n) {
     for (int i = 0; i < n; i++) unref_locked(b->batch_job[i]);
     b->batches++;
     b->lines += n;
+    if (n > b->largest) b->largest = n;
     pthread_mutex_unlock(&b->lock);
     nmt_result_free(r);
     if (alone)
@@ -380,5 +381,6 @@ void nmt_serve_batcher_stats_get(nmt_serve_batcher *b, nmt_serve_batcher_stats *
     out->queued = b->queued;
     out->batches = b->batches;
     out->lines = b->lines;
+    out->largest = b->largest;
     pthread_mutex_unlock(&b->lock);
 }

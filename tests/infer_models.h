@@ -1,12 +1,12 @@
-/* tiny_models: what the tests of incremental decoding, the translator and forced scoring share.
+/* infer_models: what the tests of incremental decoding, the translator and forced scoring share.
  *
  * Tiny Transformers with random, perturbed weights in every architecture variant (norm position x
  * positions x tied embeddings), random sentences, a batch decoded directly through nmt_incremental
  * and nmt_search (cached or not, row-invariant or not), and comparisons of translations and of
  * forced scores with the decoder's own numbers.
  */
-#ifndef NMT_TINY_MODELS_H
-#define NMT_TINY_MODELS_H
+#ifndef NMT_INFER_MODELS_H
+#define NMT_INFER_MODELS_H
 
 #include "infer/forced.h"
 #include "infer/incremental.h"
@@ -153,12 +153,12 @@ static inline void assert_forced_scores(nmt_model *m, const int32_t *src, int le
 
 /* In each test's own process (Check forks before a test, and a forked child has no pool threads);
  * one thread: the tiny products here only pay for threading. */
-static inline void tiny_models_setup(void) { nmt_pool_set_threads(1); }
+static inline void infer_models_setup(void) { nmt_pool_set_threads(1); }
 
 /* A test case for the tests of tiny models: one thread each, two minutes at most. */
-static inline TCase *tiny_models_tcase(const char *name) {
+static inline TCase *infer_models_tcase(const char *name) {
     TCase *tc = tcase_create(name);
-    tcase_add_checked_fixture(tc, tiny_models_setup, NULL);
+    tcase_add_checked_fixture(tc, infer_models_setup, NULL);
     tcase_set_timeout(tc, 120);
     return tc;
 }
