@@ -41,7 +41,7 @@ static int copy_file(const char *from_dir, const char *to_dir, const char *name)
     char *from = nmt_path_join(from_dir, name), *to = nmt_path_join(to_dir, name), *data = NULL;
     size_t size = 0;
     int rc = -1;
-    if (from && to) rc = !nmt_file_exists(from) ? 0 : nmt_read_file(from, &data, &size) < 0 ? -1 : nmt_atomic_write(to, data, size);
+    if (from && to) rc = !nmt_file_exists(from) ? 0 : nmt_read_regular_file(from, NMT_READ_MAX, "a model directory's file", &data, &size) < 0 ? -1 : nmt_atomic_write(to, data, size);
     free(data);
     free(from);
     free(to);
@@ -74,7 +74,10 @@ int nmt_cmd_convert(int argc, char **argv) {
     if (!model_dir || !output) return nmt_cli_usage_error("convert", "-m MODEL_DIR and -o OUT_DIR are required");
     if (!precision || (strcmp(precision, "int8") != 0 && strcmp(precision, "fp32") != 0))
         return nmt_cli_usage_error("convert", "--precision: expected int8 or fp32, got '%s'", precision ? precision : "");
+    if (!*output) return nmt_cli_usage_error("convert", "-o '': an empty path; name the model directory to write");
     struct stat a, b;
+    if (stat(output, &b) == 0 && !S_ISDIR(b.st_mode))
+        return nmt_cli_usage_error("convert", "-o %s: not a directory (-o names the model directory to write)", output);
     if (stat(model_dir, &a) == 0 && stat(output, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino)
         return nmt_cli_usage_error("convert", "-o %s is the model directory itself", output);
     nmt_model model;

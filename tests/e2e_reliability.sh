@@ -104,6 +104,10 @@ check "--overwrite" 0 "${train[@]}" --set output=kept --overwrite
 # A changed setting is named; the new value is used.
 check "resume with a changed batch" 0 "${train[@]}" --set train.max_steps=30 --set train.batch_tokens=250
 said "resume with a changed batch" "warning: train.batch_tokens is 250 but the run being resumed used 300: the continuation uses the new value and is not bit-identical"
+cp toy.train.en toy.orig.en && sed -i '1s/.*/the red house/' toy.train.en
+check "resume on changed text" 0 "${train[@]}" --set train.max_steps=20 --set train.batch_tokens=250
+said "resume on changed text" "warning: $tmp/toy.train.en or $tmp/toy.train.de is not the text the run being resumed was trained on"
+mv toy.orig.en toy.train.en
 check "resume with another vocab.size" 1 "${train[@]}" --set train.max_steps=40 --set vocab.size=50
 said "resume with another vocab.size" "vocab.size is 50 but"
 said "resume with another vocab.size" "/model/spm.model, trained at the first run into this directory, has 40 pieces"

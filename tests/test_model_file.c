@@ -300,6 +300,33 @@ START_TEST(average_of_known_models) {
 }
 END_TEST
 
+START_TEST(the_vocabulary_fingerprint_travels_with_the_model) {
+    nmt_model_config c = tiny_config();
+    nmt_model a, b, back;
+    make_model(&a, &c, 1.0f, 0.0f);
+    make_model(&b, &c, 2.0f, 0.0f);
+    a.vocab_fingerprint = 0x0123456789abcdefull;
+    char *pa = temp_path("fa.safetensors"), *pb = temp_path("fb.safetensors"), *out = temp_path("favg.safetensors");
+    ck_assert_int_eq(nmt_model_save(&a, pa), 0);
+    ck_assert_int_eq(nmt_model_save(&b, pb), 0); /* b knows no fingerprint: none is written */
+    ck_assert_int_eq(nmt_model_load(&back, pa), 0);
+    ck_assert_uint_eq(back.vocab_fingerprint, 0x0123456789abcdefull);
+    ck_assert_int_eq(nmt_model_check_vocab(back.vocab_fingerprint, pa, 0x0123456789abcdefull, "spm.model"), 0);
+    nmt_model_free(&back);
+    ck_assert_int_eq(nmt_model_check_vocab(0x0123456789abcdefull, "m.safetensors", 0x1111111111111111ull, "spm.model"), -1);
+    ck_assert_str_eq(nmt_error(), "spm.model is not the vocabulary m.safetensors was trained with (fingerprint "
+                                  "1111111111111111, the model records 0123456789abcdef): put back the spm.model of that "
+                                  "training run");
+    ck_assert_int_eq(nmt_model_check_vocab(0, "old.safetensors", 0x1111111111111111ull, "spm.model"), 0); /* unrecorded */
+    const char *both[] = {pa, pb};
+    ck_assert_int_eq(nmt_model_average(both, 2, out), -1);
+    ck_assert_ptr_nonnull(strstr(nmt_error(), "trained with another vocabulary than"));
+    nmt_model_free(&a);
+    nmt_model_free(&b);
+    free(pa), free(pb), free(out);
+}
+END_TEST
+
 START_TEST(checkpoint_directory_listing) {
     char **paths;
     int count;
@@ -368,6 +395,7 @@ int main(void) {
     tcase_add_test(tc, bad_files_are_refused_by_name);
     tcase_add_test(tc, prefixed_buffers_round_trip);
     tcase_add_test(tc, average_of_known_models);
+    tcase_add_test(tc, the_vocabulary_fingerprint_travels_with_the_model);
     tcase_add_test(tc, checkpoint_directory_listing);
     tcase_add_test(tc, every_allocation_failure_is_reported);
     tcase_add_checked_fixture(tc, nmt_test_tmpdir_make, nmt_test_tmpdir_remove);

@@ -95,7 +95,7 @@ static int lock_output(trainer *t) {
 static int copy_file_atomic(const char *from, const char *to) {
     char *data;
     size_t size;
-    if (nmt_read_file(from, &data, &size) < 0) return -1;
+    if (nmt_read_regular_file(from, NMT_READ_MAX, "a vocabulary", &data, &size) < 0) return -1;
     int rc = nmt_atomic_write(to, data, size);
     free(data);
     return rc;
@@ -189,9 +189,15 @@ static int read_corpus(trainer *t, nmt_corpus *corpus, const nmt_corpus_paths *p
     nmt_corpus_options options = {
         .max_length = max_length, .skip_empty = skip_empty, .cache_path = cache, .encoder_hash = t->spm_hash};
     double start = nmt_now();
+    int had_cache = nmt_file_exists(cache);
     int rc = nmt_corpus_read(corpus, paths->src, paths->tgt, spm_encode, t->spm, &options);
     free(cache);
     if (rc < 0) return -1;
+    /* The cache of a resumed run no longer matching: the text changed under the same names. */
+    if (had_cache && !corpus->from_cache && t->resumed_from >= 0 && t->warnings)
+        fprintf(t->warnings, "warning: %s or %s is not the text the run being resumed was trained on (or "
+                             "data.max_length changed): the continuation is not bit-identical to an uninterrupted run\n",
+                paths->src, paths->tgt);
     char took[32];
     format_duration(took, sizeof took, nmt_now() - start);
     char skipped[128] = "";
