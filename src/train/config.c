@@ -89,6 +89,7 @@ static const key_spec keys[] = {
     SECTION("train"),
     NUMBER("train.batch_tokens", KEY_INT, batch_tokens, 1, 1 << 30, 0),
     NUMBER("train.update_freq", KEY_INT, update_freq, 1, 1 << 20, 0),
+    NUMBER("train.batch_pieces", KEY_INT, batch_pieces, 1, 1 << 20, 0),
     SECTION("train.optimizer"),
     NUMBER("train.optimizer.lr", KEY_DOUBLE, lr, 0, INFINITY, MIN_OPEN),
     {.path = "train.optimizer.betas", .kind = KEY_PAIR, .offset = AT(beta1), .offset2 = AT(beta2),
@@ -121,6 +122,7 @@ void nmt_config_defaults(nmt_config *c) {
     c->max_length = 128;
     c->batch_tokens = 4096;
     c->update_freq = 1;
+    c->batch_pieces = 1;
     c->lr = 1e-3;
     c->beta1 = 0.9;
     c->beta2 = 0.98;

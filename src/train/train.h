@@ -35,6 +35,7 @@
 #include <signal.h>
 #include <stdio.h>
 
+#include "base/comm.h"
 #include "train/config.h"
 #include "model/model.h"
 
@@ -43,6 +44,7 @@ typedef struct nmt_train_options {
     FILE *progress;              /* progress lines and the effective config (stderr); NULL = quiet */
     FILE *warnings;              /* warnings, e.g. a damaged checkpoint skipped (stderr); may be NULL */
     volatile sig_atomic_t *stop; /* nonzero = stop after the current step (may be NULL) */
+    nmt_comm *comm;              /* the ranks of a data-parallel run (NULL = this process alone) */
 } nmt_train_options;
 
 typedef struct nmt_train_result {
@@ -74,6 +76,9 @@ typedef struct nmt_train_bench_result {
     double flops;               /* nmt_model_flops summed over their batches */
     nmt_model_timing timing;    /* forward/backward seconds per stage over the measured steps */
     double optimizer_s;         /* gradient norm + Adam, over the measured steps */
+    double reduce_s;            /* summing the step's pieces (exact sum, all-reduces included) */
+    double comm_s;              /* of which waiting in all-reduces (transfer and slower ranks) */
+    int ranks;                  /* processes of the run */
     double first_loss, last_loss; /* label-smoothed loss per token of the first and last step */
     int vocab_size;
 } nmt_train_bench_result;
