@@ -615,9 +615,11 @@ fail:
 
 /* Refuses a run whose ranks read different configs, vocabularies or training data. */
 static int check_ranks_agree(trainer *t) {
-    nmt_config shown = *t->cfg; /* shallow; the output (a bench's own temporary) and vocabulary file aside */
-    shown.output = "-";
-    shown.vocab_model = NULL;
+    /* The settings, without paths (a bench's output is its own temporary; each node may mount the data
+     * elsewhere): the data and vocabulary are compared by content. */
+    nmt_config shown = *t->cfg; /* shallow */
+    shown.output = shown.vocab_model = shown.data_root = NULL;
+    shown.train = shown.valid = (nmt_corpus_paths){NULL, NULL};
     char *text = nmt_config_format(&shown);
     if (!text) return -1;
     uint64_t config_hash = hash_bytes(0xCBF29CE484222325ull, text, strlen(text)), vocab_hash = t->spm_hash;
