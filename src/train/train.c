@@ -6,13 +6,13 @@
 #include "base/comm.h"
 #include "train/dist.h"
 #include "train/corpus.h"
-#include "infer/decode.h"
 #include "base/io.h"
 #include "compute/kernels.h"
 #include "model/model.h"
 #include "model/model_file.h"
 #include "train/optim.h"
 #include "text/spm.h"
+#include "infer/translator.h"
 #include "base/util.h"
 
 #include <dirent.h>
