@@ -15,6 +15,7 @@
  */
 #include "cli.h"
 
+#include "base/comm.h"
 #include "train/config.h"
 #include "base/io.h"
 #include "base/json.h"
@@ -217,12 +218,14 @@ static void report_train(const bench_options *o, const nmt_model_config *c, cons
                "\"source_target_tokens_per_s\": %.1f, \"flops_per_target_token\": %.0f, \"gflops_per_s\": %.2f, "
                "\"peak_gflops\": %.2f, \"fraction_of_peak\": %.4f, \"fastest_step_seconds\": %.4f, "
                "\"fastest_fraction_of_peak\": %.4f, \"peak_rss_gib\": %.3f, \"first_loss\": %.4f, \"last_loss\": %.4f, "
+               "\"ranks\": %d, \"compute_seconds\": %.4f, \"comm_seconds\": %.4f, \"reduce_seconds\": %.4f, "
                "\"stages\": {",
                o->threads, gemm_name(), nmt_kernels_blas_core(), c->d_model, c->heads, c->ffn, c->encoder_layers,
                c->decoder_layers, c->vocab_size, r->steps, step_s, r->sentences / n, r->target_tokens / n,
                r->source_tokens / n, r->target_tokens / r->seconds, (r->target_tokens + r->source_tokens) / r->seconds,
                r->flops / (double)r->target_tokens, gflops, peak, gflops / peak, r->fastest_step_s, fastest_gflops / peak,
-               peak_rss_gib(), r->first_loss, r->last_loss);
+               peak_rss_gib(), r->first_loss, r->last_loss, r->ranks > 0 ? r->ranks : 1, (r->seconds - r->comm_s) / n,
+               r->comm_s / n, r->reduce_s / n);
         for (int i = 0; i < NMT_STAGES; i++)
             printf("\"%s\": {\"forward_s\": %.4f, \"backward_s\": %.4f}, ", stage_names[i], r->timing.forward[i] / n,
                    r->timing.backward[i] / n);
@@ -239,6 +242,10 @@ static void report_train(const bench_options *o, const nmt_model_config *c, cons
            r->target_tokens / n, r->source_tokens / n);
     printf("step%-21s%.3f s (mean of %ld)\n", r->optimizer_s >= 0 ? " (with Adam)" : " (forward+backward)", step_s,
            r->steps);
+    if (r->ranks > 1)
+        printf("ranks                    %d x %d threads: compute %.3f s, communication %.3f s a step (all-reduces, "
+               "waiting for the slowest rank included); the exact sum of the pieces %.3f s of it\n",
+               r->ranks, o->threads, (r->seconds - r->comm_s) / n, r->comm_s / n, r->reduce_s / n);
     printf("target tokens/s          %.0f\n", r->target_tokens / r->seconds);
     printf("source+target tokens/s   %.0f\n", (r->target_tokens + r->source_tokens) / r->seconds);
     printf("FLOP per target token    %.1f M\n", r->flops / (double)r->target_tokens / 1e6);
@@ -307,12 +314,27 @@ static int bench_train_synthetic(const bench_options *o) {
 static int bench_train_config(const bench_options *o, const char *path) {
     nmt_config config;
     if (nmt_config_load(&config, path, o->overrides) < 0) return nmt_cli_fail("bench");
-    double peak = measure_peak(o);
-    nmt_train_options options = {.threads = o->threads, .progress = o->quiet ? NULL : stderr, .warnings = stderr};
+    nmt_comm comm; /* under mpirun: the ranks train together, rank 0 reports */
+    if (nmt_comm_init(&comm) < 0) {
+        nmt_config_free(&config);
+        return nmt_cli_fail("bench");
+    }
+    int root = comm.rank == 0;
+    double peak = root ? measure_peak(o) : 1.0;
+    nmt_train_options options = {.threads = o->threads,
+                                 .progress = o->quiet || !root ? NULL : stderr,
+                                 .warnings = root ? stderr : NULL,
+                                 .comm = &comm};
     nmt_train_bench_result r;
-    int rc = peak < 0 || nmt_train_bench(&config, &options, o->warmup, o->steps, &r) < 0 ? nmt_cli_fail("bench")
+    int rc = peak < 0 || nmt_train_bench(&config, &options, o->warmup, o->steps, &r) < 0 ? NMT_EXIT_FAILURE
                                                                                         : NMT_EXIT_OK;
-    if (rc == NMT_EXIT_OK) {
+    if (rc != NMT_EXIT_OK && comm.size > 1) {
+        fprintf(stderr, "nmt bench: rank %d of %d on host %s: %s\n", comm.rank, comm.size, comm.host, nmt_error());
+        nmt_comm_abort(&comm, NMT_EXIT_FAILURE);
+    }
+    if (rc != NMT_EXIT_OK) nmt_cli_fail("bench");
+    nmt_comm_finalize(&comm);
+    if (rc == NMT_EXIT_OK && root) {
         nmt_model_config c = config.model;
         c.vocab_size = r.vocab_size;
         report_train(o, &c, config.train.src, config.train.tgt, peak, &r);

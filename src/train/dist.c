@@ -3,10 +3,14 @@
 #include "compute/kernels.h"
 #include "base/util.h"
 
+#include "base/io.h"
+
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 void nmt_dist_free(nmt_dist *d) {
     free(d->held);
@@ -194,4 +198,96 @@ int nmt_dist_check_same(nmt_comm *comm, const char *what, uint64_t hash) {
                                (unsigned long long)all[0].hash);
     free(all);
     return rc;
+}
+
+/* FNV-1a, for comparing what the ranks read. */
+static uint64_t hash_bytes(uint64_t h, const void *data, size_t size) {
+    const unsigned char *p = data;
+    for (size_t i = 0; i < size; i++) h = (h ^ p[i]) * 0x100000001B3ull;
+    return h;
+}
+
+int nmt_dist_check_inputs(nmt_comm *comm, const nmt_config *cfg, uint64_t vocab_hash, const nmt_corpus *train) {
+    if (comm->size == 1) return 0;
+    /* The settings without paths (a bench's output is its own temporary; each node may mount the data
+     * elsewhere): the data and vocabulary are compared by content. */
+    nmt_config shown = *cfg; /* shallow */
+    shown.output = shown.vocab_model = shown.data_root = NULL;
+    shown.train = shown.valid = (nmt_corpus_paths){NULL, NULL};
+    char *text = nmt_config_format(&shown);
+    if (!text) return -1;
+    uint64_t config_hash = hash_bytes(0xCBF29CE484222325ull, text, strlen(text));
+    free(text);
+    if (cfg->vocab_model && nmt_corpus_hash_file(cfg->vocab_model, &vocab_hash) < 0) return -1;
+    uint64_t data_hash = hash_bytes(0xCBF29CE484222325ull, train->ids, train->num_ids * sizeof *train->ids);
+    data_hash = hash_bytes(data_hash, train->src_len, (size_t)train->num_pairs * sizeof *train->src_len);
+    data_hash = hash_bytes(data_hash, train->tgt_len, (size_t)train->num_pairs * sizeof *train->tgt_len);
+    if (nmt_dist_check_same(comm, "the resolved config", config_hash) < 0 ||
+        nmt_dist_check_same(comm, "the vocabulary", vocab_hash) < 0 ||
+        nmt_dist_check_same(comm, "the encoded training corpus", data_hash) < 0)
+        return -1;
+    return 0;
+}
+
+int nmt_dist_share_file(nmt_comm *comm, const char *path, char **copy) {
+    *copy = NULL;
+    char *data = NULL;
+    size_t size = 0;
+    if (comm->rank == 0 && nmt_read_file(path, &data, &size) < 0) return -1;
+    int64_t bytes = (int64_t)size;
+    if (nmt_comm_bcast(comm, &bytes, sizeof bytes, 0) < 0) goto fail;
+    if (comm->rank > 0 && !(data = nmt_malloc((size_t)bytes + 1))) goto fail;
+    if (nmt_comm_bcast(comm, data, (size_t)bytes, 0) < 0) goto fail;
+    if (comm->rank > 0) {
+        const char *tmp = getenv("TMPDIR");
+        char *name = nmt_path_join(tmp && *tmp ? tmp : "/tmp", "nmt-shared-XXXXXX");
+        int fd = name ? mkstemp(name) : -1;
+        if (fd < 0) {
+            if (name) nmt_error_set("%s: cannot create: %s", name, strerror(errno));
+            free(name);
+            goto fail;
+        }
+        close(fd);
+        if (nmt_atomic_write(name, data, (size_t)bytes) < 0) {
+            unlink(name);
+            free(name);
+            goto fail;
+        }
+        *copy = name;
+    }
+    free(data);
+    return 0;
+fail:
+    free(data);
+    return -1;
+}
+
+int nmt_dist_share_model(nmt_comm *comm, nmt_model *m, nmt_adam *adam) {
+    if (comm->size == 1) return 0;
+    size_t bytes = m->num_params * sizeof(float);
+    int64_t step = adam->step;
+    if (nmt_comm_bcast(comm, m->params, bytes, 0) < 0 || nmt_comm_bcast(comm, adam->m, bytes, 0) < 0 ||
+        nmt_comm_bcast(comm, adam->v, bytes, 0) < 0 || nmt_comm_bcast(comm, &step, sizeof step, 0) < 0)
+        return -1;
+    adam->step = (long)step;
+    return 0;
+}
+
+int nmt_dist_agree_stop(nmt_comm *comm, int signalled, const char **reason) {
+    static const char *const reasons[] = {NULL, "signal", "max_steps", "max_epochs", "max_minutes", "patience"};
+    if (comm->size == 1) return 0;
+    int32_t v[2] = {0, signalled};
+    for (int i = 1; comm->rank == 0 && *reason && i < (int)(sizeof reasons / sizeof *reasons); i++)
+        if (strcmp(*reason, reasons[i]) == 0) v[0] = i;
+    if (nmt_comm_max_i32_idle(comm, v, 2) < 0) return -1;
+    *reason = v[1] ? "signal" : reasons[v[0]];
+    return 0;
+}
+
+void nmt_dist_count(const nmt_model_config *config, const nmt_batch *piece, double slots[NMT_DIST_SLOTS]) {
+    long src_tokens = 0;
+    for (long i = 0; i < (long)piece->batch * piece->src_len; i++) src_tokens += piece->src[i] != NMT_PAD;
+    slots[NMT_DIST_SRC_TOKENS] = (double)src_tokens;
+    slots[NMT_DIST_SENTENCES] = piece->batch;
+    slots[NMT_DIST_FLOPS] = nmt_model_flops(config, piece);
 }

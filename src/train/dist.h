@@ -27,6 +27,10 @@
 #include <stdint.h>
 
 #include "base/comm.h"
+#include "model/model.h"
+#include "train/config.h"
+#include "train/corpus.h"
+#include "train/optim.h"
 
 enum {
     NMT_DIST_BLOCK = 256,   /* parameters sharing one rounding unit */
@@ -78,5 +82,20 @@ void nmt_dist_unpack(const int64_t *sum, size_t n, const int32_t *exps, int head
 /* Refuses, naming the rank and host, when any rank's hash differs from rank 0's; `what` names the
  * hashed thing ("the config", "the training corpus"). */
 int nmt_dist_check_same(nmt_comm *comm, const char *what, uint64_t hash);
+
+/* Refuses a run whose ranks read different settings (the config without its paths), vocabularies
+ * (vocab_hash, or the hash of cfg->vocab_model when given) or training data (the encoded corpus). */
+int nmt_dist_check_inputs(nmt_comm *comm, const nmt_config *cfg, uint64_t vocab_hash, const nmt_corpus *train);
+/* Rank 0's file `path` on every rank: the others get a private temporary copy (*copy, to unlink and
+ * free), so that a directory need not be shared between nodes. */
+int nmt_dist_share_file(nmt_comm *comm, const char *path, char **copy);
+/* The stop reason of nmt_train ("signal", "max_steps", "max_epochs", "max_minutes", "patience" or
+ * NULL) that every rank agrees on: rank 0's *reason (it alone knows the time and the validations), or
+ * "signal" when any rank was signalled. *reason is in and out; waits politely. */
+int nmt_dist_agree_stop(nmt_comm *comm, int signalled, const char **reason);
+/* A piece's non-pad source tokens, sentences and FLOPs into its slots. */
+void nmt_dist_count(const nmt_model_config *config, const nmt_batch *piece, double slots[NMT_DIST_SLOTS]);
+/* Rank 0's parameters and Adam moments (and step count) on every rank. */
+int nmt_dist_share_model(nmt_comm *comm, nmt_model *m, nmt_adam *adam);
 
 #endif

@@ -343,8 +343,6 @@ static int piece_step(trainer *t, const nmt_batch *batch, int lo, int hi, long s
     piece.src += (size_t)lo * batch->src_len;
     piece.tgt_in += (size_t)lo * batch->tgt_len;
     piece.tgt_out += (size_t)lo * batch->tgt_len;
-    long src_tokens = 0;
-    for (long i = 0; i < (long)piece.batch * piece.src_len; i++) src_tokens += piece.src[i] != NMT_PAD;
     nmt_forward_options fo = {.training = 1,
                               .label_smoothing = (float)t->cfg->label_smoothing,
                               .dropout_seed = dropout_seed(t->state.seed, step, p)};
@@ -354,9 +352,7 @@ static int piece_step(trainer *t, const nmt_batch *batch, int lo, int hi, long s
     slots[NMT_DIST_LOSS] = loss.loss_sum;
     slots[NMT_DIST_NLL] = loss.nll_sum;
     slots[NMT_DIST_TOKENS] = (double)loss.tokens;
-    slots[NMT_DIST_SRC_TOKENS] = (double)src_tokens;
-    slots[NMT_DIST_SENTENCES] = piece.batch;
-    slots[NMT_DIST_FLOPS] = nmt_model_flops(&t->model.config, &piece);
+    nmt_dist_count(&t->model.config, &piece, slots);
     return 0;
 }
 
@@ -564,88 +560,23 @@ static int print_effective_config(trainer *t, const char *path) {
 
 /* ---- the ranks of a run ---- */
 
-/* FNV-1a, for comparing what the ranks read. */
-static uint64_t hash_bytes(uint64_t h, const void *data, size_t size) {
-    const unsigned char *p = data;
-    for (size_t i = 0; i < size; i++) h = (h ^ p[i]) * 0x100000001B3ull;
-    return h;
-}
-
 /* Rank 0's training state (resumed or fresh) and vocabulary, on every rank: the other ranks load the
  * vocabulary from a private temporary copy, so the output directory need not be shared. */
 static int share_start(trainer *t, int *found) {
     struct {
         nmt_train_state state;
-        int64_t found, vocab_bytes;
-    } head = {t->state, *found, 0};
-    char *vocab = NULL;
-    size_t size = 0;
-    if (t->root && nmt_read_file(t->spm_path, &vocab, &size) < 0) return -1;
-    head.vocab_bytes = (int64_t)size;
-    if (nmt_comm_bcast(t->comm, &head, sizeof head, 0) < 0) goto fail;
-    if (t->root) goto sent;
+        int64_t found;
+    } head = {t->state, *found};
+    if (nmt_comm_bcast(t->comm, &head, sizeof head, 0) < 0) return -1;
     t->state = head.state;
     *found = (int)head.found;
-    size = (size_t)head.vocab_bytes;
-    if (!(vocab = nmt_malloc(size + 1))) goto fail;
-sent:
-    if (nmt_comm_bcast(t->comm, vocab, size, 0) < 0) goto fail;
-    if (!t->root) {
-        const char *tmp = getenv("TMPDIR");
-        char *path = nmt_path_join(tmp && *tmp ? tmp : "/tmp", "nmt-spm-XXXXXX");
-        int fd = path ? mkstemp(path) : -1, rc = -1;
-        if (fd < 0 && path) nmt_error_set("%s: cannot create: %s", path, strerror(errno));
-        if (fd >= 0) {
-            close(fd);
-            rc = nmt_atomic_write(path, vocab, size) < 0 || nmt_spm_load(&t->spm, path) < 0 ||
-                         nmt_corpus_hash_file(path, &t->spm_hash) < 0
-                     ? -1
-                     : 0;
-            unlink(path);
-        }
-        free(path);
-        if (rc < 0) goto fail;
-    }
-    free(vocab);
-    return 0;
-fail:
-    free(vocab);
-    return -1;
-}
-
-/* Refuses a run whose ranks read different configs, vocabularies or training data. */
-static int check_ranks_agree(trainer *t) {
-    /* The settings, without paths (a bench's output is its own temporary; each node may mount the data
-     * elsewhere): the data and vocabulary are compared by content. */
-    nmt_config shown = *t->cfg; /* shallow */
-    shown.output = shown.vocab_model = shown.data_root = NULL;
-    shown.train = shown.valid = (nmt_corpus_paths){NULL, NULL};
-    char *text = nmt_config_format(&shown);
-    if (!text) return -1;
-    uint64_t config_hash = hash_bytes(0xCBF29CE484222325ull, text, strlen(text)), vocab_hash = t->spm_hash;
-    free(text);
-    if (t->cfg->vocab_model && nmt_corpus_hash_file(t->cfg->vocab_model, &vocab_hash) < 0) return -1;
-    const nmt_corpus *c = &t->train;
-    uint64_t data_hash = hash_bytes(0xCBF29CE484222325ull, c->ids, c->num_ids * sizeof *c->ids);
-    data_hash = hash_bytes(data_hash, c->src_len, (size_t)c->num_pairs * sizeof *c->src_len);
-    data_hash = hash_bytes(data_hash, c->tgt_len, (size_t)c->num_pairs * sizeof *c->tgt_len);
-    if (nmt_dist_check_same(t->comm, "the resolved config", config_hash) < 0 ||
-        nmt_dist_check_same(t->comm, "the vocabulary", vocab_hash) < 0 ||
-        nmt_dist_check_same(t->comm, "the encoded training corpus", data_hash) < 0)
-        return -1;
-    return 0;
-}
-
-/* Rank 0's parameters and Adam moments on every rank. */
-static int share_model(trainer *t) {
-    if (t->comm->size == 1) return 0;
-    size_t bytes = t->model.num_params * sizeof(float);
-    int64_t step = t->adam.step;
-    if (nmt_comm_bcast(t->comm, t->model.params, bytes, 0) < 0 || nmt_comm_bcast(t->comm, t->adam.m, bytes, 0) < 0 ||
-        nmt_comm_bcast(t->comm, t->adam.v, bytes, 0) < 0 || nmt_comm_bcast(t->comm, &step, sizeof step, 0) < 0)
-        return -1;
-    t->adam.step = (long)step;
-    return 0;
+    char *copy = NULL;
+    if (nmt_dist_share_file(t->comm, t->root ? t->spm_path : NULL, &copy) < 0) return -1;
+    if (t->root) return 0;
+    int rc = nmt_spm_load(&t->spm, copy) < 0 || nmt_corpus_hash_file(copy, &t->spm_hash) < 0 ? -1 : 0;
+    unlink(copy);
+    free(copy);
+    return rc;
 }
 
 /* Vocabulary, corpora, model and pieces on every rank; the vocabulary and corpus caches are rank 0's
@@ -655,10 +586,10 @@ static int prepare_ranks(trainer *t, int found, const nmt_st_file *ckpt, const c
     if (nmt_dist_check_size(t->comm, cfg->update_freq, cfg->batch_pieces) < 0) return -1;
     if (t->root && (prepare_vocabulary(t, found) < 0 || prepare_corpora(t) < 0)) return -1;
     if (t->comm->size > 1 && (share_start(t, &found) < 0 || (!t->root && prepare_corpora(t) < 0) ||
-                              check_ranks_agree(t) < 0))
+                              nmt_dist_check_inputs(t->comm, cfg, t->spm_hash, &t->train) < 0))
         return -1;
     if (check_positions(cfg, &t->valid) < 0 || prepare_model(t, found && t->root ? ckpt : NULL, ckpt_path) < 0 ||
-        share_model(t) < 0)
+        nmt_dist_share_model(t->comm, &t->model, &t->adam) < 0)
         return -1;
     return nmt_dist_init(&t->dist, t->comm, cfg->update_freq, cfg->batch_pieces, t->model.num_params);
 }
@@ -666,15 +597,8 @@ static int prepare_ranks(trainer *t, int found, const nmt_st_file *ckpt, const c
 /* The stop reason every rank agrees on: rank 0's (it alone knows the time and validations), or a
  * signal any rank got. */
 static int agree_stop(trainer *t, volatile sig_atomic_t *stop, const char **stopped_by) {
-    static const char *const reasons[] = {NULL, "signal", "max_steps", "max_epochs", "max_minutes", "patience"};
     *stopped_by = stop_reason(t, stop);
-    if (t->comm->size == 1) return 0;
-    int32_t v[2] = {0, stop && *stop};
-    for (int i = 1; t->root && *stopped_by && i < (int)(sizeof reasons / sizeof *reasons); i++)
-        if (strcmp(*stopped_by, reasons[i]) == 0) v[0] = i;
-    if (nmt_comm_max_i32_idle(t->comm, v, 2) < 0) return -1;
-    *stopped_by = v[1] ? "signal" : reasons[v[0]];
-    return 0;
+    return nmt_dist_agree_stop(t->comm, stop && *stop, stopped_by);
 }
 
 static int setup(trainer *t, const nmt_train_options *opt) {
