@@ -9,6 +9,9 @@
  *                     the same for forward+backward on a synthetic batch of a model given by flags
  *   nmt bench translate -m MODEL_DIR -i FILE
  *                     sentences/s and target tokens/s of beam search (or greedy) on a file
+ *   mpirun -np N nmt bench allreduce
+ *                     the all-reduces of a training step's exact gradient sum for the model of the
+ *                     model flags, and the latency of a one-element all-reduce
  *
  * --json prints one JSON object on stdout (keys shared with tools/bench/torch_reference.py);
  * otherwise a readable table. Progress goes to stderr.
@@ -32,6 +35,7 @@
 
 #include <getopt.h>
 #include <stdio.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -44,6 +48,7 @@ static void usage(FILE *out) {
             "       nmt bench train CONFIG.yaml [--set KEY=VALUE ...] [--steps N] [--warmup N] [--json]\n"
             "       nmt bench train --synthetic [model options] [--json]\n"
             "       nmt bench translate -m MODEL_DIR -i FILE [--beam-size K] [--batch-size N] [--json]\n"
+            "       mpirun -np N nmt bench allreduce [model options] [--steps N] [--json]\n"
             "\n"
             "gemm: GFLOP/s of C = A B^T through OpenBLAS on the thread pool, at N^3 (default 2048,\n"
             "the reference peak) and at the shapes of the d256/h4/ff1024 model with 4096-token batches.\n"
@@ -65,6 +70,10 @@ static void usage(FILE *out) {
             "search only (model loading and SentencePiece encoding excluded).\n"
             "  --beam-size K (5; 1 = the greedy path)  --batch-size N (64)  --length-penalty A (0.6)\n"
             "  --precision fp32|bf16 (fp32)\n"
+            "\n"
+            "allreduce (under mpirun): the all-reduces of one training step's exact gradient sum for the\n"
+            "model given by the model options of train --synthetic: an int64 per parameter and an int32 per\n"
+            "256; --steps timed after --warmup, each after a barrier; and a one-element all-reduce (latency).\n"
             "\n"
             "Common: --threads T (2)  --json (one JSON object on stdout)  --quiet (no progress)  --help\n");
 }
@@ -383,6 +392,57 @@ static int read_sources(const bench_options *o, const nmt_model *model, const nm
     return rc;
 }
 
+/* The all-reduces of an exact gradient sum, each after a barrier, and a one-element all-reduce. */
+static int bench_allreduce(const bench_options *o) {
+    nmt_comm comm;
+    nmt_model m;
+    nmt_model_config c = o->model;
+    if (nmt_comm_init(&comm) < 0 || nmt_model_config_check(&c) < 0 || nmt_model_create(&m, &c) < 0)
+        return nmt_cli_fail("bench");
+    size_t n = m.num_params, blocks = (n + 255) / 256;
+    nmt_model_free(&m);
+    int64_t *sum = nmt_calloc(n, sizeof *sum), one = 1;
+    int32_t *exps = nmt_calloc(blocks, sizeof *exps);
+    double latency = INFINITY, fastest = INFINITY, total = 0;
+    int rc = sum && exps ? 0 : -1;
+    for (long i = 0; rc == 0 && i < o->warmup + o->steps; i++) {
+        double start;
+        rc = nmt_comm_barrier(&comm);
+        start = nmt_now();
+        if (rc == 0) rc = nmt_comm_sum_i64(&comm, &one, 1);
+        latency = fmin(latency, nmt_now() - start);
+        if (rc == 0) rc = nmt_comm_barrier(&comm);
+        start = nmt_now();
+        if (rc == 0) rc = nmt_comm_max_i32(&comm, exps, blocks) < 0 || nmt_comm_sum_i64(&comm, sum, n) < 0 ? -1 : 0;
+        double took = nmt_now() - start;
+        if (i < o->warmup) continue;
+        fastest = fmin(fastest, took);
+        total += took;
+    }
+    free(sum);
+    free(exps);
+    if (rc < 0 && comm.size > 1) {
+        fprintf(stderr, "nmt bench: rank %d of %d on host %s: %s\n", comm.rank, comm.size, comm.host, nmt_error());
+        nmt_comm_abort(&comm, NMT_EXIT_FAILURE);
+    }
+    if (rc < 0) return nmt_cli_fail("bench");
+    nmt_comm_finalize(&comm);
+    if (comm.rank > 0) return NMT_EXIT_OK;
+    double bytes = (double)n * sizeof *sum + (double)blocks * sizeof *exps, mean = total / (double)o->steps;
+    double bus = 2.0 * (comm.size - 1) / comm.size * bytes; /* what a ring moves over each link */
+    if (o->json)
+        printf("{\"command\": \"bench allreduce\", \"ranks\": %d, \"host\": \"%s\", \"parameters\": %zu, "
+               "\"bytes\": %.0f, \"steps\": %ld, \"mean_seconds\": %.6f, \"fastest_seconds\": %.6f, "
+               "\"latency_seconds\": %.6f, \"bus_gbytes_per_s\": %.3f}\n",
+               comm.size, comm.host, n, bytes, o->steps, mean, fastest, latency, bus / fastest / 1e9);
+    else
+        printf("ranks %d on %s; model of %zu parameters: %.1f MB a step (int64 sums, int32 block exponents)\n"
+               "all-reduce              %.4f s mean, %.4f s fastest of %ld (bus %.2f GB/s)\n"
+               "one-element latency     %.1f us\n",
+               comm.size, comm.host, n, bytes / 1e6, mean, fastest, o->steps, bus / fastest / 1e9, latency * 1e6);
+    return NMT_EXIT_OK;
+}
+
 static int bench_translate(const bench_options *o) {
     if (!o->model_dir || !o->input) return nmt_cli_usage_error("bench", "translate needs -m MODEL_DIR and -i FILE");
     nmt_model model;
@@ -545,14 +605,14 @@ int nmt_cmd_bench(int argc, char **argv) {
         }
     }
     if (optind >= argc) {
-        nmt_cli_usage_error("bench", "expected one of: gemm, train, translate");
+        nmt_cli_usage_error("bench", "expected one of: gemm, train, translate, allreduce");
         goto done;
     }
     const char *what = argv[optind];
     int positional = argc - optind - 1; /* after the benchmark's name */
     int is_train = strcmp(what, "train") == 0;
-    if (strcmp(what, "gemm") != 0 && !is_train && strcmp(what, "translate") != 0) {
-        nmt_cli_usage_error("bench", "unknown benchmark '%s' (expected gemm, train or translate)", what);
+    if (strcmp(what, "gemm") != 0 && !is_train && strcmp(what, "translate") != 0 && strcmp(what, "allreduce") != 0) {
+        nmt_cli_usage_error("bench", "unknown benchmark '%s' (expected gemm, train, translate or allreduce)", what);
         goto done;
     }
     if (is_train && o.synthetic == (positional == 1)) {
@@ -578,6 +638,7 @@ int nmt_cmd_bench(int argc, char **argv) {
                 nmt_kernels_blas_core(), advice);
     if (strcmp(what, "gemm") == 0) status = bench_gemm(&o);
     else if (strcmp(what, "translate") == 0) status = bench_translate(&o);
+    else if (strcmp(what, "allreduce") == 0) status = bench_allreduce(&o);
     else status = o.synthetic ? bench_train_synthetic(&o) : bench_train_config(&o, argv[optind + 1]);
 done:
     free(overrides);

@@ -27,7 +27,7 @@ typedef struct nmt_comm {
     double wait_s;    /* seconds spent in collectives so far */
 } nmt_comm;
 
-/* Joins the run (see above). Call once per process, before any thread is started. */
+/* Joins the run (see above). Call once per process, from the thread that makes every later call. */
 int nmt_comm_init(nmt_comm *comm);
 /* The one-process communicator, whatever the environment (tests, benchmarks). */
 void nmt_comm_local(nmt_comm *comm);
