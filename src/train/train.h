@@ -18,8 +18,15 @@
  * everything random is a pure function of (seed, step) or (seed, epoch). The train section may change
  * between runs (e.g. a larger max_steps); a different model section or vocabulary is refused.
  *
- * A step: update_freq batches, each forward + backward adding summed gradients, then one Adam update
- * with the gradient divided by the step's target tokens and clipped to clip_norm. Validation every
+ * A step: update_freq batches, each split into batch_pieces pieces whose forward + backward give
+ * summed gradients, the pieces added exactly (train/dist.h), then one Adam update with the gradient
+ * divided by the step's target tokens and clipped to clip_norm.
+ *
+ * Ranks. With options->comm of N > 1 processes (mpirun) each computes its share of every step's pieces
+ * and the result is bit for bit that of one process: rank 0 alone writes the output directory, logs,
+ * validates and decides when to stop; the others receive the vocabulary and the (resumed) state from
+ * it and must read the same settings and training data (refused otherwise, naming the rank and host).
+ * A rank whose nmt_train fails must end the run (nmt_comm_abort): the others wait for it. Validation every
  * valid_every steps and when training ends: label-smoothed loss and perplexity (teacher forcing),
  * and BLEU of greedy (valid_beam 1) or beam decoding, computed as `nmt bleu` computes it. A train log
  * line every min(100, valid_every/5) steps (at least 1), averaged over those steps.
