@@ -13,18 +13,7 @@ cd "$work"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
 mpi() { local n=$1; shift; timeout 120 mpirun --oversubscribe --bind-to none -np "$n" "$@"; }
 
-awk -v n=400 -v seed=1 -v src=train.en -v tgt=train.de -f - <<'AWK'
-BEGIN {
-  srand(seed)
-  split("red blue green white black yellow brown grey", e, " ")
-  split("rot blau grün weiß schwarz gelb braun grau", g, " ")
-  for (i = 0; i < n; i++) {
-    w = 3 + int(rand() * 5); s = ""; t = ""
-    for (j = 0; j < w; j++) { k = 1 + int(rand() * 8); s = s (j ? " " : "") e[k]; t = t (j ? " " : "") g[k] }
-    print s > src; print t > tgt
-  }
-}
-AWK
+awk -v n=400 -v seed=1 -v src=train.en -v tgt=train.de -f "$NMT_SOURCE_DIR/tests/colours.awk"
 cat > toy.yaml <<'YAML'
 model: {d_model: 32, heads: 2, ffn: 64, encoder_layers: 1, decoder_layers: 1, dropout: 0.1}
 vocab: {size: 40}
