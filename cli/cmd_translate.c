@@ -7,7 +7,7 @@
 #include "cli.h"
 
 #include "base/io.h"
-#include "compute/kernels.h"
+#include "compute/pool.h"
 #include "model/model_dir.h"
 #include "viz/plot.h"
 #include "infer/translator.h"
@@ -347,7 +347,7 @@ static int run(translate *t) {
     line *window = NULL;
     int count = 0, rc = -1, eof = 0, committed = 0;
     if (nmt_model_dir_open(t->a.model_dir, &t->model, &t->spm) < 0) return -1;
-    nmt_kernels_set_threads((int)t->a.threads);
+    nmt_pool_set_threads((int)t->a.threads);
     if (nmt_translator_create(&t->translator, &t->model, &t->a.decode) < 0) return -1;
     if (t->a.input) {
         in = fopen(t->a.input, "rb");

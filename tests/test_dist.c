@@ -2,7 +2,7 @@
  * contiguous runs; the pre-rounded sum gives the same bits for every grouping and order of the pieces
  * (what different rank counts do), stays within float rounding of the exact sum, and flags inf/nan;
  * nmt_dist_reduce on one process sums held pieces and adds the slots in piece order. */
-#include "compute/kernels.h"
+#include "compute/pool.h"
 #include "train/dist.h"
 
 #include "testing.h"
@@ -121,7 +121,7 @@ START_TEST(nonfinite_blocks_are_flagged) {
 END_TEST
 
 START_TEST(reduce_on_one_process) {
-    nmt_kernels_set_threads(2);
+    nmt_pool_set_threads(2);
     static float g[P][N], want[N];
     fill_pieces(g);
     grouped_sum(g, 5, 5, want);
@@ -155,7 +155,7 @@ START_TEST(reduce_on_one_process) {
     ck_assert_int_eq(finite, 0);
     ck_assert_int_eq(nmt_dist_check_same(&c, "the corpus", 42), 0);
     nmt_dist_free(&d);
-    nmt_kernels_set_threads(1);
+    nmt_pool_set_threads(1);
 }
 END_TEST
 

@@ -1,6 +1,6 @@
 /* dist: pieces of a step per rank, the pre-rounded exact gradient sum, the start-up agreement check. */
 #include "train/dist.h"
-#include "compute/kernels.h"
+#include "compute/pool.h"
 #include "base/util.h"
 
 #include "base/io.h"
@@ -161,15 +161,15 @@ int nmt_dist_reduce(nmt_dist *d, float *grads, double totals[NMT_DIST_SLOTS], in
         for (int s = 0; s < NMT_DIST_SLOTS; s++) totals[s] += d->slots[(size_t)p * NMT_DIST_SLOTS + s];
     if (d->pieces > 1) {
         pass ps = {d, grads, 0};
-        nmt_parallel_for(d->num_blocks, pass_range, &ps);
+        nmt_pool_for(d->num_blocks, pass_range, &ps);
         if (nmt_comm_max_i32(d->comm, d->exps, (size_t)d->num_blocks) < 0) return -1;
         for (long b = 0; b < d->num_blocks && *finite; b++) *finite = d->exps[b] != NMT_DIST_NONFINITE;
         if (*finite) {
             ps.phase = 1;
-            nmt_parallel_for(d->num_blocks, pass_range, &ps);
+            nmt_pool_for(d->num_blocks, pass_range, &ps);
             if (nmt_comm_sum_i64(d->comm, d->sum, d->n) < 0) return -1;
             ps.phase = 2;
-            nmt_parallel_for(d->num_blocks, pass_range, &ps);
+            nmt_pool_for(d->num_blocks, pass_range, &ps);
         }
     }
     d->reduce_s = nmt_now() - start;

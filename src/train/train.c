@@ -7,7 +7,7 @@
 #include "train/dist.h"
 #include "train/corpus.h"
 #include "base/io.h"
-#include "compute/kernels.h"
+#include "compute/pool.h"
 #include "model/model.h"
 #include "model/model_file.h"
 #include "train/optim.h"
@@ -437,7 +437,7 @@ static int log_train(trainer *t) {
     format_duration(eta, sizeof eta, eta_seconds(t, t->interval_steps ? took / (double)t->interval_steps : 0.0));
     char ranks[96] = "";
     if (t->comm->size > 1) /* the wait: all-reduces, and for slower ranks (rank 0's view) */
-        snprintf(ranks, sizeof ranks, " ranks %d x %d threads comm %.1f ms/step", t->comm->size, nmt_kernels_threads(),
+        snprintf(ranks, sizeof ranks, " ranks %d x %d threads comm %.1f ms/step", t->comm->size, nmt_pool_threads(),
                  t->interval_steps ? (t->comm->wait_s - t->interval_wait) * 1e3 / (double)t->interval_steps : 0.0);
     say(t, "epoch %ld step %ld loss %.4f ppl %.2f lr %.3e tok/s %.0f elapsed %s eta %s%s\n", s->epoch, s->step, loss,
         ppl, lr, tokens_per_s, elapsed, eta, ranks);
@@ -612,7 +612,7 @@ static int setup(trainer *t, const nmt_train_options *opt) {
     char *ckpt_path = NULL;
     int rc = -1, found = 0;
     if (!t->ckpt_dir || !t->log_path || !t->model_path || !t->spm_path || !config_path) goto done;
-    if (nmt_kernels_set_threads(opt->threads > 0 ? opt->threads : 2) < 0) goto done;
+    if (nmt_pool_set_threads(opt->threads > 0 ? opt->threads : 2) < 0) goto done;
     t->state = nmt_train_state_initial(cfg->seed);
     if (t->root) {
         if (nmt_mkdirs(t->ckpt_dir) < 0 || lock_output(t) < 0) goto done;
@@ -625,11 +625,11 @@ static int setup(trainer *t, const nmt_train_options *opt) {
             fprintf(t->warnings, "warning: train.seed is %lu but the checkpoint was trained with %lu; keeping %lu so "
                                  "that the run continues as it began\n",
                     cfg->seed, (unsigned long)t->state.seed, (unsigned long)t->state.seed);
-        if (found && t->state.threads != nmt_kernels_threads() && t->warnings)
+        if (found && t->state.threads != nmt_pool_threads() && t->warnings)
             fprintf(t->warnings, "warning: the checkpoint was trained with %ld threads and this run uses %d: the "
                                  "continuation is not bit-identical to an uninterrupted run\n",
-                    t->state.threads, nmt_kernels_threads());
-        t->state.threads = nmt_kernels_threads();
+                    t->state.threads, nmt_pool_threads());
+        t->state.threads = nmt_pool_threads();
         if (nmt_config_save(cfg, config_path) < 0 || print_effective_config(t, config_path) < 0) goto done;
     }
     if (check_positions(cfg, NULL) < 0 || prepare_ranks(t, found, &ckpt, ckpt_path) < 0) goto done;
@@ -646,7 +646,7 @@ static int setup(trainer *t, const nmt_train_options *opt) {
     say(t, "model: %zu parameters, vocabulary %d; %ld batches an epoch of at most %d target tokens, %d per step "
            "in %d pieces; %s%d threads\n",
         t->model.num_params, t->model.config.vocab_size, t->batches.num_batches, cfg->batch_tokens, cfg->update_freq,
-        t->dist.pieces, ranks, nmt_kernels_threads());
+        t->dist.pieces, ranks, nmt_pool_threads());
     if (!cfg->max_steps && !cfg->max_epochs && cfg->max_minutes <= 0 && !(cfg->valid.src && cfg->patience > 0))
         say(t, "no stop condition is set: training runs until interrupted\n");
     rc = 0;
@@ -813,13 +813,13 @@ int nmt_train_bench(const nmt_config *config, const nmt_train_options *opt, long
     trainer_init(&t, &cfg, opt);
     t.state = nmt_train_state_initial(cfg.seed);
     int rc = -1;
-    if ((t.spm_path = nmt_path_join(dir, "spm.model")) && nmt_kernels_set_threads(opt->threads > 0 ? opt->threads : 2) == 0 &&
+    if ((t.spm_path = nmt_path_join(dir, "spm.model")) && nmt_pool_set_threads(opt->threads > 0 ? opt->threads : 2) == 0 &&
         prepare_ranks(&t, 0, NULL, NULL) == 0) {
-        t.state.threads = nmt_kernels_threads();
+        t.state.threads = nmt_pool_threads();
         say(&t, "model: %zu parameters, vocabulary %d (%s); %ld batches an epoch of at most %d target tokens, %d per "
                 "step in %d pieces; %d ranks x %d threads\n",
             t.model.num_params, t.model.config.vocab_size, cfg.vocab_model ? cfg.vocab_model : "trained for this run",
-            t.batches.num_batches, cfg.batch_tokens, cfg.update_freq, t.dist.pieces, t.comm->size, nmt_kernels_threads());
+            t.batches.num_batches, cfg.batch_tokens, cfg.update_freq, t.dist.pieces, t.comm->size, nmt_pool_threads());
         rc = bench_steps(&t, warmup_steps, steps, result);
     }
     cleanup(&t);
