@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# nmt train under mpirun: 2 and 3 ranks (dropout on, update_freq 2, 3 pieces a batch) write the same
+# nmt train under mpirun: 2, 3 and 4 ranks (dropout on, update_freq 2, 3 pieces a batch) write the same
 # parameters and losses as one process, bit for bit; a run resumed with another rank count continues
 # bit for bit; a killed rank ends the whole run within seconds with a message naming it, and the same
 # command then resumes; a rank whose data differs, and more ranks than a step has pieces, are refused.
@@ -48,7 +48,8 @@ if grep -q "built without MPI" err.txt; then echo "SKIP: nmt was built without M
 [ "$rc" -eq 0 ] || { echo "FAIL 2 ranks: exit $rc"; cat err.txt; fail=1; }
 mpi 3 "$NMT" train toy.yaml --set output=three --threads 1 --quiet 2>err.txt ||
   { echo "FAIL 3 ranks"; cat err.txt; fail=1; }
-for dir in two three; do
+mpi 4 "$NMT" train toy.yaml --set output=four --threads 1 --quiet 2>err.txt || { echo "FAIL 4 ranks"; cat err.txt; fail=1; }
+for dir in two three four; do
   same_tensors "$dir ranks" $dir/checkpoints/step-00000020.safetensors one/checkpoints/step-00000020.safetensors
   [ "$(losses $dir/train.log.jsonl 20)" = "$(losses one/train.log.jsonl 20)" ] && [ -n "$(losses one/train.log.jsonl 20)" ] ||
     { echo "FAIL $dir ranks: train.log.jsonl losses differ from one process"; fail=1; }
