@@ -69,6 +69,10 @@ int nmt_cmd_average(int argc, char **argv) {
         paths = (const char *const *)checkpoints + (count - last);
         count = (int)last;
     }
+    if (nmt_cli_output("average", "--output", output, paths, NULL) < 0) {
+        nmt_model_paths_free(checkpoints);
+        return NMT_EXIT_USAGE;
+    }
     int rc = nmt_model_average(paths, count, output);
     if (rc == 0 && !quiet) {
         fprintf(stderr, "nmt average: wrote %s, the mean of %d model%s:\n", output, count, count == 1 ? "" : "s");

@@ -72,6 +72,7 @@ typedef struct nmt_decode_options {
     int attention;          /* 1: return each hypothesis's cross-attention rows (alignments, maps) */
     int batch_size;         /* sentences per batch for nmt_translator_run (64) */
     nmt_precision precision;/* of the translator's matrix products (fp32) */
+    const struct nmt_shortlist *shortlist; /* the output layer's candidates per batch (shortlist.h), or NULL */
 } nmt_decode_options;
 
 nmt_decode_options nmt_decode_options_default(void);

@@ -3,6 +3,7 @@
 #include "compute/pool.h"
 #include "base/util.h"
 
+#include "base/hash.h"
 #include "base/io.h"
 
 #include <errno.h>
@@ -218,7 +219,7 @@ int nmt_dist_check_inputs(nmt_comm *comm, const nmt_config *cfg, uint64_t vocab_
     if (!text) return -1;
     uint64_t config_hash = hash_bytes(0xCBF29CE484222325ull, text, strlen(text));
     free(text);
-    if (cfg->vocab_model && nmt_corpus_hash_file(cfg->vocab_model, &vocab_hash) < 0) return -1;
+    if (cfg->vocab_model && nmt_hash_file(cfg->vocab_model, &vocab_hash) < 0) return -1;
     uint64_t data_hash = hash_bytes(0xCBF29CE484222325ull, train->ids, train->num_ids * sizeof *train->ids);
     data_hash = hash_bytes(data_hash, train->src_len, (size_t)train->num_pairs * sizeof *train->src_len);
     data_hash = hash_bytes(data_hash, train->tgt_len, (size_t)train->num_pairs * sizeof *train->tgt_len);

@@ -16,7 +16,13 @@
  * the result is bit-identical to a run that was never interrupted (with the same thread count): the
  * checkpoint stores parameters, Adam moments, the data position and the log accumulators, and
  * everything random is a pure function of (seed, step) or (seed, epoch). The train section may change
- * between runs (e.g. a larger max_steps); a different model section or vocabulary is refused.
+ * between runs (e.g. a larger max_steps); a change of the data, the batching or the optimizer is
+ * used and named in a warning (the run is then no longer bit-identical); a different model section or
+ * vocabulary (vocab.size, another spm.model, even of the same size) is refused. The checks come
+ * before any file is written: a refused run leaves the directory as it was.
+ *
+ * A fresh start (no usable checkpoint) in a directory that already holds model.safetensors or a
+ * non-empty train.log.jsonl is refused unless options->overwrite: it would replace that model.
  *
  * A step: update_freq batches, each split into batch_pieces pieces whose forward + backward give
  * summed gradients, the pieces added exactly (train/dist.h), then one Adam update with the gradient
@@ -26,10 +32,12 @@
  * and the result is bit for bit that of one process: rank 0 alone writes the output directory, logs,
  * validates and decides when to stop; the others receive the vocabulary and the (resumed) state from
  * it and must read the same settings and training data (refused otherwise, naming the rank and host).
- * A rank whose nmt_train fails must end the run (nmt_comm_abort): the others wait for it. Validation every
- * valid_every steps and when training ends: label-smoothed loss and perplexity (teacher forcing),
- * and BLEU of greedy (valid_beam 1) or beam decoding, computed as `nmt bleu` computes it. A train log
- * line every min(100, valid_every/5) steps (at least 1), averaged over those steps.
+ * A rank whose nmt_train fails must end the run (nmt_comm_abort): the others wait for it.
+ *
+ * Validation every valid_every steps and when training ends: label-smoothed loss and perplexity
+ * (teacher forcing), and BLEU of greedy (valid_beam 1) or beam decoding, computed as `nmt bleu`
+ * computes it. A train log line every min(100, valid_every/5) steps (at least 1), averaged over those
+ * steps.
  *
  * Stops at the first of max_steps, max_epochs, max_minutes (training wall-clock time summed over all
  * runs, checked every step), patience (validations without improvement), or a stop request (the CLI's
@@ -52,6 +60,7 @@ typedef struct nmt_train_options {
     FILE *warnings;              /* warnings, e.g. a damaged checkpoint skipped (stderr); may be NULL */
     volatile sig_atomic_t *stop; /* nonzero = stop after the current step (may be NULL) */
     nmt_comm *comm;              /* the ranks of a data-parallel run (NULL = this process alone) */
+    int overwrite;               /* a fresh start may replace a model the directory holds (--overwrite) */
 } nmt_train_options;
 
 typedef struct nmt_train_result {
