@@ -17,6 +17,7 @@
  * and of the output weight (held unscaled until backward knows the scale).
  */
 #include "model/model.h"
+#include "base/random.h"
 
 #include "compute/gemm.h"
 #include "compute/pool.h"
@@ -104,11 +105,8 @@ typedef struct output_acts {
 enum { MODE_TRAIN, MODE_EVAL, MODE_LOGPROBS, MODE_ENCODE };
 
 struct nmt_activations {
-    void *param_block;        /* the allocations behind m->params and m->grads (aligned inside) */
-    void *grad_block;
-    void *block;              /* every per-batch buffer below, carved from one allocation */
-    float *block_base;        /* its 64-byte aligned start */
-    size_t block_capacity;    /* bytes usable from block_base */
+    float *block;             /* every per-batch buffer below, carved from one 64-byte aligned allocation */
+    size_t block_capacity;    /* its bytes */
     int B, S, T, H, dh;       /* the last forward's batch and head shape */
     int mode;                 /* of the last forward */
     nmt_dropout drop;         /* residual dropout of the last forward (rate 0 in evaluation) */
@@ -121,63 +119,6 @@ struct nmt_activations {
     output_acts out;
     grad_acts g;
 };
-
-nmt_model_config nmt_model_config_default(void) {
-    nmt_model_config c = {
-        .vocab_size = 0,
-        .d_model = 256,
-        .heads = 4,
-        .ffn = 1024,
-        .encoder_layers = 3,
-        .decoder_layers = 3,
-        .dropout = 0.1f,
-        .attention_dropout = 0.0f,
-        .norm_position = NMT_NORM_POST,
-        .positions = NMT_POSITIONS_SINUSOIDAL,
-        .max_positions = 1024,
-        .norm_eps = 1e-5f,
-        .tie_embeddings = NMT_TIE_ALL,
-    };
-    return c;
-}
-
-enum { MAX_DIM = 1 << 16, MAX_VOCAB = 1 << 24, MAX_LAYERS = 256 };
-
-int nmt_model_config_check(const nmt_model_config *c) {
-    if (c->vocab_size != 0 && (c->vocab_size <= NMT_EOS || c->vocab_size > MAX_VOCAB))
-        return nmt_error_set("model.vocab_size must be between %d and %d (the ids 0-3 are pad, unk, bos, eos), not %d",
-                             NMT_EOS + 1, MAX_VOCAB, c->vocab_size);
-    if (c->d_model < 2 || c->d_model > MAX_DIM || c->d_model % 2 != 0)
-        return nmt_error_set("model.d_model must be an even number between 2 and %d, not %d", MAX_DIM, c->d_model);
-    if (c->heads < 1 || c->d_model % c->heads != 0)
-        return nmt_error_set("model.heads (%d) must be at least 1 and divide model.d_model (%d)", c->heads,
-                             c->d_model);
-    if (c->positions == NMT_POSITIONS_ROPE && (c->d_model / c->heads) % 2 != 0)
-        return nmt_error_set("model.positions rope needs an even head size, but d_model/heads = %d",
-                             c->d_model / c->heads);
-    if (c->ffn < 1 || c->ffn > MAX_DIM) return nmt_error_set("model.ffn must be between 1 and %d, not %d", MAX_DIM, c->ffn);
-    if (c->encoder_layers < 1 || c->encoder_layers > MAX_LAYERS)
-        return nmt_error_set("model.encoder_layers must be between 1 and %d, not %d", MAX_LAYERS, c->encoder_layers);
-    if (c->decoder_layers < 1 || c->decoder_layers > MAX_LAYERS)
-        return nmt_error_set("model.decoder_layers must be between 1 and %d, not %d", MAX_LAYERS, c->decoder_layers);
-    if (!(c->dropout >= 0.0f && c->dropout < 1.0f))
-        return nmt_error_set("model.dropout must be in [0, 1), not %g", (double)c->dropout);
-    if (!(c->attention_dropout >= 0.0f && c->attention_dropout < 1.0f))
-        return nmt_error_set("model.attention_dropout must be in [0, 1), not %g", (double)c->attention_dropout);
-    if (c->norm_position != NMT_NORM_POST && c->norm_position != NMT_NORM_PRE)
-        return nmt_error_set("model.norm_position must be post or pre");
-    if (c->positions != NMT_POSITIONS_SINUSOIDAL && c->positions != NMT_POSITIONS_LEARNED &&
-        c->positions != NMT_POSITIONS_ROPE)
-        return nmt_error_set("model.positions must be sinusoidal, learned or rope");
-    if (c->max_positions < 1 || c->max_positions > MAX_DIM)
-        return nmt_error_set("model.max_positions must be between 1 and %d, not %d", MAX_DIM, c->max_positions);
-    if (!(c->norm_eps > 0.0f && c->norm_eps < 1.0f))
-        return nmt_error_set("model.norm_eps must be in (0, 1), not %g", (double)c->norm_eps);
-    if (c->tie_embeddings != NMT_TIE_NONE && c->tie_embeddings != NMT_TIE_DECODER &&
-        c->tie_embeddings != NMT_TIE_ALL)
-        return nmt_error_set("model.tie_embeddings must be none, decoder or all");
-    return 0;
-}
 
 /* ---------------------------------------------------------------------------------------------- */
 /* Layout */
@@ -297,17 +238,14 @@ size_t nmt_model_param_count(const nmt_model_config *config) {
     return L.offset;
 }
 
-/* A 64-byte aligned block of n floats; *block receives what to free. */
-static float *aligned_floats(size_t n, void **block) {
+/* A 64-byte aligned block of n floats, for free(). */
+static float *aligned_floats(size_t n) {
     size_t bytes;
     if (nmt_size_mul(n, sizeof(float), &bytes, "model parameters") < 0) return NULL;
-    unsigned char *raw = nmt_malloc(bytes + 64);
-    *block = raw;
-    if (!raw) return NULL;
-    return (float *)(raw + (64 - (uintptr_t)raw % 64));
+    return nmt_malloc_aligned(bytes);
 }
 
-int nmt_model_create(nmt_model *m, const nmt_model_config *config) {
+int nmt_model_init(nmt_model *m, const nmt_model_config *config) {
     memset(m, 0, sizeof *m);
     if (nmt_model_config_check(config) < 0) return -1;
     if (config->vocab_size == 0) return nmt_error_set("model.vocab_size is not set (no vocabulary yet)");
@@ -328,9 +266,9 @@ int nmt_model_create(nmt_model *m, const nmt_model_config *config) {
     m->acts->dec = nmt_calloc((size_t)config->decoder_layers, sizeof *m->acts->dec);
     if (!m->acts->enc || !m->acts->dec) goto fail;
     m->acts->mode = MODE_EVAL;
-    m->params = aligned_floats(m->num_params, &m->acts->param_block);
+    m->params = aligned_floats(m->num_params);
     if (!m->params) goto fail;
-    m->grads = aligned_floats(m->num_params, &m->acts->grad_block);
+    m->grads = aligned_floats(m->num_params);
     if (!m->grads) goto fail;
     memset(m->params, 0, m->num_params * sizeof(float));
     memset(m->grads, 0, m->num_params * sizeof(float));
@@ -348,13 +286,13 @@ fail:
 
 void nmt_model_free(nmt_model *m) {
     if (m->acts) {
-        free(m->acts->param_block);
-        free(m->acts->grad_block);
         free(m->acts->block);
         free(m->acts->enc);
         free(m->acts->dec);
         free(m->acts);
     }
+    free(m->params);
+    free(m->grads);
     free(m->tensors);
     free(m->p.encoder);
     free(m->p.decoder);
@@ -368,16 +306,8 @@ void nmt_model_zero_grads(nmt_model *m) { memset(m->grads, 0, m->num_params * si
 /* ---------------------------------------------------------------------------------------------- */
 /* Initialisation */
 
-/* splitmix64: a small, well-mixed generator; the state is the seed. */
-static uint64_t rng_next(uint64_t *state) {
-    uint64_t z = (*state += 0x9E3779B97F4A7C15ULL);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    return z ^ (z >> 31);
-}
-
 /* Uniform in (0, 1): 53 random bits, never 0. */
-static double rng_uniform(uint64_t *state) { return ((double)(rng_next(state) >> 11) + 0.5) / 9007199254740992.0; }
+static double rng_uniform(uint64_t *state) { return ((double)(nmt_random_next(state) >> 11) + 0.5) / 9007199254740992.0; }
 
 static double rng_normal(uint64_t *state) {
     double u1 = rng_uniform(state), u2 = rng_uniform(state);
@@ -523,12 +453,11 @@ static int plan_buffers(nmt_model *m, int B, int S, int T, int mode) {
         A->block = NULL;
         A->block_capacity = 0;
         size_t capacity = measure.used + measure.used / 4; /* headroom for slightly larger batches */
-        float *base = aligned_floats(capacity / sizeof(float) + 1, &A->block);
-        if (!base) return nmt_error_prefix("activations for a batch of %d x (%d + %d) tokens", B, S, T);
+        A->block = aligned_floats(capacity / sizeof(float) + 1);
+        if (!A->block) return nmt_error_prefix("activations for a batch of %d x (%d + %d) tokens", B, S, T);
         A->block_capacity = capacity;
-        A->block_base = base;
     }
-    carver c = {(unsigned char *)A->block_base, 0};
+    carver c = {(unsigned char *)A->block, 0};
     plan(&c, m, B, S, T, mode);
     return 0;
 }
