@@ -9,12 +9,16 @@
  *                     the same for forward+backward on a synthetic batch of a model given by flags
  *   nmt bench translate -m MODEL_DIR -i FILE
  *                     sentences/s and target tokens/s of beam search (or greedy) on a file
+ *   mpirun -np N nmt bench allreduce
+ *                     the all-reduces of a training step's exact gradient sum for the model of the
+ *                     model flags, and the latency of a one-element all-reduce
  *
  * --json prints one JSON object on stdout (keys shared with tools/bench/torch_reference.py);
  * otherwise a readable table. Progress goes to stderr.
  */
 #include "cli.h"
 
+#include "base/comm.h"
 #include "train/config.h"
 #include "base/io.h"
 #include "base/random.h"
@@ -35,6 +39,7 @@
 
 #include <getopt.h>
 #include <stdio.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -47,6 +52,7 @@ static void usage(FILE *out) {
             "       nmt bench train CONFIG.yaml [--set KEY=VALUE ...] [--steps N] [--warmup N] [--json]\n"
             "       nmt bench train --synthetic [model options] [--json]\n"
             "       nmt bench translate -m MODEL_DIR -i FILE [--beam-size K] [--batch-size N] [--json]\n"
+            "       mpirun -np N nmt bench allreduce [model options] [--steps N] [--json]\n"
             "\n"
             "gemm: GFLOP/s of C = A B^T through OpenBLAS on the thread pool, at N^3 (default 2048,\n"
             "the reference peak) and at the shapes of the d256/h4/ff1024 model with 4096-token batches;\n"
@@ -71,6 +77,10 @@ static void usage(FILE *out) {
             "search only (model loading and SentencePiece encoding excluded).\n"
             "  --beam-size K (5; 1 = the greedy path)  --batch-size N (64)  --length-penalty A (0.6)\n"
             "  --precision fp32|bf16|int8|auto (fp32)  --shortlist (MODEL_DIR/shortlist.bin, `nmt shortlist`)\n"
+            "\n"
+            "allreduce (under mpirun): the all-reduces of one training step's exact gradient sum for the\n"
+            "model given by the model options of train --synthetic: an int64 per parameter and an int32 per\n"
+            "256; --steps timed after --warmup, each after a barrier; and a one-element all-reduce (latency).\n"
             "\n"
             "Common: --threads T (2)  --json (one JSON object on stdout)  --quiet (no progress)  --help\n");
 }
@@ -241,12 +251,14 @@ static void report_train(const bench_options *o, const nmt_model_config *c, cons
                "\"source_target_tokens_per_s\": %.1f, \"flops_per_target_token\": %.0f, \"gflops_per_s\": %.2f, "
                "\"peak_gflops\": %.2f, \"fraction_of_peak\": %.4f, \"fastest_step_seconds\": %.4f, "
                "\"fastest_fraction_of_peak\": %.4f, \"peak_rss_gib\": %.3f, \"first_loss\": %.4f, \"last_loss\": %.4f, "
+               "\"ranks\": %d, \"compute_seconds\": %.4f, \"comm_seconds\": %.4f, \"reduce_seconds\": %.4f, "
                "\"stages\": {",
                o->threads, gemm_name(), nmt_gemm_blas_core(), c->d_model, c->heads, c->ffn, c->encoder_layers,
                c->decoder_layers, c->vocab_size, r->steps, step_s, r->sentences / n, r->target_tokens / n,
                r->source_tokens / n, r->target_tokens / r->seconds, (r->target_tokens + r->source_tokens) / r->seconds,
                r->flops / (double)r->target_tokens, gflops, peak, gflops / peak, r->fastest_step_s, fastest_gflops / peak,
-               peak_rss_gib(), r->first_loss, r->last_loss);
+               peak_rss_gib(), r->first_loss, r->last_loss, r->ranks > 0 ? r->ranks : 1, (r->seconds - r->comm_s) / n,
+               r->comm_s / n, r->reduce_s / n);
         for (int i = 0; i < NMT_STAGES; i++)
             printf("\"%s\": {\"forward_s\": %.4f, \"backward_s\": %.4f}, ", stage_names[i], r->timing.forward[i] / n,
                    r->timing.backward[i] / n);
@@ -263,6 +275,10 @@ static void report_train(const bench_options *o, const nmt_model_config *c, cons
            r->target_tokens / n, r->source_tokens / n);
     printf("step%-21s%.3f s (mean of %ld)\n", r->optimizer_s >= 0 ? " (with Adam)" : " (forward+backward)", step_s,
            r->steps);
+    if (r->ranks > 1)
+        printf("ranks                    %d x %d threads: compute %.3f s, communication %.3f s a step (all-reduces, "
+               "waiting for the slowest rank included); the exact sum of the pieces %.3f s of it\n",
+               r->ranks, o->threads, (r->seconds - r->comm_s) / n, r->comm_s / n, r->reduce_s / n);
     printf("target tokens/s          %.0f\n", r->target_tokens / r->seconds);
     printf("source+target tokens/s   %.0f\n", (r->target_tokens + r->source_tokens) / r->seconds);
     printf("FLOP per target token    %.1f M\n", r->flops / (double)r->target_tokens / 1e6);
@@ -333,12 +349,27 @@ static int bench_train_config(const bench_options *o, const char *path) {
     int loaded = nmt_config_load(&config, path, o->overrides);
     if (loaded == NMT_CONFIG_BAD_OVERRIDE) return nmt_cli_usage_error("bench", "%s", nmt_error());
     if (loaded < 0) return nmt_cli_fail("bench");
-    double peak = measure_peak(o);
-    nmt_train_options options = {.threads = o->threads, .progress = o->quiet ? NULL : stderr, .warnings = stderr};
+    nmt_comm comm; /* under mpirun: the ranks train together, rank 0 reports */
+    if (nmt_comm_init(&comm) < 0) {
+        nmt_config_free(&config);
+        return nmt_cli_fail("bench");
+    }
+    int root = comm.rank == 0;
+    double peak = root ? measure_peak(o) : 1.0;
+    nmt_train_options options = {.threads = o->threads,
+                                 .progress = o->quiet || !root ? NULL : stderr,
+                                 .warnings = root ? stderr : NULL,
+                                 .comm = &comm};
     nmt_train_bench_result r;
-    int rc = peak < 0 || nmt_train_bench(&config, &options, o->warmup, o->steps, &r) < 0 ? nmt_cli_fail("bench")
+    int rc = peak < 0 || nmt_train_bench(&config, &options, o->warmup, o->steps, &r) < 0 ? NMT_EXIT_FAILURE
                                                                                         : NMT_EXIT_OK;
-    if (rc == NMT_EXIT_OK) {
+    if (rc != NMT_EXIT_OK && comm.size > 1) {
+        fprintf(stderr, "nmt bench: rank %d of %d on host %s: %s\n", comm.rank, comm.size, comm.host, nmt_error());
+        nmt_comm_abort(&comm, NMT_EXIT_FAILURE);
+    }
+    if (rc != NMT_EXIT_OK) nmt_cli_fail("bench");
+    nmt_comm_finalize(&comm);
+    if (rc == NMT_EXIT_OK && root) {
         nmt_model_config c = config.model;
         c.vocab_size = r.vocab_size;
         report_train(o, &c, config.train.src, config.train.tgt, peak, &r);
@@ -385,6 +416,57 @@ static int read_sources(const bench_options *o, const nmt_model *model, const nm
     nmt_lines_free(&lines);
     fclose(fp);
     return rc;
+}
+
+/* The all-reduces of an exact gradient sum, each after a barrier, and a one-element all-reduce. */
+static int bench_allreduce(const bench_options *o) {
+    nmt_comm comm;
+    nmt_model m;
+    nmt_model_config c = o->model;
+    if (nmt_comm_init(&comm) < 0 || nmt_model_config_check(&c) < 0 || nmt_model_init(&m, &c) < 0)
+        return nmt_cli_fail("bench");
+    size_t n = m.num_params, blocks = (n + 255) / 256;
+    nmt_model_free(&m);
+    int64_t *sum = nmt_calloc(n, sizeof *sum), one = 1;
+    int32_t *exps = nmt_calloc(blocks, sizeof *exps);
+    double latency = INFINITY, fastest = INFINITY, total = 0;
+    int rc = sum && exps ? 0 : -1;
+    for (long i = 0; rc == 0 && i < o->warmup + o->steps; i++) {
+        double start;
+        rc = nmt_comm_barrier(&comm);
+        start = nmt_now();
+        if (rc == 0) rc = nmt_comm_sum_i64(&comm, &one, 1);
+        latency = fmin(latency, nmt_now() - start);
+        if (rc == 0) rc = nmt_comm_barrier(&comm);
+        start = nmt_now();
+        if (rc == 0) rc = nmt_comm_max_i32(&comm, exps, blocks) < 0 || nmt_comm_sum_i64(&comm, sum, n) < 0 ? -1 : 0;
+        double took = nmt_now() - start;
+        if (i < o->warmup) continue;
+        fastest = fmin(fastest, took);
+        total += took;
+    }
+    free(sum);
+    free(exps);
+    if (rc < 0 && comm.size > 1) {
+        fprintf(stderr, "nmt bench: rank %d of %d on host %s: %s\n", comm.rank, comm.size, comm.host, nmt_error());
+        nmt_comm_abort(&comm, NMT_EXIT_FAILURE);
+    }
+    if (rc < 0) return nmt_cli_fail("bench");
+    nmt_comm_finalize(&comm);
+    if (comm.rank > 0) return NMT_EXIT_OK;
+    double bytes = (double)n * sizeof *sum + (double)blocks * sizeof *exps, mean = total / (double)o->steps;
+    double bus = 2.0 * (comm.size - 1) / comm.size * bytes; /* what a ring moves over each link */
+    if (o->json)
+        printf("{\"command\": \"bench allreduce\", \"ranks\": %d, \"host\": \"%s\", \"parameters\": %zu, "
+               "\"bytes\": %.0f, \"steps\": %ld, \"mean_seconds\": %.6f, \"fastest_seconds\": %.6f, "
+               "\"latency_seconds\": %.6f, \"bus_gbytes_per_s\": %.3f}\n",
+               comm.size, comm.host, n, bytes, o->steps, mean, fastest, latency, bus / fastest / 1e9);
+    else
+        printf("ranks %d on %s; model of %zu parameters: %.1f MB a step (int64 sums, int32 block exponents)\n"
+               "all-reduce              %.4f s mean, %.4f s fastest of %ld (bus %.2f GB/s)\n"
+               "one-element latency     %.1f us\n",
+               comm.size, comm.host, n, bytes / 1e6, mean, fastest, o->steps, bus / fastest / 1e9, latency * 1e6);
+    return NMT_EXIT_OK;
 }
 
 static int bench_translate(const bench_options *o) {
@@ -553,14 +635,14 @@ int nmt_cmd_bench(int argc, char **argv) {
         }
     }
     if (optind >= argc) {
-        nmt_cli_usage_error("bench", "expected one of: gemm, train, translate");
+        nmt_cli_usage_error("bench", "expected one of: gemm, train, translate, allreduce");
         goto done;
     }
     const char *what = argv[optind];
     int positional = argc - optind - 1; /* after the benchmark's name */
     int is_train = strcmp(what, "train") == 0;
-    if (strcmp(what, "gemm") != 0 && !is_train && strcmp(what, "translate") != 0) {
-        nmt_cli_usage_error("bench", "unknown benchmark '%s' (expected gemm, train or translate)", what);
+    if (strcmp(what, "gemm") != 0 && !is_train && strcmp(what, "translate") != 0 && strcmp(what, "allreduce") != 0) {
+        nmt_cli_usage_error("bench", "unknown benchmark '%s' (expected gemm, train, translate or allreduce)", what);
         goto done;
     }
     if (is_train && o.synthetic == (positional == 1)) {
@@ -586,6 +668,7 @@ int nmt_cmd_bench(int argc, char **argv) {
                 nmt_gemm_blas_core(), advice);
     if (strcmp(what, "gemm") == 0) status = bench_gemm(&o);
     else if (strcmp(what, "translate") == 0) status = bench_translate(&o);
+    else if (strcmp(what, "allreduce") == 0) status = bench_allreduce(&o);
     else status = o.synthetic ? bench_train_synthetic(&o) : bench_train_config(&o, argv[optind + 1]);
 done:
     free(overrides);

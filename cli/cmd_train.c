@@ -1,6 +1,7 @@
 /* nmt train: train a model from a YAML config (see nmt/train.h for the model directory it makes). */
 #include "cli.h"
 
+#include "base/comm.h"
 #include "train/config.h"
 #include "train/train.h"
 #include "base/util.h"
@@ -21,6 +22,10 @@ static void usage(FILE *out) {
             "for `nmt translate -m DIR`: model.safetensors (best by validation BLEU), spm.model, config.yaml,\n"
             "train.log.jsonl and checkpoints/. Running it again on the same output directory resumes from the\n"
             "newest checkpoint, exactly as if training had never stopped.\n"
+            "\n"
+            "Under `mpirun -np N nmt train CONFIG.yaml` the N processes train one model together: each computes\n"
+            "its share of every step's update_freq x train.batch_pieces pieces and the parameters are bit for bit\n"
+            "those of one process (rank 0 writes the output directory; N may be at most the pieces of a step).\n"
             "\n"
             "Options:\n"
             "  --set KEY=VALUE  override a config key, e.g. --set train.optimizer.lr=5e-4 (repeatable)\n"
@@ -107,21 +112,37 @@ int nmt_cmd_train(int argc, char **argv) {
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
     signal(SIGPIPE, SIG_IGN); /* a closed progress pipe (`| head`) must not kill hours of training */
+    nmt_comm comm;
+    if (nmt_comm_init(&comm) < 0) {
+        status = nmt_cli_fail("train");
+        nmt_config_free(&config);
+        goto done;
+    }
     nmt_train_options options = {
         .threads = (int)threads,
-        .progress = quiet ? NULL : stderr,
-        .warnings = stderr,
+        .progress = quiet || comm.rank > 0 ? NULL : stderr, /* rank 0 speaks for the run */
+        .warnings = comm.rank > 0 ? NULL : stderr,
         .stop = &stop_requested,
+        .comm = &comm,
         .overwrite = overwrite,
     };
     nmt_train_result result;
-    status = nmt_train(&config, &options, &result) < 0 ? nmt_cli_fail("train") : NMT_EXIT_OK;
-    /* The vocabulary shortlist of the trained model (`nmt shortlist`), unless stopped by a signal. */
-    if (status == NMT_EXIT_OK && !stop_requested &&
+    status = nmt_train(&config, &options, &result) < 0 ? NMT_EXIT_FAILURE : NMT_EXIT_OK;
+    /* The vocabulary shortlist of the trained model (`nmt shortlist`), by rank 0, unless stopped by a signal. */
+    if (status == NMT_EXIT_OK && !stop_requested && comm.rank == 0 &&
         nmt_cli_shortlist_build(config.output, config.train.src, config.train.tgt, NMT_CLI_SHORTLIST_K,
                                 NMT_CLI_SHORTLIST_M, 1, quiet) < 0)
-        status = nmt_cli_fail("train");
+        status = NMT_EXIT_FAILURE;
     nmt_config_free(&config);
+    if (status != NMT_EXIT_OK && comm.size > 1) {
+        /* The others may be waiting for this rank in a collective: end them all. */
+        fprintf(stderr, "nmt train: rank %d of %d on host %s: %s\n", comm.rank, comm.size, comm.host, nmt_error());
+        fflush(stderr);
+        free(overrides);
+        nmt_comm_abort(&comm, NMT_EXIT_FAILURE);
+    }
+    if (status != NMT_EXIT_OK) nmt_cli_fail("train");
+    nmt_comm_finalize(&comm);
 done:
     free(overrides);
     return status;

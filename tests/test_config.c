@@ -330,7 +330,7 @@ START_TEST(save_then_load_gives_the_same_config) {
     ck_assert_int_eq(nmt_read_file(saved_file, &text, &size), 0);
     ck_assert_ptr_nonnull(strstr(text, "\nmodel:\n  d_model: 512\n"));
     ck_assert_ptr_nonnull(strstr(text, "\n  train:\n    src: \""));
-    ck_assert_ptr_nonnull(strstr(text, "\ntrain:\n  batch_tokens: 2048\n  update_freq: 4\n  optimizer:\n    lr: 0.3333333333333333\n    betas: [0.85, 0.995]\n"));
+    ck_assert_ptr_nonnull(strstr(text, "\ntrain:\n  batch_tokens: 2048\n  update_freq: 4\n  batch_pieces: 1\n  optimizer:\n    lr: 0.3333333333333333\n    betas: [0.85, 0.995]\n"));
     ck_assert_ptr_nonnull(strstr(text, "\n  label_smoothing: 0.2\n"));
     free(text);
     free(saved_file);

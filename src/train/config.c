@@ -82,6 +82,7 @@ static const key_spec keys[] = {
     SECTION("train"),
     NUMBER("train.batch_tokens", KEY_INT, batch_tokens, 1, 1 << 30, 0),
     NUMBER("train.update_freq", KEY_INT, update_freq, 1, 1 << 20, 0),
+    NUMBER("train.batch_pieces", KEY_INT, batch_pieces, 1, 1 << 20, 0),
     SECTION("train.optimizer"),
     NUMBER("train.optimizer.lr", KEY_DOUBLE, lr, 0, INFINITY, MIN_OPEN),
     {.path = "train.optimizer.betas", .kind = KEY_PAIR, .offset = AT(beta1), .offset2 = AT(beta2),
@@ -115,6 +116,7 @@ nmt_config nmt_config_default(void) {
     c->max_length = 128;
     c->batch_tokens = 4096;
     c->update_freq = 1;
+    c->batch_pieces = 1;
     c->lr = 1e-3;
     c->beta1 = 0.9;
     c->beta2 = 0.98;

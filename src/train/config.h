@@ -35,6 +35,8 @@ typedef struct nmt_config {
 
     int batch_tokens;           /* train.batch_tokens (4096): padded target tokens per batch */
     int update_freq;            /* train.update_freq (1): batches per optimizer step */
+    int batch_pieces;           /* train.batch_pieces (1): sub-batches a batch is split into, each computed
+                                   alone and summed exactly; a run uses at most update_freq x this ranks */
     double lr;                  /* train.optimizer.lr (1e-3): peak learning rate */
     double beta1, beta2;        /* train.optimizer.betas ([0.9, 0.98]) */
     double adam_eps;            /* train.optimizer.eps (1e-9) */

@@ -3,6 +3,8 @@
 #include "train/batch.h"
 #include "eval/bleu.h"
 #include "train/checkpoint.h"
+#include "base/comm.h"
+#include "train/dist.h"
 #include "train/corpus.h"
 #include "base/hash.h"
 #include "base/io.h"
@@ -29,6 +31,10 @@
 
 typedef struct trainer {
     const nmt_config *cfg;
+    nmt_comm *comm;          /* the run's ranks; rank 0 owns the output directory, logs and validates */
+    nmt_comm local_comm;     /* when the caller gives none */
+    int root;                /* comm->rank == 0 */
+    nmt_dist dist;           /* this rank's pieces of a step and their exact sum */
     FILE *progress, *warnings;
     char *ckpt_dir, *log_path, *model_path, *spm_path;
     int lock_fd;
@@ -49,10 +55,11 @@ typedef struct trainer {
     double elapsed_base;     /* state.elapsed_s at that moment */
     double interval_start;   /* for tokens/s and ETA: time and tokens since the last log line */
     long interval_tokens, interval_steps;
+    double interval_wait;    /* comm->wait_s at interval_start */
     long last_saved_step;
     double last_loss;
     /* the last step's work, for `nmt bench train` */
-    double step_flops, step_optimizer_s;
+    double step_flops, step_optimizer_s, step_wait_s;
     long step_src_tokens, step_sentences;
 } trainer;
 
@@ -188,6 +195,7 @@ static int read_corpus(trainer *t, nmt_corpus *corpus, const nmt_corpus_paths *p
     if (!cache) return -1;
     nmt_corpus_options options = {
         .max_length = max_length, .skip_empty = skip_empty, .cache_path = cache, .encoder_hash = t->spm_hash};
+    if (!t->root && !nmt_file_exists(cache)) options.cache_path = NULL; /* rank 0 alone writes the output */
     double start = nmt_now();
     int had_cache = nmt_file_exists(cache);
     int rc = nmt_corpus_read(corpus, paths->src, paths->tgt, spm_encode, t->spm, &options);
@@ -235,7 +243,7 @@ static int prepare_corpora(trainer *t) {
         return nmt_error_set("%s and %s hold no usable sentence pairs (all empty or longer than %d pieces)",
                              cfg->train.src, cfg->train.tgt, cfg->max_length);
     if (nmt_batcher_init(&t->batches, &t->train, cfg->batch_tokens, t->state.seed, 1) < 0) return -1;
-    if (!cfg->valid.src) return 0;
+    if (!cfg->valid.src || !t->root) return 0; /* rank 0 validates */
     /* Validation keeps every line, so hypotheses and references stay aligned. */
     if (read_corpus(t, &t->valid, &cfg->valid, "corpus-valid.bin", 0, 0) < 0 || read_references(t) < 0) return -1;
     if (t->valid.num_pairs == 0) return nmt_error_set("%s: the validation set is empty", cfg->valid.src);
@@ -283,6 +291,7 @@ static int open_log(trainer *t) {
 }
 
 static int log_write(trainer *t, const char *line) {
+    if (!t->log) return 0; /* not rank 0 */
     if (nmt_io_write(t->log, line, strlen(line), t->log_path) < 0) return -1;
     if (fflush(t->log) != 0) return nmt_error_set("%s: write failed: %s", t->log_path, strerror(errno));
     return 0;
@@ -327,43 +336,70 @@ static int save_checkpoint(trainer *t) {
 
 /* ---- one step ---- */
 
-/* Dropout masks of micro-batch k of step s: a pure function of (seed, s, k), so a resumed run draws
- * the same masks as an uninterrupted one. */
-static uint64_t dropout_seed(uint64_t seed, long step, int k) {
-    return nmt_random_mix(seed ^ (uint64_t)step * NMT_RANDOM_GAMMA ^ (uint64_t)k * 0xC2B2AE3D27D4EB4Full);
+/* Dropout masks of piece p of step s: a pure function of (seed, s, p), so a resumed run, and a run on
+ * any number of ranks, draws the same masks as an uninterrupted one. */
+static uint64_t dropout_seed(uint64_t seed, long step, int p) {
+    return nmt_random_mix(seed ^ (uint64_t)step * NMT_RANDOM_GAMMA ^ (uint64_t)p * 0xC2B2AE3D27D4EB4Full);
 }
 
+/* Forward + backward of rows [lo, hi) of a batch (piece p of the step), adding to the gradients. */
+static int piece_step(trainer *t, const nmt_batch *batch, int lo, int hi, long step, int p,
+                      double slots[NMT_DIST_SLOTS]) {
+    nmt_batch piece = *batch;
+    piece.batch = hi - lo;
+    piece.src += (size_t)lo * batch->src_len;
+    piece.tgt_in += (size_t)lo * batch->tgt_len;
+    piece.tgt_out += (size_t)lo * batch->tgt_len;
+    nmt_forward_options fo = {.training = 1,
+                              .label_smoothing = (float)t->cfg->label_smoothing,
+                              .dropout_seed = dropout_seed(t->state.seed, step, p)};
+    nmt_loss loss;
+    if (nmt_model_forward(&t->model, &piece, &fo, &loss) < 0 || nmt_model_backward(&t->model, 1.0f) < 0) {
+        if (strstr(nmt_error(), "out of memory")) /* the batch's activations: say what sizes them */
+            return nmt_error_prefix("step %ld, a batch of %d sentences of up to %d source and %d target tokens "
+                                    "(train.batch_tokens %d sets its size; lower it)",
+                                    step, piece.batch, piece.src_len, piece.tgt_len, t->cfg->batch_tokens);
+        return nmt_error_prefix("step %ld", step);
+    }
+    slots[NMT_DIST_LOSS] = loss.loss_sum;
+    slots[NMT_DIST_NLL] = loss.nll_sum;
+    slots[NMT_DIST_TOKENS] = (double)loss.tokens;
+    nmt_dist_count(&t->model.config, &piece, slots);
+    return 0;
+}
+
+/* One optimizer step: this rank's pieces of the step's update_freq batches, the exact sum over all
+ * ranks, then the same Adam update on every rank. */
 static int train_step(trainer *t, nmt_loss *sum) {
     const nmt_config *cfg = t->cfg;
+    nmt_dist *d = &t->dist;
     long step = t->state.step + 1;
-    memset(sum, 0, sizeof *sum);
-    t->step_flops = 0.0;
-    t->step_src_tokens = t->step_sentences = 0;
-    for (int k = 0; k < cfg->update_freq; k++) {
+    double wait_start = t->comm->wait_s;
+    for (int k = 0, local = 0; k < cfg->update_freq; k++) {
         nmt_batch batch;
         long tokens;
-        nmt_batcher_next(&t->batches, &batch, &tokens);
-        t->step_flops += nmt_model_flops(&t->model.config, &batch);
-        for (long i = 0; i < (long)batch.batch * batch.src_len; i++) t->step_src_tokens += batch.src[i] != NMT_PAD;
-        t->step_sentences += batch.batch;
-        nmt_forward_options fo = {
-            .training = 1, .label_smoothing = (float)cfg->label_smoothing, .dropout_seed = dropout_seed(t->state.seed, step, k)};
-        nmt_loss loss;
-        if (nmt_model_forward(&t->model, &batch, &fo, &loss) < 0 || nmt_model_backward(&t->model, 1.0f) < 0)
-        {
-            if (strstr(nmt_error(), "out of memory")) /* the batch's activations: say what sizes them */
-                return nmt_error_prefix("step %ld, a batch of %d sentences of up to %d source and %d target tokens "
-                                        "(train.batch_tokens %d sets its size; lower it)",
-                                        step, batch.batch, batch.src_len, batch.tgt_len, cfg->batch_tokens);
-            return nmt_error_prefix("step %ld", step);
+        nmt_batcher_next(&t->batches, &batch, &tokens); /* every rank walks the same batch plan */
+        for (int j = 0; j < d->batch_pieces; j++) {
+            int p = k * d->batch_pieces + j, lo, hi;
+            if (!nmt_dist_owns(d, p)) continue;
+            nmt_dist_piece_rows(batch.batch, d->batch_pieces, j, &lo, &hi);
+            double slots[NMT_DIST_SLOTS] = {0};
+            if (hi > lo && piece_step(t, &batch, lo, hi, step, p, slots) < 0) return -1;
+            nmt_dist_hold(d, local++, t->model.grads, p, slots);
         }
-        sum->loss_sum += loss.loss_sum;
-        sum->nll_sum += loss.nll_sum;
-        sum->tokens += loss.tokens;
     }
+    double totals[NMT_DIST_SLOTS];
+    int finite;
+    if (nmt_dist_reduce(d, t->model.grads, totals, &finite) < 0) return nmt_error_prefix("step %ld", step);
+    *sum = (nmt_loss){.loss_sum = totals[NMT_DIST_LOSS], .nll_sum = totals[NMT_DIST_NLL],
+                      .tokens = (long)totals[NMT_DIST_TOKENS]};
+    t->step_flops = totals[NMT_DIST_FLOPS];
+    t->step_src_tokens = (long)totals[NMT_DIST_SRC_TOKENS];
+    t->step_sentences = (long)totals[NMT_DIST_SENTENCES];
+    t->step_wait_s = t->comm->wait_s - wait_start;
     double optimizer_start = nmt_now();
     double scale = 1.0 / (double)sum->tokens;
-    double norm = nmt_adam_grad_norm(&t->adam, t->model.grads) * scale;
+    double norm = finite ? nmt_adam_grad_norm(&t->adam, t->model.grads) * scale : NAN;
     if (!isfinite(sum->loss_sum) || !isfinite(norm))
         return nmt_error_set("step %ld: the %s is not finite; lower train.optimizer.lr or set train.optimizer.clip_norm",
                              step, isfinite(sum->loss_sum) ? "gradient" : "loss");
@@ -411,12 +447,17 @@ static int log_train(trainer *t) {
     char elapsed[32], eta[32];
     format_duration(elapsed, sizeof elapsed, s->elapsed_s);
     format_duration(eta, sizeof eta, eta_seconds(t, t->interval_steps ? took / (double)t->interval_steps : 0.0));
-    say(t, "epoch %ld step %ld loss %.4f ppl %.2f lr %.3e tok/s %.0f elapsed %s eta %s\n", s->epoch, s->step, loss,
-        ppl, lr, tokens_per_s, elapsed, eta);
+    char ranks[96] = "";
+    if (t->comm->size > 1) /* the wait: all-reduces, and for slower ranks (rank 0's view) */
+        snprintf(ranks, sizeof ranks, " ranks %d x %d threads comm %.1f ms/step", t->comm->size, nmt_pool_threads(),
+                 t->interval_steps ? (t->comm->wait_s - t->interval_wait) * 1e3 / (double)t->interval_steps : 0.0);
+    say(t, "epoch %ld step %ld loss %.4f ppl %.2f lr %.3e tok/s %.0f elapsed %s eta %s%s\n", s->epoch, s->step, loss,
+        ppl, lr, tokens_per_s, elapsed, eta, ranks);
     t->last_loss = loss;
     s->log_loss_sum = s->log_nll_sum = 0;
     s->log_tokens = s->log_steps = 0;
     t->interval_start = now;
+    t->interval_wait = t->comm->wait_s;
     t->interval_tokens = t->interval_steps = 0;
     return 0;
 }
@@ -528,6 +569,50 @@ static int print_effective_config(trainer *t, const char *path) {
     return 0;
 }
 
+/* ---- the ranks of a run ---- */
+
+/* Rank 0's training state (resumed or fresh) and vocabulary, on every rank: the other ranks load the
+ * vocabulary from a private temporary copy, so the output directory need not be shared. */
+static int share_start(trainer *t, int *found) {
+    struct {
+        nmt_train_state state;
+        int64_t found;
+    } head = {t->state, *found};
+    if (nmt_comm_bcast(t->comm, &head, sizeof head, 0) < 0) return -1;
+    t->state = head.state;
+    *found = (int)head.found;
+    char *copy = NULL;
+    if (nmt_dist_share_file(t->comm, t->root ? t->spm_path : NULL, &copy) < 0) return -1;
+    if (t->root) return 0;
+    int rc = nmt_spm_load(&t->spm, copy);
+    unlink(copy);
+    free(copy);
+    if (rc == 0) t->spm_hash = nmt_spm_fingerprint(t->spm);
+    return rc;
+}
+
+/* Vocabulary, corpora, model and pieces on every rank; the vocabulary and corpus caches are rank 0's
+ * to make, the other ranks read them when they are there (a shared directory) and encode otherwise. */
+static int prepare_ranks(trainer *t, int found, const nmt_st_file *ckpt, const char *ckpt_path) {
+    const nmt_config *cfg = t->cfg;
+    if (nmt_dist_check_size(t->comm, cfg->update_freq, cfg->batch_pieces) < 0) return -1;
+    if (t->root && (prepare_vocabulary(t, found) < 0 || prepare_corpora(t) < 0)) return -1;
+    if (t->comm->size > 1 && (share_start(t, &found) < 0 || (!t->root && prepare_corpora(t) < 0) ||
+                              nmt_dist_check_inputs(t->comm, cfg, t->spm_hash, &t->train) < 0))
+        return -1;
+    if (check_positions(cfg, &t->valid) < 0 || prepare_model(t, found && t->root ? ckpt : NULL, ckpt_path) < 0 ||
+        nmt_dist_share_model(t->comm, &t->model, &t->adam) < 0)
+        return -1;
+    return nmt_dist_init(&t->dist, t->comm, cfg->update_freq, cfg->batch_pieces, t->model.num_params);
+}
+
+/* The stop reason every rank agrees on: rank 0's (it alone knows the time and validations), or a
+ * signal any rank got. */
+static int agree_stop(trainer *t, volatile sig_atomic_t *stop, const char **stopped_by) {
+    *stopped_by = stop_reason(t, stop);
+    return nmt_dist_agree_stop(t->comm, stop && *stop, stopped_by);
+}
+
 /* A fresh start (no usable checkpoint) in a directory that holds a trained model would overwrite it:
  * refused unless `overwrite`. */
 static int check_fresh_start(trainer *t, int overwrite) {
@@ -562,6 +647,7 @@ static const struct {
     {"data.max_length", SETTING_INT, offsetof(nmt_config, max_length)},
     {"train.batch_tokens", SETTING_INT, offsetof(nmt_config, batch_tokens)},
     {"train.update_freq", SETTING_INT, offsetof(nmt_config, update_freq)},
+    {"train.batch_pieces", SETTING_INT, offsetof(nmt_config, batch_pieces)},
     {"train.optimizer.lr", SETTING_DOUBLE, offsetof(nmt_config, lr)},
     {"train.optimizer.betas[0]", SETTING_DOUBLE, offsetof(nmt_config, beta1)},
     {"train.optimizer.betas[1]", SETTING_DOUBLE, offsetof(nmt_config, beta2)},
@@ -614,50 +700,53 @@ static int setup(trainer *t, const nmt_train_options *opt) {
     char *config_path = nmt_path_join(cfg->output, "config.yaml");
     nmt_st_file ckpt = {0};
     char *ckpt_path = NULL;
-    int rc = -1;
+    int rc = -1, found = 0;
     if (!t->ckpt_dir || !t->log_path || !t->model_path || !t->spm_path || !config_path) goto done;
-    struct stat st;
-    if (stat(cfg->output, &st) == 0 && !S_ISDIR(st.st_mode)) {
-        nmt_error_set("output %s: not a directory (output names the model directory to train into)", cfg->output);
-        goto done;
-    }
-    if (nmt_mkdirs(t->ckpt_dir) < 0 || lock_output(t) < 0) goto done;
-    nmt_remove_stale_temporaries(cfg->output);
-    nmt_remove_stale_temporaries(t->ckpt_dir);
     if (nmt_pool_set_threads(opt->threads > 0 ? opt->threads : 2) < 0) goto done;
-
-    int found = nmt_checkpoint_find_latest(cfg->output, &ckpt, &ckpt_path, t->warnings);
-    if (found < 0) goto done;
     t->state = nmt_train_state_initial(cfg->seed);
-    if (found && nmt_checkpoint_state(&ckpt, ckpt_path, &t->state) < 0) goto done;
-    if (found && t->state.seed != cfg->seed && t->warnings)
-        fprintf(t->warnings, "warning: train.seed is %lu but the checkpoint was trained with %lu; keeping %lu so that "
-                             "the run continues as it began\n",
-                cfg->seed, (unsigned long)t->state.seed, (unsigned long)t->state.seed);
-    t->resumed_from = found ? t->state.step : -1;
-    if (found && t->state.threads != nmt_pool_threads() && t->warnings)
-        fprintf(t->warnings, "warning: the checkpoint was trained with %ld threads and this run uses %d: the "
-                             "continuation is not bit-identical to an uninterrupted run\n",
-                t->state.threads, nmt_pool_threads());
-    t->state.threads = nmt_pool_threads();
-
-    /* Every check comes before config.yaml is written: a refused run changes no file. */
-    if ((!found && check_fresh_start(t, opt->overwrite) < 0) || (found && check_settings(t, config_path) < 0) ||
-        print_effective_config(t, config_path) < 0 || check_positions(cfg, NULL) < 0 ||
-        prepare_vocabulary(t, found) < 0 || prepare_corpora(t) < 0 || check_positions(cfg, &t->valid) < 0 ||
-        prepare_model(t, found ? &ckpt : NULL, ckpt_path) < 0 || nmt_config_save(cfg, config_path) < 0)
+    if (t->root) {
+        struct stat st;
+        if (stat(cfg->output, &st) == 0 && !S_ISDIR(st.st_mode)) {
+            nmt_error_set("output %s: not a directory (output names the model directory to train into)", cfg->output);
+            goto done;
+        }
+        if (nmt_mkdirs(t->ckpt_dir) < 0 || lock_output(t) < 0) goto done;
+        nmt_remove_stale_temporaries(cfg->output);
+        nmt_remove_stale_temporaries(t->ckpt_dir);
+        found = nmt_checkpoint_find_latest(cfg->output, &ckpt, &ckpt_path, t->warnings);
+        if (found < 0) goto done;
+        if (found && nmt_checkpoint_state(&ckpt, ckpt_path, &t->state) < 0) goto done;
+        if (found && t->state.seed != cfg->seed && t->warnings)
+            fprintf(t->warnings, "warning: train.seed is %lu but the checkpoint was trained with %lu; keeping %lu so "
+                                 "that the run continues as it began\n",
+                    cfg->seed, (unsigned long)t->state.seed, (unsigned long)t->state.seed);
+        if (found && t->state.threads != nmt_pool_threads() && t->warnings)
+            fprintf(t->warnings, "warning: the checkpoint was trained with %ld threads and this run uses %d: the "
+                                 "continuation is not bit-identical to an uninterrupted run\n",
+                    t->state.threads, nmt_pool_threads());
+        t->state.threads = nmt_pool_threads();
+        /* Every check comes before config.yaml is written: a refused run changes no file. */
+        if ((!found && check_fresh_start(t, opt->overwrite) < 0) || (found && check_settings(t, config_path) < 0) ||
+            print_effective_config(t, config_path) < 0)
+            goto done;
+    }
+    if (check_positions(cfg, NULL) < 0 || prepare_ranks(t, found, &ckpt, ckpt_path) < 0 ||
+        (t->root && nmt_config_save(cfg, config_path) < 0))
         goto done;
+    t->resumed_from = found ? t->state.step : -1;
     if (nmt_batcher_seek(&t->batches, t->state.epoch, t->state.cursor) < 0) {
-        nmt_error_prefix("%s", ckpt_path);
+        nmt_error_prefix("%s", ckpt_path ? ckpt_path : "the shared training state");
         goto done;
     }
-    if (open_log(t) < 0) goto done;
+    if (t->root && open_log(t) < 0) goto done;
     t->last_saved_step = found ? t->state.step : -1;
     if (found) say(t, "resuming from %s (step %ld, epoch %ld)\n", ckpt_path, t->state.step, t->state.epoch);
-    say(t, "model: %zu parameters, vocabulary %d; %ld batches an epoch of at most %d target tokens, %d per step; "
-           "%d threads\n",
+    char ranks[64] = "";
+    if (t->comm->size > 1) snprintf(ranks, sizeof ranks, "%d ranks x ", t->comm->size);
+    say(t, "model: %zu parameters, vocabulary %d; %ld batches an epoch of at most %d target tokens, %d per step "
+           "in %d pieces; %s%d threads\n",
         t->model.num_params, t->model.config.vocab_size, t->batches.num_batches, cfg->batch_tokens, cfg->update_freq,
-        nmt_pool_threads());
+        t->dist.pieces, ranks, nmt_pool_threads());
     if (!cfg->max_steps && !cfg->max_epochs && cfg->max_minutes <= 0 && !(cfg->valid.src && cfg->patience > 0))
         say(t, "no stop condition is set: training runs until interrupted\n");
     rc = 0;
@@ -672,6 +761,7 @@ static void cleanup(trainer *t) {
     if (t->log) fclose(t->log);
     if (t->model_created) nmt_model_free(&t->model);
     nmt_adam_free(&t->adam);
+    nmt_dist_free(&t->dist);
     nmt_batcher_free(&t->batches);
     nmt_batcher_free(&t->valid_batches);
     for (long i = 0; t->references && i < t->valid.num_pairs; i++) free(t->references[i]);
@@ -691,8 +781,11 @@ static int run(trainer *t, volatile sig_atomic_t *stop, const char **stopped_by)
     const nmt_config *cfg = t->cfg;
     int has_valid = cfg->valid.src != NULL;
     t->run_start = t->interval_start = nmt_now();
+    t->interval_wait = t->comm->wait_s;
     t->elapsed_base = t->state.elapsed_s;
-    while (!(*stopped_by = stop_reason(t, stop))) {
+    for (;;) {
+        if (agree_stop(t, stop, stopped_by) < 0) return -1;
+        if (*stopped_by) break;
         nmt_loss loss;
         if (train_step(t, &loss) < 0) return -1;
         t->state.elapsed_s = t->elapsed_base + (nmt_now() - t->run_start);
@@ -700,10 +793,11 @@ static int run(trainer *t, volatile sig_atomic_t *stop, const char **stopped_by)
         if (step % t->log_every == 0 && log_train(t) < 0) return -1;
         /* Validation and saving count towards max_minutes, not towards tokens/s. */
         double pause = nmt_now();
-        if (has_valid && step % cfg->valid_every == 0 && validate(t) < 0) return -1;
-        if (step % cfg->save_every == 0 && save_checkpoint(t) < 0) return -1;
+        if (t->root && has_valid && step % cfg->valid_every == 0 && validate(t) < 0) return -1;
+        if (t->root && step % cfg->save_every == 0 && save_checkpoint(t) < 0) return -1;
         t->interval_start += nmt_now() - pause;
     }
+    if (!t->root) return 0; /* the rest is rank 0's */
     /* Validation at the end, unless interrupted (a stop request should be quick). */
     if (has_valid && strcmp(*stopped_by, "signal") != 0 && t->state.last_valid_step != t->state.step &&
         t->state.step > 0 && validate(t) < 0)
@@ -714,13 +808,21 @@ static int run(trainer *t, volatile sig_atomic_t *stop, const char **stopped_by)
     return 0;
 }
 
+/* A trainer of cfg on the caller's communicator (or one process). */
+static void trainer_init(trainer *t, const nmt_config *cfg, const nmt_train_options *opt) {
+    memset(t, 0, sizeof *t);
+    t->cfg = cfg;
+    nmt_comm_local(&t->local_comm);
+    t->comm = opt->comm ? opt->comm : &t->local_comm;
+    t->root = t->comm->rank == 0;
+    t->lock_fd = -1;
+    t->progress = opt->progress;
+    t->warnings = opt->warnings;
+}
+
 int nmt_train(const nmt_config *cfg, const nmt_train_options *opt, nmt_train_result *result) {
     trainer t;
-    memset(&t, 0, sizeof t);
-    t.cfg = cfg;
-    t.lock_fd = -1;
-    t.progress = opt->progress;
-    t.warnings = opt->warnings;
+    trainer_init(&t, cfg, opt);
     t.log_every = cfg->valid_every / 5 < 1 ? 1 : cfg->valid_every / 5 > 100 ? 100 : cfg->valid_every / 5;
     t.last_loss = NAN;
     const char *stopped_by = NULL;
@@ -782,9 +884,12 @@ static int bench_steps(trainer *t, long warmup_steps, long steps, nmt_train_benc
         if (i < warmup_steps) continue;
         nmt_train_bench_record(r, took, &loss, t->step_src_tokens, t->step_sentences, t->step_flops);
         r->optimizer_s += t->step_optimizer_s;
+        r->comm_s += t->step_wait_s;
+        r->reduce_s += t->dist.reduce_s;
     }
     r->timing = t->model.timing;
     r->vocab_size = t->model.config.vocab_size;
+    r->ranks = t->comm->size;
     return 0;
 }
 
@@ -805,19 +910,16 @@ int nmt_train_bench(const nmt_config *config, const nmt_train_options *opt, long
     cfg.valid = (nmt_corpus_paths){NULL, NULL};
     if (nmt_file_exists(left_spm)) cfg.vocab_model = left_spm;
     trainer t;
-    memset(&t, 0, sizeof t);
-    t.cfg = &cfg;
-    t.lock_fd = -1;
-    t.progress = opt->progress;
-    t.warnings = opt->warnings;
+    trainer_init(&t, &cfg, opt);
     t.state = nmt_train_state_initial(cfg.seed);
     int rc = -1;
     if ((t.spm_path = nmt_path_join(dir, "spm.model")) && nmt_pool_set_threads(opt->threads > 0 ? opt->threads : 2) == 0 &&
-        prepare_vocabulary(&t, 0) == 0 && prepare_corpora(&t) == 0 && prepare_model(&t, NULL, NULL) == 0) {
+        prepare_ranks(&t, 0, NULL, NULL) == 0) {
         t.state.threads = nmt_pool_threads();
-        say(&t, "model: %zu parameters, vocabulary %d (%s); %ld batches an epoch of at most %d target tokens; %d threads\n",
+        say(&t, "model: %zu parameters, vocabulary %d (%s); %ld batches an epoch of at most %d target tokens, %d per "
+                "step in %d pieces; %d ranks x %d threads\n",
             t.model.num_params, t.model.config.vocab_size, cfg.vocab_model ? cfg.vocab_model : "trained for this run",
-            t.batches.num_batches, cfg.batch_tokens, nmt_pool_threads());
+            t.batches.num_batches, cfg.batch_tokens, cfg.update_freq, t.dist.pieces, t.comm->size, nmt_pool_threads());
         rc = bench_steps(&t, warmup_steps, steps, result);
     }
     cleanup(&t);

@@ -24,11 +24,20 @@
  * A fresh start (no usable checkpoint) in a directory that already holds model.safetensors or a
  * non-empty train.log.jsonl is refused unless options->overwrite: it would replace that model.
  *
- * A step: update_freq batches, each forward + backward adding summed gradients, then one Adam update
- * with the gradient divided by the step's target tokens and clipped to clip_norm. Validation every
- * valid_every steps and when training ends: label-smoothed loss and perplexity (teacher forcing),
- * and BLEU of greedy (valid_beam 1) or beam decoding, computed as `nmt bleu` computes it. A train log
- * line every min(100, valid_every/5) steps (at least 1), averaged over those steps.
+ * A step: update_freq batches, each split into batch_pieces pieces whose forward + backward give
+ * summed gradients, the pieces added exactly (train/dist.h), then one Adam update with the gradient
+ * divided by the step's target tokens and clipped to clip_norm.
+ *
+ * Ranks. With options->comm of N > 1 processes (mpirun) each computes its share of every step's pieces
+ * and the result is bit for bit that of one process: rank 0 alone writes the output directory, logs,
+ * validates and decides when to stop; the others receive the vocabulary and the (resumed) state from
+ * it and must read the same settings and training data (refused otherwise, naming the rank and host).
+ * A rank whose nmt_train fails must end the run (nmt_comm_abort): the others wait for it.
+ *
+ * Validation every valid_every steps and when training ends: label-smoothed loss and perplexity
+ * (teacher forcing), and BLEU of greedy (valid_beam 1) or beam decoding, computed as `nmt bleu`
+ * computes it. A train log line every min(100, valid_every/5) steps (at least 1), averaged over those
+ * steps.
  *
  * Stops at the first of max_steps, max_epochs, max_minutes (training wall-clock time summed over all
  * runs, checked every step), patience (validations without improvement), or a stop request (the CLI's
@@ -41,6 +50,7 @@
 #include <signal.h>
 #include <stdio.h>
 
+#include "base/comm.h"
 #include "train/config.h"
 #include "model/model.h"
 
@@ -49,6 +59,7 @@ typedef struct nmt_train_options {
     FILE *progress;              /* progress lines and the effective config (stderr); NULL = quiet */
     FILE *warnings;              /* warnings, e.g. a damaged checkpoint skipped (stderr); may be NULL */
     volatile sig_atomic_t *stop; /* nonzero = stop after the current step (may be NULL) */
+    nmt_comm *comm;              /* the ranks of a data-parallel run (NULL = this process alone) */
     int overwrite;               /* a fresh start may replace a model the directory holds (--overwrite) */
 } nmt_train_options;
 
@@ -81,6 +92,9 @@ typedef struct nmt_train_bench_result {
     double flops;               /* nmt_model_flops summed over their batches */
     nmt_model_timing timing;    /* forward/backward seconds per stage over the measured steps */
     double optimizer_s;         /* gradient norm + Adam, over the measured steps */
+    double reduce_s;            /* summing the step's pieces (exact sum, all-reduces included) */
+    double comm_s;              /* of which waiting in all-reduces (transfer and slower ranks) */
+    int ranks;                  /* processes of the run */
     double first_loss, last_loss; /* label-smoothed loss per token of the first and last step */
     int vocab_size;
 } nmt_train_bench_result;

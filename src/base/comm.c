@@ -1,0 +1,166 @@
+/* comm: MPI_COMM_WORLD behind a small communicator, or one process without MPI. */
+#include "base/comm.h"
+#include "base/util.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifdef NMT_HAVE_MPI
+#include <mpi.h>
+#endif
+
+/* Processes mpirun says it started (1 when not started by Open MPI). */
+static long launched_size(void) {
+    const char *s = getenv("OMPI_COMM_WORLD_SIZE");
+    long n = s ? strtol(s, NULL, 10) : 1;
+    return n > 0 ? n : 1;
+}
+
+void nmt_comm_local(nmt_comm *c) {
+    memset(c, 0, sizeof *c);
+    c->size = 1;
+    if (gethostname(c->host, sizeof c->host) != 0) snprintf(c->host, sizeof c->host, "localhost");
+    c->host[sizeof c->host - 1] = '\0';
+}
+
+#ifdef NMT_HAVE_MPI
+
+/* MPI counts are int: large buffers go in pieces of this many elements. */
+enum { CHUNK = 1 << 28 };
+
+static int mpi_error(const nmt_comm *c, const char *what, int code) {
+    char text[MPI_MAX_ERROR_STRING];
+    int len = 0;
+    if (MPI_Error_string(code, text, &len) != MPI_SUCCESS) snprintf(text, sizeof text, "MPI error %d", code);
+    return nmt_error_set("%s failed on rank %d of %d (host %s): %s", what, c->rank, c->size, c->host, text);
+}
+
+int nmt_comm_init(nmt_comm *c) {
+    nmt_comm_local(c);
+    if (launched_size() == 1) return 0;
+    int provided, rc = MPI_Init_thread(NULL, NULL, MPI_THREAD_FUNNELED, &provided);
+    if (rc != MPI_SUCCESS) return nmt_error_set("MPI_Init failed on host %s (error %d)", c->host, rc);
+    c->mpi = 1;
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    MPI_Comm_rank(MPI_COMM_WORLD, &c->rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &c->size);
+    return 0;
+}
+
+void nmt_comm_finalize(nmt_comm *c) {
+    if (c->mpi) MPI_Finalize();
+    c->mpi = 0;
+}
+
+_Noreturn void nmt_comm_abort(const nmt_comm *c, int status) {
+    if (c->mpi) MPI_Abort(MPI_COMM_WORLD, status);
+    exit(status);
+}
+
+static int allreduce(nmt_comm *c, void *data, size_t count, MPI_Datatype type, size_t elem, MPI_Op op,
+                     const char *what) {
+    if (!c->mpi) return 0;
+    double start = nmt_now();
+    for (size_t at = 0; at < count; at += CHUNK) {
+        int n = (int)(count - at < CHUNK ? count - at : CHUNK);
+        int rc = MPI_Allreduce(MPI_IN_PLACE, (char *)data + at * elem, n, type, op, MPI_COMM_WORLD);
+        if (rc != MPI_SUCCESS) return mpi_error(c, what, rc);
+    }
+    c->wait_s += nmt_now() - start;
+    return 0;
+}
+
+int nmt_comm_sum_i64(nmt_comm *c, int64_t *data, size_t count) {
+    return allreduce(c, data, count, MPI_INT64_T, sizeof *data, MPI_SUM, "all-reduce (sum of int64)");
+}
+
+int nmt_comm_sum_f64(nmt_comm *c, double *data, size_t count) {
+    return allreduce(c, data, count, MPI_DOUBLE, sizeof *data, MPI_SUM, "all-reduce (sum of doubles)");
+}
+
+int nmt_comm_max_i32(nmt_comm *c, int32_t *data, size_t count) {
+    return allreduce(c, data, count, MPI_INT32_T, sizeof *data, MPI_MAX, "all-reduce (max of int32)");
+}
+
+int nmt_comm_max_i32_idle(nmt_comm *c, int32_t *data, size_t count) {
+    if (!c->mpi) return 0;
+    if (count > CHUNK) return nmt_comm_max_i32(c, data, count);
+    double start = nmt_now();
+    MPI_Request request;
+    int rc = MPI_Iallreduce(MPI_IN_PLACE, data, (int)count, MPI_INT32_T, MPI_MAX, MPI_COMM_WORLD, &request);
+    int done = 0;
+    for (long polls = 0; rc == MPI_SUCCESS && !done; polls++) {
+        rc = MPI_Test(&request, &done, MPI_STATUS_IGNORE);
+        if (!done && polls > 1000) nanosleep(&(struct timespec){0, 200000}, NULL); /* 0.2 ms */
+    }
+    if (rc != MPI_SUCCESS) return mpi_error(c, "all-reduce (max of int32)", rc);
+    c->wait_s += nmt_now() - start;
+    return 0;
+}
+
+int nmt_comm_bcast(nmt_comm *c, void *data, size_t bytes, int root) {
+    if (!c->mpi) return 0;
+    double start = nmt_now();
+    for (size_t at = 0; at < bytes; at += CHUNK) {
+        int n = (int)(bytes - at < CHUNK ? bytes - at : CHUNK);
+        int rc = MPI_Bcast((char *)data + at, n, MPI_BYTE, root, MPI_COMM_WORLD);
+        if (rc != MPI_SUCCESS) return mpi_error(c, "broadcast", rc);
+    }
+    c->wait_s += nmt_now() - start;
+    return 0;
+}
+
+int nmt_comm_allgather(nmt_comm *c, const void *mine, size_t bytes, void *all) {
+    if (!c->mpi) {
+        memcpy(all, mine, bytes);
+        return 0;
+    }
+    if (bytes > CHUNK) return nmt_error_set("all-gather of %zu bytes a rank: at most %d", bytes, CHUNK);
+    double start = nmt_now();
+    int rc = MPI_Allgather(mine, (int)bytes, MPI_BYTE, all, (int)bytes, MPI_BYTE, MPI_COMM_WORLD);
+    if (rc != MPI_SUCCESS) return mpi_error(c, "all-gather", rc);
+    c->wait_s += nmt_now() - start;
+    return 0;
+}
+
+int nmt_comm_barrier(nmt_comm *c) {
+    int32_t token = 0;
+    return nmt_comm_max_i32_idle(c, &token, 1);
+}
+
+#else /* one process: nothing to exchange */
+
+int nmt_comm_init(nmt_comm *c) {
+    nmt_comm_local(c);
+    long n = launched_size();
+    if (n > 1)
+        return nmt_error_set("started by mpirun as one of %ld processes, but this nmt was built without MPI "
+                             "(configure with Open MPI installed and -DNMT_MPI=ON)", n);
+    return 0;
+}
+
+void nmt_comm_finalize(nmt_comm *c) { (void)c; }
+
+_Noreturn void nmt_comm_abort(const nmt_comm *c, int status) {
+    (void)c;
+    exit(status);
+}
+
+int nmt_comm_sum_i64(nmt_comm *c, int64_t *data, size_t count) { return (void)c, (void)data, (void)count, 0; }
+int nmt_comm_sum_f64(nmt_comm *c, double *data, size_t count) { return (void)c, (void)data, (void)count, 0; }
+int nmt_comm_max_i32(nmt_comm *c, int32_t *data, size_t count) { return (void)c, (void)data, (void)count, 0; }
+int nmt_comm_max_i32_idle(nmt_comm *c, int32_t *data, size_t count) { return (void)c, (void)data, (void)count, 0; }
+int nmt_comm_bcast(nmt_comm *c, void *data, size_t bytes, int root) {
+    return (void)c, (void)data, (void)bytes, (void)root, 0;
+}
+int nmt_comm_allgather(nmt_comm *c, const void *mine, size_t bytes, void *all) {
+    (void)c;
+    memcpy(all, mine, bytes);
+    return 0;
+}
+int nmt_comm_barrier(nmt_comm *c) { return (void)c, 0; }
+
+#endif

@@ -1,0 +1,52 @@
+/* comm: the processes of one run and the collective operations between them; the only module that
+ * calls MPI.
+ *
+ * Under `mpirun` (Open MPI sets OMPI_COMM_WORLD_SIZE in every process it starts) in a build with MPI,
+ * nmt_comm_init joins MPI_COMM_WORLD. Otherwise (a plain `nmt train`, or a build without MPI) it is the
+ * one-process communicator, rank 0 of 1, where every collective leaves the data as it is; a build
+ * without MPI started by mpirun with more than one process refuses, rather than train N copies alone.
+ *
+ * Every collective returns 0, or -1 with the error set naming the operation, this rank and its host.
+ * The sums are MPI_SUM, whose order of addition MPI does not fix: they are exact only on integers, and
+ * on doubles where at most one rank's value of an element is nonzero (gathering by sum). The seconds
+ * each call waits are added to wait_s (transfer plus waiting for the slowest rank).
+ *
+ * A process that fails while the others wait in a collective calls nmt_comm_abort, which ends every
+ * process of the run (MPI_Abort: mpirun then exits non-zero).
+ */
+#ifndef NMT_COMM_H
+#define NMT_COMM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct nmt_comm {
+    int rank, size;   /* this process, of size (1 without MPI) */
+    int mpi;          /* 1 = MPI_COMM_WORLD was joined (nmt_comm_finalize leaves it) */
+    char host[64];    /* this process's host name, for messages */
+    double wait_s;    /* seconds spent in collectives so far */
+} nmt_comm;
+
+/* Joins the run (see above). Call once per process, from the thread that makes every later call. */
+int nmt_comm_init(nmt_comm *comm);
+/* The one-process communicator, whatever the environment (tests, benchmarks). */
+void nmt_comm_local(nmt_comm *comm);
+/* Leaves MPI after a successful run (every rank must call it). */
+void nmt_comm_finalize(nmt_comm *comm);
+/* Ends every process of the run with `status` (just this one without MPI). */
+_Noreturn void nmt_comm_abort(const nmt_comm *comm, int status);
+
+/* Element-wise over all ranks, the result on every rank, in place. */
+int nmt_comm_sum_i64(nmt_comm *comm, int64_t *data, size_t count);
+int nmt_comm_sum_f64(nmt_comm *comm, double *data, size_t count);
+int nmt_comm_max_i32(nmt_comm *comm, int32_t *data, size_t count);
+/* The same, waiting politely (sleeping between polls), for waits that may last long, e.g. while
+ * rank 0 validates: a spinning rank would take a core from it. */
+int nmt_comm_max_i32_idle(nmt_comm *comm, int32_t *data, size_t count);
+/* Rank `root`'s `bytes` bytes at data, on every rank. */
+int nmt_comm_bcast(nmt_comm *comm, void *data, size_t bytes, int root);
+/* Every rank's `bytes` bytes of mine, in rank order, into all[size * bytes] on every rank. */
+int nmt_comm_allgather(nmt_comm *comm, const void *mine, size_t bytes, void *all);
+int nmt_comm_barrier(nmt_comm *comm);
+
+#endif

@@ -1,0 +1,294 @@
+/* dist: pieces of a step per rank, the pre-rounded exact gradient sum, the start-up agreement check. */
+#include "train/dist.h"
+#include "compute/pool.h"
+#include "base/util.h"
+
+#include "base/hash.h"
+#include "base/io.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+void nmt_dist_free(nmt_dist *d) {
+    free(d->held);
+    free(d->sum);
+    free(d->exps);
+    free(d->slots);
+    memset(d, 0, sizeof *d);
+}
+
+int nmt_dist_check_size(const nmt_comm *comm, int update_freq, int batch_pieces) {
+    long pieces = (long)update_freq * batch_pieces;
+    if (pieces > 1 << 20)
+        return nmt_error_set("train.update_freq x train.batch_pieces = %ld pieces a step: at most %d", pieces, 1 << 20);
+    if (comm->size > pieces)
+        return nmt_error_set("%d ranks but a step has only %ld pieces (train.update_freq %d x train.batch_pieces %d): "
+                             "raise either so that the step has at least %d pieces, or start fewer ranks",
+                             comm->size, pieces, update_freq, batch_pieces, comm->size);
+    return 0;
+}
+
+int nmt_dist_init(nmt_dist *d, nmt_comm *comm, int update_freq, int batch_pieces, size_t num_params) {
+    memset(d, 0, sizeof *d);
+    if (nmt_dist_check_size(comm, update_freq, batch_pieces) < 0) return -1;
+    long pieces = (long)update_freq * batch_pieces;
+    d->comm = comm;
+    d->pieces = (int)pieces;
+    d->batch_pieces = batch_pieces;
+    d->first = (int)((long)comm->rank * pieces / comm->size);
+    d->count = (int)((long)(comm->rank + 1) * pieces / comm->size) - d->first;
+    d->n = num_params;
+    d->num_blocks = (long)((num_params + NMT_DIST_BLOCK - 1) / NMT_DIST_BLOCK);
+    while ((1L << d->log2_pieces) < pieces) d->log2_pieces++;
+    d->slots = nmt_calloc((size_t)pieces * NMT_DIST_SLOTS, sizeof *d->slots);
+    if (!d->slots) goto fail;
+    if (pieces > 1) {
+        d->sum = nmt_malloc(num_params * sizeof *d->sum);
+        d->exps = nmt_malloc((size_t)d->num_blocks * sizeof *d->exps);
+        if (d->count > 1) d->held = nmt_malloc((size_t)(d->count - 1) * num_params * sizeof *d->held);
+        if (!d->sum || !d->exps || (d->count > 1 && !d->held)) goto fail;
+    }
+    return 0;
+fail:
+    nmt_dist_free(d);
+    return -1;
+}
+
+void nmt_dist_piece_rows(int rows, int batch_pieces, int j, int *lo, int *hi) {
+    *lo = (int)((long)rows * j / batch_pieces);
+    *hi = (int)((long)rows * (j + 1) / batch_pieces);
+}
+
+int nmt_dist_owns(const nmt_dist *d, int piece) { return piece >= d->first && piece < d->first + d->count; }
+
+void nmt_dist_hold(nmt_dist *d, int local, float *grads, int piece, const double slots[NMT_DIST_SLOTS]) {
+    memcpy(d->slots + (size_t)piece * NMT_DIST_SLOTS, slots, NMT_DIST_SLOTS * sizeof *slots);
+    if (local >= d->count - 1) return; /* the last piece stays in grads */
+    memcpy(d->held + (size_t)local * d->n, grads, d->n * sizeof *grads);
+    memset(grads, 0, d->n * sizeof *grads);
+}
+
+/* ---- pre-rounding over blocks [begin, end) ---- */
+
+static void exponents_range(const float *g, size_t n, int32_t *exps, long begin, long end) {
+    for (long b = begin; b < end; b++) {
+        size_t lo = (size_t)b * NMT_DIST_BLOCK, hi = lo + NMT_DIST_BLOCK < n ? lo + NMT_DIST_BLOCK : n;
+        float m = 0.0f;
+        int finite = 1;
+        for (size_t i = lo; i < hi; i++) {
+            float a = fabsf(g[i]);
+            finite &= isfinite(a);
+            m = a > m ? a : m;
+        }
+        int e = INT32_MIN;
+        if (!finite) e = NMT_DIST_NONFINITE;
+        else if (m > 0.0f) frexpf(m, &e); /* m = f 2^e, 0.5 <= f < 1: m < 2^e */
+        if (e > exps[b]) exps[b] = e;
+    }
+}
+
+/* 2^(62 - headroom - E): scales a value of the block to its integer multiple of the unit. */
+static double block_scale(int32_t e, int headroom) { return ldexp(1.0, 62 - headroom - e); }
+
+static void accumulate_range(const float *g, size_t n, const int32_t *exps, int headroom, int64_t *sum, long begin,
+                             long end) {
+    for (long b = begin; b < end; b++) {
+        size_t lo = (size_t)b * NMT_DIST_BLOCK, hi = lo + NMT_DIST_BLOCK < n ? lo + NMT_DIST_BLOCK : n;
+        if (exps[b] == INT32_MIN) continue; /* every piece is zero here */
+        double scale = block_scale(exps[b], headroom);
+        for (size_t i = lo; i < hi; i++) sum[i] += llrint((double)g[i] * scale);
+    }
+}
+
+static void unpack_range(const int64_t *sum, size_t n, const int32_t *exps, int headroom, float *out, long begin,
+                         long end) {
+    for (long b = begin; b < end; b++) {
+        size_t lo = (size_t)b * NMT_DIST_BLOCK, hi = lo + NMT_DIST_BLOCK < n ? lo + NMT_DIST_BLOCK : n;
+        double unit = exps[b] == INT32_MIN ? 0.0 : 1.0 / block_scale(exps[b], headroom);
+        for (size_t i = lo; i < hi; i++) out[i] = (float)((double)sum[i] * unit);
+    }
+}
+
+static long blocks_of(size_t n) { return (long)((n + NMT_DIST_BLOCK - 1) / NMT_DIST_BLOCK); }
+
+void nmt_dist_exponents(const float *g, size_t n, int32_t *exps) { exponents_range(g, n, exps, 0, blocks_of(n)); }
+
+void nmt_dist_accumulate(const float *g, size_t n, const int32_t *exps, int headroom_bits, int64_t *sum) {
+    accumulate_range(g, n, exps, headroom_bits, sum, 0, blocks_of(n));
+}
+
+void nmt_dist_unpack(const int64_t *sum, size_t n, const int32_t *exps, int headroom_bits, float *out) {
+    unpack_range(sum, n, exps, headroom_bits, out, 0, blocks_of(n));
+}
+
+/* The same on the kernels' threads: every block is one rank's work, so the split does not matter. */
+typedef struct pass {
+    nmt_dist *d;
+    float *grads;
+    int phase; /* 0: exponents, 1: accumulate, 2: unpack */
+} pass;
+
+static void pass_range(void *ctx, long begin, long end) {
+    const pass *p = ctx;
+    nmt_dist *d = p->d;
+    if (p->phase == 0) {
+        for (long b = begin; b < end; b++) d->exps[b] = INT32_MIN;
+        for (int k = 0; k + 1 < d->count; k++) exponents_range(d->held + (size_t)k * d->n, d->n, d->exps, begin, end);
+        exponents_range(p->grads, d->n, d->exps, begin, end);
+    } else if (p->phase == 1) {
+        size_t lo = (size_t)begin * NMT_DIST_BLOCK, hi = (size_t)end * NMT_DIST_BLOCK < d->n ? (size_t)end * NMT_DIST_BLOCK : d->n;
+        memset(d->sum + lo, 0, (hi - lo) * sizeof *d->sum);
+        for (int k = 0; k + 1 < d->count; k++)
+            accumulate_range(d->held + (size_t)k * d->n, d->n, d->exps, d->log2_pieces, d->sum, begin, end);
+        accumulate_range(p->grads, d->n, d->exps, d->log2_pieces, d->sum, begin, end);
+    } else {
+        unpack_range(d->sum, d->n, d->exps, d->log2_pieces, p->grads, begin, end);
+    }
+}
+
+int nmt_dist_reduce(nmt_dist *d, float *grads, double totals[NMT_DIST_SLOTS], int *finite) {
+    double start = nmt_now();
+    *finite = 1;
+    /* Slots: every piece's are filled on one rank and zero on the others. */
+    for (int p = 0; p < d->pieces; p++)
+        if (!nmt_dist_owns(d, p)) memset(d->slots + (size_t)p * NMT_DIST_SLOTS, 0, NMT_DIST_SLOTS * sizeof *d->slots);
+    if (nmt_comm_sum_f64(d->comm, d->slots, (size_t)d->pieces * NMT_DIST_SLOTS) < 0) return -1;
+    for (int s = 0; s < NMT_DIST_SLOTS; s++) totals[s] = 0.0;
+    for (int p = 0; p < d->pieces; p++)
+        for (int s = 0; s < NMT_DIST_SLOTS; s++) totals[s] += d->slots[(size_t)p * NMT_DIST_SLOTS + s];
+    if (d->pieces > 1) {
+        pass ps = {d, grads, 0};
+        nmt_pool_for(d->num_blocks, pass_range, &ps);
+        if (nmt_comm_max_i32(d->comm, d->exps, (size_t)d->num_blocks) < 0) return -1;
+        for (long b = 0; b < d->num_blocks && *finite; b++) *finite = d->exps[b] != NMT_DIST_NONFINITE;
+        if (*finite) {
+            ps.phase = 1;
+            nmt_pool_for(d->num_blocks, pass_range, &ps);
+            if (nmt_comm_sum_i64(d->comm, d->sum, d->n) < 0) return -1;
+            ps.phase = 2;
+            nmt_pool_for(d->num_blocks, pass_range, &ps);
+        }
+    }
+    d->reduce_s = nmt_now() - start;
+    return 0;
+}
+
+/* ---- start-up agreement ---- */
+
+typedef struct rank_hash {
+    uint64_t hash;
+    char host[64];
+} rank_hash;
+
+int nmt_dist_check_same(nmt_comm *comm, const char *what, uint64_t hash) {
+    if (comm->size == 1) return 0;
+    rank_hash mine = {.hash = hash};
+    memcpy(mine.host, comm->host, sizeof mine.host);
+    rank_hash *all = nmt_calloc((size_t)comm->size, sizeof *all);
+    if (!all) return -1;
+    int rc = nmt_comm_allgather(comm, &mine, sizeof mine, all);
+    for (int r = 1; rc == 0 && r < comm->size; r++)
+        if (all[r].hash != all[0].hash)
+            rc = nmt_error_set("%s differs between ranks: rank %d on host %.64s has %016llx, rank 0 on host %.64s "
+                               "has %016llx (every rank must read the same config, vocabulary and data)",
+                               what, r, all[r].host, (unsigned long long)all[r].hash, all[0].host,
+                               (unsigned long long)all[0].hash);
+    free(all);
+    return rc;
+}
+
+/* FNV-1a, for comparing what the ranks read. */
+static uint64_t hash_bytes(uint64_t h, const void *data, size_t size) {
+    const unsigned char *p = data;
+    for (size_t i = 0; i < size; i++) h = (h ^ p[i]) * 0x100000001B3ull;
+    return h;
+}
+
+int nmt_dist_check_inputs(nmt_comm *comm, const nmt_config *cfg, uint64_t vocab_hash, const nmt_corpus *train) {
+    if (comm->size == 1) return 0;
+    /* The settings without paths (a bench's output is its own temporary; each node may mount the data
+     * elsewhere): the data and vocabulary are compared by content. */
+    nmt_config shown = *cfg; /* shallow */
+    shown.output = shown.vocab_model = shown.data_root = NULL;
+    shown.train = shown.valid = (nmt_corpus_paths){NULL, NULL};
+    char *text = nmt_config_format(&shown);
+    if (!text) return -1;
+    uint64_t config_hash = hash_bytes(0xCBF29CE484222325ull, text, strlen(text));
+    free(text);
+    if (cfg->vocab_model && nmt_hash_file(cfg->vocab_model, &vocab_hash) < 0) return -1;
+    uint64_t data_hash = hash_bytes(0xCBF29CE484222325ull, train->ids, train->num_ids * sizeof *train->ids);
+    data_hash = hash_bytes(data_hash, train->src_len, (size_t)train->num_pairs * sizeof *train->src_len);
+    data_hash = hash_bytes(data_hash, train->tgt_len, (size_t)train->num_pairs * sizeof *train->tgt_len);
+    if (nmt_dist_check_same(comm, "the resolved config", config_hash) < 0 ||
+        nmt_dist_check_same(comm, "the vocabulary", vocab_hash) < 0 ||
+        nmt_dist_check_same(comm, "the encoded training corpus", data_hash) < 0)
+        return -1;
+    return 0;
+}
+
+int nmt_dist_share_file(nmt_comm *comm, const char *path, char **copy) {
+    *copy = NULL;
+    char *data = NULL;
+    size_t size = 0;
+    if (comm->rank == 0 && nmt_read_file(path, &data, &size) < 0) return -1;
+    int64_t bytes = (int64_t)size;
+    if (nmt_comm_bcast(comm, &bytes, sizeof bytes, 0) < 0) goto fail;
+    if (comm->rank > 0 && !(data = nmt_malloc((size_t)bytes + 1))) goto fail;
+    if (nmt_comm_bcast(comm, data, (size_t)bytes, 0) < 0) goto fail;
+    if (comm->rank > 0) {
+        const char *tmp = getenv("TMPDIR");
+        char *name = nmt_path_join(tmp && *tmp ? tmp : "/tmp", "nmt-shared-XXXXXX");
+        int fd = name ? mkstemp(name) : -1;
+        if (fd < 0) {
+            if (name) nmt_error_set("%s: cannot create: %s", name, strerror(errno));
+            free(name);
+            goto fail;
+        }
+        close(fd);
+        if (nmt_atomic_write(name, data, (size_t)bytes) < 0) {
+            unlink(name);
+            free(name);
+            goto fail;
+        }
+        *copy = name;
+    }
+    free(data);
+    return 0;
+fail:
+    free(data);
+    return -1;
+}
+
+int nmt_dist_share_model(nmt_comm *comm, nmt_model *m, nmt_adam *adam) {
+    if (comm->size == 1) return 0;
+    size_t bytes = m->num_params * sizeof(float);
+    int64_t step = adam->step;
+    if (nmt_comm_bcast(comm, m->params, bytes, 0) < 0 || nmt_comm_bcast(comm, adam->m, bytes, 0) < 0 ||
+        nmt_comm_bcast(comm, adam->v, bytes, 0) < 0 || nmt_comm_bcast(comm, &step, sizeof step, 0) < 0)
+        return -1;
+    adam->step = (long)step;
+    return 0;
+}
+
+int nmt_dist_agree_stop(nmt_comm *comm, int signalled, const char **reason) {
+    static const char *const reasons[] = {NULL, "signal", "max_steps", "max_epochs", "max_minutes", "patience"};
+    if (comm->size == 1) return 0;
+    int32_t v[2] = {0, signalled};
+    for (int i = 1; comm->rank == 0 && *reason && i < (int)(sizeof reasons / sizeof *reasons); i++)
+        if (strcmp(*reason, reasons[i]) == 0) v[0] = i;
+    if (nmt_comm_max_i32_idle(comm, v, 2) < 0) return -1;
+    *reason = v[1] ? "signal" : reasons[v[0]];
+    return 0;
+}
+
+void nmt_dist_count(const nmt_model_config *config, const nmt_batch *piece, double slots[NMT_DIST_SLOTS]) {
+    long src_tokens = 0;
+    for (long i = 0; i < (long)piece->batch * piece->src_len; i++) src_tokens += piece->src[i] != NMT_PAD;
+    slots[NMT_DIST_SRC_TOKENS] = (double)src_tokens;
+    slots[NMT_DIST_SENTENCES] = piece->batch;
+    slots[NMT_DIST_FLOPS] = nmt_model_flops(config, piece);
+}

@@ -1,0 +1,59 @@
+/* Tests of comm's one-process communicator: what a plain `nmt train` (and a build without MPI) runs
+ * on. Rank 0 of 1, every collective leaves the data as it is, the all-gather copies, the host is named. */
+#include "base/comm.h"
+
+#include "testing.h"
+
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+
+START_TEST(one_process_is_rank_0_of_1) {
+    unsetenv("OMPI_COMM_WORLD_SIZE");
+    nmt_comm c;
+    ck_assert_int_eq(nmt_comm_init(&c), 0);
+    ck_assert_int_eq(c.rank, 0);
+    ck_assert_int_eq(c.size, 1);
+    ck_assert_int_eq(c.mpi, 0);
+    ck_assert_uint_gt(strlen(c.host), 0);
+    nmt_comm_finalize(&c);
+    /* mpirun -np 1 says one process: still no MPI needed. */
+    setenv("OMPI_COMM_WORLD_SIZE", "1", 1);
+    ck_assert_int_eq(nmt_comm_init(&c), 0);
+    ck_assert_int_eq(c.size, 1);
+    ck_assert_int_eq(c.mpi, 0);
+    unsetenv("OMPI_COMM_WORLD_SIZE");
+}
+END_TEST
+
+START_TEST(collectives_leave_one_process_data) {
+    nmt_comm c;
+    nmt_comm_local(&c);
+    int64_t i64[3] = {1, -2, INT64_MAX};
+    double f64[2] = {0.5, -1e300};
+    int32_t i32[2] = {INT32_MIN, 7};
+    ck_assert_int_eq(nmt_comm_sum_i64(&c, i64, 3), 0);
+    ck_assert_int_eq(nmt_comm_sum_f64(&c, f64, 2), 0);
+    ck_assert_int_eq(nmt_comm_max_i32(&c, i32, 2), 0);
+    ck_assert_int_eq(nmt_comm_max_i32_idle(&c, i32, 2), 0);
+    ck_assert(i64[0] == 1 && i64[1] == -2 && i64[2] == INT64_MAX);
+    ck_assert(f64[0] == 0.5 && f64[1] == -1e300);
+    ck_assert(i32[0] == INT32_MIN && i32[1] == 7);
+    char data[5] = "abcd", all[5] = "";
+    ck_assert_int_eq(nmt_comm_bcast(&c, data, 4, 0), 0);
+    ck_assert_str_eq(data, "abcd");
+    ck_assert_int_eq(nmt_comm_allgather(&c, data, 5, all), 0);
+    ck_assert_str_eq(all, "abcd");
+    ck_assert_int_eq(nmt_comm_barrier(&c), 0);
+    ck_assert(c.wait_s == 0.0);
+}
+END_TEST
+
+int main(void) {
+    Suite *s = suite_create("comm");
+    TCase *tc = tcase_create("comm");
+    tcase_add_test(tc, one_process_is_rank_0_of_1);
+    tcase_add_test(tc, collectives_leave_one_process_data);
+    suite_add_tcase(s, tc);
+    return nmt_test_run(s);
+}
