@@ -8,6 +8,7 @@
  */
 #include "cli.h"
 
+#include "base/input.h"
 #include "base/io.h"
 #include "eval/metric.h"
 #include "eval/report.h"
@@ -36,6 +37,7 @@ static const char usage_text[] =
     "\n"
     "Input:\n"
     "  -i, --input HYP [HYP ...]   hypothesis files (default: standard input, systems separated by tabs)\n"
+    "                              (REF and HYP files compressed with gzip are read as sacreBLEU does)\n"
     "  -nr, --num-refs N           REF holds N tab-separated references per line (default 1)\n"
     "  -e, --encoding utf-8        only UTF-8 is supported\n"
     "  -l, --language-pair SRC-TRG the target language picks the default tokenizer (zh for Chinese)\n"
@@ -74,7 +76,8 @@ static const char usage_text[] =
     "  -sh, --short                abbreviated signatures\n"
     "  -q, --quiet                 no messages on standard error\n"
     "  -nc, --no-color             accepted (nmt never colours its output)\n"
-    "  --threads N                 threads for scoring a large corpus (default: the CPUs, at most 8)\n"
+    "  --threads N                 threads for scoring a large corpus (default: the CPUs this process\n"
+    "                              may use, at most 8)\n"
     "  -h, --help                  this help\n"
     "\n"
     "Not supported: test-set downloads (-t, --list, --echo, --download, --citation, --origlang, --subset,\n"
@@ -281,8 +284,8 @@ static int parse_args(int argc, char **argv, args *a) {
     a->paired_bs_n = 1000;
     a->paired_ar_n = 10000;
     a->width = 1;
-    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    a->threads = cpus < 1 ? 1 : cpus > 8 ? 8 : cpus;
+    long cpus = nmt_cli_threads_default();
+    a->threads = cpus > 8 ? 8 : cpus;
     a->format = NMT_REPORT_JSON;
     a->refs = nmt_calloc((size_t)argc + 1, sizeof *a->refs);
     a->inputs = nmt_calloc((size_t)argc + 1, sizeof *a->inputs);
@@ -382,11 +385,9 @@ static void stream_free(stream *s) {
     memset(s, 0, sizeof *s);
 }
 
-/* Reads a whole file: a regular file in one read of its size, anything else (a pipe) in chunks. */
+/* Reads a whole file: a regular file in one read of its size, anything else (a pipe) in chunks; a
+ * gzip file (by its magic bytes) decompressed. */
 static int slurp(const char *path, char **data, size_t *size) {
-    size_t n = strlen(path);
-    if (n > 3 && strcmp(path + n - 3, ".gz") == 0)
-        return nmt_error_set("%s: compressed files are not supported; decompress it first (gunzip -k)", path);
     int fd = open(path, O_RDONLY);
     struct stat st;
     if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
@@ -409,6 +410,10 @@ static int slurp(const char *path, char **data, size_t *size) {
     if (!*data) return -1;
     (*data)[got] = '\0';
     *size = got;
+    if (got >= 2 && (unsigned char)(*data)[0] == 0x1f && (unsigned char)(*data)[1] == 0x8b) {
+        free(*data);
+        return nmt_input_read_all(path, data, size);
+    }
     return 0;
 }
 

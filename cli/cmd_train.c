@@ -5,7 +5,6 @@
 #include "train/train.h"
 #include "base/util.h"
 
-#include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,27 +21,34 @@ static void usage(FILE *out) {
             "train.log.jsonl and checkpoints/. Running it again on the same output directory resumes from the\n"
             "newest checkpoint, exactly as if training had never stopped.\n"
             "\n"
-            "Options:\n"
-            "  --set KEY=VALUE  override a config key, e.g. --set train.optimizer.lr=5e-4 (repeatable)\n"
-            "  --threads N      threads for the kernels (default 2)\n"
-            "  --quiet          print only errors\n"
-            "  --help           show this help\n"
+            "Fine-tuning: `train.init_from: MODEL_DIR` starts a fresh run (new schedule, new data) from that\n"
+            "model's weights and vocabulary; another architecture or vocabulary is refused.\n"
             "\n"
-            "SIGINT or SIGTERM finishes the current step, writes a checkpoint and exits 0 (a second one\n"
-            "stops at once; the last checkpoint is kept).\n");
+            "Options:\n"
+            "      --set KEY=VALUE  override a config key, e.g. --set train.optimizer.lr=5e-4 (repeatable)\n"
+            "      --threads N      threads for the kernels (default: the CPUs this process may use;\n"
+            "                       alias --cpu-threads)\n"
+            "  -q, --quiet          print only errors\n"
+            "  -h, --help           show this help\n"
+            "\n"
+            "SIGINT or SIGTERM finishes the current step, writes a checkpoint and exits with 130 (SIGINT)\n"
+            "or 143 (SIGTERM), as a shell reports a signal, so `nmt train c.yaml && next` does not go on\n"
+            "with a half-trained model (a second signal stops at once; the last checkpoint is kept).\n"
+            "train.log.jsonl records start, resume and stop events, the stop with its reason (max_steps,\n"
+            "max_epochs, max_minutes, patience, signal, error). A closed progress pipe never ends a run.\n"
+            "\n"
+            "Exit status: 0 finished, 1 failure, 2 usage error, 130/143 interrupted (resumable).\n");
 }
 
-static volatile sig_atomic_t stop_requested;
+static volatile sig_atomic_t stop_requested; /* the signal that asked to stop, 0: none */
 
-static void on_signal(int sig) {
-    (void)sig;
-    stop_requested = 1;
-}
+static void on_signal(int sig) { stop_requested = sig; }
 
 int nmt_cmd_train(int argc, char **argv) {
     static const struct option longopts[] = {
         {"set", required_argument, NULL, 's'},
         {"threads", required_argument, NULL, 't'},
+        {"cpu-threads", required_argument, NULL, 't'},
         {"quiet", no_argument, NULL, 'q'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
@@ -50,11 +56,11 @@ int nmt_cmd_train(int argc, char **argv) {
     const char **overrides = nmt_calloc((size_t)argc + 1, sizeof *overrides);
     if (!overrides) return nmt_cli_fail("train");
     int num_overrides = 0, quiet = 0, status = NMT_EXIT_USAGE;
-    long threads = 2;
+    long threads = nmt_cli_threads_default();
+    static const int repeatable[] = {'s', 0};
     int c;
     optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+    while ((c = nmt_cli_getopt("train", argc, argv, "qh", longopts, repeatable)) != -1) {
         switch (c) {
         case 's':
             if (!strchr(optarg, '=')) {
@@ -73,9 +79,7 @@ int nmt_cmd_train(int argc, char **argv) {
             usage(stdout);
             status = NMT_EXIT_OK;
             goto done;
-        default:
-            nmt_cli_usage_error("train", "unknown or incomplete option '%s'", argv[optind - 1]);
-            goto done;
+        default: goto done;
         }
     }
     if (optind != argc - 1) {
@@ -104,6 +108,7 @@ int nmt_cmd_train(int argc, char **argv) {
     };
     nmt_train_result result;
     status = nmt_train(&config, &options, &result) < 0 ? nmt_cli_fail("train") : NMT_EXIT_OK;
+    if (status == NMT_EXIT_OK && strcmp(result.stopped_by, "signal") == 0) status = 128 + (int)stop_requested;
     nmt_config_free(&config);
 done:
     free(overrides);

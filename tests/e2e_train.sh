@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # nmt train end to end: a quiet run makes a model directory that nmt translate reads; validation BLEU
 # equals nmt bleu on nmt translate --greedy with the saved model; SIGTERM mid-run finishes the step, saves
-# a checkpoint and exits 0, and a second run resumes from it; bad corpora (mismatched line counts,
+# a checkpoint and exits 143 (start, stop and resume events in the log), and a second run resumes from it; bad corpora (mismatched line counts,
 # invalid UTF-8) and a changed model section fail with exit 1 and a message saying what is wrong.
 set -u
 fail=0
@@ -74,14 +74,17 @@ offline=$("$NMT" bleu valid.de -i bleu.hyp -b -w 4)
 [ -n "$logged" ] && [ "$logged" = "$offline" ] || { echo "FAIL validation BLEU '$logged' != offline '$offline'"; fail=1; }
 awk -v b="$offline" 'BEGIN { exit !(b > 0) }' || { echo "FAIL BLEU is $offline: nothing was compared"; fail=1; }
 
-# SIGTERM after the first checkpoint: exit 0 with a checkpoint, then resume.
+# SIGTERM after the first checkpoint: exit 143 with a checkpoint, then resume.
 "$NMT" train toy.yaml --set output=sig --set train.max_steps=1000000 --set train.save_every=5 --set train.patience=0 2>sig.log &
 pid=$!
 # Any checkpoint will do: older ones are pruned, and a fast machine may be past step 5 already.
 for _ in $(seq 600); do ls sig/checkpoints/step-*.safetensors >/dev/null 2>&1 && break; sleep 0.1; done
 kill -TERM "$pid"
 wait "$pid"; status=$?
-[ "$status" -eq 0 ] || { echo "FAIL SIGTERM: exit $status"; cat sig.log; fail=1; }
+[ "$status" -eq 143 ] || { echo "FAIL SIGTERM: exit $status, want 143"; cat sig.log; fail=1; }
+grep -q '^{"event":"start","step":0,' sig/train.log.jsonl || { echo "FAIL SIGTERM: no start event"; fail=1; }
+grep -q '^{"event":"stop","step":[0-9]*,"reason":"signal",' sig/train.log.jsonl || { echo "FAIL SIGTERM: no stop event"; fail=1; }
+grep -q '"grad_norm":[0-9.e+-]*,"time":"20[0-9-]*T[0-9:]*Z"}$' sig/train.log.jsonl || { echo "FAIL train lines lack grad_norm, time"; fail=1; }
 grep -q "stopped by signal" sig.log || { echo "FAIL SIGTERM: no stop message"; cat sig.log; fail=1; }
 last=$(ls sig/checkpoints | sort | tail -n 1)
 step=$((10#$(echo "$last" | sed 's/step-0*\([0-9]*\)\.safetensors/\1/;s/^$/0/')))
@@ -90,6 +93,8 @@ ls sig sig/checkpoints | grep -q '\.tmp\.' && { echo "FAIL SIGTERM: temporary fi
 expect "resume after SIGTERM" 0 "resuming from .*$last" \
   "$NMT" train toy.yaml --set output=sig --set "train.max_steps=$((step + 3))" --set train.patience=0
 [ -e "sig/checkpoints/$(printf 'step-%08d.safetensors' $((step + 3)))" ] || { echo "FAIL resume: no final checkpoint"; fail=1; }
+grep -q "^{\"event\":\"resume\",\"step\":$step," sig/train.log.jsonl || { echo "FAIL no resume event at $step"; fail=1; }
+grep -q "^{\"event\":\"stop\",\"step\":$((step + 3)),\"reason\":\"max_steps\"," sig/train.log.jsonl || { echo "FAIL no max_steps stop event"; fail=1; }
 
 # Bad corpora.
 printf 'one\ntwo\nthree\n' > three.en

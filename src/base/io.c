@@ -116,21 +116,18 @@ int nmt_atomic_write(const char *path, const void *data, size_t size) {
     return nmt_atomic_commit(&f);
 }
 
-int nmt_read_file(const char *path, char **data, size_t *size) {
+int nmt_read_stream(FILE *fp, const char *name, char **data, size_t *size) {
     *data = NULL;
     *size = 0;
-    FILE *fp = fopen(path, "rb");
-    if (!fp) return nmt_error_set("%s: cannot open: %s", path, strerror(errno));
     size_t cap = 1 << 16, len = 0;
     char *buf = nmt_malloc(cap);
     while (buf) {
         len += fread(buf + len, 1, cap - len - 1, fp);
         if (ferror(fp)) {
-            nmt_error_set("%s: read failed: %s", path, strerror(errno));
+            nmt_error_set("%s: read failed: %s", name, strerror(errno));
             break;
         }
         if (feof(fp)) {
-            fclose(fp);
             buf[len] = '\0';
             *data = buf;
             *size = len;
@@ -142,8 +139,24 @@ int nmt_read_file(const char *path, char **data, size_t *size) {
         cap *= 2;
     }
     free(buf);
-    fclose(fp);
     return -1;
+}
+
+int nmt_read_file(const char *path, char **data, size_t *size) {
+    FILE *fp = fopen(path, "rb");
+    if (!fp) return nmt_error_set("%s: cannot open: %s", path, strerror(errno));
+    int rc = nmt_read_stream(fp, path, data, size);
+    fclose(fp);
+    return rc;
+}
+
+int nmt_copy_file(const char *from, const char *to) {
+    char *data;
+    size_t size;
+    if (nmt_read_file(from, &data, &size) < 0) return -1;
+    int rc = nmt_atomic_write(to, data, size);
+    free(data);
+    return rc;
 }
 
 int nmt_mkdirs(const char *path) {

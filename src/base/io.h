@@ -38,8 +38,13 @@ int nmt_io_sync(FILE *fp, const char *name);
 /* kind is "write" or "fsync"; n-th call from now fails (1 = next); n = 0 turns it off. */
 void nmt_io_fault_set(const char *kind, long n);
 
+/* Copies a file to `to` atomically (nmt_atomic_write of its bytes). */
+int nmt_copy_file(const char *from, const char *to);
+
 /* Reads a whole file into a NUL-terminated buffer (*size excludes the NUL). */
 int nmt_read_file(const char *path, char **data, size_t *size);
+/* The same from an open stream to its end (errors name `name`). */
+int nmt_read_stream(FILE *fp, const char *name, char **data, size_t *size);
 
 /* Creates a directory and its parents (like mkdir -p). */
 int nmt_mkdirs(const char *path);

@@ -50,6 +50,7 @@ int nmt_decode_options_check(const nmt_decode_options *o) {
     if (!isfinite(o->max_length_ratio) || o->max_length_ratio < 0 || o->max_length_ratio > 100)
         return nmt_error_set("maximum length ratio must be from 0 to 100, got %g", o->max_length_ratio);
     if (o->batch_size < 1) return nmt_error_set("batch size must be at least 1, got %d", o->batch_size);
+    if (o->batch_tokens < 0) return nmt_error_set("batch tokens must not be negative, got %d", o->batch_tokens);
     return 0;
 }
 
@@ -598,7 +599,7 @@ static int translate_batch(const nmt_translator *t, translate_worker *w, const o
 typedef struct translate_run {
     const nmt_translator *t;
     const ordered *order;
-    int sentences, batches;
+    int sentences, batches, batch; /* batch: sentences per batch (the last may have fewer) */
     const int32_t *const *src;
     nmt_translation *out;
     atomic_int next_batch;
@@ -608,7 +609,7 @@ typedef struct translate_run {
 
 static void translate_worker_task(void *ctx, long begin, long end) {
     translate_run *run = ctx;
-    const int B = run->t->options.batch_size;
+    const int B = run->batch;
     for (long i = begin; i < end; i++) {
         translate_worker *w = &run->t->worker[i];
         for (int b; !atomic_load(&run->failed) && (b = atomic_fetch_add(&run->next_batch, 1)) < run->batches;) {
@@ -624,8 +625,7 @@ int nmt_translator_run(nmt_translator *t, int count, const int32_t *const *src, 
                        nmt_translation *out) {
     memset(out, 0, (size_t)(count > 0 ? count : 0) * sizeof *out);
     if (count <= 0) return 0;
-    const int B = t->options.batch_size;
-    int n = 0, longest = 0, rc = -1;
+    int B = t->options.batch_size, n = 0, longest = 0, rc = -1;
     ordered *order = nmt_malloc((size_t)count * sizeof *order);
     if (!order) return -1;
     for (int i = 0; i < count; i++) {
@@ -641,7 +641,10 @@ int nmt_translator_run(nmt_translator *t, int count, const int32_t *const *src, 
         if (src_len[i] > longest) longest = src_len[i];
     }
     qsort(order, (size_t)n, sizeof *order, by_length);
-    translate_run run = {.t = t, .order = order, .sentences = n, .batches = (n + B - 1) / B, .src = src, .out = out};
+    const int tokens = t->options.batch_tokens;
+    if (tokens > 0 && tokens / (longest + 1) < B) B = tokens / (longest + 1) > 1 ? tokens / (longest + 1) : 1;
+    translate_run run = {.t = t, .order = order, .sentences = n, .batches = (n + B - 1) / B, .batch = B, .src = src,
+                         .out = out};
     /* Several batches: one per thread at a time, each on one core, which keeps every product
      * whole and the search's serial work off the other threads' path. One batch: all threads on it. */
     const int workers = run.batches < t->workers ? run.batches : t->workers;

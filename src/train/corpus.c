@@ -10,6 +10,7 @@
  * The checksum hashes everything between the magic and itself.
  */
 #include "train/corpus.h"
+#include "base/input.h"
 #include "base/io.h"
 #include "base/utf8.h"
 #include "base/util.h"
@@ -108,8 +109,8 @@ static int check_utf8(const nmt_lines *lines) {
 /* Validates every line of a text file as UTF-8, counts the lines and hashes them (a missing final
  * newline hashes like a present one). */
 static int scan_text(const char *path, uint64_t *hash, long *count) {
-    FILE *fp = fopen(path, "rb");
-    if (!fp) return nmt_error_set("%s: cannot open: %s", path, strerror(errno));
+    FILE *fp = nmt_input_open(path);
+    if (!fp) return -1;
     nmt_lines lines;
     nmt_lines_init(&lines, fp, path);
     hasher s;
@@ -121,7 +122,7 @@ static int scan_text(const char *path, uint64_t *hash, long *count) {
     }
     *count = lines.number;
     nmt_lines_free(&lines);
-    fclose(fp);
+    if (nmt_input_close(fp, path) < 0 && more == 0) return -1;
     if (more != 0) return -1;
     *hash = hasher_final(&s);
     return 0;
@@ -190,12 +191,12 @@ static int next_pair(nmt_lines *src, nmt_lines *tgt) {
 
 static int encode_text(nmt_corpus *c, const char *src_path, const char *tgt_path, nmt_corpus_encode_fn encode,
                        const void *ctx, const nmt_corpus_options *opt) {
-    FILE *fs = fopen(src_path, "rb");
-    if (!fs) return nmt_error_set("%s: cannot open: %s", src_path, strerror(errno));
-    FILE *ft = fopen(tgt_path, "rb");
+    FILE *fs = nmt_input_open(src_path);
+    if (!fs) return -1;
+    FILE *ft = nmt_input_open(tgt_path);
     if (!ft) {
-        fclose(fs);
-        return nmt_error_set("%s: cannot open: %s", tgt_path, strerror(errno));
+        nmt_input_close(fs, src_path);
+        return -1;
     }
     nmt_lines src, tgt;
     nmt_lines_init(&src, fs, src_path);
@@ -239,8 +240,7 @@ done:
     free(tgt_ids);
     nmt_lines_free(&src);
     nmt_lines_free(&tgt);
-    fclose(fs);
-    fclose(ft);
+    if (nmt_input_close(fs, src_path) < 0 || nmt_input_close(ft, tgt_path) < 0) rc = -1;
     return rc;
 }
 
