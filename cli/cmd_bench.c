@@ -16,14 +16,15 @@
 #include "cli.h"
 
 #include "train/config.h"
-#include "infer/decode.h"
 #include "base/io.h"
 #include "base/json.h"
 #include "compute/kernels.h"
 #include "compute/packed.h"
 #include "model/model.h"
+#include "model/model_dir.h"
 #include "text/spm.h"
 #include "train/train.h"
+#include "infer/translator.h"
 #include "base/util.h"
 
 #include <errno.h>
@@ -334,7 +335,7 @@ static int read_sources(const bench_options *o, const nmt_model *model, const nm
     *src_len = NULL;
     *count = 0;
     while (rc == 0 && (more = nmt_lines_next(&lines)) != 0) {
-        if (more < 0 || nmt_decode_encode_line(model, spm, &lines, &ids, &cap, &n) != 0) {
+        if (more < 0 || nmt_model_dir_encode_line(model, spm, &lines, &ids, &cap, &n) != 0) {
             rc = -1;
             break;
         }
@@ -364,7 +365,7 @@ static int bench_translate(const bench_options *o) {
     if (!o->model_dir || !o->input) return nmt_cli_usage_error("bench", "translate needs -m MODEL_DIR and -i FILE");
     nmt_model model;
     nmt_spm *spm = NULL;
-    if (nmt_decode_open_model(o->model_dir, &model, &spm) < 0) return nmt_cli_fail("bench");
+    if (nmt_model_dir_open(o->model_dir, &model, &spm) < 0) return nmt_cli_fail("bench");
     int32_t **src = NULL;
     int *src_len = NULL, count = 0;
     nmt_translator *translator = NULL;

@@ -1,9 +1,10 @@
 /* nmt score: the model's log-probability of given translations (forced decoding), one a line. */
 #include "cli.h"
 
-#include "infer/decode.h"
+#include "infer/forced.h"
 #include "base/io.h"
 #include "compute/kernels.h"
+#include "model/model_dir.h"
 #include "text/spm.h"
 #include "base/util.h"
 
@@ -54,7 +55,7 @@ static int read_side(const nmt_model *model, const nmt_spm *spm, side *s, int i,
     int r = nmt_lines_next(&s->lines);
     if (r <= 0) return r;
     size_t n = 0;
-    if (nmt_decode_encode_line(model, spm, &s->lines, ids, cap, &n) < 0) return -1;
+    if (nmt_model_dir_encode_line(model, spm, &s->lines, ids, cap, &n) < 0) return -1;
     free(s->ids[i]);
     s->ids[i] = nmt_malloc((n ? n : 1) * sizeof(int32_t));
     if (!s->ids[i]) return -1;
@@ -88,7 +89,7 @@ static int score_all(const score_options *o, side *src, side *tgt) {
     char text[64];
     int rc = -1;
     nmt_loss total = {0};
-    if (nmt_decode_open_model(o->model_dir, &model, &spm) < 0) goto done;
+    if (nmt_model_dir_open(o->model_dir, &model, &spm) < 0) goto done;
     nmt_kernels_set_threads((int)o->threads);
     for (int eof = 0; !eof;) {
         int n = 0;
@@ -109,12 +110,12 @@ static int score_all(const score_options *o, side *src, side *tgt) {
             }
             n++;
         }
-        if (nmt_decode_score(&model, n, (const int32_t *const *)src->ids, src->count, (const int32_t *const *)tgt->ids,
+        if (nmt_forced_score(&model, n, (const int32_t *const *)src->ids, src->count, (const int32_t *const *)tgt->ids,
                              tgt->count, o->batch_size, scores) < 0)
             goto done;
         if (o->loss_json) {
             nmt_loss loss;
-            if (nmt_decode_loss(&model, n, (const int32_t *const *)src->ids, src->count, (const int32_t *const *)tgt->ids,
+            if (nmt_forced_loss(&model, n, (const int32_t *const *)src->ids, src->count, (const int32_t *const *)tgt->ids,
                                 tgt->count, o->batch_size, o->label_smoothing, &loss) < 0)
                 goto done;
             total.loss_sum += loss.loss_sum;

@@ -10,11 +10,12 @@
 #include "cli.h"
 
 #include "infer/align.h"
-#include "infer/decode.h"
 #include "base/input.h"
 #include "base/io.h"
 #include "compute/kernels.h"
+#include "model/model_dir.h"
 #include "viz/plot.h"
+#include "infer/translator.h"
 #include "text/spm.h"
 #include "base/utf8.h"
 #include "base/util.h"
@@ -290,12 +291,12 @@ static int read_window(translate *t, nmt_lines *in, line *window, int cap, int s
             *eof = 1;
             break;
         }
-        int encoded = nmt_decode_encode_line(&t->model, t->spm, in, &ids, &ids_cap, &n_ids);
+        int encoded = nmt_model_dir_encode_line(&t->model, t->spm, in, &ids, &ids_cap, &n_ids);
         if (encoded == -1 && n_ids > limit) encoded = 0; /* over the learned positions: bounded below */
-        if (encoded == NMT_DECODE_INVALID_UTF8 && t->a.skip_invalid) {
+        if (encoded == NMT_MODEL_DIR_INVALID_UTF8 && t->a.skip_invalid) {
             fprintf(stderr, "nmt translate: warning: %s; writing an empty line\n", nmt_error());
             n_ids = 0;
-        } else if (encoded == NMT_DECODE_INVALID_UTF8) {
+        } else if (encoded == NMT_MODEL_DIR_INVALID_UTF8) {
             char message[512];
             snprintf(message, sizeof message, "%s", nmt_error());
             nmt_error_set("%s (--skip-invalid writes an empty line for it instead)", message);
@@ -477,7 +478,7 @@ static int run(translate *t) {
     line *window = NULL;
     FILE *in = NULL;
     int count = 0, rc = -1, eof = 0, committed = 0;
-    if (nmt_decode_open_model(t->a.model_dir, &t->model, &t->spm) < 0) return -1;
+    if (nmt_model_dir_open(t->a.model_dir, &t->model, &t->spm) < 0) return -1;
     nmt_kernels_set_threads((int)t->a.threads);
     if (nmt_translator_create(&t->translator, &t->model, &t->a.decode) < 0) return -1;
     if (!(in = nmt_input_open(t->a.input ? t->a.input : "-"))) return -1;

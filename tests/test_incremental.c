@@ -6,10 +6,11 @@
  * step through the same code) must agree bit for bit, and so must a sentence decoded in a batch and
  * alone. Forced scoring must equal the sum of the per-step log-probabilities of decoding.
  */
-#include "infer/decode.h"
+#include "infer/forced.h"
 #include "infer/incremental.h"
 #include "compute/kernels.h"
 #include "model/model.h"
+#include "infer/translator.h"
 #include "base/util.h"
 
 #include <check.h>
@@ -234,7 +235,7 @@ static void assert_forced_scores(nmt_model *m, const int32_t *src, int len, cons
         const nmt_hypothesis *h = &t->hyps[j];
         const int32_t *tgt = h->tokens;
         double forced;
-        ck_assert_msg(nmt_decode_score(m, 1, &src, &len, &tgt, &h->length, 4, &forced) == 0, "%s", nmt_error());
+        ck_assert_msg(nmt_forced_score(m, 1, &src, &len, &tgt, &h->length, 4, &forced) == 0, "%s", nmt_error());
         ck_assert_double_eq_tol(forced, h->logprob, tolerance + per_token * (h->length + 1));
     }
 }
@@ -297,10 +298,10 @@ START_TEST(score_is_the_sum_of_step_logprobs) {
     const int32_t *sp[SENTENCES], *tp[SENTENCES];
     for (int i = 0; i < SENTENCES; i++) sp[i] = src[i], tp[i] = tgt[i];
     double batched[SENTENCES];
-    ck_assert_msg(nmt_decode_score(&m, SENTENCES, sp, src_len, tp, tgt_len, 4, batched) == 0, "%s", nmt_error());
+    ck_assert_msg(nmt_forced_score(&m, SENTENCES, sp, src_len, tp, tgt_len, 4, batched) == 0, "%s", nmt_error());
     for (int i = 0; i < SENTENCES; i++) {
         double one;
-        ck_assert_int_eq(nmt_decode_score(&m, 1, &sp[i], &src_len[i], &tp[i], &tgt_len[i], 1, &one), 0);
+        ck_assert_int_eq(nmt_forced_score(&m, 1, &sp[i], &src_len[i], &tp[i], &tgt_len[i], 1, &one), 0);
         ck_assert_double_eq_tol(one, batched[i], 1e-5);
         /* Step by step through the incremental decoder. */
         int32_t matrix[MAX_LEN];

@@ -12,7 +12,7 @@
 
 #include <stdint.h>
 
-#include "infer/decode.h"
+#include "infer/search.h"
 #include "text/spm.h"
 
 /* word[i] = the word of piece i (0-based) for i < n; returns the number of words. */

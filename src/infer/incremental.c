@@ -8,7 +8,7 @@
  *                           position t of row r is at [t, slot[r]], so a step's appends are one
  *                           block and the pages touched grow with the positions actually fed
  *   history[max_rows, P]    the tokens fed to each row (uncached mode replays them)
- * Rows are contiguous per sentence (decode.h), so a sentence's rows are the queries of one
+ * Rows are contiguous per sentence (search.h), so a sentence's rows are the queries of one
  * cross-attention over its block, and sentences with as many rows each make one batched call
  * (reaching their blocks through a list of sentence ids, so nothing moves when a sentence ends).
  * A reorder moves no cache data for a row that continues its parent alone or first: it takes over

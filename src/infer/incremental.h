@@ -27,7 +27,7 @@
 
 #include <stdint.h>
 
-#include "infer/decode.h"
+#include "infer/search.h"
 #include "model/model.h"
 #include "compute/packed.h"
 
@@ -62,7 +62,7 @@ int nmt_incremental_start(nmt_incremental *inc, const int32_t *src, const int *s
 /* Feeds tokens[rows] (bos first) at the next position; fills logprobs[rows, V] and, when not
  * NULL, attention[rows, src_width]. */
 int nmt_incremental_step(nmt_incremental *inc, int rows, const int32_t *tokens, float *logprobs, float *attention);
-/* The same, returning instead each row's top list of k (decode.h) and eos log-probability: the
+/* The same, returning instead each row's top list of k (search.h) and eos log-probability: the
  * output layer then runs in vocabulary chunks folded into them, never as a [rows, V] matrix. */
 int nmt_incremental_step_best(nmt_incremental *inc, int rows, const int32_t *tokens, int k, nmt_scored_token *best,
                               float *eos_logprob, float *attention);

@@ -4,7 +4,6 @@
 #include "eval/bleu.h"
 #include "train/checkpoint.h"
 #include "train/corpus.h"
-#include "infer/decode.h"
 #include "base/io.h"
 #include "base/json.h"
 #include "compute/kernels.h"
@@ -12,6 +11,7 @@
 #include "model/model_file.h"
 #include "train/optim.h"
 #include "text/spm.h"
+#include "infer/translator.h"
 #include "base/util.h"
 
 #include <dirent.h>

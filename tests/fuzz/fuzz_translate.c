@@ -19,7 +19,7 @@
  * hypotheses.
  */
 #include "fuzz.h"
-#include "infer/decode.h"
+#include "infer/translator.h"
 #include "model/model.h"
 #include "text/spm.h"
 #include "base/utf8.h"

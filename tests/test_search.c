@@ -1,4 +1,4 @@
-/* Tests of decode's search: greedy and beam search driven by toy scorers.
+/* Tests of the search: greedy and beam search driven by toy scorers.
  *
  * Two scorers stand in for the model. The hash scorer gives every (sentence, prefix) a
  * pseudo-random distribution (a hash of the prefix seeds the logits; eos grows likelier with the
@@ -6,8 +6,8 @@
  * hypothesis through the same scorer. The table scorer gives hand-set probabilities to a few
  * prefixes, so that the expected translations and log-probabilities can be worked out by hand.
  */
-#include "infer/decode.h"
-#include "model/model.h"
+#include "infer/search.h"
+#include "text/vocab.h"
 #include "base/util.h"
 
 #include <check.h>
@@ -599,7 +599,7 @@ START_TEST(length_penalty_keeps_searching_past_the_first_eos) {
 END_TEST
 
 int main(void) {
-    Suite *s = suite_create("decode");
+    Suite *s = suite_create("search");
     TCase *tc = tcase_create("search");
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, scored_lists_rank_and_merge);

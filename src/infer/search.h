@@ -1,5 +1,8 @@
-/* decode: greedy and beam search over an abstract decoder step, and the translation of
- * already-encoded sentences with a model.
+/* search: greedy and beam search over an abstract decoder step, the bottom of the inference layer.
+ *
+ * It needs no model: the decoder is reached only through the step interface below. The module also
+ * holds what a search is asked and what it returns: the decoding options, the length penalty and
+ * maximum length, the scored-token lists a step fills, and the hypotheses of each sentence.
  *
  * The search drives a decoder through two callbacks (nmt_decode_step): `step` advances R live rows
  * by one token and returns each row's few most probable continuations (and, when asked, the
@@ -23,15 +26,12 @@
  *
  * Greedy search (a dedicated path): each row takes its most probable token until eos.
  */
-#ifndef NMT_DECODE_H
-#define NMT_DECODE_H
+#ifndef NMT_SEARCH_H
+#define NMT_SEARCH_H
 
 #include <stdint.h>
 
-#include "base/io.h"
-#include "model/model.h"
 #include "compute/packed.h"
-#include "text/spm.h"
 
 /* One of a row's most probable next tokens. */
 typedef struct nmt_scored_token {
@@ -118,44 +118,5 @@ void nmt_search_free(nmt_search *search);
  * nmt_translation_free). */
 int nmt_search_run(nmt_search *search, const nmt_decode_step *step, int batch, const int *src_pieces,
                    int src_width, nmt_translation *out);
-
-/* Opens a model directory written by `nmt train`: DIR/model.safetensors (parameters and their
- * config) and DIR/spm.model, which must agree on the vocabulary size. Errors name the file. */
-int nmt_decode_open_model(const char *dir, nmt_model *model, nmt_spm **spm);
-
-/* Encodes the current line of `lines` into *ids (grown as needed; *cap its capacity) and sets
- * *count. Returns 0; NMT_DECODE_INVALID_UTF8 when the line is not UTF-8; -1 on other errors (too
- * many pieces for a model with learned positions, out of memory). Errors read "NAME:LINE: ...". */
-enum { NMT_DECODE_INVALID_UTF8 = -2 };
-int nmt_decode_encode_line(const nmt_model *model, const nmt_spm *spm, const nmt_lines *lines, int32_t **ids,
-                           size_t *cap, size_t *count);
-
-/* Translation with a model: sentences are sorted by length, decoded in batches of
- * options.batch_size with nmt_incremental (encoder once per batch, cached decoder steps), and the
- * results returned in the input order. */
-typedef struct nmt_translator nmt_translator;
-
-/* The model must outlive the translator. */
-int nmt_translator_create(nmt_translator **translator, const nmt_model *model, const nmt_decode_options *options);
-void nmt_translator_free(nmt_translator *translator);
-/* Translates src[i] (src_len[i] pieces, no eos) into out[i] for i < count (free each with
- * nmt_translation_free). An empty source gives one empty hypothesis (log-probability 0, no
- * attention) without running the model. */
-int nmt_translator_run(nmt_translator *translator, int count, const int32_t *const *src, const int *src_len,
-                       nmt_translation *out);
-/* The same in one call (for validation during training). */
-int nmt_decode_sentences(const nmt_model *model, const nmt_decode_options *options, int count,
-                         const int32_t *const *src, const int *src_len, nmt_translation *out);
-
-/* Forced decoding: out[i] = log p(tgt[i] pieces + eos | src[i]) in evaluation mode (no dropout, no
- * label smoothing), from the model's full forward pass over batches of up to batch_size pairs
- * sorted by length. An empty source is scored like any other (source = eos alone). */
-int nmt_decode_score(nmt_model *model, int count, const int32_t *const *src, const int *src_len,
-                     const int32_t *const *tgt, const int *tgt_len, int batch_size, double *out);
-/* The training objective on the same batches in evaluation mode: label-smoothed cross-entropy and
- * NLL summed over every target piece + eos (what `nmt train` reports, divided by tokens). */
-int nmt_decode_loss(nmt_model *model, int count, const int32_t *const *src, const int *src_len,
-                    const int32_t *const *tgt, const int *tgt_len, int batch_size, double label_smoothing,
-                    nmt_loss *loss);
 
 #endif

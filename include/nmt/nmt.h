@@ -1,0 +1,179 @@
+/* nmt.h: the public C API of nmt -- translation with a trained model directory, text in and text out,
+ * corpus scores exactly as sacreBLEU computes them, and training from a YAML config.
+ *
+ * This is the only header a program needs: #include <nmt/nmt.h> and link with libnmt (its
+ * dependencies: OpenBLAS, SentencePiece, libyaml, utf8proc, pthreads, libm). Every type is opaque or a
+ * plain struct of options; nothing here exposes nmt's internal headers.
+ *
+ * Translation. A model directory is what `nmt train` writes (model.safetensors, spm.model and
+ * config.yaml). Open it once into an engine, then translate batches of raw UTF-8 lines: SentencePiece
+ * encoding, batched beam search and decoding back to text all happen inside. A line's translation does
+ * not depend on the other lines of its call (batches are row-invariant), and equals what
+ * `nmt translate` prints for it with the same options.
+ *
+ *     nmt_engine_options o = nmt_engine_options_default();   // beam 5, alpha 0.6, fp32, ...
+ *     o.n_best = 3;
+ *     nmt_engine *e;
+ *     if (nmt_engine_open(&e, "runs/quickstart", &o) < 0) { fprintf(stderr, "%s\n", nmt_last_error()); ... }
+ *     const char *lines[] = {"the cat sees a dog", "big red house"};
+ *     nmt_result *r;
+ *     if (nmt_engine_translate(e, 2, lines, &r) < 0) ...;
+ *     puts(nmt_result_text(r, 0));                          // best translation of line 0
+ *     for (int k = 0; k < nmt_result_hypotheses(r, 1); k++)  // n-best of line 1, best first
+ *         printf("%f %s\n", nmt_result_score(r, 1, k), nmt_result_hypothesis(r, 1, k));
+ *     nmt_result_free(r);
+ *     nmt_engine_close(e);
+ *
+ * Alignment (o.alignment = 1): for each target piece j of a hypothesis, the source piece i that the
+ * last decoder layer attends to most (heads averaged), as `nmt translate --print-alignment` prints it
+ * (pairs "i-j"); the attention matrix itself and the pieces are there too, e.g. to draw a heat map.
+ *
+ * Threads. nmt_engine_translate may be called from several threads; the calls on one engine take
+ * turns (each already uses o.threads threads for its batches). The thread count is process-wide: the
+ * last engine opened sets it.
+ *
+ * Errors. Every function that can fail returns a negative value (or NULL) and sets a message for the
+ * calling thread, read with nmt_last_error(): it names the file, line or field that is wrong.
+ *
+ * Example:
+ *     // translate: a model directory as argument, sentences on stdin, translations on stdout.
+ *     #include <nmt/nmt.h>
+ *
+ *     #include <stdio.h>
+ *     #include <stdlib.h>
+ *     #include <string.h>
+ *
+ *     int main(int argc, char **argv) {
+ *         if (argc != 2) {
+ *             fprintf(stderr, "usage: %s MODEL_DIR < sentences\n", argv[0]);
+ *             return 2;
+ *         }
+ *         nmt_engine_options options = nmt_engine_options_default();
+ *         options.threads = 1;
+ *         nmt_engine *engine;
+ *         if (nmt_engine_open(&engine, argv[1], &options) < 0) {
+ *             fprintf(stderr, "%s\n", nmt_last_error());
+ *             return 1;
+ *         }
+ *         char line[4096];
+ *         int status = 0;
+ *         while (status == 0 && fgets(line, sizeof line, stdin)) {
+ *             line[strcspn(line, "\n")] = '\0';
+ *             const char *lines[1] = {line};
+ *             nmt_result *result;
+ *             if (nmt_engine_translate(engine, 1, lines, &result) < 0) {
+ *                 fprintf(stderr, "%s\n", nmt_last_error());
+ *                 status = 1;
+ *                 break;
+ *             }
+ *             printf("%s\n", nmt_result_text(result, 0));
+ *             nmt_result_free(result);
+ *         }
+ *         nmt_engine_close(engine);
+ *         return status;
+ *     }
+ */
+#ifndef NMT_NMT_H
+#define NMT_NMT_H
+
+#include <signal.h>
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The version of the library ("0.1.0"). */
+const char *nmt_version(void);
+
+/* The calling thread's last error message ("" when none). */
+const char *nmt_last_error(void);
+
+/* ---- Translation ---- */
+
+typedef struct nmt_engine nmt_engine; /* a loaded model directory and its translator */
+typedef struct nmt_result nmt_result; /* the translations of one nmt_engine_translate call */
+
+typedef struct nmt_engine_options {
+    int beam_size;           /* K (5); 1 with greedy */
+    int n_best;              /* hypotheses kept per line, 1..K (1) */
+    int greedy;              /* 1: greedy search, the fastest (0) */
+    double length_penalty;   /* GNMT alpha: score = logprob / ((5 + |y|) / 6)^alpha (0.6) */
+    double max_length_ratio; /* at most ratio * source pieces + 10 target pieces (2) */
+    int threads;             /* threads for decoding (0: every processor) */
+    const char *precision;   /* matrix products: "fp32" (NULL means it) or "bf16" (AVX512_BF16 CPUs) */
+    int max_batch;           /* lines decoded together (64) */
+    int max_input_length;    /* source pieces per line (0: no limit but the model's) */
+    int crop;                /* a longer line: 1 = cropped to max_input_length, 0 = an error (0) */
+    int alignment;           /* 1: compute alignments and attention (0) */
+} nmt_engine_options;
+
+nmt_engine_options nmt_engine_options_default(void);
+
+/* Opens a model directory; *out is NULL on failure. */
+int nmt_engine_open(nmt_engine **out, const char *model_dir, const nmt_engine_options *options);
+void nmt_engine_close(nmt_engine *engine);
+/* The options in effect (threads resolved). */
+const nmt_engine_options *nmt_engine_get_options(const nmt_engine *engine);
+/* The model's language codes ("en", "de"), from the suffixes of the training corpus files named in
+ * the directory's config.yaml; NULL when not recorded. */
+const char *nmt_engine_source_language(const nmt_engine *engine);
+const char *nmt_engine_target_language(const nmt_engine *engine);
+
+/* Translates lines[0..count) (UTF-8, without '\n'; an empty line gives an empty translation) into a
+ * new *out (free it with nmt_result_free). Invalid UTF-8 or an over-long line without crop fails the
+ * whole call, naming the line ("line 3: invalid UTF-8 at byte 7"). */
+int nmt_engine_translate(nmt_engine *engine, int count, const char *const *lines, nmt_result **out);
+
+void nmt_result_free(nmt_result *result);
+/* Lines translated. */
+int nmt_result_count(const nmt_result *result);
+/* The best translation of line i. */
+const char *nmt_result_text(const nmt_result *result, int i);
+/* Hypotheses of line i (n_best, or fewer when the search found fewer distinct ones), best first. */
+int nmt_result_hypotheses(const nmt_result *result, int i);
+/* Hypothesis k of line i: its text, its score (the rank: log-probability / length penalty) and its
+ * natural-log probability (pieces + end of sentence). */
+const char *nmt_result_hypothesis(const nmt_result *result, int i, int k);
+double nmt_result_score(const nmt_result *result, int i, int k);
+double nmt_result_logprob(const nmt_result *result, int i, int k);
+/* The alignment of hypothesis k of line i: returns the number of pairs n and sets *pairs to
+ * [2 * n] ints, (source piece, target piece) for each target piece in order; 0 without alignment. */
+int nmt_result_alignment(const nmt_result *result, int i, int k, const int **pairs);
+/* The source pieces of line i ("▁the"), *count of them. */
+const char *const *nmt_result_source_pieces(const nmt_result *result, int i, int *count);
+/* The target pieces of hypothesis k of line i. */
+const char *const *nmt_result_target_pieces(const nmt_result *result, int i, int k, int *count);
+/* The attention of hypothesis k of line i: [(target pieces + 1) * (source pieces + 1)] weights, row j =
+ * target piece j (the last row: end of sentence), columns = source pieces + end of sentence; NULL
+ * without alignment or for an empty line. */
+const float *nmt_result_attention(const nmt_result *result, int i, int k);
+
+/* ---- Scores (sacreBLEU 2.x defaults: 13a tokenization, exponential smoothing, chrF2, TER) ---- */
+
+typedef struct nmt_score {
+    double score;         /* 0..100 (TER: edits per 100 reference words, can exceed 100) */
+    char name[32];        /* "BLEU", "chrF2", "TER" */
+    char signature[256];  /* sacreBLEU's signature, "nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:..." */
+} nmt_score;
+
+/* Corpus scores of hyps[0..count) against nrefs references per line: refs[r * count + i] is
+ * reference r of line i. */
+int nmt_corpus_bleu(int count, const char *const *hyps, int nrefs, const char *const *refs, nmt_score *out);
+int nmt_corpus_chrf(int count, const char *const *hyps, int nrefs, const char *const *refs, nmt_score *out);
+int nmt_corpus_ter(int count, const char *const *hyps, int nrefs, const char *const *refs, nmt_score *out);
+
+/* ---- Training ---- */
+
+/* Trains as `nmt train CONFIG [--set k=v ...]` does (resuming from the output directory's newest
+ * checkpoint): overrides is a NULL-terminated list of "section.key=value" (or NULL), threads 0 = two,
+ * quiet = 0 prints progress on stderr, stop (or NULL) ends the run cleanly when it becomes nonzero
+ * (e.g. from a signal handler). Returns 0 when training ended normally. */
+int nmt_train_config(const char *config_path, const char *const *overrides, int threads, int quiet,
+                     volatile sig_atomic_t *stop);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

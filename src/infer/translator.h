@@ -1,0 +1,32 @@
+/* translator: translation of already-encoded sentences with a model.
+ *
+ * Sentences are sorted by length (order.h), decoded in batches of options.batch_size (fewer when
+ * options.batch_tokens bounds the padded source tokens of a batch) with
+ * nmt_incremental (encoder once per batch, cached decoder steps) driven by nmt_search, and the
+ * results returned in the input order. There is one worker (its own search and decoder, on weights
+ * packed once and shared) per pool thread; the workers take whole batches in turn, and each batch
+ * is decoded on a single thread, so a result does not depend on the thread count.
+ */
+#ifndef NMT_TRANSLATOR_H
+#define NMT_TRANSLATOR_H
+
+#include <stdint.h>
+
+#include "infer/search.h"
+#include "model/model.h"
+
+typedef struct nmt_translator nmt_translator;
+
+/* The model must outlive the translator. */
+int nmt_translator_create(nmt_translator **translator, const nmt_model *model, const nmt_decode_options *options);
+void nmt_translator_free(nmt_translator *translator);
+/* Translates src[i] (src_len[i] pieces, no eos) into out[i] for i < count (free each with
+ * nmt_translation_free). An empty source gives one empty hypothesis (log-probability 0, no
+ * attention) without running the model. */
+int nmt_translator_run(nmt_translator *translator, int count, const int32_t *const *src, const int *src_len,
+                       nmt_translation *out);
+/* The same in one call (for validation during training). */
+int nmt_decode_sentences(const nmt_model *model, const nmt_decode_options *options, int count,
+                         const int32_t *const *src, const int *src_len, nmt_translation *out);
+
+#endif

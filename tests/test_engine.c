@@ -1,0 +1,294 @@
+/* Tests of the public translation API (include/nmt/nmt.h): the engine's texts, n-best lists, scores
+ * and alignments are those of the library's translator (what `nmt translate` runs), a line's result
+ * does not depend on the rest of its call, concurrent callers get the same results, errors name the
+ * line, and the corpus scores and their signatures are sacreBLEU's. */
+#include "nmt/nmt.h"
+
+#include "infer/translator.h"
+#include "model/model_dir.h"
+#include "compute/kernels.h"
+#include "compute/packed.h"
+#include "model_dir.h"
+#include "nmt/version.h"
+#include "testing.h"
+
+#include <math.h>
+#include <pthread.h>
+
+static const char *const lines[] = {"the cat sees a dog", "", "big red house and a small tree", "bird",
+                                    "the dog likes the blue bird and the cat runs"};
+enum { LINES = 5 };
+
+static nmt_engine *open_engine(int n_best, int alignment) {
+    nmt_engine_options o = nmt_engine_options_default();
+    o.threads = 1;
+    o.beam_size = 4;
+    o.n_best = n_best;
+    o.alignment = alignment;
+    o.max_batch = 2;
+    nmt_engine *e;
+    ck_assert_msg(nmt_engine_open(&e, nmt_test_tmpdir, &o) == 0, "%s", nmt_last_error());
+    return e;
+}
+
+START_TEST(test_matches_translator) {
+    nmt_test_model_dir(nmt_test_tmpdir);
+    nmt_engine *e = open_engine(3, 1);
+    ck_assert_str_eq(nmt_engine_source_language(e), "en");
+    ck_assert_str_eq(nmt_engine_target_language(e), "hi");
+    ck_assert_int_eq(nmt_engine_get_options(e)->threads, 1);
+    nmt_result *r;
+    ck_assert_msg(nmt_engine_translate(e, LINES, lines, &r) == 0, "%s", nmt_last_error());
+    ck_assert_int_eq(nmt_result_count(r), LINES);
+
+    /* The same lines through the translator, as cmd_translate drives it. */
+    nmt_model model;
+    nmt_spm *spm;
+    ck_assert_int_eq(nmt_model_dir_open(nmt_test_tmpdir, &model, &spm), 0);
+    nmt_decode_options d = nmt_decode_options_default();
+    d.beam_size = 4;
+    d.n_best = 3;
+    d.attention = 1;
+    d.batch_size = 2;
+    nmt_translator *t;
+    ck_assert_int_eq(nmt_translator_create(&t, &model, &d), 0);
+    int32_t *ids[LINES] = {0};
+    int len[LINES];
+    for (int i = 0; i < LINES; i++) {
+        size_t cap = 0, n = 0;
+        ck_assert_int_eq(nmt_spm_encode(spm, lines[i], strlen(lines[i]), &ids[i], &cap, &n), 0);
+        len[i] = (int)n;
+    }
+    nmt_translation out[LINES];
+    ck_assert_int_eq(nmt_translator_run(t, LINES, (const int32_t *const *)ids, len, out), 0);
+    int hypotheses = 0;
+    for (int i = 0; i < LINES; i++) {
+        ck_assert_int_eq(nmt_result_hypotheses(r, i), out[i].count);
+        int src_count;
+        const char *const *src = nmt_result_source_pieces(r, i, &src_count);
+        ck_assert_int_eq(src_count, len[i]);
+        for (int s = 0; s < src_count; s++) ck_assert_str_eq(src[s], nmt_spm_piece(spm, ids[i][s]));
+        for (int k = 0; k < out[i].count; k++, hypotheses++) {
+            const nmt_hypothesis *h = &out[i].hyps[k];
+            char *text = nmt_spm_decode(spm, h->tokens, (size_t)h->length);
+            ck_assert_str_eq(nmt_result_hypothesis(r, i, k), text);
+            free(text);
+            ck_assert(nmt_result_score(r, i, k) == h->score);
+            ck_assert(nmt_result_logprob(r, i, k) == h->logprob);
+            int tgt_count;
+            const char *const *tgt = nmt_result_target_pieces(r, i, k, &tgt_count);
+            ck_assert_int_eq(tgt_count, h->length);
+            for (int j = 0; j < tgt_count; j++) ck_assert_str_eq(tgt[j], nmt_spm_piece(spm, h->tokens[j]));
+            const int *pairs;
+            const int n = nmt_result_alignment(r, i, k, &pairs);
+            ck_assert_int_eq(n, h->length);
+            if (h->length) {
+                int src_of[512];
+                ck_assert_int_lt(h->length, 512);
+                nmt_hypothesis_alignment(h, src_of);
+                for (int j = 0; j < n; j++) {
+                    ck_assert_int_eq(pairs[2 * j], src_of[j]);
+                    ck_assert_int_eq(pairs[2 * j + 1], j);
+                }
+                const float *a = nmt_result_attention(r, i, k);
+                ck_assert_ptr_nonnull(a);
+                ck_assert_mem_eq(a, h->attention, (size_t)(h->length + 1) * (size_t)(len[i] + 1) * sizeof(float));
+            }
+        }
+    }
+    ck_assert_int_gt(hypotheses, LINES + 4); /* the lists really are n-best lists */
+    ck_assert_str_eq(nmt_result_text(r, 1), "");
+    ck_assert_ptr_null(nmt_result_attention(r, 1, 0));
+    /* Out of range: nothing, never a crash. */
+    ck_assert_ptr_null(nmt_result_text(r, LINES));
+    ck_assert_ptr_null(nmt_result_hypothesis(r, 0, 3));
+    ck_assert_int_eq(nmt_result_hypotheses(r, -1), 0);
+    for (int i = 0; i < LINES; i++) {
+        nmt_translation_free(&out[i]);
+        free(ids[i]);
+    }
+    nmt_translator_free(t);
+    nmt_spm_free(spm);
+    nmt_model_free(&model);
+    nmt_result_free(r);
+    nmt_engine_close(e);
+}
+END_TEST
+
+/* Each line alone gives what it gave among the others: the same texts, and bit for bit the same scores
+ * where the products are row-invariant (nmt's AVX-512 kernels; OpenBLAS's results move in the last
+ * bits with the number of rows). */
+START_TEST(test_row_invariant) {
+    const double tolerance = nmt_packed_available(NMT_PRECISION_FP32) ? 0 : 1e-5;
+    nmt_test_model_dir(nmt_test_tmpdir);
+    nmt_engine *e = open_engine(2, 0);
+    nmt_result *all;
+    ck_assert_int_eq(nmt_engine_translate(e, LINES, lines, &all), 0);
+    for (int i = 0; i < LINES; i++) {
+        nmt_result *one;
+        ck_assert_int_eq(nmt_engine_translate(e, 1, &lines[i], &one), 0);
+        ck_assert_int_eq(nmt_result_hypotheses(one, 0), nmt_result_hypotheses(all, i));
+        for (int k = 0; k < nmt_result_hypotheses(one, 0); k++) {
+            ck_assert_str_eq(nmt_result_hypothesis(one, 0, k), nmt_result_hypothesis(all, i, k));
+            const double a = nmt_result_score(one, 0, k), b = nmt_result_score(all, i, k);
+            ck_assert_msg(fabs(a - b) <= tolerance * fabs(b), "line %d hyp %d: %.17g vs %.17g", i, k, a, b);
+        }
+        const int *pairs;
+        ck_assert_int_eq(nmt_result_alignment(one, 0, 0, &pairs), 0); /* alignment off */
+        nmt_result_free(one);
+    }
+    nmt_result *none;
+    ck_assert_int_eq(nmt_engine_translate(e, 0, lines, &none), 0);
+    ck_assert_int_eq(nmt_result_count(none), 0);
+    nmt_result_free(none);
+    nmt_result_free(all);
+    nmt_engine_close(e);
+}
+END_TEST
+
+typedef struct caller {
+    nmt_engine *e;
+    const char *want[LINES];
+    int ok;
+} caller;
+
+static void *call_repeatedly(void *arg) {
+    caller *c = arg;
+    c->ok = 1;
+    for (int round = 0; round < 5; round++) {
+        nmt_result *r;
+        if (nmt_engine_translate(c->e, LINES, lines, &r) < 0) {
+            c->ok = 0;
+            return NULL;
+        }
+        for (int i = 0; i < LINES; i++)
+            if (strcmp(nmt_result_text(r, i), c->want[i]) != 0) c->ok = 0;
+        nmt_result_free(r);
+    }
+    return NULL;
+}
+
+/* Four threads sharing one engine (on two kernel threads) all get the single-caller results. */
+START_TEST(test_concurrent_callers) {
+    nmt_test_model_dir(nmt_test_tmpdir);
+    nmt_engine_options o = nmt_engine_options_default();
+    o.threads = 2;
+    nmt_engine *e;
+    ck_assert_int_eq(nmt_engine_open(&e, nmt_test_tmpdir, &o), 0);
+    nmt_result *want;
+    ck_assert_int_eq(nmt_engine_translate(e, LINES, lines, &want), 0);
+    caller c[4];
+    pthread_t thread[4];
+    for (int t = 0; t < 4; t++) {
+        c[t].e = e;
+        for (int i = 0; i < LINES; i++) c[t].want[i] = nmt_result_text(want, i);
+        ck_assert_int_eq(pthread_create(&thread[t], NULL, call_repeatedly, &c[t]), 0);
+    }
+    for (int t = 0; t < 4; t++) {
+        pthread_join(thread[t], NULL);
+        ck_assert(c[t].ok);
+    }
+    nmt_result_free(want);
+    nmt_engine_close(e);
+    nmt_kernels_set_threads(1);
+}
+END_TEST
+
+START_TEST(test_errors) {
+    nmt_test_model_dir(nmt_test_tmpdir);
+    nmt_engine *e;
+    nmt_engine_options o = nmt_engine_options_default();
+    o.threads = 1;
+    ck_assert_int_eq(nmt_engine_open(&e, "/nonexistent-model-dir", &o), -1);
+    ck_assert_ptr_null(e);
+    ck_assert_ptr_nonnull(strstr(nmt_last_error(), "/nonexistent-model-dir"));
+    o.precision = "fp16";
+    ck_assert_int_eq(nmt_engine_open(&e, nmt_test_tmpdir, &o), -1);
+    ck_assert_str_eq(nmt_last_error(), "precision: expected fp32 or bf16, got 'fp16'");
+    o.precision = NULL;
+    o.n_best = 9;
+    ck_assert_int_eq(nmt_engine_open(&e, nmt_test_tmpdir, &o), -1);
+    o.n_best = 1;
+    o.max_input_length = 3;
+    ck_assert_int_eq(nmt_engine_open(&e, nmt_test_tmpdir, &o), 0);
+    const char *bad[] = {"the cat", "a \xff dog"};
+    nmt_result *r;
+    ck_assert_int_eq(nmt_engine_translate(e, 2, bad, &r), -1);
+    ck_assert_ptr_null(r);
+    ck_assert_str_eq(nmt_last_error(), "line:2: invalid UTF-8 at byte 3");
+    ck_assert_int_eq(nmt_engine_translate(e, 1, &lines[4], &r), -1);
+    ck_assert_ptr_nonnull(strstr(nmt_last_error(), "line 1: "));
+    ck_assert_ptr_nonnull(strstr(nmt_last_error(), "more than the limit of 3"));
+    nmt_engine_close(e);
+    /* Cropped instead: the source is its first 3 pieces. */
+    o.crop = 1;
+    ck_assert_int_eq(nmt_engine_open(&e, nmt_test_tmpdir, &o), 0);
+    ck_assert_int_eq(nmt_engine_translate(e, 1, &lines[4], &r), 0);
+    int n;
+    nmt_result_source_pieces(r, 0, &n);
+    ck_assert_int_eq(n, 3);
+    nmt_result_free(r);
+    nmt_engine_close(e);
+}
+END_TEST
+
+typedef struct sweep {
+    nmt_engine *e;
+} sweep;
+
+static int translate_attempt(void *context) {
+    sweep *s = context;
+    nmt_result *r;
+    if (nmt_engine_translate(s->e, LINES, lines, &r) < 0) return -1;
+    nmt_result_free(r);
+    return 0;
+}
+
+/* Every allocation of a translation is checked: a failure anywhere fails the call cleanly. */
+START_TEST(test_allocation_failures) {
+    nmt_test_model_dir(nmt_test_tmpdir);
+    sweep s = {open_engine(2, 1)};
+    ck_assert_int_gt(nmt_test_alloc_sweep(translate_attempt, &s), 10);
+    nmt_engine_close(s.e);
+}
+END_TEST
+
+START_TEST(test_scores) {
+    const char *hyps[] = {"The cat sat on the mat.", "A dog runs."};
+    const char *refs[] = {"The cat sat on the mat.", "A dog runs.", "The cat is on the mat.", "The dog runs."};
+    nmt_score s;
+    ck_assert_int_eq(nmt_corpus_bleu(2, hyps, 1, refs, &s), 0);
+    ck_assert_double_eq_tol(s.score, 100, 1e-9);
+    ck_assert_str_eq(s.name, "BLEU");
+    ck_assert_msg(strncmp(s.signature, "nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:", 53) == 0, "%s",
+                  s.signature);
+    ck_assert_int_eq(nmt_corpus_chrf(2, hyps, 2, refs, &s), 0);
+    ck_assert_double_eq_tol(s.score, 100, 1e-9);
+    ck_assert_str_eq(s.name, "chrF2");
+    ck_assert_msg(strncmp(s.signature, "nrefs:2|case:mixed|eff:yes|nc:6|nw:0|space:no|version:", 54) == 0, "%s",
+                  s.signature);
+    ck_assert_int_eq(nmt_corpus_ter(2, hyps, 1, refs + 2, &s), 0);
+    ck_assert_str_eq(s.name, "TER");
+    /* 1 substitution ("sat" -> "is") + 1 ("a" -> "the", lowercased) over 6 + 3 words (the final "." stays
+     * on its word). */
+    ck_assert_double_eq_tol(s.score, 100.0 * 2 / 9, 1e-9);
+    ck_assert_int_eq(nmt_corpus_bleu(2, hyps, 0, refs, &s), -1);
+    ck_assert_ptr_nonnull(strstr(nmt_last_error(), "nrefs >= 1"));
+    ck_assert_str_eq(nmt_version(), NMT_VERSION);
+}
+END_TEST
+
+int main(void) {
+    Suite *s = suite_create("engine");
+    TCase *tc = tcase_create("engine");
+    tcase_set_timeout(tc, 120);
+    tcase_add_checked_fixture(tc, nmt_test_tmpdir_make, nmt_test_tmpdir_remove);
+    tcase_add_test(tc, test_matches_translator);
+    tcase_add_test(tc, test_row_invariant);
+    tcase_add_test(tc, test_concurrent_callers);
+    tcase_add_test(tc, test_errors);
+    tcase_add_test(tc, test_allocation_failures);
+    tcase_add_test(tc, test_scores);
+    suite_add_tcase(s, tc);
+    return nmt_test_run(s);
+}
