@@ -125,6 +125,12 @@ const char *nmt_engine_target_language(const nmt_engine *engine);
  * whole call, naming the line ("line 3: invalid UTF-8 at byte 7"). */
 int nmt_engine_translate(nmt_engine *engine, int count, const char *const *lines, nmt_result **out);
 
+/* Forced decoding: out[i] = the natural-log probability of targets[i] (its pieces and the end of
+ * sentence) given sources[i], for i < count, as `nmt score` writes it (each side limited like a line
+ * of nmt_engine_translate). */
+int nmt_engine_score(nmt_engine *engine, int count, const char *const *sources, const char *const *targets,
+                     double *out);
+
 void nmt_result_free(nmt_result *result);
 /* Lines translated. */
 int nmt_result_count(const nmt_result *result);
