@@ -116,7 +116,7 @@ static void rotate(char **argv, int from, int to, int words) {
     }
 }
 
-/* Refuses a second use of an option (aliases share a value) unless it is repeatable. */
+/* Refuses a second use of an option with a value (aliases share a val) unless it is repeatable. */
 static int check_repeat(const char *command, int val, const int *repeatable, const char *name) {
     for (const int *r = repeatable; r && *r; r++)
         if (*r == val) return val;
@@ -156,6 +156,7 @@ static int parse_long_option(const char *command, int argc, char **argv, const s
         if (optind >= argc) return nmt_cli_usage_error(command, "--%s needs a value", o->name), '?';
         optarg = argv[optind++];
     }
+    if (o->has_arg == no_argument) return o->val; /* a flag said twice means the same */
     char name[80];
     snprintf(name, sizeof name, "--%s", o->name);
     return check_repeat(command, o->val, repeatable, name);
@@ -183,11 +184,13 @@ static int parse_short_option(const char *command, int argc, char **argv, const 
             return nmt_cli_usage_error(command, "%s needs a value", name), '?';
         }
         parser.next = 0;
-    } else if (last) {
+        return check_repeat(command, c, repeatable, name);
+    }
+    if (last) {
         optind++;
         parser.next = 0;
     }
-    return check_repeat(command, c, repeatable, name);
+    return c; /* a flag said twice means the same */
 }
 
 int nmt_cli_getopt(const char *command, int argc, char **argv, const char *shortopts, const struct option *longopts,

@@ -40,8 +40,9 @@ int nmt_cli_precision(const char *command, const char *text, nmt_precision *out)
 
 /* getopt_long's tables and globals (optind, optarg) with exact names only: an unknown or
  * abbreviated long option ("--max-length" for "--max-length-ratio"), a missing value, a value given
- * to a flag, or a second use of an option (aliases count as one; `-m A -m B` would silently mean B)
- * unless its val is in `repeatable` (0-terminated; NULL: none) prints a usage error and returns '?'.
+ * to a flag, or a second use of an option that takes a value (aliases count as one; `-m A -m B`
+ * would silently mean B) unless its val is in `repeatable` (0-terminated; NULL: none) prints a
+ * usage error and returns '?'. A flag given twice means the same as once.
  * Operands may come between options: at the end (-1) they are argv[optind..argc), in order; "--"
  * ends the options. Start each parse with optind = 1. */
 int nmt_cli_getopt(const char *command, int argc, char **argv, const char *shortopts, const struct option *longopts,

@@ -197,6 +197,14 @@ awk -F' \\|\\|\\| ' 'NR == FNR { words[NR] = split($0, w, " "); next }
   END { exit bad }' in.txt out || say_fail "word alignments out of range: $(cat out)"
 [ "$(grep -v '^ |||' out | awk -F' \\|\\|\\| ' '{ print NF }' | sort -u | tr '\n' ' ')" = "4 " ] || say_fail "--print-pieces fields: $(cat out)"
 
+# `nmt average` writes a model directory every command takes: the mean of the one final checkpoint
+# is the model itself.
+check "average" 0 "$NMT" average -q -o averaged --last 1 $M
+check "translate the average" 0 "$NMT" translate -m averaged $T -i in.txt
+cmp -s out all.txt || say_fail "the averaged model translates differently"
+check "score with the average" 0 "$NMT" score -m averaged $T -s src.txt -t hyp.txt
+cmp -s out scores.txt || say_fail "the averaged model scores differently"
+
 # Usage errors and broken model directories.
 check "n-best above beam" 2 "$NMT" translate -m $M --beam-size 2 --n-best 3
 check "greedy n-best" 2 "$NMT" translate -m $M --greedy --n-best 2

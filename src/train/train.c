@@ -571,6 +571,11 @@ static int setup(trainer *t, const nmt_train_options *opt) {
         t->init_model = nmt_path_join(cfg->init_from, "model.safetensors");
         t->init_spm = nmt_path_join(cfg->init_from, "spm.model");
         if (!t->init_model || !t->init_spm) goto done;
+        if (!nmt_file_exists(t->init_model) || !nmt_file_exists(t->init_spm)) {
+            nmt_error_set("train.init_from: %s is not a model directory (it needs model.safetensors and spm.model)",
+                          cfg->init_from);
+            goto done;
+        }
     } else if (cfg->init_from) {
         say(t, "train.init_from is not used: the run resumes from its own checkpoint\n");
     }
