@@ -18,7 +18,8 @@
 #include "train/config.h"
 #include "base/io.h"
 #include "base/json.h"
-#include "compute/kernels.h"
+#include "compute/gemm.h"
+#include "compute/pool.h"
 #include "compute/packed.h"
 #include "model/model.h"
 #include "model/model_dir.h"
@@ -112,8 +113,8 @@ static double gemm_gflops(int M, int N, int K, double min_seconds) {
 /* Which sgemm nmt_sgemm runs, for reports: "nmt AVX-512" or "OpenBLAS <core>". */
 static const char *gemm_name(void) {
     static char name[64];
-    if (nmt_kernels_own_gemm()) snprintf(name, sizeof name, "nmt AVX-512");
-    else snprintf(name, sizeof name, "OpenBLAS %s", nmt_kernels_blas_core());
+    if (nmt_gemm_own()) snprintf(name, sizeof name, "nmt AVX-512");
+    else snprintf(name, sizeof name, "OpenBLAS %s", nmt_gemm_blas_core());
     return name;
 }
 
@@ -121,10 +122,10 @@ static int bench_gemm(const bench_options *o) {
     int n = (int)o->size;
     double peak = gemm_gflops(n, n, n, 1.0), openblas_peak = peak;
     if (peak < 0) return nmt_cli_fail("bench");
-    if (nmt_kernels_own_gemm()) { /* OpenBLAS's peak beside ours, in the same run */
-        nmt_kernels_set_own_gemm(0);
+    if (nmt_gemm_own()) { /* OpenBLAS's peak beside ours, in the same run */
+        nmt_gemm_set_own(0);
         openblas_peak = gemm_gflops(n, n, n, 1.0);
-        nmt_kernels_set_own_gemm(1);
+        nmt_gemm_set_own(1);
     }
     /* The products of one training step of d256/h4/ff1024/V8000 on 4096 target tokens. */
     static const struct {
@@ -140,7 +141,7 @@ static int bench_gemm(const bench_options *o) {
     if (o->json) {
         printf("{\"command\": \"bench gemm\", \"threads\": %d, \"gemm\": \"%s\", \"blas_core\": \"%s\", "
                "\"size\": %d, \"peak_gflops\": %.2f, \"openblas_peak_gflops\": %.2f, \"shapes\": [",
-               o->threads, gemm_name(), nmt_kernels_blas_core(), n, peak, openblas_peak);
+               o->threads, gemm_name(), nmt_gemm_blas_core(), n, peak, openblas_peak);
         for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
             printf("%s{\"what\": \"%s\", \"M\": %d, \"N\": %d, \"K\": %d, \"gflops\": %.2f}", i ? ", " : "",
                    shapes[i].what, shapes[i].M, shapes[i].N, shapes[i].K, results[i]);
@@ -149,9 +150,9 @@ static int bench_gemm(const bench_options *o) {
         printf("sgemm on %d threads (C = A B^T, float32, %s kernels inside the nmt thread pool)\n", o->threads,
                gemm_name());
         printf("  %-16s %5d %5d %5d  %8.1f GFLOP/s (reference peak)\n", "square", n, n, n, peak);
-        if (nmt_kernels_own_gemm())
+        if (nmt_gemm_own())
             printf("  %-16s %5d %5d %5d  %8.1f GFLOP/s (OpenBLAS %s, for comparison)\n", "square", n, n, n,
-                   openblas_peak, nmt_kernels_blas_core());
+                   openblas_peak, nmt_gemm_blas_core());
         for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
             printf("  %-16s %5d %5d %5d  %8.1f GFLOP/s\n", shapes[i].what, shapes[i].M, shapes[i].N, shapes[i].K,
                    results[i]);
@@ -218,7 +219,7 @@ static void report_train(const bench_options *o, const nmt_model_config *c, cons
                "\"peak_gflops\": %.2f, \"fraction_of_peak\": %.4f, \"fastest_step_seconds\": %.4f, "
                "\"fastest_fraction_of_peak\": %.4f, \"peak_rss_gib\": %.3f, \"first_loss\": %.4f, \"last_loss\": %.4f, "
                "\"stages\": {",
-               o->threads, gemm_name(), nmt_kernels_blas_core(), c->d_model, c->heads, c->ffn, c->encoder_layers,
+               o->threads, gemm_name(), nmt_gemm_blas_core(), c->d_model, c->heads, c->ffn, c->encoder_layers,
                c->decoder_layers, c->vocab_size, r->steps, step_s, r->sentences / n, r->target_tokens / n,
                r->source_tokens / n, r->target_tokens / r->seconds, (r->target_tokens + r->source_tokens) / r->seconds,
                r->flops / (double)r->target_tokens, gflops, peak, gflops / peak, r->fastest_step_s, fastest_gflops / peak,
@@ -381,7 +382,7 @@ static int bench_translate(const bench_options *o) {
         char products[64];
         if (nmt_packed_available(o->decode.precision))
             snprintf(products, sizeof products, "packed AVX-512 %s", o->decode.precision == NMT_PRECISION_BF16 ? "bf16" : "fp32");
-        else snprintf(products, sizeof products, "OpenBLAS %s", nmt_kernels_blas_core());
+        else snprintf(products, sizeof products, "OpenBLAS %s", nmt_gemm_blas_core());
         double start = nmt_now();
         if (nmt_translator_run(translator, count, (const int32_t *const *)src, src_len, out) < 0)
             rc = nmt_cli_fail("bench");
@@ -543,18 +544,18 @@ int nmt_cmd_bench(int argc, char **argv) {
         goto done;
     }
     o.model.dropout = (float)o.dropout;
-    if (nmt_kernels_set_threads((int)threads) < 0) {
+    if (nmt_pool_set_threads((int)threads) < 0) {
         status = nmt_cli_fail("bench");
         goto done;
     }
-    o.threads = nmt_kernels_threads();
+    o.threads = nmt_pool_threads();
     /* Products run on nmt's own kernels where they can; OpenBLAS's choice matters only otherwise. */
-    const char *advice = nmt_kernels_own_gemm() ? NULL : nmt_kernels_blas_core_advice();
+    const char *advice = nmt_gemm_own() ? NULL : nmt_gemm_blas_core_advice();
     if (advice && !o.quiet)
         fprintf(stderr,
                 "nmt bench: OpenBLAS runs its %s kernels on this AVX-512 CPU; OPENBLAS_CORETYPE=%s in the "
                 "environment makes sgemm faster\n",
-                nmt_kernels_blas_core(), advice);
+                nmt_gemm_blas_core(), advice);
     if (strcmp(what, "gemm") == 0) status = bench_gemm(&o);
     else if (strcmp(what, "translate") == 0) status = bench_translate(&o);
     else status = o.synthetic ? bench_train_synthetic(&o) : bench_train_config(&o, argv[optind + 1]);

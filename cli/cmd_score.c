@@ -3,7 +3,7 @@
 
 #include "infer/forced.h"
 #include "base/io.h"
-#include "compute/kernels.h"
+#include "compute/pool.h"
 #include "model/model_dir.h"
 #include "text/spm.h"
 #include "base/util.h"
@@ -90,7 +90,7 @@ static int score_all(const score_options *o, side *src, side *tgt) {
     int rc = -1;
     nmt_loss total = {0};
     if (nmt_model_dir_open(o->model_dir, &model, &spm) < 0) goto done;
-    nmt_kernels_set_threads((int)o->threads);
+    nmt_pool_set_threads((int)o->threads);
     for (int eof = 0; !eof;) {
         int n = 0;
         while (n < WINDOW) {

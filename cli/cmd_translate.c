@@ -12,7 +12,7 @@
 #include "infer/align.h"
 #include "base/input.h"
 #include "base/io.h"
-#include "compute/kernels.h"
+#include "compute/pool.h"
 #include "model/model_dir.h"
 #include "viz/plot.h"
 #include "infer/translator.h"
@@ -479,7 +479,7 @@ static int run(translate *t) {
     FILE *in = NULL;
     int count = 0, rc = -1, eof = 0, committed = 0;
     if (nmt_model_dir_open(t->a.model_dir, &t->model, &t->spm) < 0) return -1;
-    nmt_kernels_set_threads((int)t->a.threads);
+    nmt_pool_set_threads((int)t->a.threads);
     if (nmt_translator_create(&t->translator, &t->model, &t->a.decode) < 0) return -1;
     if (!(in = nmt_input_open(t->a.input ? t->a.input : "-"))) return -1;
     t->out = stdout;

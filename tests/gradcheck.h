@@ -1,4 +1,5 @@
-/* gradcheck: finite-difference checks of analytic gradients, shared by test_kernels and test_model.
+/* gradcheck: finite-difference checks of analytic gradients, shared by test_kernels and test_model
+ * (and its random fill by test_gemm).
  *
  * A loss is a function of float arrays computed by float code and summed in double. For a tensor
  * x with analytic gradient g it compares central differences (L(x + h u) - L(x - h u)) against
@@ -23,16 +24,21 @@ typedef struct gc_tolerance {
     double atol; /* absolute floor, for gradients near zero */
 } gc_tolerance;
 
-static uint64_t gc_rng(uint64_t *s) {
+static inline uint64_t gc_rng(uint64_t *s) {
     uint64_t z = (*s += 0x9E3779B97F4A7C15ULL);
     z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
     z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
     return z ^ (z >> 31);
 }
 
+/* x[0..n) uniform in [-scale, scale) from the seed. */
+static inline void gc_fill(float *x, long n, uint64_t seed, float scale) {
+    for (long i = 0; i < n; i++) x[i] = scale * (float)((double)(gc_rng(&seed) >> 11) / 9007199254740992.0 * 2.0 - 1.0);
+}
+
 /* Central difference along u (u[i] in {-1, 0, +1}), compared with the analytic directional
  * derivative; both are divided by 2h. Returns 1 when it passes; prints the numbers when failing. */
-static int gc_direction(const char *what, float *x, const float *grad, long n, const signed char *u, gc_loss_fn loss,
+static inline int gc_direction(const char *what, float *x, const float *grad, long n, const signed char *u, gc_loss_fn loss,
                         void *ctx, gc_tolerance tol) {
     float *orig = (float *)malloc((size_t)n * sizeof(float));
     double analytic = 0.0;
@@ -60,7 +66,7 @@ static int gc_direction(const char *what, float *x, const float *grad, long n, c
 /* Checks a tensor along one random direction (+-1 on up to `spread` random entries; all of them
  * when the tensor is smaller) and at `entries` random single entries. A sparse direction keeps the
  * step from crossing many ReLU kinks, where a central difference is wrong by O(h). */
-static int gc_check(const char *what, float *x, const float *grad, long n, gc_loss_fn loss, void *ctx,
+static inline int gc_check(const char *what, float *x, const float *grad, long n, gc_loss_fn loss, void *ctx,
                     gc_tolerance tol, int entries, uint64_t seed) {
     enum { spread = 16 };
     signed char *u = (signed char *)calloc((size_t)n, 1);

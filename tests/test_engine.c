@@ -6,7 +6,7 @@
 
 #include "infer/translator.h"
 #include "model/model_dir.h"
-#include "compute/kernels.h"
+#include "compute/pool.h"
 #include "compute/packed.h"
 #include "model_dir.h"
 #include "nmt/version.h"
@@ -190,7 +190,7 @@ START_TEST(test_concurrent_callers) {
     }
     nmt_result_free(want);
     nmt_engine_close(e);
-    nmt_kernels_set_threads(1);
+    nmt_pool_set_threads(1);
 }
 END_TEST
 

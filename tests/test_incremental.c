@@ -8,6 +8,7 @@
  */
 #include "infer/forced.h"
 #include "infer/incremental.h"
+#include "compute/pool.h"
 #include "compute/kernels.h"
 #include "model/model.h"
 #include "infer/translator.h"
@@ -421,7 +422,7 @@ START_TEST(step_best_matches_full_logprobs) {
     enum { VOCAB = 600, ROWS = 3, TOP = 7, STEPS = 4, SRC = 6 };
     nmt_model m;
     make_model_of(&m, variants[_i], 64, 81 + (uint64_t)_i, VOCAB);
-    ck_assert_int_eq(nmt_kernels_set_threads(2), 0);
+    ck_assert_int_eq(nmt_pool_set_threads(2), 0);
     int32_t src[ROWS * SRC];
     int tokens[ROWS];
     uint64_t s = 3;
@@ -500,7 +501,7 @@ START_TEST(threads_share_batches_exactly) {
     o.batch_size = 2;
     nmt_translation one[SENTENCES], two[SENTENCES];
     ck_assert_msg(nmt_decode_sentences(&m, &o, SENTENCES, src_ptr, len, one) == 0, "%s", nmt_error());
-    ck_assert_int_eq(nmt_kernels_set_threads(2), 0);
+    ck_assert_int_eq(nmt_pool_set_threads(2), 0);
     ck_assert_msg(nmt_decode_sentences(&m, &o, SENTENCES, src_ptr, len, two) == 0, "%s", nmt_error());
     for (int i = 0; i < SENTENCES; i++) {
         assert_same(&one[i], &two[i], 1);
@@ -526,7 +527,7 @@ END_TEST
 
 /* In each test's own process (Check forks before a test, and a forked child has no pool threads);
  * one thread: the tiny products here only pay for threading. */
-static void setup(void) { nmt_kernels_set_threads(1); }
+static void setup(void) { nmt_pool_set_threads(1); }
 
 int main(void) {
     Suite *s = suite_create("incremental");

@@ -1,5 +1,5 @@
 /* Tests of kernels: the worked numbers of the attention literature, gradient checks of every
- * backward by central differences, masks, dropout and threading.
+ * backward by central differences, masks and dropout.
  *
  * Expected values are computed by hand in the comments (or by the formula named there). Gradient
  * tolerances: the kernels compute in float and the test sums losses in double, so a central
@@ -9,6 +9,7 @@
  */
 #include "compute/kernels.h"
 
+#include "compute/pool.h"
 #include "gradcheck.h"
 #include "testing.h"
 
@@ -16,96 +17,14 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 static const gc_tolerance TOL = {1e-2, 1e-2, 1e-4};
-
-static void fill_random(float *x, long n, uint64_t seed, float scale) {
-    for (long i = 0; i < n; i++) x[i] = scale * (float)((double)(gc_rng(&seed) >> 11) / 9007199254740992.0 * 2.0 - 1.0);
-}
 
 static double dot_double(const float *a, const float *b, long n) {
     double s = 0.0;
     for (long i = 0; i < n; i++) s += (double)a[i] * b[i];
     return s;
 }
-
-/* ---------------------------------------------------------------------------------------------- */
-
-typedef struct count_ctx {
-    int *hits;
-} count_ctx;
-
-static void count_range(void *ctx, long begin, long end) {
-    count_ctx *c = ctx;
-    for (long i = begin; i < end; i++) c->hits[i]++;
-}
-
-START_TEST(parallel_for_runs_each_index_exactly_once) {
-    int hits[1001];
-    for (int threads = 1; threads <= 3; threads++) {
-        ck_assert_int_eq(nmt_kernels_set_threads(threads), 0);
-        ck_assert_int_eq(nmt_kernels_threads(), threads);
-        memset(hits, 0, sizeof hits);
-        count_ctx c = {hits};
-        for (int rep = 0; rep < 200; rep++) nmt_parallel_for(1001, count_range, &c);
-        nmt_parallel_for(1, count_range, &c);
-        for (int i = 0; i < 1001; i++) ck_assert_int_eq(hits[i], 200 + (i == 0));
-    }
-    ck_assert_int_eq(nmt_kernels_set_threads(0), -1);
-    nmt_kernels_set_threads(2);
-    /* A forked child (as Check itself forks tests) gets a working pool of its own. */
-    pid_t child = fork();
-    if (child == 0) {
-        memset(hits, 0, sizeof hits);
-        count_ctx c = {hits};
-        nmt_parallel_for(1001, count_range, &c);
-        _exit(hits[0] == 1 && hits[1000] == 1 && nmt_kernels_threads() == 2 ? 0 : 1);
-    }
-    int status = -1;
-    ck_assert_int_eq(waitpid(child, &status, 0), child);
-    ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-}
-END_TEST
-
-/* C = alpha op(A) op(B) + beta C against a double-precision triple loop, for every transposition,
- * with shapes big enough that nmt_sgemm splits them over threads by rows and by columns. */
-/* Both sgemms (own AVX-512 where the CPU has it, OpenBLAS), every layout, beta 0, 1 and other, and
- * shapes that cross the own kernel's blocks (K > 256, N > 512, M > 96, partial tiles). */
-START_TEST(sgemm_matches_naive_product_in_every_layout) {
-    nmt_kernels_set_threads(2);
-    const int own = _i == 0;
-    if (nmt_kernels_set_own_gemm(own) < 0) return; /* no AVX-512 here: OpenBLAS is tested with _i == 1 */
-    const int shapes[][3] = {{130, 70, 150}, {40, 300, 120}, {5, 3, 7}, {50, 600, 300}, {13, 40, 0}};
-    const float betas[] = {2.0f, 0.0f, 1.0f};
-    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
-        int M = shapes[s][0], N = shapes[s][1], K = shapes[s][2];
-        float *A = malloc(sizeof(float) * M * K), *B = malloc(sizeof(float) * K * N);
-        float *C = malloc(sizeof(float) * M * N), *C0 = malloc(sizeof(float) * M * N);
-        fill_random(A, (long)M * K, 1, 1.0f);
-        fill_random(B, (long)K * N, 2, 1.0f);
-        fill_random(C0, (long)M * N, 3, 1.0f);
-        for (int layout = 0; layout < 4 * 3; layout++) {
-            const int ta = layout & 1, tb = (layout >> 1) & 1;
-            const float beta = betas[layout / 4];
-            memcpy(C, C0, sizeof(float) * M * N);
-            nmt_sgemm(ta, tb, M, N, K, 0.5f, A, ta ? M : (K ? K : 1), B, tb ? (K ? K : 1) : N, beta, C, N);
-            for (int m = 0; m < M; m++)
-                for (int n = 0; n < N; n++) {
-                    double want = beta * C0[m * N + n];
-                    for (int k = 0; k < K; k++)
-                        want += 0.5 * (ta ? A[k * M + m] : A[m * K + k]) * (tb ? B[n * K + k] : B[k * N + n]);
-                    ck_assert_double_eq_tol(C[m * N + n], want, 1e-4);
-                }
-        }
-        free(A);
-        free(B);
-        free(C);
-        free(C0);
-    }
-}
-END_TEST
 
 /* ---------------------------------------------------------------------------------------------- */
 /* Linear */
@@ -122,7 +41,7 @@ static double linear_loss(void *ctx) {
 }
 
 START_TEST(linear_forward_and_gradients) {
-    nmt_kernels_set_threads(2);
+    nmt_pool_set_threads(2);
     /* y = x w^T + b by hand: x = [[1,2]], w = [[1,0],[0,1],[1,1]], b = [0.5,0,-1] -> [1.5, 2, 2]. */
     float x1[2] = {1, 2}, w1[6] = {1, 0, 0, 1, 1, 1}, b1[3] = {0.5f, 0, -1}, y1[3];
     nmt_linear_forward(y1, x1, w1, b1, 1, 2, 3);
@@ -137,10 +56,10 @@ START_TEST(linear_forward_and_gradients) {
     c.b = malloc(sizeof(float) * N);
     c.y = malloc(sizeof(float) * M * N);
     c.r = malloc(sizeof(float) * M * N);
-    fill_random(c.x, (long)M * K, 11, 1.0f);
-    fill_random(c.w, (long)N * K, 12, 0.5f);
-    fill_random(c.b, N, 13, 0.5f);
-    fill_random(c.r, (long)M * N, 14, 1.0f);
+    gc_fill(c.x, (long)M * K, 11, 1.0f);
+    gc_fill(c.w, (long)N * K, 12, 0.5f);
+    gc_fill(c.b, N, 13, 0.5f);
+    gc_fill(c.r, (long)M * N, 14, 1.0f);
     float *dx = malloc(sizeof(float) * M * K), *dw = calloc((size_t)N * K, sizeof(float));
     float *db = calloc((size_t)N, sizeof(float));
     nmt_linear_backward(dx, dw, db, c.r, c.x, c.w, M, K, N, 0);
@@ -186,7 +105,7 @@ static double layernorm_loss(void *ctx) {
 }
 
 START_TEST(layernorm_forward_and_gradients) {
-    nmt_kernels_set_threads(2);
+    nmt_pool_set_threads(2);
     /* x = (1, 2, 3, 4): mean 2.5, biased variance 1.25, so y = (x - 2.5) / sqrt(1.25 + eps). */
     float x1[4] = {1, 2, 3, 4}, w1[4] = {1, 1, 1, 1}, b1[4] = {0, 0, 0, 0}, y1[4], mu, rs;
     nmt_layernorm_forward(y1, &mu, &rs, x1, w1, b1, 1, 4, 0.0f);
@@ -204,10 +123,10 @@ START_TEST(layernorm_forward_and_gradients) {
     c.b = malloc(sizeof(float) * c.D);
     c.mean = malloc(sizeof(float) * c.M);
     c.rstd = malloc(sizeof(float) * c.M);
-    fill_random(c.x, n, 21, 2.0f);
-    fill_random(c.r, n, 22, 1.0f);
-    fill_random(c.w, c.D, 23, 1.0f);
-    fill_random(c.b, c.D, 24, 1.0f);
+    gc_fill(c.x, n, 21, 2.0f);
+    gc_fill(c.r, n, 22, 1.0f);
+    gc_fill(c.w, c.D, 23, 1.0f);
+    gc_fill(c.b, c.D, 24, 1.0f);
     layernorm_loss(&c);
     float *dx = malloc(sizeof(float) * n), *dw = calloc((size_t)c.D, sizeof(float));
     float *db = calloc((size_t)c.D, sizeof(float));
@@ -260,10 +179,10 @@ START_TEST(softmax_worked_numbers) {
     ck_assert_float_eq_tol(z[0], 0.5f, 1e-6f);
     ck_assert_float_eq_tol(z[2], 0.0f, 1e-30f);
     /* Many rows, over threads, each summing to 1. */
-    nmt_kernels_set_threads(2);
+    nmt_pool_set_threads(2);
     enum { ROWS = 300, N = 77 };
     static float big[ROWS * N];
-    fill_random(big, ROWS * N, 7, 20.0f);
+    gc_fill(big, ROWS * N, 7, 20.0f);
     nmt_softmax_rows(big, ROWS, N);
     for (int r = 0; r < ROWS; r++) {
         double s = 0;
@@ -340,13 +259,13 @@ START_TEST(rope_turns_pairs_and_scores_depend_on_offset_only) {
     }
 
     /* Strided rows with several heads; inverse undoes forward; the rotation keeps norms. */
-    nmt_kernels_set_threads(2);
+    nmt_pool_set_threads(2);
     enum { ROWS = 50, HEADS = 3, HD = 6, STRIDE = 25 };
     float big_table[64 * HD];
     nmt_rope_table(big_table, 64, HD);
     float x[ROWS * STRIDE], x0[ROWS * STRIDE];
     int32_t pos[ROWS];
-    fill_random(x, ROWS * STRIDE, 9, 1.0f);
+    gc_fill(x, ROWS * STRIDE, 9, 1.0f);
     memcpy(x0, x, sizeof x);
     for (int r = 0; r < ROWS; r++) pos[r] = (r * 7) % 64;
     nmt_rope_apply(x, STRIDE, big_table, pos, ROWS, HEADS, HD, 0);
@@ -418,10 +337,10 @@ START_TEST(attention_is_permutation_equivariant) {
 END_TEST
 
 START_TEST(attention_masks_padding_and_future) {
-    nmt_kernels_set_threads(2);
+    nmt_pool_set_threads(2);
     enum { B = 2, H = 2, DH = 4, T = 5, D = H * DH };
     float qkv[B * T * 3 * D], out[B * T * D], w[B * H * T * T];
-    fill_random(qkv, B * T * 3 * D, 31, 1.0f);
+    gc_fill(qkv, B * T * 3 * D, 31, 1.0f);
     int32_t lengths[B] = {3, 5};
     nmt_attention_dims d = {.batch = B, .heads = H, .head_dim = DH, .q_len = T, .k_len = T, .k_lengths = lengths,
                             .causal = 1, .scale = 0.5f};
@@ -478,7 +397,7 @@ static double attention_loss(void *ctx) {
 
 /* Self-attention on a fused q|k|v buffer, with padding, causality and weight dropout. */
 START_TEST(attention_gradients) {
-    nmt_kernels_set_threads(2);
+    nmt_pool_set_threads(2);
     enum { B = 3, H = 2, DH = 5, T = 6, D = H * DH };
     int32_t lengths[B] = {6, 4, 1};
     for (int variant = 0; variant < 3; variant++) {
@@ -490,8 +409,8 @@ START_TEST(attention_gradients) {
         c.out = malloc(sizeof(float) * B * T * D);
         c.r = malloc(sizeof(float) * B * T * D);
         c.w = malloc(sizeof(float) * B * H * T * T);
-        fill_random(c.qkv, B * T * 3 * D, 40 + variant, 1.5f);
-        fill_random(c.r, B * T * D, 50 + variant, 1.0f);
+        gc_fill(c.qkv, B * T * 3 * D, 40 + variant, 1.5f);
+        gc_fill(c.r, B * T * D, 50 + variant, 1.0f);
         attention_loss(&c);
         float *dqkv = malloc(sizeof(float) * B * T * 3 * D), *dw = malloc(sizeof(float) * B * H * T * T);
         for (int i = 0; i < B * T * 3 * D; i++) dqkv[i] = NAN; /* every element must be written */
@@ -541,7 +460,7 @@ START_TEST(cross_entropy_worked_numbers_and_gradient) {
     ck_assert_float_eq_tol(z[1], 0.13092f, 1e-5f);
     ck_assert_float_eq_tol(z[2], -0.19721f, 1e-5f);
     /* Many rows, over threads, against central differences. */
-    nmt_kernels_set_threads(2);
+    nmt_pool_set_threads(2);
     enum { ROWS = 40, V = 1000 };
     xent_ctx c = {.rows = ROWS, .V = V};
     c.logits = malloc(sizeof(float) * ROWS * V);
@@ -551,7 +470,7 @@ START_TEST(cross_entropy_worked_numbers_and_gradient) {
     int32_t targets[ROWS];
     for (int r = 0; r < ROWS; r++) targets[r] = (r * 37) % V;
     c.targets = targets;
-    fill_random(c.logits, ROWS * V, 71, 3.0f);
+    gc_fill(c.logits, ROWS * V, 71, 3.0f);
     float *grad = malloc(sizeof(float) * ROWS * V);
     memcpy(grad, c.logits, sizeof(float) * ROWS * V);
     nmt_cross_entropy_rows(grad, c.loss, c.nll, targets, ROWS, V, 0.1f, 1);
@@ -584,9 +503,9 @@ START_TEST(dropout_masks_are_pure_functions_of_seed_and_index) {
     float *ones = malloc(sizeof(float) * N), *a = malloc(sizeof(float) * N), *b = malloc(sizeof(float) * N);
     for (int i = 0; i < N; i++) ones[i] = 1.0f;
     nmt_dropout drop = {.rate = 0.1f, .seed = 1234, .stream = 3};
-    nmt_kernels_set_threads(1);
+    nmt_pool_set_threads(1);
     nmt_dropout_add(a, NULL, ones, drop, N);
-    nmt_kernels_set_threads(2);
+    nmt_pool_set_threads(2);
     nmt_dropout_add(b, NULL, ones, drop, N);
     /* Same masks with 1 and 2 threads, bit for bit. */
     ck_assert_int_eq(memcmp(a, b, sizeof(float) * N), 0);
@@ -625,8 +544,6 @@ static Suite *kernels_suite(void) {
     Suite *s = suite_create("kernels");
     TCase *tc = tcase_create("core");
     tcase_set_timeout(tc, 120);
-    tcase_add_test(tc, parallel_for_runs_each_index_exactly_once);
-    tcase_add_loop_test(tc, sgemm_matches_naive_product_in_every_layout, 0, 2);
     tcase_add_test(tc, linear_forward_and_gradients);
     tcase_add_test(tc, layernorm_forward_and_gradients);
     tcase_add_test(tc, softmax_worked_numbers);

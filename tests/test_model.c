@@ -8,7 +8,8 @@
  * missing residual, a dropped mask, a transposed product, a wrong scale) moves a derivative by
  * tens of percent.
  */
-#include "compute/kernels.h"
+#include "compute/gemm.h"
+#include "compute/pool.h"
 #include "model/model.h"
 
 #include "gradcheck.h"
@@ -277,7 +278,7 @@ static double model_loss(void *ctx) {
 /* Every parameter tensor of the model against central differences, for one configuration. */
 static void check_model_gradients(nmt_norm_position norm, nmt_positions positions, nmt_tie tie, float dropout,
                                   int layers) {
-    nmt_kernels_set_threads(2);
+    nmt_pool_set_threads(2);
     nmt_model_config c = tiny_config();
     c.norm_position = norm;
     c.positions = positions;
@@ -343,7 +344,7 @@ static void logprobs_of(nmt_model *m, const int32_t *src, const int32_t *tgt_in,
 }
 
 START_TEST(decoder_is_causal_and_source_padding_is_masked) {
-    nmt_kernels_set_threads(2);
+    nmt_pool_set_threads(2);
     for (int kind = 0; kind < 3; kind++) {
         for (int norm = 0; norm < 2; norm++) {
             nmt_model_config c = tiny_config();
@@ -473,7 +474,7 @@ static double train_steps(nmt_model *m, const nmt_batch *b, int steps, float lr,
 }
 
 START_TEST(tiny_model_overfits_ten_pairs) {
-    nmt_kernels_set_threads(2);
+    nmt_pool_set_threads(2);
     /* Ten pairs of random lengths 2-6 over ids 4..19; the target is a fixed function of the source
      * (reversed, shifted), so a model must really read the source to fit it. */
     enum { PAIRS = 10, S = 7, T = 7 };
@@ -517,7 +518,7 @@ START_TEST(training_is_deterministic) {
     nmt_batch b = tiny_batch(tiny_src, tiny_tgt_in, tiny_tgt_out);
     double runs[3][5];
     for (int run = 0; run < 3; run++) {
-        nmt_kernels_set_threads(run == 2 ? 1 : 2);
+        nmt_pool_set_threads(run == 2 ? 1 : 2);
         nmt_model m;
         ck_assert_int_eq(nmt_model_create(&m, &c), 0);
         nmt_model_init_weights(&m, 11);
@@ -529,7 +530,7 @@ START_TEST(training_is_deterministic) {
     /* One thread instead of two: the same masks, and with nmt's own sgemm (its sums never depend on
      * how a product is split) bit-identical losses; with OpenBLAS's, equal up to rounding. */
     for (int i = 0; i < 5; i++) {
-        if (nmt_kernels_own_gemm()) ck_assert_msg(runs[2][i] == runs[0][i], "step %d: %.17g vs %.17g", i, runs[2][i], runs[0][i]);
+        if (nmt_gemm_own()) ck_assert_msg(runs[2][i] == runs[0][i], "step %d: %.17g vs %.17g", i, runs[2][i], runs[0][i]);
         else ck_assert_double_eq_tol(runs[2][i], runs[0][i], 1e-4 * fabs(runs[0][i]));
     }
     /* Dropout really is on: a different step seed changes the first loss. */
@@ -574,7 +575,7 @@ static int create_and_forward(void *context) {
 
 /* Every allocation of creation and of a training step is checked (and nothing leaks: ASan). */
 START_TEST(create_and_forward_survive_every_allocation_failure) {
-    nmt_kernels_set_threads(1);
+    nmt_pool_set_threads(1);
     ck_assert_int_ge(nmt_test_alloc_sweep(create_and_forward, NULL), 9);
 }
 END_TEST

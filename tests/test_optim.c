@@ -7,7 +7,7 @@
  *     after step 1: p = (0.9, 1.1, -0.5),  m = (0.05, -0.2, 0),  v = (0.005, 0.08, 0)
  *     after step 2: p = (0.808572187, 1.2, -0.574059196),  m = (0.195, -0.38, 0.3),  v = (0.0499, 0.1584, 0.18)
  * (Step 1 moves every parameter with a nonzero gradient by exactly lr against its sign.) */
-#include "compute/kernels.h"
+#include "compute/pool.h"
 #include "train/optim.h"
 
 #include "testing.h"
@@ -92,7 +92,7 @@ START_TEST(threads_do_not_change_results) {
     float *p[2], *g[2];
     double norm[2];
     for (int run = 0; run < 2; run++) {
-        nmt_kernels_set_threads(run + 1);
+        nmt_pool_set_threads(run + 1);
         nmt_adam adam;
         ck_assert_int_eq(nmt_adam_init(&adam, N, 0.9, 0.98, 1e-9), 0);
         p[run] = malloc(N * sizeof(float));
@@ -111,7 +111,7 @@ START_TEST(threads_do_not_change_results) {
         free(p[run]);
         free(g[run]);
     }
-    nmt_kernels_set_threads(1);
+    nmt_pool_set_threads(1);
 }
 END_TEST
 

@@ -6,6 +6,8 @@
  * counts; NMT_GEMM=openblas forces the fallback, which must be exactly nmt_linear_forward. bf16
  * products are checked exactly where bfloat16 is exact, and within its rounding elsewhere.
  */
+#include "compute/gemm.h"
+#include "compute/pool.h"
 #include "compute/kernels.h"
 #include "compute/packed.h"
 #include "base/util.h"
@@ -61,13 +63,13 @@ START_TEST(packed_rows_are_invariant) {
         nmt_packed_free(&p);
         return; /* no AVX-512 here: the fallback is OpenBLAS, checked above */
     }
-    nmt_kernels_set_threads(1);
+    nmt_pool_set_threads(1);
     nmt_packed_linear(all, x, &p, b, M, NULL);
     for (int r = 0; r < M; r++) {
         nmt_packed_linear(one, x + (size_t)r * K, &p, b, 1, NULL);
         ck_assert_mem_eq(one, all + (size_t)r * N, sizeof one);
     }
-    nmt_kernels_set_threads(2);
+    nmt_pool_set_threads(2);
     nmt_packed_linear(two, x, &p, b, M, NULL);
     ck_assert_mem_eq(two, all, sizeof all);
     nmt_packed_free(&p);
@@ -83,7 +85,7 @@ START_TEST(packed_fallback_is_blas) {
     fill(w, N * K, 8);
     fill(b, N, 9);
     setenv("NMT_GEMM", "openblas", 1);
-    ck_assert_int_eq(nmt_kernels_own_gemm(), 0);
+    ck_assert_int_eq(nmt_gemm_own(), 0);
     nmt_packed p;
     ck_assert_int_eq(nmt_packed_init(&p, w, N, K, NMT_PRECISION_BF16), -1);
     ck_assert_ptr_nonnull(strstr(nmt_error(), "AVX512_BF16"));

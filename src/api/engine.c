@@ -9,7 +9,7 @@
 
 #include "base/utf8.h"
 #include "base/util.h"
-#include "compute/kernels.h"
+#include "compute/pool.h"
 #include "compute/packed.h"
 #include "infer/forced.h"
 #include "infer/translator.h"
@@ -145,7 +145,7 @@ int nmt_engine_open(nmt_engine **out, const char *model_dir, const nmt_engine_op
         free(e);
         return -1;
     }
-    nmt_kernels_set_threads(o.threads);
+    nmt_pool_set_threads(o.threads);
     if (nmt_translator_create(&e->translator, &e->model, &d) < 0 || pthread_mutex_init(&e->lock, NULL) != 0) {
         if (e->translator) nmt_error_set("cannot create a mutex");
         nmt_translator_free(e->translator);

@@ -1,194 +1,24 @@
-/* kernels: one thread pool, sgemm split over it (own AVX-512 kernel or OpenBLAS), and the fused
- * elementwise loops of the model.
+/* kernels: the fused loops of the model's layers, on the pool's threads.
  *
- * The pool is the only source of parallelism: sgemm runs single-threaded inside each pool task,
- * so no thread ever spins waiting while another computes. Hot loops are compiled three times
- * (AVX-512, AVX2+FMA, baseline x86-64) and the best is chosen at load time; all three perform the
- * same float operations in the same order (C11 mode turns FMA contraction off), so results do not
- * depend on the CPU's vector width. Reductions go through a 16-lane accumulator of fixed order.
+ * Hot loops are compiled three times (AVX-512, AVX2+FMA, baseline x86-64) and the best is chosen
+ * at load time; all three perform the same float operations in the same order (C11 mode turns FMA
+ * contraction off), so results do not depend on the CPU's vector width. Reductions go through a
+ * 16-lane accumulator of fixed order.
  */
 #include "compute/kernels.h"
 
-#include "base/util.h"
+#include "compute/gemm.h"
+#include "compute/pool.h"
 
-#include <cblas.h>
 #include <math.h>
-#include <pthread.h>
-#include <stdatomic.h>
-#include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
-#include <unistd.h>
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #define NMT_HOT __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
-#define cpu_relax() __builtin_ia32_pause()
 #else
 #define NMT_HOT
-#define cpu_relax() ((void)0)
 #endif
-
-/* ---------------------------------------------------------------------------------------------- */
-/* Thread pool */
-
-enum { POOL_SPIN = 20000 }; /* pause-loop iterations before a thread blocks (tens of microseconds) */
-
-static struct {
-    int threads;              /* the caller + workers; 0 until first use */
-    int requested;            /* the count last set; a forked child starts this many again */
-    pthread_t *workers;       /* [threads - 1] */
-    pthread_mutex_t lock;
-    pthread_cond_t wake;      /* workers wait here for the next task */
-    pthread_cond_t done;      /* the caller waits here for the last worker */
-    atomic_ulong generation;  /* bumped once per task */
-    unsigned long start_generation; /* the generation when the workers were started */
-    atomic_int running;       /* workers not yet finished with the current task */
-    int shutdown;
-    nmt_parallel_fn fn;       /* the current task */
-    void *ctx;
-    long count;
-    int parts;                /* ranges in the current task (<= threads) */
-} pool = {.lock = PTHREAD_MUTEX_INITIALIZER, .wake = PTHREAD_COND_INITIALIZER, .done = PTHREAD_COND_INITIALIZER};
-
-static _Thread_local int in_pool_task; /* nested parallel calls run inline */
-
-static void pool_run_part(int part) {
-    long begin = pool.count * part / pool.parts, end = pool.count * (part + 1) / pool.parts;
-    if (begin < end) pool.fn(pool.ctx, begin, end);
-}
-
-static void *pool_worker(void *arg) {
-    int part = (int)(intptr_t)arg;
-    unsigned long seen = pool.start_generation; /* not the current value: a task may already be posted */
-    in_pool_task = 1;
-    for (;;) {
-        for (int i = 0; i < POOL_SPIN && atomic_load_explicit(&pool.generation, memory_order_acquire) == seen; i++)
-            cpu_relax();
-        pthread_mutex_lock(&pool.lock);
-        while (atomic_load(&pool.generation) == seen && !pool.shutdown) pthread_cond_wait(&pool.wake, &pool.lock);
-        if (pool.shutdown) {
-            pthread_mutex_unlock(&pool.lock);
-            return NULL;
-        }
-        seen = atomic_load(&pool.generation);
-        pthread_mutex_unlock(&pool.lock);
-        if (part < pool.parts) pool_run_part(part);
-        if (atomic_fetch_sub_explicit(&pool.running, 1, memory_order_acq_rel) == 1) {
-            pthread_mutex_lock(&pool.lock);
-            pthread_cond_signal(&pool.done);
-            pthread_mutex_unlock(&pool.lock);
-        }
-    }
-}
-
-static void pool_stop(void) {
-    if (pool.threads <= 1) return;
-    pthread_mutex_lock(&pool.lock);
-    pool.shutdown = 1;
-    pthread_cond_broadcast(&pool.wake);
-    pthread_mutex_unlock(&pool.lock);
-    for (int i = 0; i < pool.threads - 1; i++) pthread_join(pool.workers[i], NULL);
-    free(pool.workers);
-    pool.workers = NULL;
-    pool.shutdown = 0;
-    pool.threads = 1;
-}
-
-/* A forked child has only the forking thread: it forgets the parent's workers (its first parallel
- * call starts as many of its own), instead of waiting for threads that do not exist. */
-static void pool_forget_after_fork(void) {
-    free(pool.workers);
-    pool.workers = NULL;
-    pool.threads = 0;
-    pool.shutdown = 0;
-    pthread_mutex_init(&pool.lock, NULL);
-    pthread_cond_init(&pool.wake, NULL);
-    pthread_cond_init(&pool.done, NULL);
-    in_pool_task = 0;
-}
-
-static void register_atfork(void) { pthread_atfork(NULL, NULL, pool_forget_after_fork); }
-
-int nmt_kernels_set_threads(int threads) {
-    static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
-    if (threads < 1) return nmt_error_set("threads must be at least 1, not %d", threads);
-    openblas_set_num_threads(1);
-    pool.requested = threads;
-    if (threads == pool.threads) return 0;
-    pool_stop();
-    pool.threads = 1;
-    if (threads == 1) return 0;
-    pthread_once(&atfork_once, register_atfork);
-    pool.workers = nmt_calloc((size_t)threads - 1, sizeof *pool.workers);
-    if (!pool.workers) return -1;
-    pool.start_generation = atomic_load(&pool.generation);
-    for (int i = 0; i < threads - 1; i++) {
-        if (pthread_create(&pool.workers[i], NULL, pool_worker, (void *)(intptr_t)(i + 1)) != 0) {
-            pool.threads = i + 1; /* the workers made so far, for pool_stop */
-            pool_stop();
-            return nmt_error_set("cannot start thread %d of %d", i + 2, threads);
-        }
-    }
-    pool.threads = threads;
-    return 0;
-}
-
-int nmt_kernels_threads(void) {
-    if (pool.threads == 0) {
-        long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-        int want = pool.requested ? pool.requested : cpus > 1 ? (int)(cpus < 64 ? cpus : 64) : 1;
-        if (nmt_kernels_set_threads(want) < 0) nmt_kernels_set_threads(1);
-    }
-    return pool.threads;
-}
-
-void nmt_parallel_for(long count, nmt_parallel_fn fn, void *ctx) {
-    if (count <= 0) return;
-    int threads = nmt_kernels_threads();
-    if (threads == 1 || count == 1 || in_pool_task) {
-        fn(ctx, 0, count);
-        return;
-    }
-    pthread_mutex_lock(&pool.lock);
-    pool.fn = fn;
-    pool.ctx = ctx;
-    pool.count = count;
-    pool.parts = count < threads ? (int)count : threads;
-    atomic_store(&pool.running, threads - 1);
-    atomic_fetch_add_explicit(&pool.generation, 1, memory_order_release);
-    pthread_cond_broadcast(&pool.wake);
-    pthread_mutex_unlock(&pool.lock);
-
-    in_pool_task = 1;
-    pool_run_part(0);
-    in_pool_task = 0;
-
-    for (int i = 0; i < POOL_SPIN && atomic_load_explicit(&pool.running, memory_order_acquire) > 0; i++) cpu_relax();
-    if (atomic_load(&pool.running) > 0) {
-        pthread_mutex_lock(&pool.lock);
-        while (atomic_load(&pool.running) > 0) pthread_cond_wait(&pool.done, &pool.lock);
-        pthread_mutex_unlock(&pool.lock);
-    }
-}
-
-void nmt_parallel_work(long count, long cost_per_item, nmt_parallel_fn fn, void *ctx) {
-    if (count * cost_per_item < 32768)
-        fn(ctx, 0, count);
-    else
-        nmt_parallel_for(count, fn, ctx);
-}
-
-const char *nmt_kernels_blas_core(void) { return openblas_get_corename(); }
-
-const char *nmt_kernels_blas_core_advice(void) {
-#if defined(__x86_64__) && defined(__GNUC__)
-    const char *core = openblas_get_corename();
-    int avx2_core = strcmp(core, "Haswell") == 0 || strcmp(core, "Zen") == 0;
-    if (avx2_core && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-        __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl"))
-        return "SkylakeX";
-#endif
-    return NULL;
-}
 
 /* ---------------------------------------------------------------------------------------------- */
 /* Vector helpers: a 16-lane accumulator summed in a fixed order, so every build sums alike. */
@@ -309,232 +139,6 @@ NMT_INLINE float exp_fast(float x) {
 }
 
 /* ---------------------------------------------------------------------------------------------- */
-/* sgemm, split over the pool */
-
-/* Own AVX-512 sgemm. op(B) is packed in blocks of KC x NC as 32-column panels (a block stays in L2,
- * one panel, KC x 32, in L1); op(A) is read where it lies, twelve rows at a time: a 12 x 32
- * micro-kernel holds its tile of C in 24 zmm registers and per k loads two vectors of B and
- * broadcasts twelve elements of A into 24 FMAs. Each element of C is one sum over k in order,
- * whatever M, N and the split between threads, so products are row-invariant and deterministic. */
-enum { GEMM_MR = 12, GEMM_NR = 32, GEMM_KC = 256, GEMM_MC = 96, GEMM_NC = 512 };
-
-static int own_gemm = -1; /* decided at the first call */
-
-static int cpu_has_avx512f(void) {
-#if defined(__x86_64__) && defined(__GNUC__)
-    return __builtin_cpu_supports("avx512f");
-#else
-    return 0;
-#endif
-}
-
-int nmt_kernels_own_gemm(void) {
-    if (own_gemm < 0) {
-        const char *env = getenv("NMT_GEMM");
-        own_gemm = cpu_has_avx512f() && !(env && strcmp(env, "openblas") == 0);
-    }
-    return own_gemm;
-}
-
-int nmt_kernels_set_own_gemm(int on) {
-    if (on && !cpu_has_avx512f()) return nmt_error_set("this CPU has no AVX-512: products stay on OpenBLAS");
-    own_gemm = on != 0;
-    return 0;
-}
-
-#if defined(__x86_64__) && defined(__GNUC__)
-#include <immintrin.h>
-
-/* Each thread packs B into its own block. */
-static _Thread_local float gemm_b[GEMM_NC * GEMM_KC] __attribute__((aligned(64)));
-
-/* How a tile meets C: C = alpha AB; C += alpha AB; C = alpha AB + beta C. */
-typedef enum { TILE_SET, TILE_ADD, TILE_SCALE } tile_mode;
-
-/* Where A lies: element (i, k) of op(A) at a[i * row + k * step]. */
-typedef struct a_view {
-    const float *a;
-    size_t row, step;
-} a_view;
-
-/* C[rows, cols] (rows ldc apart) += or = alpha * A[rows, kc] b for b a panel [kc, 32]; `rows` is a
- * constant wherever this is inlined, so the accumulators live in registers. */
-__attribute__((target("avx512f"), always_inline)) static inline void gemm_tile(int rows, a_view A, const float *b,
-                                                                               int kc, float *c, int ldc, int cols,
-                                                                               float alpha, float beta, tile_mode mode) {
-    const __mmask16 lo = (__mmask16)(cols >= 16 ? 0xffff : (1u << cols) - 1),
-                    hi = (__mmask16)(cols >= 32 ? 0xffff : cols <= 16 ? 0 : (1u << (cols - 16)) - 1);
-    __m512 acc[GEMM_MR][2];
-#pragma GCC unroll 12
-    for (int i = 0; i < rows; i++) acc[i][0] = acc[i][1] = _mm512_setzero_ps();
-    for (int k = 0; k < kc; k++) {
-        const __m512 b0 = _mm512_load_ps(b + (size_t)k * GEMM_NR), b1 = _mm512_load_ps(b + (size_t)k * GEMM_NR + 16);
-        const float *ak = A.a + (size_t)k * A.step;
-#pragma GCC unroll 12
-        for (int i = 0; i < rows; i++) {
-            const __m512 x = _mm512_set1_ps(ak[(size_t)i * A.row]);
-            acc[i][0] = _mm512_fmadd_ps(x, b0, acc[i][0]);
-            acc[i][1] = _mm512_fmadd_ps(x, b1, acc[i][1]);
-        }
-    }
-    const __m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(beta);
-#pragma GCC unroll 12
-    for (int i = 0; i < rows; i++) {
-        float *row = c + (size_t)i * (size_t)ldc;
-        __m512 y0 = _mm512_mul_ps(va, acc[i][0]), y1 = _mm512_mul_ps(va, acc[i][1]);
-        if (mode != TILE_SET) {
-            __m512 c0 = _mm512_maskz_loadu_ps(lo, row), c1 = _mm512_maskz_loadu_ps(hi, row + 16);
-            if (mode == TILE_SCALE) c0 = _mm512_mul_ps(vb, c0), c1 = _mm512_mul_ps(vb, c1);
-            y0 = _mm512_add_ps(y0, c0), y1 = _mm512_add_ps(y1, c1);
-        }
-        _mm512_mask_storeu_ps(row, lo, y0);
-        _mm512_mask_storeu_ps(row + 16, hi, y1);
-    }
-}
-
-/* C[M, nc] for all M rows of A over kc values of k, from panels `panel_stride` floats apart: a block
- * of MC rows of A (in L2) meets every panel, each panel (in L1) all tiles of the block. One
- * specialisation per tile height. */
-__attribute__((target("avx512f"))) static void gemm_block(int M, int nc, int kc, a_view A, const float *panels,
-                                                          size_t panel_stride, float *C, int ldc, float alpha,
-                                                          float beta, tile_mode mode) {
-    for (int ic = 0; ic < M; ic += GEMM_MC) {
-        const int mc = M - ic < GEMM_MC ? M - ic : GEMM_MC;
-        for (int j = 0; j < nc; j += GEMM_NR) {
-            const float *b = panels + (size_t)(j / GEMM_NR) * panel_stride;
-            const int cols = nc - j < GEMM_NR ? nc - j : GEMM_NR;
-            for (int i = ic; i < ic + mc; i += GEMM_MR) {
-                const a_view at = {A.a + (size_t)i * A.row, A.row, A.step};
-                float *c = C + (size_t)i * (size_t)ldc + (size_t)j;
-                switch (ic + mc - i < GEMM_MR ? ic + mc - i : GEMM_MR) {
-#define TILE_CASE(r) \
-    case r: gemm_tile(r, at, b, kc, c, ldc, cols, alpha, beta, mode); break;
-                    TILE_CASE(1) TILE_CASE(2) TILE_CASE(3) TILE_CASE(4) TILE_CASE(5) TILE_CASE(6)
-                    TILE_CASE(7) TILE_CASE(8) TILE_CASE(9) TILE_CASE(10) TILE_CASE(11) TILE_CASE(12)
-#undef TILE_CASE
-                default: break;
-                }
-            }
-        }
-    }
-}
-
-/* gemm_b = op(B)[k0 .. k0 + kc, j0 .. j0 + nc) as 32-column panels [kc, 32], short panels zero-padded. */
-static void pack_b(const float *B, int ldb, int trans, int k0, int kc, int j0, int nc) {
-    for (int p = 0; p < nc; p += GEMM_NR) {
-        const int cols = nc - p < GEMM_NR ? nc - p : GEMM_NR;
-        float *d = gemm_b + (size_t)(p / GEMM_NR) * (size_t)kc * GEMM_NR;
-        if (cols < GEMM_NR) memset(d, 0, (size_t)kc * GEMM_NR * sizeof(float));
-        if (!trans) {
-            for (int k = 0; k < kc; k++)
-                memcpy(d + (size_t)k * GEMM_NR, B + (size_t)(k0 + k) * (size_t)ldb + (size_t)(j0 + p), (size_t)cols * sizeof(float));
-            continue;
-        }
-        for (int c = 0; c < cols; c++) {
-            const float *src = B + (size_t)(j0 + p + c) * (size_t)ldb + (size_t)k0;
-            for (int k = 0; k < kc; k++) d[(size_t)k * GEMM_NR + (size_t)c] = src[k];
-        }
-    }
-}
-
-/* The first k block meets C as beta asks; later ones add. */
-static tile_mode first_mode(float beta) { return beta == 0.0f ? TILE_SET : beta == 1.0f ? TILE_ADD : TILE_SCALE; }
-
-/* C[M, N] = alpha op(A) op(B) + beta C on this thread. */
-static void own_sgemm(int trans_a, int trans_b, int M, int N, int K, float alpha, const float *A, int lda,
-                      const float *B, int ldb, float beta, float *C, int ldc) {
-    if (K <= 0) {
-        for (int i = 0; i < M; i++)
-            for (int j = 0; j < N; j++) {
-                float *c = C + (size_t)i * (size_t)ldc + (size_t)j;
-                *c = beta == 0.0f ? 0.0f : beta * *c;
-            }
-        return;
-    }
-    const size_t row = trans_a ? 1 : (size_t)lda, step = trans_a ? (size_t)lda : 1;
-    for (int jc = 0; jc < N; jc += GEMM_NC) {
-        const int nc = N - jc < GEMM_NC ? N - jc : GEMM_NC;
-        for (int pc = 0; pc < K; pc += GEMM_KC) {
-            const int kc = K - pc < GEMM_KC ? K - pc : GEMM_KC;
-            pack_b(B, ldb, trans_b, pc, kc, jc, nc);
-            const a_view at = {A + (size_t)pc * step, row, step};
-            gemm_block(M, nc, kc, at, gemm_b, (size_t)kc * GEMM_NR, C + (size_t)jc, ldc, alpha, beta,
-                       pc == 0 ? first_mode(beta) : TILE_ADD);
-        }
-    }
-}
-
-void nmt_gemm_panels(float *y, int ldy, const float *x, int M, int K, const float *panels, int N, int accumulate) {
-    for (int pc = 0; pc < K; pc += GEMM_KC) {
-        const int kc = K - pc < GEMM_KC ? K - pc : GEMM_KC;
-        const a_view at = {x + pc, (size_t)K, 1};
-        gemm_block(M, N, kc, at, panels + (size_t)pc * GEMM_NR, (size_t)K * GEMM_NR, y, ldy, 1.0f, 0.0f,
-                   pc > 0 || accumulate ? TILE_ADD : TILE_SET);
-    }
-}
-#else
-static void own_sgemm(int trans_a, int trans_b, int M, int N, int K, float alpha, const float *A, int lda,
-                      const float *B, int ldb, float beta, float *C, int ldc) {
-    cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans, M, N, K, alpha,
-                A, lda, B, ldb, beta, C, ldc);
-}
-
-void nmt_gemm_panels(float *y, int ldy, const float *x, int M, int K, const float *panels, int N, int accumulate) {
-    (void)y, (void)ldy, (void)x, (void)M, (void)K, (void)panels, (void)N, (void)accumulate;
-}
-#endif
-
-typedef struct sgemm_task {
-    int trans_a, trans_b, M, N, K, lda, ldb, ldc, split_rows;
-    float alpha, beta;
-    const float *A, *B;
-    float *C;
-} sgemm_task;
-
-/* Rows or columns per split unit: whole tiles of the micro-kernel (own: 8 tiles of 12 rows or one
- * panel of 32 columns; OpenBLAS: a multiple of its micro-tiles). */
-static int split_block(int split_rows) { return !nmt_kernels_own_gemm() ? 16 : split_rows ? 8 * GEMM_MR : GEMM_NR; }
-
-static void sgemm_part(void *ctx, long begin, long end) {
-    const sgemm_task *t = ctx;
-    const long block = split_block(t->split_rows);
-    long lo = begin * block, hi = end * block;
-    const float *A = t->A, *B = t->B;
-    float *C = t->C;
-    int M = t->M, N = t->N;
-    if (t->split_rows) {
-        if (hi > M) hi = M;
-        A += t->trans_a ? lo : lo * t->lda;
-        C += lo * t->ldc;
-        M = (int)(hi - lo);
-    } else {
-        if (hi > N) hi = N;
-        B += t->trans_b ? lo * t->ldb : lo;
-        C += lo;
-        N = (int)(hi - lo);
-    }
-    if (nmt_kernels_own_gemm())
-        own_sgemm(t->trans_a, t->trans_b, M, N, t->K, t->alpha, A, t->lda, B, t->ldb, t->beta, C, t->ldc);
-    else
-        cblas_sgemm(CblasRowMajor, t->trans_a ? CblasTrans : CblasNoTrans, t->trans_b ? CblasTrans : CblasNoTrans, M, N,
-                    t->K, t->alpha, A, t->lda, B, t->ldb, t->beta, C, t->ldc);
-}
-
-void nmt_sgemm(int trans_a, int trans_b, int M, int N, int K, float alpha, const float *A, int lda, const float *B,
-               int ldb, float beta, float *C, int ldc) {
-    if (M <= 0 || N <= 0) return;
-    nmt_kernels_threads(); /* the first call sets OpenBLAS to one thread */
-    sgemm_task t = {trans_a, trans_b, M, N, K, lda, ldb, ldc, M >= N, alpha, beta, A, B, C};
-    const int block = split_block(t.split_rows);
-    long units = ((t.split_rows ? M : N) + block - 1) / block;
-    /* Below about a million multiply-adds the split costs more than it saves. */
-    if ((double)M * N * K < 1e6)
-        sgemm_part(&t, 0, units);
-    else
-        nmt_parallel_for(units, sgemm_part, &t);
-}
-
-/* ---------------------------------------------------------------------------------------------- */
 /* Linear layers */
 
 typedef struct bias_task {
@@ -551,7 +155,7 @@ NMT_HOT static void bias_rows(void *ctx, long begin, long end) {
 void nmt_linear_forward(float *y, const float *x, const float *w, const float *b, int M, int K, int N) {
     if (b) {
         bias_task t = {y, b, N};
-        nmt_parallel_work(M, N, bias_rows, &t);
+        nmt_pool_work(M, N, bias_rows, &t);
     }
     nmt_sgemm(0, 1, M, N, K, 1.0f, x, K, w, K, b ? 1.0f : 0.0f, y, N);
 }
@@ -577,7 +181,7 @@ void nmt_linear_backward(float *dx, float *dw, float *db, const float *dy, const
     if (dw) nmt_sgemm(1, 0, N, K, M, 1.0f, dy, N, x, K, 1.0f, dw, K);
     if (db) {
         colsum_task t = {db, dy, M, N};
-        nmt_parallel_work(N, M, column_sums, &t);
+        nmt_pool_work(N, M, column_sums, &t);
     }
 }
 
@@ -617,7 +221,7 @@ NMT_HOT static void layernorm_rows(void *ctx, long begin, long end) {
 void nmt_layernorm_forward(float *y, float *mean, float *rstd, const float *x, const float *w, const float *b, int M,
                            int D, float eps) {
     layernorm_task t = {.y = y, .mean = mean, .rstd = rstd, .x = x, .w = w, .b = b, .D = D, .eps = eps};
-    nmt_parallel_work(M, D, layernorm_rows, &t);
+    nmt_pool_work(M, D, layernorm_rows, &t);
 }
 
 /* dx = rstd * (g - mean(g) - xhat * mean(g * xhat)) with g = dy * w, per row. */
@@ -666,8 +270,8 @@ void nmt_layernorm_backward(float *dx, float *dw, float *db, const float *dy, co
                             const float *rstd, const float *w, int M, int D, int accumulate_dx) {
     layernorm_task t = {.dx = dx, .dw = dw, .db = db, .x = x, .dy = dy, .w = w, .mean_in = mean, .rstd_in = rstd,
                         .M = M, .D = D, .accumulate = accumulate_dx};
-    nmt_parallel_work(M, D, layernorm_backward_rows, &t);
-    nmt_parallel_work(D, M, layernorm_backward_columns, &t);
+    nmt_pool_work(M, D, layernorm_backward_rows, &t);
+    nmt_pool_work(D, M, layernorm_backward_columns, &t);
 }
 
 /* ---------------------------------------------------------------------------------------------- */
@@ -687,7 +291,7 @@ NMT_HOT static void relu_range(void *ctx, long begin, long end) {
 
 void nmt_relu_forward(float *x, long n) {
     elementwise_task t = {.out = x};
-    nmt_parallel_work(n, 1, relu_range, &t);
+    nmt_pool_work(n, 1, relu_range, &t);
 }
 
 NMT_HOT static void relu_backward_range(void *ctx, long begin, long end) {
@@ -697,7 +301,7 @@ NMT_HOT static void relu_backward_range(void *ctx, long begin, long end) {
 
 void nmt_relu_backward(float *dx, const float *y, long n) {
     elementwise_task t = {.out = dx, .a = y};
-    nmt_parallel_work(n, 1, relu_backward_range, &t);
+    nmt_pool_work(n, 1, relu_backward_range, &t);
 }
 
 /* Chris Wellons' lowbias32: a 32-bit integer hash with low bias, vectorizable. */
@@ -792,7 +396,7 @@ static void dropout_add_range(void *ctx, long begin, long end) {
 
 void nmt_dropout_add(float *out, const float *x, const float *delta, nmt_dropout drop, long n) {
     elementwise_task t = {.out = out, .a = x, .b = delta, .drop = drop};
-    nmt_parallel_work(n, 4, dropout_add_range, &t);
+    nmt_pool_work(n, 4, dropout_add_range, &t);
 }
 
 static void dropout_backward_range(void *ctx, long begin, long end) {
@@ -802,7 +406,7 @@ static void dropout_backward_range(void *ctx, long begin, long end) {
 
 void nmt_dropout_backward(float *d_delta, const float *d_out, nmt_dropout drop, long n, int accumulate) {
     elementwise_task t = {.out = d_delta, .a = d_out, .drop = drop, .accumulate = accumulate};
-    nmt_parallel_work(n, 4, dropout_backward_range, &t);
+    nmt_pool_work(n, 4, dropout_backward_range, &t);
 }
 
 /* ---------------------------------------------------------------------------------------------- */
@@ -842,7 +446,7 @@ NMT_HOT static void softmax_range(void *ctx, long begin, long end) {
 void nmt_softmax_rows(float *x, int rows, int n) {
     if (n <= 0) return;
     softmax_task t = {x, n};
-    nmt_parallel_work(rows, n, softmax_range, &t);
+    nmt_pool_work(rows, n, softmax_range, &t);
 }
 
 /* The sum of exp(x[i] - shift) over n values, in a 16-lane accumulator. */
@@ -898,7 +502,7 @@ NMT_HOT int nmt_first_above(const float *x, int n, float threshold) {
 void nmt_log_softmax_rows(float *x, int rows, int n) {
     if (n <= 0) return;
     softmax_task t = {x, n};
-    nmt_parallel_work(rows, n, log_softmax_range, &t);
+    nmt_pool_work(rows, n, log_softmax_range, &t);
 }
 
 typedef struct cross_entropy_task {
@@ -936,7 +540,7 @@ void nmt_cross_entropy_rows(float *logits, float *loss, float *nll, const int32_
                             float smoothing, int want_grad) {
     cross_entropy_task t = {logits, loss, nll, targets, V, want_grad, smoothing};
     if (V <= 0) return;
-    nmt_parallel_work(rows, V, cross_entropy_range, &t);
+    nmt_pool_work(rows, V, cross_entropy_range, &t);
 }
 
 void nmt_sinusoidal_positions(float *pe, int positions, int D) {
@@ -989,7 +593,7 @@ NMT_HOT static void rope_range(void *ctx, long begin, long end) {
 void nmt_rope_apply(float *x, long row_stride, const float *table, const int32_t *pos, int rows, int heads,
                     int head_dim, int inverse) {
     rope_task t = {x, row_stride, table, pos, heads, head_dim, inverse ? -1.0f : 1.0f};
-    nmt_parallel_work(rows, (long)heads * head_dim, rope_range, &t);
+    nmt_pool_work(rows, (long)heads * head_dim, rope_range, &t);
 }
 
 /* ---------------------------------------------------------------------------------------------- */
@@ -1095,7 +699,7 @@ NMT_HOT static void attention_forward_range(void *ctx, long begin, long end) {
 void nmt_attention_forward(nmt_heads out, float *weights, nmt_heads q, nmt_heads k, nmt_heads v,
                            const nmt_attention_dims *dims) {
     attention_task a = {.out = out, .q = q, .k = k, .v = v, .weights = weights, .dims = dims};
-    nmt_parallel_work((long)dims->batch * dims->heads, (long)dims->q_len * dims->k_len * dims->head_dim, attention_forward_range, &a);
+    nmt_pool_work((long)dims->batch * dims->heads, (long)dims->q_len * dims->k_len * dims->head_dim, attention_forward_range, &a);
 }
 
 /* With P the weights, M the dropout factors and dO the output gradient:
@@ -1142,5 +746,5 @@ void nmt_attention_backward(nmt_heads dq, nmt_heads dk, nmt_heads dv, float *dwe
                             const nmt_attention_dims *dims) {
     attention_task a = {.dq = dq, .dk = dk, .dv = dv, .dweights = dweights, .dout = dout, .weights_in = weights,
                         .q = q, .k = k, .v = v, .dims = dims};
-    nmt_parallel_work((long)dims->batch * dims->heads, 2L * dims->q_len * dims->k_len * dims->head_dim, attention_backward_range, &a);
+    nmt_pool_work((long)dims->batch * dims->heads, 2L * dims->q_len * dims->k_len * dims->head_dim, attention_backward_range, &a);
 }

@@ -1,19 +1,13 @@
-/* kernels: the numerical building blocks of the model, on OpenBLAS and fused C loops.
+/* kernels: the numerical building blocks of the model's layers (linear, LayerNorm, ReLU, dropout,
+ * softmax, cross-entropy, positions, attention) as fused C loops.
  *
- * Every function works on row-major float arrays and allocates nothing (the thread pool is made
- * once, by nmt_kernels_set_threads or at the first parallel call). Each *_backward takes the
+ * Every function works on row-major float arrays and allocates nothing. Each *_backward takes the
  * forward's inputs (or saved statistics) and ADDS into weight and bias gradients; input gradients
  * are overwritten, or added to when the `accumulate` argument is nonzero.
  *
- * Products. nmt_sgemm runs nmt's own AVX-512 kernel where the CPU has AVX-512 (about twice the
- * speed of the AVX2 kernels Debian's OpenBLAS picks on AMD Zen 4 and 5, and row-invariant), and
- * OpenBLAS's sgemm otherwise or with NMT_GEMM=openblas in the environment.
- *
- * Threads. One pool of `threads` threads (the caller plus threads-1 workers) runs everything:
- * OpenBLAS is set to one thread and nmt_sgemm splits each product into row (or column) blocks, one
- * per pool thread, so OpenBLAS's own threads never spin against the elementwise work. Work is split
- * into fixed contiguous ranges, so with the same thread count every result is bit-identical from
- * run to run; reductions never depend on the thread count except inside nmt_sgemm's blocks.
+ * Threads. Loops run on the pool's threads (pool.h), products on gemm.h's nmt_sgemm. Every element
+ * (or row) is computed by one thread from its own inputs, and no reduction crosses the pool's
+ * ranges, so results do not depend on the thread count.
  *
  * Dropout. A mask is a pure function of (seed, stream, element index): keep(i) is decided by a
  * counter-based hash, so masks do not depend on threads or call order and backward recomputes them
@@ -23,39 +17,6 @@
 #define NMT_KERNELS_H
 
 #include <stdint.h>
-
-/* Sets the pool size (1 = everything on the caller's thread). Not to be called from a pool task. */
-int nmt_kernels_set_threads(int threads);
-int nmt_kernels_threads(void);
-
-/* The OpenBLAS kernel set in use, e.g. "Haswell" or "SkylakeX". */
-const char *nmt_kernels_blas_core(void);
-/* "SkylakeX" when this CPU has AVX-512 (F, BW, DQ, VL) but OpenBLAS chose its AVX2 kernels, as
- * OpenBLAS 0.3.21 does on AMD Zen 4 and 5: there OPENBLAS_CORETYPE=SkylakeX in the environment of
- * a new process makes sgemm about 1.8x faster. NULL when there is nothing to gain. */
-const char *nmt_kernels_blas_core_advice(void);
-
-/* Runs fn(ctx, begin, end) over [0, count) split into one contiguous range per pool thread (fewer
- * when count is small); returns when all are done. Calls made from inside a task run inline. */
-typedef void (*nmt_parallel_fn)(void *ctx, long begin, long end);
-void nmt_parallel_for(long count, nmt_parallel_fn fn, void *ctx);
-/* The same, but small work (count * cost_per_item under ~32k element operations) stays on the
- * caller's thread, where waking the pool would cost more than it saves. */
-void nmt_parallel_work(long count, long cost_per_item, nmt_parallel_fn fn, void *ctx);
-
-/* 1 when products run on nmt's own AVX-512 kernels (the CPU has AVX-512F and NMT_GEMM is not
- * "openblas" in the environment), 0 when on OpenBLAS's. Decided once, at the first call. */
-int nmt_kernels_own_gemm(void);
-/* Chooses for the products from now on (1: own, which needs AVX-512; 0: OpenBLAS), e.g. to measure
- * both in one run. Not while products run. */
-int nmt_kernels_set_own_gemm(int on);
-/* y[M, N] (rows ldy apart) = x[M, K] W^T, or += with accumulate, for W packed as 32-column panels
- * [ceil(N/32), K, 32] (packed.h), on this thread only. Needs nmt_kernels_own_gemm(). */
-void nmt_gemm_panels(float *y, int ldy, const float *x, int M, int K, const float *panels, int N, int accumulate);
-
-/* C[M,N] = alpha op(A) op(B) + beta C, row-major, op(X) = X or X^T, on all pool threads. */
-void nmt_sgemm(int trans_a, int trans_b, int M, int N, int K, float alpha, const float *A, int lda,
-               const float *B, int ldb, float beta, float *C, int ldc);
 
 /* y[M,N] = x[M,K] w[N,K]^T + b[N] (b may be NULL). */
 void nmt_linear_forward(float *y, const float *x, const float *w, const float *b, int M, int K, int N);

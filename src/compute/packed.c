@@ -1,6 +1,6 @@
 /* packed: weights packed once into 32-column panels, and the products on them.
  *
- * fp32 products run kernels.h's own AVX-512 micro-kernel over the pre-packed panels (nothing is
+ * fp32 products run gemm.h's own AVX-512 micro-kernel over the pre-packed panels (nothing is
  * packed per call). The bf16 kernel here computes a tile of up to 12 rows x 32 columns in 24 zmm
  * accumulators: per pair of k it loads the panel's 32 weight pairs (two vectors) and broadcasts
  * each row's x pair, so one dot-product instruction adds two products per column. A task owns
@@ -8,13 +8,15 @@
  */
 #include "compute/packed.h"
 
+#include "compute/gemm.h"
+#include "compute/pool.h"
 #include "compute/kernels.h"
 #include "base/util.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-enum { PANEL = 32, TILE_ROWS = 12 };
+enum { PANEL = NMT_GEMM_PANEL, TILE_ROWS = NMT_GEMM_TILE_ROWS };
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
@@ -25,7 +27,7 @@ enum { PANEL = 32, TILE_ROWS = 12 };
 
 int nmt_packed_available(nmt_precision precision) {
 #if PACKED_X86
-    return nmt_kernels_own_gemm() && (precision == NMT_PRECISION_FP32 || __builtin_cpu_supports("avx512bf16"));
+    return nmt_gemm_own() && (precision == NMT_PRECISION_FP32 || __builtin_cpu_supports("avx512bf16"));
 #else
     (void)precision;
     return 0;
@@ -166,7 +168,7 @@ static void bf16_panels(const product *t, long begin, long end) {
 #endif
 }
 
-/* Panels [begin, end) of the product: bf16's kernel, or the fp32 one of kernels.h (the bias first
+/* Panels [begin, end) of the product: bf16's kernel, or the fp32 one of gemm.h (the bias first
  * written into y, the products added to it). */
 static void product_panels(void *ctx, long begin, long end) {
     const product *t = ctx;
@@ -206,7 +208,7 @@ static void convert_rows(void *ctx, long begin, long end) {
 void nmt_packed_to_pairs(const nmt_packed *p, uint32_t *pairs, const float *x, int M) {
     if (!p->pairs || M < 1) return;
     conversion c = {pairs, x, p->K};
-    nmt_parallel_work(M, p->K, convert_rows, &c);
+    nmt_pool_work(M, p->K, convert_rows, &c);
 }
 
 void nmt_packed_linear_columns(float *y, const float *x, const uint32_t *x_pairs, const nmt_packed *p,
@@ -218,7 +220,7 @@ void nmt_packed_linear_columns(float *y, const float *x, const uint32_t *x_pairs
     }
     product t = {y, x, bias, x_pairs, p, M, first, count};
     const long panels = (count + PANEL - 1) / PANEL;
-    nmt_parallel_work(panels, (long)M * p->K * PANEL, product_panels, &t);
+    nmt_pool_work(panels, (long)M * p->K * PANEL, product_panels, &t);
 }
 
 void nmt_packed_linear(float *y, const float *x, const nmt_packed *p, const float *bias, int M, uint32_t *scratch) {

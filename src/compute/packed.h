@@ -14,7 +14,7 @@
  * Each output element is one dot product summed over k in order, independent of M and of the
  * threads, so a row's result is the same alone or in any batch. Without AVX-512 (or with
  * NMT_GEMM=openblas in the environment) nothing is packed and the product is nmt_linear_forward's.
- * Products are split over the pool's threads (kernels.h) by column panels.
+ * Products are split over the pool's threads (pool.h) by column panels.
  */
 #ifndef NMT_PACKED_H
 #define NMT_PACKED_H
@@ -42,7 +42,7 @@ void nmt_packed_free(nmt_packed *p);
 /* 1 when products use an AVX-512 kernel (fp32 or bf16). */
 int nmt_packed_fast(const nmt_packed *p);
 /* 1 when matrices packed now in this precision would use an AVX-512 kernel: fp32 needs AVX-512F
- * (nmt_kernels_own_gemm: not NMT_GEMM=openblas in the environment), bf16 also AVX512_BF16. */
+ * (nmt_gemm_own: not NMT_GEMM=openblas in the environment), bf16 also AVX512_BF16. */
 int nmt_packed_available(nmt_precision precision);
 
 /* y[M, N] = x[M, K] W^T + bias[N] (bias may be NULL); x rows are K apart, y rows N apart. scratch

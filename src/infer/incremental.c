@@ -17,6 +17,7 @@
  */
 #include "infer/incremental.h"
 
+#include "compute/pool.h"
 #include "compute/kernels.h"
 #include "compute/packed.h"
 #include "base/util.h"
@@ -491,7 +492,7 @@ static void output_layer(nmt_incremental *inc, const float *x, const step_output
         return;
     }
     output_task task = {inc, x, out};
-    nmt_parallel_for(R, output_best_range, &task);
+    nmt_pool_for(R, output_best_range, &task);
 }
 
 /* Feeds position `t` of every live row (tokens from the history) through the decoder, appending

@@ -8,7 +8,7 @@
 
 #include "infer/incremental.h"
 #include "infer/order.h"
-#include "compute/kernels.h"
+#include "compute/pool.h"
 #include "text/vocab.h"
 #include "base/util.h"
 
@@ -51,7 +51,7 @@ int nmt_translator_create(nmt_translator **out, const nmt_model *model, const nm
     if (!t) return -1;
     t->model = model;
     t->options = *options;
-    const int workers = nmt_kernels_threads(), B = options->batch_size;
+    const int workers = nmt_pool_threads(), B = options->batch_size;
     t->worker = nmt_calloc((size_t)workers, sizeof *t->worker);
     if (!t->worker || nmt_incremental_weights_create(&t->weights, model, options->precision) < 0) goto fail;
     t->workers = workers;
@@ -183,7 +183,7 @@ int nmt_translator_run(nmt_translator *t, int count, const int32_t *const *src, 
             nmt_incremental_reserve(t->worker[i].decoder, largest, longest + 1, largest * K, batch_steps(t, longest)) < 0)
             goto done;
     }
-    if (workers > 1) nmt_parallel_for(workers, translate_worker_task, &run);
+    if (workers > 1) nmt_pool_for(workers, translate_worker_task, &run);
     else translate_worker_task(&run, 0, 1);
     if (atomic_load(&run.failed)) {
         nmt_error_set("%s", run.error);

@@ -18,6 +18,8 @@
  */
 #include "model/model.h"
 
+#include "compute/gemm.h"
+#include "compute/pool.h"
 #include "compute/kernels.h"
 
 #include <math.h>
@@ -673,7 +675,7 @@ static embed_task embed_task_of(const nmt_model *m, const side *s, const float *
 static void embed_forward(nmt_model *m, side *s, const float *table, const float *learned, nmt_dropout drop) {
     STAGE_START;
     embed_task t = embed_task_of(m, s, table, learned);
-    nmt_parallel_work(s->M, t.D, embed_rows, &t);
+    nmt_pool_work(s->M, t.D, embed_rows, &t);
     nmt_dropout_add(s->x0, NULL, s->x0, drop, (long)s->M * t.D);
     STAGE_END(forward, NMT_STAGE_EMBED);
 }
@@ -686,7 +688,7 @@ static void embed_backward(nmt_model *m, side *s, float *d_table, float *d_learn
     t.d_table = d_table;
     t.d_positions = d_learned;
     nmt_dropout_backward(dx, dx, drop, (long)s->M * t.D, 0);
-    nmt_parallel_work(t.D, s->M, embed_backward_columns, &t);
+    nmt_pool_work(t.D, s->M, embed_backward_columns, &t);
     STAGE_END(backward, NMT_STAGE_EMBED);
 }
 
@@ -1106,9 +1108,9 @@ int nmt_model_backward(nmt_model *m, float scale) {
     int D = m->config.d_model;
     STAGE_START;
     scale_task t = {m->g.output, A->out.d_weight, scale};
-    nmt_parallel_work((long)m->config.vocab_size * D, 1, scale_add_range, &t);
+    nmt_pool_work((long)m->config.vocab_size * D, 1, scale_add_range, &t);
     t = (scale_task){A->g.d, A->out.d_out, scale};
-    nmt_parallel_work((long)A->tgt.M * D, 1, scale_copy_range, &t);
+    nmt_pool_work((long)A->tgt.M * D, 1, scale_copy_range, &t);
     STAGE_END(backward, NMT_STAGE_OUTPUT);
     decoder_backward(m);
     encoder_backward(m);

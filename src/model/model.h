@@ -26,7 +26,7 @@
  * attention over the source masks the rest. Decoder self-attention is causal. Padded rows are
  * computed but never seen, so they change nothing (not even in the last bit).
  *
- * Threads: everything runs on the kernels' pool (nmt_kernels_set_threads). With the same thread
+ * Threads: everything runs on the pool (nmt_pool_set_threads). With the same thread
  * count results are bit-identical from run to run.
  */
 #ifndef NMT_MODEL_H

@@ -11,7 +11,7 @@
  * Schedule (Vaswani et al. 2017, peak-normalised): lr(t) = lr * t / warmup for t <= warmup, then
  * lr * sqrt(warmup / t); warmup = 0 means a constant lr. Steps count from 1.
  *
- * Threads: both passes run on the kernels' pool (nmt_parallel_for) over fixed blocks of parameters,
+ * Threads: both passes run on the pool (nmt_pool_for) over fixed blocks of parameters,
  * and the norm adds per-block partial sums in block order, so results do not depend on the thread
  * count. Nothing is allocated after nmt_adam_init.
  */

@@ -6,7 +6,7 @@
 #include "train/corpus.h"
 #include "base/io.h"
 #include "base/json.h"
-#include "compute/kernels.h"
+#include "compute/pool.h"
 #include "model/model.h"
 #include "model/model_file.h"
 #include "train/optim.h"
@@ -563,7 +563,7 @@ static int setup(trainer *t, const nmt_train_options *opt) {
     if (nmt_mkdirs(t->ckpt_dir) < 0 || lock_output(t) < 0) goto done;
     remove_stale_temporaries(cfg->output);
     remove_stale_temporaries(t->ckpt_dir);
-    if (nmt_kernels_set_threads(opt->threads > 0 ? opt->threads : 2) < 0) goto done;
+    if (nmt_pool_set_threads(opt->threads > 0 ? opt->threads : 2) < 0) goto done;
 
     int found = nmt_checkpoint_find_latest(cfg->output, &ckpt, &ckpt_path, t->warnings);
     if (found < 0) goto done;
@@ -586,11 +586,11 @@ static int setup(trainer *t, const nmt_train_options *opt) {
                              "the run continues as it began\n",
                 cfg->seed, (unsigned long)t->state.seed, (unsigned long)t->state.seed);
     t->resumed_from = found ? t->state.step : -1;
-    if (found && t->state.threads != nmt_kernels_threads() && t->warnings)
+    if (found && t->state.threads != nmt_pool_threads() && t->warnings)
         fprintf(t->warnings, "warning: the checkpoint was trained with %ld threads and this run uses %d: the "
                              "continuation is not bit-identical to an uninterrupted run\n",
-                t->state.threads, nmt_kernels_threads());
-    t->state.threads = nmt_kernels_threads();
+                t->state.threads, nmt_pool_threads());
+    t->state.threads = nmt_pool_threads();
 
     if (nmt_config_save(cfg, config_path) < 0 || print_effective_config(t, config_path) < 0 ||
         check_positions(cfg, NULL) < 0 || prepare_vocabulary(t, found) < 0 || prepare_corpora(t) < 0 ||
@@ -606,7 +606,7 @@ static int setup(trainer *t, const nmt_train_options *opt) {
     say(t, "model: %zu parameters, vocabulary %d; %ld batches an epoch of at most %d target tokens, %d per step; "
            "%d threads\n",
         t->model.num_params, t->model.config.vocab_size, t->batches.num_batches, cfg->batch_tokens, cfg->update_freq,
-        nmt_kernels_threads());
+        nmt_pool_threads());
     if (!cfg->max_steps && !cfg->max_epochs && cfg->max_minutes <= 0 && !(cfg->valid.src && cfg->patience > 0))
         say(t, "no stop condition is set: training runs until interrupted\n");
     rc = 0;
@@ -771,12 +771,12 @@ int nmt_train_bench(const nmt_config *config, const nmt_train_options *opt, long
     t.warnings = opt->warnings;
     t.state = nmt_train_state_initial(cfg.seed);
     int rc = -1;
-    if ((t.spm_path = nmt_path_join(dir, "spm.model")) && nmt_kernels_set_threads(opt->threads > 0 ? opt->threads : 2) == 0 &&
+    if ((t.spm_path = nmt_path_join(dir, "spm.model")) && nmt_pool_set_threads(opt->threads > 0 ? opt->threads : 2) == 0 &&
         prepare_vocabulary(&t, 0) == 0 && prepare_corpora(&t) == 0 && prepare_model(&t, NULL, NULL) == 0) {
-        t.state.threads = nmt_kernels_threads();
+        t.state.threads = nmt_pool_threads();
         say(&t, "model: %zu parameters, vocabulary %d (%s); %ld batches an epoch of at most %d target tokens; %d threads\n",
             t.model.num_params, t.model.config.vocab_size, cfg.vocab_model ? cfg.vocab_model : "trained for this run",
-            t.batches.num_batches, cfg.batch_tokens, nmt_kernels_threads());
+            t.batches.num_batches, cfg.batch_tokens, nmt_pool_threads());
         rc = bench_steps(&t, warmup_steps, steps, result);
     }
     cleanup(&t);

@@ -1,0 +1,259 @@
+/* gemm: C = alpha op(A) op(B) + beta C on nmt's own AVX-512 kernel or OpenBLAS, split over the pool.
+ *
+ * Each pool task computes whole row (or column) blocks of C with one single-threaded product;
+ * OpenBLAS is set to one thread before its first use, so only the pool's threads compute.
+ */
+#include "compute/gemm.h"
+
+#include "compute/pool.h"
+#include "base/util.h"
+
+#include <cblas.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void blas_set_one_thread(void) { openblas_set_num_threads(1); }
+
+/* OpenBLAS on one thread, before any product. */
+static void blas_single_thread(void) {
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, blas_set_one_thread);
+}
+
+/* Own AVX-512 sgemm. op(B) is packed in blocks of KC x NC as 32-column panels (a block stays in L2,
+ * one panel, KC x 32, in L1); op(A) is read where it lies, twelve rows at a time: a 12 x 32
+ * micro-kernel holds its tile of C in 24 zmm registers and per k loads two vectors of B and
+ * broadcasts twelve elements of A into 24 FMAs. Each element of C is one sum over k in order,
+ * whatever M, N and the split between threads, so products are row-invariant and deterministic. */
+enum { GEMM_MR = NMT_GEMM_TILE_ROWS, GEMM_NR = NMT_GEMM_PANEL, GEMM_KC = 256, GEMM_MC = 96, GEMM_NC = 512 };
+
+static int own_gemm = -1; /* decided at the first call */
+
+static int cpu_has_avx512f(void) {
+#if defined(__x86_64__) && defined(__GNUC__)
+    return __builtin_cpu_supports("avx512f");
+#else
+    return 0;
+#endif
+}
+
+int nmt_gemm_own(void) {
+    if (own_gemm < 0) {
+        const char *env = getenv("NMT_GEMM");
+        own_gemm = cpu_has_avx512f() && !(env && strcmp(env, "openblas") == 0);
+    }
+    return own_gemm;
+}
+
+int nmt_gemm_set_own(int on) {
+    if (on && !cpu_has_avx512f()) return nmt_error_set("this CPU has no AVX-512: products stay on OpenBLAS");
+    own_gemm = on != 0;
+    return 0;
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+
+/* Each thread packs B into its own block. */
+static _Thread_local float gemm_b[GEMM_NC * GEMM_KC] __attribute__((aligned(64)));
+
+/* How a tile meets C: C = alpha AB; C += alpha AB; C = alpha AB + beta C. */
+typedef enum { TILE_SET, TILE_ADD, TILE_SCALE } tile_mode;
+
+/* Where A lies: element (i, k) of op(A) at a[i * row + k * step]. */
+typedef struct a_view {
+    const float *a;
+    size_t row, step;
+} a_view;
+
+/* C[rows, cols] (rows ldc apart) += or = alpha * A[rows, kc] b for b a panel [kc, 32]; `rows` is a
+ * constant wherever this is inlined, so the accumulators live in registers. */
+__attribute__((target("avx512f"), always_inline)) static inline void gemm_tile(int rows, a_view A, const float *b,
+                                                                               int kc, float *c, int ldc, int cols,
+                                                                               float alpha, float beta, tile_mode mode) {
+    const __mmask16 lo = (__mmask16)(cols >= 16 ? 0xffff : (1u << cols) - 1),
+                    hi = (__mmask16)(cols >= 32 ? 0xffff : cols <= 16 ? 0 : (1u << (cols - 16)) - 1);
+    __m512 acc[GEMM_MR][2];
+#pragma GCC unroll 12
+    for (int i = 0; i < rows; i++) acc[i][0] = acc[i][1] = _mm512_setzero_ps();
+    for (int k = 0; k < kc; k++) {
+        const __m512 b0 = _mm512_load_ps(b + (size_t)k * GEMM_NR), b1 = _mm512_load_ps(b + (size_t)k * GEMM_NR + 16);
+        const float *ak = A.a + (size_t)k * A.step;
+#pragma GCC unroll 12
+        for (int i = 0; i < rows; i++) {
+            const __m512 x = _mm512_set1_ps(ak[(size_t)i * A.row]);
+            acc[i][0] = _mm512_fmadd_ps(x, b0, acc[i][0]);
+            acc[i][1] = _mm512_fmadd_ps(x, b1, acc[i][1]);
+        }
+    }
+    const __m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(beta);
+#pragma GCC unroll 12
+    for (int i = 0; i < rows; i++) {
+        float *row = c + (size_t)i * (size_t)ldc;
+        __m512 y0 = _mm512_mul_ps(va, acc[i][0]), y1 = _mm512_mul_ps(va, acc[i][1]);
+        if (mode != TILE_SET) {
+            __m512 c0 = _mm512_maskz_loadu_ps(lo, row), c1 = _mm512_maskz_loadu_ps(hi, row + 16);
+            if (mode == TILE_SCALE) c0 = _mm512_mul_ps(vb, c0), c1 = _mm512_mul_ps(vb, c1);
+            y0 = _mm512_add_ps(y0, c0), y1 = _mm512_add_ps(y1, c1);
+        }
+        _mm512_mask_storeu_ps(row, lo, y0);
+        _mm512_mask_storeu_ps(row + 16, hi, y1);
+    }
+}
+
+/* C[M, nc] for all M rows of A over kc values of k, from panels `panel_stride` floats apart: a block
+ * of MC rows of A (in L2) meets every panel, each panel (in L1) all tiles of the block. One
+ * specialisation per tile height. */
+__attribute__((target("avx512f"))) static void gemm_block(int M, int nc, int kc, a_view A, const float *panels,
+                                                          size_t panel_stride, float *C, int ldc, float alpha,
+                                                          float beta, tile_mode mode) {
+    for (int ic = 0; ic < M; ic += GEMM_MC) {
+        const int mc = M - ic < GEMM_MC ? M - ic : GEMM_MC;
+        for (int j = 0; j < nc; j += GEMM_NR) {
+            const float *b = panels + (size_t)(j / GEMM_NR) * panel_stride;
+            const int cols = nc - j < GEMM_NR ? nc - j : GEMM_NR;
+            for (int i = ic; i < ic + mc; i += GEMM_MR) {
+                const a_view at = {A.a + (size_t)i * A.row, A.row, A.step};
+                float *c = C + (size_t)i * (size_t)ldc + (size_t)j;
+                switch (ic + mc - i < GEMM_MR ? ic + mc - i : GEMM_MR) {
+#define TILE_CASE(r) \
+    case r: gemm_tile(r, at, b, kc, c, ldc, cols, alpha, beta, mode); break;
+                    TILE_CASE(1) TILE_CASE(2) TILE_CASE(3) TILE_CASE(4) TILE_CASE(5) TILE_CASE(6)
+                    TILE_CASE(7) TILE_CASE(8) TILE_CASE(9) TILE_CASE(10) TILE_CASE(11) TILE_CASE(12)
+#undef TILE_CASE
+                default: break;
+                }
+            }
+        }
+    }
+}
+
+/* gemm_b = op(B)[k0 .. k0 + kc, j0 .. j0 + nc) as 32-column panels [kc, 32], short panels zero-padded. */
+static void pack_b(const float *B, int ldb, int trans, int k0, int kc, int j0, int nc) {
+    for (int p = 0; p < nc; p += GEMM_NR) {
+        const int cols = nc - p < GEMM_NR ? nc - p : GEMM_NR;
+        float *d = gemm_b + (size_t)(p / GEMM_NR) * (size_t)kc * GEMM_NR;
+        if (cols < GEMM_NR) memset(d, 0, (size_t)kc * GEMM_NR * sizeof(float));
+        if (!trans) {
+            for (int k = 0; k < kc; k++)
+                memcpy(d + (size_t)k * GEMM_NR, B + (size_t)(k0 + k) * (size_t)ldb + (size_t)(j0 + p), (size_t)cols * sizeof(float));
+            continue;
+        }
+        for (int c = 0; c < cols; c++) {
+            const float *src = B + (size_t)(j0 + p + c) * (size_t)ldb + (size_t)k0;
+            for (int k = 0; k < kc; k++) d[(size_t)k * GEMM_NR + (size_t)c] = src[k];
+        }
+    }
+}
+
+/* The first k block meets C as beta asks; later ones add. */
+static tile_mode first_mode(float beta) { return beta == 0.0f ? TILE_SET : beta == 1.0f ? TILE_ADD : TILE_SCALE; }
+
+/* C[M, N] = alpha op(A) op(B) + beta C on this thread. */
+static void own_sgemm(int trans_a, int trans_b, int M, int N, int K, float alpha, const float *A, int lda,
+                      const float *B, int ldb, float beta, float *C, int ldc) {
+    if (K <= 0) {
+        for (int i = 0; i < M; i++)
+            for (int j = 0; j < N; j++) {
+                float *c = C + (size_t)i * (size_t)ldc + (size_t)j;
+                *c = beta == 0.0f ? 0.0f : beta * *c;
+            }
+        return;
+    }
+    const size_t row = trans_a ? 1 : (size_t)lda, step = trans_a ? (size_t)lda : 1;
+    for (int jc = 0; jc < N; jc += GEMM_NC) {
+        const int nc = N - jc < GEMM_NC ? N - jc : GEMM_NC;
+        for (int pc = 0; pc < K; pc += GEMM_KC) {
+            const int kc = K - pc < GEMM_KC ? K - pc : GEMM_KC;
+            pack_b(B, ldb, trans_b, pc, kc, jc, nc);
+            const a_view at = {A + (size_t)pc * step, row, step};
+            gemm_block(M, nc, kc, at, gemm_b, (size_t)kc * GEMM_NR, C + (size_t)jc, ldc, alpha, beta,
+                       pc == 0 ? first_mode(beta) : TILE_ADD);
+        }
+    }
+}
+
+void nmt_gemm_panels(float *y, int ldy, const float *x, int M, int K, const float *panels, int N, int accumulate) {
+    for (int pc = 0; pc < K; pc += GEMM_KC) {
+        const int kc = K - pc < GEMM_KC ? K - pc : GEMM_KC;
+        const a_view at = {x + pc, (size_t)K, 1};
+        gemm_block(M, N, kc, at, panels + (size_t)pc * GEMM_NR, (size_t)K * GEMM_NR, y, ldy, 1.0f, 0.0f,
+                   pc > 0 || accumulate ? TILE_ADD : TILE_SET);
+    }
+}
+#else
+static void own_sgemm(int trans_a, int trans_b, int M, int N, int K, float alpha, const float *A, int lda,
+                      const float *B, int ldb, float beta, float *C, int ldc) {
+    cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans, M, N, K, alpha,
+                A, lda, B, ldb, beta, C, ldc);
+}
+
+void nmt_gemm_panels(float *y, int ldy, const float *x, int M, int K, const float *panels, int N, int accumulate) {
+    (void)y, (void)ldy, (void)x, (void)M, (void)K, (void)panels, (void)N, (void)accumulate;
+}
+#endif
+
+typedef struct sgemm_task {
+    int trans_a, trans_b, M, N, K, lda, ldb, ldc, split_rows;
+    float alpha, beta;
+    const float *A, *B;
+    float *C;
+} sgemm_task;
+
+/* Rows or columns per split unit: whole tiles of the micro-kernel (own: 8 tiles of 12 rows or one
+ * panel of 32 columns; OpenBLAS: a multiple of its micro-tiles). */
+static int split_block(int split_rows) { return !nmt_gemm_own() ? 16 : split_rows ? 8 * GEMM_MR : GEMM_NR; }
+
+static void sgemm_part(void *ctx, long begin, long end) {
+    const sgemm_task *t = ctx;
+    const long block = split_block(t->split_rows);
+    long lo = begin * block, hi = end * block;
+    const float *A = t->A, *B = t->B;
+    float *C = t->C;
+    int M = t->M, N = t->N;
+    if (t->split_rows) {
+        if (hi > M) hi = M;
+        A += t->trans_a ? lo : lo * t->lda;
+        C += lo * t->ldc;
+        M = (int)(hi - lo);
+    } else {
+        if (hi > N) hi = N;
+        B += t->trans_b ? lo * t->ldb : lo;
+        C += lo;
+        N = (int)(hi - lo);
+    }
+    if (nmt_gemm_own())
+        own_sgemm(t->trans_a, t->trans_b, M, N, t->K, t->alpha, A, t->lda, B, t->ldb, t->beta, C, t->ldc);
+    else
+        cblas_sgemm(CblasRowMajor, t->trans_a ? CblasTrans : CblasNoTrans, t->trans_b ? CblasTrans : CblasNoTrans, M, N,
+                    t->K, t->alpha, A, t->lda, B, t->ldb, t->beta, C, t->ldc);
+}
+
+void nmt_sgemm(int trans_a, int trans_b, int M, int N, int K, float alpha, const float *A, int lda, const float *B,
+               int ldb, float beta, float *C, int ldc) {
+    if (M <= 0 || N <= 0) return;
+    blas_single_thread();
+    sgemm_task t = {trans_a, trans_b, M, N, K, lda, ldb, ldc, M >= N, alpha, beta, A, B, C};
+    const int block = split_block(t.split_rows);
+    long units = ((t.split_rows ? M : N) + block - 1) / block;
+    /* Below about a million multiply-adds the split costs more than it saves. */
+    if ((double)M * N * K < 1e6)
+        sgemm_part(&t, 0, units);
+    else
+        nmt_pool_for(units, sgemm_part, &t);
+}
+
+
+const char *nmt_gemm_blas_core(void) { return openblas_get_corename(); }
+
+const char *nmt_gemm_blas_core_advice(void) {
+#if defined(__x86_64__) && defined(__GNUC__)
+    const char *core = openblas_get_corename();
+    int avx2_core = strcmp(core, "Haswell") == 0 || strcmp(core, "Zen") == 0;
+    if (avx2_core && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+        __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl"))
+        return "SkylakeX";
+#endif
+    return NULL;
+}
