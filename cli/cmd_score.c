@@ -2,6 +2,7 @@
 #include "cli.h"
 
 #include "infer/forced.h"
+#include "base/input.h"
 #include "base/io.h"
 #include "compute/pool.h"
 #include "model/model_dir.h"
@@ -25,8 +26,8 @@ static void usage(FILE *out) {
             "n-best lists, and for checking nmt's numbers with other tools.\n"
             "\n"
             "  -m, --model DIR        model directory written by `nmt train`\n"
-            "  -s, --source FILE      source sentences, one a line\n"
-            "  -t, --target FILE      target sentences, as many lines\n"
+            "  -s, --source FILE      source sentences, one a line (`-` = stdin; gzip files are read)\n"
+            "  -t, --target FILE      target sentences, as many lines (the same)\n"
             "      --normalize        divide by the number of target tokens (pieces + eos)\n"
             "      --batch-size N     pairs scored together (default 32)\n"
             "      --loss-json FILE   also write the training objective on these pairs to FILE:\n"
@@ -182,9 +183,12 @@ int nmt_cmd_score(int argc, char **argv) {
     int rc = NMT_EXIT_OK;
     memset(sides, 0, sizeof sides);
     for (int i = 0; i < 2; i++) {
-        sides[i].fp = fopen(paths[i], "rb");
+        if (i == 1 && strcmp(paths[0], "-") == 0 && strcmp(paths[1], "-") == 0) {
+            rc = nmt_cli_usage_error("score", "--source and --target cannot both be standard input");
+            goto done;
+        }
+        sides[i].fp = nmt_input_open(paths[i]);
         if (!sides[i].fp) {
-            nmt_error_set("%s: cannot open: %s", paths[i], strerror(errno));
             rc = nmt_cli_fail("score");
             goto done;
         }
@@ -197,7 +201,7 @@ done:
     for (int i = 0; i < 2; i++) {
         for (int j = 0; j < WINDOW; j++) free(sides[i].ids[j]);
         nmt_lines_free(&sides[i].lines);
-        if (sides[i].fp) fclose(sides[i].fp);
+        if (sides[i].fp) nmt_input_close(sides[i].fp, paths[i]);
     }
     return rc;
 }

@@ -92,6 +92,9 @@ cp out scores.txt
 check "score batch 1" 0 "$NMT" score -m $M $T -s src.txt -t hyp.txt --batch-size 1
 paste out scores.txt | awk '{ d = $1 - $2; if (d < 0) d = -d; if (d > 1e-5 || $1 > 0) bad = 1 } END { exit bad }' ||
   say_fail "scores depend on the batch size"
+gzip -c src.txt >src.txt.gz
+"$NMT" score -m $M $T -s src.txt.gz -t - <hyp.txt >gz-scores.txt 2>err && cmp -s gz-scores.txt scores.txt ||
+  say_fail "score of a gzip source and a target on stdin: $(cat err)"
 # --loss-json: its NLL is minus the sum of the scores; without smoothing the loss is the NLL, with it
 # the loss is larger (the smoothed part spreads mass onto every piece).
 check "score --loss-json" 0 "$NMT" score -m $M $T -s src.txt -t hyp.txt --loss-json loss.json
