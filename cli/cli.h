@@ -35,7 +35,14 @@ int nmt_cli_usage_error(const char *command, const char *fmt, ...) __attribute__
  * flag and return -1. */
 int nmt_cli_long(const char *command, const char *flag, const char *text, long min, long max, long *out);
 int nmt_cli_double(const char *command, const char *flag, const char *text, double min, double max, double *out);
-/* --precision fp32|bf16 (packed.h); bf16 on a CPU without AVX512_BF16 is an error naming the CPU. */
+/* Checks an output path given as `flag` before any work: an empty path, a directory, or the same file
+ * as one of `inputs` (NULL-terminated, may be NULL; given as `input_flag`, or NULL for operands) is a
+ * usage error, printed; returns -1 then, else 0. */
+int nmt_cli_output(const char *command, const char *flag, const char *path, const char *const *inputs,
+                   const char *input_flag);
+/* --precision fp32|bf16|int8|auto (packed.h); bf16 on a CPU without AVX512_BF16, or int8 without
+ * AVX2 or AVX-512 VNNI, is an error naming what is missing; auto measures the products of each
+ * precision available here and takes the fastest (nmt_packed_fastest). */
 int nmt_cli_precision(const char *command, const char *text, nmt_precision *out);
 
 /* getopt_long's tables and globals (optind, optarg) with exact names only: an unknown or

@@ -137,7 +137,7 @@ int nmt_cmd_average(int argc, char **argv) {
     char **checkpoints = NULL, **files = nmt_calloc((size_t)inputs + 1, sizeof *files);
     if (!files) return nmt_cli_fail("average");
     const char *const *paths = (const char *const *)files;
-    int count = inputs, rc = -1;
+    int count = inputs, rc = -1, usage = 0;
     if (last) {
         if (nmt_model_checkpoints(argv[optind], &checkpoints, &count) < 0) goto done;
         if (count < last) {
@@ -154,8 +154,14 @@ int nmt_cmd_average(int argc, char **argv) {
             if (!files[i]) goto done;
         }
     }
-    rc = ends_with(output, ".safetensors") ? nmt_model_average(paths, count, output)
-                                           : write_model_dir(paths, count, output);
+    /* A model directory is created; a bare weights file must not overwrite an input. */
+    const int bare = ends_with(output, ".safetensors");
+    if (bare ? nmt_cli_output("average", "--output", output, paths, NULL) < 0
+             : !*output && nmt_cli_usage_error("average", "--output: an empty path")) {
+        usage = 1;
+        goto done;
+    }
+    rc = bare ? nmt_model_average(paths, count, output) : write_model_dir(paths, count, output);
     if (rc == 0 && !quiet) {
         fprintf(stderr, "nmt average: wrote %s, the mean of %d model%s:\n", output, count, count == 1 ? "" : "s");
         for (int i = 0; i < count; i++) fprintf(stderr, "  %s\n", paths[i]);
@@ -164,5 +170,6 @@ done:
     nmt_model_paths_free(checkpoints);
     for (int i = 0; i < inputs; i++) free(files[i]);
     free(files);
+    if (usage) return NMT_EXIT_USAGE;
     return rc == 0 ? NMT_EXIT_OK : nmt_cli_fail("average");
 }

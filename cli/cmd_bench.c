@@ -23,6 +23,8 @@
 #include "compute/packed.h"
 #include "model/model.h"
 #include "model/model_dir.h"
+#include "model/model_file.h"
+#include "infer/shortlist.h"
 #include "text/spm.h"
 #include "train/train.h"
 #include "infer/translator.h"
@@ -45,7 +47,10 @@ static void usage(FILE *out) {
             "       nmt bench translate -m MODEL_DIR -i FILE [--beam-size K] [--batch-size N] [--json]\n"
             "\n"
             "gemm: GFLOP/s of C = A B^T through OpenBLAS on the thread pool, at N^3 (default 2048,\n"
-            "the reference peak) and at the shapes of the d256/h4/ff1024 model with 4096-token batches.\n"
+            "the reference peak) and at the shapes of the d256/h4/ff1024 model with 4096-token batches;\n"
+            "then the products decoding runs on packed weights in fp32, bf16 (AVX512_BF16 vdpbf16ps) and\n"
+            "int8 (AVX-512 VNNI vpdpbusd, else AVX2 vpmaddubsw) side by side, in GOP/s at N^3 and at one\n"
+            "beam step's shape (40 x 1024 x 256); `--precision auto` picks among them the same way.\n"
             "\n"
             "train CONFIG.yaml: whole training steps (forward, backward, gradient norm, Adam) on the batches\n"
             "a fresh `nmt train CONFIG.yaml` would see, after --warmup steps (3); --steps measured (20).\n"
@@ -63,14 +68,14 @@ static void usage(FILE *out) {
             "translate: sentences/s and target tokens/s (pieces + eos) of `nmt translate` on FILE, timing the\n"
             "search only (model loading and SentencePiece encoding excluded).\n"
             "  --beam-size K (5; 1 = the greedy path)  --batch-size N (64)  --length-penalty A (0.6)\n"
-            "  --precision fp32|bf16 (fp32)\n"
+            "  --precision fp32|bf16|int8|auto (fp32)  --shortlist (MODEL_DIR/shortlist.bin, `nmt shortlist`)\n"
             "\n"
             "Common: --threads T (the CPUs this process may use)  --json (one JSON object on stdout)\n"
             "        -q, --quiet (no progress)  --help\n");
 }
 
 typedef struct bench_options {
-    int threads, json, synthetic, quiet;
+    int threads, json, synthetic, quiet, shortlist;
     long size, steps, warmup, batch_tokens, src_len, tgt_len;
     double dropout;
     nmt_model_config model;
@@ -138,6 +143,15 @@ static int bench_gemm(const bench_options *o) {
     double results[sizeof shapes / sizeof shapes[0]];
     for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
         results[i] = gemm_gflops(shapes[i].M, shapes[i].N, shapes[i].K, 0.3);
+    /* Decoding's products on packed weights in each precision: the square peak, and one beam step's
+     * fc1 (5 beams x 8 sentences) of d256/ff1024. -1: not on this CPU. */
+    static const nmt_precision precisions[] = {NMT_PRECISION_FP32, NMT_PRECISION_BF16, NMT_PRECISION_INT8};
+    enum { PRECISIONS = sizeof precisions / sizeof precisions[0], STEP_M = 40, STEP_N = 1024, STEP_K = 256 };
+    double packed_peak[PRECISIONS], packed_step[PRECISIONS];
+    for (int i = 0; i < PRECISIONS; i++) {
+        packed_peak[i] = nmt_packed_gops(precisions[i], n, n, n, 1.0);
+        packed_step[i] = nmt_packed_gops(precisions[i], STEP_M, STEP_N, STEP_K, 0.3);
+    }
     if (o->json) {
         printf("{\"command\": \"bench gemm\", \"threads\": %d, \"gemm\": \"%s\", \"blas_core\": \"%s\", "
                "\"size\": %d, \"peak_gflops\": %.2f, \"openblas_peak_gflops\": %.2f, \"shapes\": [",
@@ -145,6 +159,11 @@ static int bench_gemm(const bench_options *o) {
         for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
             printf("%s{\"what\": \"%s\", \"M\": %d, \"N\": %d, \"K\": %d, \"gflops\": %.2f}", i ? ", " : "",
                    shapes[i].what, shapes[i].M, shapes[i].N, shapes[i].K, results[i]);
+        printf("], \"packed\": [");
+        for (int i = 0; i < PRECISIONS; i++)
+            printf("%s{\"precision\": \"%s\", \"kernels\": \"%s\", \"peak_gops\": %.2f, \"step_gops\": %.2f}",
+                   i ? ", " : "", nmt_packed_precision_name(precisions[i]),
+                   packed_peak[i] < 0 ? "" : nmt_packed_kernel_name(precisions[i]), packed_peak[i], packed_step[i]);
         printf("]}\n");
     } else {
         printf("sgemm on %d threads (C = A B^T, float32, %s kernels inside the nmt thread pool)\n", o->threads,
@@ -156,6 +175,17 @@ static int bench_gemm(const bench_options *o) {
         for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
             printf("  %-16s %5d %5d %5d  %8.1f GFLOP/s\n", shapes[i].what, shapes[i].M, shapes[i].N, shapes[i].K,
                    results[i]);
+        printf("decoding products on packed weights (y = x W^T), GOP/s: square %d^3 (peak), one beam step's fc1 "
+               "%dx%dx%d\n", n, STEP_M, STEP_N, STEP_K);
+        for (int i = 0; i < PRECISIONS; i++) {
+            if (packed_peak[i] < 0) {
+                printf("  %-5s %-24s %8s %8s\n", nmt_packed_precision_name(precisions[i]), "(not on this CPU)", "-", "-");
+                continue;
+            }
+            printf("  %-5s %-24s %8.1f %8.1f  (%.2fx, %.2fx fp32)\n", nmt_packed_precision_name(precisions[i]),
+                   nmt_packed_kernel_name(precisions[i]), packed_peak[i], packed_step[i], packed_peak[i] / packed_peak[0],
+                   packed_step[i] / packed_step[0]);
+        }
     }
     return NMT_EXIT_OK;
 }
@@ -307,7 +337,9 @@ static int bench_train_synthetic(const bench_options *o) {
 
 static int bench_train_config(const bench_options *o, const char *path) {
     nmt_config config;
-    if (nmt_config_load(&config, path, o->overrides) < 0) return nmt_cli_fail("bench");
+    int loaded = nmt_config_load(&config, path, o->overrides);
+    if (loaded == NMT_CONFIG_BAD_OVERRIDE) return nmt_cli_usage_error("bench", "%s", nmt_error());
+    if (loaded < 0) return nmt_cli_fail("bench");
     double peak = measure_peak(o);
     nmt_train_options options = {.threads = o->threads, .progress = o->quiet ? NULL : stderr, .warnings = stderr};
     nmt_train_bench_result r;
@@ -371,18 +403,19 @@ static int bench_translate(const bench_options *o) {
     int *src_len = NULL, count = 0;
     nmt_translator *translator = NULL;
     nmt_translation *out = NULL;
+    nmt_shortlist *shortlist = NULL;
+    nmt_decode_options decode = o->decode;
     int rc = NMT_EXIT_OK;
     if (read_sources(o, &model, spm, &src, &src_len, &count) < 0 || !(out = nmt_calloc((size_t)count + 1, sizeof *out)) ||
-        nmt_translator_create(&translator, &model, &o->decode) < 0)
+        (o->decode.precision == NMT_PRECISION_INT8 && nmt_model_quantize_int8(&model) < 0) ||
+        (o->shortlist && nmt_shortlist_load_dir(&shortlist, o->model_dir, model.config.vocab_size) < 0) ||
+        ((decode.shortlist = shortlist), nmt_translator_create(&translator, &model, &decode) < 0))
         rc = nmt_cli_fail("bench");
     if (rc == NMT_EXIT_OK) {
         if (!o->quiet)
             fprintf(stderr, "nmt bench: translating %d sentences of %s, %s, batches of %d, %d threads\n", count,
                     o->input, o->decode.greedy ? "greedy" : "beam search", o->decode.batch_size, o->threads);
-        char products[64];
-        if (nmt_packed_available(o->decode.precision))
-            snprintf(products, sizeof products, "packed AVX-512 %s", o->decode.precision == NMT_PRECISION_BF16 ? "bf16" : "fp32");
-        else snprintf(products, sizeof products, "OpenBLAS %s", nmt_gemm_blas_core());
+        const char *products = nmt_packed_kernel_name(o->decode.precision);
         double start = nmt_now();
         if (nmt_translator_run(translator, count, (const int32_t *const *)src, src_len, out) < 0)
             rc = nmt_cli_fail("bench");
@@ -401,11 +434,11 @@ static int bench_translate(const bench_options *o) {
                    "\"beam_size\": %d, \"batch_size\": %d, \"threads\": %d, \"sentences\": %d, \"seconds\": %.4f, "
                    "\"sentences_per_s\": %.2f, \"target_tokens_per_s\": %.1f, \"source_tokens\": %ld, "
                    "\"target_tokens\": %ld, \"mean_output_pieces\": %.2f, \"peak_rss_gib\": %.3f, "
-                   "\"products\": \"%s\"}\n",
+                   "\"products\": \"%s\", \"precision\": \"%s\", \"shortlist\": %s}\n",
                    o->decode.greedy ? "greedy" : "beam", o->decode.beam_size,
                    o->decode.batch_size, o->threads, count, seconds, count / seconds, target_tokens / seconds,
                    source_tokens, target_tokens, count ? (double)(target_tokens - count) / count : 0.0, peak_rss_gib(),
-                   products);
+                   products, nmt_packed_precision_name(o->decode.precision), shortlist ? "true" : "false");
         } else if (rc == NMT_EXIT_OK) {
             printf("%s on %d threads, batches of %d sentences\n",
                    o->decode.greedy ? "greedy search" : "beam search", o->threads, o->decode.batch_size);
@@ -415,6 +448,7 @@ static int bench_translate(const bench_options *o) {
             printf("target tokens/s          %.0f (pieces + eos)\n", target_tokens / seconds);
             printf("peak RSS                 %.3f GiB\n", peak_rss_gib());
             printf("matrix products          %s\n", products);
+            if (shortlist) printf("output layer             shortlist (K %d, M %d)\n", nmt_shortlist_k(shortlist), nmt_shortlist_m(shortlist));
         }
     }
     for (int i = 0; out && i < count; i++) nmt_translation_free(&out[i]);
@@ -423,6 +457,7 @@ static int bench_translate(const bench_options *o) {
     free(src);
     free(src_len);
     nmt_translator_free(translator);
+    nmt_shortlist_free(shortlist);
     nmt_spm_free(spm);
     nmt_model_free(&model);
     return rc;
@@ -431,7 +466,7 @@ static int bench_translate(const bench_options *o) {
 int nmt_cmd_bench(int argc, char **argv) {
     enum { OPT_SIZE = 256, OPT_D, OPT_HEADS, OPT_FFN, OPT_LAYERS, OPT_VOCAB, OPT_NORM, OPT_POSITIONS, OPT_BATCH,
            OPT_SRC, OPT_TGT, OPT_STEPS, OPT_WARMUP, OPT_DROPOUT, OPT_THREADS, OPT_JSON, OPT_SYNTHETIC, OPT_SET,
-           OPT_QUIET, OPT_BEAM, OPT_BATCH_SIZE, OPT_LENGTH_PENALTY, OPT_PRECISION };
+           OPT_QUIET, OPT_BEAM, OPT_BATCH_SIZE, OPT_LENGTH_PENALTY, OPT_PRECISION, OPT_SHORTLIST };
     static const struct option long_options[] = {
         {"size", required_argument, NULL, OPT_SIZE},       {"d-model", required_argument, NULL, OPT_D},
         {"heads", required_argument, NULL, OPT_HEADS},     {"ffn", required_argument, NULL, OPT_FFN},
@@ -445,7 +480,7 @@ int nmt_cmd_bench(int argc, char **argv) {
         {"quiet", no_argument, NULL, OPT_QUIET},           {"beam-size", required_argument, NULL, OPT_BEAM},
         {"batch-size", required_argument, NULL, OPT_BATCH_SIZE},
         {"length-penalty", required_argument, NULL, OPT_LENGTH_PENALTY},
-        {"precision", required_argument, NULL, OPT_PRECISION},
+        {"precision", required_argument, NULL, OPT_PRECISION}, {"shortlist", no_argument, NULL, OPT_SHORTLIST},
         {"model", required_argument, NULL, 'm'},           {"input", required_argument, NULL, 'i'},
         {"help", no_argument, NULL, 'h'},                  {NULL, 0, NULL, 0},
     };
@@ -521,6 +556,7 @@ int nmt_cmd_bench(int argc, char **argv) {
         case OPT_PRECISION:
             if (nmt_cli_precision("bench", optarg, &o.decode.precision) < 0) goto done;
             break;
+        case OPT_SHORTLIST: o.shortlist = 1; break;
         default: goto done;
         }
     }

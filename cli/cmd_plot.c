@@ -61,6 +61,17 @@ int nmt_cmd_plot(int argc, char **argv) {
     int num_runs = argc - optind;
     if (!output) return nmt_cli_usage_error("plot", "--output is required");
     if (num_runs < 1) return nmt_cli_usage_error("plot", "no model directories to plot");
+    if (strcmp(output, "-") != 0) {
+        char **logs = nmt_calloc((size_t)num_runs + 1, sizeof *logs);
+        int checked = logs ? 0 : -1;
+        for (int i = 0; checked == 0 && i < num_runs; i++)
+            if (!(logs[i] = nmt_path_join(argv[optind + i], "train.log.jsonl"))) checked = -1;
+        if (checked < 0) checked = nmt_cli_fail("plot");
+        else if (nmt_cli_output("plot", "--output", output, (const char *const *)logs, NULL) < 0) checked = NMT_EXIT_USAGE;
+        for (int i = 0; logs && i < num_runs; i++) free(logs[i]);
+        free(logs);
+        if (checked) return checked;
+    }
 
     nmt_curves_run *runs = nmt_calloc((size_t)num_runs, sizeof *runs);
     if (!runs) return nmt_cli_fail("plot");

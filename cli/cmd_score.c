@@ -179,6 +179,8 @@ int nmt_cmd_score(int argc, char **argv) {
     }
     if (optind < argc) return nmt_cli_usage_error("score", "unexpected argument '%s'", argv[optind]);
     if (!o.model_dir || !paths[0] || !paths[1]) return nmt_cli_usage_error("score", "--model, --source and --target are required");
+    const char *inputs[] = {paths[0], paths[1], NULL};
+    if (o.loss_json && nmt_cli_output("score", "--loss-json", o.loss_json, inputs, NULL) < 0) return NMT_EXIT_USAGE;
     static side sides[2];
     int rc = NMT_EXIT_OK;
     memset(sides, 0, sizeof sides);

@@ -14,7 +14,7 @@ const char nmt_cmd_train_summary[] = "train a model from a YAML config (resumes 
 
 static void usage(FILE *out) {
     fprintf(out,
-            "Usage: nmt train CONFIG.yaml [--set section.key=value ...] [--threads N] [--quiet]\n"
+            "Usage: nmt train CONFIG.yaml [--set section.key=value ...] [--threads N] [--overwrite] [--quiet]\n"
             "\n"
             "Trains the Transformer described by CONFIG.yaml into its output directory, a model directory\n"
             "for `nmt translate -m DIR`: model.safetensors (best by validation BLEU), spm.model, config.yaml,\n"
@@ -28,6 +28,8 @@ static void usage(FILE *out) {
             "      --set KEY=VALUE  override a config key, e.g. --set train.optimizer.lr=5e-4 (repeatable)\n"
             "      --threads N      threads for the kernels (default: the CPUs this process may use;\n"
             "                       alias --cpu-threads)\n"
+            "      --overwrite      start again from step 0 in an output directory that holds a trained\n"
+            "                       model but no usable checkpoint (refused without it)\n"
             "  -q, --quiet          print only errors\n"
             "  -h, --help           show this help\n"
             "\n"
@@ -50,12 +52,13 @@ int nmt_cmd_train(int argc, char **argv) {
         {"threads", required_argument, NULL, 't'},
         {"cpu-threads", required_argument, NULL, 't'},
         {"quiet", no_argument, NULL, 'q'},
+        {"overwrite", no_argument, NULL, 'O'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     const char **overrides = nmt_calloc((size_t)argc + 1, sizeof *overrides);
     if (!overrides) return nmt_cli_fail("train");
-    int num_overrides = 0, quiet = 0, status = NMT_EXIT_USAGE;
+    int num_overrides = 0, quiet = 0, overwrite = 0, status = NMT_EXIT_USAGE;
     long threads = nmt_cli_threads_default();
     static const int repeatable[] = {'s', 0};
     int c;
@@ -75,6 +78,9 @@ int nmt_cmd_train(int argc, char **argv) {
         case 'q':
             quiet = 1;
             break;
+        case 'O':
+            overwrite = 1;
+            break;
         case 'h':
             usage(stdout);
             status = NMT_EXIT_OK;
@@ -88,7 +94,12 @@ int nmt_cmd_train(int argc, char **argv) {
         goto done;
     }
     nmt_config config;
-    if (nmt_config_load(&config, argv[optind], overrides) < 0) {
+    int loaded = nmt_config_load(&config, argv[optind], overrides);
+    if (loaded == NMT_CONFIG_BAD_OVERRIDE) {
+        nmt_cli_usage_error("train", "%s", nmt_error());
+        goto done;
+    }
+    if (loaded < 0) {
         status = nmt_cli_fail("train");
         goto done;
     }
@@ -105,6 +116,7 @@ int nmt_cmd_train(int argc, char **argv) {
         .progress = quiet ? NULL : stderr,
         .warnings = stderr,
         .stop = &stop_requested,
+        .overwrite = overwrite,
     };
     nmt_train_result result;
     status = nmt_train(&config, &options, &result) < 0 ? nmt_cli_fail("train") : NMT_EXIT_OK;

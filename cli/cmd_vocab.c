@@ -30,13 +30,14 @@ static void usage(FILE *out) {
             "  -h, --help                    show this help\n");
 }
 
-/* Appends the comma-separated names in `list` to *files. */
+/* Appends the comma-separated names in `list` to *files (kept NULL-terminated). */
 static int add_inputs(char *list, char ***files, int *count) {
     for (char *name = strtok(list, ","); name; name = strtok(NULL, ",")) {
-        char **grown = nmt_realloc(*files, (size_t)(*count + 1) * sizeof *grown);
+        char **grown = nmt_realloc(*files, (size_t)(*count + 2) * sizeof *grown);
         if (!grown) return -1;
         *files = grown;
         (*files)[(*count)++] = name;
+        (*files)[*count] = NULL;
     }
     return 0;
 }
@@ -51,6 +52,22 @@ static int make_parent_dir(const char *prefix) {
     int rc = nmt_mkdirs(dir);
     free(dir);
     return rc;
+}
+
+/* PREFIX names two files, PREFIX.model and PREFIX.vocab: neither may be empty, a directory or an input. */
+static int check_prefix(const char *prefix, const char *const *inputs) {
+    if (nmt_cli_output("vocab", "--output", prefix, NULL, NULL) < 0) return -1;
+    static const char *const extensions[] = {".model", ".vocab"};
+    for (int i = 0; i < 2; i++) {
+        size_t n = strlen(prefix) + 8;
+        char *path = nmt_malloc(n);
+        if (!path) return nmt_cli_fail("vocab"), -1;
+        snprintf(path, n, "%s%s", prefix, extensions[i]);
+        int rc = nmt_cli_output("vocab", "--output", path, inputs, "--input");
+        free(path);
+        if (rc < 0) return -1;
+    }
+    return 0;
 }
 
 int nmt_cmd_vocab(int argc, char **argv) {
@@ -114,6 +131,7 @@ int nmt_cmd_vocab(int argc, char **argv) {
         nmt_cli_usage_error("vocab", "--input, --size and --output are required");
         goto done;
     }
+    if (check_prefix(o.output_prefix, (const char *const *)inputs) < 0) goto done;
     o.inputs = (const char *const *)inputs;
     o.num_inputs = num_inputs;
     o.vocab_size = (int)size;

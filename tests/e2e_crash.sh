@@ -6,7 +6,7 @@
 #
 # After every kill: each *.safetensors present (checkpoints, model.safetensors) reads back whole
 # (`nmt average` of it alone loads every tensor), every line of train.log.jsonl is complete, and
-# temporaries ("NAME.tmp.PID", what a kill mid-write leaves) are the only other files; the next run
+# temporaries ("NAME.tmp.PID.RANDOM", what a kill mid-write leaves) are the only other files; the next run
 # removes them and never takes one for a checkpoint. At the end: the last checkpoint equals the
 # uninterrupted run's byte for byte in its data and in its header (elapsed time aside),
 # model.safetensors is identical, and so is the log (timings aside).
@@ -90,11 +90,11 @@ check_dir ref "uninterrupted run"
 kills=0 write_kills=0 finished=0
 kill_run() {
   "${run[@]}" output=out 2>"$work/run.err" & # nmt itself, not a subshell: the kill must reach it
-  local pid=$! f # the temporaries of this run end in .tmp.$pid; older ones are a killed run's
+  local pid=$! f # the temporaries of this run hold .tmp.$pid.; older ones are a killed run's
   if [ "$1" = write ]; then
     local deadline=$((SECONDS + 10))
     while kill -0 "$pid" 2>/dev/null && [ $SECONDS -lt $deadline ]; do
-      for f in out/checkpoints/*.tmp."$pid"; do [ -e "$f" ] && break 2; done
+      for f in out/checkpoints/*.tmp."$pid".*; do [ -e "$f" ] && break 2; done
     done
   else
     sleep "$1"

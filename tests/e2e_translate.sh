@@ -69,7 +69,7 @@ else
   grep -q 'AVX512_BF16' err || say_fail "bf16 refusal message: $(cat err)"
 fi
 check "unknown precision" 2 "$NMT" translate -m $M $T --precision fp16 -i in.txt
-grep -q "expected fp32 or bf16, got 'fp16'" err || say_fail "precision message: $(cat err)"
+grep -q "expected fp32, bf16, int8 or auto, got 'fp16'" err || say_fail "precision message: $(cat err)"
 
 # n-best: `i ||| hypothesis ||| F0= logprob ||| score`, N per line (1 for an empty line), best first.
 check "n-best" 0 "$NMT" translate -m $M $T -i in.txt --n-best 3 --print-alignment

@@ -31,7 +31,9 @@ static const char minimal[] = "data:\n  train: {src: train.en, tgt: train.de}\n"
 static void expect_error(const char *text, const char *const *overrides, const char *want) {
     nmt_config c;
     const char *path = write_config("bad.yaml", text);
-    ck_assert_int_eq(nmt_config_load(&c, path, overrides), -1);
+    int rc = nmt_config_load(&c, path, overrides);
+    /* A wrong override is a command-line mistake of its own kind. */
+    ck_assert_int_eq(rc, overrides ? NMT_CONFIG_BAD_OVERRIDE : -1);
     char full[512];
     if (want[0] == ':') snprintf(full, sizeof full, "%s%s", path, want); /* ":line:col: ..." after the file */
     else snprintf(full, sizeof full, "%s", want);
@@ -216,6 +218,12 @@ START_TEST(errors_name_line_and_column) {
     expect_error("data: {train: {src: a, tgt: b}}\n---\nmodel: {}\n", NULL, "a config holds one YAML document");
     /* Malformed YAML: libyaml's own message and position. */
     expect_error("model:\n  heads: 4\n d_model: 8\n", NULL, ":3:2: did not find expected key while parsing a block mapping");
+    expect_error("train:\n  optimizer: {lr: 1e999}\n", NULL, ":2:19: train.optimizer.lr: 1e999 is too large for a number (it overflows to infinity); expected a number > 0");
+    expect_error("train:\n  max_minutes: -1e400\n", NULL, ":2:16: train.max_minutes: -1e400 is too large for a number");
+    /* An invalid byte is placed where it is, not at 1:1. */
+    expect_error("data:\n  train: {src: a, tgt: b}\n\n\n\n\n\n\n\n\n\n\n\n\n# caf\xc3\xa9 \xff here\n", NULL,
+                 ":15:8: invalid leading UTF-8 octet (byte 0xff)");
+    expect_error("model:\n  heads: 4\x01\n", NULL, ":2:11: control characters are not allowed (byte 0x01)");
     expect_error("model: {heads: 4\n", NULL, ":2:1: did not find expected ',' or '}' while parsing a flow mapping");
 }
 END_TEST
@@ -257,6 +265,12 @@ START_TEST(overrides_apply_and_fail_by_name) {
     expect_error(minimal, malformed, "--set train.optimizer.betas=[0.9,: malformed value:");
     const char *indivisible[] = {"model.d_model=256", "model.heads=3", NULL};
     expect_error(minimal, indivisible, "--set model.heads=3: model.d_model 256 is not divisible by model.heads 3");
+    const char *empty_output[] = {"output=''", NULL};
+    expect_error(minimal, empty_output, "--set output='': output: an empty path; name it (or leave the key out for its default)");
+    const char *no_key[] = {"=1", NULL};
+    expect_error(minimal, no_key, "--set =1: expected section.key=value");
+    const char *infinite[] = {"train.optimizer.lr=1e999", NULL};
+    expect_error(minimal, infinite, "--set train.optimizer.lr=1e999: train.optimizer.lr: 1e999 is too large for a number (it overflows to infinity)");
     const char *range[] = {"train.optimizer.betas=[0.9,-0.98]", NULL};
     expect_error(minimal, range, "--set train.optimizer.betas=[0.9,-0.98]: train.optimizer.betas: expected a number in [0, 1), got -0.98");
 }

@@ -4,6 +4,7 @@
  * The encoder is a byte encoder (id = 4 + byte, one piece per byte, spaces dropped), so expected
  * lengths are byte counts that can be read off the test text. */
 #include "train/corpus.h"
+#include "base/hash.h"
 #include "base/io.h"
 #include "base/util.h"
 
@@ -228,12 +229,12 @@ START_TEST(file_hash_sees_content) {
     char *b = write_file("h2", "same sizf");
     char *c = write_file("h3", "same size");
     uint64_t ha, hb, hc;
-    ck_assert_int_eq(nmt_corpus_hash_file(a, &ha), 0);
-    ck_assert_int_eq(nmt_corpus_hash_file(b, &hb), 0);
-    ck_assert_int_eq(nmt_corpus_hash_file(c, &hc), 0);
+    ck_assert_int_eq(nmt_hash_file(a, &ha), 0);
+    ck_assert_int_eq(nmt_hash_file(b, &hb), 0);
+    ck_assert_int_eq(nmt_hash_file(c, &hc), 0);
     ck_assert(ha != hb);
     ck_assert(ha == hc);
-    ck_assert_int_eq(nmt_corpus_hash_file("/nonexistent/spm.model", &ha), -1);
+    ck_assert_int_eq(nmt_hash_file("/nonexistent/spm.model", &ha), -1);
     ck_assert_ptr_nonnull(strstr(nmt_error(), "/nonexistent/spm.model"));
     free(a);
     free(b);

@@ -8,7 +8,7 @@
 #include "model/model_dir.h"
 #include "compute/pool.h"
 #include "compute/packed.h"
-#include "model_dir.h"
+#include "tiny_model.h"
 #include "nmt/version.h"
 #include "testing.h"
 
@@ -204,7 +204,7 @@ START_TEST(test_errors) {
     ck_assert_ptr_nonnull(strstr(nmt_last_error(), "/nonexistent-model-dir"));
     o.precision = "fp16";
     ck_assert_int_eq(nmt_engine_open(&e, nmt_test_tmpdir, &o), -1);
-    ck_assert_str_eq(nmt_last_error(), "precision: expected fp32 or bf16, got 'fp16'");
+    ck_assert_str_eq(nmt_last_error(), "precision: expected fp32, bf16 or int8, got 'fp16'");
     o.precision = NULL;
     o.n_best = 9;
     ck_assert_int_eq(nmt_engine_open(&e, nmt_test_tmpdir, &o), -1);

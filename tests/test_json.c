@@ -172,6 +172,23 @@ START_TEST(messages_name_the_place) {
 }
 END_TEST
 
+/* Peeking skips whitespace and consumes nothing; -1 at the end. */
+START_TEST(peek_looks_without_reading) {
+    nmt_json j = reader(" \n\t [\"a\"] ");
+    ck_assert_int_eq(nmt_json_peek(&j), '[');
+    ck_assert_int_eq(nmt_json_peek(&j), '[');
+    ck_assert_int_eq(nmt_json_expect(&j, '['), 0);
+    ck_assert_int_eq(nmt_json_peek(&j), '"');
+    char *s;
+    ck_assert_int_eq(nmt_json_string(&j, &s), 0);
+    free(s);
+    ck_assert_int_eq(nmt_json_expect(&j, ']'), 0);
+    ck_assert_int_eq(nmt_json_peek(&j), -1);
+    j = reader("\xc3\xa9");
+    ck_assert_int_eq(nmt_json_peek(&j), 0xc3); /* a byte, never a negative char */
+}
+END_TEST
+
 START_TEST(written_strings_read_back) {
     const char *original = "q\"b\\s\x01\x1f/\xC3\xA9";
     char *text = NULL;
@@ -211,6 +228,7 @@ int main(void) {
     tcase_add_test(tc, strings_are_unescaped_and_checked);
     tcase_add_test(tc, values_are_skipped_whole);
     tcase_add_test(tc, messages_name_the_place);
+    tcase_add_test(tc, peek_looks_without_reading);
     tcase_add_test(tc, written_strings_read_back);
     tcase_add_test(tc, allocation_failures_are_reported);
     suite_add_tcase(s, tc);

@@ -4,6 +4,7 @@
  * never crash (run it under ASan). */
 #include "base/io.h"
 #include "model/safetensors.h"
+#include "base/hash.h"
 #include "base/util.h"
 #include "testing.h"
 
@@ -40,8 +41,9 @@ static void expect_bad(const char *header, const void *data, size_t data_size, c
 static char *temp_path(const char *name) { return nmt_path_join(nmt_test_tmpdir, name); }
 
 START_TEST(writes_the_exact_bytes_of_the_format) {
-    /* One F32 tensor "a" of shape [2] holding 1.0 and -2.0, and metadata k="v". The header is 79
-     * bytes of JSON padded with a space to 80, a multiple of 8. 1.0f = 0x3f800000, -2.0f = 0xc0000000. */
+    /* One F32 tensor "a" of shape [2] holding 1.0 and -2.0, and metadata k="v", then the writer's
+     * data_checksum. The header is 114 bytes of JSON padded with spaces to 120, a multiple of 8.
+     * 1.0f = 0x3f800000, -2.0f = 0xc0000000. */
     float values[2] = {1.0f, -2.0f};
     nmt_st_tensor t = {.name = "a", .dtype = NMT_ST_F32, .rank = 1, .shape = {2}, .data = values, .size = 8};
     nmt_st_metadata m = {.key = "k", .value = "v"};
@@ -50,16 +52,48 @@ START_TEST(writes_the_exact_bytes_of_the_format) {
     char *bytes;
     size_t size;
     ck_assert_int_eq(nmt_read_file(path, &bytes, &size), 0);
-    const char json[] = "{\"__metadata__\":{\"k\":\"v\"},\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]}}";
-    ck_assert_uint_eq(sizeof json - 1, 79);
-    ck_assert_uint_eq(size, 8 + 80 + 8);
-    const unsigned char length[8] = {80, 0, 0, 0, 0, 0, 0, 0};
-    ck_assert_mem_eq(bytes, length, 8);
-    ck_assert_mem_eq(bytes + 8, json, 79);
-    ck_assert_int_eq(bytes[8 + 79], ' ');
     const unsigned char data[8] = {0x00, 0x00, 0x80, 0x3f, 0x00, 0x00, 0x00, 0xc0};
-    ck_assert_mem_eq(bytes + 88, data, 8);
+    char json[160];
+    snprintf(json, sizeof json,
+             "{\"__metadata__\":{\"k\":\"v\",\"data_checksum\":\"%016llx\"},\"a\":{\"dtype\":\"F32\",\"shape\":[2],"
+             "\"data_offsets\":[0,8]}}",
+             (unsigned long long)nmt_hash_bytes(data, 8));
+    ck_assert_uint_eq(strlen(json), 114);
+    ck_assert_uint_eq(size, 8 + 120 + 8);
+    const unsigned char length[8] = {120, 0, 0, 0, 0, 0, 0, 0};
+    ck_assert_mem_eq(bytes, length, 8);
+    ck_assert_mem_eq(bytes + 8, json, 114);
+    ck_assert_mem_eq(bytes + 8 + 114, "      ", 6);
+    ck_assert_mem_eq(bytes + 128, data, 8);
     free(bytes);
+    free(path);
+}
+END_TEST
+
+START_TEST(a_flipped_bit_is_reported_as_damage) {
+    float w[4] = {1, 2, 3, 4};
+    nmt_st_tensor t = {.name = "w", .dtype = NMT_ST_F32, .rank = 2, .shape = {2, 2}, .data = w, .size = 16};
+    nmt_st_metadata m = {.key = "k", .value = "v"};
+    char *path = temp_path("flip.safetensors");
+    ck_assert_int_eq(nmt_st_write(path, &t, 1, &m, 1), 0);
+    char *bytes;
+    size_t size;
+    ck_assert_int_eq(nmt_read_file(path, &bytes, &size), 0);
+    nmt_st_file f;
+    ck_assert_int_eq(nmt_st_parse(&f, bytes, size, path), 0);
+    ck_assert_int_eq(f.num_metadata, 1); /* the checksum is the format's own: not shown */
+    ck_assert_str_eq(f.metadata[0].key, "k");
+    nmt_st_free(&f);
+    ck_assert_int_eq(nmt_read_file(path, &bytes, &size), 0);
+    bytes[size - 3] ^= 0x10;
+    ck_assert_int_eq(nmt_atomic_write(path, bytes, size), 0);
+    free(bytes);
+    ck_assert_int_eq(nmt_st_read(&f, path), -1);
+    ck_assert_ptr_nonnull(strstr(nmt_error(), "flip.safetensors: damaged: the tensor data does not match the checksum in its header"));
+    /* The writer keeps its key for itself. */
+    nmt_st_metadata own = {.key = "data_checksum", .value = "0"};
+    ck_assert_int_eq(nmt_st_write(path, &t, 1, &own, 1), -1);
+    ck_assert_ptr_nonnull(strstr(nmt_error(), "metadata key 'data_checksum' is the writer's own"));
     free(path);
 }
 END_TEST
@@ -172,7 +206,7 @@ START_TEST(damaged_files_are_refused_by_name) {
     snprintf(h, sizeof h, "{%s,%s}", ok_tensor, ok_tensor);
     expect_bad(h, d, 8, "tensor 'a' appears twice");
     expect_bad("{\"a\":{\"dtype\":\"F16\",\"shape\":[4],\"data_offsets\":[0,8]}}", d, 8,
-               "bad safetensors header at byte 22: tensor 'a': dtype F16 is not one nmt reads (F32, I64, U8)");
+               "bad safetensors header at byte 22: tensor 'a': dtype F16 is not one nmt reads (F32, I64, U8, I8)");
     expect_bad("{\"a\":{\"dtype\":\"F32\",\"shape\":[1,1,1,1,2],\"data_offsets\":[0,8]}}", d, 8, "a shape has more than 4 entries");
     expect_bad("{\"a\":{\"dtype\":\"F32\",\"shape\":[2]}}", d, 8, "tensor 'a' lacks data_offsets");
     expect_bad("{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8],\"extra\":1}}", d, 8,
@@ -207,19 +241,20 @@ START_TEST(files_on_disk_truncated_or_missing) {
     nmt_st_tensor t = {.name = "w", .dtype = NMT_ST_F32, .rank = 2, .shape = {2, 2}, .data = w, .size = 16};
     char *path = temp_path("trunc.safetensors");
     ck_assert_int_eq(nmt_st_write(path, &t, 1, NULL, 0), 0);
-    ck_assert_int_eq(truncate(path, 8 + 64 + 15), 0);
+    const long header = 112; /* {"__metadata__":{"data_checksum":"..."},"w":{...}}: 109 bytes, padded */
+    ck_assert_int_eq(truncate(path, 8 + header + 15), 0);
     nmt_st_file f;
     ck_assert_int_eq(nmt_st_read(&f, path), -1);
     ck_assert_ptr_nonnull(strstr(nmt_error(), path));
     ck_assert_ptr_nonnull(strstr(nmt_error(), "past the end of the data (15 bytes): truncated file?"));
     ck_assert_int_eq(truncate(path, 20), 0);
     ck_assert_int_eq(nmt_st_read(&f, path), -1);
-    ck_assert_ptr_nonnull(strstr(nmt_error(), "the header length 64 is larger than the 12 bytes that follow it"));
+    ck_assert_ptr_nonnull(strstr(nmt_error(), "the header length 112 is larger than the 12 bytes that follow it"));
     free(path);
     ck_assert_int_eq(nmt_st_read(&f, "/nonexistent/model.safetensors"), -1);
     ck_assert_str_eq(nmt_error(), "/nonexistent/model.safetensors: cannot open: No such file or directory");
     ck_assert_int_eq(nmt_st_read(&f, "/tmp"), -1);
-    ck_assert_str_eq(nmt_error(), "/tmp: not a regular file");
+    ck_assert_str_eq(nmt_error(), "/tmp: not a regular file (a directory)");
 }
 END_TEST
 
@@ -320,6 +355,7 @@ int main(void) {
     Suite *s = suite_create("safetensors");
     TCase *tc = tcase_create("safetensors");
     tcase_add_test(tc, writes_the_exact_bytes_of_the_format);
+    tcase_add_test(tc, a_flipped_bit_is_reported_as_damage);
     tcase_add_test(tc, round_trip_keeps_everything);
     tcase_add_test(tc, reads_files_laid_out_by_other_writers);
     tcase_add_test(tc, damaged_files_are_refused_by_name);

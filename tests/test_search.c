@@ -9,6 +9,7 @@
 #include "infer/search.h"
 #include "text/vocab.h"
 #include "base/util.h"
+#include "testing.h"
 
 #include <check.h>
 #include <math.h>
@@ -615,9 +616,5 @@ int main(void) {
     tcase_add_test(tc, beam_finds_what_greedy_misses);
     tcase_add_test(tc, length_penalty_keeps_searching_past_the_first_eos);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return nmt_test_run(s);
 }

@@ -1,16 +1,20 @@
 # tiny_model.sh: sourced by end-to-end tests; `tiny_model DIR` trains a toy En->De model directory
 # (word-for-word "translations", a vocabulary of 48 pieces, d_model 32, one layer a side) in a few
 # seconds with `$NMT train`, into DIR (corpus files DIR.train.en / DIR.train.de beside it).
-tiny_model() {
-  local dir=$1
-  awk -v prefix="$dir" 'BEGIN {
+# `tiny_corpus PREFIX [PAIRS]` writes only the corpus, PREFIX.train.en and PREFIX.train.de (400 pairs).
+tiny_corpus() {
+  awk -v prefix="$1" -v pairs="${2:-400}" 'BEGIN {
     srand(7); n = split("the a cat dog sees likes big small red blue house tree runs sleeps", en, " ");
     split("der ein katze hund sieht mag gross klein rot blau haus baum rennt schlaeft", de, " ");
-    for (i = 0; i < 400; i++) {
+    for (i = 0; i < pairs; i++) {
       len = 2 + int(rand() * 5); s = ""; t = "";
       for (j = 0; j < len; j++) { w = 1 + int(rand() * n); s = s (j ? " " : "") en[w]; t = t (j ? " " : "") de[w] }
       print s > (prefix ".train.en"); print t > (prefix ".train.de")
     } }'
+}
+tiny_model() {
+  local dir=$1
+  tiny_corpus "$dir"
   cat >"$dir.yaml" <<YAML
 model: {d_model: 32, heads: 2, ffn: 64, encoder_layers: 1, decoder_layers: 1, dropout: 0.0}
 vocab: {size: 48}

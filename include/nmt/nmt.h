@@ -100,8 +100,9 @@ typedef struct nmt_engine_options {
     int greedy;              /* 1: greedy search, the fastest (0) */
     double length_penalty;   /* GNMT alpha: score = logprob / ((5 + |y|) / 6)^alpha (0.6) */
     double max_length_ratio; /* at most ratio * source pieces + 10 target pieces (2) */
-    int threads;             /* threads for decoding (0: every processor) */
-    const char *precision;   /* matrix products: "fp32" (NULL means it) or "bf16" (AVX512_BF16 CPUs) */
+    int threads;             /* threads for decoding (0: the CPUs this process may use) */
+    const char *precision;   /* matrix products: "fp32" (NULL means it), "bf16" (AVX512_BF16 CPUs) or "int8"
+                              * (AVX2 or AVX-512 VNNI CPUs; weights and activations quantized per row) */
     int max_batch;           /* lines decoded together (64) */
     int max_input_length;    /* source pieces per line (0: no limit but the model's) */
     int crop;                /* a longer line: 1 = cropped to max_input_length, 0 = an error (0) */

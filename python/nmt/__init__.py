@@ -121,7 +121,7 @@ class Translator:
     """A model directory (what `nmt train` or `nmt average` writes), opened once.
 
     The options are those of `nmt translate`: beam_size, n_best (the most hypotheses translate may
-    return per line), greedy, length_penalty, max_length_ratio, threads (0: every processor),
+    return per line), greedy, length_penalty, max_length_ratio, threads (0: the CPUs this process may use),
     precision ("fp32" or "bf16"), max_batch, max_input_length (0: no limit but the model's) and crop
     (a longer line is cropped instead of refused).
     """

@@ -14,6 +14,7 @@
 #include "infer/forced.h"
 #include "infer/translator.h"
 #include "model/model_dir.h"
+#include "model/model_file.h"
 #include "model/model.h"
 #include "text/spm.h"
 #include "train/config.h"
@@ -121,8 +122,12 @@ static int decode_options(const nmt_engine_options *o, nmt_decode_options *d) {
             return nmt_error_set("precision bf16 needs a CPU with AVX512_BF16 instructions; this one has none "
                                  "(or NMT_GEMM=openblas is set)");
         d->precision = NMT_PRECISION_BF16;
+    } else if (strcmp(o->precision, "int8") == 0) {
+        if (!nmt_packed_available(NMT_PRECISION_INT8))
+            return nmt_error_set("precision int8 needs a CPU with AVX2 or AVX-512 VNNI instructions; this one has neither");
+        d->precision = NMT_PRECISION_INT8;
     } else {
-        return nmt_error_set("precision: expected fp32 or bf16, got '%s'", o->precision);
+        return nmt_error_set("precision: expected fp32, bf16 or int8, got '%s'", o->precision);
     }
     return nmt_decode_options_check(d);
 }
@@ -132,16 +137,16 @@ int nmt_engine_open(nmt_engine **out, const char *model_dir, const nmt_engine_op
     nmt_engine_options o = options ? *options : nmt_engine_options_default();
     nmt_decode_options d;
     if (decode_options(&o, &d) < 0) return -1;
-    o.precision = d.precision == NMT_PRECISION_BF16 ? "bf16" : "fp32";
-    if (o.threads == 0) {
-        long n = sysconf(_SC_NPROCESSORS_ONLN);
-        o.threads = n < 1 ? 1 : n > 1024 ? 1024 : (int)n;
-    }
+    o.precision = nmt_packed_precision_name(d.precision);
+    if (o.threads == 0) o.threads = nmt_cpus_available() > 1024 ? 1024 : nmt_cpus_available();
     if (o.greedy) o.beam_size = o.n_best = 1;
     nmt_engine *e = nmt_calloc(1, sizeof *e);
     if (!e) return -1;
     e->options = o;
-    if (nmt_model_dir_open(model_dir, &e->model, &e->spm) < 0) {
+    if (nmt_model_dir_open(model_dir, &e->model, &e->spm) < 0 ||
+        (d.precision == NMT_PRECISION_INT8 && nmt_model_quantize_int8(&e->model) < 0)) {
+        nmt_spm_free(e->spm);
+        nmt_model_free(&e->model);
         free(e);
         return -1;
     }

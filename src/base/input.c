@@ -66,12 +66,32 @@ int nmt_input_read_all(const char *path, char **data, size_t *size) {
     *size = 0;
     FILE *fp = nmt_input_open(path);
     if (!fp) return -1;
-    int rc = nmt_read_stream(fp, path, data, size);
-    if (rc == 0 && nmt_input_close(fp, path) < 0) {
-        free(*data);
-        *data = NULL;
+    size_t cap = 1 << 16, len = 0;
+    char *buf = nmt_malloc(cap);
+    while (buf && !ferror(fp) && !feof(fp)) {
+        len += fread(buf + len, 1, cap - len - 1, fp);
+        if (len + 1 < cap) continue;
+        if (len >= NMT_READ_MAX) { /* a decompression bomb, or a file far beyond any corpus */
+            nmt_error_set("%s: more than %zu bytes, larger than a text nmt reads whole can be", path, NMT_READ_MAX);
+            free(buf);
+            buf = NULL;
+            break;
+        }
+        char *bigger = nmt_realloc(buf, cap * 2);
+        if (!bigger) {
+            free(buf);
+            buf = NULL;
+        }
+        buf = bigger;
+        cap *= 2;
+    }
+    int failed = nmt_input_close(fp, path) < 0 || !buf;
+    if (failed) {
+        free(buf);
         return -1;
     }
-    if (rc < 0 && fp != stdin) fclose(fp);
-    return rc;
+    buf[len] = '\0';
+    *data = buf;
+    *size = len;
+    return 0;
 }

@@ -33,6 +33,11 @@ static void skip_space(nmt_json *j) {
     for (int c = peek(j); c == ' ' || c == '\t' || c == '\n' || c == '\r'; c = peek(j)) j->pos++;
 }
 
+int nmt_json_peek(nmt_json *j) {
+    skip_space(j);
+    return peek(j);
+}
+
 int nmt_json_accept(nmt_json *j, char c) {
     skip_space(j);
     if (peek(j) != (unsigned char)c) return 0;

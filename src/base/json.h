@@ -45,6 +45,9 @@ int nmt_json_error(const nmt_json *j, const char *fmt, ...) NMT_PRINTF(2, 3);
 
 /* Skips whitespace; consumes `c` and returns 1 if it comes next, else returns 0. */
 int nmt_json_accept(nmt_json *j, char c);
+/* Skips whitespace; the next byte (without consuming it), or -1 at the end of the text: callers whose
+ * value may have several types ('"', '[', '{', a digit, ...) look before they read. */
+int nmt_json_peek(nmt_json *j);
 /* Skips whitespace and consumes `c`, or fails with "expected 'c', found ...". */
 int nmt_json_expect(nmt_json *j, char c);
 /* Skips whitespace; consumes the literal `word` (null, true, false) and returns 1 if it comes next. */

@@ -13,6 +13,7 @@
 #include "compute/kernels.h"
 #include "base/util.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -26,6 +27,7 @@ enum { PANEL = NMT_GEMM_PANEL, TILE_ROWS = NMT_GEMM_TILE_ROWS };
 #endif
 
 int nmt_packed_available(nmt_precision precision) {
+    if (precision == NMT_PRECISION_INT8) return nmt_qgemm_best() != NMT_QGEMM_C;
 #if PACKED_X86
     return nmt_gemm_own() && (precision == NMT_PRECISION_FP32 || __builtin_cpu_supports("avx512bf16"));
 #else
@@ -48,6 +50,7 @@ int nmt_packed_init(nmt_packed *p, const float *weight, int N, int K, nmt_precis
     if (N < 1 || K < 1) return nmt_error_set("packed matrix of %d x %d", N, K);
     if (precision == NMT_PRECISION_BF16 && !nmt_packed_available(NMT_PRECISION_BF16))
         return nmt_error_set("bf16 products need a CPU with AVX512_BF16 (and NMT_GEMM not set to openblas)");
+    if (precision == NMT_PRECISION_INT8) return nmt_qgemm_init(&p->q, weight, N, K);
     if (!nmt_packed_available(NMT_PRECISION_FP32)) return 0;
     const size_t panels = ((size_t)N + PANEL - 1) / PANEL;
     const size_t depth = precision == NMT_PRECISION_BF16 ? ((size_t)K + 1) / 2 : (size_t)K; /* rows per panel */
@@ -77,11 +80,12 @@ int nmt_packed_init(nmt_packed *p, const float *weight, int N, int K, nmt_precis
 void nmt_packed_free(nmt_packed *p) {
     free(p->panels);
     free(p->pairs);
+    nmt_qgemm_free(&p->q);
     p->panels = NULL;
     p->pairs = NULL;
 }
 
-int nmt_packed_fast(const nmt_packed *p) { return p->panels != NULL || p->pairs != NULL; }
+int nmt_packed_fast(const nmt_packed *p) { return p->panels != NULL || p->pairs != NULL || p->q.panels != NULL; }
 
 #if PACKED_X86
 /* dst[0 .. ceil(n/2)) = x[0 .. n) as bf16 pairs, an odd n padded with 0. */
@@ -185,9 +189,13 @@ static void product_panels(void *ctx, long begin, long end) {
                     last - column, t->bias != NULL);
 }
 
-size_t nmt_packed_scratch(const nmt_packed *p, int M) {
-    return p->pairs && M > 0 ? (size_t)M * (((size_t)p->K + 1) / 2) : 0;
+size_t nmt_packed_scratch_rows(const nmt_packed *p, int M, int K) {
+    if (M < 1 || K < 1) return 0;
+    if (p->q.panels) return (size_t)M * (((size_t)K + 3) / 4 + 1);
+    return p->pairs ? (size_t)M * (((size_t)K + 1) / 2) : 0;
 }
+
+size_t nmt_packed_scratch(const nmt_packed *p, int M) { return nmt_packed_scratch_rows(p, M, p->K); }
 
 typedef struct conversion {
     uint32_t *pairs;
@@ -206,6 +214,7 @@ static void convert_rows(void *ctx, long begin, long end) {
 }
 
 void nmt_packed_to_pairs(const nmt_packed *p, uint32_t *pairs, const float *x, int M) {
+    if (p->q.panels) nmt_qgemm_quantize(&p->q, pairs, x, M);
     if (!p->pairs || M < 1) return;
     conversion c = {pairs, x, p->K};
     nmt_pool_work(M, p->K, convert_rows, &c);
@@ -214,6 +223,10 @@ void nmt_packed_to_pairs(const nmt_packed *p, uint32_t *pairs, const float *x, i
 void nmt_packed_linear_columns(float *y, const float *x, const uint32_t *x_pairs, const nmt_packed *p,
                                const float *bias, int M, int first, int count) {
     if (M < 1 || count < 1) return;
+    if (p->q.panels) {
+        nmt_qgemm_columns(y, x_pairs, &p->q, bias, M, first, count);
+        return;
+    }
     if (!nmt_packed_fast(p)) {
         nmt_linear_forward(y, x, p->weight + (size_t)first * (size_t)p->K, bias ? bias + first : NULL, M, p->K, count);
         return;
@@ -226,4 +239,63 @@ void nmt_packed_linear_columns(float *y, const float *x, const uint32_t *x_pairs
 void nmt_packed_linear(float *y, const float *x, const nmt_packed *p, const float *bias, int M, uint32_t *scratch) {
     nmt_packed_to_pairs(p, scratch, x, M);
     nmt_packed_linear_columns(y, x, scratch, p, bias, M, 0, p->N);
+}
+
+const char *nmt_packed_precision_name(nmt_precision precision) {
+    return precision == NMT_PRECISION_INT8 ? "int8" : precision == NMT_PRECISION_BF16 ? "bf16" : "fp32";
+}
+
+const char *nmt_packed_kernel_name(nmt_precision precision) {
+    static _Thread_local char name[64];
+    if (precision == NMT_PRECISION_INT8) snprintf(name, sizeof name, "int8 %s", nmt_qgemm_kernel_name(nmt_qgemm_kernel_used()));
+    else if (nmt_packed_available(precision)) snprintf(name, sizeof name, "packed AVX-512 %s", nmt_packed_precision_name(precision));
+    else snprintf(name, sizeof name, "OpenBLAS %s", nmt_gemm_blas_core());
+    return name;
+}
+
+double nmt_packed_gops(nmt_precision precision, int M, int N, int K, double min_seconds) {
+    if (precision != NMT_PRECISION_FP32 && !nmt_packed_available(precision)) return -1.0;
+    float *x = nmt_malloc(sizeof(float) * (size_t)M * (size_t)K), *w = nmt_malloc(sizeof(float) * (size_t)N * (size_t)K);
+    float *y = nmt_malloc(sizeof(float) * (size_t)M * (size_t)N);
+    nmt_packed p = {0};
+    uint32_t *scratch = NULL;
+    double best = -1.0;
+    if (x && w && y) {
+        for (size_t i = 0; i < (size_t)M * (size_t)K; i++) x[i] = (float)(i % 17) * 0.01f - 0.08f;
+        for (size_t i = 0; i < (size_t)N * (size_t)K; i++) w[i] = (float)(i % 13) * 0.01f - 0.06f;
+    }
+    const size_t words = x && w && y && nmt_packed_init(&p, w, N, K, precision) == 0 ? nmt_packed_scratch(&p, M) + 1 : 0;
+    if (words && (scratch = nmt_malloc(words * sizeof(uint32_t)))) {
+        nmt_packed_linear(y, x, &p, NULL, M, scratch); /* warm-up: threads, caches */
+        best = 0.0;
+        const double start = nmt_now();
+        for (int reps = 0; reps < 3 || nmt_now() - start < min_seconds; reps++) {
+            const double t = nmt_now();
+            nmt_packed_linear(y, x, &p, NULL, M, scratch);
+            const double gops = 2.0 * M * N * K / (nmt_now() - t) / 1e9;
+            if (gops > best) best = gops;
+        }
+    }
+    nmt_packed_free(&p);
+    free(scratch);
+    free(x);
+    free(w);
+    free(y);
+    return best;
+}
+
+nmt_precision nmt_packed_fastest(int M, int N, int K, double min_seconds, double rates[3]) {
+    static const nmt_precision order[] = {NMT_PRECISION_FP32, NMT_PRECISION_BF16, NMT_PRECISION_INT8};
+    nmt_precision best = NMT_PRECISION_FP32;
+    double best_rate = 0.0;
+    for (size_t i = 0; i < sizeof order / sizeof order[0]; i++) {
+        const double r = nmt_packed_gops(order[i], M, N, K, min_seconds);
+        if (rates) rates[order[i]] = r;
+        /* A lower precision must beat fp32 clearly, so that noise does not flip the choice. */
+        if (r > best_rate * (order[i] == NMT_PRECISION_FP32 ? 1.0 : 1.1)) {
+            best = order[i];
+            best_rate = r;
+        }
+    }
+    return best;
 }

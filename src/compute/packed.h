@@ -22,16 +22,20 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "compute/qgemm.h"
+
 /* The arithmetic of the products. bf16: weights and x rounded to bfloat16 (8 bits of mantissa),
  * products summed in float32 by AVX-512 BF16 dot-product instructions, twice fp32's rate; each
  * product is then exact to about 3 significant digits, which changes translations rarely and
- * slightly. */
-typedef enum nmt_precision { NMT_PRECISION_FP32, NMT_PRECISION_BF16 } nmt_precision;
+ * slightly. int8: weights quantized per output row and x per row at each product, integer sums
+ * (qgemm.h): a quarter of fp32's weight bytes. */
+typedef enum nmt_precision { NMT_PRECISION_FP32, NMT_PRECISION_BF16, NMT_PRECISION_INT8 } nmt_precision;
 
 typedef struct nmt_packed {
     const float *weight; /* [N, K] the original, for the fallback */
     float *panels;       /* fp32: [ceil(N/32), K, 32], or NULL on the fallback */
     uint32_t *pairs;     /* bf16: [ceil(N/32), ceil(K/2), 32] pairs (k even: low half, k odd: high) */
+    nmt_qgemm q;         /* int8: the quantized matrix (q.panels NULL otherwise) */
     int N, K;
 } nmt_packed;
 
@@ -39,22 +43,39 @@ typedef struct nmt_packed {
  * nmt_packed_available). Returns 0, or -1 with the error set. */
 int nmt_packed_init(nmt_packed *p, const float *weight, int N, int K, nmt_precision precision);
 void nmt_packed_free(nmt_packed *p);
-/* 1 when products use an AVX-512 kernel (fp32 or bf16). */
+/* 1 when products use a packed kernel (AVX-512 fp32 or bf16, or int8 on any CPU). */
 int nmt_packed_fast(const nmt_packed *p);
 /* 1 when matrices packed now in this precision would use an AVX-512 kernel: fp32 needs AVX-512F
- * (nmt_gemm_own: not NMT_GEMM=openblas in the environment), bf16 also AVX512_BF16. */
+ * (nmt_gemm_own: not NMT_GEMM=openblas in the environment), bf16 also AVX512_BF16, int8
+ * AVX2 or AVX-512 VNNI (the plain C kernel is far slower than fp32). */
 int nmt_packed_available(nmt_precision precision);
 
 /* y[M, N] = x[M, K] W^T + bias[N] (bias may be NULL); x rows are K apart, y rows N apart. scratch
  * holds nmt_packed_scratch(p, M) values (none for fp32: NULL will do). */
 void nmt_packed_linear(float *y, const float *x, const nmt_packed *p, const float *bias, int M, uint32_t *scratch);
 size_t nmt_packed_scratch(const nmt_packed *p, int M);
+/* The same for rows of K values in p's precision (room for any matrix packed like p). */
+size_t nmt_packed_scratch_rows(const nmt_packed *p, int M, int K);
 
-/* The same in two parts, for several products of one x: x converted once (bf16: into pairs, room
- * for nmt_packed_scratch(p, M); nothing for fp32), then any columns first .. first + count - 1
+/* The same in two parts, for several products of one x: x converted once (bf16: into pairs, int8:
+ * quantized, room for nmt_packed_scratch(p, M); nothing for fp32), then any columns first .. first + count - 1
  * (first a multiple of 32): y[M, count] = x W[first : first + count]^T + bias[first : first + count]. */
 void nmt_packed_to_pairs(const nmt_packed *p, uint32_t *pairs, const float *x, int M);
 void nmt_packed_linear_columns(float *y, const float *x, const uint32_t *x_pairs, const nmt_packed *p,
                                const float *bias, int M, int first, int count);
+
+/* "fp32", "bf16" or "int8". */
+const char *nmt_packed_precision_name(nmt_precision precision);
+/* The kernels products of this precision run on here, e.g. "packed AVX-512 fp32", "int8 AVX2" or
+ * "OpenBLAS Haswell" (fp32 without AVX-512), for reports. */
+const char *nmt_packed_kernel_name(nmt_precision precision);
+/* Best GOP/s (2 M N K operations a product) of y[M, N] = x[M, K] W^T through packed weights over
+ * repetitions lasting at least min_seconds; -1 where the precision is not available here. */
+double nmt_packed_gops(nmt_precision precision, int M, int N, int K, double min_seconds);
+/* The precision whose products of this shape run fastest on this CPU, measured now (a lower one
+ * must be at least 1.1x faster than the one before it); rates[precision] receives the GOP/s of
+ * each (-1: not available). Every precision here is one whose translations were checked against
+ * fp32 (README). */
+nmt_precision nmt_packed_fastest(int M, int N, int K, double min_seconds, double rates[3]);
 
 #endif

@@ -8,16 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Fills a padded row of `width`: prefix (or nothing), the pieces, suffix (or nothing), pad. */
-static void fill_row(int32_t *row, int width, int32_t prefix, const int32_t *pieces, int len, int32_t suffix) {
-    int at = 0;
-    if (prefix != NMT_PAD) row[at++] = prefix;
-    if (len) memcpy(row + at, pieces, (size_t)len * sizeof(int32_t));
-    at += len;
-    if (suffix != NMT_PAD) row[at++] = suffix;
-    while (at < width) row[at++] = NMT_PAD;
-}
-
 /* Forced decoding in batches: the pairs sorted by length, batch_size at a time, each batch handed to
  * visit() with the original index of each row. */
 typedef int (*pair_batch_fn)(void *ctx, nmt_model *model, const nmt_batch *batch, const nmt_order_entry *rows);
@@ -55,9 +45,9 @@ static int for_each_pair_batch(nmt_model *model, int count, const int32_t *const
         }
         for (int b = 0; b < n; b++) {
             const int i = order[first + b].index;
-            fill_row(src_rows + (size_t)b * (size_t)s_width, s_width, NMT_PAD, src[i], src_len[i], NMT_EOS);
-            fill_row(tgt_in + (size_t)b * (size_t)t_width, t_width, NMT_BOS, tgt[i], tgt_len[i], NMT_PAD);
-            fill_row(tgt_out + (size_t)b * (size_t)t_width, t_width, NMT_PAD, tgt[i], tgt_len[i], NMT_EOS);
+            nmt_vocab_row(NMT_ROW_SOURCE, src[i], src_len[i], src_rows + (size_t)b * (size_t)s_width, s_width);
+            nmt_vocab_row(NMT_ROW_DECODER_INPUT, tgt[i], tgt_len[i], tgt_in + (size_t)b * (size_t)t_width, t_width);
+            nmt_vocab_row(NMT_ROW_TARGET, tgt[i], tgt_len[i], tgt_out + (size_t)b * (size_t)t_width, t_width);
         }
         const nmt_batch batch = {.batch = n, .src_len = s_width, .tgt_len = t_width, .src = src_rows,
                                  .tgt_in = tgt_in, .tgt_out = tgt_out};

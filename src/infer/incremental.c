@@ -20,6 +20,7 @@
 #include "compute/pool.h"
 #include "compute/kernels.h"
 #include "compute/packed.h"
+#include "infer/shortlist.h"
 #include "base/util.h"
 
 #include <math.h>
@@ -74,7 +75,7 @@ enum {
     BUF_RSTD,      /* [M] */
     BUF_WEIGHTS,   /* attention weights: [B, H, S, S] or [R, H, max(P, S)] */
     BUF_LOGITS,    /* [max_rows, OUTPUT_COLUMNS] one chunk of the output layer */
-    BUF_PAIRS,     /* uint32 [M, ceil(max(D, F) / 2)]: a product's x in bf16 pairs (bf16 weights only) */
+    BUF_PAIRS,     /* uint32 [nmt_packed_scratch_rows(M, max(D, F))]: a product's x in bf16 pairs or int8 */
     BUF_LSE,       /* nmt_logsumexp [max_rows] */
     BUF_POS,       /* int32 [M] positions of the rows being computed */
     BUF_TOKENS,    /* int32 [M] tokens being embedded */
@@ -90,6 +91,8 @@ struct nmt_incremental_weights {
     nmt_packed *encoder; /* [encoder_layers * W_PER_LAYER] */
     nmt_packed *decoder; /* [decoder_layers * W_PER_LAYER] */
     nmt_packed output;   /* [V, D] */
+    nmt_precision precision;
+    const nmt_shortlist *shortlist; /* or NULL: the output layer scores the whole vocabulary */
 };
 
 struct nmt_incremental {
@@ -105,7 +108,13 @@ struct nmt_incremental {
     int max_rows, max_steps;
     int positions_len;           /* positions in the BUF_POSITIONS table */
     buffer buf[BUF_COUNT];
-    buffer *cache_k, *cache_v;   /* [layers], each [max_rows, P, D] */
+    buffer *cache_k, *cache_v;   /* [layers], each [P, max_rows, D] (position, then slot) */
+    /* With a shortlist: the batch's candidate pieces, their output rows and those packed. */
+    int shortlisted;             /* candidates of this batch; 0: no shortlist */
+    int32_t *candidates;         /* [V] ascending */
+    uint8_t *marks;              /* [V] scratch of nmt_shortlist_union */
+    float *candidate_rows;       /* [V, D] */
+    nmt_packed candidate_w;      /* [shortlisted, D] */
 };
 
 #define BUF(inc, name, type) ((type *)(inc)->buf[name].data)
@@ -141,6 +150,7 @@ int nmt_incremental_weights_create(nmt_incremental_weights **out, const nmt_mode
     nmt_incremental_weights *w = nmt_calloc(1, sizeof *w);
     if (!w) return -1;
     w->model = model;
+    w->precision = precision;
     w->encoder = nmt_calloc((size_t)c->encoder_layers * W_PER_LAYER, sizeof(nmt_packed));
     w->decoder = nmt_calloc((size_t)c->decoder_layers * W_PER_LAYER, sizeof(nmt_packed));
     if (!w->encoder || !w->decoder) goto fail;
@@ -163,6 +173,10 @@ int nmt_incremental_weights_create(nmt_incremental_weights **out, const nmt_mode
 fail:
     nmt_incremental_weights_free(w);
     return -1;
+}
+
+void nmt_incremental_weights_set_shortlist(nmt_incremental_weights *w, const nmt_shortlist *shortlist) {
+    w->shortlist = shortlist;
 }
 
 int nmt_incremental_create(nmt_incremental **out, const nmt_model *model) {
@@ -211,6 +225,10 @@ void nmt_incremental_free(nmt_incremental *inc) {
     free(inc->cache_k);
     free(inc->cache_v);
     for (int i = 0; i < BUF_COUNT; i++) free(inc->buf[i].data);
+    free(inc->candidates);
+    free(inc->marks);
+    free(inc->candidate_rows);
+    nmt_packed_free(&inc->candidate_w);
     nmt_incremental_weights_free(inc->own_weights);
     free(inc);
 }
@@ -256,7 +274,7 @@ int nmt_incremental_reserve(nmt_incremental *inc, int batch, int width, int max_
         {BUF_WEIGHTS, enc_weights > dec_weights ? enc_weights : dec_weights, f},
         {BUF_POS, m, i32},                   {BUF_TOKENS, m, i32},
         {BUF_LOGITS, rows * OUTPUT_COLUMNS, f}, {BUF_LSE, rows, sizeof(nmt_logsumexp)},
-        {BUF_PAIRS, inc->w->output.pairs ? m * (size_t)(((inc->F > inc->D ? inc->F : inc->D) + 1) / 2) : 0, sizeof(uint32_t)},
+        {BUF_PAIRS, nmt_packed_scratch_rows(&inc->w->output, (int)m, inc->F > inc->D ? inc->F : inc->D), sizeof(uint32_t)},
     };
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
         if (buffer_reserve(&inc->buf[sizes[i].id], sizes[i].count, sizes[i].size, "decoder buffer") < 0) return -1;
@@ -442,21 +460,23 @@ typedef struct output_task {
  * [R, V] logits never exist. */
 static void output_best_rows(const output_task *o, int first, int n) {
     nmt_incremental *inc = o->inc;
-    const int V = inc->V, D = inc->D, k = o->out->k;
+    /* With a shortlist, column j scores piece candidates[j]. */
+    const nmt_packed *output = inc->shortlisted ? &inc->candidate_w : &inc->w->output;
+    const int V = inc->shortlisted ? inc->shortlisted : inc->V, D = inc->D, k = o->out->k;
     float *logits = BUF(inc, BUF_LOGITS, float) + (size_t)first * OUTPUT_COLUMNS;
     nmt_logsumexp *lse = BUF(inc, BUF_LSE, nmt_logsumexp) + first;
     nmt_scored_token *best = o->out->best + (size_t)first * (size_t)k;
     float *eos = o->out->eos + first;
     const float *x = o->x + (size_t)first * (size_t)D;
-    uint32_t *pairs = BUF(inc, BUF_PAIRS, uint32_t) + nmt_packed_scratch(&inc->w->output, first);
-    nmt_packed_to_pairs(&inc->w->output, pairs, x, n);
+    uint32_t *pairs = BUF(inc, BUF_PAIRS, uint32_t) + nmt_packed_scratch(output, first);
+    nmt_packed_to_pairs(output, pairs, x, n);
     for (int r = 0; r < n; r++) {
         lse[r] = (nmt_logsumexp){-INFINITY, 0.0f};
         nmt_scored_clear(best + (size_t)r * (size_t)k, k);
     }
     for (int c = 0; c < V; c += OUTPUT_COLUMNS) {
         const int cols = V - c < OUTPUT_COLUMNS ? V - c : OUTPUT_COLUMNS;
-        nmt_packed_linear_columns(logits, x, pairs, &inc->w->output, NULL, n, c, cols);
+        nmt_packed_linear_columns(logits, x, pairs, output, NULL, n, c, cols);
         for (int r = 0; r < n; r++) {
             const float *row = logits + (size_t)r * (size_t)cols;
             nmt_logsumexp_add(&lse[r], row, cols);
@@ -466,8 +486,11 @@ static void output_best_rows(const output_task *o, int first, int n) {
     }
     for (int r = 0; r < n; r++) {
         const float z = nmt_logsumexp_value(lse[r]);
-        for (int i = 0; i < k && best[(size_t)r * (size_t)k + (size_t)i].token >= 0; i++)
-            best[(size_t)r * (size_t)k + (size_t)i].logprob -= z;
+        for (int i = 0; i < k && best[(size_t)r * (size_t)k + (size_t)i].token >= 0; i++) {
+            nmt_scored_token *b = &best[(size_t)r * (size_t)k + (size_t)i];
+            b->logprob -= z;
+            if (inc->shortlisted) b->token = inc->candidates[b->token];
+        }
         eos[r] -= z;
     }
 }
@@ -547,6 +570,25 @@ static void decode_position(nmt_incremental *inc, int t, const step_output *out)
     output_layer(inc, x, out);
 }
 
+/* The batch's candidates (shortlist.h) and their output rows, packed like the other weights. */
+static int shortlist_batch(nmt_incremental *inc, const int32_t *src, long count) {
+    const size_t V = (size_t)inc->V, D = (size_t)inc->D;
+    if (!inc->candidates) {
+        inc->candidates = nmt_malloc(V * sizeof(int32_t));
+        inc->marks = nmt_calloc(V, 1);
+        inc->candidate_rows = nmt_malloc(V * D * sizeof(float));
+        if (!inc->candidates || !inc->marks || !inc->candidate_rows) return -1;
+    }
+    const int n = nmt_shortlist_union(inc->w->shortlist, src, count, inc->marks, inc->candidates);
+    for (int i = 0; i < n; i++)
+        memcpy(inc->candidate_rows + (size_t)i * D, inc->model->p.output + (size_t)inc->candidates[i] * D, D * sizeof(float));
+    nmt_packed_free(&inc->candidate_w);
+    inc->shortlisted = 0;
+    if (nmt_packed_init(&inc->candidate_w, inc->candidate_rows, n, inc->D, inc->w->precision) < 0) return -1;
+    inc->shortlisted = n;
+    return 0;
+}
+
 int nmt_incremental_start(nmt_incremental *inc, const int32_t *src, const int *src_lengths, int batch, int src_width,
                           int max_rows, int max_steps) {
     const nmt_model_config *c = &inc->model->config;
@@ -576,6 +618,7 @@ int nmt_incremental_start(nmt_incremental *inc, const int32_t *src, const int *s
         sentence[b] = b;
         slot[b] = b;
     }
+    if (inc->w->shortlist && shortlist_batch(inc, src, (long)batch * src_width) < 0) return -1;
     encode(inc, src);
     return 0;
 }

@@ -30,6 +30,7 @@
 #include "infer/search.h"
 #include "model/model.h"
 #include "compute/packed.h"
+#include "infer/shortlist.h"
 
 typedef struct nmt_incremental nmt_incremental;
 
@@ -38,6 +39,11 @@ typedef struct nmt_incremental nmt_incremental;
 typedef struct nmt_incremental_weights nmt_incremental_weights;
 int nmt_incremental_weights_create(nmt_incremental_weights **weights, const nmt_model *model, nmt_precision precision);
 void nmt_incremental_weights_free(nmt_incremental_weights *weights);
+/* From the next batch on, the top lists of nmt_incremental_step_best score only the batch's
+ * shortlist candidates (shortlist.h; the shortlist must outlive the weights), NULL: the whole
+ * vocabulary again. Log-probabilities are then normalized over the candidates, and a sentence's
+ * result can depend on the other sentences of its batch. */
+void nmt_incremental_weights_set_shortlist(nmt_incremental_weights *weights, const nmt_shortlist *shortlist);
 
 /* A decoder with packed weights of its own (fp32). The model must outlive the decoder; its parameters are
  * read, never written. */

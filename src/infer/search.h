@@ -75,6 +75,7 @@ typedef struct nmt_decode_options {
                                whose longest source has L pieces uses batches of
                                min(batch_size, max(1, batch_tokens / (L + 1))) (0 = no bound) */
     nmt_precision precision;/* of the translator's matrix products (fp32) */
+    const struct nmt_shortlist *shortlist; /* the output layer's candidates per batch (shortlist.h), or NULL */
 } nmt_decode_options;
 
 nmt_decode_options nmt_decode_options_default(void);

@@ -54,6 +54,7 @@ int nmt_translator_create(nmt_translator **out, const nmt_model *model, const nm
     const int workers = nmt_pool_threads(), B = options->batch_size;
     t->worker = nmt_calloc((size_t)workers, sizeof *t->worker);
     if (!t->worker || nmt_incremental_weights_create(&t->weights, model, options->precision) < 0) goto fail;
+    nmt_incremental_weights_set_shortlist(t->weights, options->shortlist);
     t->workers = workers;
     for (int i = 0; i < workers; i++) {
         translate_worker *w = &t->worker[i];
@@ -107,9 +108,7 @@ static int translate_batch(const nmt_translator *t, translate_worker *w, const n
     for (int b = 0; b < n; b++) {
         const int len = order[b].length;
         int32_t *row = w->matrix + (size_t)b * (size_t)S;
-        memcpy(row, src[order[b].index], (size_t)len * sizeof(int32_t));
-        row[len] = NMT_EOS;
-        for (int j = len + 1; j < S; j++) row[j] = NMT_PAD;
+        nmt_vocab_row(NMT_ROW_SOURCE, src[order[b].index], len, row, S);
         w->tokens[b] = len + 1;
         w->pieces[b] = len;
     }

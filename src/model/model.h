@@ -128,7 +128,7 @@ typedef struct nmt_batch {
     int tgt_len;            /* T */
     const int32_t *src;     /* [B, S] */
     const int32_t *tgt_in;  /* [B, T] */
-    const int32_t *tgt_out; /* [B, T]; may be NULL for nmt_model_decode_logprobs */
+    const int32_t *tgt_out; /* [B, T]; only nmt_model_flops takes NULL (it then counts no output layer) */
 } nmt_batch;
 
 typedef struct nmt_forward_options {
@@ -172,6 +172,7 @@ typedef struct nmt_model {
     int num_tensors;
     nmt_activations *acts;       /* the last forward's activations, reused across batches */
     nmt_model_timing timing;     /* accumulated by forward/backward; the caller resets it */
+    uint64_t vocab_fingerprint;  /* nmt_spm_fingerprint of the vocabulary it is trained with (0 = unknown) */
 } nmt_model;
 
 int nmt_model_create(nmt_model *m, const nmt_model_config *config);

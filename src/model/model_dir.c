@@ -32,6 +32,7 @@ int nmt_model_dir_open(const char *dir, nmt_model *model, nmt_spm **spm) {
                       model->config.vocab_size);
         goto done;
     }
+    if (nmt_model_check_vocab(model->vocab_fingerprint, model_path, nmt_spm_fingerprint(*spm), spm_path) < 0) goto done;
     rc = 0;
 done:
     if (rc < 0) {

@@ -8,9 +8,11 @@
 #include "model/model_file.h"
 #include "base/io.h"
 #include "base/util.h"
+#include "compute/qgemm.h"
 
 #include <dirent.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <math.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -107,6 +109,34 @@ int nmt_model_metadata_read(nmt_model_config *config, const nmt_st_file *file, c
     return 0;
 }
 
+static const char fingerprint_key[] = "vocab_fingerprint";
+
+int nmt_model_fingerprint_entry(const nmt_model *m, nmt_st_metadata *entry, char text[17]) {
+    if (!m->vocab_fingerprint) return 0;
+    snprintf(text, 17, "%016" PRIx64, m->vocab_fingerprint);
+    *entry = (nmt_st_metadata){(char *)fingerprint_key, text};
+    return 1;
+}
+
+int nmt_model_fingerprint_read(const nmt_st_file *file, const char *path, uint64_t *fingerprint) {
+    *fingerprint = 0;
+    const char *text = nmt_st_meta(file, fingerprint_key);
+    if (!text) return 0;
+    char *end;
+    errno = 0;
+    *fingerprint = strtoull(text, &end, 16);
+    if (errno || strlen(text) != 16 || *end || !*fingerprint)
+        return nmt_error_set("%s: metadata %s='%s' is not 16 hexadecimal digits", path, fingerprint_key, text);
+    return 0;
+}
+
+int nmt_model_check_vocab(uint64_t recorded, const char *model_path, uint64_t vocab, const char *vocab_path) {
+    if (!recorded || recorded == vocab) return 0;
+    return nmt_error_set("%s is not the vocabulary %s was trained with (fingerprint %016" PRIx64 ", the model "
+                         "records %016" PRIx64 "): put back the spm.model of that training run",
+                         vocab_path, model_path, vocab, recorded);
+}
+
 int nmt_model_tensor_list(const nmt_model *m, const float *buffer, const char *prefix, nmt_st_tensor **tensors) {
     size_t n = (size_t)m->num_tensors, names = 0, prefix_len = strlen(prefix);
     for (size_t i = 0; i < n; i++) names += prefix_len + strlen(m->tensors[i].name) + 1;
@@ -136,6 +166,26 @@ static void format_shape(char *out, size_t size, int rank, const int64_t *shape)
     if (used > 0 && (size_t)used < size) snprintf(out + used, size - (size_t)used, "]");
 }
 
+/* out[rows, cols] = the I8 tensor q times its rows' factors, tensor "<name>.scale" (F32 [rows]). */
+static int dequantize(float *out, const nmt_st_tensor *q, int rows, int cols, const nmt_st_file *file,
+                      const char *path) {
+    char name[272];
+    snprintf(name, sizeof name, "%s.scale", q->name);
+    const nmt_st_tensor *scale = nmt_st_find(file, name);
+    if (!scale || scale->dtype != NMT_ST_F32 || scale->rank != 1 || scale->shape[0] != rows)
+        return nmt_error_set("%s: int8 tensor '%s' needs '%s', F32 of shape [%d]", path, q->name, name, rows);
+    const int8_t *values = q->data;
+    for (int r = 0; r < rows; r++) {
+        float factor;
+        memcpy(&factor, (const char *)scale->data + (size_t)r * sizeof factor, sizeof factor);
+        if (!isfinite(factor) || factor < 0.0f)
+            return nmt_error_set("%s: '%s' row %d: factor %g is not a finite number >= 0", path, name, r, (double)factor);
+        for (int c = 0; c < cols; c++)
+            out[(size_t)r * (size_t)cols + (size_t)c] = (float)values[(size_t)r * (size_t)cols + (size_t)c] * factor;
+    }
+    return 0;
+}
+
 int nmt_model_tensor_read(const nmt_model *m, float *buffer, const char *prefix, const nmt_st_file *file,
                           const char *path) {
     char name[256];
@@ -144,8 +194,10 @@ int nmt_model_tensor_read(const nmt_model *m, float *buffer, const char *prefix,
         snprintf(name, sizeof name, "%s%s", prefix, info->name);
         const nmt_st_tensor *t = nmt_st_find(file, name);
         if (!t) return nmt_error_set("%s: tensor '%s' is missing", path, name);
-        if (t->dtype != NMT_ST_F32)
-            return nmt_error_set("%s: tensor '%s' is %s, not F32", path, name, nmt_st_dtype_name(t->dtype));
+        const int int8 = t->dtype == NMT_ST_I8 && info->rank == 2;
+        if (t->dtype != NMT_ST_F32 && !int8)
+            return nmt_error_set("%s: tensor '%s' is %s, not F32%s", path, name, nmt_st_dtype_name(t->dtype),
+                                 info->rank == 2 ? " or I8" : "");
         int64_t want[2] = {info->shape[0], info->shape[1]};
         int same = t->rank == info->rank;
         for (int d = 0; same && d < info->rank; d++) same = t->shape[d] == want[d];
@@ -156,7 +208,11 @@ int nmt_model_tensor_read(const nmt_model *m, float *buffer, const char *prefix,
             return nmt_error_set("%s: tensor '%s' has shape %s, but the model's config needs %s", path, name, got_text,
                                  want_text);
         }
-        memcpy(buffer + info->offset, t->data, info->count * sizeof(float));
+        if (int8) {
+            if (dequantize(buffer + info->offset, t, info->shape[0], info->shape[1], file, path) < 0) return -1;
+        } else {
+            memcpy(buffer + info->offset, t->data, info->count * sizeof(float));
+        }
     }
     return 0;
 }
@@ -166,9 +222,94 @@ int nmt_model_save(const nmt_model *m, const char *path) {
     if (nmt_model_tensor_list(m, m->params, "", &tensors) < 0) return -1;
     nmt_model_metadata md;
     nmt_model_metadata_make(&md, &m->config);
-    int rc = nmt_st_write(path, tensors, m->num_tensors, md.entries, NMT_MODEL_METADATA);
+    nmt_st_metadata meta[NMT_MODEL_METADATA + 1];
+    char fingerprint[17];
+    memcpy(meta, md.entries, sizeof md.entries);
+    int n = NMT_MODEL_METADATA + nmt_model_fingerprint_entry(m, &meta[NMT_MODEL_METADATA], fingerprint);
+    int rc = nmt_st_write(path, tensors, m->num_tensors, meta, n);
     free(tensors);
     return rc;
+}
+
+int nmt_model_save_int8(const nmt_model *m, const char *path) {
+    size_t matrices = 0, rows = 0, count = 0;
+    for (int i = 0; i < m->num_tensors; i++)
+        if (m->tensors[i].rank == 2) {
+            matrices++;
+            rows += (size_t)m->tensors[i].shape[0];
+            count += m->tensors[i].count;
+        }
+    nmt_st_tensor *tensors = NULL;
+    const size_t n = (size_t)m->num_tensors + matrices;
+    nmt_st_tensor *all = nmt_malloc(n * sizeof *all);
+    char *names = nmt_malloc(matrices * 272);
+    int8_t *values = nmt_malloc(count ? count : 1);
+    float *factors = nmt_malloc((rows ? rows : 1) * sizeof(float));
+    int rc = -1;
+    if (!all || !names || !values || !factors || nmt_model_tensor_list(m, m->params, "", &tensors) < 0) goto done;
+    size_t at = 0, named = 0, row = 0, value = 0;
+    for (int i = 0; i < m->num_tensors; i++) {
+        const nmt_tensor_info *info = &m->tensors[i];
+        all[at] = tensors[i];
+        if (info->rank != 2) {
+            at++;
+            continue;
+        }
+        const int R = info->shape[0], C = info->shape[1];
+        for (int r = 0; r < R; r++)
+            factors[row + (size_t)r] = nmt_qgemm_quantize_row(values + value + (size_t)r * (size_t)C,
+                                                              m->params + info->offset + (size_t)r * (size_t)C, C);
+        all[at].dtype = NMT_ST_I8;
+        all[at].data = values + value;
+        all[at].size = info->count;
+        char *name = names + named * 272;
+        snprintf(name, 272, "%s.scale", info->name);
+        all[++at] = (nmt_st_tensor){.name = name, .dtype = NMT_ST_F32, .rank = 1, .shape = {R}, .data = factors + row,
+                                    .size = (size_t)R * sizeof(float)};
+        at++, named++;
+        row += (size_t)R;
+        value += info->count;
+    }
+    nmt_model_metadata md;
+    nmt_model_metadata_make(&md, &m->config);
+    rc = nmt_st_write(path, all, (int)n, md.entries, NMT_MODEL_METADATA);
+done:
+    free(tensors);
+    free(all);
+    free(names);
+    free(values);
+    free(factors);
+    return rc;
+}
+
+int nmt_model_quantize_int8(nmt_model *m) {
+    size_t widest = 1;
+    for (int i = 0; i < m->num_tensors; i++)
+        if (m->tensors[i].rank == 2 && (size_t)m->tensors[i].shape[1] > widest) widest = (size_t)m->tensors[i].shape[1];
+    int8_t *q = nmt_malloc(widest);
+    if (!q) return -1;
+    for (int i = 0; i < m->num_tensors; i++) {
+        const nmt_tensor_info *info = &m->tensors[i];
+        for (int r = 0; info->rank == 2 && r < info->shape[0]; r++) {
+            float *row = m->params + info->offset + (size_t)r * (size_t)info->shape[1];
+            const float factor = nmt_qgemm_quantize_row(q, row, info->shape[1]);
+            for (int c = 0; c < info->shape[1]; c++) row[c] = (float)q[c] * factor;
+        }
+    }
+    free(q);
+    return 0;
+}
+
+/* 1 when tensor `name` of the file is the row factors of an int8 model tensor. */
+static int is_int8_scale(const nmt_model *m, const nmt_st_file *file, const char *name) {
+    const size_t len = strlen(name);
+    if (len < 7 || strcmp(name + len - 6, ".scale") != 0) return 0;
+    for (int j = 0; j < m->num_tensors; j++)
+        if (strlen(m->tensors[j].name) == len - 6 && strncmp(name, m->tensors[j].name, len - 6) == 0) {
+            const nmt_st_tensor *t = nmt_st_find(file, m->tensors[j].name);
+            return t && t->dtype == NMT_ST_I8;
+        }
+    return 0;
 }
 
 /* Reads path's config and creates *m for it; *file keeps the parsed file. */
@@ -183,15 +324,19 @@ static int open_model(nmt_model *m, nmt_st_file *file, const char *path) {
     size_t need = nmt_model_param_count(&config), have = 0;
     for (int i = 0; i < file->num_tensors; i++)
         if (file->tensors[i].dtype == NMT_ST_F32) have += file->tensors[i].size / sizeof(float);
+        else if (file->tensors[i].dtype == NMT_ST_I8) have += file->tensors[i].size;
     if (need > have && need - have > (64u << 20) / sizeof(float)) {
         nmt_error_set("%s: its metadata describes a model of %zu parameters (%.1f MB), but it holds only %zu "
                       "floats: truncated or damaged", path, need, (double)need * sizeof(float) / 1e6, have);
         goto fail;
     }
+    uint64_t fingerprint;
+    if (nmt_model_fingerprint_read(file, path, &fingerprint) < 0) goto fail;
     if (nmt_model_create(m, &config) < 0) {
-        nmt_error_prefix("%s", path);
+        nmt_error_prefix("%s: creating the model of %zu parameters (%.1f MB)", path, need, (double)need * sizeof(float) / 1e6);
         goto fail;
     }
+    m->vocab_fingerprint = fingerprint;
     return 0;
 fail:
     nmt_st_free(file);
@@ -205,6 +350,7 @@ int nmt_model_load(nmt_model *m, const char *path) {
     for (int i = 0; rc == 0 && i < file.num_tensors && file.num_tensors > m->num_tensors; i++) {
         int known = 0;
         for (int j = 0; !known && j < m->num_tensors; j++) known = strcmp(file.tensors[i].name, m->tensors[j].name) == 0;
+        known = known || is_int8_scale(m, &file, file.tensors[i].name);
         if (!known)
             rc = nmt_error_set("%s: tensor '%s' is not part of the model (a checkpoint? `nmt average` turns "
                                "checkpoints into a model file)", path, file.tensors[i].name);
@@ -254,6 +400,11 @@ int nmt_model_average(const char *const *paths, int count, const char *out) {
             if (strcmp(md.text[i][1], first.text[i][1]) != 0)
                 rc = nmt_error_set("%s: its model differs from %s's (%s: %s, not %s)", paths[k], paths[0],
                                    md.text[i][0], md.text[i][1], first.text[i][1]);
+        uint64_t fingerprint = 0;
+        if (rc == 0) rc = nmt_model_fingerprint_read(&file, paths[k], &fingerprint);
+        if (rc == 0 && fingerprint != m.vocab_fingerprint)
+            rc = nmt_error_set("%s: trained with another vocabulary than %s (vocab_fingerprint %016" PRIx64 ", not %016" PRIx64 ")",
+                               paths[k], paths[0], fingerprint, m.vocab_fingerprint);
         /* m.grads is free scratch space while averaging. */
         if (rc == 0) rc = nmt_model_tensor_read(&m, m.grads, "", &file, paths[k]);
         for (size_t j = 0; rc == 0 && j < m.num_params; j++) m.params[j] += m.grads[j];

@@ -4,7 +4,10 @@
  * in the model's own order, and the model config as string metadata: "format": "nmt-model-1",
  * "vocab_size", and the keys of the YAML model section (d_model, heads, ffn, encoder_layers,
  * decoder_layers, dropout, attention_dropout, norm_position, positions, max_positions, norm_eps,
- * tie_embeddings) with the YAML's words for enums ("post", "rope", "all").
+ * tie_embeddings) with the YAML's words for enums ("post", "rope", "all"), and, when the model knows
+ * it, "vocab_fingerprint": 16 hexadecimal digits of its vocabulary's nmt_spm_fingerprint (files
+ * without it, from older versions, load; their vocabulary is then checked by its size only). An int8
+ * model file (nmt_model_save_int8) holds each matrix as I8 with its row factors beside it instead.
  *
  * A checkpoint (written by the trainer with the pieces below) is a model file with more in it: the
  * model tensors under their plain names, other buffers laid out like the parameters under a prefix
@@ -40,6 +43,13 @@ void nmt_model_metadata_make(nmt_model_metadata *metadata, const nmt_model_confi
  * nmt_model_config_check; the error names `path` and the key. Other metadata keys are ignored. */
 int nmt_model_metadata_read(nmt_model_config *config, const nmt_st_file *file, const char *path);
 
+/* The "vocab_fingerprint" entry of m, its value in text: 1 entry, or 0 when m->vocab_fingerprint is 0. */
+int nmt_model_fingerprint_entry(const nmt_model *m, nmt_st_metadata *entry, char text[17]);
+/* Reads it from a file into *fingerprint (0 when the file has none); a malformed one is an error. */
+int nmt_model_fingerprint_read(const nmt_st_file *file, const char *path, uint64_t *fingerprint);
+/* Refuses (error naming both files) a vocabulary whose fingerprint is not the one a model recorded. */
+int nmt_model_check_vocab(uint64_t recorded, const char *model_path, uint64_t vocab, const char *vocab_path);
+
 /* The tensors of a buffer laid out like m->params ([m->num_params] floats), named prefix + the model's
  * tensor name, in the model's order. *tensors (names included) is one allocation: free() it. */
 int nmt_model_tensor_list(const nmt_model *m, const float *buffer, const char *prefix, nmt_st_tensor **tensors);
@@ -50,6 +60,13 @@ int nmt_model_tensor_read(const nmt_model *m, float *buffer, const char *prefix,
 
 /* Writes m's parameters and config to path (atomically). */
 int nmt_model_save(const nmt_model *m, const char *path);
+/* The same with every matrix (rank-2 tensor) in int8: I8 values quantized per row as qgemm.h
+ * does, and "<name>.scale", F32 [rows], each row's factor (value = int8 * factor); about a quarter
+ * of the size. Every reader of model files (nmt_model_tensor_read) takes them back as F32. */
+int nmt_model_save_int8(const nmt_model *m, const char *path);
+/* Rounds every matrix of m to what an int8 model file holds (each row quantized and dequantized),
+ * so that a model quantized when it is loaded equals its int8 file: the same translations. */
+int nmt_model_quantize_int8(nmt_model *m);
 /* Creates *m (nmt_model_create) from the config in the file and reads its parameters; refuses a file
  * with a tensor the model does not have. On failure *m holds nothing to free. */
 int nmt_model_load(nmt_model *m, const char *path);

@@ -10,13 +10,19 @@
  * UTF-8, no trailing commas, escapes checked), accepting only the fields above, each once,
  * then checks that every byte range matches its dtype and shape and that the ranges tile the data
  * exactly, in order of offset, without gaps, overlaps or anything past the end.
+ *
+ * Checksum. The writer adds the metadata entry "data_checksum": 16 hexadecimal digits of nmt_hash_bytes
+ * over the data bytes; the reader checks it where present, so a flipped bit is reported as damage.
+ * Files without it (nmt's older ones, other writers') load as before.
  */
 #include "model/safetensors.h"
+#include "base/hash.h"
 #include "base/io.h"
 #include "base/json.h"
 #include "base/util.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,11 +33,12 @@
 #endif
 
 enum { MAX_HEADER = 100 << 20 }; /* the limit of the reference implementation */
+static const char checksum_key[] = "data_checksum";
 
 static const struct {
     const char *name;
     size_t size;
-} dtypes[] = {[NMT_ST_F32] = {"F32", 4}, [NMT_ST_I64] = {"I64", 8}, [NMT_ST_U8] = {"U8", 1}};
+} dtypes[] = {[NMT_ST_F32] = {"F32", 4}, [NMT_ST_I64] = {"I64", 8}, [NMT_ST_U8] = {"U8", 1}, [NMT_ST_I8] = {"I8", 1}};
 enum { NUM_DTYPES = sizeof dtypes / sizeof dtypes[0] };
 
 size_t nmt_st_dtype_size(nmt_st_dtype dtype) { return dtypes[dtype].size; }
@@ -70,10 +77,13 @@ static const char *find_duplicate(const void *first, size_t stride, int n, int *
 
 /* What a reader would refuse in names: empty or reserved tensor names, repeated names or keys. */
 static int check_names(const char *path, const nmt_st_tensor *tensors, int num_tensors,
-                       const nmt_st_metadata *metadata, int num_metadata) {
+                       const nmt_st_metadata *metadata, int num_metadata, int writing) {
     for (int i = 0; i < num_tensors; i++)
         if (tensors[i].name[0] == '\0' || strcmp(tensors[i].name, "__metadata__") == 0)
             return nmt_error_set("%s: '%s' cannot name a tensor", path, tensors[i].name);
+    for (int i = 0; writing && i < num_metadata; i++)
+        if (strcmp(metadata[i].key, checksum_key) == 0)
+            return nmt_error_set("%s: metadata key '%s' is the writer's own", path, checksum_key);
     int rc = 0;
     const char *repeated = num_tensors > 1 ? find_duplicate(&tensors[0].name, sizeof *tensors, num_tensors, &rc) : NULL;
     if (repeated) return nmt_error_set("%s: tensor '%s' appears twice", path, repeated);
@@ -89,18 +99,6 @@ static int build_header(const char *path, const nmt_st_tensor *tensors, int num_
                         const nmt_st_metadata *metadata, int num_metadata, char **header, size_t *header_size) {
     FILE *out = open_memstream(header, header_size);
     if (!out) return nmt_error_set("%s: cannot build the header: %s", path, strerror(errno));
-    fputc('{', out);
-    if (num_metadata > 0) {
-        fputs("\"__metadata__\":{", out);
-        for (int i = 0; i < num_metadata; i++) {
-            if (i) fputc(',', out);
-            nmt_json_write_string(out, metadata[i].key);
-            fputc(':', out);
-            nmt_json_write_string(out, metadata[i].value);
-        }
-        fputc('}', out);
-    }
-    size_t offset = 0;
     int rc = 0;
     for (int i = 0; i < num_tensors && rc == 0; i++) {
         const nmt_st_tensor *t = &tensors[i];
@@ -110,13 +108,27 @@ static int build_header(const char *path, const nmt_st_tensor *tensors, int num_
         else if (tensor_bytes(t, &bytes) < 0 || bytes != t->size)
             rc = nmt_error_set("%s: tensor '%s': %zu bytes given, its shape and dtype need %zu", path, t->name,
                                t->size, bytes);
-        if (rc) break;
-        if (num_metadata > 0 || i > 0) fputc(',', out);
+    }
+    nmt_hash data;
+    nmt_hash_init(&data);
+    for (int i = 0; i < num_tensors && rc == 0; i++) nmt_hash_add(&data, tensors[i].data, tensors[i].size);
+    fputs("{\"__metadata__\":{", out);
+    for (int i = 0; i < num_metadata; i++) {
+        nmt_json_write_string(out, metadata[i].key);
+        fputc(':', out);
+        nmt_json_write_string(out, metadata[i].value);
+        fputc(',', out);
+    }
+    fprintf(out, "\"%s\":\"%016" PRIx64 "\"}", checksum_key, nmt_hash_final(&data));
+    size_t offset = 0;
+    for (int i = 0; i < num_tensors && rc == 0; i++) {
+        const nmt_st_tensor *t = &tensors[i];
+        fputc(',', out);
         nmt_json_write_string(out, t->name);
         fprintf(out, ":{\"dtype\":\"%s\",\"shape\":[", dtypes[t->dtype].name);
         for (int d = 0; d < t->rank; d++) fprintf(out, "%s%lld", d ? "," : "", (long long)t->shape[d]);
-        fprintf(out, "],\"data_offsets\":[%zu,%zu]}", offset, offset + bytes);
-        offset += bytes;
+        fprintf(out, "],\"data_offsets\":[%zu,%zu]}", offset, offset + t->size);
+        offset += t->size;
     }
     fputc('}', out);
     while (ftell(out) % 8 != 0) fputc(' ', out);
@@ -133,7 +145,7 @@ int nmt_st_write(const char *path, const nmt_st_tensor *tensors, int num_tensors
                  int num_metadata) {
     char *header = NULL;
     size_t header_size = 0;
-    if (check_names(path, tensors, num_tensors, metadata, num_metadata) < 0 ||
+    if (check_names(path, tensors, num_tensors, metadata, num_metadata, 1) < 0 ||
         build_header(path, tensors, num_tensors, metadata, num_metadata, &header, &header_size) < 0)
         return -1;
     unsigned char length[8];
@@ -188,7 +200,7 @@ static int parse_tensor(nmt_json *j, entry *e) {
                     if (strcmp(dtype, dtypes[d].name) == 0) found = d;
                 if (rc == 0 && found < 0) {
                     j->pos = dtype_at;
-                    rc = nmt_json_error(j, "tensor '%s': dtype %s is not one nmt reads (F32, I64, U8)", e->tensor.name, dtype);
+                    rc = nmt_json_error(j, "tensor '%s': dtype %s is not one nmt reads (F32, I64, U8, I8)", e->tensor.name, dtype);
                 }
                 e->tensor.dtype = (nmt_st_dtype)found;
                 free(dtype);
@@ -323,6 +335,30 @@ static int check_ranges(const char *name, entry *entries, int n, size_t data_siz
 
 /* ---- reading ---- */
 
+/* Files nmt wrote carry the hash of their data; others (and nmt's older files) do not, and load. The
+ * entry is the format's own: once checked it leaves the metadata the caller sees. */
+static int check_checksum(nmt_st_file *file, const char *name, const unsigned char *data, size_t size) {
+    int at = 0;
+    while (at < file->num_metadata && strcmp(file->metadata[at].key, checksum_key) != 0) at++;
+    if (at == file->num_metadata) return 0;
+    const char *text = file->metadata[at].value;
+    char *end;
+    errno = 0;
+    uint64_t want = strtoull(text, &end, 16);
+    if (errno || strlen(text) != 16 || *end != '\0')
+        return nmt_error_set("%s: damaged: metadata \"%s\" is not 16 hexadecimal digits: \"%s\"", name, checksum_key, text);
+    uint64_t have = nmt_hash_bytes(data, size);
+    if (have != want)
+        return nmt_error_set("%s: damaged: the tensor data does not match the checksum in its header (%016" PRIx64
+                             ", the data hashes to %016" PRIx64 "): a changed byte or a bad disk",
+                             name, want, have);
+    free(file->metadata[at].key);
+    free(file->metadata[at].value);
+    memmove(&file->metadata[at], &file->metadata[at + 1], (size_t)(file->num_metadata - at - 1) * sizeof *file->metadata);
+    file->num_metadata--;
+    return 0;
+}
+
 int nmt_st_parse(nmt_st_file *file, void *blob, size_t size, const char *name) {
     memset(file, 0, sizeof *file);
     file->blob = blob;
@@ -359,8 +395,9 @@ int nmt_st_parse(nmt_st_file *file, void *blob, size_t size, const char *name) {
     }
     if (rc < 0) file->num_tensors = 0;
     size_t data_start = 8 + (size_t)header_len;
-    if (rc == 0) rc = check_names(name, file->tensors, file->num_tensors, file->metadata, file->num_metadata);
+    if (rc == 0) rc = check_names(name, file->tensors, file->num_tensors, file->metadata, file->num_metadata, 0);
     if (rc == 0) rc = check_ranges(name, entries, file->num_tensors, size - data_start);
+    if (rc == 0) rc = check_checksum(file, name, bytes + data_start, size - data_start);
     for (int i = 0; rc == 0 && i < file->num_tensors; i++) {
         file->tensors[i].data = bytes + data_start + entries[i].begin;
         file->tensors[i].size = (size_t)(entries[i].end - entries[i].begin);
@@ -372,18 +409,13 @@ int nmt_st_parse(nmt_st_file *file, void *blob, size_t size, const char *name) {
 
 int nmt_st_read(nmt_st_file *file, const char *path) {
     memset(file, 0, sizeof *file);
-    FILE *fp = fopen(path, "rb");
-    if (!fp) return nmt_error_set("%s: cannot open: %s", path, strerror(errno));
-    struct stat st;
-    if (fstat(fileno(fp), &st) != 0 || !S_ISREG(st.st_mode)) {
-        fclose(fp);
-        return nmt_error_set("%s: not a regular file", path);
-    }
-    size_t size = (size_t)st.st_size;
+    FILE *fp;
+    size_t size;
+    if (nmt_open_regular(path, &fp, &size) < 0) return -1;
     void *blob = nmt_malloc(size);
     if (!blob) {
         fclose(fp);
-        return nmt_error_prefix("%s", path);
+        return nmt_error_prefix("%s: reading the file into memory", path);
     }
     size_t got = fread(blob, 1, size, fp);
     int error = ferror(fp), more = got == size && fgetc(fp) != EOF;

@@ -1,6 +1,7 @@
 /* safetensors: read and write the safetensors file format (8-byte little-endian header length, a
  * JSON header naming each tensor's dtype, shape and byte range, then the raw little-endian data), with
- * string metadata under "__metadata__". Only F32 (and I64/U8 for checkpoint bookkeeping) is used.
+ * string metadata under "__metadata__". F32 holds parameters (I8 with F32 row factors in int8
+ * models), I64/U8 checkpoint bookkeeping.
  *
  * Reading validates everything before trusting it: the header length against the file size, the
  * JSON syntax, every dtype, shape and offset, overlaps and gaps; a truncated or foreign file gives an
@@ -12,7 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-typedef enum { NMT_ST_F32, NMT_ST_I64, NMT_ST_U8 } nmt_st_dtype;
+typedef enum { NMT_ST_F32, NMT_ST_I64, NMT_ST_U8, NMT_ST_I8 } nmt_st_dtype;
 
 typedef struct nmt_st_tensor {
     char *name;
@@ -39,13 +40,14 @@ typedef struct nmt_st_file {
 } nmt_st_file;
 
 size_t nmt_st_dtype_size(nmt_st_dtype dtype);        /* bytes of one element */
-const char *nmt_st_dtype_name(nmt_st_dtype dtype);   /* "F32", "I64", "U8" */
+const char *nmt_st_dtype_name(nmt_st_dtype dtype);   /* "F32", "I64", "U8", "I8" */
 
-/* Writer: tensors are written in the order given, with metadata (may be 0 entries), atomically. Each
- * tensor's size must equal its shape times its dtype's size. */
+/* Writer: tensors are written in the order given, with metadata (may be 0 entries) and the writer's
+ * own "data_checksum" entry, atomically. Each tensor's size must equal its shape times its dtype's size. */
 int nmt_st_write(const char *path, const nmt_st_tensor *tensors, int num_tensors,
                  const nmt_st_metadata *metadata, int num_metadata);
-/* Reader: loads and validates the whole file. */
+/* Reader: loads and validates the whole file (a regular file only: a FIFO is refused without
+ * blocking), the data against its "data_checksum" when the file has one. */
 int nmt_st_read(nmt_st_file *file, const char *path);
 /* Parses a file already in memory (for fuzzing); takes ownership of blob (freed by nmt_st_free, or
  * at once when parsing fails; *file is then empty). Tensors keep the header's order. */

@@ -9,6 +9,7 @@
  */
 extern "C" {
 #include "text/spm.h"
+#include "base/hash.h"
 #include "base/input.h"
 #include "base/io.h"
 #include "text/vocab.h"
@@ -32,6 +33,7 @@ extern "C" {
 
 struct nmt_spm {
     sentencepiece::SentencePieceProcessor processor;
+    uint64_t fingerprint; /* nmt_hash_bytes of the model file */
 };
 
 namespace {
@@ -39,6 +41,7 @@ namespace {
 /* The special pieces nmt's vocabularies reserve, at the ids of vocab.h. */
 const char *const kPadPiece = "<pad>", *const kUnkPiece = "<unk>", *const kBosPiece = "<s>", *const kEosPiece = "</s>";
 const unsigned kTrainingSeed = 1;
+const size_t kMaxModelBytes = (size_t)256 << 20; /* a million pieces take about 30 MB */
 
 /* SentencePiece's failed checks read "./src/x.cc(660) [condition] message": keep only the message, or
  * say `unsaid` when there is none (a model that does not parse fails such a check without one). */
@@ -57,6 +60,7 @@ class CorpusIterator : public sentencepiece::SentenceIterator {
     ~CorpusIterator() override { Close(); }
     bool done() const override { return done_; }
     const std::string &value() const override { return value_; }
+    long sentences() const { return sentences_; }
     sentencepiece::util::Status status() const override { return status_; }
 
     void Next() override {
@@ -77,6 +81,7 @@ class CorpusIterator : public sentencepiece::SentenceIterator {
                 return Fail(message);
             }
             value_.assign(lines_.line, lines_.len);
+            sentences_++;
             return;
         }
     }
@@ -113,6 +118,7 @@ class CorpusIterator : public sentencepiece::SentenceIterator {
     FILE *fp_ = nullptr;
     nmt_lines lines_{};
     std::string value_;
+    long sentences_ = 0; /* non-empty lines handed out */
     bool done_ = false;
     sentencepiece::util::Status status_;
 };
@@ -171,6 +177,9 @@ int train(const nmt_spm_train_options *o) {
     std::string serialized;
     auto status = sentencepiece::SentencePieceTrainer::Train(args, &corpus, &serialized);
     if (!corpus.status().ok()) return nmt_error_set("%s", corpus.status().error_message());
+    if (corpus.sentences() == 0)
+        return nmt_error_set("no text to train a vocabulary on in %s%s: every line is empty", o->inputs[0],
+                             o->num_inputs > 1 ? " and the other inputs" : "");
     if (!status.ok()) return status_error(status, "training the SentencePiece model");
     if (nmt_atomic_write((prefix + ".model").c_str(), serialized.data(), serialized.size()) < 0) return -1;
     return write_vocab(serialized, prefix + ".vocab");
@@ -198,15 +207,25 @@ int nmt_spm_train(const nmt_spm_train_options *options) { NMT_SPM_GUARD(-1, trai
 /* The processor is owned by a unique_ptr until it is handed out: SentencePiece throws on some damaged
  * models (darts_clone: "zero-length key"), and the guard's catch must not leak it. */
 static int load(nmt_spm **out, const char *path) {
-    /* Opened here first, for a plain message ("cannot open: No such file or directory") rather than
-     * SentencePiece's ("\"spm.model\": No such file or directory Error #2"). */
-    FILE *fp = fopen(path, "rb");
-    if (!fp) return nmt_error_set("%s: cannot open: %s", path, strerror(errno));
+    /* Read here, not by SentencePiece: a plain message ("cannot open: No such file or directory"), a
+     * FIFO refused without blocking, and no more than kMaxModelBytes read (spm.model -> /dev/zero). */
+    FILE *fp;
+    size_t size;
+    if (nmt_open_regular(path, &fp, &size) < 0) return -1;
+    if (size > kMaxModelBytes) {
+        fclose(fp);
+        return nmt_error_set("%s: %zu bytes, more than a SentencePiece model can be (%zu)", path, size, kMaxModelBytes);
+    }
+    std::string bytes(size, '\0');
+    size_t got = size ? fread(&bytes[0], 1, size, fp) : 0;
+    int failed = ferror(fp);
     fclose(fp);
+    if (got != size || failed) return nmt_error_set("%s: read failed: %s", path, failed ? strerror(errno) : "the file shrank");
     std::unique_ptr<nmt_spm> spm(new nmt_spm);
-    auto status = spm->processor.Load(path);
+    auto status = spm->processor.LoadFromSerializedProto(bytes);
     if (!status.ok()) return status_error(status, path, "not a SentencePiece model (the file does not parse as one)");
     if (check_special_ids(spm->processor, path) < 0) return -1;
+    spm->fingerprint = nmt_hash_bytes(bytes.data(), bytes.size());
     *out = spm.release();
     return 0;
 }
@@ -224,6 +243,8 @@ int nmt_spm_load(nmt_spm **spm, const char *path) {
 void nmt_spm_free(nmt_spm *spm) { delete spm; }
 
 int nmt_spm_vocab_size(const nmt_spm *spm) { return spm->processor.GetPieceSize(); }
+
+uint64_t nmt_spm_fingerprint(const nmt_spm *spm) { return spm->fingerprint; }
 
 static int encode(const nmt_spm *spm, const char *text, size_t len, int32_t **ids, size_t *cap, size_t *count) {
     std::vector<int> pieces;

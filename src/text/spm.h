@@ -23,9 +23,13 @@ typedef struct nmt_spm_train_options {
 } nmt_spm_train_options;
 
 int nmt_spm_train(const nmt_spm_train_options *options);
+/* Loads a model file: a regular file of at most 256 MiB (a FIFO or a device is refused at once). */
 int nmt_spm_load(nmt_spm **spm, const char *path);
 void nmt_spm_free(nmt_spm *spm);
 int nmt_spm_vocab_size(const nmt_spm *spm);
+/* The vocabulary's fingerprint: nmt_hash_bytes of the model file (models record it; two different
+ * vocabularies of one size differ in it). */
+uint64_t nmt_spm_fingerprint(const nmt_spm *spm);
 /* Encodes text (len bytes, valid UTF-8) into *ids (grown with nmt_realloc as needed; *cap tracks
  * its capacity) and sets *count. */
 int nmt_spm_encode(const nmt_spm *spm, const char *text, size_t len, int32_t **ids, size_t *cap, size_t *count);

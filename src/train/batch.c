@@ -1,5 +1,6 @@
 /* batch: length buckets bounded by padded tokens; per-epoch shuffles from (seed, epoch). */
 #include "train/batch.h"
+#include "text/vocab.h"
 #include "base/util.h"
 
 #include <stdlib.h>
@@ -146,21 +147,14 @@ void nmt_batcher_next(nmt_batcher *b, nmt_batch *batch, long *tokens) {
         if (c->src_len[pairs[r]] + 1 > S) S = c->src_len[pairs[r]] + 1;
         if (c->tgt_len[pairs[r]] + 1 > T) T = c->tgt_len[pairs[r]] + 1;
     }
-    memset(b->src, 0, (size_t)rows * (size_t)S * sizeof *b->src);
-    memset(b->tgt_in, 0, (size_t)rows * (size_t)T * sizeof *b->tgt_in);
-    memset(b->tgt_out, 0, (size_t)rows * (size_t)T * sizeof *b->tgt_out);
     long count = 0;
     for (int r = 0; r < rows; r++) {
         long p = pairs[r];
         int ns = c->src_len[p], nt = c->tgt_len[p];
         const int32_t *src = c->ids + c->offset[p], *tgt = src + ns;
-        int32_t *srow = b->src + (size_t)r * S, *in = b->tgt_in + (size_t)r * T, *out = b->tgt_out + (size_t)r * T;
-        memcpy(srow, src, (size_t)ns * sizeof *src);
-        srow[ns] = NMT_EOS;
-        in[0] = NMT_BOS;
-        memcpy(in + 1, tgt, (size_t)nt * sizeof *tgt);
-        memcpy(out, tgt, (size_t)nt * sizeof *tgt);
-        out[nt] = NMT_EOS;
+        nmt_vocab_row(NMT_ROW_SOURCE, src, ns, b->src + (size_t)r * S, S);
+        nmt_vocab_row(NMT_ROW_DECODER_INPUT, tgt, nt, b->tgt_in + (size_t)r * T, T);
+        nmt_vocab_row(NMT_ROW_TARGET, tgt, nt, b->tgt_out + (size_t)r * T, T);
         count += nt + 1;
     }
     batch->batch = rows;

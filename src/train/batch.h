@@ -12,7 +12,7 @@
  * nmt_batcher_init nothing is allocated except when an epoch begins.
  *
  * Rows: source = pieces + eos; decoder input = bos + pieces; decoder target = pieces + eos; padded
- * with NMT_PAD.
+ * with NMT_PAD (nmt_vocab_row, vocab.h).
  */
 #ifndef NMT_BATCH_H
 #define NMT_BATCH_H

@@ -45,15 +45,21 @@ nmt_train_state nmt_train_state_initial(uint64_t seed) {
     return (nmt_train_state){.epoch = 1, .seed = seed, .best_bleu = -1.0, .best_loss = 0.0};
 }
 
-/* Deletes all but the newest keep_last checkpoints (keep_last <= 0 keeps all). */
-static int prune(const char *model_dir, int keep_last) {
+/* Deletes all but the newest keep_last checkpoints up to `written`, the one just saved, which always
+ * stays (keep_last <= 0 keeps all). Checkpoints of later steps than it are the damaged ones the resume
+ * skipped (a readable one would have been resumed from): they go too, so they cannot outlive it. */
+static int prune(const char *model_dir, int keep_last, const char *written) {
     char **paths;
     int count, rc = 0;
     if (keep_last <= 0) return 0;
     if (nmt_model_checkpoints(model_dir, &paths, &count) < 0) return -1;
-    for (int i = 0; i < count - keep_last && rc == 0; i++)
-        if (unlink(paths[i]) != 0 && errno != ENOENT)
+    int at = count - 1; /* nmt_model_checkpoints sorts by step: `written` is found from the end */
+    while (at >= 0 && strcmp(paths[at], written) != 0) at--;
+    for (int i = 0; i < count && rc == 0; i++) {
+        int keep = at < 0 || (i <= at && i > at - keep_last);
+        if (!keep && unlink(paths[i]) != 0 && errno != ENOENT)
             rc = nmt_error_set("%s: cannot delete an old checkpoint: %s", paths[i], strerror(errno));
+    }
     nmt_model_paths_free(paths);
     return rc;
 }
@@ -74,7 +80,8 @@ int nmt_checkpoint_save(const char *model_dir, const nmt_model *m, const nmt_ada
     }
     nmt_model_metadata config_meta;
     nmt_model_metadata_make(&config_meta, &m->config);
-    nmt_st_metadata meta[NMT_MODEL_METADATA + NUM_STATE_FIELDS + 1];
+    nmt_st_metadata meta[NMT_MODEL_METADATA + NUM_STATE_FIELDS + 2];
+    char fingerprint[17];
     char text[NUM_STATE_FIELDS][FIELD_TEXT];
     memcpy(meta, config_meta.entries, sizeof config_meta.entries);
     nmt_st_metadata *st = meta + NMT_MODEL_METADATA;
@@ -86,8 +93,10 @@ int nmt_checkpoint_save(const char *model_dir, const nmt_model *m, const nmt_ada
         st[i] = (nmt_st_metadata){(char *)state_fields[i].key, text[i]};
     }
     st[NUM_STATE_FIELDS] = (nmt_st_metadata){(char *)format_key, (char *)format_value};
-    if (nmt_st_write(path, tensors, 3 * n, meta, NMT_MODEL_METADATA + NUM_STATE_FIELDS + 1) < 0) goto done;
-    rc = prune(model_dir, keep_last);
+    int num_meta = NMT_MODEL_METADATA + NUM_STATE_FIELDS + 1;
+    num_meta += nmt_model_fingerprint_entry(m, &meta[num_meta], fingerprint);
+    if (nmt_st_write(path, tensors, 3 * n, meta, num_meta) < 0) goto done;
+    rc = prune(model_dir, keep_last, path);
 done:
     for (int k = 0; k < 3; k++) free(lists[k]);
     free(tensors);

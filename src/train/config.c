@@ -165,6 +165,7 @@ typedef struct loader {
     nmt_config *config;
     const char *file;
     origin origins[NUM_KEYS]; /* where each key was last set; all zero = default */
+    int *override_failed;     /* set when an error is an override's (a command-line mistake) */
 } loader;
 
 static int fail(const loader *L, origin at, const char *fmt, ...) NMT_PRINTF(3, 4);
@@ -174,7 +175,10 @@ static int fail(const loader *L, origin at, const char *fmt, ...) {
     va_start(ap, fmt);
     vsnprintf(message, sizeof message, fmt, ap);
     va_end(ap);
-    if (at.override) return nmt_error_set("--set %s: %s", at.override, message);
+    if (at.override) {
+        *L->override_failed = 1;
+        return nmt_error_set("--set %s: %s", at.override, message);
+    }
     return nmt_error_set("%s:%d:%d: %s", L->file, at.line ? at.line : 1, at.line ? at.column : 1, message);
 }
 
@@ -296,6 +300,7 @@ static int read_number(const loader *L, const key_spec *k, const yaml_node_t *no
     }
     if (end == text || *end != '\0' || isnan(v) || (isinf(v) && errno != ERANGE))
         return fail(L, at, "%s: expected %s, got '%s'", k->path, expected, text);
+    if (isinf(v) && k->kind != KEY_INT && k->kind != KEY_LONG) return fail(L, at, "%s: %s is too large for a number (it overflows to infinity); expected %s", k->path, text, expected);
     int below = (k->open & MIN_OPEN) ? v <= k->min : v < k->min;
     int above = (k->open & MAX_OPEN) ? v >= k->max : v > k->max;
     if (below || above) return fail(L, at, "%s: expected %s, got %s", k->path, expected, text);
@@ -348,6 +353,8 @@ static int read_path(const loader *L, const key_spec *k, const yaml_node_t *node
     const char *text = (const char *)node->data.scalar.value;
     if (strlen(text) != node->data.scalar.length)
         return fail(L, at, "%s: a path cannot contain a NUL character", k->path);
+    if (text[0] == '\0') /* '' would mean the config's own directory: never what was meant */
+        return fail(L, at, "%s: an empty path; name it (or leave the key out for its default)", k->path);
     char *copy = nmt_strdup(text);
     if (!copy) return -1;
     free(*field);
@@ -432,10 +439,26 @@ static int read_mapping(loader *L, yaml_document_t *doc, const yaml_node_t *map,
     return 0;
 }
 
-static int yaml_syntax_error(const yaml_parser_t *parser, const char *where, int one_line) {
+/* libyaml places a reader error (an invalid byte, a control character) by its byte offset only, not
+ * by line and column: they are counted here from the text. */
+static int yaml_reader_error(const yaml_parser_t *parser, const char *where, const char *text, size_t size) {
+    size_t offset = parser->problem_offset < size ? parser->problem_offset : size;
+    size_t line = 1, column = 1;
+    for (size_t i = 0; i < offset; i++) {
+        if (text[i] == '\n') line++, column = 1;
+        else if (((unsigned char)text[i] & 0xC0) != 0x80) column++; /* characters, not continuation bytes */
+    }
+    const char *problem = parser->problem ? parser->problem : "malformed YAML";
+    if (parser->problem_value >= 0)
+        return nmt_error_set("%s:%zu:%zu: %s (byte 0x%02x)", where, line, column, problem, (unsigned)parser->problem_value & 0xFF);
+    return nmt_error_set("%s:%zu:%zu: %s", where, line, column, problem);
+}
+
+static int yaml_syntax_error(const yaml_parser_t *parser, const char *where, int one_line, const char *text, size_t size) {
     if (parser->error == YAML_MEMORY_ERROR) return nmt_error_set("%s: out of memory parsing YAML", where);
     const char *problem = parser->problem ? parser->problem : "malformed YAML";
     if (one_line) return nmt_error_set("%s: malformed value: %s", where, problem);
+    if (parser->error == YAML_READER_ERROR) return yaml_reader_error(parser, where, text, size);
     if (parser->context)
         return nmt_error_set("%s:%zu:%zu: %s %s", where, parser->problem_mark.line + 1,
                              parser->problem_mark.column + 1, problem, parser->context);
@@ -464,7 +487,8 @@ static int apply_override(loader *L, const char *override) {
     if (!yaml_parser_load(&parser, &doc)) {
         char where[300];
         snprintf(where, sizeof where, "--set %s", override);
-        yaml_syntax_error(&parser, where, 1);
+        yaml_syntax_error(&parser, where, 1, eq + 1, strlen(eq + 1));
+        *L->override_failed = parser.error != YAML_MEMORY_ERROR;
         yaml_parser_delete(&parser);
         return -1;
     }
@@ -598,7 +622,7 @@ static int check_model(const loader *L) {
 int nmt_config_load(nmt_config *c, const char *path, const char *const *overrides) {
     char *text;
     size_t size;
-    if (nmt_read_file(path, &text, &size) < 0) {
+    if (nmt_read_file_max(path, NMT_CONFIG_MAX_BYTES, "a config", &text, &size) < 0) {
         nmt_config_defaults(c);
         return -1;
     }
@@ -609,7 +633,8 @@ int nmt_config_load(nmt_config *c, const char *path, const char *const *override
 
 int nmt_config_parse(nmt_config *c, const char *text, size_t size, const char *path, const char *const *overrides) {
     nmt_config_defaults(c);
-    loader L = {.config = c, .file = path};
+    int override_failed = 0;
+    loader L = {.config = c, .file = path, .override_failed = &override_failed};
     yaml_parser_t parser;
     yaml_document_t doc;
     int rc = -1, have_doc = 0;
@@ -621,7 +646,7 @@ int nmt_config_parse(nmt_config *c, const char *text, size_t size, const char *p
     }
     yaml_parser_set_input_string(&parser, (const unsigned char *)text, size);
     if (!yaml_parser_load(&parser, &doc)) {
-        yaml_syntax_error(&parser, path, 0);
+        yaml_syntax_error(&parser, path, 0, text, size);
         goto done;
     }
     have_doc = 1;
@@ -635,7 +660,7 @@ int nmt_config_parse(nmt_config *c, const char *text, size_t size, const char *p
         if (read_mapping(&L, &doc, root, NULL, NULL) < 0) goto done;
         yaml_document_t next;
         if (!yaml_parser_load(&parser, &next)) {
-            yaml_syntax_error(&parser, path, 0);
+            yaml_syntax_error(&parser, path, 0, text, size);
             goto done;
         }
         int more = yaml_document_get_root_node(&next) != NULL;
@@ -647,7 +672,9 @@ int nmt_config_parse(nmt_config *c, const char *text, size_t size, const char *p
         }
     }
     for (const char *const *o = overrides; o && *o; o++)
-        if (apply_override(&L, *o) < 0) goto done;
+        if (apply_override(&L, *o) < 0) {
+            goto done;
+        }
     if (check_model(&L) < 0 || require_corpus(&L, "data.train", &c->train, 1) < 0 ||
         require_corpus(&L, "data.valid", &c->valid, 0) < 0 || resolve_paths(&L) < 0)
         goto done;
@@ -656,7 +683,7 @@ done:
     if (have_doc) yaml_document_delete(&doc);
     yaml_parser_delete(&parser);
     if (rc < 0) nmt_config_free(c);
-    return rc;
+    return rc < 0 && override_failed ? NMT_CONFIG_BAD_OVERRIDE : rc;
 }
 
 /* ---- saving ---- */

@@ -58,8 +58,13 @@ typedef struct nmt_config {
 
 /* The defaults of every key (paths NULL). */
 void nmt_config_defaults(nmt_config *config);
+enum {
+    NMT_CONFIG_BAD_OVERRIDE = -2, /* what loading returns when an override is wrong: a command-line mistake */
+    NMT_CONFIG_MAX_BYTES = 1 << 24, /* a config file is at most 16 MiB */
+};
 /* Reads a YAML file and applies `overrides` ("a.b=value"; NULL-terminated list, may be NULL). On
- * failure the error says where (file:line:column or the override) and *config holds nothing to free. */
+ * failure (-1, or NMT_CONFIG_BAD_OVERRIDE when an override is malformed, names an unknown key or gives
+ * a bad value) the error says where (file:line:column or the override) and *config holds nothing to free. */
 int nmt_config_load(nmt_config *config, const char *path, const char *const *overrides);
 /* The same for YAML text already in memory (for fuzzing); `path` names it in errors and its
  * directory is the base of relative paths. */

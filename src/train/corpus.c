@@ -10,6 +10,7 @@
  * The checksum hashes everything between the magic and itself.
  */
 #include "train/corpus.h"
+#include "base/hash.h"
 #include "base/input.h"
 #include "base/io.h"
 #include "base/utf8.h"
@@ -24,82 +25,6 @@ static const char cache_magic[8] = {'N', 'M', 'T', 'C', 'O', 'R', 'P', '1'};
 enum { CACHE_HEADER_WORDS = 7 };
 static const uint64_t cache_byte_order = 0x0102030405060708ull;
 
-/* A streaming 64-bit hash: 8-byte words mixed by multiply-rotate (not cryptographic; it tells
- * whether a corpus changed, not whether someone forged one). */
-typedef struct hasher {
-    uint64_t h;
-    uint64_t length;
-    unsigned char tail[8];
-    int tail_len;
-} hasher;
-
-static uint64_t rotl64(uint64_t x, int r) { return (x << r) | (x >> (64 - r)); }
-
-static void hasher_init(hasher *s) {
-    memset(s, 0, sizeof *s);
-    s->h = 0x9E3779B97F4A7C15ull;
-}
-
-static void hasher_word(hasher *s, uint64_t w) {
-    s->h ^= rotl64(w * 0x87C37B91114253D5ull, 31) * 0x4CF5AD432745937Full;
-    s->h = rotl64(s->h, 27) * 5 + 0x52DCE729;
-}
-
-static void hasher_add(hasher *s, const void *data, size_t size) {
-    const unsigned char *p = data;
-    s->length += size;
-    while (size > 0 && s->tail_len > 0) {
-        s->tail[s->tail_len++] = *p++;
-        size--;
-        if (s->tail_len == 8) {
-            uint64_t w;
-            memcpy(&w, s->tail, 8);
-            hasher_word(s, w);
-            s->tail_len = 0;
-        }
-    }
-    for (; size >= 8; p += 8, size -= 8) {
-        uint64_t w;
-        memcpy(&w, p, 8);
-        hasher_word(s, w);
-    }
-    if (size > 0) memcpy(s->tail, p, size); /* p may be NULL when size is 0 (an empty corpus's arrays) */
-    s->tail_len += (int)size;
-}
-
-static uint64_t hasher_final(hasher *s) {
-    uint64_t w = 0;
-    memcpy(&w, s->tail, (size_t)s->tail_len);
-    hasher_word(s, w ^ ((uint64_t)s->tail_len << 56));
-    hasher_word(s, s->length);
-    uint64_t h = s->h;
-    h ^= h >> 33;
-    h *= 0xFF51AFD7ED558CCDull;
-    h ^= h >> 33;
-    return h;
-}
-
-int nmt_corpus_hash_file(const char *path, uint64_t *hash) {
-    FILE *fp = fopen(path, "rb");
-    if (!fp) return nmt_error_set("%s: cannot open: %s", path, strerror(errno));
-    enum { CHUNK = 1 << 20 };
-    unsigned char *buf = nmt_malloc(CHUNK);
-    if (!buf) {
-        fclose(fp);
-        return -1;
-    }
-    hasher s;
-    hasher_init(&s);
-    size_t n;
-    while ((n = fread(buf, 1, CHUNK, fp)) > 0) hasher_add(&s, buf, n);
-    int failed = ferror(fp);
-    free(buf);
-    fclose(fp);
-    if (failed) return nmt_error_set("%s: read failed", path);
-    *hash = hasher_final(&s);
-    return 0;
-}
-
 static int check_utf8(const nmt_lines *lines) {
     long bad = nmt_utf8_invalid_at(lines->line, lines->len);
     if (bad >= 0) return nmt_error_set("%s:%ld: invalid UTF-8 at byte %ld", lines->name, lines->number, bad + 1);
@@ -113,18 +38,18 @@ static int scan_text(const char *path, uint64_t *hash, long *count) {
     if (!fp) return -1;
     nmt_lines lines;
     nmt_lines_init(&lines, fp, path);
-    hasher s;
-    hasher_init(&s);
+    nmt_hash s;
+    nmt_hash_init(&s);
     int more;
     while ((more = nmt_lines_next(&lines)) > 0 && check_utf8(&lines) == 0) {
-        hasher_add(&s, lines.line, lines.len);
-        hasher_add(&s, "\n", 1);
+        nmt_hash_add(&s, lines.line, lines.len);
+        nmt_hash_add(&s, "\n", 1);
     }
     *count = lines.number;
     nmt_lines_free(&lines);
     if (nmt_input_close(fp, path) < 0 && more == 0) return -1;
     if (more != 0) return -1;
-    *hash = hasher_final(&s);
+    *hash = nmt_hash_final(&s);
     return 0;
 }
 
@@ -189,6 +114,25 @@ static int next_pair(nmt_lines *src, nmt_lines *tgt) {
     return a;
 }
 
+int nmt_corpus_count_pairs(const char *src_path, const char *tgt_path, long *lines, long *pairs) {
+    *lines = *pairs = 0;
+    FILE *fs = nmt_input_open(src_path), *ft = fs ? nmt_input_open(tgt_path) : NULL;
+    if (!fs || !ft) {
+        nmt_input_close(fs, src_path);
+        return -1;
+    }
+    nmt_lines src, tgt;
+    nmt_lines_init(&src, fs, src_path);
+    nmt_lines_init(&tgt, ft, tgt_path);
+    int more;
+    while ((more = next_pair(&src, &tgt)) > 0) *pairs += src.len > 0 && tgt.len > 0;
+    *lines = src.number;
+    nmt_lines_free(&src);
+    nmt_lines_free(&tgt);
+    if ((nmt_input_close(fs, src_path) < 0) | (nmt_input_close(ft, tgt_path) < 0)) more = -1;
+    return more;
+}
+
 static int encode_text(nmt_corpus *c, const char *src_path, const char *tgt_path, nmt_corpus_encode_fn encode,
                        const void *ctx, const nmt_corpus_options *opt) {
     FILE *fs = nmt_input_open(src_path);
@@ -244,20 +188,13 @@ done:
     return rc;
 }
 
-static uint64_t cache_checksum(const void *data, size_t size) {
-    hasher s;
-    hasher_init(&s);
-    hasher_add(&s, data, size);
-    return hasher_final(&s);
-}
-
 /* Loads the cache if it exists and carries `key` and a good checksum: 1 = loaded, 0 = absent or
  * stale or damaged (to be rewritten), -1 = an error (a cache that cannot be read, out of memory). */
 static int cache_load(nmt_corpus *c, const char *path, uint64_t key, long lines) {
     char *blob;
     size_t size;
     if (!nmt_file_exists(path)) return 0;
-    if (nmt_read_file(path, &blob, &size) < 0) return -1;
+    if (nmt_read_regular_file(path, NMT_READ_MAX, "a corpus cache", &blob, &size) < 0) return -1;
     int loaded = 0;
     uint64_t head[CACHE_HEADER_WORDS];
     const size_t head_bytes = sizeof cache_magic + sizeof head;
@@ -269,7 +206,7 @@ static int cache_load(nmt_corpus *c, const char *path, uint64_t key, long lines)
         goto done;
     uint64_t checksum;
     memcpy(&checksum, blob + size - sizeof checksum, sizeof checksum);
-    if (checksum != cache_checksum(blob + sizeof cache_magic, size - sizeof cache_magic - sizeof checksum)) goto done;
+    if (checksum != nmt_hash_bytes(blob + sizeof cache_magic, size - sizeof cache_magic - sizeof checksum)) goto done;
     c->num_pairs = (long)pairs;
     c->num_ids = (size_t)ids;
     c->lines = lines;
@@ -307,8 +244,8 @@ done:
 static int cache_save(const nmt_corpus *c, const char *path, uint64_t key) {
     uint64_t head[CACHE_HEADER_WORDS] = {cache_byte_order, key, (uint64_t)c->num_pairs, c->num_ids, (uint64_t)c->lines,
                                          (uint64_t)c->skipped_empty, (uint64_t)c->skipped_long};
-    hasher s;
-    hasher_init(&s);
+    nmt_hash s;
+    nmt_hash_init(&s);
     const void *parts[] = {head, c->src_len, c->tgt_len, c->ids};
     const size_t sizes[] = {sizeof head, (size_t)c->num_pairs * sizeof(int32_t), (size_t)c->num_pairs * sizeof(int32_t),
                             c->num_ids * sizeof(int32_t)};
@@ -316,10 +253,10 @@ static int cache_save(const nmt_corpus *c, const char *path, uint64_t key) {
     if (nmt_atomic_open(&f, path) < 0) return -1;
     if (nmt_io_write(f.fp, cache_magic, sizeof cache_magic, path) < 0) goto fail;
     for (int i = 0; i < 4; i++) {
-        hasher_add(&s, parts[i], sizes[i]);
+        nmt_hash_add(&s, parts[i], sizes[i]);
         if (nmt_io_write(f.fp, parts[i], sizes[i], path) < 0) goto fail;
     }
-    uint64_t checksum = hasher_final(&s);
+    uint64_t checksum = nmt_hash_final(&s);
     if (nmt_io_write(f.fp, &checksum, sizeof checksum, path) < 0) goto fail;
     return nmt_atomic_commit(&f);
 fail:
@@ -335,7 +272,7 @@ int nmt_corpus_read(nmt_corpus *c, const char *src_path, const char *tgt_path, n
     if (check_pair(src_path, tgt_path, hash, &src_lines) < 0) return -1;
     uint64_t key_words[] = {1 /* cache format */, hash[0], hash[1], opt->encoder_hash, (uint64_t)opt->max_length,
                             (uint64_t)opt->skip_empty};
-    uint64_t key = cache_checksum(key_words, sizeof key_words);
+    uint64_t key = nmt_hash_bytes(key_words, sizeof key_words);
     if (opt->cache_path) {
         int loaded = cache_load(c, opt->cache_path, key, src_lines);
         if (loaded != 0) return loaded < 0 ? -1 : 0;

@@ -55,8 +55,7 @@ void nmt_corpus_free(nmt_corpus *corpus);
 /* Only the checks of nmt_corpus_read (UTF-8, equal line counts), e.g. before training a vocabulary on
  * the files; *lines = lines of each file. */
 int nmt_corpus_check(const char *src_path, const char *tgt_path, long *lines);
-
-/* A 64-bit hash of a file's size and content (for cache keys). */
-int nmt_corpus_hash_file(const char *path, uint64_t *hash);
+/* Counts the line pairs with text on both sides (*pairs), of *lines; an error names the file and line. */
+int nmt_corpus_count_pairs(const char *src_path, const char *tgt_path, long *lines, long *pairs);
 
 #endif

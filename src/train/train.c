@@ -4,6 +4,7 @@
 #include "eval/bleu.h"
 #include "train/checkpoint.h"
 #include "train/corpus.h"
+#include "base/hash.h"
 #include "base/io.h"
 #include "base/json.h"
 #include "compute/pool.h"
@@ -14,7 +15,6 @@
 #include "infer/translator.h"
 #include "base/util.h"
 
-#include <dirent.h>
 #include <ftw.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -22,7 +22,9 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stddef.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -91,31 +93,19 @@ static int lock_output(trainer *t) {
     return rc;
 }
 
-/* Removes temporaries ("NAME.tmp.PID") that a killed run left behind; we hold the lock, so no live
- * writer owns them. */
-static void remove_stale_temporaries(const char *dir) {
-    DIR *d = opendir(dir);
-    if (!d) return;
-    struct dirent *e;
-    while ((e = readdir(d)) != NULL) {
-        const char *tmp = strstr(e->d_name, ".tmp.");
-        if (!tmp || tmp[5] == '\0' || strspn(tmp + 5, "0123456789") != strlen(tmp + 5)) continue;
-        char *path = nmt_path_join(dir, e->d_name);
-        if (path) unlink(path);
-        free(path);
-    }
-    closedir(d);
-}
-
 /* ---- vocabulary and corpora ---- */
 
 /* Trains a vocabulary on both sides of the training data into OUTPUT/spm.model (and spm.vocab). */
 static int train_vocabulary(trainer *t) {
     const nmt_config *cfg = t->cfg;
-    long lines; /* bad corpora are refused before minutes of vocabulary training, not after */
+    long lines, pairs; /* bad corpora are refused before minutes of vocabulary training, not after */
     if (nmt_corpus_check(cfg->train.src, cfg->train.tgt, &lines) < 0 ||
-        (cfg->valid.src && nmt_corpus_check(cfg->valid.src, cfg->valid.tgt, &lines) < 0))
+        (cfg->valid.src && nmt_corpus_check(cfg->valid.src, cfg->valid.tgt, &lines) < 0) ||
+        nmt_corpus_count_pairs(cfg->train.src, cfg->train.tgt, &lines, &pairs) < 0)
         return -1;
+    if (pairs == 0)
+        return nmt_error_set("no sentence pairs in %s and %s after skipping %ld line%s with an empty side: nothing to "
+                             "train on", cfg->train.src, cfg->train.tgt, lines, lines == 1 ? "" : "s");
     say(t, "training a %s vocabulary of %d pieces on %s and %s\n", cfg->vocab_type, cfg->vocab_size,
         cfg->train.src, cfg->train.tgt);
     char *prefix = nmt_path_join(cfg->output, "spm");
@@ -140,7 +130,7 @@ static int train_vocabulary(trainer *t) {
 static int init_from_vocabulary(const trainer *t, const char **given) {
     if (!t->init_spm) return 0;
     uint64_t a, b;
-    if (*given && (nmt_corpus_hash_file(*given, &a) < 0 || nmt_corpus_hash_file(t->init_spm, &b) < 0)) return -1;
+    if (*given && (nmt_hash_file(*given, &a) < 0 || nmt_hash_file(t->init_spm, &b) < 0)) return -1;
     if (*given && a != b)
         return nmt_error_set("vocab.model %s differs from %s, the vocabulary of train.init_from: a fine-tuned model "
                              "keeps its vocabulary", *given, t->init_spm);
@@ -155,8 +145,8 @@ static int prepare_vocabulary(trainer *t, int resuming) {
     if (init_from_vocabulary(t, &given_model) < 0) return -1;
     if (given_model) {
         uint64_t given, current = 0;
-        if (nmt_corpus_hash_file(given_model, &given) < 0) return -1;
-        if (have && nmt_corpus_hash_file(t->spm_path, &current) < 0) return -1;
+        if (nmt_hash_file(given_model, &given) < 0) return -1;
+        if (have && nmt_hash_file(t->spm_path, &current) < 0) return -1;
         if (!have || given != current) {
             if (have && resuming)
                 return nmt_error_set("vocab.model %s differs from %s, which the checkpoints were trained with",
@@ -169,7 +159,12 @@ static int prepare_vocabulary(trainer *t, int resuming) {
                                  cfg->output);
         if (train_vocabulary(t) < 0) return -1;
     }
-    if (nmt_spm_load(&t->spm, t->spm_path) < 0 || nmt_corpus_hash_file(t->spm_path, &t->spm_hash) < 0) return -1;
+    if (nmt_spm_load(&t->spm, t->spm_path) < 0) return -1;
+    t->spm_hash = nmt_spm_fingerprint(t->spm);
+    if (!cfg->vocab_model && have && nmt_spm_vocab_size(t->spm) != cfg->vocab_size)
+        return nmt_error_set("vocab.size is %d but %s, trained at the first run into this directory, has %d pieces; "
+                             "set vocab.size %d, or train into a new output directory for another vocabulary",
+                             cfg->vocab_size, t->spm_path, nmt_spm_vocab_size(t->spm), nmt_spm_vocab_size(t->spm));
     return 0;
 }
 
@@ -269,7 +264,7 @@ static int open_log(trainer *t) {
     if (t->resumed_from >= 0 && nmt_file_exists(t->log_path)) {
         char *data;
         size_t size;
-        if (nmt_read_file(t->log_path, &data, &size) < 0) return -1;
+        if (nmt_read_regular_file(t->log_path, NMT_READ_MAX, "a training log", &data, &size) < 0) return -1;
         kept = data; /* filtered in place: kept lines only move towards the start */
         for (char *line = data; line < data + size;) {
             char *end = memchr(line, '\n', (size_t)(data + size - line));
@@ -326,8 +321,17 @@ static int prepare_model(trainer *t, const nmt_st_file *ckpt, const char *ckpt_p
     mc.vocab_size = nmt_spm_vocab_size(t->spm);
     if (nmt_model_config_check(&mc) < 0) return -1;
     if (ckpt && nmt_checkpoint_check_config(ckpt, ckpt_path, &mc) < 0) return -1;
-    if (nmt_model_create(&t->model, &mc) < 0) return -1;
+    if (ckpt) {
+        uint64_t recorded;
+        if (nmt_model_fingerprint_read(ckpt, ckpt_path, &recorded) < 0 ||
+            nmt_model_check_vocab(recorded, ckpt_path, nmt_spm_fingerprint(t->spm), t->spm_path) < 0)
+            return -1;
+    }
+    if (nmt_model_create(&t->model, &mc) < 0)
+        return nmt_error_prefix("creating the model (%zu parameters; model.d_model, model.ffn and the layer counts set "
+                                "its size)", nmt_model_param_count(&mc));
     t->model_created = 1;
+    t->model.vocab_fingerprint = nmt_spm_fingerprint(t->spm);
     if (nmt_adam_init(&t->adam, t->model.num_params, cfg->beta1, cfg->beta2, cfg->adam_eps) < 0) return -1;
     if (!ckpt) {
         nmt_model_init_weights(&t->model, t->state.seed);
@@ -374,7 +378,13 @@ static int train_step(trainer *t, nmt_loss *sum) {
             .training = 1, .label_smoothing = (float)cfg->label_smoothing, .dropout_seed = dropout_seed(t->state.seed, step, k)};
         nmt_loss loss;
         if (nmt_model_forward(&t->model, &batch, &fo, &loss) < 0 || nmt_model_backward(&t->model, 1.0f) < 0)
+        {
+            if (strstr(nmt_error(), "out of memory")) /* the batch's activations: say what sizes them */
+                return nmt_error_prefix("step %ld, a batch of %d sentences of up to %d source and %d target tokens "
+                                        "(train.batch_tokens %d sets its size; lower it)",
+                                        step, batch.batch, batch.src_len, batch.tgt_len, cfg->batch_tokens);
             return nmt_error_prefix("step %ld", step);
+        }
         sum->loss_sum += loss.loss_sum;
         sum->nll_sum += loss.nll_sum;
         sum->tokens += loss.tokens;
@@ -541,11 +551,87 @@ static const char *stop_reason(const trainer *t, volatile sig_atomic_t *stop) {
 
 static int print_effective_config(trainer *t, const char *path) {
     if (!t->progress) return 0;
-    char *text;
-    size_t size;
-    if (nmt_read_file(path, &text, &size) < 0) return -1;
+    char *text = nmt_config_format(t->cfg);
+    if (!text) return nmt_error_prefix("showing the effective config");
     say(t, "effective config (%s):\n%s", path, text);
     free(text);
+    return 0;
+}
+
+/* A fresh start (no usable checkpoint) in a directory that holds a trained model would overwrite it:
+ * refused unless `overwrite`. */
+static int check_fresh_start(trainer *t, int overwrite) {
+    const char *dir = t->cfg->output;
+    struct stat st;
+    int model = nmt_file_exists(t->model_path), log = stat(t->log_path, &st) == 0 && st.st_size > 0;
+    if (overwrite || (!model && !log)) return 0;
+    char **paths;
+    int count;
+    if (nmt_model_checkpoints(dir, &paths, &count) < 0) return -1;
+    nmt_model_paths_free(paths);
+    char damaged[96] = "no checkpoint";
+    if (count) snprintf(damaged, sizeof damaged, "%d checkpoint%s, none usable", count, count == 1 ? "" : "s");
+    return nmt_error_set("%s already holds a trained model (%s%s%s) and %s to resume from: starting again from step "
+                         "0 would overwrite it. Train into a new output directory, fine-tune from it with "
+                         "train.init_from: %s, or pass --overwrite to start again here",
+                         dir, model ? "model.safetensors" : "", model && log ? ", " : "", log ? "train.log.jsonl" : "",
+                         damaged, t->model_path);
+}
+
+/* The settings whose change makes a resumed run differ from an uninterrupted one. */
+typedef enum { SETTING_INT, SETTING_DOUBLE, SETTING_PATH } setting_kind;
+static const struct {
+    const char *key;
+    setting_kind kind;
+    size_t offset; /* into nmt_config */
+} settings[] = {
+    {"data.train.src", SETTING_PATH, offsetof(nmt_config, train.src)},
+    {"data.train.tgt", SETTING_PATH, offsetof(nmt_config, train.tgt)},
+    {"data.valid.src", SETTING_PATH, offsetof(nmt_config, valid.src)},
+    {"data.valid.tgt", SETTING_PATH, offsetof(nmt_config, valid.tgt)},
+    {"data.max_length", SETTING_INT, offsetof(nmt_config, max_length)},
+    {"train.batch_tokens", SETTING_INT, offsetof(nmt_config, batch_tokens)},
+    {"train.update_freq", SETTING_INT, offsetof(nmt_config, update_freq)},
+    {"train.optimizer.lr", SETTING_DOUBLE, offsetof(nmt_config, lr)},
+    {"train.optimizer.betas[0]", SETTING_DOUBLE, offsetof(nmt_config, beta1)},
+    {"train.optimizer.betas[1]", SETTING_DOUBLE, offsetof(nmt_config, beta2)},
+    {"train.optimizer.eps", SETTING_DOUBLE, offsetof(nmt_config, adam_eps)},
+    {"train.optimizer.warmup", SETTING_INT, offsetof(nmt_config, warmup)},
+    {"train.optimizer.clip_norm", SETTING_DOUBLE, offsetof(nmt_config, clip_norm)},
+    {"train.label_smoothing", SETTING_DOUBLE, offsetof(nmt_config, label_smoothing)},
+};
+
+/* A resume compares the config with the one the interrupted run saved (OUTPUT/config.yaml) and warns,
+ * naming the key, for every setting above that changed: the new value is used, and the run is no
+ * longer bit-identical to an uninterrupted one. (A different model or vocabulary is refused later.) */
+static int check_settings(trainer *t, const char *saved_path) {
+    struct stat st;
+    if (stat(saved_path, &st) != 0 || !S_ISREG(st.st_mode) || !t->warnings) return 0;
+    nmt_config saved;
+    if (nmt_config_load(&saved, saved_path, NULL) < 0) {
+        fprintf(t->warnings, "warning: cannot compare with the settings of the run being resumed: %s\n", nmt_error());
+        return 0;
+    }
+    for (size_t i = 0; i < sizeof settings / sizeof settings[0]; i++) {
+        const char *now = (const char *)t->cfg + settings[i].offset, *then = (const char *)&saved + settings[i].offset;
+        char a[64], b[64];
+        const char *x = a, *y = b;
+        if (settings[i].kind == SETTING_INT) {
+            snprintf(a, sizeof a, "%d", *(const int *)now);
+            snprintf(b, sizeof b, "%d", *(const int *)then);
+        } else if (settings[i].kind == SETTING_DOUBLE) {
+            snprintf(a, sizeof a, "%.17g", *(const double *)now);
+            snprintf(b, sizeof b, "%.17g", *(const double *)then);
+        } else {
+            x = *(char *const *)now ? *(char *const *)now : "(none)";
+            y = *(char *const *)then ? *(char *const *)then : "(none)";
+        }
+        if (strcmp(x, y) != 0)
+            fprintf(t->warnings, "warning: %s is %s but the run being resumed used %s: the continuation uses the new "
+                                 "value and is not bit-identical to an uninterrupted run\n",
+                    settings[i].key, x, y);
+    }
+    nmt_config_free(&saved);
     return 0;
 }
 
@@ -560,9 +646,14 @@ static int setup(trainer *t, const nmt_train_options *opt) {
     char *ckpt_path = NULL;
     int rc = -1;
     if (!t->ckpt_dir || !t->log_path || !t->model_path || !t->spm_path || !config_path) goto done;
+    struct stat st;
+    if (stat(cfg->output, &st) == 0 && !S_ISDIR(st.st_mode)) {
+        nmt_error_set("output %s: not a directory (output names the model directory to train into)", cfg->output);
+        goto done;
+    }
     if (nmt_mkdirs(t->ckpt_dir) < 0 || lock_output(t) < 0) goto done;
-    remove_stale_temporaries(cfg->output);
-    remove_stale_temporaries(t->ckpt_dir);
+    nmt_remove_stale_temporaries(cfg->output);
+    nmt_remove_stale_temporaries(t->ckpt_dir);
     if (nmt_pool_set_threads(opt->threads > 0 ? opt->threads : 2) < 0) goto done;
 
     int found = nmt_checkpoint_find_latest(cfg->output, &ckpt, &ckpt_path, t->warnings);
@@ -592,9 +683,11 @@ static int setup(trainer *t, const nmt_train_options *opt) {
                 t->state.threads, nmt_pool_threads());
     t->state.threads = nmt_pool_threads();
 
-    if (nmt_config_save(cfg, config_path) < 0 || print_effective_config(t, config_path) < 0 ||
-        check_positions(cfg, NULL) < 0 || prepare_vocabulary(t, found) < 0 || prepare_corpora(t) < 0 ||
-        check_positions(cfg, &t->valid) < 0 || prepare_model(t, found ? &ckpt : NULL, ckpt_path) < 0)
+    /* Every check comes before config.yaml is written: a refused run changes no file. */
+    if ((!found && check_fresh_start(t, opt->overwrite) < 0) || (found && check_settings(t, config_path) < 0) ||
+        print_effective_config(t, config_path) < 0 || check_positions(cfg, NULL) < 0 ||
+        prepare_vocabulary(t, found) < 0 || prepare_corpora(t) < 0 || check_positions(cfg, &t->valid) < 0 ||
+        prepare_model(t, found ? &ckpt : NULL, ckpt_path) < 0 || nmt_config_save(cfg, config_path) < 0)
         goto done;
     if (nmt_batcher_seek(&t->batches, t->state.epoch, t->state.cursor) < 0) {
         nmt_error_prefix("%s", ckpt_path);

@@ -21,7 +21,13 @@
  * the result is bit-identical to a run that was never interrupted (with the same thread count): the
  * checkpoint stores parameters, Adam moments, the data position and the log accumulators, and
  * everything random is a pure function of (seed, step) or (seed, epoch). The train section may change
- * between runs (e.g. a larger max_steps); a different model section or vocabulary is refused.
+ * between runs (e.g. a larger max_steps); a change of the data, the batching or the optimizer is
+ * used and named in a warning (the run is then no longer bit-identical); a different model section or
+ * vocabulary (vocab.size, another spm.model, even of the same size) is refused. The checks come
+ * before any file is written: a refused run leaves the directory as it was.
+ *
+ * A fresh start (no usable checkpoint) in a directory that already holds model.safetensors or a
+ * non-empty train.log.jsonl is refused unless options->overwrite: it would replace that model.
  *
  * Fine-tuning. train.init_from: MODEL_DIR starts a fresh run (step 0, new optimizer, schedule and
  * data) from MODEL_DIR/model.safetensors with MODEL_DIR/spm.model as its vocabulary; a model section
@@ -53,6 +59,7 @@ typedef struct nmt_train_options {
     FILE *progress;              /* progress lines and the effective config (stderr); NULL = quiet */
     FILE *warnings;              /* warnings, e.g. a damaged checkpoint skipped (stderr); may be NULL */
     volatile sig_atomic_t *stop; /* nonzero = stop after the current step (may be NULL) */
+    int overwrite;               /* a fresh start may replace a model the directory holds (--overwrite) */
 } nmt_train_options;
 
 typedef struct nmt_train_result {

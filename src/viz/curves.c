@@ -200,7 +200,7 @@ int nmt_curves_read(nmt_curves_run *run, const char *path, const char *name) {
     memset(run, 0, sizeof *run);
     char *text;
     size_t len;
-    if (nmt_read_file(path, &text, &len) < 0) return -1;
+    if (nmt_read_regular_file(path, NMT_READ_MAX, "a training log", &text, &len) < 0) return -1;
     int rc = nmt_curves_parse(run, text, len, path, name);
     free(text);
     return rc;

@@ -1,4 +1,4 @@
-/* model_dir: a tiny model directory for the tests of the translation API and the server.
+/* tiny_model: a tiny model directory for the tests of the translation API and the server.
  *
  * nmt_test_model_dir(dir) writes into an existing directory what `nmt train` would leave there:
  * spm.model (a SentencePiece model of 36 pieces trained on a generated English corpus),
@@ -6,8 +6,8 @@
  * translations are deterministic nonsense of varied lengths) and config.yaml (naming the corpus files
  * train.en and train.hi, which records the pair en -> hi). Decoding it costs milliseconds.
  */
-#ifndef NMT_TEST_MODEL_DIR_H
-#define NMT_TEST_MODEL_DIR_H
+#ifndef NMT_TEST_TINY_MODEL_H
+#define NMT_TEST_TINY_MODEL_H
 
 #include "base/io.h"
 #include "base/util.h"

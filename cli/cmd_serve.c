@@ -1,0 +1,161 @@
+/* nmt serve: an HTTP translation server (LibreTranslate, OpenNMT-py and native APIs) over a model
+ * directory. Only flags live here: the engine is include/nmt/nmt.h's, the server src/serve/server.c.
+ */
+#include "cli.h"
+
+#include "base/util.h"
+#include "nmt/nmt.h"
+#include "serve/server.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+
+const char nmt_cmd_serve_summary[] = "serve translations over HTTP (LibreTranslate and OpenNMT-py APIs, batching)";
+
+static void usage(FILE *out) {
+    fprintf(out,
+            "Usage: nmt serve -m MODEL_DIR [--host 127.0.0.1] [--port 5000] [options]\n"
+            "\n"
+            "Serves translations over HTTP: LibreTranslate's POST /translate and GET /languages,\n"
+            "OpenNMT-py's POST /translator/translate, POST /v1/translate (n-best, scores, alignment),\n"
+            "GET /health, GET /metrics (Prometheus) and a page at GET /. Lines of concurrent requests\n"
+            "are decoded together; each line's translation is what `nmt translate` gives it.\n"
+            "Prints `listening on http://HOST:PORT` on stderr; SIGTERM or SIGINT stops accepting,\n"
+            "finishes the requests in flight and exits 0.\n"
+            "\n"
+            "  -m, --model DIR           model directory written by `nmt train`\n"
+            "      --host ADDR           address to bind (default 127.0.0.1; 0.0.0.0 for every one)\n"
+            "      --port N              port (default 5000; 0 takes a free one)\n"
+            "      --threads N           decoding threads (default: the CPUs this process may use)\n"
+            "  -k, --beam-size K         beam size (default 5)\n"
+            "      --n-best N            most hypotheses a request may get (LibreTranslate\n"
+            "                            alternatives + 1, native n_best; default 1)\n"
+            "      --length-penalty A    GNMT length penalty (default 0.6)\n"
+            "      --max-length-ratio R  at most R * source pieces + 10 target pieces (default 2)\n"
+            "      --precision P         fp32 (default) or bf16 products (AVX512_BF16 CPUs)\n"
+            "      --max-batch N         lines decoded together (default 64)\n"
+            "      --batch-wait-ms MS    longest wait for a fuller batch after a line arrives\n"
+            "                            (default 5)\n"
+            "      --char-limit N        characters per request, 0 = none (default 0); more: 413\n"
+            "      --max-queue N         lines waiting at most, 0 = none (default 0); more: 503\n"
+            "      --timeout-s S         a request's longest wait, 0 = none (default 0); then 504\n"
+            "      --max-body BYTES      request body size limit (default 1048576); more: 413\n"
+            "      --api-keys FILE       require one of the keys in FILE (one a line) as api_key\n"
+            "      --source-lang CODE    the source language served (default: from the model)\n"
+            "      --target-lang CODE    the target language served (default: from the model)\n"
+            "      --no-sentence-split   translate each line whole (by default a line is cut after\n"
+            "                            '.', '!', '?' followed by a space and a capital letter)\n"
+            "  -q, --quiet               no access log (one JSON line per request on stderr)\n"
+            "  -h, --help                show this help\n");
+}
+
+static volatile sig_atomic_t stop_requested;
+
+static void on_signal(int sig) {
+    (void)sig;
+    stop_requested = 1;
+}
+
+typedef struct args {
+    const char *model_dir;
+    nmt_engine_options engine;
+    nmt_serve_options serve;
+    int quiet;
+} args;
+
+static int parse_args(int argc, char **argv, args *a) {
+    enum { HOST = 256, PORT, THREADS, N_BEST, ALPHA, RATIO, PRECISION, MAX_BATCH, WAIT, CHARS, QUEUE, TIMEOUT,
+           BODY, KEYS, SRC, TGT, NO_SPLIT };
+    static const struct option options[] = {
+        {"model", required_argument, NULL, 'm'},         {"host", required_argument, NULL, HOST},
+        {"port", required_argument, NULL, PORT},         {"threads", required_argument, NULL, THREADS},
+        {"beam-size", required_argument, NULL, 'k'},     {"n-best", required_argument, NULL, N_BEST},
+        {"length-penalty", required_argument, NULL, ALPHA}, {"max-length-ratio", required_argument, NULL, RATIO},
+        {"precision", required_argument, NULL, PRECISION}, {"max-batch", required_argument, NULL, MAX_BATCH},
+        {"batch-wait-ms", required_argument, NULL, WAIT}, {"char-limit", required_argument, NULL, CHARS},
+        {"max-queue", required_argument, NULL, QUEUE},   {"timeout-s", required_argument, NULL, TIMEOUT},
+        {"max-body", required_argument, NULL, BODY},     {"api-keys", required_argument, NULL, KEYS},
+        {"source-lang", required_argument, NULL, SRC},   {"target-lang", required_argument, NULL, TGT},
+        {"no-sentence-split", no_argument, NULL, NO_SPLIT},
+        {"quiet", no_argument, NULL, 'q'},               {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    a->engine = nmt_engine_options_default();
+    a->engine.alignment = 1;
+    a->serve = nmt_serve_options_default();
+    long beam = a->engine.beam_size, n_best = 1, port = a->serve.port, threads = nmt_cli_threads_default(),
+         batch = a->serve.max_batch;
+    long body = (long)a->serve.max_body;
+    nmt_precision precision = NMT_PRECISION_FP32;
+    optind = 1;
+    int c;
+    while ((c = nmt_cli_getopt("serve", argc, argv, "m:k:qh", options, NULL)) != -1) {
+        int bad = 0;
+        switch (c) {
+        case 'm': a->model_dir = optarg; break;
+        case HOST: a->serve.host = optarg; break;
+        case PORT: bad = nmt_cli_long("serve", "--port", optarg, 0, 65535, &port); break;
+        case THREADS: bad = nmt_cli_long("serve", "--threads", optarg, 1, 1024, &threads); break;
+        case 'k': bad = nmt_cli_long("serve", "--beam-size", optarg, 1, 1000, &beam); break;
+        case N_BEST: bad = nmt_cli_long("serve", "--n-best", optarg, 1, 1000, &n_best); break;
+        case ALPHA: bad = nmt_cli_double("serve", "--length-penalty", optarg, 0, 10, &a->engine.length_penalty); break;
+        case RATIO: bad = nmt_cli_double("serve", "--max-length-ratio", optarg, 0, 100, &a->engine.max_length_ratio); break;
+        case PRECISION: bad = nmt_cli_precision("serve", optarg, &precision); break;
+        case MAX_BATCH: bad = nmt_cli_long("serve", "--max-batch", optarg, 1, 4096, &batch); break;
+        case WAIT: bad = nmt_cli_double("serve", "--batch-wait-ms", optarg, 0, 10000, &a->serve.batch_wait_ms); break;
+        case CHARS: bad = nmt_cli_long("serve", "--char-limit", optarg, 0, 1L << 30, &a->serve.char_limit); break;
+        case QUEUE: bad = nmt_cli_long("serve", "--max-queue", optarg, 0, 1L << 30, &a->serve.max_queue); break;
+        case TIMEOUT: bad = nmt_cli_double("serve", "--timeout-s", optarg, 0, 86400, &a->serve.timeout_s); break;
+        case BODY: bad = nmt_cli_long("serve", "--max-body", optarg, 1, 1L << 30, &body); break;
+        case KEYS: a->serve.api_keys_path = optarg; break;
+        case SRC: a->serve.source_language = optarg; break;
+        case TGT: a->serve.target_language = optarg; break;
+        case NO_SPLIT: a->serve.sentences = 0; break;
+        case 'q': a->quiet = 1; break;
+        case 'h': usage(stdout); return 1;
+        default: return -1;
+        }
+        if (bad) return -1;
+    }
+    if (optind < argc) return nmt_cli_usage_error("serve", "unexpected argument '%s'", argv[optind]), -1;
+    if (!a->model_dir) return nmt_cli_usage_error("serve", "--model is required"), -1;
+    if (n_best > beam) return nmt_cli_usage_error("serve", "--n-best %ld is more than the beam size %ld", n_best, beam), -1;
+    a->engine.beam_size = (int)beam;
+    a->engine.n_best = (int)n_best;
+    a->engine.threads = (int)threads;
+    a->engine.max_batch = (int)batch;
+    a->engine.precision = precision == NMT_PRECISION_BF16 ? "bf16" : "fp32";
+    a->serve.port = (int)port;
+    a->serve.max_batch = (int)batch;
+    a->serve.max_body = (size_t)body;
+    a->serve.log = a->quiet ? NULL : stderr;
+    return 0;
+}
+
+int nmt_cmd_serve(int argc, char **argv) {
+    args a;
+    memset(&a, 0, sizeof a);
+    const int parsed = parse_args(argc, argv, &a);
+    if (parsed != 0) return parsed > 0 ? NMT_EXIT_OK : NMT_EXIT_USAGE;
+    signal(SIGPIPE, SIG_IGN);
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGINT, &sa, NULL);
+    nmt_engine *engine;
+    if (nmt_engine_open(&engine, a.model_dir, &a.engine) < 0) return nmt_cli_fail("serve");
+    nmt_serve *server;
+    if (nmt_serve_start(&server, engine, &a.serve) < 0) {
+        nmt_engine_close(engine);
+        return nmt_cli_fail("serve");
+    }
+    const char *host = a.serve.host;
+    fprintf(stderr, strchr(host, ':') ? "listening on http://[%s]:%d\n" : "listening on http://%s:%d\n", host,
+            nmt_serve_port(server));
+    nmt_serve_run(server, &stop_requested);
+    nmt_serve_free(server);
+    nmt_engine_close(engine);
+    return NMT_EXIT_OK;
+}

@@ -1,0 +1,340 @@
+/* qgemm: int8 weights quantized and packed once, activations quantized per call, and the integer
+ * kernels over them (VNNI, AVX2, plain C; see qgemm.h).
+ *
+ * A task owns whole 32-column panels and walks all row tiles over each, so a panel (K * 32 bytes)
+ * stays in L1/L2 while the quantized rows stream. The VNNI tile is up to 12 rows x 32 columns in
+ * 24 zmm accumulators; the AVX2 tile up to 4 rows x 16 columns in 8 ymm, twice per panel.
+ */
+#include "compute/qgemm.h"
+
+#include "base/util.h"
+#include "compute/pool.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { PANEL = 32, GROUP = 4, VNNI_ROWS = 12, AVX2_ROWS = 4 };
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define QGEMM_X86 1
+#else
+#define QGEMM_X86 0
+#endif
+
+nmt_qgemm_kernel nmt_qgemm_best(void) {
+#if QGEMM_X86
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+        __builtin_cpu_supports("avx512vnni"))
+        return NMT_QGEMM_VNNI;
+    if (__builtin_cpu_supports("avx2")) return NMT_QGEMM_AVX2;
+#endif
+    return NMT_QGEMM_C;
+}
+
+static int kernel_set = -1; /* -1: nmt_qgemm_best() */
+
+nmt_qgemm_kernel nmt_qgemm_kernel_used(void) { return kernel_set < 0 ? nmt_qgemm_best() : (nmt_qgemm_kernel)kernel_set; }
+
+int nmt_qgemm_set_kernel(nmt_qgemm_kernel kernel) {
+    if (kernel > nmt_qgemm_best()) return nmt_error_set("int8 kernel %s: not on this CPU", nmt_qgemm_kernel_name(kernel));
+    kernel_set = (int)kernel;
+    return 0;
+}
+
+const char *nmt_qgemm_kernel_name(nmt_qgemm_kernel kernel) {
+    return kernel == NMT_QGEMM_VNNI ? "AVX-512 VNNI" : kernel == NMT_QGEMM_AVX2 ? "AVX2" : "C";
+}
+
+float nmt_qgemm_quantize_row(int8_t *q, const float *v, int K) {
+    float max = 0.0f;
+    for (int k = 0; k < K; k++) max = fmaxf(max, fabsf(v[k]));
+    if (!(max > 0.0f) || !isfinite(max)) {
+        memset(q, 0, (size_t)K);
+        return 0.0f;
+    }
+    /* The factor keeps 17 significant bits, so that q * factor is exact in float32 for every q
+     * (7 + 17 bits): a row dequantized (an int8 model file read back) quantizes to the same q and
+     * the same factor again. */
+    float factor = max / 127.0f;
+    uint32_t bits;
+    memcpy(&bits, &factor, sizeof bits);
+    bits = (bits + (1u << 5)) & ~((1u << 6) - 1);
+    memcpy(&factor, &bits, sizeof bits);
+    const float inverse = 1.0f / factor;
+    for (int k = 0; k < K; k++) {
+        const float r = nearbyintf(v[k] * inverse);
+        q[k] = (int8_t)(r > 127.0f ? 127 : r < -127.0f ? -127 : (int)r);
+    }
+    return factor;
+}
+
+static size_t groups(int K) { return ((size_t)K + GROUP - 1) / GROUP; }
+
+int nmt_qgemm_init(nmt_qgemm *w, const float *weight, int N, int K) {
+    *w = (nmt_qgemm){.N = N, .K = K};
+    if (N < 1 || K < 1) return nmt_error_set("int8 matrix of %d x %d", N, K);
+    const size_t panels = ((size_t)N + PANEL - 1) / PANEL, depth = groups(K) * GROUP, columns = panels * PANEL;
+    size_t bytes = 0;
+    if (nmt_size_mul(columns, depth, &bytes, "int8 matrix") < 0) return -1;
+    w->panels = nmt_malloc_aligned(bytes);
+    w->factor = nmt_calloc(columns, sizeof(float));
+    w->shift = nmt_calloc(columns, sizeof(int32_t));
+    int8_t *row = nmt_calloc(depth, 1);
+    if (!w->panels || !w->factor || !w->shift || !row) {
+        free(row);
+        nmt_qgemm_free(w);
+        return -1;
+    }
+    memset(w->panels, 0, bytes);
+    for (size_t n = 0; n < (size_t)N; n++) {
+        w->factor[n] = nmt_qgemm_quantize_row(row, weight + n * (size_t)K, K);
+        int32_t sum = 0;
+        const size_t j = n / PANEL, c = n % PANEL;
+        for (size_t k = 0; k < (size_t)K; k++) {
+            sum += row[k];
+            w->panels[((j * groups(K) + k / GROUP) * PANEL + c) * GROUP + k % GROUP] = row[k];
+        }
+        w->shift[n] = 128 * sum;
+    }
+    free(row);
+    return 0;
+}
+
+void nmt_qgemm_free(nmt_qgemm *w) {
+    free(w->panels);
+    free(w->factor);
+    free(w->shift);
+    w->panels = NULL;
+    w->factor = NULL;
+    w->shift = NULL;
+}
+
+size_t nmt_qgemm_bytes(const nmt_qgemm *w) {
+    const size_t columns = ((size_t)w->N + PANEL - 1) / PANEL * PANEL;
+    return columns * groups(w->K) * GROUP + columns * (sizeof(float) + sizeof(int32_t));
+}
+
+size_t nmt_qgemm_words(const nmt_qgemm *w, int M) { return M > 0 ? (size_t)M * (groups(w->K) + 1) : 0; }
+
+typedef struct quantizing {
+    uint32_t *xq;
+    const float *x;
+    int K;
+} quantizing;
+
+static void quantize_rows(void *ctx, long begin, long end) {
+    const quantizing *t = ctx;
+    const size_t stride = groups(t->K) + 1;
+    for (long r = begin; r < end; r++) {
+        uint32_t *row = t->xq + (size_t)r * stride;
+        memset(row, 0, (stride - 1) * sizeof(uint32_t));
+        const float factor = nmt_qgemm_quantize_row((int8_t *)row, t->x + (size_t)r * (size_t)t->K, t->K);
+        memcpy(row + stride - 1, &factor, sizeof factor);
+    }
+}
+
+void nmt_qgemm_quantize(const nmt_qgemm *w, uint32_t *xq, const float *x, int M) {
+    if (M < 1) return;
+    quantizing t = {xq, x, w->K};
+    nmt_pool_work(M, w->K, quantize_rows, &t);
+}
+
+/* One panel's share of a product: rows [0, M) of xq times panel columns [0, cols), into y (rows
+ * ldy apart); factor, shift and bias (NULL or) start at the panel's first column. */
+typedef struct tile_args {
+    const uint32_t *xq; /* stride words per row; the row factor is its last word */
+    size_t stride;
+    const int8_t *panel;
+    const float *factor, *bias;
+    const int32_t *shift;
+    float *y;
+    int ldy, cols;
+} tile_args;
+
+static float row_factor(const uint32_t *row, size_t stride) {
+    float f;
+    memcpy(&f, row + stride - 1, sizeof f);
+    return f;
+}
+
+static void panel_c(const tile_args *a, int M) {
+    const size_t depth = (a->stride - 1) * GROUP;
+    for (int m = 0; m < M; m++) {
+        const int8_t *x = (const int8_t *)(a->xq + (size_t)m * a->stride);
+        const float xf = row_factor(a->xq + (size_t)m * a->stride, a->stride);
+        for (int c = 0; c < a->cols; c++) {
+            int32_t s = 0;
+            for (size_t k = 0; k < depth; k++) s += (int32_t)x[k] * a->panel[((k / GROUP) * PANEL + (size_t)c) * GROUP + k % GROUP];
+            const float scale = a->factor[c] * xf, v = (float)s * scale;
+            a->y[(size_t)m * (size_t)a->ldy + (size_t)c] = a->bias ? v + a->bias[c] : v;
+        }
+    }
+}
+
+#if QGEMM_X86
+static __mmask16 mask16(int cols) { return (__mmask16)(cols >= 16 ? 0xffff : cols <= 0 ? 0 : (1u << cols) - 1); }
+
+/* (float)s * (factor * xf) + bias on 16 columns, stored under mask. */
+__attribute__((target("avx512f"), always_inline)) static inline void
+store16_vnni(float *y, __m512i s, const float *factor, const float *bias, float xf, __mmask16 k) {
+    const __m512 scale = _mm512_mul_ps(_mm512_maskz_loadu_ps(k, factor), _mm512_set1_ps(xf));
+    __m512 v = _mm512_mul_ps(_mm512_cvtepi32_ps(s), scale);
+    if (bias) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(k, bias));
+    _mm512_mask_storeu_ps(y, k, v);
+}
+
+__attribute__((target("avx512f,avx512bw,avx512vnni"), always_inline)) static inline void
+tile_vnni(int rows, const tile_args *a, int m0) {
+    __m512i acc[VNNI_ROWS][2];
+    const uint32_t *x = a->xq + (size_t)m0 * a->stride;
+    const __m512i flip = _mm512_set1_epi32((int)0x80808080u);
+#pragma GCC unroll 12
+    for (int i = 0; i < rows; i++) acc[i][0] = acc[i][1] = _mm512_setzero_si512();
+    for (size_t d = 0; d + 1 < a->stride; d++) {
+        const __m512i w0 = _mm512_load_si512((const void *)(a->panel + d * PANEL * GROUP)),
+                      w1 = _mm512_load_si512((const void *)(a->panel + d * PANEL * GROUP + 64));
+#pragma GCC unroll 12
+        for (int i = 0; i < rows; i++) {
+            const __m512i u = _mm512_xor_si512(_mm512_set1_epi32((int)x[(size_t)i * a->stride + d]), flip);
+            acc[i][0] = _mm512_dpbusd_epi32(acc[i][0], u, w0);
+            acc[i][1] = _mm512_dpbusd_epi32(acc[i][1], u, w1);
+        }
+    }
+    const __mmask16 lo = mask16(a->cols), hi = mask16(a->cols - 16);
+    const __m512i s0 = _mm512_maskz_loadu_epi32(lo, a->shift), s1 = _mm512_maskz_loadu_epi32(hi, a->shift + 16);
+#pragma GCC unroll 12
+    for (int i = 0; i < rows; i++) {
+        const float xf = row_factor(x + (size_t)i * a->stride, a->stride);
+        float *y = a->y + (size_t)(m0 + i) * (size_t)a->ldy;
+        store16_vnni(y, _mm512_sub_epi32(acc[i][0], s0), a->factor, a->bias, xf, lo);
+        store16_vnni(y + 16, _mm512_sub_epi32(acc[i][1], s1), a->factor + 16, a->bias ? a->bias + 16 : NULL, xf, hi);
+    }
+}
+
+__attribute__((target("avx512f,avx512bw,avx512vnni"))) static void panel_vnni(const tile_args *a, int M) {
+    for (int m = 0; m < M; m += VNNI_ROWS) {
+        switch (M - m < VNNI_ROWS ? M - m : VNNI_ROWS) {
+#define TILE_CASE(r) \
+    case r: tile_vnni(r, a, m); break;
+            TILE_CASE(1) TILE_CASE(2) TILE_CASE(3) TILE_CASE(4) TILE_CASE(5) TILE_CASE(6)
+            TILE_CASE(7) TILE_CASE(8) TILE_CASE(9) TILE_CASE(10) TILE_CASE(11) TILE_CASE(12)
+#undef TILE_CASE
+        default: break;
+        }
+    }
+}
+
+/* 8 columns from their (float)s * (factor * xf) + bias, the first `cols` of them stored (factor is
+ * padded to whole panels, bias is not). */
+__attribute__((target("avx2"), always_inline)) static inline void store8_avx2(float *y, __m256i s, const float *factor,
+                                                                               const float *bias, float xf, int cols) {
+    if (cols <= 0) return;
+    const __m256 scale = _mm256_mul_ps(_mm256_loadu_ps(factor), _mm256_set1_ps(xf));
+    __m256 v = _mm256_mul_ps(_mm256_cvtepi32_ps(s), scale);
+    if (cols >= 8) {
+        if (bias) v = _mm256_add_ps(v, _mm256_loadu_ps(bias));
+        _mm256_storeu_ps(y, v);
+        return;
+    }
+    float b[8] = {0}, out[8];
+    if (bias) {
+        memcpy(b, bias, (size_t)cols * sizeof(float));
+        v = _mm256_add_ps(v, _mm256_loadu_ps(b));
+    }
+    _mm256_storeu_ps(out, v);
+    memcpy(y, out, (size_t)cols * sizeof(float));
+}
+
+/* Columns [half * 16, half * 16 + 16) of the panel for `rows` rows from m0. */
+__attribute__((target("avx2"), always_inline)) static inline void tile_avx2(int rows, const tile_args *a, int m0,
+                                                                             int half) {
+    __m256i acc[AVX2_ROWS][2];
+    const uint32_t *x = a->xq + (size_t)m0 * a->stride;
+    const __m256i ones = _mm256_set1_epi16(1);
+#pragma GCC unroll 4
+    for (int i = 0; i < rows; i++) acc[i][0] = acc[i][1] = _mm256_setzero_si256();
+    const int8_t *panel = a->panel + half * 16 * GROUP;
+    for (size_t d = 0; d + 1 < a->stride; d++) {
+        const __m256i w0 = _mm256_load_si256((const __m256i *)(const void *)(panel + d * PANEL * GROUP)),
+                      w1 = _mm256_load_si256((const __m256i *)(const void *)(panel + d * PANEL * GROUP + 32));
+#pragma GCC unroll 4
+        for (int i = 0; i < rows; i++) {
+            const __m256i v = _mm256_set1_epi32((int)x[(size_t)i * a->stride + d]), magnitude = _mm256_abs_epi8(v);
+            const __m256i p0 = _mm256_maddubs_epi16(magnitude, _mm256_sign_epi8(w0, v)),
+                          p1 = _mm256_maddubs_epi16(magnitude, _mm256_sign_epi8(w1, v));
+            acc[i][0] = _mm256_add_epi32(acc[i][0], _mm256_madd_epi16(p0, ones));
+            acc[i][1] = _mm256_add_epi32(acc[i][1], _mm256_madd_epi16(p1, ones));
+        }
+    }
+    const int c0 = half * 16;
+#pragma GCC unroll 4
+    for (int i = 0; i < rows; i++) {
+        const float xf = row_factor(x + (size_t)i * a->stride, a->stride);
+        float *y = a->y + (size_t)(m0 + i) * (size_t)a->ldy + c0;
+        const float *bias = a->bias ? a->bias + c0 : NULL;
+        store8_avx2(y, acc[i][0], a->factor + c0, bias, xf, a->cols - c0);
+        store8_avx2(y + 8, acc[i][1], a->factor + c0 + 8, bias ? bias + 8 : NULL, xf, a->cols - c0 - 8);
+    }
+}
+
+__attribute__((target("avx2"))) static void panel_avx2(const tile_args *a, int M) {
+    for (int half = 0; half < 2 && half * 16 < a->cols; half++)
+        for (int m = 0; m < M; m += AVX2_ROWS) {
+            switch (M - m < AVX2_ROWS ? M - m : AVX2_ROWS) {
+            case 1: tile_avx2(1, a, m, half); break;
+            case 2: tile_avx2(2, a, m, half); break;
+            case 3: tile_avx2(3, a, m, half); break;
+            case 4: tile_avx2(4, a, m, half); break;
+            default: break;
+            }
+        }
+}
+#endif
+
+typedef struct product {
+    float *y;             /* [M, count] */
+    const uint32_t *xq;
+    const nmt_qgemm *w;
+    const float *bias;    /* [N] or NULL */
+    int M, first, count;  /* columns first .. first + count - 1 */
+    nmt_qgemm_kernel kernel;
+} product;
+
+static void product_panels(void *ctx, long begin, long end) {
+    const product *t = ctx;
+    const size_t stride = groups(t->w->K) + 1;
+    for (long j = begin; j < end; j++) {
+        const int column = (int)j * PANEL, n = t->first + column;
+        const tile_args a = {
+            .xq = t->xq,
+            .stride = stride,
+            .panel = t->w->panels + (size_t)(n / PANEL) * (stride - 1) * PANEL * GROUP,
+            .factor = t->w->factor + n,
+            .bias = t->bias ? t->bias + n : NULL,
+            .shift = t->w->shift + n,
+            .y = t->y + column,
+            .ldy = t->count,
+            .cols = t->count - column < PANEL ? t->count - column : PANEL,
+        };
+#if QGEMM_X86
+        if (t->kernel == NMT_QGEMM_VNNI) {
+            panel_vnni(&a, t->M);
+            continue;
+        }
+        if (t->kernel == NMT_QGEMM_AVX2) {
+            panel_avx2(&a, t->M);
+            continue;
+        }
+#endif
+        panel_c(&a, t->M);
+    }
+}
+
+void nmt_qgemm_columns(float *y, const uint32_t *xq, const nmt_qgemm *w, const float *bias, int M, int first,
+                       int count) {
+    if (M < 1 || count < 1) return;
+    product t = {y, xq, w, bias, M, first, count, nmt_qgemm_kernel_used()};
+    nmt_pool_work((count + PANEL - 1) / PANEL, (long)M * w->K * PANEL / 4, product_panels, &t);
+}

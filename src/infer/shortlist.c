@@ -1,0 +1,242 @@
+/* shortlist: building the co-occurrence table, its file, and a batch's candidate union. */
+#include "infer/shortlist.h"
+
+#include "base/io.h"
+#include "base/util.h"
+#include "model/safetensors.h"
+#include "text/vocab.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct nmt_shortlist {
+    int vocab_size, k, m;
+    int64_t *offsets;   /* [vocab_size + 1] */
+    int32_t *candidates; /* [offsets[vocab_size]] */
+    int32_t *frequent;  /* [m] */
+};
+
+int nmt_shortlist_k(const nmt_shortlist *s) { return s->k; }
+int nmt_shortlist_m(const nmt_shortlist *s) { return s->m; }
+
+void nmt_shortlist_free(nmt_shortlist *s) {
+    if (!s) return;
+    free(s->offsets);
+    free(s->candidates);
+    free(s->frequent);
+    free(s);
+}
+
+static int compare_u64(const void *a, const void *b) {
+    const uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+typedef struct scored {
+    double score;
+    int32_t count, token;
+} scored;
+
+/* Higher score first, then higher count, then lower id. */
+static int compare_scored(const void *a, const void *b) {
+    const scored *x = a, *y = b;
+    if (x->score != y->score) return x->score > y->score ? -1 : 1;
+    if (x->count != y->count) return x->count > y->count ? -1 : 1;
+    return (x->token > y->token) - (x->token < y->token);
+}
+
+/* The distinct ids of ids[0 .. n) within [0, V) into out, counting each in counts; mark is V bytes of 0s. */
+static int distinct(const int32_t *ids, int n, int V, uint8_t *mark, int32_t *out, int32_t *counts) {
+    int count = 0;
+    for (int i = 0; i < n; i++)
+        if (ids[i] >= 0 && ids[i] < V && !mark[ids[i]]) {
+            mark[ids[i]] = 1;
+            out[count++] = ids[i];
+            counts[ids[i]]++;
+        }
+    for (int i = 0; i < count; i++) mark[out[i]] = 0;
+    return count;
+}
+
+int nmt_shortlist_build(nmt_shortlist **out, int V, int k, int m, long pairs, const int32_t *const *src,
+                        const int *src_len, const int32_t *const *tgt, const int *tgt_len) {
+    *out = NULL;
+    if (V < 1 || k < 0 || m < 0 || k > V || m > V) return nmt_error_set("shortlist: bad K %d or M %d for %d pieces", k, m, V);
+    nmt_shortlist *s = nmt_calloc(1, sizeof *s);
+    int32_t *c_src = nmt_calloc((size_t)V, sizeof(int32_t)), *c_tgt = nmt_calloc((size_t)V, sizeof(int32_t));
+    int32_t *us = nmt_malloc((size_t)V * sizeof(int32_t)), *ut = nmt_malloc((size_t)V * sizeof(int32_t));
+    uint8_t *mark = nmt_calloc((size_t)V, 1);
+    scored *row = nmt_malloc((size_t)V * sizeof(scored));
+    uint64_t *keys = NULL;
+    size_t used = 0, cap = 0;
+    int rc = -1;
+    if (!s || !c_src || !c_tgt || !us || !ut || !mark || !row) goto done;
+    s->vocab_size = V, s->k = k, s->m = m;
+    for (long p = 0; p < pairs; p++) {
+        const int ns = distinct(src[p], src_len[p], V, mark, us, c_src), nt = distinct(tgt[p], tgt_len[p], V, mark, ut, c_tgt);
+        if (used + (size_t)ns * (size_t)nt > cap) {
+            size_t want = cap ? cap * 2 : 1 << 20;
+            while (want < used + (size_t)ns * (size_t)nt) want *= 2;
+            uint64_t *grown = nmt_realloc(keys, want * sizeof *keys);
+            if (!grown) goto done;
+            keys = grown, cap = want;
+        }
+        for (int i = 0; i < ns; i++)
+            for (int j = 0; j < nt; j++) keys[used++] = (uint64_t)us[i] << 32 | (uint32_t)ut[j];
+    }
+    if (used) qsort(keys, used, sizeof *keys, compare_u64);
+    s->offsets = nmt_calloc((size_t)V + 1, sizeof(int64_t));
+    s->candidates = nmt_malloc(((size_t)V * (size_t)k + 1) * sizeof(int32_t));
+    s->frequent = nmt_malloc(((size_t)m + 1) * sizeof(int32_t));
+    if (!s->offsets || !s->candidates || !s->frequent) goto done;
+    size_t at = 0, total = 0;
+    for (int piece = 0; piece < V; piece++) {
+        int n = 0;
+        for (; at < used && (int)(keys[at] >> 32) == piece; n++) {
+            const int32_t t = (int32_t)(keys[at] & 0xffffffffu);
+            int32_t c = 0;
+            for (; at < used && keys[at] == ((uint64_t)piece << 32 | (uint32_t)t); at++) c++;
+            row[n] = (scored){2.0 * c / ((double)c_src[piece] + c_tgt[t]), c, t};
+        }
+        qsort(row, (size_t)n, sizeof *row, compare_scored);
+        const int keep = n < k ? n : k;
+        for (int i = 0; i < keep; i++) s->candidates[total + (size_t)i] = row[i].token;
+        total += (size_t)keep;
+        s->offsets[piece + 1] = (int64_t)total;
+    }
+    for (int t = 0; t < V; t++) row[t] = (scored){(double)c_tgt[t], c_tgt[t], t};
+    qsort(row, (size_t)V, sizeof *row, compare_scored);
+    for (int i = 0; i < m; i++) s->frequent[i] = row[i].token;
+    *out = s;
+    s = NULL;
+    rc = 0;
+done:
+    nmt_shortlist_free(s);
+    free(c_src), free(c_tgt), free(us), free(ut), free(mark), free(row), free(keys);
+    return rc;
+}
+
+int nmt_shortlist_save(const nmt_shortlist *s, const char *path) {
+    const size_t total = (size_t)s->offsets[s->vocab_size];
+    int64_t *cands = nmt_malloc((total + 1) * sizeof(int64_t)), *freq = nmt_malloc(((size_t)s->m + 1) * sizeof(int64_t));
+    int rc = -1;
+    if (cands && freq) {
+        for (size_t i = 0; i < total; i++) cands[i] = s->candidates[i];
+        for (int i = 0; i < s->m; i++) freq[i] = s->frequent[i];
+        const nmt_st_tensor tensors[] = {
+            {.name = "offsets", .dtype = NMT_ST_I64, .rank = 1, .shape = {s->vocab_size + 1}, .data = s->offsets,
+             .size = ((size_t)s->vocab_size + 1) * sizeof(int64_t)},
+            {.name = "candidates", .dtype = NMT_ST_I64, .rank = 1, .shape = {(int64_t)total}, .data = cands,
+             .size = total * sizeof(int64_t)},
+            {.name = "frequent", .dtype = NMT_ST_I64, .rank = 1, .shape = {s->m}, .data = freq,
+             .size = (size_t)s->m * sizeof(int64_t)},
+        };
+        char text[3][2][24];
+        snprintf(text[0][0], sizeof text[0][0], "k");
+        snprintf(text[0][1], sizeof text[0][1], "%d", s->k);
+        snprintf(text[1][0], sizeof text[1][0], "m");
+        snprintf(text[1][1], sizeof text[1][1], "%d", s->m);
+        snprintf(text[2][0], sizeof text[2][0], "vocab_size");
+        snprintf(text[2][1], sizeof text[2][1], "%d", s->vocab_size);
+        const nmt_st_metadata md[] = {{text[0][0], text[0][1]}, {text[1][0], text[1][1]}, {text[2][0], text[2][1]}};
+        rc = nmt_st_write(path, tensors, 3, md, 3);
+    }
+    free(cands);
+    free(freq);
+    return rc;
+}
+
+/* Tensor `name` of the file as int32 ids: I64 of rank 1, every value in [0, limit]. */
+static int read_ids(const nmt_st_file *f, const char *path, const char *name, int64_t limit, int64_t *count, int32_t **out) {
+    const nmt_st_tensor *t = nmt_st_find(f, name);
+    if (!t || t->dtype != NMT_ST_I64 || t->rank != 1)
+        return nmt_error_set("%s: no tensor '%s' of I64 values (not a shortlist written by `nmt shortlist`?)", path, name);
+    *count = t->shape[0];
+    *out = nmt_malloc(((size_t)*count + 1) * sizeof(int32_t));
+    if (!*out) return -1;
+    for (int64_t i = 0; i < *count; i++) {
+        int64_t v;
+        memcpy(&v, (const char *)t->data + (size_t)i * sizeof v, sizeof v);
+        if (v < 0 || v > limit) return nmt_error_set("%s: %s[%lld] = %lld is outside [0, %lld]", path, name, (long long)i, (long long)v, (long long)limit);
+        (*out)[i] = (int32_t)v;
+    }
+    return 0;
+}
+
+int nmt_shortlist_load(nmt_shortlist **out, const char *path, int V) {
+    *out = NULL;
+    nmt_st_file f;
+    if (nmt_st_read(&f, path) < 0) return -1;
+    nmt_shortlist *s = nmt_calloc(1, sizeof *s);
+    int32_t *offsets = NULL;
+    int64_t n_off = 0, n_cand = 0, n_freq = 0;
+    int rc = -1;
+    const char *k = nmt_st_meta(&f, "k"), *m = nmt_st_meta(&f, "m"), *vocab = nmt_st_meta(&f, "vocab_size");
+    if (!s) goto done;
+    if (!k || !m || !vocab || atoi(vocab) != V) {
+        nmt_error_set("%s: metadata k, m and vocab_size %d expected (built for another vocabulary? rerun `nmt shortlist`)", path, V);
+        goto done;
+    }
+    s->vocab_size = V, s->k = atoi(k), s->m = atoi(m);
+    if (read_ids(&f, path, "candidates", V - 1, &n_cand, &s->candidates) < 0 ||
+        read_ids(&f, path, "frequent", V - 1, &n_freq, &s->frequent) < 0 ||
+        read_ids(&f, path, "offsets", n_cand, &n_off, &offsets) < 0)
+        goto done;
+    if (n_off != (int64_t)V + 1 || offsets[0] != 0 || offsets[V] != n_cand || n_freq != s->m) {
+        nmt_error_set("%s: %lld offsets for %d pieces, or they do not span the %lld candidates", path, (long long)n_off, V,
+                      (long long)n_cand);
+        goto done;
+    }
+    if (!(s->offsets = nmt_malloc(((size_t)V + 1) * sizeof(int64_t)))) goto done;
+    for (int i = 0; i <= V; i++) {
+        if (i && offsets[i] < offsets[i - 1]) {
+            nmt_error_set("%s: offsets[%d] = %d decreases", path, i, offsets[i]);
+            goto done;
+        }
+        s->offsets[i] = offsets[i];
+    }
+    *out = s;
+    s = NULL;
+    rc = 0;
+done:
+    free(offsets);
+    nmt_shortlist_free(s);
+    nmt_st_free(&f);
+    return rc;
+}
+
+static int take(uint8_t *mark, int32_t id, int count) {
+    if (mark[id]) return count;
+    mark[id] = 1;
+    return count + 1;
+}
+
+int nmt_shortlist_union(const nmt_shortlist *s, const int32_t *src, long count, uint8_t *mark, int32_t *out) {
+    const int V = s->vocab_size;
+    int n = 0;
+    for (int id = 0; id <= NMT_EOS && id < V; id++) n = take(mark, id, n);
+    for (int i = 0; i < s->m; i++) n = take(mark, s->frequent[i], n);
+    for (long i = 0; i < count; i++) {
+        if (src[i] < 0 || src[i] >= V) continue;
+        for (int64_t j = s->offsets[src[i]]; j < s->offsets[src[i] + 1]; j++) n = take(mark, s->candidates[j], n);
+    }
+    /* one pass over the vocabulary writes the union in order and clears the marks */
+    int at = 0;
+    for (int id = 0; id < V && at < n; id++)
+        if (mark[id]) {
+            out[at++] = id;
+            mark[id] = 0;
+        }
+    return n;
+}
+
+int nmt_shortlist_load_dir(nmt_shortlist **out, const char *model_dir, int vocab_size) {
+    *out = NULL;
+    char *path = nmt_path_join(model_dir, NMT_SHORTLIST_FILE);
+    if (!path) return -1;
+    int rc = nmt_file_exists(path) ? nmt_shortlist_load(out, path, vocab_size)
+                                   : nmt_error_set("%s: missing (`nmt shortlist -m %s` builds it)", path, model_dir);
+    free(path);
+    return rc;
+}

@@ -1,0 +1,384 @@
+/* batcher: one queue of lines from every request, decoded in shared batches by one thread; see
+ * batcher.h for the policy. */
+#include "serve/batcher.h"
+
+#include "base/util.h"
+#include "serve/segment.h"
+#include "viz/plot.h"
+
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+struct nmt_serve_job {
+    nmt_serve_batcher *b;
+    int count;               /* lines */
+    char **lines;            /* [count] copies */
+    nmt_serve_text *out;     /* [count] results */
+    int want_map;
+    char *map;               /* SVG of line 0, or NULL */
+    int next;                /* the next line to put in a batch */
+    int done;                /* lines translated (or failed) */
+    int refs;                /* the request + each batch holding lines of it */
+    int cancelled;
+    int failed;
+    char error[512];
+    double submitted, started, finished; /* nmt_now() */
+    pthread_cond_t cond;     /* signalled when done reaches count */
+    nmt_serve_job *prev, *next_job; /* in the queue while lines wait */
+};
+
+struct nmt_serve_batcher {
+    nmt_engine *engine;
+    nmt_serve_batcher_options options;
+    pthread_mutex_t lock;
+    pthread_cond_t work;     /* a job arrived, or stop */
+    nmt_serve_job *head, *tail; /* jobs with lines waiting, oldest first */
+    long queued;             /* lines waiting */
+    int stopping;
+    pthread_t thread;
+    /* The batch being assembled and decoded (only the batcher thread touches these). */
+    nmt_serve_job **batch_job; /* [max_batch] */
+    int *batch_line;           /* [max_batch] */
+    const char **batch_text;   /* [max_batch] */
+    long batches, lines;
+};
+
+static void unlink_job(nmt_serve_batcher *b, nmt_serve_job *j) {
+    if (j->prev) j->prev->next_job = j->next_job;
+    else b->head = j->next_job;
+    if (j->next_job) j->next_job->prev = j->prev;
+    else b->tail = j->prev;
+    j->prev = j->next_job = NULL;
+}
+
+static void job_free(nmt_serve_job *j) {
+    for (int i = 0; i < j->count; i++) {
+        free(j->lines[i]);
+        if (j->out) nmt_serve_text_free(&j->out[i]);
+    }
+    free(j->lines);
+    free(j->out);
+    free(j->map);
+    pthread_cond_destroy(&j->cond);
+    free(j);
+}
+
+/* Drops a reference (the lock held). */
+static void unref_locked(nmt_serve_job *j) {
+    if (--j->refs == 0) job_free(j);
+}
+
+/* Copies line i of result r into the job's line `line`. */
+static int copy_line(nmt_serve_job *j, int line, const nmt_result *r, int i) {
+    nmt_serve_text *t = &j->out[line];
+    const int n = nmt_result_hypotheses(r, i);
+    t->hyps = nmt_calloc((size_t)n, sizeof *t->hyps);
+    if (!t->hyps) return -1;
+    t->count = n;
+    for (int k = 0; k < n; k++) {
+        t->hyps[k].text = nmt_strdup(nmt_result_hypothesis(r, i, k));
+        if (!t->hyps[k].text) return -1;
+        t->hyps[k].score = nmt_result_score(r, i, k);
+        t->hyps[k].logprob = nmt_result_logprob(r, i, k);
+    }
+    if (nmt_engine_get_options(j->b->engine)->alignment) { /* an empty list for an empty translation */
+        const int *pairs;
+        const int p = nmt_result_alignment(r, i, 0, &pairs);
+        t->pairs = nmt_malloc((size_t)(2 * p + 1) * sizeof(int));
+        if (!t->pairs) return -1;
+        if (p) memcpy(t->pairs, pairs, 2 * (size_t)p * sizeof(int));
+        t->pair_count = p;
+    }
+    nmt_result_source_pieces(r, i, &t->source_pieces);
+    nmt_result_target_pieces(r, i, 0, &t->target_pieces);
+    return 0;
+}
+
+/* The attention heat map of line i of r, as `nmt translate --alignment-map` draws it. */
+static int draw_map(nmt_serve_job *j, const nmt_result *r, int i) {
+    const float *attention = nmt_result_attention(r, i, 0);
+    int src_n, tgt_n;
+    const char *const *src = nmt_result_source_pieces(r, i, &src_n);
+    const char *const *tgt = nmt_result_target_pieces(r, i, 0, &tgt_n);
+    if (!attention || src_n == 0) return 0;
+    static const char eos[] = "</s>";
+    const char **s = nmt_malloc(((size_t)src_n + 1) * sizeof *s), **t = nmt_malloc(((size_t)tgt_n + 1) * sizeof *t);
+    nmt_plot_buffer picture = {0}, title = {0};
+    int rc = -1;
+    if (!s || !t) goto done;
+    memcpy(s, src, (size_t)src_n * sizeof *s);
+    if (tgt_n) memcpy(t, tgt, (size_t)tgt_n * sizeof *t);
+    s[src_n] = t[tgt_n] = eos;
+    nmt_plot_printf(&title, "%.120s", j->lines[0]);
+    if (title.failed) {
+        nmt_error_set("out of memory drawing an attention map");
+        goto done;
+    }
+    if (nmt_plot_alignment_svg(&picture, title.data, s, src_n + 1, t, tgt_n + 1, attention) < 0) goto done;
+    j->map = picture.data;
+    picture.data = NULL;
+    rc = 0;
+done:
+    free(s);
+    free(t);
+    nmt_plot_buffer_free(&picture);
+    nmt_plot_buffer_free(&title);
+    return rc;
+}
+
+/* Marks line `line` of j failed with the current error (the lock held). */
+static void fail_line(nmt_serve_job *j, int line) {
+    if (j->failed) return;
+    j->failed = 1;
+    const char *message = nmt_error();
+    /* The engine numbers the lines of its call ("line 1: ...", "line:1: ..."): the job's number instead. */
+    if (strncmp(message, "line 1: ", 8) == 0 || strncmp(message, "line:1: ", 8) == 0) message += 8;
+    snprintf(j->error, sizeof j->error, "line %d: %s", line + 1, message);
+}
+
+/* Hands batch slot `slot` its result (line i of r), or counts it done when r is NULL (the line has
+ * failed); the lock held. */
+static void deliver(nmt_serve_batcher *b, int slot, const nmt_result *r, int i) {
+    nmt_serve_job *j = b->batch_job[slot];
+    const int line = b->batch_line[slot];
+    if (r && !j->cancelled && (copy_line(j, line, r, i) < 0 || (j->want_map && line == 0 && draw_map(j, r, i) < 0)))
+        fail_line(j, line);
+    if (++j->done == j->count) {
+        j->finished = nmt_now();
+        pthread_cond_broadcast(&j->cond);
+    }
+}
+
+/* Takes up to max_batch lines round-robin from the waiting jobs (the lock held). */
+static int take_batch(nmt_serve_batcher *b, double now) {
+    int n = 0;
+    while (n < b->options.max_batch && b->head) {
+        for (nmt_serve_job *j = b->head, *next; j && n < b->options.max_batch; j = next) {
+            next = j->next_job;
+            if (j->next == 0) j->started = now;
+            b->batch_job[n] = j;
+            b->batch_line[n] = j->next;
+            b->batch_text[n] = j->lines[j->next];
+            n++;
+            j->refs++;
+            if (++j->next == j->count) unlink_job(b, j);
+        }
+    }
+    b->queued -= n;
+    return n;
+}
+
+/* Decodes the batch (lock not held), then delivers every line. */
+static void decode_batch(nmt_serve_batcher *b, int n) {
+    nmt_result *r = NULL;
+    nmt_result **alone = NULL;
+    if (nmt_engine_translate(b->engine, n, b->batch_text, &r) < 0) { /* find the lines at fault: each alone */
+        const int ok = (alone = nmt_calloc((size_t)n, sizeof *alone)) != NULL;
+        for (int i = 0; i < n; i++)
+            if (!ok || nmt_engine_translate(b->engine, 1, &b->batch_text[i], &alone[i]) < 0) {
+                pthread_mutex_lock(&b->lock);
+                fail_line(b->batch_job[i], b->batch_line[i]);
+                pthread_mutex_unlock(&b->lock);
+            }
+    }
+    pthread_mutex_lock(&b->lock);
+    for (int i = 0; i < n; i++) deliver(b, i, r ? r : alone ? alone[i] : NULL, r ? i : 0);
+    for (int i = 0; i < n; i++) unref_locked(b->batch_job[i]);
+    b->batches++;
+    b->lines += n;
+    pthread_mutex_unlock(&b->lock);
+    nmt_result_free(r);
+    if (alone)
+        for (int i = 0; i < n; i++) nmt_result_free(alone[i]);
+    free(alone);
+}
+
+static void deadline_to_timespec(double seconds_from_now, struct timespec *ts) {
+    clock_gettime(CLOCK_MONOTONIC, ts);
+    double s = floor(seconds_from_now);
+    ts->tv_sec += (time_t)s;
+    ts->tv_nsec += (long)((seconds_from_now - s) * 1e9);
+    if (ts->tv_nsec >= 1000000000L) {
+        ts->tv_sec++;
+        ts->tv_nsec -= 1000000000L;
+    }
+}
+
+static void *batcher_main(void *arg) {
+    nmt_serve_batcher *b = arg;
+    pthread_mutex_lock(&b->lock);
+    for (;;) {
+        if (!b->head) {
+            if (b->stopping) break;
+            pthread_cond_wait(&b->work, &b->lock);
+            continue;
+        }
+        const double now = nmt_now(), ready = b->head->submitted + b->options.wait_ms / 1000.0;
+        if (b->queued < b->options.max_batch && now < ready && !b->stopping) {
+            struct timespec ts;
+            deadline_to_timespec(ready - now, &ts);
+            pthread_cond_timedwait(&b->work, &b->lock, &ts);
+            continue;
+        }
+        const int n = take_batch(b, now);
+        pthread_mutex_unlock(&b->lock);
+        decode_batch(b, n);
+        pthread_mutex_lock(&b->lock);
+    }
+    pthread_mutex_unlock(&b->lock);
+    return NULL;
+}
+
+/* A condition variable on the monotonic clock (deadlines are nmt_now() seconds). */
+static int cond_init(pthread_cond_t *cond) {
+    pthread_condattr_t attr;
+    if (pthread_condattr_init(&attr) != 0) return nmt_error_set("cannot create a condition variable");
+    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+    const int rc = pthread_cond_init(cond, &attr);
+    pthread_condattr_destroy(&attr);
+    return rc == 0 ? 0 : nmt_error_set("cannot create a condition variable");
+}
+
+int nmt_serve_batcher_create(nmt_serve_batcher **out, nmt_engine *engine, const nmt_serve_batcher_options *options) {
+    *out = NULL;
+    if (options->max_batch < 1) return nmt_error_set("max_batch must be at least 1, got %d", options->max_batch);
+    if (!(options->wait_ms >= 0)) return nmt_error_set("batch wait must be >= 0 ms");
+    nmt_serve_batcher *b = nmt_calloc(1, sizeof *b);
+    if (!b) return -1;
+    b->engine = engine;
+    b->options = *options;
+    const size_t n = (size_t)options->max_batch;
+    b->batch_job = nmt_malloc(n * sizeof *b->batch_job);
+    b->batch_line = nmt_malloc(n * sizeof *b->batch_line);
+    b->batch_text = nmt_malloc(n * sizeof *b->batch_text);
+    int mutex = -1, cond = -1;
+    if (!b->batch_job || !b->batch_line || !b->batch_text || (mutex = pthread_mutex_init(&b->lock, NULL)) != 0 ||
+        (cond = cond_init(&b->work)) != 0 || pthread_create(&b->thread, NULL, batcher_main, b) != 0) {
+        if (mutex == 0 && cond == 0) nmt_error_set("cannot start the batching thread");
+        else if (mutex > 0) nmt_error_set("cannot create a mutex");
+        if (cond == 0) pthread_cond_destroy(&b->work);
+        if (mutex == 0) pthread_mutex_destroy(&b->lock);
+        free(b->batch_job);
+        free(b->batch_line);
+        free(b->batch_text);
+        free(b);
+        return -1;
+    }
+    *out = b;
+    return 0;
+}
+
+void nmt_serve_batcher_free(nmt_serve_batcher *b) {
+    if (!b) return;
+    pthread_mutex_lock(&b->lock);
+    b->stopping = 1;
+    pthread_cond_signal(&b->work);
+    pthread_mutex_unlock(&b->lock);
+    pthread_join(b->thread, NULL);
+    pthread_cond_destroy(&b->work);
+    pthread_mutex_destroy(&b->lock);
+    free(b->batch_job);
+    free(b->batch_line);
+    free(b->batch_text);
+    free(b);
+}
+
+int nmt_serve_batcher_submit(nmt_serve_batcher *b, int count, const char *const *lines, int want_map,
+                             nmt_serve_job **out) {
+    *out = NULL;
+    if (count < 0) return nmt_error_set("negative line count %d", count);
+    nmt_serve_job *j = nmt_calloc(1, sizeof *j);
+    if (!j) return -1;
+    j->b = b;
+    j->count = count;
+    j->want_map = want_map;
+    j->refs = 1;
+    j->lines = nmt_calloc(count ? (size_t)count : 1, sizeof *j->lines);
+    j->out = nmt_calloc(count ? (size_t)count : 1, sizeof *j->out);
+    if (!j->lines || !j->out || cond_init(&j->cond) < 0) {
+        free(j->lines);
+        free(j->out);
+        free(j);
+        return -1;
+    }
+    for (int i = 0; i < count; i++)
+        if (!(j->lines[i] = nmt_strdup(lines[i]))) {
+            job_free(j);
+            return -1;
+        }
+    pthread_mutex_lock(&b->lock);
+    if (b->stopping || (b->options.max_queue > 0 && b->queued + count > b->options.max_queue)) {
+        const long queued = b->queued;
+        pthread_mutex_unlock(&b->lock);
+        job_free(j);
+        if (b->stopping) return nmt_error_set("the server is shutting down");
+        nmt_error_set("the queue is full (%ld lines wait, at most %ld): retry later", queued, b->options.max_queue);
+        return NMT_SERVE_QUEUE_FULL;
+    }
+    j->submitted = j->started = j->finished = nmt_now();
+    if (count > 0) {
+        j->prev = b->tail;
+        if (b->tail) b->tail->next_job = j;
+        else b->head = j;
+        b->tail = j;
+        b->queued += count;
+        pthread_cond_signal(&b->work);
+    }
+    pthread_mutex_unlock(&b->lock);
+    *out = j;
+    return 0;
+}
+
+int nmt_serve_job_wait(nmt_serve_job *j, double deadline) {
+    nmt_serve_batcher *b = j->b;
+    int rc = 0;
+    pthread_mutex_lock(&b->lock);
+    while (j->done < j->count) {
+        if (deadline <= 0) {
+            pthread_cond_wait(&j->cond, &b->lock);
+            continue;
+        }
+        const double left = deadline - nmt_now();
+        struct timespec ts;
+        deadline_to_timespec(left > 0 ? left : 0, &ts);
+        if (left <= 0 || pthread_cond_timedwait(&j->cond, &b->lock, &ts) == ETIMEDOUT) {
+            if (j->done == j->count) break;
+            j->cancelled = 1;
+            if (j->next < j->count) { /* lines still waiting leave the queue */
+                b->queued -= j->count - j->next;
+                unlink_job(b, j);
+                j->next = j->count;
+            }
+            rc = 1;
+            break;
+        }
+    }
+    if (rc == 0 && j->failed) rc = nmt_error_set("%s", j->error);
+    pthread_mutex_unlock(&b->lock);
+    return rc;
+}
+
+const nmt_serve_text *nmt_serve_job_lines(const nmt_serve_job *j) { return j->out; }
+const char *nmt_serve_job_map(const nmt_serve_job *j) { return j->map; }
+double nmt_serve_job_queue_ms(const nmt_serve_job *j) { return 1000.0 * (j->started - j->submitted); }
+double nmt_serve_job_decode_ms(const nmt_serve_job *j) { return 1000.0 * (j->finished - j->started); }
+
+void nmt_serve_job_release(nmt_serve_job *j) {
+    if (!j) return;
+    nmt_serve_batcher *b = j->b;
+    pthread_mutex_lock(&b->lock);
+    unref_locked(j);
+    pthread_mutex_unlock(&b->lock);
+}
+
+void nmt_serve_batcher_stats_get(nmt_serve_batcher *b, nmt_serve_batcher_stats *out) {
+    pthread_mutex_lock(&b->lock);
+    out->queued = b->queued;
+    out->batches = b->batches;
+    out->lines = b->lines;
+    pthread_mutex_unlock(&b->lock);
+}

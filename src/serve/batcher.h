@@ -1,0 +1,63 @@
+/* batcher: the server's one decoding queue -- lines from all concurrent requests decoded together.
+ *
+ * Each request submits its lines as a job. One thread takes lines from the queue into batches: a
+ * batch starts when max_batch lines wait, or when wait_ms have passed since the oldest waiting line
+ * arrived. Lines are taken round-robin over the waiting jobs (one line of each job in turn, oldest job
+ * first), so a long document shares every batch with the short requests that arrive behind it
+ * instead of blocking them. A batch is one nmt_engine_translate call; since a line's translation does
+ * not depend on its batch, every line gets what `nmt translate` gives it alone. When a batch fails
+ * (a line the engine refuses), its lines are translated one by one, so only the job with the bad line
+ * fails.
+ *
+ * Jobs are reference-counted: a request that stops waiting (its deadline passed) cancels its job --
+ * lines not yet decoded leave the queue -- and releases it; a batch still decoding its other lines
+ * keeps it alive until done. The batcher is freed after every job has been released.
+ */
+#ifndef NMT_SERVE_BATCHER_H
+#define NMT_SERVE_BATCHER_H
+
+#include "nmt/nmt.h"
+#include "serve/request.h"
+
+typedef struct nmt_serve_batcher nmt_serve_batcher;
+typedef struct nmt_serve_job nmt_serve_job;
+
+typedef struct nmt_serve_batcher_options {
+    int max_batch;    /* lines per batch (the engine's max_batch) */
+    double wait_ms;   /* longest wait for a fuller batch after the oldest line arrived (5) */
+    long max_queue;   /* lines waiting at most; a job that would exceed it is refused (0: no limit) */
+} nmt_serve_batcher_options;
+
+/* The engine must have been opened with alignment when jobs want maps or pairs. */
+int nmt_serve_batcher_create(nmt_serve_batcher **out, nmt_engine *engine, const nmt_serve_batcher_options *options);
+/* Stops the thread and frees; every job must have been released. */
+void nmt_serve_batcher_free(nmt_serve_batcher *b);
+
+enum { NMT_SERVE_QUEUE_FULL = -2 };
+/* Queues lines[0..count) (copied); want_map: draw the attention heat map of line 0. Returns 0 with
+ * *job set, NMT_SERVE_QUEUE_FULL when the queue has no room (error set), -1 on other errors. */
+int nmt_serve_batcher_submit(nmt_serve_batcher *b, int count, const char *const *lines, int want_map,
+                             nmt_serve_job **job);
+
+/* Waits until every line of the job is translated or `deadline` (nmt_now() seconds; 0 = none) passes.
+ * Returns 0 when done, 1 when the deadline passed first (the job is cancelled), -1 when a line could
+ * not be translated (error set: "line N: ..."). */
+int nmt_serve_job_wait(nmt_serve_job *job, double deadline);
+/* After a wait that returned 0: each line's hypotheses and alignment pairs (NULL without alignment),
+ * [count], and the SVG map (NULL unless wanted and drawable). */
+const nmt_serve_text *nmt_serve_job_lines(const nmt_serve_job *job);
+const char *nmt_serve_job_map(const nmt_serve_job *job);
+/* Milliseconds from submission to the first batch with a line of the job, and from there to done. */
+double nmt_serve_job_queue_ms(const nmt_serve_job *job);
+double nmt_serve_job_decode_ms(const nmt_serve_job *job);
+void nmt_serve_job_release(nmt_serve_job *job);
+
+typedef struct nmt_serve_batcher_stats {
+    long queued;     /* lines waiting now */
+    long batches;    /* batches decoded */
+    long lines;      /* lines decoded */
+} nmt_serve_batcher_stats;
+
+void nmt_serve_batcher_stats_get(nmt_serve_batcher *b, nmt_serve_batcher_stats *out);
+
+#endif

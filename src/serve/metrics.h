@@ -1,0 +1,37 @@
+/* metrics: the server's counters and latency histogram, written in Prometheus's text format.
+ *
+ *   nmt_requests_total{endpoint, code}   requests answered
+ *   nmt_lines_total, nmt_characters_total  lines and characters translated
+ *   nmt_request_duration_seconds          histogram of translation requests' time to answer
+ *   nmt_queue_depth, nmt_batches_total, nmt_batch_lines_total, nmt_requests_in_flight
+ * Thread-safe: every update and the snapshot take one mutex.
+ */
+#ifndef NMT_SERVE_METRICS_H
+#define NMT_SERVE_METRICS_H
+
+#include <pthread.h>
+#include <stdio.h>
+
+enum { NMT_METRICS_ENDPOINTS = 8, NMT_METRICS_CODES = 10, NMT_METRICS_BUCKETS = 12 };
+
+typedef struct nmt_serve_metrics {
+    pthread_mutex_t lock;
+    long requests[NMT_METRICS_ENDPOINTS][NMT_METRICS_CODES];
+    long lines, characters;
+    long buckets[NMT_METRICS_BUCKETS]; /* translation requests by duration (not cumulative) */
+    double duration_sum;
+    long duration_count;
+    long in_flight;
+} nmt_serve_metrics;
+
+int nmt_serve_metrics_init(nmt_serve_metrics *m);
+void nmt_serve_metrics_destroy(nmt_serve_metrics *m);
+/* Records an answered request: its path, status, and for translations lines, characters, seconds. */
+void nmt_serve_metrics_request(nmt_serve_metrics *m, const char *path, int status, int translation, long lines,
+                               long characters, double seconds);
+void nmt_serve_metrics_in_flight(nmt_serve_metrics *m, int delta);
+long nmt_serve_metrics_get_in_flight(nmt_serve_metrics *m);
+/* The exposition text, with the batcher's numbers. */
+void nmt_serve_metrics_write(nmt_serve_metrics *m, FILE *out, long queued, long batches, long batch_lines);
+
+#endif

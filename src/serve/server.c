@@ -1,0 +1,540 @@
+/* server: the HTTP side of `nmt serve` on libmicrohttpd (one thread per connection), the routing
+ * of server.h's endpoints, API keys, limits, the access log and draining on stop. */
+#include "serve/server.h"
+
+#include "base/io.h"
+#include "base/json.h"
+#include "base/util.h"
+#include "serve/batcher.h"
+#include "serve/metrics.h"
+#include "serve/page.h"
+#include "serve/request.h"
+#include "serve/segment.h"
+
+#include <arpa/inet.h>
+#include <stdatomic.h>
+#include <microhttpd.h>
+#include <netinet/in.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+struct nmt_serve {
+    nmt_serve_options options;
+    nmt_engine *engine;
+    nmt_serve_batcher *batcher;
+    struct MHD_Daemon *daemon;
+    int port;
+    char source[16], target[16]; /* the pair served ("" = any) */
+    char **keys;                 /* [key_count] API keys */
+    int key_count;
+    nmt_serve_metrics metrics;
+    pthread_mutex_t log_lock;
+    atomic_int stopping;         /* requests that arrive from now on are refused (503) */
+};
+
+/* One request's state across libmicrohttpd's calls of the handler. */
+typedef struct connection {
+    char *body;
+    size_t len, cap;
+    int too_large;
+    int refused;  /* arrived while stopping */
+    double start;
+} connection;
+
+nmt_serve_options nmt_serve_options_default(void) {
+    return (nmt_serve_options){.host = "127.0.0.1", .port = 5000, .max_batch = 64, .batch_wait_ms = 5,
+                               .char_limit = 0, .max_queue = 0, .timeout_s = 0, .max_body = 1 << 20,
+                               .sentences = 1};
+}
+
+/* ---- answers ---- */
+
+typedef struct answer {
+    int status;
+    char *body;            /* owned, NUL-terminated */
+    size_t len;
+    const char *type;      /* Content-Type */
+    int retry_after;       /* seconds, 0 = no header */
+    long lines, characters;
+    double queue_ms, decode_ms;
+    int translation;       /* a translation endpoint (for the metrics' histogram) */
+} answer;
+
+static void set_body(answer *a, int status, const char *type, char *body, size_t len) {
+    free(a->body);
+    a->status = status;
+    a->type = type;
+    a->body = body;
+    a->len = len;
+}
+
+/* The answer {"error": message} with `status`. */
+static void set_error(answer *a, int status, const char *message) {
+    char *text = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&text, &len);
+    if (out) {
+        nmt_serve_error_write(out, message);
+        if (fclose(out) != 0) {
+            free(text);
+            text = NULL;
+        }
+    }
+    if (!text) { /* out of memory: a static answer is all there is */
+        a->status = 500;
+        return;
+    }
+    set_body(a, status, "application/json", text, len);
+}
+
+/* Starts a JSON answer in a memory stream; end_json() sets it (500 when memory ran out). */
+static FILE *begin_json(char **text, size_t *len) {
+    *text = NULL;
+    *len = 0;
+    return open_memstream(text, len);
+}
+
+/* Closes the stream (which sets *text and *len) and makes it the answer. */
+static void end_json(answer *a, FILE *out, char **text, size_t *len) {
+    if (!out || fclose(out) != 0) {
+        if (out) free(*text);
+        set_error(a, 500, "out of memory");
+        return;
+    }
+    set_body(a, 200, "application/json", *text, *len);
+}
+
+/* ---- translation ---- */
+
+/* Characters (code points) of a UTF-8 string. */
+static long characters(const char *s) {
+    long n = 0;
+    for (; *s; s++) n += ((unsigned char)*s & 0xC0) != 0x80;
+    return n;
+}
+
+static void texts_free(nmt_serve_text *texts, int count) {
+    if (!texts) return;
+    for (int i = 0; i < count; i++) nmt_serve_text_free(&texts[i]);
+    free(texts);
+}
+
+/* Checks the fields a translation endpoint cares about; 0, or the answer set. */
+static int check_request(nmt_serve *s, const nmt_serve_request *r, answer *a, const char **detected) {
+    char message[256];
+    *detected = NULL;
+    if (s->key_count) {
+        int known = 0;
+        for (int i = 0; r->api_key && i < s->key_count; i++) known |= strcmp(r->api_key, s->keys[i]) == 0;
+        if (!known) {
+            set_error(a, 403, r->api_key ? "Invalid API key" : "Please provide an API key (api_key)");
+            return -1;
+        }
+    }
+    if (r->api == NMT_SERVE_LIBRE) {
+        if (!r->source || !r->target) {
+            snprintf(message, sizeof message, "Invalid request: missing %s parameter", r->source ? "target" : "source");
+            set_error(a, 400, message);
+            return -1;
+        }
+        if (strcmp(r->source, "auto") == 0) *detected = s->source[0] ? s->source : "auto";
+        else if (s->source[0] && strcmp(r->source, s->source) != 0) {
+            snprintf(message, sizeof message, "source: %.32s is not supported (this model translates %s to %s)",
+                     r->source, s->source, s->target[0] ? s->target : "?");
+            set_error(a, 400, message);
+            return -1;
+        }
+        if (s->target[0] && strcmp(r->target, s->target) != 0) {
+            snprintf(message, sizeof message, "target: %.32s is not supported (this model translates %s to %s)",
+                     r->target, s->source[0] ? s->source : "?", s->target);
+            set_error(a, 400, message);
+            return -1;
+        }
+        if (r->format && strcmp(r->format, "text") != 0) {
+            snprintf(message, sizeof message, "format: '%.32s' is not supported; only 'text' is", r->format);
+            set_error(a, 400, message);
+            return -1;
+        }
+    }
+    const int n_best = nmt_engine_get_options(s->engine)->n_best;
+    if (r->api == NMT_SERVE_NATIVE && (r->n_best < 1 || r->n_best > n_best)) {
+        snprintf(message, sizeof message, "n_best: expected 1 to %d (the server's --n-best), got %ld", n_best, r->n_best);
+        set_error(a, 400, message);
+        return -1;
+    }
+    long chars = 0;
+    for (int i = 0; i < r->count; i++) chars += characters(r->q[i]);
+    a->characters = chars;
+    if (s->options.char_limit > 0 && chars > s->options.char_limit) {
+        snprintf(message, sizeof message, "q: %ld characters, more than the limit of %ld", chars, s->options.char_limit);
+        set_error(a, 413, message);
+        return -1;
+    }
+    return 0;
+}
+
+static void translate(nmt_serve *s, nmt_serve_api api, const char *content_type, const connection *c, answer *a) {
+    nmt_serve_request r;
+    nmt_serve_segments sp = {0};
+    nmt_serve_job *job = NULL;
+    nmt_serve_text *texts = NULL;
+    const char *detected;
+    a->translation = 1;
+    if (nmt_serve_request_parse(api, content_type, c->body ? c->body : "", c->len, &r) < 0) {
+        set_error(a, strstr(nmt_error(), "out of memory") ? 500 : 400, nmt_error());
+        goto done;
+    }
+    if (check_request(s, &r, a, &detected) < 0) goto done;
+    if (nmt_serve_segment((const char *const *)r.q, r.count, s->options.sentences, &sp) < 0) {
+        set_error(a, strstr(nmt_error(), "out of memory") ? 500 : 413, nmt_error());
+        goto done;
+    }
+    a->lines = sp.count;
+    const int submitted = nmt_serve_batcher_submit(s->batcher, sp.count, sp.segments, r.alignment_map, &job);
+    if (submitted < 0) {
+        set_error(a, 503, nmt_error());
+        a->retry_after = 1;
+        if (submitted != NMT_SERVE_QUEUE_FULL && strstr(nmt_error(), "out of memory")) a->status = 500;
+        goto done;
+    }
+    const double deadline = s->options.timeout_s > 0 ? c->start + s->options.timeout_s : 0;
+    const int waited = nmt_serve_job_wait(job, deadline);
+    if (waited == 1) {
+        char message[128];
+        snprintf(message, sizeof message, "the translation took more than %g s (--timeout-s)", s->options.timeout_s);
+        set_error(a, 504, message);
+        goto done;
+    }
+    a->queue_ms = nmt_serve_job_queue_ms(job);
+    a->decode_ms = nmt_serve_job_decode_ms(job);
+    if (waited < 0) {
+        set_error(a, strstr(nmt_error(), "out of memory") ? 500 : 400, nmt_error());
+        goto done;
+    }
+    texts = nmt_calloc(r.count ? (size_t)r.count : 1, sizeof *texts);
+    if (!texts || nmt_serve_join(&sp, r.count, nmt_serve_job_lines(job), texts) < 0) {
+        set_error(a, 500, "out of memory");
+        goto done;
+    }
+    char *text;
+    size_t len;
+    FILE *out = begin_json(&text, &len);
+    if (out) nmt_serve_response_write(out, &r, texts, nmt_serve_job_map(job), detected);
+    end_json(a, out, &text, &len);
+done:
+    texts_free(texts, r.count);
+    nmt_serve_job_release(job);
+    nmt_serve_segments_free(&sp);
+    nmt_serve_request_free(&r);
+}
+
+/* ---- the other endpoints ---- */
+
+/* English names of the languages nmt is likely to serve; other codes are named by themselves. */
+static const char *language_name(const char *code) {
+    static const char *const names[][2] = {
+        {"ar", "Arabic"}, {"cs", "Czech"}, {"de", "German"}, {"en", "English"}, {"es", "Spanish"}, {"fi", "Finnish"},
+        {"fr", "French"}, {"hi", "Hindi"}, {"it", "Italian"}, {"ja", "Japanese"}, {"ko", "Korean"}, {"nl", "Dutch"},
+        {"pl", "Polish"}, {"pt", "Portuguese"}, {"ro", "Romanian"}, {"ru", "Russian"}, {"tr", "Turkish"},
+        {"uk", "Ukrainian"}, {"zh", "Chinese"}};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (strcmp(code, names[i][0]) == 0) return names[i][1];
+    return code;
+}
+
+static void languages(nmt_serve *s, answer *a) {
+    char *text;
+    size_t len;
+    FILE *out = begin_json(&text, &len);
+    if (out && s->source[0]) {
+        fputs("[{\"code\":", out);
+        nmt_json_write_string(out, s->source);
+        fputs(",\"name\":", out);
+        nmt_json_write_string(out, language_name(s->source));
+        fputs(",\"targets\":[", out);
+        if (s->target[0]) nmt_json_write_string(out, s->target);
+        fputs("]}]", out);
+    } else if (out) {
+        fputs("[]", out);
+    }
+    end_json(a, out, &text, &len);
+}
+
+static void metrics(nmt_serve *s, answer *a) {
+    char *text;
+    size_t len;
+    nmt_serve_batcher_stats st;
+    nmt_serve_batcher_stats_get(s->batcher, &st);
+    FILE *out = begin_json(&text, &len);
+    if (out) nmt_serve_metrics_write(&s->metrics, out, st.queued, st.batches, st.lines);
+    end_json(a, out, &text, &len);
+    a->type = "text/plain; version=0.0.4";
+}
+
+static void static_text(answer *a, const char *type, const char *text) {
+    char *copy = nmt_strdup(text);
+    if (!copy) return set_error(a, 500, "out of memory");
+    set_body(a, 200, type, copy, strlen(copy));
+}
+
+static void route(nmt_serve *s, const char *method, const char *url, const char *content_type, const connection *c,
+                  answer *a) {
+    const int get = strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0, post = strcmp(method, "POST") == 0;
+    static const struct {
+        const char *path;
+        int post;
+    } known[] = {{"/translate", 1}, {"/translator/translate", 1}, {"/v1/translate", 1}, {"/languages", 0},
+                 {"/health", 0},    {"/metrics", 0},              {"/", 0}};
+    int found = -1;
+    for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
+        if (strcmp(url, known[i].path) == 0) found = (int)i;
+    if (c->refused) {
+        a->retry_after = 1;
+        return set_error(a, 503, "the server is shutting down");
+    }
+    if (found < 0) return set_error(a, 404, "not found");
+    if (strcmp(method, "OPTIONS") == 0) { /* a browser's CORS preflight */
+        char *empty = nmt_strdup("");
+        if (!empty) return set_error(a, 500, "out of memory");
+        return set_body(a, 204, "text/plain", empty, 0);
+    }
+    if (known[found].post ? !post : !get) return set_error(a, 405, known[found].post ? "use POST" : "use GET");
+    if (c->too_large) {
+        char message[128];
+        snprintf(message, sizeof message, "the body is larger than %zu bytes", s->options.max_body);
+        return set_error(a, 413, message);
+    }
+    switch (found) {
+    case 0: return translate(s, NMT_SERVE_LIBRE, content_type, c, a);
+    case 1: return translate(s, NMT_SERVE_OPENNMT, content_type, c, a);
+    case 2: return translate(s, NMT_SERVE_NATIVE, content_type, c, a);
+    case 3: return languages(s, a);
+    case 4: return static_text(a, "application/json", "{\"status\":\"ok\"}");
+    case 5: return metrics(s, a);
+    default: return static_text(a, "text/html; charset=utf-8", nmt_serve_page);
+    }
+}
+
+/* One JSON line per request on the log. */
+static void access_log(nmt_serve *s, const char *method, const char *url, const answer *a, double seconds) {
+    if (!s->options.log) return;
+    char stamp[32];
+    const time_t now = time(NULL);
+    struct tm tm;
+    gmtime_r(&now, &tm);
+    strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    char *text;
+    size_t len;
+    FILE *out = open_memstream(&text, &len);
+    if (!out) return;
+    fprintf(out, "{\"time\":\"%s\",\"method\":", stamp);
+    nmt_json_write_string(out, method);
+    fputs(",\"path\":", out);
+    nmt_json_write_string(out, url);
+    fprintf(out, ",\"status\":%d,\"lines\":%ld,\"characters\":%ld,\"queue_ms\":%.3f,\"decode_ms\":%.3f,\"ms\":%.3f}\n",
+            a->status, a->lines, a->characters, a->queue_ms, a->decode_ms, 1000 * seconds);
+    if (fclose(out) != 0) return;
+    pthread_mutex_lock(&s->log_lock);
+    fwrite(text, 1, len, s->options.log);
+    fflush(s->options.log);
+    pthread_mutex_unlock(&s->log_lock);
+    free(text);
+}
+
+static enum MHD_Result send_answer(struct MHD_Connection *conn, const answer *a) {
+    static const char oom[] = "{\"error\":\"out of memory\"}";
+    struct MHD_Response *response =
+        a->body ? MHD_create_response_from_buffer(a->len, a->body, MHD_RESPMEM_MUST_COPY)
+                : MHD_create_response_from_buffer(sizeof oom - 1, (void *)oom, MHD_RESPMEM_PERSISTENT);
+    if (!response) return MHD_NO;
+    MHD_add_response_header(response, "Content-Type", a->body ? a->type : "application/json");
+    MHD_add_response_header(response, "Access-Control-Allow-Origin", "*");
+    if (a->status == 204) {
+        MHD_add_response_header(response, "Access-Control-Allow-Methods", "GET, POST, OPTIONS");
+        MHD_add_response_header(response, "Access-Control-Allow-Headers", "Content-Type, Authorization");
+    }
+    if (a->status == 503) MHD_add_response_header(response, "Connection", "close");
+    if (a->retry_after) {
+        char value[16];
+        snprintf(value, sizeof value, "%d", a->retry_after);
+        MHD_add_response_header(response, "Retry-After", value);
+    }
+    const enum MHD_Result rc = MHD_queue_response(conn, (unsigned)(a->body ? a->status : 500), response);
+    MHD_destroy_response(response);
+    return rc;
+}
+
+static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char *url, const char *method,
+                              const char *version, const char *upload_data, size_t *upload_data_size, void **state) {
+    (void)version;
+    nmt_serve *s = cls;
+    connection *c = *state;
+    if (!c) { /* the headers have arrived */
+        c = nmt_calloc(1, sizeof *c);
+        if (!c) return MHD_NO;
+        c->start = nmt_now();
+        c->refused = atomic_load(&s->stopping);
+        *state = c;
+        nmt_serve_metrics_in_flight(&s->metrics, 1);
+        return MHD_YES;
+    }
+    if (*upload_data_size) { /* a piece of the body */
+        if (!c->too_large && c->len + *upload_data_size > s->options.max_body) {
+            c->too_large = 1;
+            free(c->body);
+            c->body = NULL;
+            c->len = c->cap = 0;
+        }
+        if (!c->too_large) {
+            if (c->len + *upload_data_size + 1 > c->cap) {
+                size_t cap = c->cap ? c->cap : 4096;
+                while (cap < c->len + *upload_data_size + 1) cap *= 2;
+                char *body = nmt_realloc(c->body, cap);
+                if (!body) return MHD_NO;
+                c->body = body;
+                c->cap = cap;
+            }
+            memcpy(c->body + c->len, upload_data, *upload_data_size);
+            c->len += *upload_data_size;
+            c->body[c->len] = '\0';
+        }
+        *upload_data_size = 0;
+        return MHD_YES;
+    }
+    answer a = {0};
+    const char *content_type = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Type");
+    route(s, method, url, content_type, c, &a);
+    const double seconds = nmt_now() - c->start;
+    nmt_serve_metrics_request(&s->metrics, url, a.body ? a.status : 500, a.translation, a.status == 200 ? a.lines : 0,
+                              a.status == 200 ? a.characters : 0, seconds);
+    access_log(s, method, url, &a, seconds);
+    const enum MHD_Result rc = send_answer(conn, &a);
+    free(a.body);
+    return rc;
+}
+
+static void completed(void *cls, struct MHD_Connection *conn, void **state, enum MHD_RequestTerminationCode why) {
+    (void)conn, (void)why;
+    nmt_serve *s = cls;
+    connection *c = *state;
+    if (!c) return;
+    free(c->body);
+    free(c);
+    *state = NULL;
+    nmt_serve_metrics_in_flight(&s->metrics, -1);
+}
+
+/* ---- setup ---- */
+
+static int load_keys(nmt_serve *s, const char *path) {
+    FILE *fp = fopen(path, "r");
+    if (!fp) return nmt_error_set("%s: cannot open the API keys file", path);
+    nmt_lines lines;
+    nmt_lines_init(&lines, fp, path);
+    int r, rc = 0;
+    while (rc == 0 && (r = nmt_lines_next(&lines)) > 0) {
+        char *line = lines.line;
+        while (*line == ' ' || *line == '\t') line++;
+        size_t n = strlen(line);
+        while (n && (line[n - 1] == ' ' || line[n - 1] == '\t' || line[n - 1] == '\r')) line[--n] = '\0';
+        if (n == 0 || line[0] == '#') continue;
+        char **keys = nmt_realloc(s->keys, ((size_t)s->key_count + 1) * sizeof *keys);
+        if (!keys || !(keys[s->key_count] = nmt_strdup(line))) rc = -1;
+        if (keys) s->keys = keys;
+        if (rc == 0) s->key_count++;
+    }
+    if (r < 0) rc = -1;
+    nmt_lines_free(&lines);
+    fclose(fp);
+    if (rc == 0 && s->key_count == 0) rc = nmt_error_set("%s: no API key in the file", path);
+    return rc;
+}
+
+static void copy_language(char *out, size_t size, const char *given, const char *model) {
+    snprintf(out, size, "%s", given ? given : model ? model : "");
+}
+
+static int start_daemon(nmt_serve *s) {
+    struct sockaddr_in in4 = {0};
+    struct sockaddr_in6 in6 = {0};
+    struct sockaddr *addr;
+    unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ITC;
+    if (inet_pton(AF_INET, s->options.host, &in4.sin_addr) == 1) {
+        in4.sin_family = AF_INET;
+        in4.sin_port = htons((uint16_t)s->options.port);
+        addr = (struct sockaddr *)&in4;
+    } else if (inet_pton(AF_INET6, s->options.host, &in6.sin6_addr) == 1) {
+        in6.sin6_family = AF_INET6;
+        in6.sin6_port = htons((uint16_t)s->options.port);
+        addr = (struct sockaddr *)&in6;
+        flags |= MHD_USE_IPv6;
+    } else {
+        return nmt_error_set("--host: '%s' is not an IPv4 or IPv6 address", s->options.host);
+    }
+    s->daemon = MHD_start_daemon(flags, (uint16_t)s->options.port, NULL, NULL, handle, s, MHD_OPTION_SOCK_ADDR, addr,
+                                 MHD_OPTION_NOTIFY_COMPLETED, completed, s, MHD_OPTION_CONNECTION_LIMIT, 2048u,
+                                 MHD_OPTION_CONNECTION_TIMEOUT, 120u, MHD_OPTION_END);
+    if (!s->daemon)
+        return nmt_error_set("cannot listen on %s port %d (in use, or not an address of this machine)", s->options.host,
+                             s->options.port);
+    const union MHD_DaemonInfo *info = MHD_get_daemon_info(s->daemon, MHD_DAEMON_INFO_BIND_PORT);
+    s->port = info ? info->port : s->options.port;
+    return 0;
+}
+
+int nmt_serve_start(nmt_serve **out, nmt_engine *engine, const nmt_serve_options *options) {
+    *out = NULL;
+    nmt_serve *s = nmt_calloc(1, sizeof *s);
+    if (!s) return -1;
+    s->options = *options;
+    s->engine = engine;
+    copy_language(s->source, sizeof s->source, options->source_language, nmt_engine_source_language(engine));
+    copy_language(s->target, sizeof s->target, options->target_language, nmt_engine_target_language(engine));
+    int metrics = -1, lock = -1;
+    const nmt_serve_batcher_options bo = {.max_batch = options->max_batch, .wait_ms = options->batch_wait_ms,
+                                          .max_queue = options->max_queue};
+    if ((options->api_keys_path && load_keys(s, options->api_keys_path) < 0) ||
+        (metrics = nmt_serve_metrics_init(&s->metrics)) < 0 || (lock = pthread_mutex_init(&s->log_lock, NULL)) != 0 ||
+        nmt_serve_batcher_create(&s->batcher, engine, &bo) < 0 || start_daemon(s) < 0) {
+        if (lock > 0) nmt_error_set("cannot create a mutex");
+        if (metrics == 0) nmt_serve_metrics_destroy(&s->metrics);
+        if (lock == 0) pthread_mutex_destroy(&s->log_lock);
+        nmt_serve_batcher_free(s->batcher);
+        for (int i = 0; i < s->key_count; i++) free(s->keys[i]);
+        free(s->keys);
+        free(s);
+        return -1;
+    }
+    *out = s;
+    return 0;
+}
+
+int nmt_serve_port(const nmt_serve *s) { return s->port; }
+
+int nmt_serve_run(nmt_serve *s, volatile sig_atomic_t *stop) {
+    while (!*stop) usleep(20000);
+    /* Drain: no new connections; what is in flight finishes (a request that waits longer than its
+     * timeout is answered 504 by then), then the daemon stops. */
+    atomic_store(&s->stopping, 1);
+    const MHD_socket listener = MHD_quiesce_daemon(s->daemon);
+    if (listener != MHD_INVALID_SOCKET) close(listener);
+    const double give_up = nmt_now() + (s->options.timeout_s > 0 ? s->options.timeout_s + 5 : 600);
+    while (nmt_serve_metrics_get_in_flight(&s->metrics) > 0 && nmt_now() < give_up) usleep(10000);
+    MHD_stop_daemon(s->daemon);
+    s->daemon = NULL;
+    return 0;
+}
+
+void nmt_serve_free(nmt_serve *s) {
+    if (!s) return;
+    if (s->daemon) MHD_stop_daemon(s->daemon);
+    nmt_serve_batcher_free(s->batcher);
+    nmt_serve_metrics_destroy(&s->metrics);
+    pthread_mutex_destroy(&s->log_lock);
+    for (int i = 0; i < s->key_count; i++) free(s->keys[i]);
+    free(s->keys);
+    free(s);
+}

@@ -1,0 +1,63 @@
+/* server: `nmt serve` -- HTTP translation endpoints over libmicrohttpd, in front of one batcher.
+ *
+ * Endpoints (request.h has the request bodies):
+ *   POST /translate             LibreTranslate: {"translatedText": ...} (+ "alternatives",
+ *                               "detectedLanguage" for source "auto")
+ *   GET  /languages             LibreTranslate: [{"code", "name", "targets"}] from the model's pair
+ *   POST /translator/translate  OpenNMT-py: [[{"src", "tgt", "n_best", "pred_score", "align"}]]
+ *   POST /v1/translate          native: per text the translation, the n-best with scores, alignment
+ *                               pairs, and the heat map SVG of the first line on request
+ *   GET  /health                {"status": "ok"}
+ *   GET  /metrics               Prometheus text: requests, lines, characters, latency histogram,
+ *                               queue depth, batches
+ *   GET  /                      a self-contained HTML page (text box, button, translation, heat map)
+ * Errors are {"error": "..."}: 400 (bad body, field named), 403 (API key missing or unknown, when
+ * keys are configured), 404/405, 413 (body over max_body bytes or texts over char_limit characters),
+ * 503 with Retry-After (the queue is full, or shutting down), 504 (timeout passed).
+ *
+ * A text is cut into its lines and sentences (segment.h); each goes through the batcher alone and the
+ * translations are joined again. One thread per connection waits for its job, so a slow request never holds
+ * up another. Stopping (nmt_serve_run's *stop turning nonzero) closes the listening socket, lets the
+ * requests in flight finish, then returns 0. Every request writes one JSON line to `log` (time,
+ * method, path, status, lines, characters, queue and decode milliseconds) unless log is NULL.
+ */
+#ifndef NMT_SERVE_SERVER_H
+#define NMT_SERVE_SERVER_H
+
+#include "nmt/nmt.h"
+
+#include <signal.h>
+#include <stdio.h>
+
+typedef struct nmt_serve_options {
+    const char *host;          /* address to bind ("127.0.0.1"; IPv6 literals too) */
+    int port;                  /* 0: a free port (see nmt_serve_port) */
+    int max_batch;             /* lines per batch (the engine's max_batch) */
+    double batch_wait_ms;      /* (5) */
+    long char_limit;           /* characters per request (0: no limit) */
+    long max_queue;            /* lines waiting at most (0: no limit) */
+    double timeout_s;          /* a request's longest wait for its translation (0: none) */
+    size_t max_body;           /* bytes per request body */
+    const char *api_keys_path; /* one key a line ('#' comments); NULL: no keys needed */
+    const char *source_language; /* override the model's recorded pair (NULL: the model's) */
+    const char *target_language;
+    int sentences;             /* 1: cut lines into sentences too (segment.h) */
+    FILE *log;                 /* access log (NULL: none) */
+} nmt_serve_options;
+
+nmt_serve_options nmt_serve_options_default(void);
+
+typedef struct nmt_serve nmt_serve;
+
+/* Binds and starts serving with `engine` (opened with alignment on and n_best = the most hypotheses
+ * a request may ask for; it must outlive the server). */
+int nmt_serve_start(nmt_serve **out, nmt_engine *engine, const nmt_serve_options *options);
+/* The bound port. */
+int nmt_serve_port(const nmt_serve *s);
+/* Serves until *stop becomes nonzero, then drains: no new connection, requests in flight finish.
+ * Returns 0. */
+int nmt_serve_run(nmt_serve *s, volatile sig_atomic_t *stop);
+/* Stops at once (after nmt_serve_run, nothing is left to stop) and frees. */
+void nmt_serve_free(nmt_serve *s);
+
+#endif

@@ -1,0 +1,189 @@
+#!/usr/bin/env bash
+# `nmt serve` end to end with curl, on loopback only (127.0.0.1) and a tiny model trained inside the
+# test: every endpoint, translations equal to `nmt translate` (alone and under 16 concurrent clients),
+# LibreTranslate form bodies and alternatives, OpenNMT-py and native n-best and alignment, the error
+# codes (400, 403, 404, 405, 413, 503 with Retry-After, 504), the access log, SIGTERM draining.
+set -u
+fail=0
+tmp="$(mktemp -d)"
+pids=()
+cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; rm -rf "$tmp"; }
+trap cleanup EXIT
+cd "$tmp"
+say_fail() { echo "FAIL $*"; fail=1; }
+command -v curl >/dev/null || { echo "SKIP e2e_serve: curl is not installed (tools/install-deps.sh installs it)"; exit 0; }
+. "$NMT_SOURCE_DIR/tests/tiny_model.sh"
+tiny_model "$tmp/model"
+M=model
+
+# start NAME ARGS...: runs `nmt serve` on a free port of 127.0.0.1 (stderr in NAME.err), sets $url.
+start() {
+  local name=$1; shift
+  "$NMT" serve -m $M --port 0 --threads 1 "$@" 2>"$name.err" &
+  pids+=($!)
+  server=$!
+  for _ in $(seq 200); do
+    url="$(sed -n 's|^listening on \(http://127\.0\.0\.1:[0-9]*\)$|\1|p' "$name.err")"
+    [ -n "$url" ] && return 0
+    kill -0 $server 2>/dev/null || break
+    sleep 0.05
+  done
+  say_fail "$name: the server did not start: $(cat "$name.err")"; exit 1
+}
+# post PATH BODY [curl args...]: the status in $code, the body in $body.
+post() {
+  local path=$1 data=$2; shift 2
+  code="$(curl -s -o resp -w '%{http_code}' -X POST "$url$path" -H 'Content-Type: application/json' --data-binary "$data" "$@")"
+  body="$(cat resp)"
+}
+expect() { # expect NAME CODE [SUBSTRING]
+  [ "$code" = "$2" ] || say_fail "$1: status $code, want $2: $body"
+  [ -z "${3:-}" ] || case "$body" in *"$3"*) ;; *) say_fail "$1: '$body' lacks '$3'";; esac
+}
+
+lines=("the cat sees a dog" "big red house" "the small tree runs" "a dog likes the blue house" "the cat")
+printf '%s\n' "${lines[@]}" >in.txt
+"$NMT" translate -m $M --threads 1 -q <in.txt >want.txt
+# Each line alone (sequential requests are batches of one: the same products, the same last bits).
+: >nbest.txt; : >align.txt
+for i in "${!lines[@]}"; do
+  printf '%s\n' "${lines[$i]}" | "$NMT" translate -m $M --threads 1 -q --n-best 3 --print-alignment | sed "s/^0 /$i /" >>nbest.txt
+  printf '%s\n' "${lines[$i]}" | "$NMT" translate -m $M --threads 1 -q --print-alignment >>align.txt
+done
+want() { sed -n "$1p" want.txt; }
+
+start main --n-best 3 --max-batch 8 --char-limit 300 --max-body 4096
+grep -q '^listening on http://127.0.0.1:' main.err || say_fail "no 'listening on' line"
+
+# LibreTranslate: a string, a list, a form body, alternatives, source auto, the languages.
+post /translate "{\"q\": \"${lines[0]}\", \"source\": \"en\", \"target\": \"de\"}"
+expect "libre string" 200
+[ "$body" = "{\"translatedText\":\"$(want 1)\"}" ] || say_fail "libre string: $body, want $(want 1)"
+post /translate "{\"q\": [\"${lines[1]}\", \"${lines[2]}\"], \"source\": \"en\", \"target\": \"de\", \"format\": \"text\"}"
+[ "$body" = "{\"translatedText\":[\"$(want 2)\",\"$(want 3)\"]}" ] || say_fail "libre list: $body"
+code="$(curl -s -o resp -w '%{http_code}' "$url/translate" --data-urlencode "q=${lines[3]}" -d source=auto -d target=de)"
+body="$(cat resp)"
+[ "$body" = "{\"translatedText\":\"$(want 4)\",\"detectedLanguage\":{\"confidence\":100,\"language\":\"en\"}}" ] ||
+  say_fail "libre form: $code $body"
+post /translate "{\"q\": \"${lines[0]}\", \"source\": \"en\", \"target\": \"de\", \"alternatives\": 2}"
+alts="$(awk -F' \\|\\|\\| ' '$1 == 0 { n++; if (n > 1) printf "%s\"%s\"", (n > 2 ? "," : ""), $2 }' nbest.txt)"
+[ "$body" = "{\"translatedText\":\"$(want 1)\",\"alternatives\":[$alts]}" ] || say_fail "alternatives: $body, want [$alts]"
+post /translate "{\"q\": \"two\\nlines\", \"source\": \"en\", \"target\": \"de\"}"
+two="$(printf 'two\nlines\n' | "$NMT" translate -m $M --threads 1 -q | paste -sd'|')"
+[ "$(printf '%s' "$body" | sed 's/\\u000a/|/g')" = "{\"translatedText\":\"$two\"}" ] || say_fail "a text of two lines: $body, want $two"
+# A line of two sentences: each translated alone, joined with a space.
+post /translate '{"q": "The cat sees a dog. A big house.", "source": "en", "target": "de"}'
+two="$(printf 'The cat sees a dog.\nA big house.\n' | "$NMT" translate -m $M --threads 1 -q | paste -sd' ')"
+[ "$body" = "{\"translatedText\":\"$two\"}" ] || say_fail "two sentences: $body, want $two"
+code="$(curl -s -o resp -w '%{http_code}' "$url/languages")"
+[ "$(cat resp)" = '[{"code":"en","name":"English","targets":["de"]}]' ] || say_fail "languages: $(cat resp)"
+
+# OpenNMT-py: tgt, pred_score (the log-probability) and align as `nmt translate` prints them.
+post /translator/translate "[{\"src\": \"${lines[1]}\", \"id\": 100}]"
+expect "opennmt" 200
+align="$(sed -n 2p align.txt | sed 's/.* ||| //')"
+logprob="$(awk -F' \\|\\|\\| ' '$1 == 1 { print $3; exit }' nbest.txt | sed 's/F0= //')"
+case "$body" in
+  "[[{\"src\":\"${lines[1]}\",\"tgt\":\"$(want 2)\",\"n_best\":1,\"pred_score\":"*",\"align\":\"$align\"}]]") ;;
+  *) say_fail "opennmt: $body (align $align)";;
+esac
+score="$(printf '%s' "$body" | sed 's/.*"pred_score":\([^,]*\),.*/\1/')"
+[ "$(printf '%.6f' "$score")" = "$logprob" ] || say_fail "opennmt pred_score $score, nmt translate $logprob"
+
+# Native: the n-best with scores, the alignment pairs, the map.
+post /v1/translate "{\"q\": \"${lines[3]}\", \"n_best\": 3, \"alignment\": true}"
+expect "native" 200
+got="$(printf '%s' "$body" | grep -o '"text":"[^"]*","score":[^,]*' | sed 's/"text":"\([^"]*\)","score":\(.*\)/\1 \2/' |
+       while read -r line; do s="${line##* }"; printf '%s %.6f\n' "${line% *}" "$s"; done)"
+exp="$(awk -F' \\|\\|\\| ' '$1 == 3 { printf "%s %s\n", $2, $4 }' nbest.txt)"
+[ "$got" = "$exp" ] || { say_fail "native n-best differs from nmt translate --n-best 3"; echo "$got"; echo "$exp"; }
+pairs="$(sed -n 4p align.txt | sed 's/.* ||| //' | sed 's/\([0-9]*\)-\([0-9]*\)/[\1,\2]/g; s/ /,/g')"
+case "$body" in *"\"alignment\":[$pairs]"*) ;; *) say_fail "native alignment: $body, want [$pairs]";; esac
+post /v1/translate "{\"q\": \"${lines[0]}\", \"alignment_map\": true}"
+case "$body" in *'"alignment_map":"<?xml'*'<svg'*) ;; *) say_fail "native map: ${body:0:200}";; esac
+
+# The other endpoints.
+[ "$(curl -s "$url/health")" = '{"status":"ok"}' ] || say_fail "health"
+curl -s "$url/" >page.html
+grep -q '<button id="translate"' page.html && ! grep -qE '(src|href)="https?:' page.html || say_fail "the page"
+curl -s "$url/metrics" >metrics.txt
+grep -q '^nmt_requests_total{endpoint="/translate",code="200"} 6$' metrics.txt || say_fail "metrics: $(grep requests_total metrics.txt)"
+grep -q '^nmt_request_duration_seconds_bucket{le="+Inf"} ' metrics.txt && grep -q '^nmt_queue_depth 0$' metrics.txt ||
+  say_fail "metrics histogram / queue depth"
+
+# Errors, each {"error": ...} naming what is wrong.
+post /translate '{"q": "a", "source": "en", "target": "de",}'; expect "bad JSON" 400 '"error":"body: bad JSON at byte 42: expected a field name"'
+post /translate '{"source": "en", "target": "de"}'; expect "missing q" 400 '"error":"q: missing"'
+post /translate '{"q": 3, "source": "en", "target": "de"}'; expect "q type" 400 'q: expected a string or a list of strings'
+post /translate '{"q": "a", "target": "de"}'; expect "missing source" 400 'missing source parameter'
+post /translate '{"q": "a", "source": "fr", "target": "de"}'; expect "wrong source" 400 'source: fr is not supported'
+post /translate '{"q": "a", "source": "en", "target": "cs"}'; expect "wrong target" 400 'target: cs is not supported'
+post /translate '{"q": "a", "source": "en", "target": "de", "format": "html"}'; expect "html" 400 "format: 'html' is not supported"
+post /v1/translate '{"q": "a", "n_best": 4}'; expect "n_best" 400 'n_best: expected 1 to 3'
+long="$(printf 'the cat %.0s' $(seq 40))"
+post /translate "{\"q\": \"$long\", \"source\": \"en\", \"target\": \"de\"}"; expect "char limit" 413 'more than the limit of 300'
+post /translate "{\"q\": \"$(printf 'x%.0s' $(seq 5000))\"}"; expect "body limit" 413 'larger than 4096 bytes'
+code="$(curl -s -o resp -w '%{http_code}' "$url/nowhere")"; body="$(cat resp)"; expect "404" 404 '"error":"not found"'
+code="$(curl -s -o resp -w '%{http_code}' "$url/translate")"; body="$(cat resp)"; expect "405" 405 'use POST'
+code="$(curl -s -D headers -o resp -w '%{http_code}' -X OPTIONS "$url/translate")"; body="$(cat resp)"; expect "preflight" 204
+grep -qi '^Access-Control-Allow-Methods: GET, POST, OPTIONS' headers || say_fail "CORS preflight headers: $(cat headers)"
+
+# 16 concurrent clients, 4 requests each: every line as `nmt translate` translates it alone.
+awk 'BEGIN { n = split("the a cat dog sees likes big small red blue house tree runs sleeps", w, " ");
+  srand(3); for (i = 0; i < 64; i++) { len = 1 + int(rand() * 7); s = "";
+  for (j = 0; j < len; j++) s = s (j ? " " : "") w[1 + int(rand() * n)]; print s } }' >many.txt
+"$NMT" translate -m $M --threads 1 -q <many.txt >many.want
+for c in $(seq 0 15); do
+  ( for r in 0 1 2 3; do
+      i=$((c * 4 + r + 1)); line="$(sed -n "${i}p" many.txt)"
+      curl -s -X POST "$url/translate" -H 'Content-Type: application/json' \
+        -d "{\"q\": \"$line\", \"source\": \"en\", \"target\": \"de\"}" | sed 's/^{"translatedText":"\(.*\)"}$/\1/' >"many.$i"
+    done ) &
+done
+wait_clients() { for p in $(jobs -p); do [ "$p" = "$server" ] || wait "$p"; done; }
+wait_clients
+for i in $(seq 64); do cat "many.$i"; echo; done >many.got
+cmp -s many.got many.want || { say_fail "concurrent translations differ from nmt translate"; diff many.got many.want | head; }
+batches="$(curl -s "$url/metrics" | sed -n 's/^nmt_batches_total //p')"
+echo "e2e_serve: $(grep -c '"path":"/translate"' main.err) LibreTranslate requests logged; $batches batches so far"
+
+# The access log: one JSON line per request, with the fields.
+grep -q '^{"time":"[0-9T:-]*Z","method":"POST","path":"/translate","status":200,"lines":1,"characters":18,"queue_ms":[0-9.]*,"decode_ms":[0-9.]*,"ms":[0-9.]*}$' main.err ||
+  say_fail "access log line: $(grep path main.err | head -2)"
+kill -TERM $server; wait $server; [ $? -eq 0 ] || say_fail "SIGTERM: exit status not 0"
+
+# API keys: 403 without or with a wrong key, 200 with a listed one (and --quiet: no log).
+printf '# keys\nsecret-1\n\n  secret-2  \n' >keys.txt
+start keys --api-keys keys.txt --quiet
+post /translate '{"q": "the cat", "source": "en", "target": "de"}'; expect "no key" 403 'Please provide an API key'
+post /translate '{"q": "the cat", "source": "en", "target": "de", "api_key": "nope"}'; expect "wrong key" 403 'Invalid API key'
+post /translate '{"q": "the cat", "source": "en", "target": "de", "api_key": "secret-2"}'; expect "good key" 200 "$(want 5)"
+post /v1/translate '{"q": "the cat", "api_key": "secret-1"}'; expect "native key" 200
+kill -TERM $server; wait $server
+grep -q '"path"' keys.err && say_fail "--quiet still logged"
+
+# A full queue: 503 with Retry-After; a request past --timeout-s: 504; SIGTERM lets in-flight finish.
+start slow --max-queue 2 --batch-wait-ms 1500 --max-batch 64 --timeout-s 3
+curl -s -o first.out -w '%{http_code}' -X POST "$url/v1/translate" -d '{"q": ["the cat", "a dog"]}' >first.code &
+first=$!
+sleep 0.4
+code="$(curl -s -D headers -o resp -w '%{http_code}' -X POST "$url/v1/translate" -d '{"q": "big house"}')"; body="$(cat resp)"
+expect "queue full" 503 'the queue is full'
+grep -qi '^Retry-After: 1' headers || say_fail "503 without Retry-After: $(cat headers)"
+kill -TERM $server # while the first request waits for its batch
+wait $first
+[ "$(cat first.code)" = 200 ] || say_fail "the request in flight at SIGTERM: $(cat first.code) $(cat first.out)"
+wait $server; [ $? -eq 0 ] || say_fail "drain: exit status not 0"
+curl -s -m 2 "$url/health" >/dev/null && say_fail "still answering after SIGTERM"
+start timeout --batch-wait-ms 3000 --timeout-s 0.3
+post /v1/translate '{"q": "the cat"}'; expect "timeout" 504 'took more than 0.3 s'
+kill -TERM $server; wait $server
+
+# Command-line mistakes exit 2.
+"$NMT" serve --port 1 >/dev/null 2>err; [ $? -eq 2 ] || say_fail "serve without --model: not exit 2"
+"$NMT" serve -m $M --port 70000 >/dev/null 2>err; [ $? -eq 2 ] || say_fail "--port 70000: not exit 2"
+"$NMT" serve -m $M --host not-an-address --port 0 >/dev/null 2>err; [ $? -eq 1 ] && grep -q "not-an-address" err ||
+  say_fail "a bad --host: $(cat err)"
+"$NMT" serve --help | grep -q -- '--batch-wait-ms' || say_fail "--help"
+[ $fail -eq 0 ] && echo "PASS e2e_serve"
+exit $fail

@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# `nmt serve`'s page in a real browser: headless Chromium (Debian's `chromium`, installed here when
+# missing and apt can) types a sentence, presses Translate, and the translation read from the page must
+# be what `nmt translate` prints; the heat map must be drawn; a screenshot is kept in the build
+# directory (serve-page.png). Loopback only. Without Chromium or Node.js (and no way to install them):
+# SKIP.
+set -u
+fail=0
+tmp="$(mktemp -d)"
+server=""
+trap '[ -n "$server" ] && kill $server 2>/dev/null; rm -rf "$tmp"' EXIT
+cd "$tmp"
+say_fail() { echo "FAIL $*"; fail=1; }
+
+need=()
+command -v chromium >/dev/null || need+=(chromium)
+command -v node >/dev/null || need+=(nodejs)
+if [ ${#need[@]} -gt 0 ]; then
+  sudo=""; [ "$(id -u)" -eq 0 ] || sudo="sudo -n"
+  if command -v apt-get >/dev/null && { [ -z "$sudo" ] || sudo -n true 2>/dev/null; }; then
+    echo "e2e_serve_browser: installing ${need[*]}" >&2
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${need[@]}" >apt.log 2>&1 ||
+      { $sudo apt-get update -qq >>apt.log 2>&1 &&
+        DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${need[@]}" >>apt.log 2>&1; }
+  fi
+  for tool in chromium node; do
+    command -v $tool >/dev/null || { echo "SKIP e2e_serve_browser: $tool is not installed and could not be installed"; exit 0; }
+  done
+fi
+
+. "$NMT_SOURCE_DIR/tests/tiny_model.sh"
+tiny_model "$tmp/model"
+"$NMT" serve -m model --port 0 --threads 1 --quiet 2>serve.err &
+server=$!
+url=""
+for _ in $(seq 200); do
+  url="$(sed -n 's|^listening on \(http://127\.0\.0\.1:[0-9]*\)$|\1|p' serve.err)"
+  [ -n "$url" ] && break
+  sleep 0.05
+done
+[ -n "$url" ] || { echo "FAIL the server did not start: $(cat serve.err)"; exit 1; }
+
+sentence="the big dog sees a red house"
+want="$(printf '%s\n' "$sentence" | "$NMT" translate -m model --threads 1 -q)"
+shot="$NMT_BIN_DIR/../serve-page.png"
+got="$(node "$NMT_SOURCE_DIR/tests/browser_page.js" "$(command -v chromium)" "$url/" "$sentence" "$shot" "$tmp/profile" 2>browser.err)" ||
+  say_fail "the browser run: $(cat browser.err)"
+[ "$got" = "$want" ] || say_fail "the page shows '$got', nmt translate prints '$want'"
+[ -s "$shot" ] && [ "$(head -c 8 "$shot" | od -An -c | tr -d ' ')" = '211PNG\r\n032\n' ] || say_fail "no PNG screenshot at $shot"
+kill -TERM $server; wait $server || say_fail "the server's exit status"
+server=""
+[ $fail -eq 0 ] && echo "PASS e2e_serve_browser (screenshot: $shot)"
+exit $fail

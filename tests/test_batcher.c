@@ -1,0 +1,217 @@
+/* Tests of the server's batcher (src/serve/batcher.c): lines of concurrent jobs decoded together get
+ * what the engine gives each line alone, batches really are shared, a long job does not hold a short
+ * one behind it, a bad line fails only its own job, deadlines cancel and a full queue refuses. */
+#include "serve/batcher.h"
+
+#include "compute/packed.h"
+#include "tiny_model.h"
+#include "testing.h"
+
+#include <math.h>
+#include <pthread.h>
+
+static const char *const words[] = {"the", "cat", "dog", "sees", "a", "big", "red", "house", "tree", "runs"};
+
+/* Line i of the test: 1 to 8 words chosen by i. */
+static void make_line(int i, char *out) {
+    out[0] = '\0';
+    for (int w = 0, n = 1 + (i * 7) % 8; w < n; w++) {
+        if (w) strcat(out, " ");
+        strcat(out, words[(i * 3 + w * 5) % 10]);
+    }
+}
+
+static nmt_engine *open_engine(int max_input_length) {
+    nmt_engine_options o = nmt_engine_options_default();
+    o.threads = 1;
+    o.n_best = 2;
+    o.alignment = 1;
+    o.max_batch = 8;
+    o.max_input_length = max_input_length;
+    nmt_engine *e;
+    ck_assert_msg(nmt_engine_open(&e, nmt_test_tmpdir, &o) == 0, "%s", nmt_last_error());
+    return e;
+}
+
+typedef struct client {
+    nmt_serve_batcher *b;
+    nmt_engine *e;
+    int first, count, ok;
+    char message[256];
+} client;
+
+/* Submits lines first..first+count in jobs of 1-3 lines and compares each with the engine alone. */
+static void *client_main(void *arg) {
+    client *c = arg;
+    c->ok = 1;
+    for (int at = c->first; at < c->first + c->count;) {
+        char text[3][128];
+        const char *lines[3];
+        const int n = 1 + at % 3;
+        for (int i = 0; i < n; i++) {
+            make_line(at + i, text[i]);
+            lines[i] = text[i];
+        }
+        nmt_serve_job *job;
+        if (nmt_serve_batcher_submit(c->b, n, lines, 0, &job) < 0 || nmt_serve_job_wait(job, 0) != 0) {
+            c->ok = 0;
+            snprintf(c->message, sizeof c->message, "%s", nmt_error());
+            return NULL;
+        }
+        nmt_result *alone;
+        const double tolerance = nmt_packed_available(NMT_PRECISION_FP32) ? 0 : 1e-5;
+        for (int i = 0; i < n; i++) {
+            const nmt_serve_text *t = &nmt_serve_job_lines(job)[i];
+            if (nmt_engine_translate(c->e, 1, &lines[i], &alone) < 0) c->ok = 0;
+            else {
+                if (t->count != nmt_result_hypotheses(alone, 0)) c->ok = 0;
+                for (int k = 0; c->ok && k < t->count; k++)
+                    if (strcmp(t->hyps[k].text, nmt_result_hypothesis(alone, 0, k)) != 0 ||
+                        fabs(t->hyps[k].score - nmt_result_score(alone, 0, k)) > tolerance * fabs(t->hyps[k].score)) {
+                        c->ok = 0;
+                        snprintf(c->message, sizeof c->message, "line '%s' hypothesis %d: '%s' %.17g, alone '%s' %.17g",
+                                 lines[i], k, t->hyps[k].text, t->hyps[k].score, nmt_result_hypothesis(alone, 0, k),
+                                 nmt_result_score(alone, 0, k));
+                    }
+                const int *pairs;
+                const int p = nmt_result_alignment(alone, 0, 0, &pairs);
+                if (t->pair_count != p || (p && memcmp(t->pairs, pairs, 2 * (size_t)p * sizeof(int)) != 0)) c->ok = 0;
+                nmt_result_free(alone);
+            }
+        }
+        nmt_serve_job_release(job);
+        at += n;
+    }
+    return NULL;
+}
+
+START_TEST(test_concurrent_jobs) {
+    nmt_test_model_dir(nmt_test_tmpdir);
+    nmt_engine *e = open_engine(0);
+    nmt_serve_batcher *b;
+    const nmt_serve_batcher_options o = {.max_batch = 8, .wait_ms = 3};
+    ck_assert_int_eq(nmt_serve_batcher_create(&b, e, &o), 0);
+    enum { CLIENTS = 8, LINES = 24 };
+    client c[CLIENTS];
+    pthread_t thread[CLIENTS];
+    for (int i = 0; i < CLIENTS; i++) {
+        c[i] = (client){.b = b, .e = e, .first = i * LINES, .count = LINES};
+        ck_assert_int_eq(pthread_create(&thread[i], NULL, client_main, &c[i]), 0);
+    }
+    for (int i = 0; i < CLIENTS; i++) {
+        pthread_join(thread[i], NULL);
+        ck_assert_msg(c[i].ok, "client %d: %s", i, c[i].message);
+    }
+    nmt_serve_batcher_stats st;
+    nmt_serve_batcher_stats_get(b, &st);
+    ck_assert_int_eq(st.lines, CLIENTS * LINES);
+    ck_assert_int_eq(st.queued, 0);
+    /* Lines of different clients shared batches: far fewer batches than jobs. */
+    ck_assert_msg(st.batches < CLIENTS * LINES / 2 / 2, "%ld batches for %d lines", st.batches, CLIENTS * LINES);
+    nmt_serve_batcher_free(b);
+    nmt_engine_close(e);
+}
+END_TEST
+
+/* A long job submitted first does not hold a short one behind all of its lines. */
+START_TEST(test_round_robin) {
+    nmt_test_model_dir(nmt_test_tmpdir);
+    nmt_engine *e = open_engine(0);
+    nmt_serve_batcher *b;
+    const nmt_serve_batcher_options o = {.max_batch = 4, .wait_ms = 50};
+    ck_assert_int_eq(nmt_serve_batcher_create(&b, e, &o), 0);
+    enum { LONG = 60 };
+    char text[LONG][128];
+    const char *lines[LONG];
+    for (int i = 0; i < LONG; i++) {
+        make_line(i, text[i]);
+        lines[i] = text[i];
+    }
+    nmt_serve_job *long_job, *short_job;
+    ck_assert_int_eq(nmt_serve_batcher_submit(b, LONG, lines, 0, &long_job), 0);
+    ck_assert_int_eq(nmt_serve_batcher_submit(b, 1, lines, 1, &short_job), 0);
+    ck_assert_int_eq(nmt_serve_job_wait(short_job, 0), 0);
+    ck_assert_int_eq(nmt_serve_job_wait(long_job, 0), 0);
+    const double short_ms = nmt_serve_job_queue_ms(short_job) + nmt_serve_job_decode_ms(short_job);
+    const double long_ms = nmt_serve_job_queue_ms(long_job) + nmt_serve_job_decode_ms(long_job);
+    ck_assert_msg(short_ms < long_ms, "the short job took %.3f ms, the long one %.3f ms", short_ms, long_ms);
+    /* The map of the short job's line: an SVG document. */
+    ck_assert_ptr_nonnull(nmt_serve_job_map(short_job));
+    ck_assert_ptr_nonnull(strstr(nmt_serve_job_map(short_job), "<svg"));
+    ck_assert_ptr_null(nmt_serve_job_map(long_job));
+    nmt_serve_job_release(short_job);
+    nmt_serve_job_release(long_job);
+    nmt_serve_batcher_free(b);
+    nmt_engine_close(e);
+}
+END_TEST
+
+/* A line the engine refuses (too long here) fails its own job only, with the job's line number. */
+START_TEST(test_bad_line) {
+    nmt_test_model_dir(nmt_test_tmpdir);
+    nmt_engine *e = open_engine(8);
+    nmt_serve_batcher *b;
+    const nmt_serve_batcher_options o = {.max_batch = 8, .wait_ms = 30};
+    ck_assert_int_eq(nmt_serve_batcher_create(&b, e, &o), 0);
+    const char *bad[] = {"the", "the big red house and the tree and the dog"}, *good[] = {"a", ""};
+    nmt_serve_job *j1, *j2, *j3;
+    ck_assert_int_eq(nmt_serve_batcher_submit(b, 2, good, 0, &j1), 0);
+    ck_assert_int_eq(nmt_serve_batcher_submit(b, 2, bad, 0, &j2), 0);
+    ck_assert_int_eq(nmt_serve_batcher_submit(b, 0, good, 0, &j3), 0);
+    ck_assert_int_eq(nmt_serve_job_wait(j2, 0), -1);
+    ck_assert_msg(strncmp(nmt_error(), "line 2: ", 8) == 0 && strstr(nmt_error(), "more than the limit of 8"), "%s",
+                  nmt_error());
+    ck_assert_msg(nmt_serve_job_wait(j1, 0) == 0, "%s", nmt_error());
+    ck_assert_int_eq(nmt_serve_job_wait(j3, 0), 0);
+    ck_assert_str_eq(nmt_serve_job_lines(j1)[1].hyps[0].text, "");
+    ck_assert_int_eq(nmt_serve_job_lines(j1)[1].pair_count, 0);
+    ck_assert_ptr_nonnull(nmt_serve_job_lines(j1)[1].pairs); /* alignment on: an empty list */
+    nmt_serve_job_release(j1);
+    nmt_serve_job_release(j2);
+    nmt_serve_job_release(j3);
+    nmt_serve_batcher_free(b);
+    nmt_engine_close(e);
+}
+END_TEST
+
+/* Deadlines cancel a waiting job; a full queue refuses. */
+START_TEST(test_deadline_and_queue) {
+    nmt_test_model_dir(nmt_test_tmpdir);
+    nmt_engine *e = open_engine(0);
+    nmt_serve_batcher *b;
+    const nmt_serve_batcher_options o = {.max_batch = 100, .wait_ms = 400, .max_queue = 5};
+    ck_assert_int_eq(nmt_serve_batcher_create(&b, e, &o), 0);
+    const char *lines[] = {"the cat", "a dog", "big house"};
+    nmt_serve_job *j1, *j2, *j3;
+    ck_assert_int_eq(nmt_serve_batcher_submit(b, 3, lines, 0, &j1), 0);
+    ck_assert_int_eq(nmt_serve_batcher_submit(b, 3, lines, 0, &j2), NMT_SERVE_QUEUE_FULL);
+    ck_assert_ptr_null(j2);
+    ck_assert_ptr_nonnull(strstr(nmt_error(), "the queue is full (3 lines wait, at most 5)"));
+    /* The batch waits 400 ms for more lines: a 20 ms deadline passes first and cancels the job. */
+    ck_assert_int_eq(nmt_serve_job_wait(j1, nmt_now() + 0.02), 1);
+    nmt_serve_batcher_stats st;
+    nmt_serve_batcher_stats_get(b, &st);
+    ck_assert_int_eq(st.queued, 0);
+    nmt_serve_job_release(j1);
+    /* The batcher goes on: the next job is decoded (after its own wait). */
+    ck_assert_int_eq(nmt_serve_batcher_submit(b, 2, lines, 0, &j3), 0);
+    ck_assert_int_eq(nmt_serve_job_wait(j3, 0), 0);
+    ck_assert_int_gt(strlen(nmt_serve_job_lines(j3)[0].hyps[0].text), 0);
+    nmt_serve_job_release(j3);
+    nmt_serve_batcher_free(b);
+    nmt_engine_close(e);
+}
+END_TEST
+
+int main(void) {
+    Suite *s = suite_create("batcher");
+    TCase *tc = tcase_create("batcher");
+    tcase_set_timeout(tc, 120);
+    tcase_add_checked_fixture(tc, nmt_test_tmpdir_make, nmt_test_tmpdir_remove);
+    tcase_add_test(tc, test_concurrent_jobs);
+    tcase_add_test(tc, test_round_robin);
+    tcase_add_test(tc, test_bad_line);
+    tcase_add_test(tc, test_deadline_and_queue);
+    suite_add_tcase(s, tc);
+    return nmt_test_run(s);
+}

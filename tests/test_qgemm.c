@@ -1,0 +1,188 @@
+/* Tests of int8 products (qgemm.h): every kernel this CPU runs against an exact integer reference
+ * computed here from the quantized values, bit-identical kernels, rows and thread counts, and the
+ * quantization error against the fp32 product.
+ *
+ * Shapes cover every tile height of both SIMD kernels, K not a multiple of 4 and partial panels.
+ */
+#include "base/util.h"
+#include "compute/gemm.h"
+#include "compute/kernels.h"
+#include "compute/pool.h"
+#include "compute/packed.h"
+#include "compute/qgemm.h"
+
+#include <check.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void fill(float *x, size_t n, uint32_t seed) {
+    for (size_t i = 0; i < n; i++) {
+        seed = seed * 1664525u + 1013904223u;
+        x[i] = (float)(seed >> 8) / 16777216.0f - 0.5f;
+    }
+}
+
+static const int shapes[][3] = {{1, 32, 16}, {5, 768, 64}, {12, 40, 33}, {13, 100, 256}, {37, 8, 7}, {64, 97, 130}};
+enum { SHAPES = sizeof shapes / sizeof shapes[0] };
+
+/* y from the packed int8 product, with the kernel in use. */
+static void product(float *y, const float *x, const nmt_qgemm *w, const float *b, int M) {
+    uint32_t *xq = malloc(sizeof(uint32_t) * nmt_qgemm_words(w, M));
+    ck_assert_ptr_nonnull(xq);
+    nmt_qgemm_quantize(w, xq, x, M);
+    nmt_qgemm_columns(y, xq, w, b, M, 0, w->N);
+    free(xq);
+}
+
+/* Each kernel equals the reference: integer sums of the row-quantized values, then the same float
+ * operations; and all of them agree bit for bit. */
+START_TEST(kernels_match_reference) {
+    const int M = shapes[_i][0], N = shapes[_i][1], K = shapes[_i][2];
+    float *x = malloc(sizeof(float) * (size_t)M * K), *w = malloc(sizeof(float) * (size_t)N * K);
+    float *b = malloc(sizeof(float) * (size_t)N), *y = malloc(sizeof(float) * (size_t)M * N);
+    float *ref = malloc(sizeof(float) * (size_t)M * N), *exact = malloc(sizeof(float) * (size_t)M * N);
+    int8_t *qx = malloc((size_t)M * K), *qw = malloc((size_t)N * K);
+    float *fx = malloc(sizeof(float) * (size_t)M), *fw = malloc(sizeof(float) * (size_t)N);
+    fill(x, (size_t)M * K, 1);
+    fill(w, (size_t)N * K, 2);
+    fill(b, (size_t)N, 3);
+    for (int m = 0; m < M; m++) fx[m] = nmt_qgemm_quantize_row(qx + (size_t)m * K, x + (size_t)m * K, K);
+    for (int n = 0; n < N; n++) fw[n] = nmt_qgemm_quantize_row(qw + (size_t)n * K, w + (size_t)n * K, K);
+    nmt_qgemm q;
+    ck_assert_int_eq(nmt_qgemm_init(&q, w, N, K), 0);
+    for (int with_bias = 0; with_bias < 2; with_bias++) {
+        nmt_linear_forward(exact, x, w, with_bias ? b : NULL, M, K, N);
+        for (int m = 0; m < M; m++)
+            for (int n = 0; n < N; n++) {
+                int32_t s = 0;
+                for (int k = 0; k < K; k++) s += (int32_t)qx[(size_t)m * K + k] * qw[(size_t)n * K + k];
+                const float scale = fw[n] * fx[m], v = (float)s * scale;
+                ref[(size_t)m * N + n] = with_bias ? v + b[n] : v;
+            }
+        for (int kernel = NMT_QGEMM_C; kernel <= (int)nmt_qgemm_best(); kernel++) {
+            ck_assert_int_eq(nmt_qgemm_set_kernel((nmt_qgemm_kernel)kernel), 0);
+            memset(y, 0, sizeof(float) * (size_t)M * N);
+            product(y, x, &q, with_bias ? b : NULL, M);
+            ck_assert_msg(memcmp(y, ref, sizeof(float) * (size_t)M * N) == 0, "kernel %s differs",
+                          nmt_qgemm_kernel_name((nmt_qgemm_kernel)kernel));
+        }
+        /* Quantization error: each factor is off by at most half a step (max / 254). */
+        for (size_t i = 0; i < (size_t)M * N; i++)
+            ck_assert_msg(fabsf(ref[i] - exact[i]) <= (float)K * 0.5f * 0.5f / 127.0f, "element %zu: %g vs %g", i,
+                          ref[i], exact[i]);
+    }
+    ck_assert_int_eq(nmt_qgemm_set_kernel(nmt_qgemm_best()), 0);
+    nmt_qgemm_free(&q);
+    free(x), free(w), free(b), free(y), free(ref), free(exact), free(qx), free(qw), free(fx), free(fw);
+}
+END_TEST
+
+/* Through packed.h: a row's result is the same alone, in any batch, on 1 or 2 threads, and a
+ * column range equals the same columns of the whole product. */
+START_TEST(int8_rows_are_invariant) {
+    enum { M = 29, N = 70, K = 48 };
+    static float x[M * K], w[N * K], b[N], all[M * N], one[N], two[M * N], part[M * 38];
+    fill(x, M * K, 4);
+    fill(w, N * K, 5);
+    fill(b, N, 6);
+    nmt_packed p;
+    ck_assert_int_eq(nmt_packed_init(&p, w, N, K, NMT_PRECISION_INT8), 0);
+    ck_assert_int_eq(nmt_packed_fast(&p), 1);
+    uint32_t *scratch = malloc(sizeof(uint32_t) * nmt_packed_scratch(&p, M));
+    ck_assert_uint_eq(nmt_packed_scratch(&p, M), (size_t)M * (K / 4 + 1));
+    nmt_pool_set_threads(1);
+    nmt_packed_linear(all, x, &p, b, M, scratch);
+    for (int r = 0; r < M; r++) {
+        nmt_packed_linear(one, x + (size_t)r * K, &p, b, 1, scratch);
+        ck_assert_mem_eq(one, all + (size_t)r * N, sizeof one);
+    }
+    nmt_pool_set_threads(2);
+    nmt_packed_linear(two, x, &p, b, M, scratch);
+    ck_assert_mem_eq(two, all, sizeof all);
+    nmt_packed_to_pairs(&p, scratch, x, M);
+    nmt_packed_linear_columns(part, x, scratch, &p, b, M, 32, 38);
+    for (int r = 0; r < M; r++) ck_assert_mem_eq(part + (size_t)r * 38, all + (size_t)r * N + 32, 38 * sizeof(float));
+    free(scratch);
+    nmt_packed_free(&p);
+}
+END_TEST
+
+/* Extreme rows: zeros give the bias, one large value keeps the others' quantization, and a
+ * row of +-max reaches the int32 range the kernels rely on exactly (K * 127 * 127). */
+START_TEST(int8_extremes) {
+    enum { N = 3, K = 1024 };
+    static float w[N * K], x[2 * K], y[2 * N];
+    const float b[N] = {1.0f, -2.0f, 0.5f};
+    for (int k = 0; k < K; k++) {
+        w[k] = 3.0f;
+        w[K + k] = (k % 2) ? -1.0f : 1.0f;
+        x[K + k] = -7.0f;
+    }
+    nmt_qgemm q;
+    ck_assert_int_eq(nmt_qgemm_init(&q, w, N, K), 0);
+    for (int kernel = NMT_QGEMM_C; kernel <= (int)nmt_qgemm_best(); kernel++) {
+        ck_assert_int_eq(nmt_qgemm_set_kernel((nmt_qgemm_kernel)kernel), 0);
+        product(y, x, &q, b, 2);
+        ck_assert(y[0] == 1.0f && y[1] == -2.0f && y[2] == 0.5f); /* x row 0 is all zeros */
+        ck_assert_float_eq_tol(y[N + 0], -7.0f * 3.0f * K + 1.0f, 7.0f * 3.0f * K * 1e-4f);
+        ck_assert_float_eq_tol(y[N + 1], -2.0f, 1e-6f);
+        ck_assert(y[N + 2] == 0.5f); /* weight row 2 is all zeros */
+    }
+    ck_assert_int_eq(nmt_qgemm_set_kernel(nmt_qgemm_best()), 0);
+    nmt_qgemm_free(&q);
+}
+END_TEST
+
+/* A dequantized row (an int8 model file read back) quantizes to the same values and factor. */
+START_TEST(quantization_is_idempotent) {
+    enum { K = 300 };
+    static float v[K], back[K];
+    static int8_t q[K], again[K];
+    for (uint32_t seed = 1; seed <= 200; seed++) {
+        fill(v, K, seed);
+        for (int k = 0; k < K; k++) v[k] *= (float)seed * 0.37f;
+        const float factor = nmt_qgemm_quantize_row(q, v, K);
+        for (int k = 0; k < K; k++) back[k] = (float)q[k] * factor;
+        ck_assert(nmt_qgemm_quantize_row(again, back, K) == factor);
+        ck_assert_mem_eq(again, q, sizeof q);
+    }
+}
+END_TEST
+
+/* Bad shapes are refused; an allocation failure is reported and leaves nothing allocated. */
+START_TEST(int8_errors) {
+    float w[4] = {0};
+    nmt_qgemm q;
+    ck_assert_int_eq(nmt_qgemm_init(&q, w, 1, 0), -1);
+    ck_assert_ptr_nonnull(strstr(nmt_error(), "int8 matrix"));
+    for (int fail = 1; fail <= 4; fail++) {
+        nmt_alloc_fail_at(fail);
+        int rc = nmt_qgemm_init(&q, w, 1, 4);
+        nmt_alloc_fail_at(0);
+        ck_assert_int_eq(rc, -1);
+        ck_assert_ptr_null(q.panels);
+    }
+    if (nmt_qgemm_best() != NMT_QGEMM_VNNI) {
+        ck_assert_int_eq(nmt_qgemm_set_kernel(NMT_QGEMM_VNNI), -1);
+        ck_assert_ptr_nonnull(strstr(nmt_error(), "not on this CPU"));
+    }
+}
+END_TEST
+
+int main(void) {
+    Suite *s = suite_create("qgemm");
+    TCase *tc = tcase_create("qgemm");
+    tcase_add_loop_test(tc, kernels_match_reference, 0, SHAPES);
+    tcase_add_test(tc, int8_rows_are_invariant);
+    tcase_add_test(tc, int8_extremes);
+    tcase_add_test(tc, quantization_is_idempotent);
+    tcase_add_test(tc, int8_errors);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
