@@ -44,7 +44,9 @@ cc -std=c11 -Wall -Wextra -Werror $NMT_SAN prog.c $(pkg-config --cflags --libs n
 [ "$(LD_LIBRARY_PATH="$lib" ./prog 2>&1)" = "$("$p/bin/nmt" --version | cut -d' ' -f2) BLEU 100.0" ] ||
   say_fail "the program printed '$(LD_LIBRARY_PATH="$lib" ./prog 2>&1)'"
 readelf -d prog | grep -q 'NEEDED.*libnmt\.so\.0' || say_fail "the program is not linked to libnmt.so.0"
-static_libs=$(pkg-config --static --libs nmt | sed 's/-lnmt\b/-l:libnmt.a/')
+# The static library with its dependencies' shared libraries (what Requires.private names; Debian
+# ships some of their own private dependencies only as shared libraries).
+static_libs="-L$lib -l:libnmt.a $(pkg-config --libs $(pkg-config --print-requires-private nmt)) -lstdc++ -lpthread -lm"
 cc -std=c11 $NMT_SAN prog.c $(pkg-config --cflags nmt) $static_libs -o prog-static 2>cc.err ||
   { say_fail "the program does not compile against the static libnmt"; cat cc.err; }
 readelf -d prog-static | grep -q 'libnmt' && say_fail "the static program still needs libnmt.so"

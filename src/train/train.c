@@ -575,7 +575,7 @@ static int check_fresh_start(trainer *t, int overwrite) {
                          "0 would overwrite it. Train into a new output directory, fine-tune from it with "
                          "train.init_from: %s, or pass --overwrite to start again here",
                          dir, model ? "model.safetensors" : "", model && log ? ", " : "", log ? "train.log.jsonl" : "",
-                         damaged, t->model_path);
+                         damaged, dir);
 }
 
 /* The settings whose change makes a resumed run differ from an uninterrupted one. */
