@@ -128,7 +128,7 @@ typedef struct translate {
     nmt_shortlist *shortlist;
     FILE *out;
     const char *out_name;
-    nmt_plot_buffer text; /* the output of one line, built before it is written */
+    nmt_strbuf text; /* the output of one line, built before it is written */
     int *pairs;           /* [2 * longest hypothesis] alignment pairs */
     size_t pairs_cap;
     int numbered_maps;    /* alignment maps get the line index in their names */
@@ -346,7 +346,7 @@ done:
 
 /* Appends " ||| s-t ..." for a hypothesis with attention (nothing after the bars without it). */
 static int append_alignment(translate *t, const line *l, const nmt_hypothesis *h) {
-    nmt_plot_printf(&t->text, " |||");
+    nmt_strbuf_printf(&t->text, " |||");
     if ((size_t)h->length * 2 > t->pairs_cap) {
         int *grown = nmt_realloc(t->pairs, (size_t)h->length * 2 * sizeof *grown);
         if (!grown) return -1;
@@ -355,29 +355,29 @@ static int append_alignment(translate *t, const line *l, const nmt_hypothesis *h
     }
     int n = nmt_align_pairs(h, l->ids, l->count, t->spm, t->a.words, t->pairs);
     if (n < 0) return -1;
-    for (int k = 0; k < n; k++) nmt_plot_printf(&t->text, " %d-%d", t->pairs[2 * k], t->pairs[2 * k + 1]);
+    for (int k = 0; k < n; k++) nmt_strbuf_printf(&t->text, " %d-%d", t->pairs[2 * k], t->pairs[2 * k + 1]);
     return 0;
 }
 
 /* Appends " ||| " and the pieces, separated by spaces. */
 static void append_pieces(translate *t, const int32_t *ids, int n) {
-    nmt_plot_printf(&t->text, " |||");
-    for (int i = 0; i < n; i++) nmt_plot_printf(&t->text, " %s", nmt_spm_piece(t->spm, ids[i]));
+    nmt_strbuf_printf(&t->text, " |||");
+    for (int i = 0; i < n; i++) nmt_strbuf_printf(&t->text, " %s", nmt_spm_piece(t->spm, ids[i]));
 }
 
 /* Appends the detokenized hypothesis and what was asked for after it. */
 static int append_hypothesis(translate *t, const line *l, const nmt_hypothesis *h, int scores) {
     char *text = nmt_spm_decode(t->spm, h->tokens, (size_t)h->length);
     if (!text) return -1;
-    nmt_plot_printf(&t->text, "%s", text);
+    nmt_strbuf_printf(&t->text, "%s", text);
     free(text);
-    if (scores) nmt_plot_printf(&t->text, " ||| F0= %.6f ||| %.6f", h->logprob, h->score);
+    if (scores) nmt_strbuf_printf(&t->text, " ||| F0= %.6f ||| %.6f", h->logprob, h->score);
     if (t->a.print_alignment && append_alignment(t, l, h) < 0) return -1;
     if (t->a.print_pieces) {
         append_pieces(t, l->ids, l->count);
         append_pieces(t, h->tokens, h->length);
     }
-    nmt_plot_printf(&t->text, "\n");
+    nmt_strbuf_printf(&t->text, "\n");
     return 0;
 }
 
@@ -386,7 +386,7 @@ static int write_translation(translate *t, long index, const line *l, const nmt_
     t->text.len = 0;
     if (t->a.n_best) {
         for (int i = 0; i < tr->count; i++) {
-            nmt_plot_printf(&t->text, "%ld ||| ", index);
+            nmt_strbuf_printf(&t->text, "%ld ||| ", index);
             if (append_hypothesis(t, l, &tr->hyps[i], 1) < 0) return -1;
         }
     } else if (append_hypothesis(t, l, &tr->hyps[0], 0) < 0) {
@@ -412,21 +412,21 @@ static int draw_map(translate *t, const line *l, long index, const nmt_hypothesi
     static const char eos[] = "</s>";
     const char **src = nmt_malloc(((size_t)l->count + 1) * sizeof *src);
     const char **tgt = nmt_malloc(((size_t)h->length + 1) * sizeof *tgt);
-    nmt_plot_buffer picture = {0}, title = {0};
+    nmt_strbuf picture = {0}, title = {0};
     char *path = NULL;
     int rc = -1;
     if (!src || !tgt) goto done;
     for (int i = 0; i < l->count; i++) src[i] = nmt_spm_piece(t->spm, l->ids[i]);
     for (int j = 0; j < h->length; j++) tgt[j] = nmt_spm_piece(t->spm, h->tokens[j]);
     src[l->count] = tgt[h->length] = eos;
-    nmt_plot_printf(&title, "sentence %ld: %.120s", index, l->text);
+    nmt_strbuf_printf(&title, "sentence %ld: %.120s", index, l->text);
     if (title.failed) {
         nmt_error_set("out of memory drawing an attention map");
         goto done;
     }
     if (strcmp(t->a.map, "-") == 0) {
         if (nmt_plot_alignment_text(&picture, title.data, src, l->count + 1, tgt, h->length + 1, h->attention) < 0) goto done;
-        nmt_plot_printf(&picture, "\n");
+        nmt_strbuf_printf(&picture, "\n");
         rc = nmt_io_write(stderr, picture.data, picture.len, "<stderr>");
         goto done;
     }
@@ -438,8 +438,8 @@ done:
     free(src);
     free(tgt);
     free(path);
-    nmt_plot_buffer_free(&picture);
-    nmt_plot_buffer_free(&title);
+    nmt_strbuf_free(&picture);
+    nmt_strbuf_free(&title);
     return rc;
 }
 
@@ -566,7 +566,7 @@ int nmt_cmd_translate(int argc, char **argv) {
     nmt_shortlist_free(t.shortlist);
     nmt_spm_free(t.spm);
     nmt_model_free(&t.model);
-    nmt_plot_buffer_free(&t.text);
+    nmt_strbuf_free(&t.text);
     free(t.pairs);
     return rc;
 }

@@ -14,6 +14,7 @@
 #include "compute/pool.h"
 #include "model/model.h"
 #include "text/vocab.h"
+#include "base/random.h"
 #include "base/util.h"
 #include "testing.h"
 
@@ -39,12 +40,7 @@ static const variant variants[] = {
 };
 enum { VARIANTS = sizeof variants / sizeof variants[0] };
 
-static inline uint64_t rng(uint64_t *s) {
-    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
+static inline uint64_t rng(uint64_t *s) { return nmt_random_next(s); }
 
 /* A tiny model; every parameter (biases and LayerNorm gains too) is perturbed so that all of them
  * matter, and eos is made likely enough for hypotheses to end before the length limit. */
@@ -61,7 +57,7 @@ static inline void make_model_of(nmt_model *m, variant v, int max_positions, uin
     c.positions = v.positions;
     c.max_positions = max_positions;
     c.tie_embeddings = v.tie;
-    ck_assert_msg(nmt_model_create(m, &c) == 0, "%s", nmt_error());
+    ck_assert_msg(nmt_model_init(m, &c) == 0, "%s", nmt_error());
     nmt_model_init_weights(m, seed);
     uint64_t s = seed;
     for (size_t i = 0; i < m->num_params; i++) m->params[i] += 0.1f * ((float)(rng(&s) >> 40) / 16777216.0f - 0.5f);

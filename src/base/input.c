@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <zlib.h>
 
 static ssize_t gz_read(void *cookie, char *buf, size_t size) {
@@ -28,15 +29,16 @@ FILE *nmt_input_open(const char *path) {
         nmt_error_set("%s: cannot open: %s", path, strerror(errno));
         return NULL;
     }
+    /* Only a regular file is looked at for gzip's magic: the bytes of a pipe cannot be put back. */
+    struct stat st;
+    if (fstat(fileno(fp), &st) != 0 || !S_ISREG(st.st_mode)) return fp;
     unsigned char magic[2];
     size_t got = fread(magic, 1, 2, fp);
     if (got < 2 || magic[0] != 0x1f || magic[1] != 0x8b) {
         if (fseek(fp, 0, SEEK_SET) == 0) return fp;
-        /* not seekable (a FIFO): gzip's magic cannot be looked for without losing the bytes */
+        nmt_error_set("%s: cannot rewind: %s", path, strerror(errno));
         fclose(fp);
-        fp = fopen(path, "rb");
-        if (!fp) nmt_error_set("%s: cannot open: %s", path, strerror(errno));
-        return fp;
+        return NULL;
     }
     fclose(fp);
     gzFile gz = gzopen(path, "rb");

@@ -1,5 +1,5 @@
 /* input: opening text to read, the way every reader of nmt takes it: "-" is standard input, and a
- * gzip file (one whose first bytes are gzip's magic, whatever its name) is decompressed on the fly
+ * gzip file (a regular file whose first bytes are gzip's magic, whatever its name) is decompressed on the fly
  * with zlib, behind an ordinary stdio FILE, so nmt_lines and fread read it unchanged.
  */
 #ifndef NMT_INPUT_H
