@@ -3,14 +3,22 @@
  * A subcommand lives in cli/cmd_<name>.c and defines
  *     const char nmt_cmd_<name>_summary[] = "one line for `nmt help`";
  *     int nmt_cmd_<name>(int argc, char **argv);   (argv[0] is "<name>")
- * The build registers it; it returns one of the exit codes below. It parses flags (getopt_long,
- * `--help` printing its usage to stdout and returning NMT_EXIT_OK), calls the library, prints
- * results to stdout and messages to stderr. Anything a test must reach belongs in the library.
+ * The build registers it; it returns one of the exit codes below. It parses flags with
+ * nmt_cli_getopt (`--help` printing its usage to stdout and returning NMT_EXIT_OK), calls the
+ * library, prints results to stdout and messages to stderr (-q/--quiet: errors only). Anything a
+ * test must reach belongs in the library.
+ *
+ * A closed pipe: main() gives SIGPIPE its default action, so when the reader of nmt's output goes
+ * away (`nmt translate ... | head -1`) every subcommand ends at once and quietly, with the status a
+ * shell reports for SIGPIPE (141), as cat or grep do; `nmt train` alone ignores it, so a closed
+ * progress pipe never ends a training run.
  */
 #ifndef NMT_CLI_H
 #define NMT_CLI_H
 
 #include "compute/packed.h"
+
+#include <getopt.h>
 
 enum {
     NMT_EXIT_OK = 0,
@@ -41,5 +49,19 @@ int nmt_cli_precision(const char *command, const char *text, nmt_precision *out)
  * vocabulary's size; otherwise more is an error). */
 enum { NMT_CLI_SHORTLIST_K = 50, NMT_CLI_SHORTLIST_M = 100 };
 int nmt_cli_shortlist_build(const char *model_dir, const char *src, const char *tgt, int k, int m, int fit, int quiet);
+
+/* getopt_long's tables and globals (optind, optarg) with exact names only: an unknown or
+ * abbreviated long option ("--max-length" for "--max-length-ratio"), a missing value, a value given
+ * to a flag, or a second use of an option that takes a value (aliases count as one; `-m A -m B`
+ * would silently mean B) unless its val is in `repeatable` (0-terminated; NULL: none) prints a
+ * usage error and returns '?'. A flag given twice means the same as once.
+ * Operands may come between options: at the end (-1) they are argv[optind..argc), in order; "--"
+ * ends the options. Start each parse with optind = 1. */
+int nmt_cli_getopt(const char *command, int argc, char **argv, const char *shortopts, const struct option *longopts,
+                   const int *repeatable);
+
+/* The default of --threads for every subcommand: the CPUs this process may run on
+ * (sched_getaffinity, so `taskset` and container limits are honoured). */
+int nmt_cli_threads_default(void);
 
 #endif

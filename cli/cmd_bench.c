@@ -37,7 +37,6 @@
 
 #include <errno.h>
 
-#include <getopt.h>
 #include <stdio.h>
 #include <math.h>
 #include <stdlib.h>
@@ -82,7 +81,8 @@ static void usage(FILE *out) {
             "model given by the model options of train --synthetic: an int64 per parameter and an int32 per\n"
             "256; --steps timed after --warmup, each after a barrier; and a one-element all-reduce (latency).\n"
             "\n"
-            "Common: --threads T (2)  --json (one JSON object on stdout)  --quiet (no progress)  --help\n");
+            "Common: --threads T (the CPUs this process may use)  --json (one JSON object on stdout)\n"
+            "        -q, --quiet (no progress)  --help\n");
 }
 
 typedef struct bench_options {
@@ -566,11 +566,11 @@ int nmt_cmd_bench(int argc, char **argv) {
     o.model = nmt_model_config_default(); /* d256, h4, ff1024, 3+3 */
     o.model.vocab_size = 8000;
     o.decode = nmt_decode_options_default();
-    long v, threads = 2, num_overrides = 0;
+    long v, threads = nmt_cli_threads_default(), num_overrides = 0;
     int opt, status = NMT_EXIT_USAGE;
+    static const int repeatable[] = {OPT_SET, 0};
     optind = 1;
-    opterr = 0;
-    while ((opt = getopt_long(argc, argv, "hm:i:", long_options, NULL)) != -1) {
+    while ((opt = nmt_cli_getopt("bench", argc, argv, "hqm:i:", long_options, repeatable)) != -1) {
         switch (opt) {
         case 'h': usage(stdout); status = NMT_EXIT_OK; goto done;
         case 'm': o.model_dir = optarg; break;
@@ -606,6 +606,7 @@ int nmt_cmd_bench(int argc, char **argv) {
         case OPT_DROPOUT: if (nmt_cli_double("bench", "--dropout", optarg, 0.0, 0.99, &o.dropout) < 0) goto done; break;
         case OPT_THREADS: if (nmt_cli_long("bench", "--threads", optarg, 1, 256, &threads) < 0) goto done; break;
         case OPT_JSON: o.json = 1; break;
+        case 'q':
         case OPT_QUIET: o.quiet = 1; break;
         case OPT_SYNTHETIC: o.synthetic = 1; break;
         case OPT_SET:
@@ -631,7 +632,7 @@ int nmt_cmd_bench(int argc, char **argv) {
             if (nmt_cli_precision("bench", optarg, &o.decode.precision) < 0) goto done;
             break;
         case OPT_SHORTLIST: o.shortlist = 1; break;
-        default: nmt_cli_usage_error("bench", "unknown or incomplete option '%s'", argv[optind - 1]); goto done;
+        default: goto done;
         }
     }
     if (optind >= argc) {

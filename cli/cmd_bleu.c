@@ -31,6 +31,7 @@ static const char usage_text[] =
     "\n"
     "Input:\n"
     "  -i, --input HYP [HYP ...]   hypothesis files (default: standard input, systems separated by tabs)\n"
+    "                              (REF and HYP files compressed with gzip are read as sacreBLEU does)\n"
     "  -nr, --num-refs N           REF holds N tab-separated references per line (default 1)\n"
     "  -e, --encoding utf-8        only UTF-8 is supported\n"
     "  -l, --language-pair SRC-TRG the target language picks the default tokenizer (zh for Chinese)\n"
@@ -69,7 +70,8 @@ static const char usage_text[] =
     "  -sh, --short                abbreviated signatures\n"
     "  -q, --quiet                 no messages on standard error\n"
     "  -nc, --no-color             accepted (nmt never colours its output)\n"
-    "  --threads N                 threads for scoring a large corpus (default: the CPUs, at most 8)\n"
+    "  --threads N                 threads for scoring a large corpus (default: the CPUs this process\n"
+    "                              may use, at most 8)\n"
     "  -h, --help                  this help\n"
     "\n"
     "Not supported: test-set downloads (-t, --list, --echo, --download, --citation, --origlang, --subset,\n"
@@ -271,8 +273,8 @@ static int parse_args(int argc, char **argv, args *a) {
     a->e = nmt_evaluate_options_default();
     a->e.nmetrics = 0;
     a->num_refs = 1;
-    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    a->threads = cpus < 1 ? 1 : cpus > 8 ? 8 : cpus;
+    long cpus = nmt_cli_threads_default();
+    a->threads = cpus > 8 ? 8 : cpus;
     a->refs = nmt_calloc((size_t)argc + 1, sizeof *a->refs);
     a->inputs = nmt_calloc((size_t)argc + 1, sizeof *a->inputs);
     if (!a->refs || !a->inputs) return nmt_cli_fail(CMD);

@@ -7,7 +7,6 @@
 #include "model/model_file.h"
 #include "text/spm.h"
 
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,16 +57,14 @@ int nmt_cmd_convert(int argc, char **argv) {
     const char *model_dir = NULL, *output = NULL, *precision = NULL;
     int quiet = 0, c;
     optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, ":m:o:qh", options, NULL)) != -1) {
+    while ((c = nmt_cli_getopt("convert", argc, argv, "m:o:qh", options, NULL)) != -1) {
         switch (c) {
         case 'm': model_dir = optarg; break;
         case 'o': output = optarg; break;
         case OPT_PRECISION: precision = optarg; break;
         case 'q': quiet = 1; break;
         case 'h': usage(stdout); return NMT_EXIT_OK;
-        case ':': return nmt_cli_usage_error("convert", "%s needs a value", argv[optind - 1]);
-        default: return nmt_cli_usage_error("convert", "unknown option '%s'", argv[optind - 1]);
+        default: return NMT_EXIT_USAGE;
         }
     }
     if (optind < argc) return nmt_cli_usage_error("convert", "unexpected argument '%s'", argv[optind]);

@@ -5,7 +5,6 @@
 #include "base/io.h"
 #include "base/util.h"
 
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,8 +40,7 @@ int nmt_cmd_plot(int argc, char **argv) {
     const char *output = NULL;
     int quiet = 0, c;
     optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, ":o:x:m:t:qh", options, NULL)) != -1) {
+    while ((c = nmt_cli_getopt("plot", argc, argv, "o:x:m:t:qh", options, NULL)) != -1) {
         switch (c) {
         case 'o': output = optarg; break;
         case 'x':
@@ -57,8 +55,7 @@ int nmt_cmd_plot(int argc, char **argv) {
         case 't': opts.title = optarg; break;
         case 'q': quiet = 1; break;
         case 'h': usage(stdout); return NMT_EXIT_OK;
-        case ':': return nmt_cli_usage_error("plot", "%s needs a value", argv[optind - 1]);
-        default: return nmt_cli_usage_error("plot", "unknown option '%s'", argv[optind - 1]);
+        default: return NMT_EXIT_USAGE;
         }
     }
     int num_runs = argc - optind;

@@ -2,6 +2,7 @@
 #include "cli.h"
 
 #include "infer/forced.h"
+#include "base/input.h"
 #include "base/io.h"
 #include "compute/pool.h"
 #include "model/model_dir.h"
@@ -9,8 +10,6 @@
 #include "base/util.h"
 
 #include <errno.h>
-#include <getopt.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,8 +26,8 @@ static void usage(FILE *out) {
             "n-best lists, and for checking nmt's numbers with other tools.\n"
             "\n"
             "  -m, --model DIR        model directory written by `nmt train`\n"
-            "  -s, --source FILE      source sentences, one a line\n"
-            "  -t, --target FILE      target sentences, as many lines\n"
+            "  -s, --source FILE      source sentences, one a line (`-` = stdin; gzip files are read)\n"
+            "  -t, --target FILE      target sentences, as many lines (the same)\n"
             "      --normalize        divide by the number of target tokens (pieces + eos)\n"
             "      --batch-size N     pairs scored together (default 32)\n"
             "      --loss-json FILE   also write the training objective on these pairs to FILE:\n"
@@ -36,7 +35,9 @@ static void usage(FILE *out) {
             "                         plain cross-entropy summed over target pieces + eos; for comparing\n"
             "                         nmt with tools/bench/torch_reference.py)\n"
             "      --label-smoothing E  epsilon of that loss (default 0.1)\n"
-            "      --threads N        threads (default: all processors)\n"
+            "      --threads N        threads (default: the CPUs this process may use; alias\n"
+            "                         --cpu-threads)\n"
+            "  -q, --quiet            accepted: score reports nothing but errors on stderr\n"
             "  -h, --help             show this help\n");
 }
 
@@ -146,16 +147,15 @@ int nmt_cmd_score(int argc, char **argv) {
         {"target", required_argument, NULL, 't'}, {"normalize", no_argument, NULL, 'n'},
         {"batch-size", required_argument, NULL, 'b'}, {"threads", required_argument, NULL, 'T'},
         {"loss-json", required_argument, NULL, 'L'}, {"label-smoothing", required_argument, NULL, 'e'},
+        {"quiet", no_argument, NULL, 'q'},        {"cpu-threads", required_argument, NULL, 'T'},
         {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0},
     };
     const char *paths[2] = {NULL, NULL};
-    long batch = 32, threads = sysconf(_SC_NPROCESSORS_ONLN);
+    long batch = 32, threads = nmt_cli_threads_default();
     score_options o = {.label_smoothing = 0.1};
-    if (threads < 1) threads = 1;
     optind = 1;
-    opterr = 0;
     int c;
-    while ((c = getopt_long(argc, argv, ":m:s:t:h", options, NULL)) != -1) {
+    while ((c = nmt_cli_getopt("score", argc, argv, "m:s:t:qh", options, NULL)) != -1) {
         switch (c) {
         case 'm': o.model_dir = optarg; break;
         case 's': paths[0] = optarg; break;
@@ -173,22 +173,24 @@ int nmt_cmd_score(int argc, char **argv) {
             if (nmt_cli_long("score", "--threads", optarg, 1, 1024, &threads) < 0) return NMT_EXIT_USAGE;
             break;
         case 'h': usage(stdout); return NMT_EXIT_OK;
-        case ':': return nmt_cli_usage_error("score", "%s needs a value", argv[optind - 1]);
-        default: return nmt_cli_usage_error("score", "unknown option '%s'", argv[optind - 1]);
+        case 'q': break; /* score prints nothing but its results and errors */
+        default: return NMT_EXIT_USAGE;
         }
     }
     if (optind < argc) return nmt_cli_usage_error("score", "unexpected argument '%s'", argv[optind]);
     if (!o.model_dir || !paths[0] || !paths[1]) return nmt_cli_usage_error("score", "--model, --source and --target are required");
     const char *inputs[] = {paths[0], paths[1], NULL};
     if (o.loss_json && nmt_cli_output("score", "--loss-json", o.loss_json, inputs, NULL) < 0) return NMT_EXIT_USAGE;
-    signal(SIGPIPE, SIG_IGN);
     static side sides[2];
     int rc = NMT_EXIT_OK;
     memset(sides, 0, sizeof sides);
     for (int i = 0; i < 2; i++) {
-        sides[i].fp = fopen(paths[i], "rb");
+        if (i == 1 && strcmp(paths[0], "-") == 0 && strcmp(paths[1], "-") == 0) {
+            rc = nmt_cli_usage_error("score", "--source and --target cannot both be standard input");
+            goto done;
+        }
+        sides[i].fp = nmt_input_open(paths[i]);
         if (!sides[i].fp) {
-            nmt_error_set("%s: cannot open: %s", paths[i], strerror(errno));
             rc = nmt_cli_fail("score");
             goto done;
         }
@@ -201,7 +203,7 @@ done:
     for (int i = 0; i < 2; i++) {
         for (int j = 0; j < WINDOW; j++) free(sides[i].ids[j]);
         nmt_lines_free(&sides[i].lines);
-        if (sides[i].fp) fclose(sides[i].fp);
+        if (sides[i].fp) nmt_input_close(sides[i].fp, paths[i]);
     }
     return rc;
 }

@@ -7,7 +7,6 @@
 #include "nmt/nmt.h"
 #include "serve/server.h"
 
-#include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -29,7 +28,7 @@ static void usage(FILE *out) {
             "  -m, --model DIR           model directory written by `nmt train`\n"
             "      --host ADDR           address to bind (default 127.0.0.1; 0.0.0.0 for every one)\n"
             "      --port N              port (default 5000; 0 takes a free one)\n"
-            "      --threads N           decoding threads (default: all processors)\n"
+            "      --threads N           decoding threads (default: the CPUs this process may use)\n"
             "  -k, --beam-size K         beam size (default 5)\n"
             "      --n-best N            most hypotheses a request may get (LibreTranslate\n"
             "                            alternatives + 1, native n_best; default 1)\n"
@@ -87,13 +86,13 @@ static int parse_args(int argc, char **argv, args *a) {
     a->engine = nmt_engine_options_default();
     a->engine.alignment = 1;
     a->serve = nmt_serve_options_default();
-    long beam = a->engine.beam_size, n_best = 1, port = a->serve.port, threads = 0, batch = a->serve.max_batch;
+    long beam = a->engine.beam_size, n_best = 1, port = a->serve.port, threads = nmt_cli_threads_default(),
+         batch = a->serve.max_batch;
     long body = (long)a->serve.max_body;
     nmt_precision precision = NMT_PRECISION_FP32;
     optind = 1;
-    opterr = 0;
     int c;
-    while ((c = getopt_long(argc, argv, ":m:k:qh", options, NULL)) != -1) {
+    while ((c = nmt_cli_getopt("serve", argc, argv, "m:k:qh", options, NULL)) != -1) {
         int bad = 0;
         switch (c) {
         case 'm': a->model_dir = optarg; break;
@@ -117,8 +116,7 @@ static int parse_args(int argc, char **argv, args *a) {
         case NO_SPLIT: a->serve.sentences = 0; break;
         case 'q': a->quiet = 1; break;
         case 'h': usage(stdout); return 1;
-        case ':': return nmt_cli_usage_error("serve", "%s needs a value", argv[optind - 1]), -1;
-        default: return nmt_cli_usage_error("serve", "unknown option '%s'", argv[optind - 1]), -1;
+        default: return -1;
         }
         if (bad) return -1;
     }

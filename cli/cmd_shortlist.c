@@ -8,7 +8,6 @@
 #include "train/config.h"
 
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -140,8 +139,7 @@ int nmt_cmd_shortlist(int argc, char **argv) {
     long k = DEFAULT_K, m = DEFAULT_M;
     int quiet = 0, c;
     optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, ":m:k:qh", options, NULL)) != -1) {
+    while ((c = nmt_cli_getopt("shortlist", argc, argv, "m:k:qh", options, NULL)) != -1) {
         switch (c) {
         case 'm': model_dir = optarg; break;
         case OPT_SRC: src = optarg; break;
@@ -154,8 +152,7 @@ int nmt_cmd_shortlist(int argc, char **argv) {
             break;
         case 'q': quiet = 1; break;
         case 'h': usage(stdout); return NMT_EXIT_OK;
-        case ':': return nmt_cli_usage_error("shortlist", "%s needs a value", argv[optind - 1]);
-        default: return nmt_cli_usage_error("shortlist", "unknown option '%s'", argv[optind - 1]);
+        default: return NMT_EXIT_USAGE;
         }
     }
     if (optind < argc) return nmt_cli_usage_error("shortlist", "unexpected argument '%s'", argv[optind]);

@@ -6,7 +6,6 @@
 #include "train/train.h"
 #include "base/util.h"
 
-#include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,29 +26,36 @@ static void usage(FILE *out) {
             "its share of every step's update_freq x train.batch_pieces pieces and the parameters are bit for bit\n"
             "those of one process (rank 0 writes the output directory; N may be at most the pieces of a step).\n"
             "\n"
-            "Options:\n"
-            "  --set KEY=VALUE  override a config key, e.g. --set train.optimizer.lr=5e-4 (repeatable)\n"
-            "  --threads N      threads for the kernels (default 2)\n"
-            "  --overwrite      start again from step 0 in an output directory that holds a trained model\n"
-            "                   but no usable checkpoint (refused without it)\n"
-            "  --quiet          print only errors\n"
-            "  --help           show this help\n"
+            "Fine-tuning: `train.init_from: MODEL_DIR` starts a fresh run (new schedule, new data) from that\n"
+            "model's weights and vocabulary; another architecture or vocabulary is refused.\n"
             "\n"
-            "SIGINT or SIGTERM finishes the current step, writes a checkpoint and exits 0 (a second one\n"
-            "stops at once; the last checkpoint is kept).\n");
+            "Options:\n"
+            "      --set KEY=VALUE  override a config key, e.g. --set train.optimizer.lr=5e-4 (repeatable)\n"
+            "      --threads N      threads for the kernels (default: the CPUs this process may use;\n"
+            "                       alias --cpu-threads)\n"
+            "      --overwrite      start again from step 0 in an output directory that holds a trained\n"
+            "                       model but no usable checkpoint (refused without it)\n"
+            "  -q, --quiet          print only errors\n"
+            "  -h, --help           show this help\n"
+            "\n"
+            "SIGINT or SIGTERM finishes the current step, writes a checkpoint and exits with 130 (SIGINT)\n"
+            "or 143 (SIGTERM), as a shell reports a signal, so `nmt train c.yaml && next` does not go on\n"
+            "with a half-trained model (a second signal stops at once; the last checkpoint is kept).\n"
+            "train.log.jsonl records start, resume and stop events, the stop with its reason (max_steps,\n"
+            "max_epochs, max_minutes, patience, signal, error). A closed progress pipe never ends a run.\n"
+            "\n"
+            "Exit status: 0 finished, 1 failure, 2 usage error, 130/143 interrupted (resumable).\n");
 }
 
-static volatile sig_atomic_t stop_requested;
+static volatile sig_atomic_t stop_requested; /* the signal that asked to stop, 0: none */
 
-static void on_signal(int sig) {
-    (void)sig;
-    stop_requested = 1;
-}
+static void on_signal(int sig) { stop_requested = sig; }
 
 int nmt_cmd_train(int argc, char **argv) {
     static const struct option longopts[] = {
         {"set", required_argument, NULL, 's'},
         {"threads", required_argument, NULL, 't'},
+        {"cpu-threads", required_argument, NULL, 't'},
         {"quiet", no_argument, NULL, 'q'},
         {"overwrite", no_argument, NULL, 'O'},
         {"help", no_argument, NULL, 'h'},
@@ -58,11 +64,11 @@ int nmt_cmd_train(int argc, char **argv) {
     const char **overrides = nmt_calloc((size_t)argc + 1, sizeof *overrides);
     if (!overrides) return nmt_cli_fail("train");
     int num_overrides = 0, quiet = 0, overwrite = 0, status = NMT_EXIT_USAGE;
-    long threads = 2;
+    long threads = nmt_cli_threads_default();
+    static const int repeatable[] = {'s', 0};
     int c;
     optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+    while ((c = nmt_cli_getopt("train", argc, argv, "qh", longopts, repeatable)) != -1) {
         switch (c) {
         case 's':
             if (!strchr(optarg, '=')) {
@@ -84,9 +90,7 @@ int nmt_cmd_train(int argc, char **argv) {
             usage(stdout);
             status = NMT_EXIT_OK;
             goto done;
-        default:
-            nmt_cli_usage_error("train", "unknown or incomplete option '%s'", argv[optind - 1]);
-            goto done;
+        default: goto done;
         }
     }
     if (optind != argc - 1) {
@@ -128,8 +132,9 @@ int nmt_cmd_train(int argc, char **argv) {
     };
     nmt_train_result result;
     status = nmt_train(&config, &options, &result) < 0 ? NMT_EXIT_FAILURE : NMT_EXIT_OK;
+    const int interrupted = status == NMT_EXIT_OK && strcmp(result.stopped_by, "signal") == 0;
     /* The vocabulary shortlist of the trained model (`nmt shortlist`), by rank 0, unless stopped by a signal. */
-    if (status == NMT_EXIT_OK && !stop_requested && comm.rank == 0 &&
+    if (status == NMT_EXIT_OK && !interrupted && comm.rank == 0 &&
         nmt_cli_shortlist_build(config.output, config.train.src, config.train.tgt, NMT_CLI_SHORTLIST_K,
                                 NMT_CLI_SHORTLIST_M, 1, quiet) < 0)
         status = NMT_EXIT_FAILURE;
@@ -143,6 +148,8 @@ int nmt_cmd_train(int argc, char **argv) {
     }
     if (status != NMT_EXIT_OK) nmt_cli_fail("train");
     nmt_comm_finalize(&comm);
+    /* As a shell reports the signal; a rank that only heard of it from rank 0 reports SIGTERM. */
+    if (interrupted) status = 128 + (stop_requested ? (int)stop_requested : SIGTERM);
 done:
     free(overrides);
     return status;

@@ -1,11 +1,16 @@
 /* nmt translate: translate raw sentences, one a line, with a trained model directory.
  *
- * Streaming with bounded memory: a window of lines is read, encoded, translated (the library sorts
- * it by length and decodes it in batches) and written in input order, then flushed; the next
- * window follows. On a terminal the window is one line, so each line is answered at once.
+ * Bounded memory for any input: a window of lines is read, encoded (a line over --max-input-length
+ * pieces is cropped or skipped, with a warning), translated (the library sorts it by length and
+ * decodes it in batches bounded by --batch-size and --batch-tokens) and written in input order, then
+ * flushed; the next window follows. In stream mode (a terminal or a pipe) the window holds only the
+ * lines that have already arrived, so each line is answered as soon as it is read. When a line
+ * fails, the lines before it are translated and written before the error is reported.
  */
 #include "cli.h"
 
+#include "infer/align.h"
+#include "base/input.h"
 #include "infer/shortlist.h"
 #include "model/model_file.h"
 #include "base/io.h"
@@ -18,11 +23,11 @@
 #include "base/util.h"
 
 #include <errno.h>
-#include <getopt.h>
-#include <signal.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 const char nmt_cmd_translate_summary[] = "translate sentences with beam search (n-best lists, alignments)";
@@ -34,16 +39,32 @@ static void usage(FILE *out) {
             "Translates raw sentences, one a line (stdin by default), into detokenized translations in\n"
             "the same order (stdout by default). An empty line gives an empty line.\n"
             "\n"
-            "  -m, --model DIR             model directory written by `nmt train`\n"
-            "  -i, --input FILE            input text (default stdin)\n"
-            "  -o, --output FILE           output (default stdout; a file is written atomically)\n"
-            "  -k, --beam-size K           beam size (default 5)\n"
+            "  -m, --model DIR             model directory written by `nmt train` or `nmt average`\n"
+            "  -i, --input FILE            input text (default stdin; `-` = stdin; gzip files are read)\n"
+            "  -o, --output FILE           output (default stdout; a file is written atomically: only when\n"
+            "                              every line succeeded)\n"
+            "  -k, -b, --beam-size K       beam size (default 5; alias --beam)\n"
             "      --n-best N              write the N best hypotheses of each line as\n"
-            "                              `i ||| hypothesis ||| F0= logprob ||| score` (i from 0)\n"
-            "      --length-penalty A      GNMT length penalty ((5+|y|)/6)^A (default 0.6)\n"
+            "                              `i ||| hypothesis ||| F0= logprob ||| score` (i from 0; alias\n"
+            "                              --nbest)\n"
+            "      --length-penalty A      GNMT length penalty ((5+|y|)/6)^A (default 0.6; alias --lenpen,\n"
+            "                              though fairseq's penalty is |y|^A)\n"
             "      --max-length-ratio R    at most R * source pieces + 10 target pieces (default 2)\n"
-            "      --batch-size N          sentences decoded together (default 64)\n"
-            "      --threads N             threads (default: all processors)\n"
+            "      --max-input-length N    a line of more than N source pieces is not translated: an\n"
+            "                              empty line is written, with a warning naming the line\n"
+            "                              (default 1000, as Marian's; alias --max-length)\n"
+            "      --max-input-length-crop translate the first N pieces of such a line instead (alias\n"
+            "                              --max-length-crop)\n"
+            "      --batch-size N          sentences decoded together (default 64; alias --mini-batch)\n"
+            "      --batch-tokens N        at most N padded source pieces in a batch (default 8192): a\n"
+            "                              batch whose longest line has L pieces holds at most N/(L+1)\n"
+            "                              sentences\n"
+            "      --stream                answer each line as soon as it is read: lines that have arrived\n"
+            "                              are batched, none is waited for (default when the input is a\n"
+            "                              terminal or a pipe; for a coprocess)\n"
+            "      --no-stream             read windows of 16 x batch-size lines even from a pipe\n"
+            "      --threads N             threads (default: the CPUs this process may use; alias\n"
+            "                              --cpu-threads)\n"
             "      --greedy                greedy search (the fastest; no n-best)\n"
             "      --precision P           fp32 (default), bf16, int8 or auto: the matrix products'\n"
             "                              arithmetic. bf16: bfloat16 values, float32 sums (AVX512_BF16\n"
@@ -57,23 +78,38 @@ static void usage(FILE *out) {
             "      --shortlist             the output layer scores only each batch's shortlist\n"
             "                              candidates (MODEL_DIR/shortlist.bin, `nmt shortlist`);\n"
             "                              a line's translation can then depend on its batch\n"
-            "      --print-alignment       append ` ||| i-j ...`: source piece i that target piece j\n"
-            "                              attends to most (last decoder layer, heads averaged)\n"
+            "      --print-alignment       append ` ||| s-t ...`: source position s that target position\n"
+            "                              t attends to most (last decoder layer, heads averaged), 0-based\n"
+            "                              (alias --alignment hard)\n"
+            "      --alignment-unit U      piece (default: SentencePiece pieces) or word (pieces merged\n"
+            "                              at word boundaries: the words of the text split at spaces)\n"
+            "      --print-pieces          append ` ||| source pieces ||| target pieces`, which piece\n"
+            "                              alignments count\n"
             "      --alignment-map FILE    draw that attention as an SVG heat map (FILE.N.svg for input\n"
-            "                              line N when there are several lines); `-` draws it on stderr\n"
-            "                              with shade blocks\n"
+            "                              line N, from 0, when there are several lines); `-` draws it on\n"
+            "                              stderr with shade blocks\n"
             "      --skip-invalid          translate a line with invalid UTF-8 as an empty line (with a\n"
             "                              warning) instead of stopping\n"
             "  -q, --quiet                 no progress report\n"
-            "  -h, --help                  show this help\n");
+            "  -h, --help                  show this help\n"
+            "\n"
+            "Memory is bounded by the flags whatever the input: at most --batch-tokens source pieces\n"
+            "(each line at most --max-input-length) are decoded together, with beam-size hypotheses of\n"
+            "at most R x L + 10 pieces each; the decoder's cache grows with beam x batch-tokens x (R + 1)\n"
+            "x layers x d_model floats. When a line fails (invalid UTF-8), the translations of the lines\n"
+            "before it are written first, then the error.\n");
 }
+
+enum { NMT_TRANSLATE_BATCH_TOKENS = 8192, NMT_TRANSLATE_MAX_INPUT = 1000 };
 
 typedef struct args {
     const char *model_dir, *input, *output, *map;
     nmt_decode_options decode;
     long threads;
-    int n_best;  /* 0: one translation a line; N: Moses n-best lines */
-    int print_alignment, skip_invalid, quiet, shortlist;
+    long max_input;  /* --max-input-length: pieces */
+    int n_best;      /* 0: one translation a line; N: Moses n-best lines */
+    int print_alignment, words, print_pieces, crop, skip_invalid, quiet, shortlist;
+    int stream;      /* 1 on, 0 off, -1 by the kind of input */
 } args;
 
 /* One input line of the window. */
@@ -93,75 +129,118 @@ typedef struct translate {
     FILE *out;
     const char *out_name;
     nmt_strbuf text; /* the output of one line, built before it is written */
-    int numbered_maps;    /* alignment maps get the line number in their names */
+    int *pairs;           /* [2 * longest hypothesis] alignment pairs */
+    size_t pairs_cap;
+    int numbered_maps;    /* alignment maps get the line index in their names */
     long sentences, tokens;
     double start;
 } translate;
 
 static int parse_args(int argc, char **argv, args *a) {
+    enum { O_NBEST = 256, O_LP, O_RATIO, O_MAXIN, O_CROP, O_BATCH, O_TOKENS, O_THREADS, O_GREEDY, O_PRECISION,
+           O_ALIGN, O_ALIGN_HARD, O_UNIT, O_PIECES, O_MAP, O_SKIP, O_STREAM, O_NO_STREAM, O_SHORTLIST };
     static const struct option options[] = {
         {"model", required_argument, NULL, 'm'},
         {"input", required_argument, NULL, 'i'},
         {"output", required_argument, NULL, 'o'},
         {"beam-size", required_argument, NULL, 'k'},
-        {"n-best", required_argument, NULL, 'n'},
-        {"length-penalty", required_argument, NULL, 'a'},
-        {"max-length-ratio", required_argument, NULL, 'r'},
-        {"batch-size", required_argument, NULL, 'b'},
-        {"threads", required_argument, NULL, 't'},
-        {"greedy", no_argument, NULL, 'g'},
-        {"precision", required_argument, NULL, 'P'},
-        {"print-alignment", no_argument, NULL, 'p'},
-        {"alignment-map", required_argument, NULL, 'M'},
-        {"skip-invalid", no_argument, NULL, 's'},
-        {"shortlist", no_argument, NULL, 'S'},
+        {"beam", required_argument, NULL, 'k'},
+        {"n-best", required_argument, NULL, O_NBEST},
+        {"nbest", required_argument, NULL, O_NBEST},
+        {"length-penalty", required_argument, NULL, O_LP},
+        {"lenpen", required_argument, NULL, O_LP},
+        {"max-length-ratio", required_argument, NULL, O_RATIO},
+        {"max-input-length", required_argument, NULL, O_MAXIN},
+        {"max-length", required_argument, NULL, O_MAXIN},
+        {"max-input-length-crop", no_argument, NULL, O_CROP},
+        {"max-length-crop", no_argument, NULL, O_CROP},
+        {"batch-size", required_argument, NULL, O_BATCH},
+        {"mini-batch", required_argument, NULL, O_BATCH},
+        {"batch-tokens", required_argument, NULL, O_TOKENS},
+        {"threads", required_argument, NULL, O_THREADS},
+        {"cpu-threads", required_argument, NULL, O_THREADS},
+        {"greedy", no_argument, NULL, O_GREEDY},
+        {"precision", required_argument, NULL, O_PRECISION},
+        {"print-alignment", no_argument, NULL, O_ALIGN},
+        {"alignment", required_argument, NULL, O_ALIGN_HARD},
+        {"alignment-unit", required_argument, NULL, O_UNIT},
+        {"print-pieces", no_argument, NULL, O_PIECES},
+        {"alignment-map", required_argument, NULL, O_MAP},
+        {"skip-invalid", no_argument, NULL, O_SKIP},
+        {"stream", no_argument, NULL, O_STREAM},
+        {"no-stream", no_argument, NULL, O_NO_STREAM},
+        {"shortlist", no_argument, NULL, O_SHORTLIST},
         {"quiet", no_argument, NULL, 'q'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     a->decode = nmt_decode_options_default();
-    long beam = a->decode.beam_size, n_best = 0, batch = a->decode.batch_size;
-    a->threads = sysconf(_SC_NPROCESSORS_ONLN);
-    if (a->threads < 1) a->threads = 1;
+    a->decode.batch_tokens = NMT_TRANSLATE_BATCH_TOKENS;
+    long beam = a->decode.beam_size, n_best = 0, batch = a->decode.batch_size, tokens = a->decode.batch_tokens;
+    a->threads = nmt_cli_threads_default();
+    a->max_input = NMT_TRANSLATE_MAX_INPUT;
+    a->stream = -1;
     optind = 1;
-    opterr = 0;
     int c;
-    while ((c = getopt_long(argc, argv, ":m:i:o:k:qh", options, NULL)) != -1) {
+    while ((c = nmt_cli_getopt("translate", argc, argv, "m:i:o:k:b:qh", options, NULL)) != -1) {
         switch (c) {
         case 'm': a->model_dir = optarg; break;
         case 'i': a->input = optarg; break;
         case 'o': a->output = optarg; break;
+        case 'b':
         case 'k':
             if (nmt_cli_long("translate", "--beam-size", optarg, 1, 1000, &beam) < 0) return -1;
             break;
-        case 'n':
+        case O_NBEST:
             if (nmt_cli_long("translate", "--n-best", optarg, 1, 1000, &n_best) < 0) return -1;
             break;
-        case 'a':
+        case O_LP:
             if (nmt_cli_double("translate", "--length-penalty", optarg, 0, 10, &a->decode.length_penalty) < 0) return -1;
             break;
-        case 'r':
+        case O_RATIO:
             if (nmt_cli_double("translate", "--max-length-ratio", optarg, 0, 100, &a->decode.max_length_ratio) < 0)
                 return -1;
             break;
-        case 'b':
+        case O_MAXIN:
+            if (nmt_cli_long("translate", "--max-input-length", optarg, 1, 1000000, &a->max_input) < 0) return -1;
+            break;
+        case O_CROP: a->crop = 1; break;
+        case O_BATCH:
             if (nmt_cli_long("translate", "--batch-size", optarg, 1, 4096, &batch) < 0) return -1;
             break;
-        case 't':
+        case O_TOKENS:
+            if (nmt_cli_long("translate", "--batch-tokens", optarg, 1, 1 << 24, &tokens) < 0) return -1;
+            break;
+        case O_THREADS:
             if (nmt_cli_long("translate", "--threads", optarg, 1, 1024, &a->threads) < 0) return -1;
             break;
-        case 'g': a->decode.greedy = 1; break;
-        case 'P':
+        case O_GREEDY: a->decode.greedy = 1; break;
+        case O_PRECISION:
             if (nmt_cli_precision("translate", optarg, &a->decode.precision) < 0) return -1;
             break;
-        case 'p': a->print_alignment = 1; break;
-        case 'M': a->map = optarg; break;
-        case 's': a->skip_invalid = 1; break;
-        case 'S': a->shortlist = 1; break;
+        case O_ALIGN_HARD:
+            if (strcmp(optarg, "hard") != 0)
+                return nmt_cli_usage_error("translate", "--alignment: only 'hard' is supported (the pairs of "
+                                                        "--print-alignment), not '%s'", optarg), -1;
+            /* fall through */
+        case O_ALIGN: a->print_alignment = 1; break;
+        case O_UNIT:
+            if (strcmp(optarg, "piece") != 0 && strcmp(optarg, "word") != 0)
+                return nmt_cli_usage_error("translate", "--alignment-unit: expected piece or word, got '%s'", optarg), -1;
+            a->words = strcmp(optarg, "word") == 0;
+            break;
+        case O_PIECES: a->print_pieces = 1; break;
+        case O_MAP: a->map = optarg; break;
+        case O_SKIP: a->skip_invalid = 1; break;
+        case O_STREAM:
+        case O_NO_STREAM:
+            if (a->stream >= 0) return nmt_cli_usage_error("translate", "--stream and --no-stream exclude each other"), -1;
+            a->stream = c == O_STREAM;
+            break;
+        case O_SHORTLIST: a->shortlist = 1; break;
         case 'q': a->quiet = 1; break;
         case 'h': usage(stdout); return 1;
-        case ':': nmt_cli_usage_error("translate", "%s needs a value", argv[optind - 1]); return -1;
-        default: nmt_cli_usage_error("translate", "unknown option '%s'", argv[optind - 1]); return -1;
+        default: return -1;
         }
     }
     if (optind < argc) return nmt_cli_usage_error("translate", "unexpected argument '%s'", argv[optind]), -1;
@@ -177,8 +256,11 @@ static int parse_args(int argc, char **argv, args *a) {
     a->decode.beam_size = (int)beam;
     a->decode.n_best = n_best > 0 ? (int)n_best : 1;
     a->decode.batch_size = (int)batch;
+    a->decode.batch_tokens = (int)tokens;
     a->decode.attention = a->print_alignment || a->map;
     a->n_best = (int)n_best;
+    if (a->words && !a->print_alignment)
+        return nmt_cli_usage_error("translate", "--alignment-unit is for --print-alignment"), -1;
     return 0;
 }
 
@@ -189,23 +271,46 @@ static void window_free(line *window, int count) {
     }
 }
 
-/* Reads up to `cap` lines into window[], encoded. Sets *count; *eof at the end. */
-static int read_window(translate *t, nmt_lines *in, line *window, int cap, int *count, int *eof) {
+/* 1 when more input can be read at once without waiting (the stream is unbuffered in stream mode, so
+ * what poll sees is all there is). */
+static int input_ready(FILE *in) {
+    struct pollfd p = {.fd = fileno(in), .events = POLLIN};
+    return poll(&p, 1, 0) > 0;
+}
+
+/* Applies --max-input-length to an encoded line: crops it, or empties it, with a warning. */
+static void bound_length(const translate *t, const nmt_lines *in, size_t *n_ids, size_t limit) {
+    if (*n_ids <= limit) return;
+    if (t->a.crop)
+        fprintf(stderr, "nmt translate: warning: %s:%ld: %zu pieces; translating the first %zu (--max-input-length)\n",
+                in->name, in->number, *n_ids, limit);
+    else
+        fprintf(stderr, "nmt translate: warning: %s:%ld: %zu pieces, more than --max-input-length %zu; writing an "
+                        "empty line (--max-input-length-crop translates the first %zu)\n",
+                in->name, in->number, *n_ids, limit, limit);
+    *n_ids = t->a.crop ? limit : 0;
+}
+
+/* Reads up to `cap` lines into window[], encoded (in stream mode, only those already arrived after
+ * the first). Sets *count; *eof at the end. On an error, window[0..*count) holds the lines before it. */
+static int read_window(translate *t, nmt_lines *in, line *window, int cap, int stream, int *count, int *eof) {
     int32_t *ids = NULL;
     size_t ids_cap = 0, n_ids = 0;
+    const nmt_model_config *mc = &t->model.config;
+    /* A model with learned positions has no position beyond its table: such lines are over-long too. */
+    size_t limit = (size_t)t->a.max_input;
+    if (mc->positions == NMT_POSITIONS_LEARNED && (size_t)mc->max_positions - 1 < limit) limit = (size_t)mc->max_positions - 1;
     int rc = -1;
     *count = 0;
-    while (*count < cap) {
+    while (*count < cap && !(stream && *count > 0 && !input_ready(in->fp))) {
         int r = nmt_lines_next(in);
         if (r < 0) goto done;
         if (r == 0) {
             *eof = 1;
             break;
         }
-        line *l = &window[(*count)++];
-        memset(l, 0, sizeof *l);
-        l->number = in->number;
         int encoded = nmt_model_dir_encode_line(&t->model, t->spm, in, &ids, &ids_cap, &n_ids);
+        if (encoded == -1 && n_ids > limit) encoded = 0; /* over the learned positions: bounded below */
         if (encoded == NMT_MODEL_DIR_INVALID_UTF8 && t->a.skip_invalid) {
             fprintf(stderr, "nmt translate: warning: %s; writing an empty line\n", nmt_error());
             n_ids = 0;
@@ -217,61 +322,81 @@ static int read_window(translate *t, nmt_lines *in, line *window, int cap, int *
         } else if (encoded < 0) {
             goto done;
         }
+        bound_length(t, in, &n_ids, limit);
+        line *l = &window[*count];
+        memset(l, 0, sizeof *l);
+        l->number = in->number;
         l->text = nmt_strdup(encoded == 0 ? in->line : "");
         l->ids = nmt_malloc((n_ids ? n_ids : 1) * sizeof(int32_t));
+        (*count)++;
         if (!l->text || !l->ids) goto done;
         if (n_ids) memcpy(l->ids, ids, n_ids * sizeof(int32_t));
         l->count = (int)n_ids;
     }
     rc = 0;
 done:
+    if (rc < 0 && *count > 0 && (!window[*count - 1].text || !window[*count - 1].ids)) {
+        free(window[*count - 1].text);
+        free(window[*count - 1].ids);
+        (*count)--;
+    }
     free(ids);
     return rc;
 }
 
-/* Appends " ||| i-j ..." for a hypothesis with attention (nothing after the bars without it). */
-static int append_alignment(translate *t, const nmt_hypothesis *h) {
+/* Appends " ||| s-t ..." for a hypothesis with attention (nothing after the bars without it). */
+static int append_alignment(translate *t, const line *l, const nmt_hypothesis *h) {
     nmt_strbuf_printf(&t->text, " |||");
-    if (!h->attention || h->length == 0) return 0;
-    int *src_of = nmt_malloc((size_t)h->length * sizeof(int));
-    if (!src_of) return -1;
-    nmt_hypothesis_alignment(h, src_of);
-    for (int j = 0; j < h->length; j++) nmt_strbuf_printf(&t->text, " %d-%d", src_of[j], j);
-    free(src_of);
+    if ((size_t)h->length * 2 > t->pairs_cap) {
+        int *grown = nmt_realloc(t->pairs, (size_t)h->length * 2 * sizeof *grown);
+        if (!grown) return -1;
+        t->pairs = grown;
+        t->pairs_cap = (size_t)h->length * 2;
+    }
+    int n = nmt_align_pairs(h, l->ids, l->count, t->spm, t->a.words, t->pairs);
+    if (n < 0) return -1;
+    for (int k = 0; k < n; k++) nmt_strbuf_printf(&t->text, " %d-%d", t->pairs[2 * k], t->pairs[2 * k + 1]);
     return 0;
 }
 
-/* Appends the detokenized hypothesis. */
-static int append_hypothesis(translate *t, const nmt_hypothesis *h) {
+/* Appends " ||| " and the pieces, separated by spaces. */
+static void append_pieces(translate *t, const int32_t *ids, int n) {
+    nmt_strbuf_printf(&t->text, " |||");
+    for (int i = 0; i < n; i++) nmt_strbuf_printf(&t->text, " %s", nmt_spm_piece(t->spm, ids[i]));
+}
+
+/* Appends the detokenized hypothesis and what was asked for after it. */
+static int append_hypothesis(translate *t, const line *l, const nmt_hypothesis *h, int scores) {
     char *text = nmt_spm_decode(t->spm, h->tokens, (size_t)h->length);
     if (!text) return -1;
     nmt_strbuf_printf(&t->text, "%s", text);
     free(text);
+    if (scores) nmt_strbuf_printf(&t->text, " ||| F0= %.6f ||| %.6f", h->logprob, h->score);
+    if (t->a.print_alignment && append_alignment(t, l, h) < 0) return -1;
+    if (t->a.print_pieces) {
+        append_pieces(t, l->ids, l->count);
+        append_pieces(t, h->tokens, h->length);
+    }
+    nmt_strbuf_printf(&t->text, "\n");
     return 0;
 }
 
 /* Writes the output of input line `index` (0-based). */
-static int write_translation(translate *t, long index, const nmt_translation *tr) {
+static int write_translation(translate *t, long index, const line *l, const nmt_translation *tr) {
     t->text.len = 0;
     if (t->a.n_best) {
         for (int i = 0; i < tr->count; i++) {
-            const nmt_hypothesis *h = &tr->hyps[i];
             nmt_strbuf_printf(&t->text, "%ld ||| ", index);
-            if (append_hypothesis(t, h) < 0) return -1;
-            nmt_strbuf_printf(&t->text, " ||| F0= %.6f ||| %.6f", h->logprob, h->score);
-            if (t->a.print_alignment && append_alignment(t, h) < 0) return -1;
-            nmt_strbuf_printf(&t->text, "\n");
+            if (append_hypothesis(t, l, &tr->hyps[i], 1) < 0) return -1;
         }
-    } else {
-        if (append_hypothesis(t, &tr->hyps[0]) < 0) return -1;
-        if (t->a.print_alignment && append_alignment(t, &tr->hyps[0]) < 0) return -1;
-        nmt_strbuf_printf(&t->text, "\n");
+    } else if (append_hypothesis(t, l, &tr->hyps[0], 0) < 0) {
+        return -1;
     }
     if (t->text.failed) return nmt_error_set("out of memory formatting a translation");
     return nmt_io_write(t->out, t->text.data, t->text.len, t->out_name);
 }
 
-/* "map.svg" for line 7 -> "map.7.svg" (the number goes before the extension, if any). */
+/* "map.svg" for line 7 (0-based) -> "map.7.svg" (the number goes before the extension, if any). */
 static char *map_path(const char *path, long number) {
     const char *slash = strrchr(path, '/'), *dot = strrchr(path, '.');
     if (!dot || (slash && dot < slash) || dot == path || (slash && dot == slash + 1)) dot = path + strlen(path);
@@ -282,7 +407,7 @@ static char *map_path(const char *path, long number) {
 }
 
 /* Draws the attention of a line's best hypothesis as a file or on stderr. */
-static int draw_map(translate *t, const line *l, const nmt_hypothesis *h) {
+static int draw_map(translate *t, const line *l, long index, const nmt_hypothesis *h) {
     if (!h->attention || l->count == 0) return 0;
     static const char eos[] = "</s>";
     const char **src = nmt_malloc(((size_t)l->count + 1) * sizeof *src);
@@ -294,7 +419,7 @@ static int draw_map(translate *t, const line *l, const nmt_hypothesis *h) {
     for (int i = 0; i < l->count; i++) src[i] = nmt_spm_piece(t->spm, l->ids[i]);
     for (int j = 0; j < h->length; j++) tgt[j] = nmt_spm_piece(t->spm, h->tokens[j]);
     src[l->count] = tgt[h->length] = eos;
-    nmt_strbuf_printf(&title, "line %ld: %.120s", l->number, l->text);
+    nmt_strbuf_printf(&title, "sentence %ld: %.120s", index, l->text);
     if (title.failed) {
         nmt_error_set("out of memory drawing an attention map");
         goto done;
@@ -306,7 +431,7 @@ static int draw_map(translate *t, const line *l, const nmt_hypothesis *h) {
         goto done;
     }
     if (nmt_plot_alignment_svg(&picture, title.data, src, l->count + 1, tgt, h->length + 1, h->attention) < 0) goto done;
-    path = t->numbered_maps ? map_path(t->a.map, l->number) : nmt_strdup(t->a.map);
+    path = t->numbered_maps ? map_path(t->a.map, index) : nmt_strdup(t->a.map);
     if (!path) goto done;
     rc = nmt_atomic_write(path, picture.data, picture.len);
 done:
@@ -338,8 +463,8 @@ static int translate_window(translate *t, line *window, int count, long first_in
     }
     if (nmt_translator_run(t->translator, count, src, len, out) < 0) goto done;
     for (int i = 0; i < count; i++) {
-        if (write_translation(t, first_index + i, &out[i]) < 0) goto done;
-        if (t->a.map && draw_map(t, &window[i], &out[i].hyps[0]) < 0) goto done;
+        if (write_translation(t, first_index + i, &window[i], &out[i]) < 0) goto done;
+        if (t->a.map && draw_map(t, &window[i], first_index + i, &out[i].hyps[0]) < 0) goto done;
         t->tokens += out[i].hyps[0].length + (window[i].count ? 1 : 0);
     }
     t->sentences += count;
@@ -357,12 +482,19 @@ done:
     return rc;
 }
 
+/* --stream's default: on for a terminal, a pipe or a socket, where lines may arrive one by one. */
+static int stream_default(FILE *in) {
+    struct stat st;
+    if (isatty(fileno(in))) return 1;
+    return fstat(fileno(in), &st) == 0 && (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode));
+}
+
 static int run(translate *t) {
-    FILE *in = stdin;
-    const char *in_name = "<stdin>";
+    const char *in_name = t->a.input && strcmp(t->a.input, "-") != 0 ? t->a.input : "<stdin>";
     nmt_atomic_file atomic = {0};
     nmt_lines lines = {0};
     line *window = NULL;
+    FILE *in = NULL;
     int count = 0, rc = -1, eof = 0, committed = 0;
     if (nmt_model_dir_open(t->a.model_dir, &t->model, &t->spm) < 0) return -1;
     if (t->a.decode.precision == NMT_PRECISION_INT8 && nmt_model_quantize_int8(&t->model) < 0) return -1;
@@ -372,11 +504,7 @@ static int run(translate *t) {
     }
     nmt_pool_set_threads((int)t->a.threads);
     if (nmt_translator_create(&t->translator, &t->model, &t->a.decode) < 0) return -1;
-    if (t->a.input) {
-        in = fopen(t->a.input, "rb");
-        if (!in) return nmt_error_set("%s: cannot open: %s", t->a.input, strerror(errno));
-        in_name = t->a.input;
-    }
+    if (!(in = nmt_input_open(t->a.input ? t->a.input : "-"))) return -1;
     t->out = stdout;
     t->out_name = "<stdout>";
     if (t->a.output) {
@@ -384,8 +512,11 @@ static int run(translate *t) {
         t->out = atomic.fp;
         t->out_name = t->a.output;
     }
-    /* A window of lines is sorted by length for batching; on a terminal, answer each line at once. */
-    const int cap = isatty(fileno(in)) ? 1 : 16 * t->a.decode.batch_size;
+    /* A window of lines is sorted by length for batching. Streaming reads unbuffered, so that poll
+     * tells whether another line has arrived. */
+    const int stream = t->a.stream >= 0 ? t->a.stream : stream_default(in);
+    if (stream) setvbuf(in, NULL, _IONBF, 0);
+    const int cap = 16 * t->a.decode.batch_size;
     const int show_progress = !t->a.quiet && isatty(STDERR_FILENO);
     window = nmt_calloc((size_t)cap, sizeof *window);
     if (!window) goto done;
@@ -394,7 +525,10 @@ static int run(translate *t) {
     for (long first = 0; !eof; first += count) {
         window_free(window, count);
         count = 0;
-        if (read_window(t, &lines, window, cap, &count, &eof) < 0) goto done;
+        /* The lines read before a failing one are translated and written first, then the error. */
+        int read = read_window(t, &lines, window, cap, stream, &count, &eof);
+        char error[1024];
+        snprintf(error, sizeof error, "%s", read < 0 ? nmt_error() : "");
         if (first == 0) t->numbered_maps = !(eof && count == 1);
         if (count && translate_window(t, window, count, first) < 0) {
             if (strstr(nmt_error(), "out of memory"))
@@ -404,6 +538,10 @@ static int run(translate *t) {
             goto done;
         }
         if (show_progress && count) progress(t, 0);
+        if (read < 0) {
+            nmt_error_set("%s", error);
+            goto done;
+        }
     }
     if (show_progress) progress(t, 1);
     if (t->a.output && nmt_atomic_commit(&atomic) < 0) goto done;
@@ -414,7 +552,7 @@ done:
     window_free(window, count);
     free(window);
     nmt_lines_free(&lines);
-    if (in != stdin) fclose(in);
+    if (nmt_input_close(in, in_name) < 0 && rc == 0) rc = -1;
     return rc;
 }
 
@@ -423,13 +561,12 @@ int nmt_cmd_translate(int argc, char **argv) {
     memset(&t, 0, sizeof t);
     int parsed = parse_args(argc, argv, &t.a);
     if (parsed != 0) return parsed > 0 ? NMT_EXIT_OK : NMT_EXIT_USAGE;
-    /* A closed pipe must be an error we report (EPIPE), not a silent death by SIGPIPE. */
-    signal(SIGPIPE, SIG_IGN);
     int rc = run(&t) < 0 ? nmt_cli_fail("translate") : NMT_EXIT_OK;
     nmt_translator_free(t.translator);
     nmt_shortlist_free(t.shortlist);
     nmt_spm_free(t.spm);
     nmt_model_free(&t.model);
     nmt_strbuf_free(&t.text);
+    free(t.pairs);
     return rc;
 }

@@ -5,7 +5,6 @@
 #include "text/spm.h"
 #include "base/util.h"
 
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -87,10 +86,10 @@ int nmt_cmd_vocab(int argc, char **argv) {
     int num_inputs = 0, rc = NMT_EXIT_USAGE;
     long size = 0, sentences = 1000000;
     nmt_spm_train_options o = {.model_type = "unigram", .character_coverage = 1.0};
+    static const int repeatable[] = {'i', 0};
     optind = 1;
-    opterr = 0;
     int c;
-    while ((c = getopt_long(argc, argv, ":i:s:o:t:qh", options, NULL)) != -1) {
+    while ((c = nmt_cli_getopt("vocab", argc, argv, "i:s:o:t:qh", options, repeatable)) != -1) {
         switch (c) {
         case 'i':
             if (add_inputs(optarg, &inputs, &num_inputs) < 0) {
@@ -121,12 +120,7 @@ int nmt_cmd_vocab(int argc, char **argv) {
             usage(stdout);
             rc = NMT_EXIT_OK;
             goto done;
-        case ':':
-            nmt_cli_usage_error("vocab", "%s needs a value", argv[optind - 1]);
-            goto done;
-        default:
-            nmt_cli_usage_error("vocab", "unknown option '%s'", argv[optind - 1]);
-            goto done;
+        default: goto done;
         }
     }
     if (optind < argc) {

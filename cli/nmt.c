@@ -4,6 +4,7 @@
 #include "nmt/version.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -38,7 +39,12 @@ static void print_help(FILE *out) {
     fprintf(out,
             "  %-10s %s\n  %-10s %s\n"
             "\n"
-            "Exit status: 0 success, 1 failure, 2 usage error.\n",
+            "Every command takes -q/--quiet (errors only) and --help; --threads defaults to the CPUs this\n"
+            "process may use. Options are matched by their exact names, never by abbreviation.\n"
+            "\n"
+            "Exit status: 0 success, 1 failure, 2 usage error; `nmt train` interrupted by SIGINT or SIGTERM\n"
+            "(checkpoint written, resumable): 130 or 143. When the reader of the output goes away (`| head`),\n"
+            "nmt ends quietly, killed by SIGPIPE as cat or grep are (a shell reports 141).\n",
             "help", "show this help", "--version", "print the version");
 }
 
@@ -73,6 +79,7 @@ static int dispatch(int argc, char **argv) {
 /* Output that could not be written (a full disk: `nmt --help >/dev/full`) fails a command that
  * otherwise succeeded; commands that check their own writes have reported it already. */
 int main(int argc, char **argv) {
+    signal(SIGPIPE, SIG_DFL); /* even when the parent ignored it: one quiet convention for a closed pipe */
     int status = dispatch(argc, argv);
     if (status == NMT_EXIT_OK && (fflush(stdout) != 0 || ferror(stdout))) {
         fprintf(stderr, "nmt: <stdout>: write failed: %s\n", strerror(errno));

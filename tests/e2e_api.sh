@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The public C API end to end: the complete program in include/nmt/nmt.h (after its `Example:` line)
-# is extracted, compiled against the library alone (no internal header on the include path) and run
-# on a tiny model; its translations must be what `nmt translate` prints for the same lines.
+# is extracted, compiled against the installed library (`cmake --install` into a temporary prefix,
+# `pkg-config --cflags --libs nmt`: no internal header on the include path) and run on a tiny model;
+# its translations must be what `nmt translate` prints for the same lines.
 set -u
 fail=0
 tmp="$(mktemp -d)"
@@ -9,18 +10,18 @@ trap 'rm -rf "$tmp"' EXIT
 cd "$tmp"
 say_fail() { echo "FAIL $*"; fail=1; }
 . "$NMT_SOURCE_DIR/tests/tiny_model.sh"
+. "$NMT_SOURCE_DIR/tests/install_prefix.sh"
 tiny_model "$tmp/model"
+install_prefix "$tmp/prefix"
 
 header="$NMT_SOURCE_DIR/include/nmt/nmt.h"
 # The example: the comment lines after " * Example:" up to the comment's end, without their " * " margin.
 awk '/^ \* Example:$/ { on = 1; next } on && /^ \*\// { exit } on { sub(/^ \*( |$)/, ""); print }' "$header" >example.c
 grep -q 'int main' example.c || say_fail "no example program after 'Example:' in nmt.h"
-libs="$(pkg-config --libs openblas sentencepiece yaml-0.1 libutf8proc)"
-san=""
-nm "$NMT_LIB" 2>/dev/null | grep -q ' __asan_init' && san="-fsanitize=address,undefined"
-mkdir include && cp -r "$NMT_SOURCE_DIR/include/nmt" include/ # the public header alone
-cc -std=c11 -Wall -Wextra -Werror $san -Iinclude example.c "$NMT_LIB" $libs -lstdc++ -lpthread -lm -o example \
-  2>cc.err || { say_fail "the example does not compile"; cat cc.err; }
+flags="$(PKG_CONFIG_PATH="$NMT_PC" pkg-config --cflags --libs nmt)" || say_fail "pkg-config does not know nmt"
+cc -std=c11 -Wall -Wextra -Werror $NMT_SAN example.c $flags -o example 2>cc.err ||
+  { say_fail "the example does not compile"; cat cc.err; }
+export LD_LIBRARY_PATH="$tmp/prefix/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 
 printf 'the cat sees a dog\n\nbig red house\nthe small tree runs\na dog likes the blue house\n' >in.txt
 "$NMT" translate -m model --threads 1 -q <in.txt >want.txt 2>err || say_fail "nmt translate: $(cat err)"

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # `nmt average` end to end: the mean of explicit files and of the last N checkpoints of a model
-# directory (read back through the safetensors header with od), and its errors and exit codes.
+# directory (read back through the safetensors header with od), written as a model directory (with
+# the vocabulary and config beside it) or as a bare weights file, and its errors and exit codes.
+# (That the directory translates: e2e_translate.)
 set -u
 fail=0
 tmp=$(mktemp -d /tmp/nmt-e2e-average-XXXXXX)
@@ -38,6 +40,24 @@ printf 'not a model' >"$tmp/junk.safetensors"
 check "foreign file" 1 "$NMT" average -o "$tmp/d.safetensors" "$tmp/junk.safetensors"
 grep -q "junk.safetensors: not a safetensors file" "$tmp/err" || { echo "FAIL foreign message"; cat "$tmp/err"; fail=1; }
 [ -e "$tmp/d.safetensors" ] && { echo "FAIL a failed average left an output"; fail=1; }
+# A model directory: weights, and the spm.model and config.yaml of the inputs' directory.
+printf 'a vocabulary' >"$tmp/run/spm.model"
+printf 'model: {}\n' >"$tmp/run/config.yaml"
+check "model directory" 0 "$NMT" average -q -o "$tmp/avg" --last 2 "$tmp/run"
+[ "$(first_float "$tmp/avg/model.safetensors")" = "6.5" ] || { echo "FAIL model directory weights"; fail=1; }
+cmp -s "$tmp/run/spm.model" "$tmp/avg/spm.model" && cmp -s "$tmp/run/config.yaml" "$tmp/avg/config.yaml" ||
+  { echo "FAIL model directory: spm.model or config.yaml not copied"; fail=1; }
+# Operands may come before and after the options.
+check "operands around options" 0 "$NMT" average "$tmp/run/checkpoints/step-00000001.safetensors" -q -o "$tmp/avg2" \
+  "$tmp/run/checkpoints/step-00000003.safetensors"
+[ "$(first_float "$tmp/avg2/model.safetensors")" = "2" ] || { echo "FAIL mean of 1 and 3"; fail=1; }
+mkdir -p "$tmp/other/checkpoints" && "$gen" "$tmp/other/checkpoints/step-00000001.safetensors" 1
+printf 'another vocabulary' >"$tmp/other/spm.model"
+check "two vocabularies" 1 "$NMT" average -o "$tmp/avg3" "$tmp/run/checkpoints/step-00000001.safetensors" \
+  "$tmp/other/checkpoints/step-00000001.safetensors"
+grep -q "do not share one vocabulary" "$tmp/err" || { echo "FAIL vocabulary message"; cat "$tmp/err"; fail=1; }
+check "no vocabulary" 1 "$NMT" average -o "$tmp/avg4" "$tmp/a.safetensors"
+grep -q "spm.model: missing" "$tmp/err" || { echo "FAIL missing vocabulary message"; cat "$tmp/err"; fail=1; }
 check "no output" 2 "$NMT" average "$tmp/a.safetensors"
 check "no inputs" 2 "$NMT" average -o "$tmp/d.safetensors"
 check "--last with two dirs" 2 "$NMT" average -o "$tmp/d.safetensors" --last 2 "$tmp/run" "$tmp/run"

@@ -115,8 +115,13 @@ awk 'BEGIN { for (i = 0; i < 2600; i++) print "line " i " has " (i % 7) " words,
 awk 'BEGIN { for (i = 0; i < 2600; i++) print "line " i " had " (i % 5) " words like " (i % 13) " ." }' >big_hyp
 "$NMT" bleu big_ref -i big_hyp -m bleu chrf ter -w 10 --threads 1 >want 2>/dev/null
 expect "threads" 0 want "$NMT" bleu big_ref -i big_hyp -m bleu chrf ter -w 10 --threads 3
-expect "compressed input" 1 "" "$NMT" bleu r0 -i h1.gz
-stderr_has "compressed input" "decompress"
+# gzip-compressed references and hypotheses score as their text does (whatever the file's name).
+"$NMT" bleu big_ref -i big_hyp -m bleu chrf ter -w 10 >want 2>/dev/null
+gzip -c big_ref >big_ref.gz && gzip -c big_hyp >big_hyp.compressed
+expect "compressed input" 0 want "$NMT" bleu big_ref.gz -i big_hyp.compressed -m bleu chrf ter -w 10
+head -c 300 big_ref.gz >broken.gz
+expect "truncated compressed input" 1 "" "$NMT" bleu broken.gz -i big_hyp
+stderr_has "truncated compressed input" "broken.gz"
 
 [ $fail -eq 0 ] && echo "e2e_bleu: all passed"
 exit $fail

@@ -51,7 +51,10 @@ final=$(printf 'checkpoints/step-%08d.safetensors' $steps)
 st_header() { local n; n=$(od -An -tu8 -N8 "$1" | tr -d ' '); head -c $((8 + n)) "$1" | tail -c "$n" |
   sed 's/"elapsed_s":"[^"]*"/"elapsed_s":""/; s/ *$//'; }
 st_data() { local n; n=$(od -An -tu8 -N8 "$1" | tr -d ' '); tail -c +$((9 + n)) "$1"; }
-log_sans_timing() { sed 's/"tokens_per_s":[^,}]*//; s/"elapsed_s":[^,}]*//' "$1"; }
+# (and without the start, resume and stop events, which depend on the kills, and the wall-clock times)
+log_sans_timing() {
+  grep -v '^{"event":"\(start\|resume\|stop\)"' "$1" | sed 's/"tokens_per_s":[^,}]*//; s/"elapsed_s":[^,}]*//; s/"time":"[^"]*"//'
+}
 
 # check_dir DIR WHEN: nothing in DIR is half-written.
 check_dir() {

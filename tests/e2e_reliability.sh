@@ -39,7 +39,8 @@ train=("$NMT" train config.yaml --threads 1 --quiet)
 check "train" 0 "${train[@]}"
 [ -s model/model.safetensors ] && [ -s model/checkpoints/step-00000020.safetensors ] || { echo "FAIL no model"; exit 1; }
 printf 'the cat sees a dog\na big house\n' >in.txt
-tr=("$NMT" translate -m model --threads 1 -q --greedy)
+tr_base=("$NMT" translate --threads 1 -q --greedy)
+tr=("${tr_base[@]}" -m model)
 
 # ---- outputs are written through what is there ----
 echo old >real.txt && chmod 640 real.txt && ln -s real.txt link.txt
@@ -93,7 +94,7 @@ cp -r model kept
 rm -r kept/checkpoints
 sum_before=$(cd kept && sha256sum model.safetensors config.yaml train.log.jsonl)
 check "fresh start over a model" 1 "${train[@]}" --set output=kept
-said "fresh start over a model" "kept already holds a trained model (model.safetensors) and no checkpoint to resume from: starting again from step 0 would overwrite it. Train into a new output directory, fine-tune from it with train.init_from: $tmp/kept/model.safetensors"
+said "fresh start over a model" "kept already holds a trained model (model.safetensors, train.log.jsonl) and no checkpoint to resume from: starting again from step 0 would overwrite it. Train into a new output directory, fine-tune from it with train.init_from: $tmp/kept,"
 said "fresh start over a model" "or pass --overwrite to start again here"
 [ "$(cd kept && sha256sum model.safetensors config.yaml train.log.jsonl)" = "$sum_before" ] ||
   say_fail "the refused start changed a file"
@@ -133,7 +134,7 @@ said "a damaged later checkpoint" "warning: skipping a damaged checkpoint: $tmp/
 # Another vocabulary of the same size: refused by its fingerprint.
 cp -r model other
 "$NMT" vocab --input toy.train.de,toy.train.en --size 40 --type bpe --output other/spm --quiet || say_fail "vocab"
-check "another spm.model" 1 "${tr[@]}" -m other -i in.txt
+check "another spm.model" 1 "${tr_base[@]}" -m other -i in.txt
 said "another spm.model" "other/spm.model is not the vocabulary other/model.safetensors was trained with (fingerprint"
 
 # ---- inputs are bounded ----
@@ -143,10 +144,10 @@ said "a FIFO as the training log" "kept/train.log.jsonl: not a regular file (a F
 check "plot a FIFO log" 1 "$NMT" plot -o p.svg kept
 said "plot a FIFO log" "kept/train.log.jsonl: not a regular file (a FIFO)"
 mkdir fifo_model && cp model/spm.model model/config.yaml fifo_model/ && mkfifo fifo_model/model.safetensors
-check "FIFO as model.safetensors" 1 "${tr[@]}" -m fifo_model -i in.txt
+check "FIFO as model.safetensors" 1 "${tr_base[@]}" -m fifo_model -i in.txt
 said "FIFO as model.safetensors" "fifo_model/model.safetensors: not a regular file (a FIFO)"
 mkdir zero_model && cp model/model.safetensors zero_model/ && ln -s /dev/zero zero_model/spm.model
-check "spm.model -> /dev/zero" 1 "${tr[@]}" -m zero_model -i in.txt
+check "spm.model -> /dev/zero" 1 "${tr_base[@]}" -m zero_model -i in.txt
 said "spm.model -> /dev/zero" "zero_model/spm.model: not a regular file (a character device)"
 check "-i /dev/zero" 1 bash -c 'ulimit -v 4000000; exec "$@"' _ "${tr[@]}" -i /dev/zero
 said "-i /dev/zero" "nmt translate: /dev/zero:1: a line longer than 1048576 bytes"

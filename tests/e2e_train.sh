@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # nmt train end to end: a quiet run makes a model directory that nmt translate reads; validation BLEU
 # equals nmt bleu on nmt translate --greedy with the saved model; SIGTERM mid-run finishes the step, saves
-# a checkpoint and exits 0, and a second run resumes from it; bad corpora (mismatched line counts,
-# invalid UTF-8) and a changed model section fail with exit 1 and a message saying what is wrong.
+# a checkpoint and exits 143 (start, stop and resume events in the log), and a second run resumes
+# from it; train.init_from fine-tunes a trained model (refusing another architecture or vocabulary);
+# gzip corpora train as their text does; --threads defaults to the CPUs of the affinity mask; bad
+# corpora (mismatched line counts, invalid UTF-8) and a changed model section fail with exit 1 and a
+# message saying what is wrong.
 set -u
 fail=0
 work=$(mktemp -d /tmp/nmt-e2e-train-XXXXXX)
@@ -63,14 +66,24 @@ offline=$("$NMT" bleu valid.de -i bleu.hyp -b -w 4)
 [ -n "$logged" ] && [ "$logged" = "$offline" ] || { echo "FAIL validation BLEU '$logged' != offline '$offline'"; fail=1; }
 awk -v b="$offline" 'BEGIN { exit !(b > 0) }' || { echo "FAIL BLEU is $offline: nothing was compared"; fail=1; }
 
-# SIGTERM after the first checkpoint: exit 0 with a checkpoint, then resume.
+# SIGTERM after the first checkpoint: exit 143 with a checkpoint, then resume.
 "$NMT" train toy.yaml --set output=sig --set train.max_steps=1000000 --set train.save_every=5 --set train.patience=0 2>sig.log &
 pid=$!
 # Any checkpoint will do: older ones are pruned, and a fast machine may be past step 5 already.
 for _ in $(seq 600); do ls sig/checkpoints/step-*.safetensors >/dev/null 2>&1 && break; sleep 0.1; done
 kill -TERM "$pid"
 wait "$pid"; status=$?
-[ "$status" -eq 0 ] || { echo "FAIL SIGTERM: exit $status"; cat sig.log; fail=1; }
+[ "$status" -eq 143 ] || { echo "FAIL SIGTERM: exit $status, want 143"; cat sig.log; fail=1; }
+grep -q '^{"event":"start","step":0,' sig/train.log.jsonl || { echo "FAIL SIGTERM: no start event"; fail=1; }
+grep -q '^{"event":"stop","step":[0-9]*,"reason":"signal",' sig/train.log.jsonl || { echo "FAIL SIGTERM: no stop event"; fail=1; }
+grep -q '"grad_norm":[0-9.e+-]*,"time":"20[0-9-]*T[0-9:]*Z"}$' sig/train.log.jsonl || { echo "FAIL train lines lack grad_norm, time"; fail=1; }
+# SIGINT: exit 130 (the status a shell gives a command ended by ^C), after its checkpoint.
+"$NMT" train toy.yaml --quiet --set output=int --set train.max_steps=1000000 --set train.save_every=5 --set train.patience=0 &
+pid=$!
+for _ in $(seq 600); do ls int/checkpoints/step-*.safetensors >/dev/null 2>&1 && break; sleep 0.1; done
+kill -INT "$pid"
+wait "$pid"; status=$?
+[ "$status" -eq 130 ] || { echo "FAIL SIGINT: exit $status, want 130"; fail=1; }
 grep -q "stopped by signal" sig.log || { echo "FAIL SIGTERM: no stop message"; cat sig.log; fail=1; }
 last=$(ls sig/checkpoints | sort | tail -n 1)
 step=$((10#$(echo "$last" | sed 's/step-0*\([0-9]*\)\.safetensors/\1/;s/^$/0/')))
@@ -79,6 +92,8 @@ ls sig sig/checkpoints | grep -q '\.tmp\.' && { echo "FAIL SIGTERM: temporary fi
 expect "resume after SIGTERM" 0 "resuming from .*$last" \
   "$NMT" train toy.yaml --set output=sig --set "train.max_steps=$((step + 3))" --set train.patience=0
 [ -e "sig/checkpoints/$(printf 'step-%08d.safetensors' $((step + 3)))" ] || { echo "FAIL resume: no final checkpoint"; fail=1; }
+grep -q "^{\"event\":\"resume\",\"step\":$step," sig/train.log.jsonl || { echo "FAIL no resume event at $step"; fail=1; }
+grep -q "^{\"event\":\"stop\",\"step\":$((step + 3)),\"reason\":\"max_steps\"," sig/train.log.jsonl || { echo "FAIL no max_steps stop event"; fail=1; }
 
 # Bad corpora.
 printf 'one\ntwo\nthree\n' > three.en
@@ -91,6 +106,33 @@ expect "invalid UTF-8" 1 "bad.en:2: invalid UTF-8 at byte 5" \
   "$NMT" train toy.yaml --set output=bad2 --set 'data.train={src: bad.en, tgt: bad.de}'
 expect "position table too small" 1 "data.max_length 128 needs model.max_positions of at least 129" \
   "$NMT" train toy.yaml --set output=bad3 --set model.positions=learned --set model.max_positions=64
+# Fine-tuning: a fresh run (step 0, its own schedule) from out's weights and vocabulary, on new data.
+tac train.en >tune.en && tac train.de >tune.de
+expect "init_from" 0 "" "$NMT" train toy.yaml --quiet --set output=tuned --set "train.init_from=$work/out" \
+  --set 'data.train={src: tune.en, tgt: tune.de}' --set train.max_steps=5 --set model.dropout=0.3
+cmp -s out/spm.model tuned/spm.model || { echo "FAIL init_from: the vocabulary is not the model's"; fail=1; }
+grep -q '^{"event":"start","step":0,' tuned/train.log.jsonl || { echo "FAIL init_from: no fresh start"; fail=1; }
+first_valid() { sed -n 's/.*"event":"valid","step":\([0-9]*\),"loss":\([0-9.]*\).*/\2/p' "$1" | head -n 1; }
+# Started from trained weights, the fine-tuned run's first validation loss is far below a fresh run's.
+awk -v a="$(sed -n 's/.*"event":"valid","step":5,"loss":\([0-9.]*\).*/\1/p' tuned/train.log.jsonl)" \
+    -v b="$(first_valid out/train.log.jsonl)" 'BEGIN { exit !(a != "" && a + 0 < b + 0) }' ||
+  { echo "FAIL init_from: validation loss $(grep valid tuned/train.log.jsonl | head -n 1) not below a fresh run's"; fail=1; }
+expect "init_from, other architecture" 1 "model.ffn is 64 there but 128 in the config" \
+  "$NMT" train toy.yaml --set output=tuned2 --set "train.init_from=$work/out" --set model.ffn=128
+printf 'a vocabulary of its own' >other.model
+expect "init_from, other vocabulary" 1 "differs from .*out/spm.model, the vocabulary of train.init_from" \
+  "$NMT" train toy.yaml --set output=tuned3 --set "train.init_from=$work/out" --set "vocab.model=$work/other.model"
+expect "init_from, no model" 1 "nowhere is not a model directory" \
+  "$NMT" train toy.yaml --set output=tuned4 --set "train.init_from=$work/nowhere"
+# gzip corpora: the same run as on the text.
+gzip -c train.en >train.en.gz && gzip -c train.de >train.de.gz
+expect "gzip corpora" 0 "" "$NMT" train toy.yaml --quiet --set output=gz --set 'data.train={src: train.en.gz, tgt: train.de.gz}'
+cmp -s out/model.safetensors gz/model.safetensors || { echo "FAIL gzip corpora train another model"; fail=1; }
+# --threads: the CPUs of the affinity mask.
+if command -v taskset >/dev/null; then
+  taskset -c 0 "$NMT" train toy.yaml --set output=one --set train.max_steps=1 >/dev/null 2>one.log
+  grep -q "; 1 threads" one.log || { echo "FAIL taskset -c 0: $(grep threads one.log)"; fail=1; }
+fi
 expect "missing config" 1 "nope.yaml" "$NMT" train nope.yaml
 expect "bad threads" 2 "--threads" "$NMT" train toy.yaml --threads 0
 expect "no config" 2 "missing CONFIG.yaml" "$NMT" train

@@ -85,8 +85,12 @@ START_TEST(errors_name_the_file) {
     const char bad[] = "ok\nbad \xff byte\n";
     ck_assert_int_eq(nmt_segments_file_read(&f, write_file("b", bad, sizeof bad - 1), "bad.txt", NMT_SEGMENTS_LINES, 1), -1);
     ck_assert_str_eq(nmt_error(), "bad.txt:2: invalid UTF-8 at byte 5");
-    ck_assert_int_eq(nmt_segments_file_read(&f, write_file("h.gz", "x", 1), "h.gz", NMT_SEGMENTS_LINES, 1), -1);
-    ck_assert_ptr_nonnull(strstr(nmt_error(), "decompress"));
+    /* gzip is recognised by its magic bytes, not by the name: a damaged one is an error naming it */
+    ck_assert_int_eq(nmt_segments_file_read(&f, write_file("h.gz", "x", 1), "h.gz", NMT_SEGMENTS_LINES, 1), 0);
+    nmt_segments_file_free(&f);
+    ck_assert_int_eq(nmt_segments_file_read(&f, write_file("d.gz", "\x1f\x8b\x08\x00 damaged", 13), "d.gz",
+                                            NMT_SEGMENTS_LINES, 1), -1);
+    ck_assert_ptr_nonnull(strstr(nmt_error(), "d.gz"));
     ck_assert_int_eq(nmt_segments_file_read(&f, "/nonexistent/h", "h", NMT_SEGMENTS_LINES, 1), -1);
     ck_assert_ptr_nonnull(strstr(nmt_error(), "/nonexistent/h: cannot open"));
 }

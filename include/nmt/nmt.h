@@ -100,7 +100,7 @@ typedef struct nmt_engine_options {
     int greedy;              /* 1: greedy search, the fastest (0) */
     double length_penalty;   /* GNMT alpha: score = logprob / ((5 + |y|) / 6)^alpha (0.6) */
     double max_length_ratio; /* at most ratio * source pieces + 10 target pieces (2) */
-    int threads;             /* threads for decoding (0: every processor) */
+    int threads;             /* threads for decoding (0: the CPUs this process may use) */
     const char *precision;   /* matrix products: "fp32" (NULL means it), "bf16" (AVX512_BF16 CPUs) or "int8"
                               * (AVX2 or AVX-512 VNNI CPUs; weights and activations quantized per row) */
     int max_batch;           /* lines decoded together (64) */
@@ -125,6 +125,12 @@ const char *nmt_engine_target_language(const nmt_engine *engine);
  * new *out (free it with nmt_result_free). Invalid UTF-8 or an over-long line without crop fails the
  * whole call, naming the line ("line 3: invalid UTF-8 at byte 7"). */
 int nmt_engine_translate(nmt_engine *engine, int count, const char *const *lines, nmt_result **out);
+
+/* Forced decoding: out[i] = the natural-log probability of targets[i] (its pieces and the end of
+ * sentence) given sources[i], for i < count, as `nmt score` writes it (each side limited like a line
+ * of nmt_engine_translate). */
+int nmt_engine_score(nmt_engine *engine, int count, const char *const *sources, const char *const *targets,
+                     double *out);
 
 void nmt_result_free(nmt_result *result);
 /* Lines translated. */

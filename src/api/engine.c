@@ -11,6 +11,7 @@
 #include "base/util.h"
 #include "compute/pool.h"
 #include "compute/packed.h"
+#include "infer/forced.h"
 #include "infer/translator.h"
 #include "model/model_dir.h"
 #include "model/model_file.h"
@@ -137,10 +138,7 @@ int nmt_engine_open(nmt_engine **out, const char *model_dir, const nmt_engine_op
     nmt_decode_options d;
     if (decode_options(&o, &d) < 0) return -1;
     o.precision = nmt_packed_precision_name(d.precision);
-    if (o.threads == 0) {
-        long n = sysconf(_SC_NPROCESSORS_ONLN);
-        o.threads = n < 1 ? 1 : n > 1024 ? 1024 : (int)n;
-    }
+    if (o.threads == 0) o.threads = nmt_cpus_available() > 1024 ? 1024 : nmt_cpus_available();
     if (o.greedy) o.beam_size = o.n_best = 1;
     nmt_engine *e = nmt_calloc(1, sizeof *e);
     if (!e) return -1;
@@ -311,6 +309,29 @@ int nmt_engine_translate(nmt_engine *e, int count, const char *const *lines, nmt
     }
     *out = r;
     return 0;
+}
+
+int nmt_engine_score(nmt_engine *e, int count, const char *const *sources, const char *const *targets, double *out) {
+    if (count < 0) return nmt_error_set("negative line count %d", count);
+    int32_t **src = nmt_calloc(count ? (size_t)count : 1, sizeof *src), **tgt = nmt_calloc(count ? (size_t)count : 1, sizeof *tgt);
+    int *src_len = nmt_calloc(count ? (size_t)count : 1, sizeof *src_len);
+    int *tgt_len = nmt_calloc(count ? (size_t)count : 1, sizeof *tgt_len);
+    int rc = -1;
+    pthread_mutex_lock(&e->lock);
+    if (src && tgt && src_len && tgt_len && encode_lines(e, count, sources, src, src_len) == 0 &&
+        encode_lines(e, count, targets, tgt, tgt_len) == 0)
+        rc = nmt_forced_score(&e->model, count, (const int32_t *const *)src, src_len, (const int32_t *const *)tgt,
+                              tgt_len, e->options.max_batch, out);
+    pthread_mutex_unlock(&e->lock);
+    for (int i = 0; i < count && src && tgt; i++) {
+        free(src[i]);
+        free(tgt[i]);
+    }
+    free(src);
+    free(tgt);
+    free(src_len);
+    free(tgt_len);
+    return rc;
 }
 
 int nmt_result_count(const nmt_result *r) { return r->count; }

@@ -367,6 +367,15 @@ int nmt_read_file(const char *path, char **data, size_t *size) {
     return nmt_read_file_max(path, NMT_READ_MAX, "a file nmt reads", data, size);
 }
 
+int nmt_copy_file(const char *from, const char *to) {
+    char *data;
+    size_t size;
+    if (nmt_read_file(from, &data, &size) < 0) return -1;
+    int rc = nmt_atomic_write(to, data, size);
+    free(data);
+    return rc;
+}
+
 int nmt_mkdirs(const char *path) {
     char *copy = nmt_strdup(path);
     if (!copy) return -1;

@@ -68,6 +68,8 @@ int nmt_same_file(const char *a, const char *b);
 /* Reads a whole file into a NUL-terminated buffer (*size excludes the NUL); a file (or a pipe) of more
  * than NMT_READ_MAX bytes is refused. */
 int nmt_read_file(const char *path, char **data, size_t *size);
+/* Copies a file to `to` atomically (nmt_atomic_write of its bytes). */
+int nmt_copy_file(const char *from, const char *to);
 /* The same with at most `max` bytes; the error names `what` the file is (e.g. "a config"). */
 int nmt_read_file_max(const char *path, size_t max, const char *what, char **data, size_t *size);
 /* The same for a file that must be a regular one (a model directory's, a training log): opened with

@@ -1,6 +1,8 @@
 /* util: the per-thread error message, allocation with a fault-injection hook, and arenas. */
 #include "base/util.h"
 
+#include <unistd.h>
+#include <sched.h>
 #include <errno.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -226,4 +228,11 @@ double nmt_now(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+int nmt_cpus_available(void) {
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0) return CPU_COUNT(&set);
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (int)n : 1;
 }

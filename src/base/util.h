@@ -82,5 +82,8 @@ int nmt_scratch_reserve(nmt_scratch *scratch, size_t bytes);
 
 /* Monotonic wall-clock seconds. */
 double nmt_now(void);
+/* The CPUs this process may run on (sched_getaffinity: taskset and container limits count), at
+ * least 1: the default thread count of every command and of the C API. */
+int nmt_cpus_available(void);
 
 #endif

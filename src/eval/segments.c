@@ -1,6 +1,7 @@
 /* segments: hypothesis and reference files read into streams of segments, as sacreBLEU reads them. */
 #include "eval/segments.h"
 
+#include "base/input.h"
 #include "base/io.h"
 #include "base/utf8.h"
 #include "base/util.h"
@@ -115,11 +116,9 @@ static int split_lines(nmt_segments_file *f, size_t size, nmt_segments_mode mode
 int nmt_segments_file_read(nmt_segments_file *f, const char *path, const char *name, nmt_segments_mode mode,
                            long columns) {
     memset(f, 0, sizeof *f);
-    size_t n = strlen(path), size;
-    if (n > 3 && strcmp(path + n - 3, ".gz") == 0)
-        return nmt_error_set("%s: compressed files are not supported; decompress it first (gunzip -k)", path);
+    size_t size;
     if (mode == NMT_SEGMENTS_COLUMNS && columns < 1) return nmt_error_set("%s: %ld columns", name, columns);
-    if (!(f->name = nmt_strdup(name)) || nmt_read_file(path, &f->text, &size) < 0 ||
+    if (!(f->name = nmt_strdup(name)) || nmt_input_read_all(path, &f->text, &size) < 0 ||
         (mode != NMT_SEGMENTS_STDIN && make_streams(f, mode == NMT_SEGMENTS_COLUMNS ? columns : 1) < 0) ||
         split_lines(f, size, mode) < 0) {
         nmt_segments_file_free(f);

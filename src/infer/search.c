@@ -40,6 +40,7 @@ int nmt_decode_options_check(const nmt_decode_options *o) {
     if (!isfinite(o->max_length_ratio) || o->max_length_ratio < 0 || o->max_length_ratio > 100)
         return nmt_error_set("maximum length ratio must be from 0 to 100, got %g", o->max_length_ratio);
     if (o->batch_size < 1) return nmt_error_set("batch size must be at least 1, got %d", o->batch_size);
+    if (o->batch_tokens < 0) return nmt_error_set("batch tokens must not be negative, got %d", o->batch_tokens);
     return 0;
 }
 

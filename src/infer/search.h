@@ -71,6 +71,9 @@ typedef struct nmt_decode_options {
     double max_length_ratio;/* R (2): at most floor(R * |x|) + 10 target pieces */
     int attention;          /* 1: return each hypothesis's cross-attention rows (alignments, maps) */
     int batch_size;         /* sentences per batch for nmt_translator_run (64) */
+    int batch_tokens;       /* at most this many padded source tokens (pieces + eos) per batch: a run
+                               whose longest source has L pieces uses batches of
+                               min(batch_size, max(1, batch_tokens / (L + 1))) (0 = no bound) */
     nmt_precision precision;/* of the translator's matrix products (fp32) */
     const struct nmt_shortlist *shortlist; /* the output layer's candidates per batch (shortlist.h), or NULL */
 } nmt_decode_options;

@@ -124,7 +124,7 @@ static int translate_batch(const nmt_translator *t, translate_worker *w, const n
 typedef struct translate_run {
     const nmt_translator *t;
     const nmt_order_entry *order;
-    int sentences, batches;
+    int sentences, batches, batch; /* batch: sentences per batch (the last may have fewer) */
     const int32_t *const *src;
     nmt_translation *out;
     atomic_int next_batch;
@@ -134,7 +134,7 @@ typedef struct translate_run {
 
 static void translate_worker_task(void *ctx, long begin, long end) {
     translate_run *run = ctx;
-    const int B = run->t->options.batch_size;
+    const int B = run->batch;
     for (long i = begin; i < end; i++) {
         translate_worker *w = &run->t->worker[i];
         for (int b; !atomic_load(&run->failed) && (b = atomic_fetch_add(&run->next_batch, 1)) < run->batches;) {
@@ -150,8 +150,7 @@ int nmt_translator_run(nmt_translator *t, int count, const int32_t *const *src, 
                        nmt_translation *out) {
     memset(out, 0, (size_t)(count > 0 ? count : 0) * sizeof *out);
     if (count <= 0) return 0;
-    const int B = t->options.batch_size;
-    int n = 0, longest = 0, rc = -1;
+    int B = t->options.batch_size, n = 0, longest = 0, rc = -1;
     nmt_order_entry *order = nmt_malloc((size_t)count * sizeof *order);
     if (!order) return -1;
     for (int i = 0; i < count; i++) {
@@ -167,7 +166,10 @@ int nmt_translator_run(nmt_translator *t, int count, const int32_t *const *src, 
         if (src_len[i] > longest) longest = src_len[i];
     }
     nmt_order_sort(order, n);
-    translate_run run = {.t = t, .order = order, .sentences = n, .batches = (n + B - 1) / B, .src = src, .out = out};
+    const int tokens = t->options.batch_tokens;
+    if (tokens > 0 && tokens / (longest + 1) < B) B = tokens / (longest + 1) > 1 ? tokens / (longest + 1) : 1;
+    translate_run run = {.t = t, .order = order, .sentences = n, .batches = (n + B - 1) / B, .batch = B, .src = src,
+                         .out = out};
     /* Several batches: one per thread at a time, each on one core, which keeps every product
      * whole and the search's serial work off the other threads' path. One batch: all threads on it. */
     const int workers = run.batches < t->workers ? run.batches : t->workers;

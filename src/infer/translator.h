@@ -1,6 +1,7 @@
 /* translator: translation of already-encoded sentences with a model.
  *
- * Sentences are sorted by length (order.h), decoded in batches of options.batch_size with
+ * Sentences are sorted by length (order.h), decoded in batches of options.batch_size (fewer when
+ * options.batch_tokens bounds the padded source tokens of a batch) with
  * nmt_incremental (encoder once per batch, cached decoder steps) driven by nmt_search, and the
  * results returned in the input order. There is one worker (its own search and decoder, on weights
  * packed once and shared) per pool thread; the workers take whole batches in turn, and each batch

@@ -21,7 +21,8 @@ int nmt_model_dir_open(const char *dir, nmt_model *model, nmt_spm **spm);
 
 /* Encodes the current line of `lines` into *ids (grown as needed; *cap its capacity) and sets
  * *count. Returns 0; NMT_MODEL_DIR_INVALID_UTF8 when the line is not UTF-8; -1 on other errors (too
- * many pieces for a model with learned positions, out of memory). Errors read "NAME:LINE: ...". */
+ * many pieces for a model with learned positions: *count and *ids are then the pieces; out of
+ * memory). Errors read "NAME:LINE: ...". */
 enum { NMT_MODEL_DIR_INVALID_UTF8 = -2 };
 int nmt_model_dir_encode_line(const nmt_model *model, const nmt_spm *spm, const nmt_lines *lines, int32_t **ids,
                               size_t *cap, size_t *count);

@@ -338,6 +338,28 @@ int nmt_model_load(nmt_model *m, const char *path) {
     return rc;
 }
 
+int nmt_model_init_from(nmt_model *m, const char *path) {
+    nmt_st_file file;
+    if (nmt_st_read(&file, path) < 0) return -1;
+    nmt_model_config config;
+    nmt_model_metadata have, want;
+    int rc = nmt_model_metadata_read(&config, &file, path);
+    if (rc == 0) {
+        config.dropout = m->config.dropout; /* regularisation may change when fine-tuning */
+        config.attention_dropout = m->config.attention_dropout;
+        nmt_model_metadata_init(&have, &config);
+        nmt_model_metadata_init(&want, &m->config);
+    }
+    for (int i = 0; rc == 0 && i < NMT_MODEL_METADATA; i++)
+        if (strcmp(have.text[i][1], want.text[i][1]) != 0)
+            rc = nmt_error_set("%s: train.init_from has another model: %s%s is %s there but %s in the config", path,
+                               strcmp(have.text[i][0], "vocab_size") == 0 ? "" : "model.", have.text[i][0],
+                               have.text[i][1], want.text[i][1]);
+    if (rc == 0) rc = nmt_model_tensor_read(m, m->params, "", &file, path);
+    nmt_st_free(&file);
+    return rc;
+}
+
 int nmt_model_average(const char *const *paths, int count, const char *out) {
     if (count < 1) return nmt_error_set("no models to average");
     nmt_model m;

@@ -66,6 +66,11 @@ int nmt_model_quantize_int8(nmt_model *m);
  * with a tensor the model does not have. On failure *m holds nothing to free. */
 int nmt_model_load(nmt_model *m, const char *path);
 
+/* Fine-tuning: reads the parameters of the model file at `path` into m (already created), refusing
+ * a file of another architecture: every model key but dropout and attention_dropout, and vocab_size,
+ * must match (the error names the key and both values). */
+int nmt_model_init_from(nmt_model *m, const char *path);
+
 /* The element-wise mean of the parameters of the model files or checkpoints in paths, which must
  * share one config, written as a model file to out. */
 int nmt_model_average(const char *const *paths, int count, const char *out);

@@ -10,6 +10,7 @@
 extern "C" {
 #include "text/spm.h"
 #include "base/hash.h"
+#include "base/input.h"
 #include "base/io.h"
 #include "text/vocab.h"
 #include "base/utf8.h"
@@ -91,11 +92,9 @@ class CorpusIterator : public sentencepiece::SentenceIterator {
             done_ = true;
             return false;
         }
-        fp_ = fopen(paths_[file_], "rb");
+        fp_ = nmt_input_open(paths_[file_]);
         if (!fp_) {
-            char message[1024];
-            snprintf(message, sizeof message, "%s: cannot open: %s", paths_[file_], strerror(errno));
-            Fail(message);
+            Fail(nmt_error());
             return false;
         }
         nmt_lines_init(&lines_, fp_, paths_[file_]);
@@ -104,7 +103,7 @@ class CorpusIterator : public sentencepiece::SentenceIterator {
     void Close() {
         if (!fp_) return;
         nmt_lines_free(&lines_);
-        fclose(fp_);
+        nmt_input_close(fp_, paths_[file_]);
         fp_ = nullptr;
     }
     void Fail(const char *message) {

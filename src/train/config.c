@@ -100,6 +100,7 @@ static const key_spec keys[] = {
     NUMBER("train.keep_last", KEY_INT, keep_last, 1, 1000000, 0),
     NUMBER("train.patience", KEY_INT, patience, 0, INT_MAX, 0),
     {.path = "train.seed", .kind = KEY_SEED, .offset = AT(seed)},
+    PATH("train.init_from", init_from, FROM_CONFIG_DIR),
     PATH("output", output, FROM_CONFIG_DIR),
 };
 enum { NUM_KEYS = sizeof keys / sizeof keys[0] };

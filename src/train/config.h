@@ -52,6 +52,8 @@ typedef struct nmt_config {
     int keep_last;              /* train.keep_last (5) */
     int patience;               /* train.patience (10; 0 = no early stopping) */
     unsigned long seed;         /* train.seed (1) */
+    char *init_from;            /* train.init_from: a model directory whose weights and vocabulary start
+                                   a fresh run (fine-tuning; resolved), or NULL */
 
     char *output;               /* output directory, resolved */
 } nmt_config;

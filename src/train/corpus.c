@@ -11,6 +11,7 @@
  */
 #include "train/corpus.h"
 #include "base/hash.h"
+#include "base/input.h"
 #include "base/io.h"
 #include "base/utf8.h"
 #include "base/util.h"
@@ -33,8 +34,8 @@ static int check_utf8(const nmt_lines *lines) {
 /* Validates every line of a text file as UTF-8, counts the lines and hashes them (a missing final
  * newline hashes like a present one). */
 static int scan_text(const char *path, uint64_t *hash, long *count) {
-    FILE *fp = fopen(path, "rb");
-    if (!fp) return nmt_error_set("%s: cannot open: %s", path, strerror(errno));
+    FILE *fp = nmt_input_open(path);
+    if (!fp) return -1;
     nmt_lines lines;
     nmt_lines_init(&lines, fp, path);
     nmt_hash s;
@@ -46,7 +47,7 @@ static int scan_text(const char *path, uint64_t *hash, long *count) {
     }
     *count = lines.number;
     nmt_lines_free(&lines);
-    fclose(fp);
+    if (nmt_input_close(fp, path) < 0 && more == 0) return -1;
     if (more != 0) return -1;
     *hash = nmt_hash_final(&s);
     return 0;
@@ -115,11 +116,10 @@ static int next_pair(nmt_lines *src, nmt_lines *tgt) {
 
 int nmt_corpus_count_pairs(const char *src_path, const char *tgt_path, long *lines, long *pairs) {
     *lines = *pairs = 0;
-    FILE *fs = fopen(src_path, "rb"), *ft = fs ? fopen(tgt_path, "rb") : NULL;
+    FILE *fs = nmt_input_open(src_path), *ft = fs ? nmt_input_open(tgt_path) : NULL;
     if (!fs || !ft) {
-        int rc = nmt_error_set("%s: cannot open: %s", fs ? tgt_path : src_path, strerror(errno));
-        if (fs) fclose(fs);
-        return rc;
+        nmt_input_close(fs, src_path);
+        return -1;
     }
     nmt_lines src, tgt;
     nmt_lines_init(&src, fs, src_path);
@@ -129,19 +129,18 @@ int nmt_corpus_count_pairs(const char *src_path, const char *tgt_path, long *lin
     *lines = src.number;
     nmt_lines_free(&src);
     nmt_lines_free(&tgt);
-    fclose(fs);
-    fclose(ft);
+    if ((nmt_input_close(fs, src_path) < 0) | (nmt_input_close(ft, tgt_path) < 0)) more = -1;
     return more;
 }
 
 static int encode_text(nmt_corpus *c, const char *src_path, const char *tgt_path, nmt_corpus_encode_fn encode,
                        const void *ctx, const nmt_corpus_options *opt) {
-    FILE *fs = fopen(src_path, "rb");
-    if (!fs) return nmt_error_set("%s: cannot open: %s", src_path, strerror(errno));
-    FILE *ft = fopen(tgt_path, "rb");
+    FILE *fs = nmt_input_open(src_path);
+    if (!fs) return -1;
+    FILE *ft = nmt_input_open(tgt_path);
     if (!ft) {
-        fclose(fs);
-        return nmt_error_set("%s: cannot open: %s", tgt_path, strerror(errno));
+        nmt_input_close(fs, src_path);
+        return -1;
     }
     nmt_lines src, tgt;
     nmt_lines_init(&src, fs, src_path);
@@ -185,8 +184,7 @@ done:
     free(tgt_ids);
     nmt_lines_free(&src);
     nmt_lines_free(&tgt);
-    fclose(fs);
-    fclose(ft);
+    if (nmt_input_close(fs, src_path) < 0 || nmt_input_close(ft, tgt_path) < 0) rc = -1;
     return rc;
 }
 

@@ -162,15 +162,15 @@ int nmt_dist_reduce(nmt_dist *d, float *grads, double totals[NMT_DIST_SLOTS], in
         for (int s = 0; s < NMT_DIST_SLOTS; s++) totals[s] += d->slots[(size_t)p * NMT_DIST_SLOTS + s];
     if (d->pieces > 1) {
         pass ps = {d, grads, 0};
-        nmt_pool_for(d->num_blocks, pass_range, &ps);
+        nmt_pool_work(d->num_blocks, NMT_DIST_BLOCK, pass_range, &ps);
         if (nmt_comm_max_i32(d->comm, d->exps, (size_t)d->num_blocks) < 0) return -1;
         for (long b = 0; b < d->num_blocks && *finite; b++) *finite = d->exps[b] != NMT_DIST_NONFINITE;
         if (*finite) {
             ps.phase = 1;
-            nmt_pool_for(d->num_blocks, pass_range, &ps);
+            nmt_pool_work(d->num_blocks, NMT_DIST_BLOCK, pass_range, &ps);
             if (nmt_comm_sum_i64(d->comm, d->sum, d->n) < 0) return -1;
             ps.phase = 2;
-            nmt_pool_for(d->num_blocks, pass_range, &ps);
+            nmt_pool_work(d->num_blocks, NMT_DIST_BLOCK, pass_range, &ps);
         }
     }
     d->reduce_s = nmt_now() - start;

@@ -8,6 +8,7 @@
 #include "train/corpus.h"
 #include "base/hash.h"
 #include "base/io.h"
+#include "base/json.h"
 #include "base/random.h"
 #include "compute/pool.h"
 #include "model/model.h"
@@ -27,6 +28,7 @@
 #include <stddef.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 typedef struct trainer {
@@ -37,6 +39,7 @@ typedef struct trainer {
     nmt_dist dist;           /* this rank's pieces of a step and their exact sum */
     FILE *progress, *warnings;
     char *ckpt_dir, *log_path, *model_path, *spm_path;
+    char *init_model, *init_spm; /* train.init_from's files (fresh runs only), or NULL */
     int lock_fd;
     nmt_spm *spm;
     uint64_t spm_hash;
@@ -58,6 +61,7 @@ typedef struct trainer {
     double interval_wait;    /* comm->wait_s at interval_start */
     long last_saved_step;
     double last_loss;
+    double last_grad_norm;   /* of the last step, before clipping (logged on train lines) */
     /* the last step's work, for `nmt bench train` */
     double step_flops, step_optimizer_s, step_wait_s;
     long step_src_tokens, step_sentences;
@@ -99,15 +103,6 @@ static int lock_output(trainer *t) {
 
 /* ---- vocabulary and corpora ---- */
 
-static int copy_file_atomic(const char *from, const char *to) {
-    char *data;
-    size_t size;
-    if (nmt_read_regular_file(from, NMT_READ_MAX, "a vocabulary", &data, &size) < 0) return -1;
-    int rc = nmt_atomic_write(to, data, size);
-    free(data);
-    return rc;
-}
-
 /* Trains a vocabulary on both sides of the training data into OUTPUT/spm.model (and spm.vocab). */
 static int train_vocabulary(trainer *t) {
     const nmt_config *cfg = t->cfg;
@@ -139,18 +134,32 @@ static int train_vocabulary(trainer *t) {
     return rc;
 }
 
+/* The vocabulary of a fine-tuning run is that of train.init_from; vocab.model may name the same. */
+static int init_from_vocabulary(const trainer *t, const char **given) {
+    if (!t->init_spm) return 0;
+    uint64_t a, b;
+    if (*given && (nmt_hash_file(*given, &a) < 0 || nmt_hash_file(t->init_spm, &b) < 0)) return -1;
+    if (*given && a != b)
+        return nmt_error_set("vocab.model %s differs from %s, the vocabulary of train.init_from: a fine-tuned model "
+                             "keeps its vocabulary", *given, t->init_spm);
+    *given = t->init_spm;
+    return 0;
+}
+
 static int prepare_vocabulary(trainer *t, int resuming) {
     const nmt_config *cfg = t->cfg;
     int have = nmt_file_exists(t->spm_path);
-    if (cfg->vocab_model) {
+    const char *given_model = cfg->vocab_model;
+    if (init_from_vocabulary(t, &given_model) < 0) return -1;
+    if (given_model) {
         uint64_t given, current = 0;
-        if (nmt_hash_file(cfg->vocab_model, &given) < 0) return -1;
+        if (nmt_hash_file(given_model, &given) < 0) return -1;
         if (have && nmt_hash_file(t->spm_path, &current) < 0) return -1;
         if (!have || given != current) {
             if (have && resuming)
                 return nmt_error_set("vocab.model %s differs from %s, which the checkpoints were trained with",
-                                     cfg->vocab_model, t->spm_path);
-            if (copy_file_atomic(cfg->vocab_model, t->spm_path) < 0) return -1;
+                                     given_model, t->spm_path);
+            if (nmt_copy_file(given_model, t->spm_path) < 0) return -1;
         }
     } else if (!have) {
         if (resuming)
@@ -297,6 +306,28 @@ static int log_write(trainer *t, const char *line) {
     return 0;
 }
 
+/* "2026-12-01T08:30:00Z": the wall-clock time of a log line, UTC. */
+static void log_time(char *out, size_t size) {
+    time_t now = time(NULL);
+    struct tm tm;
+    if (!gmtime_r(&now, &tm) || !strftime(out, size, "%Y-%m-%dT%H:%M:%SZ", &tm)) snprintf(out, size, "unknown");
+}
+
+/* {"event":"start"|"resume"|"stop","step":..,["reason":..,]["error":..,]"elapsed_s":..,"time":..}. */
+static int log_event(trainer *t, const char *event, const char *reason, const char *error) {
+    char time_text[32], head[160], tail[96];
+    log_time(time_text, sizeof time_text);
+    snprintf(head, sizeof head, "{\"event\":\"%s\",\"step\":%ld", event, t->state.step);
+    snprintf(tail, sizeof tail, ",\"elapsed_s\":%.1f,\"time\":\"%s\"}\n", t->state.elapsed_s, time_text);
+    if (nmt_io_write(t->log, head, strlen(head), t->log_path) < 0) return -1;
+    if (reason) fprintf(t->log, ",\"reason\":\"%s\"", reason);
+    if (error) {
+        fputs(",\"error\":", t->log);
+        nmt_json_write_string(t->log, error);
+    }
+    return log_write(t, tail);
+}
+
 /* ---- model, resume ---- */
 
 static int prepare_model(trainer *t, const nmt_st_file *ckpt, const char *ckpt_path) {
@@ -319,7 +350,7 @@ static int prepare_model(trainer *t, const nmt_st_file *ckpt, const char *ckpt_p
     if (nmt_adam_init(&t->adam, t->model.num_params, cfg->beta1, cfg->beta2, cfg->adam_eps) < 0) return -1;
     if (!ckpt) {
         nmt_model_init_weights(&t->model, t->state.seed);
-        return 0;
+        return t->init_model ? nmt_model_init_from(&t->model, t->init_model) : 0;
     }
     return nmt_checkpoint_restore(ckpt, ckpt_path, &t->model, &t->adam);
 }
@@ -400,6 +431,7 @@ static int train_step(trainer *t, nmt_loss *sum) {
     double optimizer_start = nmt_now();
     double scale = 1.0 / (double)sum->tokens;
     double norm = finite ? nmt_adam_grad_norm(&t->adam, t->model.grads) * scale : NAN;
+    t->last_grad_norm = norm;
     if (!isfinite(sum->loss_sum) || !isfinite(norm))
         return nmt_error_set("step %ld: the %s is not finite; lower train.optimizer.lr or set train.optimizer.clip_norm",
                              step, isfinite(sum->loss_sum) ? "gradient" : "loss");
@@ -438,11 +470,12 @@ static int log_train(trainer *t) {
     double loss = s->log_loss_sum / (double)s->log_tokens, ppl = exp(s->log_nll_sum / (double)s->log_tokens);
     double lr = nmt_lr_at(t->cfg->lr, t->cfg->warmup, s->step);
     double tokens_per_s = took > 0 ? (double)t->interval_tokens / took : 0.0;
-    char line[512];
+    char line[512], time_text[32];
+    log_time(time_text, sizeof time_text);
     snprintf(line, sizeof line,
              "{\"event\":\"train\",\"step\":%ld,\"epoch\":%ld,\"loss\":%.6f,\"lr\":%.6e,\"tokens_per_s\":%.1f,"
-             "\"elapsed_s\":%.1f}\n",
-             s->step, s->epoch, loss, lr, tokens_per_s, s->elapsed_s);
+             "\"elapsed_s\":%.1f,\"grad_norm\":%.6g,\"time\":\"%s\"}\n",
+             s->step, s->epoch, loss, lr, tokens_per_s, s->elapsed_s, t->last_grad_norm, time_text);
     if (log_write(t, line) < 0) return -1;
     char elapsed[32], eta[32];
     format_duration(elapsed, sizeof elapsed, s->elapsed_s);
@@ -630,7 +663,7 @@ static int check_fresh_start(trainer *t, int overwrite) {
                          "0 would overwrite it. Train into a new output directory, fine-tune from it with "
                          "train.init_from: %s, or pass --overwrite to start again here",
                          dir, model ? "model.safetensors" : "", model && log ? ", " : "", log ? "train.log.jsonl" : "",
-                         damaged, t->model_path);
+                         damaged, dir);
 }
 
 /* The settings whose change makes a resumed run differ from an uninterrupted one. */
@@ -715,6 +748,18 @@ static int setup(trainer *t, const nmt_train_options *opt) {
         nmt_remove_stale_temporaries(t->ckpt_dir);
         found = nmt_checkpoint_find_latest(cfg->output, &ckpt, &ckpt_path, t->warnings);
         if (found < 0) goto done;
+        if (cfg->init_from && !found) {
+            t->init_model = nmt_path_join(cfg->init_from, "model.safetensors");
+            t->init_spm = nmt_path_join(cfg->init_from, "spm.model");
+            if (!t->init_model || !t->init_spm) goto done;
+            if (!nmt_file_exists(t->init_model) || !nmt_file_exists(t->init_spm)) {
+                nmt_error_set("train.init_from: %s is not a model directory (it needs model.safetensors and spm.model)",
+                              cfg->init_from);
+                goto done;
+            }
+        } else if (cfg->init_from) {
+            say(t, "train.init_from is not used: the run resumes from its own checkpoint\n");
+        }
         if (found && nmt_checkpoint_state(&ckpt, ckpt_path, &t->state) < 0) goto done;
         if (found && t->state.seed != cfg->seed && t->warnings)
             fprintf(t->warnings, "warning: train.seed is %lu but the checkpoint was trained with %lu; keeping %lu so "
@@ -738,7 +783,7 @@ static int setup(trainer *t, const nmt_train_options *opt) {
         nmt_error_prefix("%s", ckpt_path ? ckpt_path : "the shared training state");
         goto done;
     }
-    if (t->root && open_log(t) < 0) goto done;
+    if (t->root && (open_log(t) < 0 || log_event(t, found ? "resume" : "start", NULL, NULL) < 0)) goto done;
     t->last_saved_step = found ? t->state.step : -1;
     if (found) say(t, "resuming from %s (step %ld, epoch %ld)\n", ckpt_path, t->state.step, t->state.epoch);
     char ranks[64] = "";
@@ -775,6 +820,8 @@ static void cleanup(trainer *t) {
     free(t->log_path);
     free(t->model_path);
     free(t->spm_path);
+    free(t->init_model);
+    free(t->init_spm);
 }
 
 static int run(trainer *t, volatile sig_atomic_t *stop, const char **stopped_by) {
@@ -828,6 +875,14 @@ int nmt_train(const nmt_config *cfg, const nmt_train_options *opt, nmt_train_res
     const char *stopped_by = NULL;
     int rc = setup(&t, opt);
     if (rc == 0) rc = run(&t, opt->stop, &stopped_by);
+    /* The log says why the run ended (the error kept as it was if writing that fails too). */
+    if (t.log) {
+        char error[1024];
+        snprintf(error, sizeof error, "%s", rc == 0 ? "" : nmt_error());
+        int logged = log_event(&t, "stop", rc == 0 ? stopped_by : "error", rc == 0 ? NULL : error);
+        if (logged < 0 && rc < 0) nmt_error_set("%s", error);
+        else if (logged < 0) rc = -1;
+    }
     if (rc == 0 && result) {
         const nmt_train_state *s = &t.state;
         *result = (nmt_train_result){

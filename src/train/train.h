@@ -5,8 +5,13 @@
  *                       validation set, the latest
  *   spm.model           the SentencePiece model (vocab.model copied, or trained at the first run)
  *   config.yaml         the resolved config of the latest run
- *   train.log.jsonl     {"event":"train","step":..,"epoch":..,"loss":..,"lr":..,"tokens_per_s":..,"elapsed_s":..}
- *                       and {"event":"valid","step":..,"loss":..,"ppl":..,"bleu":..,"elapsed_s":..}, one a line
+ *   train.log.jsonl     one JSON object a line:
+ *                       {"event":"train","step":..,"epoch":..,"loss":..,"lr":..,"tokens_per_s":..,"elapsed_s":..,
+ *                        "grad_norm":.. (the last step's, before clipping),"time":"2026-12-01T08:30:00Z" (UTC)},
+ *                       {"event":"valid","step":..,"loss":..,"ppl":..,"bleu":..,"elapsed_s":..},
+ *                       {"event":"start"|"resume","step":..,"elapsed_s":..,"time":..} when a run begins and
+ *                       {"event":"stop","step":..,"reason":R,["error":MESSAGE,]"elapsed_s":..,"time":..} when
+ *                       it ends, R one of max_steps, max_epochs, max_minutes, patience, signal, error
  *   checkpoints/        step-00001234.safetensors, the newest keep_last
  *   corpus-*.bin        the encoded corpora (a cache; deleting it only costs re-encoding)
  * Every file except the log is written atomically; the log is appended a line at a time and, on
@@ -23,6 +28,11 @@
  *
  * A fresh start (no usable checkpoint) in a directory that already holds model.safetensors or a
  * non-empty train.log.jsonl is refused unless options->overwrite: it would replace that model.
+ *
+ * Fine-tuning. train.init_from: MODEL_DIR starts a fresh run (step 0, new optimizer, schedule and
+ * data) from MODEL_DIR/model.safetensors with MODEL_DIR/spm.model as its vocabulary; a model section
+ * of another architecture (dropout aside) or a vocab.model other than that vocabulary is refused.
+ * Once the run has a checkpoint, resuming ignores init_from.
  *
  * A step: update_freq batches, each split into batch_pieces pieces whose forward + backward give
  * summed gradients, the pieces added exactly (train/dist.h), then one Adam update with the gradient
