@@ -116,6 +116,11 @@ int nmt_cmd_train(int argc, char **argv) {
     };
     nmt_train_result result;
     status = nmt_train(&config, &options, &result) < 0 ? nmt_cli_fail("train") : NMT_EXIT_OK;
+    /* The vocabulary shortlist of the trained model (`nmt shortlist`), unless stopped by a signal. */
+    if (status == NMT_EXIT_OK && !stop_requested &&
+        nmt_cli_shortlist_build(config.output, config.train.src, config.train.tgt, NMT_CLI_SHORTLIST_K,
+                                NMT_CLI_SHORTLIST_M, 1, quiet) < 0)
+        status = nmt_cli_fail("train");
     nmt_config_free(&config);
 done:
     free(overrides);

@@ -73,7 +73,10 @@ check "int8 greedy" 0 "$NMT" translate -m $M -i in.txt --precision int8 --greedy
 check "auto" 0 "$NMT" translate -m $M -i in.txt --precision auto -q
 [ "$(wc -l <out)" -eq 40 ] || say_fail "--precision auto"
 
-# Shortlist: missing is an error saying how to build it; built from config.yaml's corpus or --src/--tgt.
+# Shortlist: written by nmt train; missing is an error saying how to build it; built from config.yaml's
+# corpus or --src/--tgt.
+[ -f $M/shortlist.bin ] || say_fail "nmt train wrote no shortlist.bin"
+rm -f $M/shortlist.bin
 check "no shortlist" 1 "$NMT" translate -m $M -i in.txt --shortlist -q
 grep -q 'nmt shortlist -m' err || say_fail "missing shortlist message: $(cat err)"
 check "shortlist" 0 "$NMT" shortlist -m $M -k 10 --frequent 4

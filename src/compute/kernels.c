@@ -7,6 +7,7 @@
  */
 #include "compute/kernels.h"
 
+#include "base/random.h"
 #include "compute/gemm.h"
 #include "compute/pool.h"
 
@@ -320,10 +321,7 @@ typedef struct dropout_key {
 } dropout_key;
 
 static dropout_key dropout_key_of(nmt_dropout drop) {
-    uint64_t z = drop.seed + 0x9E3779B97F4A7C15ULL * ((uint64_t)drop.stream + 1); /* splitmix64 */
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    z ^= z >> 31;
+    uint64_t z = nmt_random_at(drop.seed, drop.stream);
     double threshold = (double)drop.rate * 4294967296.0;
     dropout_key key = {(uint32_t)z, (uint32_t)(z >> 32), threshold >= 4294967295.0 ? 0xFFFFFFFFU : (uint32_t)threshold,
                        drop.rate < 1.0f ? 1.0f / (1.0f - drop.rate) : 0.0f};

@@ -27,27 +27,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* A buffer that only grows. Its contents do not survive growth (each batch refills them), so it
- * grows by a new allocation rather than a copying realloc, and by at least half its size: the
- * batches of a length-sorted window each need a little more, and would otherwise reallocate (and
- * fault in fresh pages) every time. */
-typedef struct buffer {
-    void *data;
-    size_t cap; /* bytes */
-} buffer;
+/* Every buffer only grows (nmt_scratch: each batch refills it). */
+typedef nmt_scratch buffer;
 
 static int buffer_reserve(buffer *b, size_t count, size_t size, const char *what) {
     size_t bytes = 0;
     if (nmt_size_mul(count ? count : 1, size, &bytes, what) < 0) return -1;
-    if (bytes <= b->cap) return 0;
-    size_t grown = b->cap + b->cap / 2;
-    if (grown < bytes) grown = bytes;
-    free(b->data);
-    b->cap = 0;
-    b->data = nmt_malloc_huge(grown);
-    if (!b->data) return -1;
-    b->cap = grown;
-    return 0;
+    return nmt_scratch_reserve(b, bytes);
 }
 
 enum { OUTPUT_COLUMNS = 256 }; /* vocabulary entries per chunk of the fused output layer */

@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# nmt side by side with CTranslate2 on one model and one test set:
+#
+#   tools/bench/ct2_compare.sh CT2_SRC_DIR MODEL_DIR TEST.src TEST.ref
+#
+# CT2_SRC_DIR is a CTranslate2 source tree with its third_party submodules cpu_features, spdlog,
+# cxxopts and ruy (with ruy's own third_party/cpuinfo) in place. The first run builds its CPU backend
+# into CT2_SRC_DIR/build-nmt (OpenBLAS for float32, Ruy for int8; no MKL or oneDNN), at nice 19.
+# tools/bench/nmt_to_ct2.py converts the nmt model directory into a CTranslate2 model; the conversion
+# is checked by forced decoding: the log-probability of each reference under both engines (nmt
+# score, ct2-translator --task score) must agree to 1e-3 per token. Then both engines translate TEST.src
+# at beam 5 and greedy, fp32 and int8, on THREADS threads (2), and the script prints sentences/s,
+# target tokens/s (pieces + eos), peak RSS and BLEU of each, and nmt's speed ratio. Timings are of
+# whole commands (model loading included; CTranslate2 reads pre-encoded pieces, nmt raw text).
+# CTranslate2's length penalty divides by length^alpha (GNMT's formula in nmt); both use alpha 0.6.
+#
+# Needs: cmake, g++, libopenblas-dev, python3-numpy, sentencepiece (spm_encode, spm_decode),
+# GNU time (/usr/bin/time). Environment: NMT (build/bin/nmt), THREADS (2), PYTHON (/usr/bin/python3).
+set -euo pipefail
+[ $# -eq 4 ] || { sed -n 3p "$0"; exit 2; }
+ct2=$(cd "$1" && pwd) model=$2 src=$3 ref=$4
+here=$(cd "$(dirname "$0")" && pwd)
+NMT=${NMT:-$here/../../build/bin/nmt}
+THREADS=${THREADS:-2}
+PYTHON=${PYTHON:-/usr/bin/python3} # Debian's, with python3-numpy
+build=$ct2/build-nmt
+translator=$build/cli/ct2-translator
+
+if [ ! -x "$translator" ]; then
+  for sub in cpu_features spdlog cxxopts ruy ruy/third_party/cpuinfo; do
+    [ -f "$ct2/third_party/$sub/CMakeLists.txt" ] || { echo "ct2_compare.sh: $ct2/third_party/$sub is missing" >&2; exit 1; }
+  done
+  echo "== building CTranslate2 (OpenBLAS + Ruy) in $build" >&2
+  cmake -S "$ct2" -B "$build" -DCMAKE_BUILD_TYPE=Release -DWITH_MKL=OFF -DWITH_OPENBLAS=ON -DWITH_RUY=ON \
+    -DOPENMP_RUNTIME=COMP -DBUILD_CLI=ON >"$build.cmake.log" 2>&1 || { tail -20 "$build.cmake.log"; exit 1; }
+  nice -n 19 cmake --build "$build" -j2 >"$build.build.log" 2>&1 || { tail -20 "$build.build.log"; exit 1; }
+fi
+export LD_LIBRARY_PATH="$build${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+"$PYTHON" "$here/nmt_to_ct2.py" "$ct2" "$model" "$work/ct2"
+spm_encode --model="$model/spm.model" <"$src" >"$work/src.pieces"
+spm_encode --model="$model/spm.model" <"$ref" >"$work/ref.pieces"
+
+echo "== forced decoding of the references (conversion check)"
+"$NMT" score -m "$model" -s "$src" -t "$ref" --threads "$THREADS" >"$work/nmt.scores"
+"$translator" --model "$work/ct2" --task score --src "$work/src.pieces" --tgt "$work/ref.pieces" \
+  --with_tokens_score --intra_threads "$THREADS" >"$work/ct2.scores" 2>/dev/null
+# ct2 lines: mean ||| tokens ||| per-token log-probs; nmt: the sum
+awk -F' \\|\\|\\| ' 'NR == FNR { nmt[FNR] = $1; next }
+  { n = split($3, t, " "); s = 0; for (i = 1; i <= n; i++) s += t[i]; d = (s - nmt[FNR]) / n; if (d < 0) d = -d
+    if (d > worst) worst = d; sum += d; lines++ }
+  END { printf "per-token log-probability difference: mean %.2e, worst %.2e over %d pairs\n", sum / lines, worst, lines
+        exit worst > 1e-3 }' "$work/nmt.scores" "$work/ct2.scores" ||
+  { echo "ct2_compare.sh: the converted model does not score like nmt's" >&2; exit 1; }
+
+sentences=$(wc -l <"$src")
+report() { # report ENGINE PRECISION SEARCH HYP TIMEFILE
+  local seconds rss tokens bleu
+  read -r seconds rss <"$5"
+  tokens=$(( $(spm_encode --model="$model/spm.model" <"$4" | wc -w) + sentences ))
+  bleu=$("$NMT" bleu "$ref" -i "$4" -b 2>/dev/null)
+  awk -v e="$1" -v p="$2" -v s="$3" -v n="$sentences" -v t="$seconds" -v k="$tokens" -v r="$rss" -v b="$bleu" \
+    'BEGIN { printf "%-6s %-5s %-7s %8.1f %10.0f %8.3f %6s\n", e, p, s, n / t, k / t, r / 1048576, b }'
+  echo "$seconds" >"$work/$1.$2.$3.s"
+}
+echo "== $sentences sentences of $src, $THREADS threads"
+printf '%-6s %-5s %-7s %8s %10s %8s %6s\n' engine prec search sent/s tokens/s "RSS GiB" BLEU
+for precision in fp32 int8; do
+  for search in beam5 greedy; do
+    if [ $search = beam5 ]; then nmt_flag="-k 5" ct2_beam=5; else nmt_flag=--greedy ct2_beam=1; fi
+    /usr/bin/time -f '%e %M' -o "$work/time" "$NMT" translate -m "$model" -i "$src" --precision $precision $nmt_flag \
+      --threads "$THREADS" -q >"$work/nmt.hyp"
+    report nmt $precision $search "$work/nmt.hyp" "$work/time"
+    compute=$([ $precision = fp32 ] && echo float32 || echo int8)
+    /usr/bin/time -f '%e %M' -o "$work/time" "$translator" --model "$work/ct2" --src "$work/src.pieces" \
+      --beam_size $ct2_beam --length_penalty 0.6 --compute_type $compute --intra_threads "$THREADS" \
+      --batch_size 32 >"$work/ct2.pieces" 2>/dev/null
+    spm_decode --model="$model/spm.model" <"$work/ct2.pieces" >"$work/ct2.hyp"
+    report ct2 $precision $search "$work/ct2.hyp" "$work/time"
+    awk -v c="$(cat "$work/ct2.$precision.$search.s")" -v n="$(cat "$work/nmt.$precision.$search.s")" \
+      'BEGIN { printf "nmt speed / ct2 speed: %.2fx\n", c / n }'
+  done
+done
