@@ -17,6 +17,7 @@
 
 #include "train/config.h"
 #include "base/io.h"
+#include "base/random.h"
 #include "base/json.h"
 #include "compute/gemm.h"
 #include "compute/pool.h"
@@ -190,14 +191,6 @@ static int bench_gemm(const bench_options *o) {
     return NMT_EXIT_OK;
 }
 
-/* splitmix64 for the synthetic ids */
-static uint64_t next_random(uint64_t *s) {
-    uint64_t z = (*s += 0x9E3779B97F4A7C15ULL);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    return z ^ (z >> 31);
-}
-
 /* B sentences padded to S and T; each sentence's lengths are S or T minus 0-3, as in a batch of
  * sentences of similar length. Source rows end in eos; decoder input is bos + pieces, target
  * pieces + eos. */
@@ -207,14 +200,14 @@ static void synthetic_batch(int32_t *src, int32_t *tgt_in, int32_t *tgt_out, int
     memset(tgt_in, 0, sizeof(int32_t) * (size_t)B * T);
     memset(tgt_out, 0, sizeof(int32_t) * (size_t)B * T);
     for (int b = 0; b < B; b++) {
-        int ls = S - (int)(next_random(&seed) % 4), lt = T - (int)(next_random(&seed) % 4);
+        int ls = S - (int)(nmt_random_next(&seed) % 4), lt = T - (int)(nmt_random_next(&seed) % 4);
         if (ls < 1) ls = 1;
         if (lt < 1) lt = 1;
-        for (int i = 0; i < ls - 1; i++) src[b * S + i] = NMT_EOS + 1 + (int32_t)(next_random(&seed) % (uint64_t)(V - 4));
+        for (int i = 0; i < ls - 1; i++) src[b * S + i] = NMT_EOS + 1 + (int32_t)(nmt_random_next(&seed) % (uint64_t)(V - 4));
         src[b * S + ls - 1] = NMT_EOS;
         tgt_in[b * T] = NMT_BOS;
         for (int i = 0; i < lt - 1; i++) {
-            int32_t w = NMT_EOS + 1 + (int32_t)(next_random(&seed) % (uint64_t)(V - 4));
+            int32_t w = NMT_EOS + 1 + (int32_t)(nmt_random_next(&seed) % (uint64_t)(V - 4));
             tgt_out[b * T + i] = w;
             tgt_in[b * T + i + 1] = w;
         }
@@ -297,7 +290,7 @@ static int bench_train_synthetic(const bench_options *o) {
     if (B < 1) B = 1;
     double peak = measure_peak(o);
     nmt_model m;
-    if (peak < 0 || nmt_model_create(&m, &c) < 0) return nmt_cli_fail("bench");
+    if (peak < 0 || nmt_model_init(&m, &c) < 0) return nmt_cli_fail("bench");
     nmt_model_init_weights(&m, 1);
     int32_t *src = nmt_malloc(sizeof(int32_t) * (size_t)B * S), *tgt_in = nmt_malloc(sizeof(int32_t) * (size_t)B * T);
     int32_t *tgt_out = nmt_malloc(sizeof(int32_t) * (size_t)B * T);

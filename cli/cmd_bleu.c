@@ -3,26 +3,21 @@
  * The flags are sacreBLEU's, parsed the way its argparse parser does (lists after -i and -m, long
  * options by unique prefix, --flag=value). Files are read whole, split on '\n' only and stripped of
  * trailing whitespace; standard input also ends lines at '\r' and holds several systems separated
- * by tabs, as in sacreBLEU. The work is done by the library (metric.h, report.h); this file decides
- * what to compute and prints the report.
+ * by tabs, as in sacreBLEU. The work is done by the library (segments.h reads, evaluate.h scores and
+ * reports); this file turns the flags into options and prints the report.
  */
 #include "cli.h"
 
-#include "base/io.h"
-#include "eval/metric.h"
-#include "eval/report.h"
-#include "base/utf8.h"
 #include "base/util.h"
+#include "compute/pool.h"
+#include "eval/evaluate.h"
 #include "nmt/version.h"
 
 #include <errno.h>
-#include <fcntl.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 const char nmt_cmd_bleu_summary[] = "score translations with BLEU, chrF or TER, exactly as sacreBLEU";
@@ -86,17 +81,12 @@ typedef struct args {
     int nrefs_files;
     const char **inputs;
     int ninputs, has_input;
-    nmt_metric_kind metrics[3];
-    int nmetrics;
-    nmt_metric_options opt;
+    nmt_evaluate_options e; /* what to compute and show */
     int tokenize_given;
     const char *langpair;
     long num_refs;
-    int sentence_level, confidence, paired_bs, paired_ar;
-    long confidence_n, paired_bs_n, paired_ar_n;
-    int score_only, short_sig, quiet, force;
-    long width, threads;
-    nmt_report_format format;
+    int quiet, force;
+    long threads;
 } args;
 
 enum kind { FLAG, VALUE, LIST, REFUSED };
@@ -202,39 +192,42 @@ static int set_value(args *a, const option_spec *o, const char *flag, const char
             return nmt_cli_usage_error(CMD, "%s: only utf-8 is supported, got '%s'", flag, v), -1;
         return 0;
     case O_SMOOTH:
-        if (nmt_bleu_smooth_parse(v, &a->opt.bleu.smooth) < 0) return nmt_cli_usage_error(CMD, "%s: %s", flag, nmt_error()), -1;
+        if (nmt_bleu_smooth_parse(v, &a->e.metric.bleu.smooth) < 0) return nmt_cli_usage_error(CMD, "%s: %s", flag, nmt_error()), -1;
         return 0;
-    case O_SMOOTH_VALUE: return nmt_cli_double(CMD, flag, v, 0, 1e300, &a->opt.bleu.smooth_value) < 0 ? -1 : 0;
+    case O_SMOOTH_VALUE: return nmt_cli_double(CMD, flag, v, 0, 1e300, &a->e.metric.bleu.smooth_value) < 0 ? -1 : 0;
     case O_TOKENIZE:
         a->tokenize_given = 1;
-        if (nmt_tokenize_parse(v, &a->opt.bleu.tokenizer) < 0) return nmt_cli_usage_error(CMD, "%s: %s", flag, nmt_error()), -1;
+        if (nmt_tokenize_parse(v, &a->e.metric.bleu.tokenizer) < 0) return nmt_cli_usage_error(CMD, "%s: %s", flag, nmt_error()), -1;
         return 0;
     case O_CHAR_ORDER:
         if (parse_long(flag, v, 0, NMT_CHRF_MAX_ORDER, &n) < 0) return -1;
-        a->opt.chrf.char_order = (int)n;
+        a->e.metric.chrf.char_order = (int)n;
         return 0;
     case O_WORD_ORDER:
         if (parse_long(flag, v, 0, NMT_CHRF_MAX_ORDER, &n) < 0) return -1;
-        a->opt.chrf.word_order = (int)n;
+        a->e.metric.chrf.word_order = (int)n;
         return 0;
     case O_BETA:
         if (parse_long(flag, v, 0, 1000000, &n) < 0) return -1;
-        a->opt.chrf.beta = (int)n;
+        a->e.metric.chrf.beta = (int)n;
         return 0;
-    case O_CI_N: return parse_long(flag, v, 0, 100000000, &a->confidence_n);
-    case O_PBS_N: return parse_long(flag, v, 0, 100000000, &a->paired_bs_n);
-    case O_PAR_N: return parse_long(flag, v, 0, 100000000, &a->paired_ar_n);
+    case O_CI_N: return parse_long(flag, v, 0, 100000000, &a->e.confidence_n);
+    case O_PBS_N: return parse_long(flag, v, 0, 100000000, &a->e.paired_bs_n);
+    case O_PAR_N: return parse_long(flag, v, 0, 100000000, &a->e.paired_ar_n);
     case O_JOBS: return parse_long(flag, v, 0, 100000, &n);
-    case O_WIDTH: return parse_long(flag, v, 0, 100, &a->width);
+    case O_WIDTH:
+        if (parse_long(flag, v, 0, 100, &n) < 0) return -1;
+        a->e.width = (int)n;
+        return 0;
     case O_THREADS: return parse_long(flag, v, 1, 256, &a->threads);
     case O_LANGPAIR:
         if (!strchr(v, '-')) return nmt_cli_usage_error(CMD, "%s: expected SRC-TRG, got '%s'", flag, v), -1;
         a->langpair = v;
         return 0;
     case O_FORMAT:
-        if (strcmp(v, "json") == 0) a->format = NMT_REPORT_JSON;
-        else if (strcmp(v, "text") == 0) a->format = NMT_REPORT_TEXT;
-        else if (strcmp(v, "latex") == 0) a->format = NMT_REPORT_LATEX;
+        if (strcmp(v, "json") == 0) a->e.format = NMT_REPORT_JSON;
+        else if (strcmp(v, "text") == 0) a->e.format = NMT_REPORT_TEXT;
+        else if (strcmp(v, "latex") == 0) a->e.format = NMT_REPORT_LATEX;
         else return nmt_cli_usage_error(CMD, "%s: choose from json, text, latex (got '%s')", flag, v), -1;
         return 0;
     default: return 0;
@@ -243,21 +236,21 @@ static int set_value(args *a, const option_spec *o, const char *flag, const char
 
 static void set_flag(args *a, int id) {
     switch (id) {
-    case O_SENTENCE: a->sentence_level = 1; break;
-    case O_LOWERCASE: a->opt.bleu.lowercase = 1; break;
-    case O_WHITESPACE: a->opt.chrf.whitespace = 1; break;
-    case O_CHRF_LC: a->opt.chrf.lowercase = 1; break;
-    case O_EPS: a->opt.chrf.eps_smoothing = 1; break;
-    case O_TER_CASE: a->opt.ter.case_sensitive = 1; break;
-    case O_TER_ASIAN: a->opt.ter.asian_support = 1; break;
-    case O_TER_PUNCT: a->opt.ter.no_punct = 1; break;
-    case O_TER_NORM: a->opt.ter.normalized = 1; break;
-    case O_CI: a->confidence = 1; break;
-    case O_PAR: a->paired_ar = 1; break;
-    case O_PBS: a->paired_bs = 1; break;
+    case O_SENTENCE: a->e.sentence_level = 1; break;
+    case O_LOWERCASE: a->e.metric.bleu.lowercase = 1; break;
+    case O_WHITESPACE: a->e.metric.chrf.whitespace = 1; break;
+    case O_CHRF_LC: a->e.metric.chrf.lowercase = 1; break;
+    case O_EPS: a->e.metric.chrf.eps_smoothing = 1; break;
+    case O_TER_CASE: a->e.metric.ter.case_sensitive = 1; break;
+    case O_TER_ASIAN: a->e.metric.ter.asian_support = 1; break;
+    case O_TER_PUNCT: a->e.metric.ter.no_punct = 1; break;
+    case O_TER_NORM: a->e.metric.ter.normalized = 1; break;
+    case O_CI: a->e.confidence = 1; break;
+    case O_PAR: a->e.paired_ar = 1; break;
+    case O_PBS: a->e.paired_bs = 1; break;
     case O_QUIET: a->quiet = 1; break;
-    case O_SHORT: a->short_sig = 1; break;
-    case O_SCORE_ONLY: a->score_only = 1; break;
+    case O_SHORT: a->e.short_signature = 1; break;
+    case O_SCORE_ONLY: a->e.score_only = 1; break;
     case O_FORCE: a->force = 1; break;
     default: break; /* --no-color: nmt never colours */
     }
@@ -266,24 +259,20 @@ static void set_flag(args *a, int id) {
 static int add_metric(args *a, const char *name) {
     nmt_metric_kind kind;
     if (nmt_metric_parse(name, &kind) < 0) return nmt_cli_usage_error(CMD, "-m: %s", nmt_error()), -1;
-    for (int i = 0; i < a->nmetrics; i++)
-        if (a->metrics[i] == kind) return 0; /* sacreBLEU keeps one of each */
-    a->metrics[a->nmetrics++] = kind;
+    for (int i = 0; i < a->e.nmetrics; i++)
+        if (a->e.metrics[i] == kind) return 0; /* sacreBLEU keeps one of each */
+    a->e.metrics[a->e.nmetrics++] = kind;
     return 0;
 }
 
 /* Parses argv; returns -1 to go on, or the exit code to return. */
 static int parse_args(int argc, char **argv, args *a) {
     memset(a, 0, sizeof *a);
-    nmt_metric_options_init(&a->opt);
+    a->e = nmt_evaluate_options_default();
+    a->e.nmetrics = 0;
     a->num_refs = 1;
-    a->confidence_n = 1000;
-    a->paired_bs_n = 1000;
-    a->paired_ar_n = 10000;
-    a->width = 1;
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     a->threads = cpus < 1 ? 1 : cpus > 8 ? 8 : cpus;
-    a->format = NMT_REPORT_JSON;
     a->refs = nmt_calloc((size_t)argc + 1, sizeof *a->refs);
     a->inputs = nmt_calloc((size_t)argc + 1, sizeof *a->inputs);
     if (!a->refs || !a->inputs) return nmt_cli_fail(CMD);
@@ -329,7 +318,7 @@ static int parse_args(int argc, char **argv, args *a) {
             if (o->id == O_INPUT) a->has_input = 1;
             if (o->id == O_METRICS && !metrics_given) {
                 metrics_given = 1;
-                a->nmetrics = 0;
+                a->e.nmetrics = 0;
             }
             if (inline_value) {
                 count++;
@@ -344,623 +333,167 @@ static int parse_args(int argc, char **argv, args *a) {
             if (o->id == O_METRICS && count == 0) return nmt_cli_usage_error(CMD, "%s expects at least one metric", name);
         }
     }
-    if (!metrics_given) a->metrics[a->nmetrics++] = NMT_METRIC_BLEU;
+    if (!metrics_given) a->e.metrics[a->e.nmetrics++] = NMT_METRIC_BLEU;
     if (a->has_input && a->ninputs == 0) return nmt_cli_usage_error(CMD, "-i expects at least one hypothesis file");
-    if (a->paired_bs && a->paired_ar)
+    if (a->e.paired_bs && a->e.paired_ar)
         return nmt_cli_usage_error(CMD, "--paired-bs and --paired-ar cannot be used together");
     return -1;
 }
 
-/* --- reading ------------------------------------------------------------------------------- */
+/* --- running --------------------------------------------------------------------------------- */
 
-/* One stream of segments: pointers into a buffer that some `text` owns. */
-typedef struct stream {
-    const char **lines;
-    size_t *lens;
-    size_t count, cap;
-} stream;
-
-static int stream_push(stream *s, const char *line, size_t len) {
-    if (s->count == s->cap) {
-        size_t cap = s->cap ? 2 * s->cap : 1024;
-        const char **lines = nmt_realloc(s->lines, cap * sizeof *lines);
-        if (!lines) return -1;
-        s->lines = lines;
-        size_t *lens = nmt_realloc(s->lens, cap * sizeof *lens);
-        if (!lens) return -1;
-        s->lens = lens;
-        s->cap = cap;
-    }
-    s->lines[s->count] = line;
-    s->lens[s->count++] = len;
-    return 0;
-}
-
-static void stream_free(stream *s) {
-    free(s->lines);
-    free(s->lens);
-    memset(s, 0, sizeof *s);
-}
-
-/* Reads a whole file: a regular file in one read of its size, anything else (a pipe) in chunks. */
-static int slurp(const char *path, char **data, size_t *size) {
-    size_t n = strlen(path);
-    if (n > 3 && strcmp(path + n - 3, ".gz") == 0)
-        return nmt_error_set("%s: compressed files are not supported; decompress it first (gunzip -k)", path);
-    int fd = open(path, O_RDONLY);
-    struct stat st;
-    if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-        if (fd >= 0) close(fd);
-        return nmt_read_file(path, data, size);
-    }
-    *data = nmt_malloc((size_t)st.st_size + 1);
-    size_t got = 0;
-    while (*data && got < (size_t)st.st_size) {
-        ssize_t n = read(fd, *data + got, (size_t)st.st_size - got);
-        if (n <= 0) {
-            nmt_error_set("%s: read failed: %s", path, n < 0 ? strerror(errno) : "file shrank");
-            free(*data);
-            *data = NULL;
-            break;
-        }
-        got += (size_t)n;
-    }
-    close(fd);
-    if (!*data) return -1;
-    (*data)[got] = '\0';
-    *size = got;
-    return 0;
-}
-
-/* Reads a whole file (or standard input for "/dev/stdin"), checks UTF-8 line by line, and calls
- * `line` for each line, split on '\n' (and on '\r' too when universal_newlines) without its
- * trailing whitespace. */
-typedef int (*line_fn)(void *ctx, char *line, size_t len, long number);
-static int read_lines(const char *path, const char *name, int universal_newlines, char **owned, line_fn line, void *ctx) {
-    size_t size;
-    if (slurp(path, owned, &size) < 0) return -1;
-    char *data = *owned;
-    long number = 0;
-    size_t start = 0;
-    while (start < size) {
-        const char *nl = memchr(data + start, '\n', size - start);
-        size_t end = nl ? (size_t)(nl - data) : size;
-        if (universal_newlines) {
-            const char *cr = memchr(data + start, '\r', end - start);
-            if (cr) end = (size_t)(cr - data);
-        }
-        size_t next = end + 1;
-        if (universal_newlines && end < size && data[end] == '\r' && end + 1 < size && data[end + 1] == '\n') next++;
-        number++;
-        long bad = nmt_utf8_invalid_at(data + start, end - start);
-        if (bad >= 0) return nmt_error_set("%s:%ld: invalid UTF-8 at byte %ld", name, number, bad + 1);
-        data[end < size ? end : size] = '\0';
-        size_t len = nmt_tokenize_rstrip(data + start, end - start);
-        data[start + len] = '\0';
-        if (line(ctx, data + start, len, number) < 0) return -1;
-        start = next;
-    }
-    return 0;
-}
-
-typedef struct ref_reader {
-    stream *streams; /* [num_refs] */
-    long num_refs;
-    const char *name;
-} ref_reader;
-
-/* A reference line: one segment, or num_refs tab-separated ones (split at most num_refs - 1 times). */
-static int ref_line(void *ctx, char *line, size_t len, long number) {
-    ref_reader *r = ctx;
-    if (r->num_refs == 1) return stream_push(&r->streams[0], line, len);
-    char *p = line, *end = line + len;
-    for (long k = 0; k < r->num_refs; k++) {
-        char *tab = k + 1 < r->num_refs ? memchr(p, '\t', (size_t)(end - p)) : NULL;
-        if (!tab && k + 1 < r->num_refs)
-            return nmt_error_set("%s:%ld: expected %ld tab-separated references, found %ld", r->name, number, r->num_refs,
-                                 k + 1);
-        char *stop = tab ? tab : end;
-        *stop = '\0';
-        if (stream_push(&r->streams[k], p, (size_t)(stop - p)) < 0) return -1;
-        p = stop + 1;
-    }
-    return 0;
-}
-
-static int hyp_line(void *ctx, char *line, size_t len, long number) {
-    (void)number;
-    return stream_push(ctx, line, len);
-}
-
-typedef struct stdin_reader {
-    stream *systems; /* grows with the first line */
-    int count;
-} stdin_reader;
-
-/* A line of standard input: tab-separated systems; the first line fixes their number. sacreBLEU
- * strips each field after the first line, and only the whole first line. */
-static int stdin_line(void *ctx, char *line, size_t len, long number) {
-    stdin_reader *r = ctx;
-    int fields = 1;
-    for (size_t i = 0; i < len; i++) fields += line[i] == '\t';
-    if (number == 1) {
-        r->systems = nmt_calloc((size_t)fields, sizeof *r->systems);
-        if (!r->systems) return -1;
-        r->count = fields;
-    } else if (fields != r->count) {
-        return nmt_error_set("<stdin>:%ld: the number of tab-separated systems differs from the first line's (%d)",
-                             number, r->count);
-    }
-    char *p = line;
-    for (int k = 0; k < fields; k++) {
-        char *tab = memchr(p, '\t', len - (size_t)(p - line));
-        char *stop = tab ? tab : line + len;
-        *stop = '\0';
-        size_t n = (size_t)(stop - p);
-        if (number > 1) n = nmt_tokenize_rstrip(p, n);
-        if (stream_push(&r->systems[k], p, n) < 0) return -1;
-        p = stop + 1;
-    }
-    return 0;
-}
-
-/* --- scoring ------------------------------------------------------------------------------- */
-
-/* One system under one metric: its corpus score and, when kept, its segments' statistics (n rows
- * of k), which the resampling tests and sentence-level scores need. */
-typedef struct scored {
-    double *stats;
-    double score;
-    char verbose[160];
-} scored;
-
-/* A share of the segments [from, to), scored by its own metric instance into rows[from*k, to*k). */
-typedef struct worker {
-    nmt_metric *metric;
-    const stream *hyps, *refs;
-    int nrefs;
-    size_t from, to;
-    double *rows;
-    int failed;
-    char error[1024];
-    pthread_t thread;
-} worker;
-
-static void *score_share(void *arg) {
-    worker *w = arg;
-    int k = nmt_metric_stat_count(w->metric);
-    const char *lines[64];
-    size_t lens[64];
-    const char **ref_lines = w->nrefs <= 64 ? lines : nmt_malloc((size_t)w->nrefs * sizeof *ref_lines);
-    size_t *ref_lens = w->nrefs <= 64 ? lens : nmt_malloc((size_t)w->nrefs * sizeof *ref_lens);
-    w->failed = !ref_lines || !ref_lens;
-    for (size_t i = w->from; i < w->to && !w->failed; i++) {
-        for (int r = 0; r < w->nrefs; r++) {
-            ref_lines[r] = w->refs[r].lines[i];
-            ref_lens[r] = w->refs[r].lens[i];
-        }
-        if (nmt_metric_segment(w->metric, w->hyps->lines[i], w->hyps->lens[i], ref_lines, ref_lens, w->nrefs,
-                               w->rows + i * (size_t)k) < 0) {
-            nmt_error_prefix("segment %zu", i + 1);
-            w->failed = 1;
-        }
-    }
-    if (w->failed) snprintf(w->error, sizeof w->error, "%s", nmt_error());
-    if (ref_lines != lines) free(ref_lines);
-    if (ref_lens != lens) free(ref_lens);
-    return NULL;
-}
-
-/* Scores every segment, on `threads` threads for a large corpus (each with its own instance of the
- * metric), and sums the statistics in segment order. */
-static int score_system(nmt_metric *metric, const nmt_metric_options *options, const stream *hyps, const stream *refs,
-                        int nrefs, int keep, int threads, scored *out) {
-    int k = nmt_metric_stat_count(metric);
-    size_t n = hyps->count;
-    if (n < 2000) threads = 1; /* not worth a thread */
-    worker *workers = nmt_calloc((size_t)threads, sizeof *workers);
-    out->stats = nmt_malloc((n ? n : 1) * (size_t)k * sizeof *out->stats);
-    double *sum = nmt_calloc((size_t)k, sizeof *sum);
-    int rc = -1, started = 0;
-    if (!workers || !out->stats || !sum) goto done;
-    for (int t = 0; t < threads; t++) {
-        worker *w = &workers[t];
-        *w = (worker){.hyps = hyps, .refs = refs, .nrefs = nrefs, .rows = out->stats,
-                      .from = n * (size_t)t / (size_t)threads, .to = n * (size_t)(t + 1) / (size_t)threads};
-        w->metric = t == 0 ? metric : nmt_metric_new(nmt_metric_kind_of(metric), options);
-        if (!w->metric) goto done;
-    }
-    for (started = 1; started < threads; started++)
-        if (pthread_create(&workers[started].thread, NULL, score_share, &workers[started]) != 0) {
-            nmt_error_set("cannot start a scoring thread");
-            break;
-        }
-    score_share(&workers[0]);
-    for (int t = 1; t < started; t++) pthread_join(workers[t].thread, NULL);
-    if (started < threads) goto done;
-    for (int t = 0; t < threads; t++)
-        if (workers[t].failed) {
-            nmt_error_set("%s", workers[t].error);
-            goto done;
-        }
-    nmt_metric_sum(out->stats, n, k, sum);
-    out->score = nmt_metric_compute(metric, sum, NMT_SCORE_PYTHON, out->verbose, sizeof out->verbose);
-    rc = 0;
-done:
-    for (int t = 1; workers && t < threads; t++) nmt_metric_free(workers[t].metric);
-    free(workers);
-    if (!keep || rc < 0) {
-        free(out->stats);
-        out->stats = NULL;
-    }
-    free(sum);
-    return rc;
-}
-
-/* sacreBLEU's warning for BLEU input that looks tokenized. */
-static void warn_tokenized(const args *a, const stream *hyps) {
-    long count = 0;
-    for (size_t i = 0; i < hyps->count; i++)
-        count += hyps->lens[i] >= 2 && memcmp(hyps->lines[i] + hyps->lens[i] - 2, " .", 2) == 0;
-    if (count >= 100 && !a->quiet)
-        fprintf(stderr, "nmt bleu: warning: %ld lines end in a tokenized period (' .'); it looks like you forgot to "
-                        "detokenize your test data, which may hurt your score (--force silences this)\n",
-                count);
-}
-
-/* The resampling seed from $SACREBLEU_SEED (default 12345); `text` is how the signature shows it. */
-static int resampling_seed(nmt_metric_seed *seed, char *text, size_t size) {
-    const char *env = getenv("SACREBLEU_SEED");
-    if (!env) env = "12345";
-    if (strcasecmp(env, "none") == 0) {
-        seed->random = 1;
-        seed->value = 0;
-        snprintf(text, size, "none");
-        return 0;
-    }
-    char *end;
-    errno = 0;
-    unsigned long long v = strtoull(env, &end, 10);
-    if (errno || end == env || *end || env[0] == '-')
-        return nmt_error_set("SACREBLEU_SEED: expected a non-negative integer or 'none', got '%s'", env);
-    seed->random = 0;
-    seed->value = v;
-    snprintf(text, size, "%s", env);
-    return 0;
-}
-
-static size_t signature_of(const nmt_metric *metric, const nmt_score_signature *global, char *out, size_t size) {
-    nmt_score_field fields[NMT_METRIC_MAX_FIELDS];
-    int count = nmt_metric_signature_fields(metric, fields);
-    return nmt_score_signature_format(global, fields, count, out, size);
-}
-
-static int print_and_clear(nmt_tokenize_buf *out) {
+static int print_and_clear(void *ctx, nmt_strbuf *out) {
+    (void)ctx;
     if (out->len && fwrite(out->data, 1, out->len, stdout) != out->len)
         return nmt_error_set("<stdout>: write failed: %s", strerror(errno));
     out->len = 0;
     return 0;
 }
 
-static int run_sentence_level(const args *a, nmt_metric *metric, const stream *hyps, const stream *refs, int nrefs,
-                              nmt_tokenize_buf *out) {
-    scored s = {0};
-    if (score_system(metric, &a->opt, hyps, refs, nrefs, 1, (int)a->threads, &s) < 0) return -1;
-    char sig[512];
-    nmt_score_signature global = {.nrefs = nrefs, .short_form = a->short_sig};
-    signature_of(metric, &global, sig, sizeof sig);
-    int k = nmt_metric_stat_count(metric), rc = 0;
-    for (size_t i = 0; i < hyps->count && rc == 0; i++) {
-        char verbose[160];
-        nmt_report_score score = {.name = nmt_metric_name(metric), .verbose = verbose, .signature = sig};
-        score.score = nmt_metric_compute(metric, s.stats + i * (size_t)k, NMT_SCORE_PYTHON, verbose, sizeof verbose);
-        rc = nmt_report_score_format(&score, (int)a->width, a->score_only, 0, out);
-        if (rc == 0) rc = nmt_tokenize_buf_reserve(out, out->len + 2);
-        if (rc == 0) out->data[out->len++] = '\n';
-        if (rc == 0 && out->len > (1 << 16)) rc = print_and_clear(out);
-    }
-    free(s.stats);
-    return rc;
+/* sacreBLEU's warning for BLEU input that looks tokenized. */
+static void warn_tokenized(const args *a, const nmt_segments *hyps) {
+    long count = nmt_segments_tokenized_periods(hyps);
+    if (count >= 100 && !a->quiet)
+        fprintf(stderr, "nmt bleu: warning: %ld lines end in a tokenized period (' .'); it looks like you forgot to "
+                        "detokenize your test data, which may hurt your score (--force silences this)\n",
+                count);
 }
 
-static int run_single(const args *a, nmt_metric **metrics, const stream *hyps, const stream *refs, int nrefs,
-                      nmt_tokenize_buf *out) {
-    char *results[3] = {0};
-    int rc = -1, bootstrap = a->confidence && a->confidence_n > 1;
-    nmt_metric_seed seed;
-    char seed_text[64];
-    if (bootstrap && resampling_seed(&seed, seed_text, sizeof seed_text) < 0) return -1;
-    for (int m = 0; m < a->nmetrics; m++) {
-        scored s = {0};
-        if (nmt_metric_kind_of(metrics[m]) == NMT_METRIC_BLEU && !a->force) warn_tokenized(a, hyps);
-        if (score_system(metrics[m], &a->opt, hyps, refs, nrefs, bootstrap, (int)a->threads, &s) < 0) goto done;
-        nmt_report_score score = {.name = nmt_metric_name(metrics[m]), .score = s.score, .verbose = s.verbose};
-        if (bootstrap) {
-            double *scores = nmt_malloc((size_t)a->confidence_n * sizeof *scores);
-            const double *stats[1] = {s.stats};
-            if (!scores || nmt_metric_bootstrap(metrics[m], stats, 1, hyps->count, &seed, a->confidence_n, &scores) < 0) {
-                free(scores);
-                free(s.stats);
-                goto done;
-            }
-            score.has_ci = 1;
-            score.ci = nmt_metric_ci(scores, a->confidence_n, 0, &score.mean);
-            free(scores);
-        }
-        free(s.stats);
-        char sig[512];
-        nmt_score_signature global = {.nrefs = nrefs,
-                                      .bootstrap = bootstrap ? a->confidence_n : 0,
-                                      .seed = bootstrap ? seed_text : NULL,
-                                      .short_form = a->short_sig && a->format != NMT_REPORT_JSON};
-        signature_of(metrics[m], &global, sig, sizeof sig);
-        score.signature = sig;
-        nmt_tokenize_buf line = {0};
-        if (nmt_report_score_format(&score, (int)a->width, a->score_only, a->format == NMT_REPORT_JSON, &line) < 0) {
-            nmt_tokenize_buf_free(&line);
-            goto done;
-        }
-        results[m] = line.data;
+/* Checks what the flags cannot; 0 to go on. The target language picks the tokenizer when -tok is
+ * not given, as in sacreBLEU. */
+static int check_args(args *a) {
+    const char *env_format = getenv("SACREBLEU_FORMAT");
+    if (env_format) {
+        if (strcasecmp(env_format, "json") == 0) a->e.format = NMT_REPORT_JSON;
+        else if (strcasecmp(env_format, "text") == 0) a->e.format = NMT_REPORT_TEXT;
+        else if (strcasecmp(env_format, "latex") == 0) a->e.format = NMT_REPORT_LATEX;
     }
-    rc = nmt_report_single((const char *const *)results, a->nmetrics, a->format == NMT_REPORT_JSON, out);
-done:
-    for (int m = 0; m < 3; m++) free(results[m]);
-    return rc;
+    if (a->e.sentence_level && a->e.nmetrics > 1)
+        return nmt_error_set("only one metric can be used in sentence-level mode");
+    if (a->nrefs_files == 0) return nmt_error_set("no reference files given (give them before -i)");
+    if (a->num_refs != 1 && a->nrefs_files > 1)
+        return nmt_error_set("--num-refs reads several tab-separated references from one file; it cannot be "
+                             "combined with several reference files");
+    if (a->langpair) {
+        const char *target = strchr(a->langpair, '-') + 1;
+        if (!a->tokenize_given && strcmp(target, "zh") == 0) a->e.metric.bleu.tokenizer = NMT_TOKENIZE_ZH;
+        else if (!a->tokenize_given && (strcmp(target, "ja") == 0 || strcmp(target, "ko") == 0))
+            return nmt_error_set("the default tokenizer for '%s' is %s-mecab, which needs MeCab; give -tok", target,
+                                 target);
+        else if (a->tokenize_given && strcmp(target, "zh") == 0 && a->e.metric.bleu.tokenizer != NMT_TOKENIZE_ZH &&
+                 !a->quiet)
+            fprintf(stderr, "nmt bleu: warning: consider the 'zh' tokenizer for Chinese\n");
+    }
+    return 0;
 }
 
-/* Several systems: a table of scores, or of a paired test against the first system. */
-static int run_multi(const args *a, nmt_metric **metrics, const stream *systems, const char *const *names, int nsys,
-                     const stream *refs, int nrefs, nmt_tokenize_buf *out) {
-    int paired = a->paired_bs || a->paired_ar, nm = a->nmetrics, rc = -1;
-    long samples = a->paired_bs ? (a->paired_bs_n > 0 ? a->paired_bs_n : 1000) : (a->paired_ar_n > 0 ? a->paired_ar_n : 10000);
-    nmt_metric_seed seed = {0};
-    char seed_text[64] = "";
-    nmt_report_cell *cells = nmt_calloc((size_t)nsys * (size_t)nm, sizeof *cells);
-    scored *base = nmt_calloc((size_t)nm, sizeof *base);
-    char (*sigs)[512] = nmt_calloc((size_t)nm, sizeof *sigs);
-    const char *sig_ptrs[3], *metric_names[3];
-    if (!cells || !base || !sigs) goto done;
-    if (paired) {
-        if (resampling_seed(&seed, seed_text, sizeof seed_text) < 0) goto done;
-        if (!seed.random) snprintf(seed_text, sizeof seed_text, "%llu", (unsigned long long)seed.value);
+/* The files read, and the streams and names that point into them. */
+typedef struct inputs {
+    nmt_segments_file *files; /* [nrefs_files + ninputs + 1] */
+    int nfiles;
+    const nmt_segments **refs, **systems;
+    char **names;
+    int nrefs, nsys;
+} inputs;
+
+/* Reads the -i files (each system once: a repeated baseline is dropped from a paired test) or the
+ * tab-separated systems of standard input, and names the systems as sacreBLEU does. */
+static int read_systems(const args *a, inputs *in) {
+    int paired = a->e.paired_bs || a->e.paired_ar, first = in->nfiles;
+    if (a->has_input) {
+        if (!(in->names = nmt_calloc((size_t)a->ninputs + 1, sizeof *in->names))) return -1;
+        for (int f = 0; f < a->ninputs; f++) {
+            int duplicate = 0;
+            for (int g = 0; g < in->nsys; g++) duplicate |= strcmp(in->names[g], a->inputs[f]) == 0;
+            if (duplicate) {
+                if (paired && strcmp(in->names[0], a->inputs[f]) == 0) {
+                    if (!a->quiet) fprintf(stderr, "nmt bleu: ignoring '%s' as it was also given as the baseline\n", a->inputs[f]);
+                    continue;
+                }
+                return nmt_error_set("'%s' already names a system; give each system a different file name",
+                                     a->inputs[f]);
+            }
+            if (nmt_segments_file_read(&in->files[in->nfiles], a->inputs[f], a->inputs[f], NMT_SEGMENTS_LINES, 1) < 0)
+                return -1;
+            in->nfiles++;
+            if (!(in->names[in->nsys++] = nmt_strdup(a->inputs[f]))) return -1;
+        }
+        if (paired && in->nsys > 0) {
+            size_t n = strlen(in->names[0]) + 11;
+            char *renamed = nmt_malloc(n);
+            if (!renamed) return -1;
+            snprintf(renamed, n, "Baseline: %s", in->names[0]);
+            free(in->names[0]);
+            in->names[0] = renamed;
+        }
+    } else {
+        if (nmt_segments_file_read(&in->files[in->nfiles++], "/dev/stdin", "<stdin>", NMT_SEGMENTS_STDIN, 1) < 0) {
+            in->nfiles--;
+            return -1;
+        }
+        in->nsys = in->files[first].count;
+        if (!(in->names = nmt_calloc((size_t)in->nsys, sizeof *in->names))) return -1;
+        for (int s = 0; s < in->nsys; s++) {
+            char name[48];
+            if (paired) snprintf(name, sizeof name, s == 0 ? "Baseline" : "System %d", s);
+            else snprintf(name, sizeof name, "System %d", s + 1);
+            if (!(in->names[s] = nmt_strdup(name))) return -1;
+        }
     }
-    /* sacreBLEU's paired tests seed with None (fresh entropy) when the seed is 0 */
-    nmt_metric_seed test_seed = seed;
-    if (!seed.random && seed.value == 0) test_seed.random = 1;
-    for (int m = 0; m < nm; m++) {
-        metric_names[m] = nmt_metric_name(metrics[m]);
-        sig_ptrs[m] = sigs[m];
-        nmt_score_signature global = {.nrefs = nrefs, .short_form = a->short_sig};
-        if (paired) {
-            global.bootstrap = a->paired_bs ? samples : 0;
-            global.trials = a->paired_ar ? samples : 0;
-            global.seed = seed_text;
-        }
-        signature_of(metrics[m], &global, sigs[m], sizeof sigs[m]);
-        if (nmt_metric_kind_of(metrics[m]) == NMT_METRIC_BLEU && !a->force)
-            for (int s = 0; s < nsys; s++) warn_tokenized(a, &systems[s]);
-        if (score_system(metrics[m], &a->opt, &systems[0], refs, nrefs, paired, (int)a->threads, &base[m]) < 0) goto done;
-        nmt_report_cell *cell = &cells[m];
-        cell->score = base[m].score;
-        if (paired && a->paired_bs) {
-            double *scores = nmt_malloc((size_t)samples * sizeof *scores);
-            const double *stats[1] = {base[m].stats};
-            if (!scores || nmt_metric_bootstrap(metrics[m], stats, 1, systems[0].count, &seed, samples, &scores) < 0) {
-                free(scores);
-                goto done;
-            }
-            cell->has_ci = 1;
-            cell->ci = nmt_metric_ci(scores, samples, 1, &cell->mean);
-            free(scores);
-        }
+    if (!(in->systems = nmt_calloc((size_t)in->nsys, sizeof *in->systems))) return -1;
+    for (int s = 0; s < in->nsys; s++)
+        in->systems[s] = a->has_input ? &in->files[first + s].streams[0] : &in->files[first].streams[s];
+    return 0;
+}
+
+static int read_inputs(const args *a, inputs *in) {
+    in->files = nmt_calloc((size_t)a->nrefs_files + (size_t)a->ninputs + 1, sizeof *in->files);
+    in->nrefs = a->num_refs > 1 ? (int)a->num_refs : a->nrefs_files;
+    in->refs = nmt_calloc((size_t)in->nrefs, sizeof *in->refs);
+    if (!in->files || !in->refs) return -1;
+    int r = 0;
+    for (int f = 0; f < a->nrefs_files; f++) {
+        nmt_segments_file *file = &in->files[in->nfiles];
+        if (nmt_segments_file_read(file, a->refs[f], a->refs[f], a->num_refs > 1 ? NMT_SEGMENTS_COLUMNS : NMT_SEGMENTS_LINES,
+                                   a->num_refs) < 0)
+            return -1;
+        in->nfiles++;
+        for (int k = 0; k < file->count; k++) in->refs[r++] = &file->streams[k];
     }
-    for (int s = 1; s < nsys; s++)
-        for (int m = 0; m < nm; m++) {
-            scored sys = {0};
-            nmt_report_cell *cell = &cells[s * nm + m];
-            if (score_system(metrics[m], &a->opt, &systems[s], refs, nrefs, paired, (int)a->threads, &sys) < 0) {
-                free(sys.stats);
-                goto done;
-            }
-            cell->score = sys.score;
-            int failed = 0;
-            if (a->paired_bs) {
-                cell->has_p = cell->has_ci = 1;
-                failed = nmt_metric_paired_bootstrap(metrics[m], base[m].stats, sys.stats, systems[0].count, &test_seed,
-                                                     samples, base[m].score, sys.score, &cell->p_value, &cell->mean,
-                                                     &cell->ci) < 0;
-            } else if (a->paired_ar) {
-                cell->has_p = 1;
-                failed = nmt_metric_paired_randomization(metrics[m], base[m].stats, sys.stats, systems[0].count,
-                                                         &test_seed, samples, base[m].score, sys.score,
-                                                         &cell->p_value) < 0;
-            }
-            free(sys.stats);
-            if (failed) goto done;
-        }
-    nmt_report_table table = {
-        .systems = nsys,
-        .metrics = nm,
-        .system_names = names,
-        .metric_names = metric_names,
-        .signatures = sig_ptrs,
-        .cells = cells,
-        .test = a->paired_bs ? NMT_REPORT_PAIRED_BOOTSTRAP : a->paired_ar ? NMT_REPORT_PAIRED_RANDOMIZATION : NMT_REPORT_NO_TEST,
-        .samples = a->paired_bs ? a->paired_bs_n : a->paired_ar_n,
-    };
-    rc = nmt_report_table_format(&table, a->format, (int)a->width, out);
-done:
-    if (base)
-        for (int m = 0; m < nm; m++) free(base[m].stats);
-    free(base);
-    free(cells);
-    free(sigs);
-    return rc;
+    return read_systems(a, in);
+}
+
+static void inputs_free(inputs *in) {
+    for (int f = 0; f < in->nfiles; f++) nmt_segments_file_free(&in->files[f]);
+    for (int s = 0; in->names && s < in->nsys; s++) free(in->names[s]);
+    free(in->files);
+    free(in->refs);
+    free(in->systems);
+    free(in->names);
 }
 
 /* Everything after the arguments; returns an exit code. */
 static int run(args *a) {
-    int exit_code = NMT_EXIT_FAILURE, nsys = 0;
-    long nrefs = 0;
-    stream *refs = NULL, *systems = NULL;
-    char **owned = NULL, **names = NULL;
-    int nowned = 0;
-    nmt_metric *metrics[3] = {0};
-    nmt_tokenize_buf out = {0};
-
-    const char *env_format = getenv("SACREBLEU_FORMAT");
-    if (env_format) {
-        if (strcasecmp(env_format, "json") == 0) a->format = NMT_REPORT_JSON;
-        else if (strcasecmp(env_format, "text") == 0) a->format = NMT_REPORT_TEXT;
-        else if (strcasecmp(env_format, "latex") == 0) a->format = NMT_REPORT_LATEX;
-    }
-    if (a->sentence_level && a->nmetrics > 1) {
-        fprintf(stderr, "nmt bleu: only one metric can be used in sentence-level mode\n");
-        goto cleanup;
-    }
-    if (a->nrefs_files == 0) {
-        fprintf(stderr, "nmt bleu: no reference files given (give them before -i)\n");
-        goto cleanup;
-    }
-    if (a->num_refs != 1 && a->nrefs_files > 1) {
-        fprintf(stderr, "nmt bleu: --num-refs reads several tab-separated references from one file; it cannot be "
-                        "combined with several reference files\n");
-        goto cleanup;
-    }
-    /* The target language picks the tokenizer when -tok is not given, as in sacreBLEU. */
-    if (a->langpair) {
-        const char *target = strchr(a->langpair, '-') + 1;
-        if (!a->tokenize_given && strcmp(target, "zh") == 0) a->opt.bleu.tokenizer = NMT_TOKENIZE_ZH;
-        else if (!a->tokenize_given && (strcmp(target, "ja") == 0 || strcmp(target, "ko") == 0)) {
-            fprintf(stderr, "nmt bleu: the default tokenizer for '%s' is %s-mecab, which needs MeCab; give -tok\n",
-                    target, target);
-            goto cleanup;
-        } else if (a->tokenize_given && strcmp(target, "zh") == 0 && a->opt.bleu.tokenizer != NMT_TOKENIZE_ZH && !a->quiet)
-            fprintf(stderr, "nmt bleu: warning: consider the 'zh' tokenizer for Chinese\n");
-    }
-    owned = nmt_calloc((size_t)a->nrefs_files + (size_t)a->ninputs + 1, sizeof *owned);
-    nrefs = a->num_refs > 1 ? a->num_refs : a->nrefs_files;
-    refs = nmt_calloc((size_t)nrefs, sizeof *refs);
-    if (!owned || !refs) goto fail;
-    for (int f = 0; f < a->nrefs_files; f++) {
-        ref_reader reader = {refs + (a->num_refs > 1 ? 0 : f), a->num_refs, a->refs[f]};
-        if (read_lines(a->refs[f], a->refs[f], 0, &owned[nowned++], ref_line, &reader) < 0) goto fail;
-    }
-    int paired = a->paired_bs || a->paired_ar;
-    if (a->has_input) {
-        systems = nmt_calloc((size_t)a->ninputs + 1, sizeof *systems);
-        names = nmt_calloc((size_t)a->ninputs + 1, sizeof *names);
-        if (!systems || !names) goto fail;
-        for (int f = 0; f < a->ninputs; f++) {
-            int duplicate = 0;
-            for (int g = 0; g < nsys; g++) duplicate |= strcmp(names[g], a->inputs[f]) == 0;
-            if (duplicate) {
-                if (paired && strcmp(names[0], a->inputs[f]) == 0) {
-                    if (!a->quiet) fprintf(stderr, "nmt bleu: ignoring '%s' as it was also given as the baseline\n", a->inputs[f]);
-                    continue;
-                }
-                fprintf(stderr, "nmt bleu: '%s' already names a system; give each system a different file name\n",
-                        a->inputs[f]);
-                goto cleanup;
-            }
-            if (read_lines(a->inputs[f], a->inputs[f], 0, &owned[nowned++], hyp_line, &systems[nsys]) < 0) goto fail;
-            if (!(names[nsys] = nmt_strdup(a->inputs[f]))) goto fail;
-            nsys++;
-        }
-        if (paired && nsys > 0) {
-            size_t n = strlen(names[0]) + 11;
-            char *renamed = nmt_malloc(n);
-            if (!renamed) goto fail;
-            snprintf(renamed, n, "Baseline: %s", names[0]);
-            free(names[0]);
-            names[0] = renamed;
-        }
-    } else {
-        stdin_reader reader = {0};
-        if (read_lines("/dev/stdin", "<stdin>", 1, &owned[nowned++], stdin_line, &reader) < 0) {
-            for (int k = 0; k < reader.count; k++) stream_free(&reader.systems[k]);
-            free(reader.systems);
-            goto fail;
-        }
-        if (reader.count == 0) { /* empty input: sacreBLEU reads one empty line */
-            if (!(reader.systems = nmt_calloc(1, sizeof *reader.systems))) goto fail;
-            reader.count = 1;
-            if (stream_push(&reader.systems[0], "", 0) < 0) goto fail;
-        }
-        systems = reader.systems;
-        nsys = reader.count;
-        if (!(names = nmt_calloc((size_t)nsys, sizeof *names))) goto fail;
-        for (int s = 0; s < nsys; s++) {
-            char name[48];
-            if (paired) snprintf(name, sizeof name, s == 0 ? "Baseline" : "System %d", s);
-            else snprintf(name, sizeof name, "System %d", s + 1);
-            if (!(names[s] = nmt_strdup(name))) goto fail;
-        }
-    }
-    if (a->sentence_level && nsys > 1) {
-        fprintf(stderr, "nmt bleu: only one system can be evaluated in sentence-level mode\n");
-        goto cleanup;
-    }
-    if (a->sentence_level && (a->confidence || paired)) {
-        fprintf(stderr, "nmt bleu: statistical tests are unavailable in sentence-level mode\n");
-        goto cleanup;
-    }
-    if (paired && nsys == 1) {
-        fprintf(stderr, "nmt bleu: paired tests need several systems given to -i\n");
-        goto cleanup;
-    }
-    if (nsys > 1 && a->confidence) {
-        fprintf(stderr, "nmt bleu: use a paired test (--paired-bs, --paired-ar) for several systems\n");
-        goto cleanup;
-    }
-    for (int s = 0; s < nsys; s++) {
-        if (systems[s].count == 0) {
-            fprintf(stderr, "nmt bleu: %s has no lines\n", a->has_input ? a->inputs[s] : "standard input");
-            goto cleanup;
-        }
-        for (long r = 0; r < nrefs; r++)
-            if (refs[r].count != systems[s].count) {
-                fprintf(stderr, "nmt bleu: the system and reference streams have different lengths (%zu and %zu lines)\n",
-                        systems[s].count, refs[r].count);
-                goto cleanup;
-            }
-    }
-
-    if (a->sentence_level) a->opt.bleu.effective_order = 1;
-    /* sacreBLEU sorts the metrics (BLEU, chrF, TER), except for a paired test, which keeps -m's order. */
-    nmt_metric_kind order[3];
-    int n = 0;
-    for (int kind = NMT_METRIC_BLEU; kind <= NMT_METRIC_TER; kind++)
-        for (int i = 0; i < a->nmetrics; i++)
-            if ((int)a->metrics[i] == kind) order[n++] = a->metrics[i];
-    for (int m = 0; m < a->nmetrics; m++)
-        if (!(metrics[m] = nmt_metric_new(paired ? a->metrics[m] : order[m], &a->opt))) goto fail;
-
-    int rc;
-    if (a->sentence_level) rc = run_sentence_level(a, metrics[0], &systems[0], refs, (int)nrefs, &out);
-    else if (nsys == 1) rc = run_single(a, metrics, &systems[0], refs, (int)nrefs, &out);
-    else rc = run_multi(a, metrics, systems, (const char *const *)names, nsys, refs, (int)nrefs, &out);
-    if (rc < 0 || print_and_clear(&out) < 0) goto fail;
-    if (fflush(stdout) != 0) {
+    inputs in = {0};
+    nmt_strbuf out = {0};
+    int ok = check_args(a) == 0 && read_inputs(a, &in) == 0 &&
+             nmt_evaluate_check(&a->e, in.systems, in.nsys, in.refs, in.nrefs) == 0;
+    if (ok && !a->e.sentence_level && !a->force)
+        for (int m = 0; m < a->e.nmetrics; m++)
+            if (a->e.metrics[m] == NMT_METRIC_BLEU)
+                for (int s = 0; s < in.nsys; s++) warn_tokenized(a, in.systems[s]);
+    a->e.seed = getenv("SACREBLEU_SEED");
+    ok = ok && nmt_pool_set_threads((int)a->threads) == 0 &&
+         nmt_evaluate_report(&a->e, in.systems, (const char *const *)in.names, in.nsys, in.refs, in.nrefs, &out,
+                             print_and_clear, NULL) == 0 &&
+         print_and_clear(NULL, &out) == 0;
+    if (ok && fflush(stdout) != 0) {
         nmt_error_set("<stdout>: write failed: %s", strerror(errno));
-        goto fail;
+        ok = 0;
     }
-    exit_code = NMT_EXIT_OK;
-    goto cleanup;
-fail:
-    exit_code = nmt_cli_fail(CMD);
-cleanup:
-    for (int m = 0; m < 3; m++) nmt_metric_free(metrics[m]);
-    for (long r = 0; refs && r < nrefs; r++) stream_free(&refs[r]);
-    for (int s = 0; systems && s < (a->has_input ? a->ninputs : nsys); s++) stream_free(&systems[s]);
-    for (int s = 0; names && s < (a->has_input ? a->ninputs : nsys); s++) free(names[s]);
-    for (int f = 0; owned && f < nowned; f++) free(owned[f]);
-    free(refs);
-    free(systems);
-    free(names);
-    free(owned);
-    nmt_tokenize_buf_free(&out);
-    return exit_code;
+    inputs_free(&in);
+    nmt_strbuf_free(&out);
+    return ok ? NMT_EXIT_OK : nmt_cli_fail(CMD);
 }
 
 int nmt_cmd_bleu(int argc, char **argv) {

@@ -82,7 +82,7 @@ int nmt_cmd_plot(int argc, char **argv) {
         free(runs);
         return nmt_cli_fail("plot");
     }
-    nmt_plot_buffer svg = {0};
+    nmt_strbuf svg = {0};
     int rc = nmt_curves_svg(&svg, runs, num_runs, &opts);
     if (rc == 0 && strcmp(output, "-") == 0) {
         if (fwrite(svg.data, 1, svg.len, stdout) != svg.len || fflush(stdout) != 0)
@@ -102,6 +102,6 @@ int nmt_cmd_plot(int argc, char **argv) {
     }
     for (int i = 0; i < num_runs; i++) nmt_curves_free(&runs[i]);
     free(runs);
-    nmt_plot_buffer_free(&svg);
+    nmt_strbuf_free(&svg);
     return rc == 0 ? NMT_EXIT_OK : nmt_cli_fail("plot");
 }

@@ -11,6 +11,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 const char nmt_cmd_serve_summary[] = "serve translations over HTTP (LibreTranslate and OpenNMT-py APIs, batching)";
 
@@ -34,8 +35,9 @@ static void usage(FILE *out) {
             "                            alternatives + 1, native n_best; default 1)\n"
             "      --length-penalty A    GNMT length penalty (default 0.6)\n"
             "      --max-length-ratio R  at most R * source pieces + 10 target pieces (default 2)\n"
-            "      --precision P         fp32 (default), bf16 (AVX512_BF16 CPUs), int8 (AVX2 or VNNI) or auto\n"
-            "      --max-batch N         lines decoded together (default 64)\n"
+            "      --precision P         fp32 (default), bf16, int8 or auto (as nmt translate)\n"
+            "      --max-batch N         lines decoded together (default 64), one part of them\n"
+            "                            per thread\n"
             "      --batch-wait-ms MS    longest wait for a fuller batch after a line arrives\n"
             "                            (default 5)\n"
             "      --char-limit N        characters per request, 0 = none (default 0); more: 413\n"
@@ -126,7 +128,11 @@ static int parse_args(int argc, char **argv, args *a) {
     a->engine.beam_size = (int)beam;
     a->engine.n_best = (int)n_best;
     a->engine.threads = (int)threads;
-    a->engine.max_batch = (int)batch;
+    /* The engine splits each batch of lines into one batch per thread, decoded side by side with every
+     * product whole, as `nmt translate` decodes a file. */
+    long cores = threads ? threads : sysconf(_SC_NPROCESSORS_ONLN);
+    if (cores < 1) cores = 1;
+    a->engine.max_batch = (int)((batch + cores - 1) / cores);
     a->engine.precision = nmt_packed_precision_name(precision);
     a->serve.port = (int)port;
     a->serve.max_batch = (int)batch;

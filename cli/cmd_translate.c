@@ -92,7 +92,7 @@ typedef struct translate {
     nmt_shortlist *shortlist;
     FILE *out;
     const char *out_name;
-    nmt_plot_buffer text; /* the output of one line, built before it is written */
+    nmt_strbuf text; /* the output of one line, built before it is written */
     int numbered_maps;    /* alignment maps get the line number in their names */
     long sentences, tokens;
     double start;
@@ -231,12 +231,12 @@ done:
 
 /* Appends " ||| i-j ..." for a hypothesis with attention (nothing after the bars without it). */
 static int append_alignment(translate *t, const nmt_hypothesis *h) {
-    nmt_plot_printf(&t->text, " |||");
+    nmt_strbuf_printf(&t->text, " |||");
     if (!h->attention || h->length == 0) return 0;
     int *src_of = nmt_malloc((size_t)h->length * sizeof(int));
     if (!src_of) return -1;
     nmt_hypothesis_alignment(h, src_of);
-    for (int j = 0; j < h->length; j++) nmt_plot_printf(&t->text, " %d-%d", src_of[j], j);
+    for (int j = 0; j < h->length; j++) nmt_strbuf_printf(&t->text, " %d-%d", src_of[j], j);
     free(src_of);
     return 0;
 }
@@ -245,7 +245,7 @@ static int append_alignment(translate *t, const nmt_hypothesis *h) {
 static int append_hypothesis(translate *t, const nmt_hypothesis *h) {
     char *text = nmt_spm_decode(t->spm, h->tokens, (size_t)h->length);
     if (!text) return -1;
-    nmt_plot_printf(&t->text, "%s", text);
+    nmt_strbuf_printf(&t->text, "%s", text);
     free(text);
     return 0;
 }
@@ -256,16 +256,16 @@ static int write_translation(translate *t, long index, const nmt_translation *tr
     if (t->a.n_best) {
         for (int i = 0; i < tr->count; i++) {
             const nmt_hypothesis *h = &tr->hyps[i];
-            nmt_plot_printf(&t->text, "%ld ||| ", index);
+            nmt_strbuf_printf(&t->text, "%ld ||| ", index);
             if (append_hypothesis(t, h) < 0) return -1;
-            nmt_plot_printf(&t->text, " ||| F0= %.6f ||| %.6f", h->logprob, h->score);
+            nmt_strbuf_printf(&t->text, " ||| F0= %.6f ||| %.6f", h->logprob, h->score);
             if (t->a.print_alignment && append_alignment(t, h) < 0) return -1;
-            nmt_plot_printf(&t->text, "\n");
+            nmt_strbuf_printf(&t->text, "\n");
         }
     } else {
         if (append_hypothesis(t, &tr->hyps[0]) < 0) return -1;
         if (t->a.print_alignment && append_alignment(t, &tr->hyps[0]) < 0) return -1;
-        nmt_plot_printf(&t->text, "\n");
+        nmt_strbuf_printf(&t->text, "\n");
     }
     if (t->text.failed) return nmt_error_set("out of memory formatting a translation");
     return nmt_io_write(t->out, t->text.data, t->text.len, t->out_name);
@@ -287,21 +287,21 @@ static int draw_map(translate *t, const line *l, const nmt_hypothesis *h) {
     static const char eos[] = "</s>";
     const char **src = nmt_malloc(((size_t)l->count + 1) * sizeof *src);
     const char **tgt = nmt_malloc(((size_t)h->length + 1) * sizeof *tgt);
-    nmt_plot_buffer picture = {0}, title = {0};
+    nmt_strbuf picture = {0}, title = {0};
     char *path = NULL;
     int rc = -1;
     if (!src || !tgt) goto done;
     for (int i = 0; i < l->count; i++) src[i] = nmt_spm_piece(t->spm, l->ids[i]);
     for (int j = 0; j < h->length; j++) tgt[j] = nmt_spm_piece(t->spm, h->tokens[j]);
     src[l->count] = tgt[h->length] = eos;
-    nmt_plot_printf(&title, "line %ld: %.120s", l->number, l->text);
+    nmt_strbuf_printf(&title, "line %ld: %.120s", l->number, l->text);
     if (title.failed) {
         nmt_error_set("out of memory drawing an attention map");
         goto done;
     }
     if (strcmp(t->a.map, "-") == 0) {
         if (nmt_plot_alignment_text(&picture, title.data, src, l->count + 1, tgt, h->length + 1, h->attention) < 0) goto done;
-        nmt_plot_printf(&picture, "\n");
+        nmt_strbuf_printf(&picture, "\n");
         rc = nmt_io_write(stderr, picture.data, picture.len, "<stderr>");
         goto done;
     }
@@ -313,8 +313,8 @@ done:
     free(src);
     free(tgt);
     free(path);
-    nmt_plot_buffer_free(&picture);
-    nmt_plot_buffer_free(&title);
+    nmt_strbuf_free(&picture);
+    nmt_strbuf_free(&title);
     return rc;
 }
 
@@ -430,6 +430,6 @@ int nmt_cmd_translate(int argc, char **argv) {
     nmt_shortlist_free(t.shortlist);
     nmt_spm_free(t.spm);
     nmt_model_free(&t.model);
-    nmt_plot_buffer_free(&t.text);
+    nmt_strbuf_free(&t.text);
     return rc;
 }

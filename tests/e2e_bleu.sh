@@ -90,7 +90,7 @@ expect "tab-separated references" 0 want "$NMT" bleu refs_tab -nr 2 -i h1 -m ble
 # Errors: wrong line count, invalid UTF-8 (file and line named), bad flags, refused features.
 printf 'one line\n' >short
 expect "length mismatch" 1 "" "$NMT" bleu r0 -i short
-stderr_has "length mismatch" "different lengths"
+stderr_has "length mismatch" "short has 1 line but r0 has 3"
 printf 'ok\nbad \xff byte\nok\n' >bad_utf8
 expect "invalid utf-8" 1 "" "$NMT" bleu r0 -i bad_utf8
 stderr_has "invalid utf-8" "bad_utf8:2: invalid UTF-8"

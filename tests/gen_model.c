@@ -23,7 +23,7 @@ int main(int argc, char **argv) {
     c.ffn = 16;
     c.encoder_layers = c.decoder_layers = 1;
     nmt_model m;
-    if (nmt_model_create(&m, &c) < 0) {
+    if (nmt_model_init(&m, &c) < 0) {
         fprintf(stderr, "nmt-gen-model: %s\n", nmt_error());
         return 1;
     }

@@ -11,6 +11,8 @@
 #ifndef NMT_TEST_GRADCHECK_H
 #define NMT_TEST_GRADCHECK_H
 
+#include "base/random.h"
+
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -24,12 +26,7 @@ typedef struct gc_tolerance {
     double atol; /* absolute floor, for gradients near zero */
 } gc_tolerance;
 
-static inline uint64_t gc_rng(uint64_t *s) {
-    uint64_t z = (*s += 0x9E3779B97F4A7C15ULL);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    return z ^ (z >> 31);
-}
+static inline uint64_t gc_rng(uint64_t *s) { return nmt_random_next(s); }
 
 /* x[0..n) uniform in [-scale, scale) from the seed. */
 static inline void gc_fill(float *x, long n, uint64_t seed, float scale) {

@@ -14,7 +14,7 @@
 /* Corpus BLEU of hyps[i] against refs[r][i] (sacreBLEU's layout: one stream per reference). */
 static nmt_bleu_score corpus(const nmt_bleu_options *o, const char *const *hyps, size_t n, const char *const *refs0,
                              const char *const *refs1) {
-    nmt_bleu *bleu = nmt_bleu_new(o);
+    nmt_bleu *bleu = nmt_bleu_create(o);
     ck_assert_ptr_nonnull(bleu);
     for (size_t i = 0; i < n; i++) {
         const char *refs[2] = {refs0[i], refs1 ? refs1[i] : NULL};
@@ -28,8 +28,7 @@ static nmt_bleu_score corpus(const nmt_bleu_options *o, const char *const *hyps,
 
 static nmt_bleu_score sentence(const char *hyp, const char *ref, nmt_tokenizer tok, nmt_bleu_smooth smooth,
                                double value, int lowercase) {
-    nmt_bleu_options o;
-    nmt_bleu_options_init(&o);
+    nmt_bleu_options o = nmt_bleu_options_default();
     o.tokenizer = tok;
     o.smooth = smooth;
     o.smooth_value = value;
@@ -42,8 +41,7 @@ static nmt_bleu_score sentence(const char *hyp, const char *ref, nmt_tokenizer t
 START_TEST(worked_example) {
     /* 13a: "The cat sat on the mat ." vs "The cat is on the mat ." (7 words each). Matches:
      * 1-grams 6/7, 2-grams 4/6 (The cat, on the, the mat, mat .), 3-grams 2/5, 4-grams 1/4; BP = 1. */
-    nmt_bleu_options o;
-    nmt_bleu_options_init(&o);
+    nmt_bleu_options o = nmt_bleu_options_default();
     const char *hyps[] = {"The cat sat on the mat."}, *refs[] = {"The cat is on the mat."};
     nmt_bleu_score s = corpus(&o, hyps, 1, refs, NULL);
     double want = 100 * pow(6.0 / 7 * 4.0 / 6 * 2.0 / 5 * 1.0 / 4, 0.25);
@@ -63,8 +61,7 @@ START_TEST(published_corpus_values) {
     const char *hyps[] = {"The dog bit the man.", "It wasn't surprising.", "The man had just bitten him."};
     const char *ref0[] = {"The dog bit the man.", "It was not unexpected.", "The man bit him first."};
     const char *ref1[] = {"The dog had bit the man.", "No one was surprised.", "The man had bitten the dog."};
-    nmt_bleu_options o;
-    nmt_bleu_options_init(&o);
+    nmt_bleu_options o = nmt_bleu_options_default();
     ck_assert_double_eq_tol(corpus(&o, hyps, 3, ref0, ref1).score, 48.530827, 1e-6);
     o.tokenizer = NMT_TOKENIZE_NONE;
     ck_assert_double_eq_tol(corpus(&o, hyps, 3, ref0, ref1).score, 49.1919566, 1e-6);
@@ -75,7 +72,7 @@ START_TEST(published_corpus_values) {
     ck_assert_double_eq_tol(corpus(&o, hyps, 3, ref0, ref1).score, 48.530827, 1e-6);
     /* Empty hypotheses are scored, not dropped: BLEU 0 with BP 0. */
     const char *empty[] = {"", "", ""};
-    nmt_bleu_options_init(&o);
+    o = nmt_bleu_options_default();
     nmt_bleu_score s = corpus(&o, empty, 3, ref0, ref1);
     ck_assert_double_eq(s.score, 0.0);
     ck_assert_double_eq(s.bp, 0.0);
@@ -89,8 +86,7 @@ END_TEST
 START_TEST(statistics_and_offset) {
     /* test_case_statistics: counts [4, 2, 1, 0] of totals [6, 5, 4, 3]; with floor smoothing 0.1
      * the score is 0.1555722182 (test_case_offset), without smoothing 0. */
-    nmt_bleu_options o;
-    nmt_bleu_options_init(&o);
+    nmt_bleu_options o = nmt_bleu_options_default();
     o.smooth = NMT_BLEU_SMOOTH_FLOOR;
     const char *h[] = {"am I am a character sequence"}, *r[] = {"I am a symbol string sequence a a"};
     nmt_bleu_score s = corpus(&o, h, 1, r, NULL);
@@ -107,23 +103,22 @@ END_TEST
 
 START_TEST(compute_from_statistics) {
     /* test_case_scoring: counts [9, 7, 5, 3] / [10, 8, 6, 4], lengths 11 and 11 -> 0.8375922397. */
-    nmt_bleu_options o;
-    nmt_bleu_options_init(&o);
+    nmt_bleu_options o = nmt_bleu_options_default();
     o.smooth = NMT_BLEU_SMOOTH_NONE;
     double stats[] = {11, 11, 9, 7, 5, 3, 10, 8, 6, 4};
     nmt_bleu_score s;
-    nmt_bleu_compute(&o, stats, NMT_SCORE_PYTHON, &s);
+    nmt_bleu_compute(&o, stats, NMT_PYNUM_PYTHON, &s);
     ck_assert_double_eq_tol(s.score / 100, 0.8375922397, 1e-10);
     /* Brevity penalty: 9 hypothesis words against 11 reference words -> exp(1 - 11/9). */
     stats[0] = 9;
-    nmt_bleu_compute(&o, stats, NMT_SCORE_PYTHON, &s);
+    nmt_bleu_compute(&o, stats, NMT_PYNUM_PYTHON, &s);
     ck_assert_double_eq_tol(s.bp, exp(1 - 11.0 / 9), 1e-15);
     ck_assert_double_eq_tol(s.ratio, 9.0 / 11, 1e-15);
 }
 END_TEST
 
 START_TEST(smoothing_methods) {
-    /* test_sentence_bleu.py: effective order, one reference (sacreBLEU issue #98). */
+    /* test_sentence_bleu.py: effective order, one reference. */
     const char *ref = "producţia de zahăr brut se exprimă în zahăr alb;";
     const char *sys = "Producția de zahăr primă va fi exprimată în ceea ce privește zahărul alb;";
     struct { nmt_bleu_smooth m; double v; int lc; nmt_tokenizer tok; double want; } cases[] = {
@@ -156,8 +151,7 @@ START_TEST(chinese_tokenizer) {
     nmt_bleu_score s = sentence("我们今天去公园散步，天气很好。", "今天我们去公园散步，天气非常好。", NMT_TOKENIZE_ZH,
                                 NMT_BLEU_SMOOTH_EXP, -1, 0);
     ck_assert_double_eq_tol(s.score, 55.97877415275869, 1e-10);
-    nmt_bleu_options o;
-    nmt_bleu_options_init(&o);
+    nmt_bleu_options o = nmt_bleu_options_default();
     o.tokenizer = NMT_TOKENIZE_ZH;
     const char *h[] = {"我们今天去公园散步，天气很好。", "他说：“好的。”"};
     const char *r[] = {"今天我们去公园散步，天气非常好。", "他回答：“好。”"};
@@ -179,8 +173,7 @@ END_TEST
 START_TEST(multiple_references) {
     /* Clipping takes the largest count over the references; the closest reference length wins and
      * the shorter one on a tie: hyp of 4 words, references of 3 and 5 words -> ref_len 3. */
-    nmt_bleu_options o;
-    nmt_bleu_options_init(&o);
+    nmt_bleu_options o = nmt_bleu_options_default();
     o.tokenizer = NMT_TOKENIZE_NONE;
     const char *h[] = {"the the the x"}, *r0[] = {"the y z"}, *r1[] = {"the the a b c"};
     nmt_bleu_score s = corpus(&o, h, 1, r0, r1);
@@ -192,9 +185,8 @@ START_TEST(multiple_references) {
 END_TEST
 
 START_TEST(signature) {
-    nmt_bleu_options o;
-    nmt_bleu_options_init(&o);
-    nmt_bleu *bleu = nmt_bleu_new(&o);
+    nmt_bleu_options o = nmt_bleu_options_default();
+    nmt_bleu *bleu = nmt_bleu_create(&o);
     const char *refs[] = {"a b"};
     ck_assert_int_eq(nmt_bleu_add(bleu, "a b", refs, 1), 0);
     char sig[256];
@@ -208,7 +200,7 @@ START_TEST(signature) {
     ck_assert_ptr_nonnull(strstr(sig, "nrefs:var|"));
     nmt_bleu_free(bleu);
 
-    nmt_score_field f[4];
+    nmt_signature_field f[4];
     o.smooth = NMT_BLEU_SMOOTH_FLOOR;
     o.lowercase = 1;
     o.tokenizer = NMT_TOKENIZE_INTL;
@@ -228,23 +220,22 @@ START_TEST(signature) {
 END_TEST
 
 START_TEST(one_call_and_errors) {
-    nmt_bleu_options o;
-    nmt_bleu_options_init(&o);
+    nmt_bleu_options o = nmt_bleu_options_default();
     const char *hyps[] = {"The cat sat on the mat."};
     const char *r[] = {"The cat is on the mat."};
     const char *const *refs[] = {r};
     nmt_bleu_score s;
     ck_assert_int_eq(nmt_bleu_corpus(&o, hyps, refs, 1, 1, &s), 0);
     ck_assert_double_eq_tol(s.score, 100 * pow(6.0 / 7 * 4.0 / 6 * 2.0 / 5 * 1.0 / 4, 0.25), 1e-12);
-    nmt_bleu *bleu = nmt_bleu_new(&o);
+    nmt_bleu *bleu = nmt_bleu_create(&o);
     ck_assert_int_eq(nmt_bleu_add(bleu, "x", r, 0), -1);
     ck_assert_ptr_nonnull(strstr(nmt_error(), "reference"));
     nmt_bleu_free(bleu);
     o.max_order = 0;
-    ck_assert_ptr_null(nmt_bleu_new(&o));
+    ck_assert_ptr_null(nmt_bleu_create(&o));
     o.max_order = 4;
     nmt_alloc_fail_at(1);
-    ck_assert_ptr_null(nmt_bleu_new(&o));
+    ck_assert_ptr_null(nmt_bleu_create(&o));
     ck_assert_ptr_nonnull(strstr(nmt_error(), "out of memory"));
     nmt_bleu_smooth m;
     ck_assert_int_eq(nmt_bleu_smooth_parse("add-k", &m), 0);
@@ -255,12 +246,11 @@ END_TEST
 
 START_TEST(every_allocation_failure_is_reported) {
     /* Fail each allocation of a segment in turn: the call reports it, and a retry then works. */
-    nmt_bleu_options o;
-    nmt_bleu_options_init(&o);
+    nmt_bleu_options o = nmt_bleu_options_default();
     o.lowercase = 1;
     const char *refs[] = {"Ein Mann, der läuft.", "Ein Hund läuft schnell."};
     for (long k = 1; k < 40; k++) {
-        nmt_bleu *bleu = nmt_bleu_new(&o);
+        nmt_bleu *bleu = nmt_bleu_create(&o);
         ck_assert_ptr_nonnull(bleu);
         nmt_alloc_fail_at(k);
         int rc = nmt_bleu_add(bleu, "Ein Mann läuft schnell.", refs, 2);

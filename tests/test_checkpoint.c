@@ -39,7 +39,7 @@ typedef struct trained {
 
 /* A model with random parameters and an optimizer with distinct, awkward moment values. */
 static void make(trained *t, const nmt_model_config *c, uint64_t seed) {
-    ck_assert_int_eq(nmt_model_create(&t->m, c), 0);
+    ck_assert_int_eq(nmt_model_init(&t->m, c), 0);
     nmt_model_init_weights(&t->m, seed);
     ck_assert_int_eq(nmt_adam_init(&t->adam, t->m.num_params, 0.9, 0.98, 1e-9), 0);
     for (size_t i = 0; i < t->m.num_params; i++) {

@@ -11,7 +11,7 @@
 /* Corpus chrF of hyps against refs (one reference, or two when refs1 is given). */
 static double corpus(const nmt_chrf_options *o, const char *const *hyps, size_t n, const char *const *refs0,
                      const char *const *refs1) {
-    nmt_chrf *chrf = nmt_chrf_new(o);
+    nmt_chrf *chrf = nmt_chrf_create(o);
     ck_assert_ptr_nonnull(chrf);
     int k = nmt_chrf_stat_count(o);
     double sum[3 * NMT_CHRF_MAX_ORDER] = {0}, stats[3 * NMT_CHRF_MAX_ORDER];
@@ -22,7 +22,7 @@ static double corpus(const nmt_chrf_options *o, const char *const *hyps, size_t 
         for (int j = 0; j < k; j++) sum[j] += stats[j];
     }
     nmt_chrf_free(chrf);
-    return nmt_chrf_compute(o, sum, NMT_SCORE_PYTHON);
+    return nmt_chrf_compute(o, sum, NMT_PYNUM_PYTHON);
 }
 
 static double one(const nmt_chrf_options *o, const char *hyp, const char *ref) {
@@ -31,8 +31,7 @@ static double one(const nmt_chrf_options *o, const char *hyp, const char *ref) {
 }
 
 START_TEST(published_eps_smoothing) {
-    nmt_chrf_options o;
-    nmt_chrf_options_init(&o);
+    nmt_chrf_options o = nmt_chrf_options_default();
     o.beta = 3;
     o.eps_smoothing = 1;
     struct { const char *h, *r; double want; } cases[] = {
@@ -53,8 +52,7 @@ START_TEST(published_eps_smoothing) {
 END_TEST
 
 START_TEST(published_effective_order) {
-    nmt_chrf_options o;
-    nmt_chrf_options_init(&o);
+    nmt_chrf_options o = nmt_chrf_options_default();
     o.beta = 3;
     struct { const char *h, *r; double want; } cases[] = {
         {"a", "a", 100.0}, {"", "reference", 0.0}, {"a b c", "a b c", 100.0}, {"a b c", "abc", 100.0},
@@ -72,8 +70,7 @@ START_TEST(published_effective_order) {
 END_TEST
 
 START_TEST(published_sentence_level) {
-    nmt_chrf_options o;
-    nmt_chrf_options_init(&o);
+    nmt_chrf_options o = nmt_chrf_options_default();
     o.eps_smoothing = 1;
     ck_assert_double_eq_tol(one(&o, "Co nás nejvíc trápí, protože lékaři si vybírají, kdo bude žít a kdo zemře.",
                                 "Nejvíce smutní jsme z toho, že musíme rozhodovat o tom, kdo bude žít a kdo zemře."),
@@ -87,15 +84,14 @@ END_TEST
 START_TEST(worked_example_and_word_ngrams) {
     /* "ab" vs "ac", orders 1 and 2, beta 2: unigrams P = R = 1/2; bigrams 0 matches of 1 -> P = R = 0
      * but both counts exist, so the effective order is 2: P = R = 1/4, F = 1/4 -> 25. */
-    nmt_chrf_options o;
-    nmt_chrf_options_init(&o);
+    nmt_chrf_options o = nmt_chrf_options_default();
     o.char_order = 2;
     ck_assert_double_eq_tol(one(&o, "ab", "ac"), 25.0, 1e-12);
     /* chrF++ (word order 2): "(hi)" splits into "(hi" and ")" only (sacreBLEU #124), while "(hi )"
      * gives "(" "hi" ")": same characters, different words. Words [say, (hi, )] vs [say, (, hi, )]:
      * unigrams 2 of 3 / 2 of 4, bigrams 0 of 2 / 0 of 3, characters all matched; value from
      * sacreBLEU 2.6: 81.65829145728642. */
-    nmt_chrf_options_init(&o);
+    o = nmt_chrf_options_default();
     o.word_order = 2;
     ck_assert_double_eq_tol(one(&o, "say (hi)", "say (hi )"), 81.65829145728642, 1e-12);
     /* while "hi." splits into "hi" "." and matches "hi ." exactly */
@@ -108,8 +104,7 @@ END_TEST
 
 START_TEST(best_reference) {
     /* The segment keeps the statistics of its best reference: the exact one here. */
-    nmt_chrf_options o;
-    nmt_chrf_options_init(&o);
+    nmt_chrf_options o = nmt_chrf_options_default();
     const char *h[] = {"a cat"}, *r0[] = {"the dog"}, *r1[] = {"a cat"};
     ck_assert_double_eq_tol(corpus(&o, h, 1, r0, r1), 100.0, 1e-12);
     ck_assert_double_eq_tol(corpus(&o, h, 1, r1, r0), 100.0, 1e-12);
@@ -120,9 +115,8 @@ START_TEST(best_reference) {
 END_TEST
 
 START_TEST(signature_and_errors) {
-    nmt_chrf_options o;
-    nmt_chrf_options_init(&o);
-    nmt_score_field f[5];
+    nmt_chrf_options o = nmt_chrf_options_default();
+    nmt_signature_field f[5];
     ck_assert_int_eq(nmt_chrf_signature_fields(&o, f), 5);
     ck_assert_str_eq(f[0].value, "mixed");
     ck_assert_str_eq(f[1].value, "yes");
@@ -130,9 +124,9 @@ START_TEST(signature_and_errors) {
     ck_assert_str_eq(f[3].value, "0");
     ck_assert_str_eq(f[4].value, "no");
     o.char_order = 0;
-    ck_assert_ptr_null(nmt_chrf_new(&o));
-    nmt_chrf_options_init(&o);
-    nmt_chrf *chrf = nmt_chrf_new(&o);
+    ck_assert_ptr_null(nmt_chrf_create(&o));
+    o = nmt_chrf_options_default();
+    nmt_chrf *chrf = nmt_chrf_create(&o);
     double stats[18];
     ck_assert_int_eq(nmt_chrf_segment(chrf, "a", 1, NULL, NULL, 0, stats), -1);
     nmt_chrf_free(chrf);

@@ -1,4 +1,4 @@
-/* Tests of config: defaults, the issue's full example, every kind of error with its file:line:column
+/* Tests of config: defaults, a full example that sets every key, every kind of error with its file:line:column
  * (positions counted by hand in the YAML texts below), overrides, path resolution, and the
  * save -> load round trip. */
 #include "train/config.h"
@@ -83,7 +83,7 @@ START_TEST(defaults_and_resolved_paths) {
 }
 END_TEST
 
-/* The example of issue 4, with every value changed from its default where the type allows. */
+/* Every key set, with every value changed from its default where the type allows. */
 static const char full_example[] =
     "model:\n"
     "  d_model: 512\n"

@@ -1,5 +1,5 @@
 /* Tests of the shipped configs: every configs/<name>.yaml loads with the config loader (without its data:
- * paths are only resolved), and the Multi30k configs say what issue 9 asks of them, find the corpus
+ * paths are only resolved), and the Multi30k configs hold the model the README describes, find the corpus
  * beside the repository, write into the repository's runs/, and follow a --set data.root elsewhere. */
 #include "train/config.h"
 #include "testing.h"
@@ -47,7 +47,7 @@ static void check_multi30k(const char *name, const char *tgt) {
     ck_assert_str_eq(c.valid.tgt, want);
     snprintf(want, sizeof want, "%s/runs/%s", NMT_SOURCE_DIR, name);
     ck_assert_str_eq(c.output, want);
-    /* Issue 9's model: d256, 4 heads, ffn 1024, 3+3 layers, tied embeddings, a joint 8k unigram vocabulary. */
+    /* The README's Multi30k model: d256, 4 heads, ffn 1024, 3+3 layers, tied embeddings, a joint 8k unigram vocabulary. */
     ck_assert_int_eq(c.model.d_model, 256);
     ck_assert_int_eq(c.model.heads, 4);
     ck_assert_int_eq(c.model.ffn, 1024);

@@ -230,7 +230,7 @@ START_TEST(svg_draws_panels_curves_and_legend) {
     two_runs(runs);
     const nmt_curves_metric metrics[3] = {NMT_CURVES_TRAIN_LOSS, NMT_CURVES_VAL_LOSS, NMT_CURVES_VAL_BLEU};
     nmt_curves_options options = {.axis = NMT_CURVES_MINUTES, .metrics = metrics, .num_metrics = 3, .title = "En\xE2\x86\x92" "De"};
-    nmt_plot_buffer out = {0};
+    nmt_strbuf out = {0};
     ck_assert_int_eq(nmt_curves_svg(&out, runs, 2, &options), 0);
     const char *svg = out.data, *err = nmt_test_xml_error(svg);
     ck_assert_msg(err == NULL, "%s in:\n%s", err, svg);
@@ -258,7 +258,7 @@ START_TEST(svg_draws_panels_curves_and_legend) {
     /* Colours: run A blue, run B orange (Tableau 10). */
     ck_assert_int_eq(nmt_test_count(svg, "stroke=\"#1f77b4\" stroke-width=\"1.80\""), 3);
     ck_assert_int_eq(nmt_test_count(svg, "stroke=\"#ff7f0e\" stroke-width=\"1.80\""), 1);
-    nmt_plot_buffer_free(&out);
+    nmt_strbuf_free(&out);
 
     /* Against steps, with a panel no run has points for. */
     const nmt_curves_metric lr[2] = {NMT_CURVES_VAL_BLEU, NMT_CURVES_LR};
@@ -269,7 +269,7 @@ START_TEST(svg_draws_panels_curves_and_legend) {
     ck_assert_int_eq(nmt_test_count(out.data, ">no data</text>"), 1);
     ck_assert_int_eq(nmt_test_count(out.data, ">step</text>"), 1);
     ck_assert_int_eq(nmt_test_count(out.data, ">100</text>"), 2); /* steps 0..100 in 10s */
-    nmt_plot_buffer_free(&out);
+    nmt_strbuf_free(&out);
     for (int i = 0; i < 2; i++) nmt_curves_free(&runs[i]);
 }
 END_TEST
@@ -319,9 +319,9 @@ static int parse_and_draw(void *context) {
     }
     const nmt_curves_metric metrics[2] = {NMT_CURVES_TRAIN_LOSS, NMT_CURVES_VAL_BLEU};
     nmt_curves_options options = {.axis = NMT_CURVES_MINUTES, .metrics = metrics, .num_metrics = 2, .title = "t"};
-    nmt_plot_buffer out = {0};
+    nmt_strbuf out = {0};
     rc = nmt_curves_svg(&out, runs, 2, &options);
-    nmt_plot_buffer_free(&out);
+    nmt_strbuf_free(&out);
     nmt_curves_free(&runs[0]);
     nmt_curves_free(&runs[1]);
     return rc;

@@ -1,9 +1,9 @@
-/* Tests of forced scoring on tiny Transformers with random weights (tiny_models.h): batched scores
+/* Tests of forced scoring on tiny Transformers with random weights (infer_models.h): batched scores
  * equal pair-by-pair scores and the sum of the incremental decoder's per-step log-probabilities,
  * empty sources and targets included.
  */
 #include "infer/forced.h"
-#include "tiny_models.h"
+#include "infer_models.h"
 
 #include <check.h>
 #include <stdint.h>
@@ -53,7 +53,7 @@ END_TEST
 
 int main(void) {
     Suite *s = suite_create("forced");
-    TCase *tc = tiny_models_tcase("forced");
+    TCase *tc = infer_models_tcase("forced");
     tcase_add_loop_test(tc, score_is_the_sum_of_step_logprobs, 0, VARIANTS);
     suite_add_tcase(s, tc);
     return nmt_test_run(s);

@@ -1,4 +1,4 @@
-/* Tests of incremental decoding on tiny Transformers with random weights (tiny_models.h).
+/* Tests of incremental decoding on tiny Transformers with random weights (infer_models.h).
  *
  * The reference is the engine's training-path forward (nmt_model_token_logprobs, evaluation mode):
  * the incremental decoder fed the same prefixes must give the same log-probabilities (to 1e-5) for
@@ -9,7 +9,7 @@
 #include "infer/incremental.h"
 #include "compute/kernels.h"
 #include "compute/pool.h"
-#include "tiny_models.h"
+#include "infer_models.h"
 
 #include <check.h>
 #include <math.h>
@@ -195,7 +195,7 @@ END_TEST
 
 int main(void) {
     Suite *s = suite_create("incremental");
-    TCase *tc = tiny_models_tcase("incremental");
+    TCase *tc = infer_models_tcase("incremental");
     tcase_add_loop_test(tc, incremental_matches_the_full_forward, 0, VARIANTS);
     tcase_add_loop_test(tc, cached_equals_uncached_and_batched_equals_alone, 0, VARIANTS);
     tcase_add_loop_test(tc, step_best_matches_full_logprobs, 0, VARIANTS);

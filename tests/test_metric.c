@@ -25,14 +25,13 @@ static double *stats_of(nmt_metric *m, const char *const *hyps, double *score) {
         ck_assert_int_eq(nmt_metric_segment(m, hyps[i], strlen(hyps[i]), refs, lens, 2, stats + i * k), 0);
     }
     nmt_metric_sum(stats, 3, k, sum);
-    *score = nmt_metric_compute(m, sum, NMT_SCORE_PYTHON, NULL, 0);
+    *score = nmt_metric_compute(m, sum, NMT_PYNUM_PYTHON, NULL, 0);
     return stats;
 }
 
 static nmt_metric *metric(nmt_metric_kind kind) {
-    nmt_metric_options o;
-    nmt_metric_options_init(&o);
-    nmt_metric *m = nmt_metric_new(kind, &o);
+    nmt_metric_options o = nmt_metric_options_default();
+    nmt_metric *m = nmt_metric_create(kind, &o);
     ck_assert_ptr_nonnull(m);
     return m;
 }

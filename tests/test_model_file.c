@@ -32,7 +32,7 @@ static char *temp_path(const char *name) { return nmt_path_join(nmt_test_tmpdir,
 
 /* A model whose every parameter is value(i) for its index i in the buffer. */
 static void make_model(nmt_model *m, const nmt_model_config *c, float scale, float shift) {
-    ck_assert_msg(nmt_model_create(m, c) == 0, "%s", nmt_error());
+    ck_assert_msg(nmt_model_init(m, c) == 0, "%s", nmt_error());
     for (size_t i = 0; i < m->num_params; i++) m->params[i] = scale * (float)(i % 1000) + shift;
 }
 
@@ -57,7 +57,7 @@ START_TEST(save_load_round_trip_in_every_layout) {
     char *path = temp_path("model.safetensors");
     for (int i = 0; i < 4; i++) {
         nmt_model a, b;
-        ck_assert_int_eq(nmt_model_create(&a, &layouts[i]), 0);
+        ck_assert_int_eq(nmt_model_init(&a, &layouts[i]), 0);
         nmt_model_init_weights(&a, 42 + (uint64_t)i);
         ck_assert_int_eq(nmt_model_save(&a, path), 0);
         ck_assert_msg(nmt_model_load(&b, path) == 0, "%s", nmt_error());
@@ -90,7 +90,7 @@ START_TEST(file_has_names_shapes_and_metadata) {
                                       {"max_positions", "12"}, {"norm_eps", "1e-05"}, {"tie_embeddings", "all"}};
     for (int i = 0; i < NMT_MODEL_METADATA; i++)
         ck_assert_str_eq(nmt_st_meta(&f, expected_meta[i][0]), expected_meta[i][1]);
-    /* PyTorch-style names and [out, in] shapes (issue 3's list). */
+    /* PyTorch-style names and [out, in] shapes, as a PyTorch state dict of the same model has them. */
     const struct {
         const char *name;
         int rank;
@@ -146,7 +146,7 @@ START_TEST(bad_files_are_refused_by_name) {
     nmt_model m;
     make_model(&m, &c, 1.0f, 0.0f);
     nmt_model_metadata md;
-    nmt_model_metadata_make(&md, &c);
+    nmt_model_metadata_init(&md, &c);
     char *path = temp_path("bad.safetensors");
 
     /* Truncated and foreign files. */
@@ -177,19 +177,19 @@ START_TEST(bad_files_are_refused_by_name) {
     write_variant(path, &m, m.num_tensors, NULL, 0, NULL);
     expect_load_error(path, "no \"format\" in the metadata: not a model written by nmt");
     nmt_model_metadata bad;
-    nmt_model_metadata_make(&bad, &c);
+    nmt_model_metadata_init(&bad, &c);
     snprintf(bad.text[0][1], sizeof bad.text[0][1], "nmt-model-9");
     write_variant(path, &m, m.num_tensors, bad.entries, NMT_MODEL_METADATA, NULL);
     expect_load_error(path, "format 'nmt-model-9' is not 'nmt-model-1'");
-    nmt_model_metadata_make(&bad, &c);
+    nmt_model_metadata_init(&bad, &c);
     snprintf(bad.text[3][1], sizeof bad.text[3][1], "two"); /* heads */
     write_variant(path, &m, m.num_tensors, bad.entries, NMT_MODEL_METADATA, NULL);
     expect_load_error(path, "metadata heads='two' is not a count");
-    nmt_model_metadata_make(&bad, &c);
+    nmt_model_metadata_init(&bad, &c);
     snprintf(bad.text[3][1], sizeof bad.text[3][1], "3");
     write_variant(path, &m, m.num_tensors, bad.entries, NMT_MODEL_METADATA, NULL);
     expect_load_error(path, ": metadata: model.heads (3)");
-    nmt_model_metadata_make(&bad, &c);
+    nmt_model_metadata_init(&bad, &c);
     snprintf(bad.text[9][1], sizeof bad.text[9][1], "middle"); /* norm_position */
     write_variant(path, &m, m.num_tensors, bad.entries, NMT_MODEL_METADATA, NULL);
     expect_load_error(path, "metadata norm_position='middle' is not a known value");
@@ -197,7 +197,7 @@ START_TEST(bad_files_are_refused_by_name) {
     expect_load_error(path, "the metadata lacks the model's tie_embeddings");
 
     /* Tensors that do not fit the config: another d_model, another dtype. */
-    nmt_model_metadata_make(&bad, &c);
+    nmt_model_metadata_init(&bad, &c);
     snprintf(bad.text[2][1], sizeof bad.text[2][1], "16");
     write_variant(path, &m, m.num_tensors, bad.entries, NMT_MODEL_METADATA, NULL);
     expect_load_error(path, "tensor 'embed.weight' has shape [20, 8], but the model's config needs [20, 16]");
@@ -224,7 +224,7 @@ START_TEST(prefixed_buffers_round_trip) {
     for (size_t i = 0; i < m.num_params; i++) m.grads[i] = -(float)i;
     char *path = temp_path("step.safetensors");
     nmt_model_metadata md;
-    nmt_model_metadata_make(&md, &c);
+    nmt_model_metadata_init(&md, &c);
     write_variant(path, &m, m.num_tensors, md.entries, NMT_MODEL_METADATA, "adam_m.");
     nmt_st_file f;
     ck_assert_int_eq(nmt_st_read(&f, path), 0);
@@ -260,7 +260,7 @@ START_TEST(average_of_known_models) {
     ck_assert_int_eq(nmt_model_save(&a, pa), 0);
     ck_assert_int_eq(nmt_model_save(&b, pb), 0);
     nmt_model_metadata md;
-    nmt_model_metadata_make(&md, &c);
+    nmt_model_metadata_init(&md, &c);
     write_variant(pc, &ck, ck.num_tensors, md.entries, NMT_MODEL_METADATA, "adam_m.");
     const char *paths[] = {pa, pb, pc};
     ck_assert_msg(nmt_model_average(paths, 3, out) == 0, "%s", nmt_error());

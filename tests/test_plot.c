@@ -31,7 +31,7 @@ START_TEST(canvas_is_well_formed) {
     ck_assert_ptr_nonnull(strstr(c.out.data, "fill=\"#26828e\"")); /* viridis(0.5) */
     ck_assert_ptr_nonnull(strstr(c.out.data, "x &lt; y &amp;&amp; z &gt; &apos;w&apos; \xEF\xBF\xBD \xEF\xBF\xBD"));
     ck_assert_ptr_nonnull(strstr(c.out.data, "transform=\"rotate(-90.0 20.00 20.00)\""));
-    nmt_plot_buffer_free(&c.out);
+    nmt_strbuf_free(&c.out);
 }
 END_TEST
 
@@ -70,7 +70,7 @@ START_TEST(alignment_svg_cells_and_escaping) {
     const char *src[4] = {"\xE2\x96\x81<", "&", "\"q\"", "</s>"};
     const char *tgt[3] = {"\xE2\x96\x81Mann", "'", "</s>"};
     const float w[12] = {0.7f, 0.1f, 0.1f, 0.1f, 0.05f, 0.8f, 0.05f, 0.1f, 0.0f, 0.2f, 0.3f, 0.5f};
-    nmt_plot_buffer out = {0};
+    nmt_strbuf out = {0};
     ck_assert_int_eq(nmt_plot_alignment_svg(&out, "line 3: a < b", src, 4, tgt, 3, w), 0);
     const char *err = nmt_test_xml_error(out.data);
     ck_assert_msg(err == NULL, "%s", err);
@@ -89,7 +89,7 @@ START_TEST(alignment_svg_cells_and_escaping) {
         for (int j = 0; j < 12; j++)
             if (w[i] > w[j]) ck_assert(luminance(got) > luminance(cell_fill(out.data, j)));
     }
-    nmt_plot_buffer_free(&out);
+    nmt_strbuf_free(&out);
 }
 END_TEST
 
@@ -98,14 +98,14 @@ START_TEST(alignment_text_matches_the_drawing) {
     const char *tgt[2] = {"x", "yz"};
     /* Levels: round(4w) = (4,0,0) and (1,2,1). */
     const float w[6] = {1.0f, 0.0f, 0.0f, 0.3f, 0.5f, 0.2f};
-    nmt_plot_buffer out = {0};
+    nmt_strbuf out = {0};
     ck_assert_int_eq(nmt_plot_alignment_text(&out, "t", src, 3, tgt, 2, w), 0);
     ck_assert_str_eq(out.data, "t\n"
                                "   a c \xE2\x96\x81 \n"
                                "   b   d \n"
                                " x \xE2\x96\x88\xE2\x96\x88    \n"
                                "yz \xE2\x96\x91\xE2\x96\x91\xE2\x96\x92\xE2\x96\x92\xE2\x96\x91\xE2\x96\x91\n");
-    nmt_plot_buffer_free(&out);
+    nmt_strbuf_free(&out);
     /* A control character in a piece is shown as '?', never sent to the terminal. */
     const char *evil_src[1] = {"\x1b[2J"};
     const char *evil_tgt[1] = {"\x1b]0;x\x07"};
@@ -114,14 +114,14 @@ START_TEST(alignment_text_matches_the_drawing) {
     ck_assert_ptr_null(strchr(out.data, '\x1b'));
     ck_assert_ptr_null(strchr(out.data, '\x07'));
     ck_assert_ptr_nonnull(strstr(out.data, "?]0;x? \xE2\x96\x88\xE2\x96\x88\n"));
-    nmt_plot_buffer_free(&out);
+    nmt_strbuf_free(&out);
 }
 END_TEST
 
 START_TEST(errors_are_reported) {
     const char *p[1] = {"a"};
     const float nan = NAN;
-    nmt_plot_buffer out = {0};
+    nmt_strbuf out = {0};
     ck_assert_int_eq(nmt_plot_alignment_svg(&out, NULL, p, 1, p, 1, &nan), -1);
     ck_assert_ptr_nonnull(strstr(nmt_error(), "non-finite"));
     ck_assert_int_eq(nmt_plot_alignment_text(&out, NULL, p, 0, p, 1, &nan), -1);
@@ -135,7 +135,7 @@ START_TEST(errors_are_reported) {
             nmt_alloc_fail_at(n);
             int rc = text ? nmt_plot_alignment_text(&out, "t", q, 2, q, 2, w) : nmt_plot_alignment_svg(&out, "t", q, 2, q, 2, w);
             nmt_alloc_fail_at(0);
-            nmt_plot_buffer_free(&out);
+            nmt_strbuf_free(&out);
             if (rc == 0) break;
             ck_assert_ptr_nonnull(strstr(nmt_error(), "out of memory"));
         }

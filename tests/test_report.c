@@ -10,7 +10,7 @@ static const char *sig = "nrefs:2|bs:100|seed:12345|case:mixed|eff:no|tok:13a|sm
 static const char *verbose = "82.4/50.0/45.5/37.5 (BP = 0.943 ratio = 0.944 hyp_len = 17 ref_len = 18)";
 
 static char *format_score(const nmt_report_score *s, int width, int score_only, int json) {
-    nmt_tokenize_buf out = {0};
+    nmt_strbuf out = {0};
     ck_assert_int_eq(nmt_report_score_format(s, width, score_only, json, &out), 0);
     return out.data;
 }
@@ -41,7 +41,7 @@ END_TEST
 
 START_TEST(single_results_alignment) {
     const char *lines[] = {"BLEU|a:1 = 1.0", "chrF2|bb:22 = 2.0", "TER|c = 3.0"};
-    nmt_tokenize_buf out = {0};
+    nmt_strbuf out = {0};
     ck_assert_int_eq(nmt_report_single(lines, 3, 0, &out), 0);
     ck_assert_str_eq(out.data, "   BLEU|a:1 = 1.0\nchrF2|bb:22 = 2.0\n      TER|c = 3.0\n");
     out.len = 0;
@@ -51,7 +51,7 @@ START_TEST(single_results_alignment) {
     out.len = 0;
     ck_assert_int_eq(nmt_report_single(numbers, 2, 0, &out), 0);
     ck_assert_str_eq(out.data, "79.1\n96.9\n");
-    nmt_tokenize_buf_free(&out);
+    nmt_strbuf_free(&out);
 }
 END_TEST
 
@@ -66,7 +66,7 @@ START_TEST(paired_table) {
         {33.33333333333333, 1, 0.27722772277227725, 1, 33.218855768442154, 15.909090638160706},
     };
     nmt_report_table t = {2, 2, names, metrics, sigs, cells, NMT_REPORT_PAIRED_BOOTSTRAP, 100};
-    nmt_tokenize_buf out = {0};
+    nmt_strbuf out = {0};
     ck_assert_int_eq(nmt_report_table_format(&t, NMT_REPORT_TEXT, 1, &out), 0);
     const char *want =
         "╒══════════════╤═════════════════════╤════════════════════╕\n"
@@ -90,7 +90,7 @@ START_TEST(paired_table) {
     ck_assert_ptr_nonnull(strstr(out.data, "[\n    {\n        \"system\": \"Baseline: h1\",\n        \"BLEU\": {\n"
                                            "            \"score\": 48.530827009929865,\n            \"p_value\": null,\n"));
     ck_assert_ptr_nonnull(strstr(out.data, "\"p_value\": 0.27722772277227725,"));
-    nmt_tokenize_buf_free(&out);
+    nmt_strbuf_free(&out);
 }
 END_TEST
 
@@ -99,7 +99,7 @@ START_TEST(plain_tables) {
     nmt_report_cell cells[] = {{48.530827009929865, 0, 0, 0, 0, 0}, {40.0, 0, 0, 0, 0, 0},
                                {35.827636937885366, 0, 0, 0, 0, 0}, {33.33333333333333, 0, 0, 0, 0, 0}};
     nmt_report_table t = {2, 2, plain, metrics, sigs, cells, NMT_REPORT_NO_TEST, 0};
-    nmt_tokenize_buf out = {0};
+    nmt_strbuf out = {0};
     ck_assert_int_eq(nmt_report_table_format(&t, NMT_REPORT_LATEX, 1, &out), 0);
     ck_assert(strncmp(out.data,
                       "\\begin{tabular}{rcc}\n\\toprule\n   System &  BLEU  &  TER  \\\\\n\\midrule\n"
@@ -112,7 +112,7 @@ START_TEST(plain_tables) {
     ck_assert_str_eq(out.data, "[\n    {\n        \"system\": \"h1\",\n        \"BLEU\": \"48.5\",\n        \"TER\": \"40.0\"\n"
                                "    },\n    {\n        \"system\": \"h2\",\n        \"BLEU\": \"35.8\",\n"
                                "        \"TER\": \"33.3\"\n    }\n]\n");
-    nmt_tokenize_buf_free(&out);
+    nmt_strbuf_free(&out);
 }
 END_TEST
 

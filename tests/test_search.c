@@ -7,6 +7,7 @@
  * prefixes, so that the expected translations and log-probabilities can be worked out by hand.
  */
 #include "infer/search.h"
+#include "base/random.h"
 #include "text/vocab.h"
 #include "base/util.h"
 #include "testing.h"
@@ -32,10 +33,7 @@ typedef struct toy {
 } toy;
 
 static uint64_t mix(uint64_t h, uint64_t v) {
-    uint64_t z = h ^ (v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2));
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
+    return nmt_random_mix(h ^ (v + NMT_RANDOM_GAMMA + (h << 6) + (h >> 2)));
 }
 
 static double uniform(uint64_t h) { return (double)(h >> 11) / 9007199254740992.0; }

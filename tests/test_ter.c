@@ -8,7 +8,7 @@
 #include <string.h>
 
 static double corpus(const nmt_ter_options *o, const char *const *hyps, const char *const *refs, size_t n) {
-    nmt_ter *ter = nmt_ter_new(o);
+    nmt_ter *ter = nmt_ter_create(o);
     ck_assert_ptr_nonnull(ter);
     double sum[2] = {0}, stats[2];
     for (size_t i = 0; i < n; i++) {
@@ -18,12 +18,11 @@ static double corpus(const nmt_ter_options *o, const char *const *hyps, const ch
         sum[1] += stats[1];
     }
     nmt_ter_free(ter);
-    return nmt_ter_compute(sum, NMT_SCORE_PYTHON);
+    return nmt_ter_compute(sum, NMT_PYNUM_PYTHON);
 }
 
 static double one(const char *hyp, const char *ref) {
-    nmt_ter_options o;
-    nmt_ter_options_init(&o);
+    nmt_ter_options o = nmt_ter_options_default();
     return corpus(&o, &hyp, &ref, 1);
 }
 
@@ -48,16 +47,14 @@ START_TEST(published_values) {
         "Sie können beispielsweise ein Dokument erstellen , das ein Auto enthalt , das sich über die Bühne bewegt .",
         "wählen Sie im Dialogfeld \" Neu aus Vorlage \" eine Vorlage aus und klicken Sie auf \" Neu . \"",
     };
-    nmt_ter_options o;
-    nmt_ter_options_init(&o);
+    nmt_ter_options o = nmt_ter_options_default();
     ck_assert_double_eq_tol(corpus(&o, hyps, refs, 5), 13.6, 0.05); /* 0.136 in test_ter.py, to 1e-3 */
 }
 END_TEST
 
 START_TEST(edits_on_ids) {
-    nmt_ter_options o;
-    nmt_ter_options_init(&o);
-    nmt_ter *ter = nmt_ter_new(&o);
+    nmt_ter_options o = nmt_ter_options_default();
+    nmt_ter *ter = nmt_ter_create(&o);
     /* A block of three moved to the end: one shift, no other edit. */
     uint32_t hyp[] = {4, 5, 6, 1, 2, 3}, ref[] = {1, 2, 3, 4, 5, 6};
     ck_assert_int_eq(nmt_ter_edits(ter, hyp, 6, ref, 6), 1);
@@ -80,16 +77,15 @@ START_TEST(edits_on_ids) {
 END_TEST
 
 START_TEST(options_and_signature) {
-    nmt_ter_options o;
-    nmt_ter_options_init(&o);
+    nmt_ter_options o = nmt_ter_options_default();
     const char *h = "Hello, World.", *r = "hello world";
     ck_assert_double_eq_tol(corpus(&o, &h, &r, 1), 100.0, 1e-12); /* "hello," "world." vs "hello" "world" */
     o.no_punct = 1;
     ck_assert_double_eq_tol(corpus(&o, &h, &r, 1), 0.0, 1e-12);
     o.case_sensitive = 1;
     ck_assert_double_eq_tol(corpus(&o, &h, &r, 1), 100.0, 1e-12);
-    nmt_score_field f[5];
-    nmt_ter_options_init(&o);
+    nmt_signature_field f[5];
+    o = nmt_ter_options_default();
     ck_assert_int_eq(nmt_ter_signature_fields(&o, f), 5);
     ck_assert_str_eq(f[0].value, "lc");
     ck_assert_str_eq(f[1].value, "tercom");
@@ -100,16 +96,16 @@ START_TEST(options_and_signature) {
      * then "x 's y" (3 words), which the hypothesis matches exactly (sacreBLEU 2.6: stats [0, 3.0]). */
     o.normalized = 1;
     const char *h2 = "x's y", *r2 = "X'S\tY";
-    nmt_ter *norm = nmt_ter_new(&o);
+    nmt_ter *norm = nmt_ter_create(&o);
     size_t len2 = strlen(r2);
     double st[2];
     ck_assert_int_eq(nmt_ter_segment(norm, h2, strlen(h2), &r2, &len2, 1, st), 0);
     ck_assert_double_eq(st[0], 0);
     ck_assert_double_eq(st[1], 3.0);
     nmt_ter_free(norm);
-    nmt_ter_options_init(&o);
+    o = nmt_ter_options_default();
     /* two references: fewest edits, mean length */
-    nmt_ter *ter = nmt_ter_new(&o);
+    nmt_ter *ter = nmt_ter_create(&o);
     const char *refs[] = {"a b c d", "a x"};
     size_t lens[] = {7, 3};
     double stats[2];

@@ -8,12 +8,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-static nmt_tokenize_buf out;
+static nmt_strbuf out;
 static nmt_tokenize_scratch scratch;
 
 static const char *tok(nmt_tokenizer t, const char *s) {
     ck_assert_int_eq(nmt_tokenize(t, s, strlen(s), &out, &scratch), 0);
-    ck_assert_int_eq(nmt_tokenize_buf_reserve(&out, out.len + 1), 0);
+    ck_assert_int_eq(nmt_strbuf_reserve(&out, out.len + 1), 0);
     out.data[out.len] = '\0';
     return out.data;
 }
@@ -21,13 +21,13 @@ static const char *tok(nmt_tokenizer t, const char *s) {
 static const char *ter(int normalized, int no_punct, int asian, int case_sensitive, const char *s) {
     nmt_tokenize_tercom o = {normalized, no_punct, asian, case_sensitive};
     ck_assert_int_eq(nmt_tokenize_ter(&o, s, strlen(s), &out, &scratch), 0);
-    ck_assert_int_eq(nmt_tokenize_buf_reserve(&out, out.len + 1), 0);
+    ck_assert_int_eq(nmt_strbuf_reserve(&out, out.len + 1), 0);
     out.data[out.len] = '\0';
     return out.data;
 }
 
 static void teardown(void) {
-    nmt_tokenize_buf_free(&out);
+    nmt_strbuf_free(&out);
     nmt_tokenize_scratch_free(&scratch);
 }
 
@@ -86,7 +86,7 @@ START_TEST(tokenizer_names) {
 END_TEST
 
 START_TEST(python_lower) {
-    nmt_tokenize_buf low = {0};
+    nmt_strbuf low = {0};
     struct { const char *in, *want; } cases[] = {
         {"ÄÖÜ Straße ẞ", "äöü straße ß"},
         {"İstanbul", "i\xCC\x87stanbul"},       /* U+0130 lowers to i + U+0307 */
@@ -99,7 +99,7 @@ START_TEST(python_lower) {
         ck_assert_int_eq((int)low.len, (int)strlen(cases[i].want));
         ck_assert(memcmp(low.data, cases[i].want, low.len) == 0);
     }
-    nmt_tokenize_buf_free(&low);
+    nmt_strbuf_free(&low);
 }
 END_TEST
 

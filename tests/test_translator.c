@@ -1,11 +1,11 @@
-/* Tests of the translator on tiny Transformers with random weights (tiny_models.h): sorting,
+/* Tests of the translator on tiny Transformers with random weights (infer_models.h): sorting,
  * batching and the input order against decoding each sentence alone, greedy against beam 1, forced
  * scores against the decoder's own numbers, empty sources, learned positions, bf16 products, and
  * batches shared between threads (with allocation failures on either).
  */
 #include "infer/translator.h"
 #include "compute/pool.h"
-#include "tiny_models.h"
+#include "infer_models.h"
 
 #include <check.h>
 #include <stdint.h>
@@ -167,7 +167,7 @@ END_TEST
 
 int main(void) {
     Suite *s = suite_create("translator");
-    TCase *tc = tiny_models_tcase("translator");
+    TCase *tc = infer_models_tcase("translator");
     tcase_add_loop_test(tc, translator_keeps_order_and_scores_agree, 0, VARIANTS);
     tcase_add_loop_test(tc, threads_share_batches_exactly, 0, VARIANTS);
     tcase_add_loop_test(tc, bf16_translator_scores_close, 0, VARIANTS);

@@ -73,6 +73,29 @@ START_TEST(arena_reports_out_of_memory) {
 }
 END_TEST
 
+START_TEST(scratch_grows_by_at_least_half) {
+    nmt_scratch s = {0};
+    ck_assert_int_eq(nmt_scratch_reserve(&s, 0), 0);
+    ck_assert_ptr_null(s.data);
+    ck_assert_int_eq(nmt_scratch_reserve(&s, 1000), 0);
+    ck_assert_uint_eq(s.cap, 1000);
+    ck_assert_uint_eq((uintptr_t)s.data % 64, 0);
+    void *first = s.data;
+    ck_assert_int_eq(nmt_scratch_reserve(&s, 900), 0); /* enough room: nothing moves */
+    ck_assert_ptr_eq(s.data, first);
+    ck_assert_int_eq(nmt_scratch_reserve(&s, 1001), 0); /* a little more: half as much again */
+    ck_assert_uint_eq(s.cap, 1500);
+    ck_assert_int_eq(nmt_scratch_reserve(&s, 4000), 0); /* much more: exactly that */
+    ck_assert_uint_eq(s.cap, 4000);
+    nmt_alloc_fail_at(1);
+    ck_assert_int_eq(nmt_scratch_reserve(&s, 5000), -1);
+    nmt_alloc_fail_at(0);
+    ck_assert_ptr_null(s.data);
+    ck_assert_uint_eq(s.cap, 0);
+    free(s.data);
+}
+END_TEST
+
 int main(void) {
     Suite *s = suite_create("util");
     TCase *tc = tcase_create("util");
@@ -81,6 +104,7 @@ int main(void) {
     tcase_add_test(tc, size_mul_detects_overflow);
     tcase_add_test(tc, arena_aligns_and_reuses_chunks);
     tcase_add_test(tc, arena_reports_out_of_memory);
+    tcase_add_test(tc, scratch_grows_by_at_least_half);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

@@ -46,7 +46,7 @@ static inline void nmt_test_model_dir(const char *dir) {
     c.ffn = 32;
     c.encoder_layers = c.decoder_layers = 1;
     nmt_model m;
-    ck_assert_msg(nmt_model_create(&m, &c) == 0, "%s", nmt_error());
+    ck_assert_msg(nmt_model_init(&m, &c) == 0, "%s", nmt_error());
     nmt_model_init_weights(&m, 3);
     ck_assert_msg(nmt_model_save(&m, model) == 0, "%s", nmt_error());
     nmt_model_free(&m);

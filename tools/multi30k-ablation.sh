@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The positions x normalisation ablation of the README (issue 9): configs/multi30k-small.yaml with one
+# The positions x normalisation ablation of the README: configs/multi30k-small.yaml with one
 # factor changed, every run trained for the same number of steps (the same batches and dropout seeds:
 # both are functions of the seed and the step), then translated with beam 5 and scored on
 # test_2016_flickr. Prints one Markdown table row per run on stdout.

@@ -4,8 +4,7 @@
 #include "nmt/nmt.h"
 
 #include "base/util.h"
-#include "eval/metric.h"
-#include "eval/score.h"
+#include "eval/evaluate.h"
 #include "nmt/version.h"
 #include "train/config.h"
 #include "train/train.h"
@@ -16,50 +15,53 @@
 
 const char *nmt_version(void) { return NMT_VERSION; }
 
-/* The corpus score of one metric with its default options: the per-line statistics summed in order,
- * as sacreBLEU sums them. */
+/* A stream of the caller's lines (a NULL line is an error naming `what` and the line). */
+static int segments_of(nmt_segments *s, const char *name, const char *const *lines, int count, const char *what) {
+    memset(s, 0, sizeof *s);
+    s->name = name;
+    for (int i = 0; i < count; i++) {
+        if (!lines[i]) return nmt_error_set("%s of line %d is NULL", what, i + 1);
+        if (nmt_segments_push(s, lines[i], strlen(lines[i])) < 0) return -1;
+    }
+    return 0;
+}
+
+/* The corpus score of one metric with its default options (eval/evaluate.h: the per-line statistics
+ * summed in order, as sacreBLEU sums them). */
 static int corpus_score(nmt_metric_kind kind, int count, const char *const *hyps, int nrefs, const char *const *refs,
                         nmt_score *out) {
     memset(out, 0, sizeof *out);
     if (count < 0 || nrefs < 1) return nmt_error_set("need count >= 0 and nrefs >= 1, got %d and %d", count, nrefs);
-    nmt_metric_options options;
-    nmt_metric_options_init(&options);
-    nmt_metric *metric = nmt_metric_new(kind, &options);
-    if (!metric) return -1;
-    const int k = nmt_metric_stat_count(metric);
-    double *stats = nmt_calloc((size_t)k, sizeof *stats), *sum = nmt_calloc((size_t)k, sizeof *sum);
-    const char **line_refs = nmt_malloc((size_t)nrefs * sizeof *line_refs);
-    size_t *ref_lens = nmt_malloc((size_t)nrefs * sizeof *ref_lens);
+    nmt_metric_options options = nmt_metric_options_default();
+    nmt_metric *metric = nmt_metric_create(kind, &options);
+    nmt_segments hyp = {0}, *ref = nmt_calloc((size_t)nrefs, sizeof *ref);
+    const nmt_segments **ref_ptrs = nmt_calloc((size_t)nrefs, sizeof *ref_ptrs);
     int rc = -1;
-    if (!stats || !sum || !line_refs || !ref_lens) goto done;
-    for (int i = 0; i < count; i++) {
-        if (!hyps[i]) {
-            nmt_error_set("hypothesis %d is NULL", i + 1);
-            goto done;
-        }
-        for (int r = 0; r < nrefs; r++) {
-            line_refs[r] = refs[(size_t)r * (size_t)count + (size_t)i];
-            if (!line_refs[r]) {
-                nmt_error_set("reference %d of line %d is NULL", r + 1, i + 1);
-                goto done;
-            }
-            ref_lens[r] = strlen(line_refs[r]);
-        }
-        if (nmt_metric_segment(metric, hyps[i], strlen(hyps[i]), line_refs, ref_lens, nrefs, stats) < 0) goto done;
-        for (int j = 0; j < k; j++) sum[j] += stats[j];
+    if (!metric || !ref || !ref_ptrs || segments_of(&hyp, "hypotheses", hyps, count, "the hypothesis") < 0) goto done;
+    for (int r = 0; r < nrefs; r++) {
+        char what[48];
+        snprintf(what, sizeof what, "reference %d", r + 1);
+        if (segments_of(&ref[r], "references", refs + (size_t)r * (size_t)count, count, what) < 0) goto done;
+        ref_ptrs[r] = &ref[r];
     }
-    out->score = nmt_metric_compute(metric, sum, NMT_SCORE_PYTHON, NULL, 0);
+    nmt_evaluate_scored scored;
+    if (nmt_evaluate_system(metric, &hyp, ref_ptrs, nrefs, 0, &scored) < 0) goto done;
+    out->score = scored.score;
     snprintf(out->name, sizeof out->name, "%s", nmt_metric_name(metric));
-    nmt_score_field fields[NMT_METRIC_MAX_FIELDS];
+    nmt_signature_field fields[NMT_METRIC_MAX_FIELDS];
     const int n = nmt_metric_signature_fields(metric, fields);
-    const nmt_score_signature global = {.nrefs = nrefs};
-    nmt_score_signature_format(&global, fields, n, out->signature, sizeof out->signature);
+    const nmt_signature_global global = {.nrefs = nrefs};
+    nmt_signature_format(&global, fields, n, out->signature, sizeof out->signature);
     rc = 0;
 done:
-    free(stats);
-    free(sum);
-    free(line_refs);
-    free(ref_lens);
+    free(hyp.lines);
+    free(hyp.lens);
+    for (int r = 0; ref && r < nrefs; r++) {
+        free(ref[r].lines);
+        free(ref[r].lens);
+    }
+    free(ref);
+    free(ref_ptrs);
     nmt_metric_free(metric);
     return rc;
 }

@@ -293,11 +293,16 @@ int nmt_read_file_max(const char *path, size_t max, const char *what, char **dat
     FILE *fp = fopen(path, "rb");
     if (!fp) return nmt_error_set("%s: cannot open: %s", path, strerror(errno));
     struct stat st;
-    if (fstat(fileno(fp), &st) == 0 && S_ISDIR(st.st_mode)) {
+    int known = fstat(fileno(fp), &st) == 0;
+    if (known && S_ISDIR(st.st_mode)) {
         fclose(fp);
         return nmt_error_set("%s: a directory, not %s", path, what);
     }
+    /* A regular file within the limit is read in one go into a buffer of its size (+2: room for the
+     * NUL and for the read that sees the end); anything else (a pipe) grows by doubling. */
     size_t cap = 1 << 16, len = 0;
+    if (known && S_ISREG(st.st_mode) && (size_t)st.st_size <= max && (size_t)st.st_size + 2 > cap)
+        cap = (size_t)st.st_size + 2;
     char *buf = nmt_malloc(cap);
     while (buf) {
         len += fread(buf + len, 1, cap - len - 1, fp);

@@ -97,6 +97,18 @@ void *nmt_malloc_huge(size_t size) {
     return p;
 }
 
+int nmt_scratch_reserve(nmt_scratch *s, size_t bytes) {
+    if (bytes <= s->cap) return 0;
+    size_t grown = s->cap + s->cap / 2;
+    if (grown < bytes) grown = bytes;
+    free(s->data);
+    s->cap = 0;
+    s->data = nmt_malloc_huge(grown);
+    if (!s->data) return -1;
+    s->cap = grown;
+    return 0;
+}
+
 void *nmt_calloc(size_t count, size_t size) {
     size_t total = 0;
     if (nmt_size_mul(count, size, &total, "allocation") < 0) return NULL;

@@ -68,6 +68,18 @@ float *nmt_arena_floats(nmt_arena *arena, size_t count);
 void nmt_arena_reset(nmt_arena *arena);
 void nmt_arena_free(nmt_arena *arena);
 
+/* A block that only grows, for buffers refilled on every use (a batch's). Its contents do not survive
+ * growth, so it grows by a fresh allocation (nmt_malloc_huge) rather than a copying realloc, and by at
+ * least half its size: the batches of a length-sorted window each need a little more, and would
+ * otherwise reallocate (and fault in fresh pages) every time. Zero-initialise; free() data. */
+typedef struct nmt_scratch {
+    void *data;
+    size_t cap; /* bytes */
+} nmt_scratch;
+
+/* Room for `bytes` (the contents are lost when it grows). 0, or -1 with the error set. */
+int nmt_scratch_reserve(nmt_scratch *scratch, size_t bytes);
+
 /* Monotonic wall-clock seconds. */
 double nmt_now(void);
 

@@ -1,7 +1,8 @@
 /* gemm: C = alpha op(A) op(B) + beta C on nmt's own AVX-512 kernel or OpenBLAS, split over the pool.
  *
- * Each pool task computes whole row (or column) blocks of C with one single-threaded product;
- * OpenBLAS is set to one thread before its first use, so only the pool's threads compute.
+ * A product is cut by its shape alone into row (or column) blocks of C, the pool's units; each is
+ * one single-threaded product (OpenBLAS is set to one thread before its first use), so only the
+ * pool's threads compute and no result depends on which thread computed it.
  */
 #include "compute/gemm.h"
 
@@ -51,6 +52,17 @@ int nmt_gemm_set_own(int on) {
     own_gemm = on != 0;
     return 0;
 }
+
+/* A product cut into a grid of units, row_block x col_block elements of C each (the last row and
+ * column of units smaller), unit u at grid row u % row_blocks, grid column u / row_blocks. */
+typedef struct sgemm_task {
+    int trans_a, trans_b, M, N, K, lda, ldb, ldc;
+    int row_block, col_block, row_blocks;
+    float alpha, beta;
+    const float *A, *B;
+    float *C;
+    float *panels; /* own kernel on several threads: op(B) packed once, [ceil(N/32), K, 32]; else NULL */
+} sgemm_task;
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
@@ -129,11 +141,11 @@ __attribute__((target("avx512f"))) static void gemm_block(int M, int nc, int kc,
     }
 }
 
-/* gemm_b = op(B)[k0 .. k0 + kc, j0 .. j0 + nc) as 32-column panels [kc, 32], short panels zero-padded. */
-static void pack_b(const float *B, int ldb, int trans, int k0, int kc, int j0, int nc) {
+/* dst = op(B)[k0 .. k0 + kc, j0 .. j0 + nc) as 32-column panels [kc, 32], short panels zero-padded. */
+static void pack_b(float *dst, const float *B, int ldb, int trans, int k0, int kc, int j0, int nc) {
     for (int p = 0; p < nc; p += GEMM_NR) {
         const int cols = nc - p < GEMM_NR ? nc - p : GEMM_NR;
-        float *d = gemm_b + (size_t)(p / GEMM_NR) * (size_t)kc * GEMM_NR;
+        float *d = dst + (size_t)(p / GEMM_NR) * (size_t)kc * GEMM_NR;
         if (cols < GEMM_NR) memset(d, 0, (size_t)kc * GEMM_NR * sizeof(float));
         if (!trans) {
             for (int k = 0; k < kc; k++)
@@ -166,7 +178,7 @@ static void own_sgemm(int trans_a, int trans_b, int M, int N, int K, float alpha
         const int nc = N - jc < GEMM_NC ? N - jc : GEMM_NC;
         for (int pc = 0; pc < K; pc += GEMM_KC) {
             const int kc = K - pc < GEMM_KC ? K - pc : GEMM_KC;
-            pack_b(B, ldb, trans_b, pc, kc, jc, nc);
+            pack_b(gemm_b, B, ldb, trans_b, pc, kc, jc, nc);
             const a_view at = {A + (size_t)pc * step, row, step};
             gemm_block(M, nc, kc, at, gemm_b, (size_t)kc * GEMM_NR, C + (size_t)jc, ldc, alpha, beta,
                        pc == 0 ? first_mode(beta) : TILE_ADD);
@@ -174,15 +186,43 @@ static void own_sgemm(int trans_a, int trans_b, int M, int N, int K, float alpha
     }
 }
 
-void nmt_gemm_panels(float *y, int ldy, const float *x, int M, int K, const float *panels, int N, int accumulate) {
+/* C[M, N] = alpha A B + beta C for B in the panel layout, each panel K rows of 32, panel_stride
+ * floats apart: the k blocks of own_sgemm, from panels packed beforehand. */
+static void panels_product(int M, int N, int K, a_view A, const float *panels, size_t panel_stride, float *C, int ldc,
+                           float alpha, float beta) {
     for (int pc = 0; pc < K; pc += GEMM_KC) {
         const int kc = K - pc < GEMM_KC ? K - pc : GEMM_KC;
-        const a_view at = {x + pc, (size_t)K, 1};
-        gemm_block(M, N, kc, at, panels + (size_t)pc * GEMM_NR, (size_t)K * GEMM_NR, y, ldy, 1.0f, 0.0f,
-                   pc > 0 || accumulate ? TILE_ADD : TILE_SET);
+        const a_view at = {A.a + (size_t)pc * A.step, A.row, A.step};
+        gemm_block(M, N, kc, at, panels + (size_t)pc * GEMM_NR, panel_stride, C, ldc, alpha, beta,
+                   pc == 0 ? first_mode(beta) : TILE_ADD);
     }
 }
+
+void nmt_gemm_panels(float *y, int ldy, const float *x, int M, int K, const float *panels, int N, int accumulate) {
+    const a_view at = {x, (size_t)K, 1};
+    panels_product(M, N, K, at, panels, (size_t)K * GEMM_NR, y, ldy, 1.0f, accumulate ? 1.0f : 0.0f);
+}
+
+/* Panels [begin, end) of op(B) into t->panels. */
+static void pack_panels(void *ctx, long begin, long end) {
+    const sgemm_task *t = ctx;
+    for (long j = begin; j < end; j++) {
+        const int column = (int)j * GEMM_NR, cols = t->N - column < GEMM_NR ? t->N - column : GEMM_NR;
+        pack_b(t->panels + (size_t)j * (size_t)t->K * GEMM_NR, t->B, t->ldb, t->trans_b, 0, t->K, column, cols);
+    }
+}
+
+/* C[i0 .. i0 + m, j0 .. j0 + n) from the packed panels (j0 a multiple of 32). */
+static void panels_unit(const sgemm_task *t, int i0, int j0, int m, int n) {
+    const size_t row = t->trans_a ? 1 : (size_t)t->lda, step = t->trans_a ? (size_t)t->lda : 1;
+    const a_view at = {t->A + (size_t)i0 * row, row, step};
+    panels_product(m, n, t->K, at, t->panels + (size_t)(j0 / GEMM_NR) * (size_t)t->K * GEMM_NR,
+                   (size_t)t->K * GEMM_NR, t->C + (size_t)i0 * (size_t)t->ldc + (size_t)j0, t->ldc, t->alpha, t->beta);
+}
+
+#define GEMM_X86 1
 #else
+#define GEMM_X86 0
 static void own_sgemm(int trans_a, int trans_b, int M, int N, int K, float alpha, const float *A, int lda,
                       const float *B, int ldb, float beta, float *C, int ldc) {
     cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans, M, N, K, alpha,
@@ -194,56 +234,100 @@ void nmt_gemm_panels(float *y, int ldy, const float *x, int M, int K, const floa
 }
 #endif
 
-typedef struct sgemm_task {
-    int trans_a, trans_b, M, N, K, lda, ldb, ldc, split_rows;
-    float alpha, beta;
-    const float *A, *B;
-    float *C;
-} sgemm_task;
+/* A product is cut along its longer side (rows of C when M >= N, else columns) into blocks of
+ * equal size, whole multiples of the kernel's blocks: about one per `per_unit` rows or columns, and
+ * between GEMM_UNITS_MIN and GEMM_UNITS_MAX of them where the side allows. Several blocks a thread
+ * let threads that run slower (sharing a core with another process) take fewer of them; but each
+ * block repeats the packing of the other operand (OpenBLAS packs all of it per call; the own kernel
+ * only reads A again, from op(B) packed once), which costs OpenBLAS, measured on one thread of an
+ * AMD EPYC at K = 256, 4-7% with blocks of 1024 and 10-14% with blocks of 512, against one call. */
+enum { GEMM_UNITS_MIN = 4, GEMM_UNITS_MAX = 16 };
 
-/* Rows or columns per split unit: whole tiles of the micro-kernel (own: 8 tiles of 12 rows or one
- * panel of 32 columns; OpenBLAS: a multiple of its micro-tiles). */
-static int split_block(int split_rows) { return !nmt_gemm_own() ? 16 : split_rows ? 8 * GEMM_MR : GEMM_NR; }
+/* The grid of t's product. It depends on the shape and the kernel only, never on the threads. */
+static void gemm_grid(sgemm_task *t, int own) {
+    const int rows = t->M >= t->N, side = rows ? t->M : t->N;
+    /* Own: 8 tiles of 12 rows or 4 panels; OpenBLAS: its 16 x 4 micro-tiles. */
+    const int step = own ? (rows ? 8 * GEMM_MR : 4 * GEMM_NR) : 16, per_unit = own ? 192 : 1024;
+    int units = side / per_unit;
+    if (units < GEMM_UNITS_MIN) units = GEMM_UNITS_MIN;
+    if (units > GEMM_UNITS_MAX) units = GEMM_UNITS_MAX;
+    /* Below about a million multiply-adds splitting costs more than it saves. */
+    if ((double)t->M * t->N * (t->K > 0 ? t->K : 1) < 1e6) units = 1;
+    int block = ((side + units - 1) / units + step - 1) / step * step;
+    t->row_block = rows ? block : t->M;
+    t->col_block = rows ? t->N : block;
+    t->row_blocks = (t->M + t->row_block - 1) / t->row_block;
+}
 
-static void sgemm_part(void *ctx, long begin, long end) {
+static void sgemm_units(void *ctx, long begin, long end) {
     const sgemm_task *t = ctx;
-    const long block = split_block(t->split_rows);
-    long lo = begin * block, hi = end * block;
-    const float *A = t->A, *B = t->B;
-    float *C = t->C;
-    int M = t->M, N = t->N;
-    if (t->split_rows) {
-        if (hi > M) hi = M;
-        A += t->trans_a ? lo : lo * t->lda;
-        C += lo * t->ldc;
-        M = (int)(hi - lo);
-    } else {
-        if (hi > N) hi = N;
-        B += t->trans_b ? lo * t->ldb : lo;
-        C += lo;
-        N = (int)(hi - lo);
+    for (long u = begin; u < end; u++) {
+        const int i0 = (int)(u % t->row_blocks) * t->row_block, j0 = (int)(u / t->row_blocks) * t->col_block;
+        const int m = t->M - i0 < t->row_block ? t->M - i0 : t->row_block;
+        const int n = t->N - j0 < t->col_block ? t->N - j0 : t->col_block;
+#if GEMM_X86
+        if (t->panels) {
+            panels_unit(t, i0, j0, m, n);
+            continue;
+        }
+#endif
+        const float *A = t->A + (t->trans_a ? (size_t)i0 : (size_t)i0 * (size_t)t->lda);
+        const float *B = t->B + (t->trans_b ? (size_t)j0 * (size_t)t->ldb : (size_t)j0);
+        float *C = t->C + (size_t)i0 * (size_t)t->ldc + (size_t)j0;
+        if (nmt_gemm_own())
+            own_sgemm(t->trans_a, t->trans_b, m, n, t->K, t->alpha, A, t->lda, B, t->ldb, t->beta, C, t->ldc);
+        else
+            cblas_sgemm(CblasRowMajor, t->trans_a ? CblasTrans : CblasNoTrans, t->trans_b ? CblasTrans : CblasNoTrans, m,
+                        n, t->K, t->alpha, A, t->lda, B, t->ldb, t->beta, C, t->ldc);
     }
-    if (nmt_gemm_own())
-        own_sgemm(t->trans_a, t->trans_b, M, N, t->K, t->alpha, A, t->lda, B, t->ldb, t->beta, C, t->ldc);
-    else
-        cblas_sgemm(CblasRowMajor, t->trans_a ? CblasTrans : CblasNoTrans, t->trans_b ? CblasTrans : CblasNoTrans, M, N,
-                    t->K, t->alpha, A, t->lda, B, t->ldb, t->beta, C, t->ldc);
+}
+
+/* The own kernel's packed op(B), shared by the units of one product at a time; only grows. */
+static struct {
+    pthread_mutex_t lock;
+    float *data;
+    size_t size; /* floats */
+} shared_panels = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+/* Room for `size` floats in shared_panels (locked by the caller), or NULL when memory runs out. */
+static float *shared_panels_reserve(size_t size) {
+    if (size <= shared_panels.size) return shared_panels.data;
+    float *data = nmt_malloc_aligned(size * sizeof(float));
+    if (!data) return NULL;
+    free(shared_panels.data);
+    shared_panels.data = data;
+    shared_panels.size = size;
+    return data;
 }
 
 void nmt_sgemm(int trans_a, int trans_b, int M, int N, int K, float alpha, const float *A, int lda, const float *B,
                int ldb, float beta, float *C, int ldc) {
     if (M <= 0 || N <= 0) return;
     blas_single_thread();
-    sgemm_task t = {trans_a, trans_b, M, N, K, lda, ldb, ldc, M >= N, alpha, beta, A, B, C};
-    const int block = split_block(t.split_rows);
-    long units = ((t.split_rows ? M : N) + block - 1) / block;
-    /* Below about a million multiply-adds the split costs more than it saves. */
-    if ((double)M * N * K < 1e6)
-        sgemm_part(&t, 0, units);
-    else
-        nmt_pool_for(units, sgemm_part, &t);
+    const int own = nmt_gemm_own();
+    sgemm_task t = {trans_a, trans_b, M, N, K, lda, ldb, ldc, 0, 0, 0, alpha, beta, A, B, C, NULL};
+    gemm_grid(&t, own);
+    const long units = (long)t.row_blocks * ((N + t.col_block - 1) / t.col_block);
+    if (own && (units == 1 || K <= 0 || nmt_pool_in_task() || nmt_pool_threads() == 1)) {
+        /* One thread: the whole product at once, which packs each block of B once (the same sums). */
+        own_sgemm(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+        return;
+    }
+    if (!own) {
+        nmt_pool_for(units, 1, sgemm_units, &t);
+        return;
+    }
+    /* Own kernel on several threads: op(B) packed once for all units (without the memory for it,
+     * each unit packs its own part: slower, the same sums). */
+    const long panels = (N + GEMM_NR - 1) / GEMM_NR;
+    pthread_mutex_lock(&shared_panels.lock);
+    t.panels = GEMM_X86 ? shared_panels_reserve((size_t)panels * (size_t)K * GEMM_NR) : NULL;
+#if GEMM_X86
+    if (t.panels) nmt_pool_work(panels, (long)K * GEMM_NR, pack_panels, &t);
+#endif
+    nmt_pool_for(units, 1, sgemm_units, &t);
+    pthread_mutex_unlock(&shared_panels.lock);
 }
-
 
 const char *nmt_gemm_blas_core(void) { return openblas_get_corename(); }
 

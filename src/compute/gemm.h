@@ -2,10 +2,11 @@
  *
  * nmt_sgemm runs nmt's own AVX-512 kernel where the CPU has AVX-512 (about twice the speed of the
  * AVX2 kernels Debian's OpenBLAS picks on AMD Zen 4 and 5, and row-invariant), and OpenBLAS's
- * sgemm otherwise or with NMT_GEMM=openblas in the environment. Each product is split over the
- * pool's threads (pool.h) into blocks of whole micro-kernel tiles; OpenBLAS runs on one thread
- * inside each block. On the own kernel each element of C is one sum over k in order, whatever the
- * shape and the split, so products are bit-identical across thread counts.
+ * sgemm otherwise or with NMT_GEMM=openblas in the environment. Each product is cut, by its shape
+ * alone, into 4-16 blocks of whole micro-kernel tiles that the pool's threads take as they come
+ * (pool.h); OpenBLAS runs on one thread inside each block. So products are bit-identical across
+ * thread counts on both kernels; on the own kernel each element of C is moreover one sum over k in
+ * order whatever the shape and the split (row-invariant).
  *
  * The panel layout, shared with packed.h's pre-packed weights: a matrix W[N, K] used as op(B) =
  * W^T is stored as ceil(N / NMT_GEMM_PANEL) panels [K, NMT_GEMM_PANEL] (columns past N zero); the

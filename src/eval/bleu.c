@@ -9,13 +9,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-void nmt_bleu_options_init(nmt_bleu_options *options) {
-    options->tokenizer = NMT_TOKENIZE_13A;
-    options->lowercase = 0;
-    options->smooth = NMT_BLEU_SMOOTH_EXP;
-    options->smooth_value = -1;
-    options->effective_order = 0;
-    options->max_order = 4;
+nmt_bleu_options nmt_bleu_options_default(void) {
+    nmt_bleu_options o = {.tokenizer = NMT_TOKENIZE_13A,
+                          .lowercase = 0,
+                          .smooth = NMT_BLEU_SMOOTH_EXP,
+                          .smooth_value = -1,
+                          .effective_order = 0,
+                          .max_order = 4};
+    return o;
 }
 
 static const char *const smooth_names[] = {"exp", "floor", "add-k", "none"};
@@ -38,7 +39,7 @@ static double smooth_value(const nmt_bleu_options *options) {
 /* sacreBLEU's my_log: log(0) is taken as -9999999999 so that the score becomes 0. */
 static double floored_log(double x) { return x == 0.0 ? -9999999999.0 : log(x); }
 
-void nmt_bleu_compute(const nmt_bleu_options *options, const double *stats, nmt_score_arith arith,
+void nmt_bleu_compute(const nmt_bleu_options *options, const double *stats, nmt_pynum_arith arith,
                       nmt_bleu_score *score) {
     int order = options->max_order;
     memset(score, 0, sizeof *score);
@@ -65,10 +66,10 @@ void nmt_bleu_compute(const nmt_bleu_options *options, const double *stats, nmt_
         if (options->smooth == NMT_BLEU_SMOOTH_ADD_K && n > 1) {
             *correct += k;
             *total += k;
-            if (arith == NMT_SCORE_FLOAT32) { /* stored back into a float32 array */
+            if (arith == NMT_PYNUM_FLOAT32) { /* stored back into a float32 array */
                 *correct = (float)*correct;
                 *total = (float)*total;
-            } else if (arith == NMT_SCORE_INT64) { /* into an int64 array: truncated */
+            } else if (arith == NMT_PYNUM_INT64) { /* into an int64 array: truncated */
                 *correct = trunc(*correct);
                 *total = trunc(*total);
             }
@@ -108,7 +109,7 @@ size_t nmt_bleu_verbose(const nmt_bleu_score *score, char *out, size_t size) {
 
 struct nmt_bleu {
     nmt_bleu_options options;
-    nmt_tokenize_buf lowered;
+    nmt_strbuf lowered;
     nmt_tokenize_scratch scratch;
     nmt_tokenize_spans spans;
     nmt_ngram_vocab vocab;
@@ -120,7 +121,7 @@ struct nmt_bleu {
     long nrefs; /* references per segment so far; -1 once it varied */
 };
 
-nmt_bleu *nmt_bleu_new(const nmt_bleu_options *options) {
+nmt_bleu *nmt_bleu_create(const nmt_bleu_options *options) {
     if (options->max_order < 1 || options->max_order > NMT_BLEU_MAX_ORDER) {
         nmt_error_set("BLEU: n-gram order %d is outside 1..%d", options->max_order, NMT_BLEU_MAX_ORDER);
         return NULL;
@@ -133,7 +134,7 @@ nmt_bleu *nmt_bleu_new(const nmt_bleu_options *options) {
 
 void nmt_bleu_free(nmt_bleu *bleu) {
     if (!bleu) return;
-    nmt_tokenize_buf_free(&bleu->lowered);
+    nmt_strbuf_free(&bleu->lowered);
     nmt_tokenize_scratch_free(&bleu->scratch);
     nmt_tokenize_spans_free(&bleu->spans);
     nmt_ngram_vocab_free(&bleu->vocab);
@@ -217,7 +218,7 @@ int nmt_bleu_add(nmt_bleu *bleu, const char *hyp, const char *const *refs, int n
 }
 
 void nmt_bleu_result(const nmt_bleu *bleu, nmt_bleu_score *score) {
-    nmt_bleu_compute(&bleu->options, bleu->sums, NMT_SCORE_PYTHON, score);
+    nmt_bleu_compute(&bleu->options, bleu->sums, NMT_PYNUM_PYTHON, score);
 }
 
 void nmt_bleu_clear(nmt_bleu *bleu) {
@@ -226,11 +227,11 @@ void nmt_bleu_clear(nmt_bleu *bleu) {
     bleu->nrefs = 0;
 }
 
-int nmt_bleu_signature_fields(const nmt_bleu_options *options, nmt_score_field *fields) {
-    fields[0] = (nmt_score_field){"case", "c", ""};
-    fields[1] = (nmt_score_field){"eff", "e", ""};
-    fields[2] = (nmt_score_field){"tok", "tok", ""};
-    fields[3] = (nmt_score_field){"smooth", "s", ""};
+int nmt_bleu_signature_fields(const nmt_bleu_options *options, nmt_signature_field *fields) {
+    fields[0] = (nmt_signature_field){"case", "c", ""};
+    fields[1] = (nmt_signature_field){"eff", "e", ""};
+    fields[2] = (nmt_signature_field){"tok", "tok", ""};
+    fields[3] = (nmt_signature_field){"smooth", "s", ""};
     snprintf(fields[0].value, sizeof fields[0].value, "%s", options->lowercase ? "lc" : "mixed");
     snprintf(fields[1].value, sizeof fields[1].value, "%s", options->effective_order ? "yes" : "no");
     snprintf(fields[2].value, sizeof fields[2].value, "%s", nmt_tokenize_name(options->tokenizer));
@@ -243,15 +244,15 @@ int nmt_bleu_signature_fields(const nmt_bleu_options *options, nmt_score_field *
 }
 
 size_t nmt_bleu_signature(const nmt_bleu *bleu, int short_form, char *out, size_t size) {
-    nmt_score_field fields[4];
+    nmt_signature_field fields[4];
     int count = nmt_bleu_signature_fields(&bleu->options, fields);
-    nmt_score_signature global = {.nrefs = bleu->nrefs, .short_form = short_form};
-    return nmt_score_signature_format(&global, fields, count, out, size);
+    nmt_signature_global global = {.nrefs = bleu->nrefs, .short_form = short_form};
+    return nmt_signature_format(&global, fields, count, out, size);
 }
 
 int nmt_bleu_corpus(const nmt_bleu_options *options, const char *const *hyps, const char *const *const *refs,
                     size_t n, int nrefs, nmt_bleu_score *score) {
-    nmt_bleu *bleu = nmt_bleu_new(options);
+    nmt_bleu *bleu = nmt_bleu_create(options);
     if (!bleu) return -1;
     for (size_t i = 0; i < n; i++)
         if (nmt_bleu_add(bleu, hyps[i], refs[i], nrefs) < 0) {

@@ -19,9 +19,8 @@
  *
  * Using it (e.g. validation BLEU in the trainer):
  *
- *     nmt_bleu_options opt;
- *     nmt_bleu_options_init(&opt);            // 13a, mixed case, exp smoothing, N = 4
- *     nmt_bleu *bleu = nmt_bleu_new(&opt);
+ *     nmt_bleu_options opt = nmt_bleu_options_default();   // 13a, mixed case, exp smoothing, N = 4
+ *     nmt_bleu *bleu = nmt_bleu_create(&opt);
  *     for each sentence:
  *         const char *refs[] = {reference};
  *         if (nmt_bleu_add(bleu, hypothesis, refs, 1) < 0) ...nmt_error()...
@@ -37,7 +36,8 @@
 #ifndef NMT_BLEU_H
 #define NMT_BLEU_H
 
-#include "eval/score.h"
+#include "eval/pynum.h"
+#include "eval/signature.h"
 #include "eval/tokenize.h"
 
 #include <stddef.h>
@@ -62,7 +62,7 @@ typedef struct nmt_bleu_options {
     int max_order;            /* 4; at most NMT_BLEU_MAX_ORDER */
 } nmt_bleu_options;
 
-void nmt_bleu_options_init(nmt_bleu_options *options);
+nmt_bleu_options nmt_bleu_options_default(void);
 /* Parses sacreBLEU's smoothing names "exp", "floor", "add-k", "none"; -1 with the error set. */
 int nmt_bleu_smooth_parse(const char *name, nmt_bleu_smooth *out);
 
@@ -77,9 +77,9 @@ typedef struct nmt_bleu_score {
     int order;
 } nmt_bleu_score;
 
-/* BLEU from summed statistics stats[NMT_BLEU_STATS(options->max_order)] (arith: NMT_SCORE_PYTHON
- * unless reproducing sacreBLEU's resampling tests, see score.h). */
-void nmt_bleu_compute(const nmt_bleu_options *options, const double *stats, nmt_score_arith arith,
+/* BLEU from summed statistics stats[NMT_BLEU_STATS(options->max_order)] (arith: NMT_PYNUM_PYTHON
+ * unless reproducing sacreBLEU's resampling tests, see pynum.h). */
+void nmt_bleu_compute(const nmt_bleu_options *options, const double *stats, nmt_pynum_arith arith,
                       nmt_bleu_score *score);
 
 /* sacreBLEU's verbose part: "p1/p2/p3/p4 (BP = 1.000 ratio = 1.000 hyp_len = 7 ref_len = 7)" into
@@ -90,7 +90,7 @@ typedef struct nmt_bleu nmt_bleu;
 
 /* A BLEU scorer holding its options, scratch buffers and the running corpus sums. NULL when out of
  * memory or when the options are invalid (error set). */
-nmt_bleu *nmt_bleu_new(const nmt_bleu_options *options);
+nmt_bleu *nmt_bleu_create(const nmt_bleu_options *options);
 void nmt_bleu_free(nmt_bleu *bleu);
 const nmt_bleu_options *nmt_bleu_get_options(const nmt_bleu *bleu);
 
@@ -107,9 +107,9 @@ void nmt_bleu_result(const nmt_bleu *bleu, nmt_bleu_score *score);
 void nmt_bleu_clear(nmt_bleu *bleu);
 
 /* The metric's own signature fields (case, eff, tok, smooth) into fields[4]; returns 4. */
-int nmt_bleu_signature_fields(const nmt_bleu_options *options, nmt_score_field *fields);
+int nmt_bleu_signature_fields(const nmt_bleu_options *options, nmt_signature_field *fields);
 /* The signature of the segments added so far ("nrefs:var" when their reference counts differed);
- * short_form abbreviates. Returns the length it needs (see nmt_score_signature_format). */
+ * short_form abbreviates. Returns the length it needs (see nmt_signature_format). */
 size_t nmt_bleu_signature(const nmt_bleu *bleu, int short_form, char *out, size_t size);
 
 /* One call: corpus BLEU of hyps[i] against refs[i][0..nrefs), i < n. 0 or -1. */

@@ -10,16 +10,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-void nmt_chrf_options_init(nmt_chrf_options *options) {
-    options->char_order = 6;
-    options->word_order = 0;
-    options->beta = 2;
-    options->lowercase = 0;
-    options->whitespace = 0;
-    options->eps_smoothing = 0;
+nmt_chrf_options nmt_chrf_options_default(void) {
+    nmt_chrf_options o = {.char_order = 6, .word_order = 0, .beta = 2, .lowercase = 0, .whitespace = 0, .eps_smoothing = 0};
+    return o;
 }
 
-double nmt_chrf_compute(const nmt_chrf_options *options, const double *stats, nmt_score_arith arith) {
+double nmt_chrf_compute(const nmt_chrf_options *options, const double *stats, nmt_pynum_arith arith) {
     const double eps = 1e-16;
     int order = options->char_order + options->word_order, effective = 0;
     double factor = (double)options->beta * options->beta;
@@ -27,7 +23,7 @@ double nmt_chrf_compute(const nmt_chrf_options *options, const double *stats, nm
     for (int i = 0; i < order; i++) {
         double hyp = stats[3 * i], ref = stats[3 * i + 1], match = stats[3 * i + 2];
         double prec, rec;
-        if (arith == NMT_SCORE_FLOAT32) {
+        if (arith == NMT_PYNUM_FLOAT32) {
             prec = hyp > 0 ? (double)((float)match / (float)hyp) : eps;
             rec = ref > 0 ? (double)((float)match / (float)ref) : eps;
         } else {
@@ -61,12 +57,12 @@ void nmt_chrf_name(const nmt_chrf_options *options, char *out) {
     out[n] = '\0';
 }
 
-int nmt_chrf_signature_fields(const nmt_chrf_options *options, nmt_score_field *fields) {
-    fields[0] = (nmt_score_field){"case", "c", ""};
-    fields[1] = (nmt_score_field){"eff", "e", ""};
-    fields[2] = (nmt_score_field){"nc", "nc", ""};
-    fields[3] = (nmt_score_field){"nw", "nw", ""};
-    fields[4] = (nmt_score_field){"space", "s", ""};
+int nmt_chrf_signature_fields(const nmt_chrf_options *options, nmt_signature_field *fields) {
+    fields[0] = (nmt_signature_field){"case", "c", ""};
+    fields[1] = (nmt_signature_field){"eff", "e", ""};
+    fields[2] = (nmt_signature_field){"nc", "nc", ""};
+    fields[3] = (nmt_signature_field){"nw", "nw", ""};
+    fields[4] = (nmt_signature_field){"space", "s", ""};
     snprintf(fields[0].value, sizeof fields[0].value, "%s", options->lowercase ? "lc" : "mixed");
     snprintf(fields[1].value, sizeof fields[1].value, "%s", options->eps_smoothing ? "no" : "yes");
     snprintf(fields[2].value, sizeof fields[2].value, "%d", options->char_order);
@@ -85,14 +81,14 @@ typedef struct side {
 
 struct nmt_chrf {
     nmt_chrf_options options;
-    nmt_tokenize_buf lowered;
+    nmt_strbuf lowered;
     nmt_tokenize_spans spans;
     nmt_ngram_vocab vocab;
     nmt_ngram_table table;
     side hyp, ref;
 };
 
-nmt_chrf *nmt_chrf_new(const nmt_chrf_options *options) {
+nmt_chrf *nmt_chrf_create(const nmt_chrf_options *options) {
     if (options->char_order < 0 || options->word_order < 0 || options->char_order + options->word_order < 1 ||
         options->char_order + options->word_order > NMT_CHRF_MAX_ORDER) {
         nmt_error_set("chrF: character order %d plus word order %d must be within 1..%d", options->char_order,
@@ -112,7 +108,7 @@ static void side_free(side *s) {
 
 void nmt_chrf_free(nmt_chrf *chrf) {
     if (!chrf) return;
-    nmt_tokenize_buf_free(&chrf->lowered);
+    nmt_strbuf_free(&chrf->lowered);
     nmt_tokenize_spans_free(&chrf->spans);
     nmt_ngram_vocab_free(&chrf->vocab);
     nmt_ngram_table_free(&chrf->table);
@@ -212,7 +208,7 @@ int nmt_chrf_segment(nmt_chrf *chrf, const char *hyp, size_t hyp_len, const char
             current[3 * i + 1] = ref_ngrams;
             current[3 * i + 2] = (double)matched[i];
         }
-        double f = nmt_chrf_compute(o, current, NMT_SCORE_PYTHON);
+        double f = nmt_chrf_compute(o, current, NMT_PYNUM_PYTHON);
         if (f > best) {
             best = f;
             memcpy(stats, current, (size_t)(3 * order) * sizeof *stats);

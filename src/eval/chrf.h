@@ -17,7 +17,8 @@
 #ifndef NMT_CHRF_H
 #define NMT_CHRF_H
 
-#include "eval/score.h"
+#include "eval/pynum.h"
+#include "eval/signature.h"
 
 #include <stddef.h>
 
@@ -32,27 +33,27 @@ typedef struct nmt_chrf_options {
     int eps_smoothing; /* 0 */
 } nmt_chrf_options;
 
-void nmt_chrf_options_init(nmt_chrf_options *options);
+nmt_chrf_options nmt_chrf_options_default(void);
 
 /* Statistics per segment: (hyp, ref, matches) for each order. */
 static inline int nmt_chrf_stat_count(const nmt_chrf_options *options) {
     return 3 * (options->char_order + options->word_order);
 }
 
-/* The score (0..100) from summed statistics (arith: see score.h; with NMT_SCORE_FLOAT32, P_n and R_n
+/* The score (0..100) from summed statistics (arith: see pynum.h; with NMT_PYNUM_FLOAT32, P_n and R_n
  * are single-precision quotients, as numpy 1.x gives them in sacreBLEU's bootstrap). */
-double nmt_chrf_compute(const nmt_chrf_options *options, const double *stats, nmt_score_arith arith);
+double nmt_chrf_compute(const nmt_chrf_options *options, const double *stats, nmt_pynum_arith arith);
 
 /* The metric's name: "chrF2", "chrF2++" (one '+' per word order), into out (room for 32 bytes). */
 void nmt_chrf_name(const nmt_chrf_options *options, char *out);
 
 /* The metric's own signature fields (case, eff, nc, nw, space) into fields[5]; returns 5. */
-int nmt_chrf_signature_fields(const nmt_chrf_options *options, nmt_score_field *fields);
+int nmt_chrf_signature_fields(const nmt_chrf_options *options, nmt_signature_field *fields);
 
 typedef struct nmt_chrf nmt_chrf;
 
 /* NULL when out of memory or when the options are invalid (error set). */
-nmt_chrf *nmt_chrf_new(const nmt_chrf_options *options);
+nmt_chrf *nmt_chrf_create(const nmt_chrf_options *options);
 void nmt_chrf_free(nmt_chrf *chrf);
 
 /* The statistics of one segment into stats[nmt_chrf_stat_count()]. 0, or -1 when out of memory. */

@@ -4,14 +4,16 @@
 #include "base/pcg64.h"
 #include "base/util.h"
 
+#include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
-void nmt_metric_options_init(nmt_metric_options *options) {
-    nmt_bleu_options_init(&options->bleu);
-    nmt_chrf_options_init(&options->chrf);
-    nmt_ter_options_init(&options->ter);
+nmt_metric_options nmt_metric_options_default(void) {
+    nmt_metric_options o = {nmt_bleu_options_default(), nmt_chrf_options_default(), nmt_ter_options_default()};
+    return o;
 }
 
 int nmt_metric_parse(const char *name, nmt_metric_kind *out) {
@@ -33,7 +35,7 @@ struct nmt_metric {
     nmt_ter *ter;
 };
 
-nmt_metric *nmt_metric_new(nmt_metric_kind kind, const nmt_metric_options *options) {
+nmt_metric *nmt_metric_create(nmt_metric_kind kind, const nmt_metric_options *options) {
     nmt_metric *m = nmt_calloc(1, sizeof *m);
     if (!m) return NULL;
     m->kind = kind;
@@ -41,17 +43,17 @@ nmt_metric *nmt_metric_new(nmt_metric_kind kind, const nmt_metric_options *optio
     switch (kind) {
     case NMT_METRIC_BLEU:
         strcpy(m->name, "BLEU");
-        m->bleu = nmt_bleu_new(&options->bleu);
+        m->bleu = nmt_bleu_create(&options->bleu);
         if (!m->bleu) goto fail;
         break;
     case NMT_METRIC_CHRF:
         nmt_chrf_name(&options->chrf, m->name);
-        m->chrf = nmt_chrf_new(&options->chrf);
+        m->chrf = nmt_chrf_create(&options->chrf);
         if (!m->chrf) goto fail;
         break;
     case NMT_METRIC_TER:
         strcpy(m->name, "TER");
-        m->ter = nmt_ter_new(&options->ter);
+        m->ter = nmt_ter_create(&options->ter);
         if (!m->ter) goto fail;
         break;
     }
@@ -60,6 +62,8 @@ fail:
     free(m);
     return NULL;
 }
+
+nmt_metric *nmt_metric_create_like(const nmt_metric *metric) { return nmt_metric_create(metric->kind, &metric->options); }
 
 void nmt_metric_free(nmt_metric *metric) {
     if (!metric) return;
@@ -91,7 +95,7 @@ int nmt_metric_segment(nmt_metric *metric, const char *hyp, size_t hyp_len, cons
     return nmt_ter_segment(metric->ter, hyp, hyp_len, refs, ref_lens, nrefs, stats);
 }
 
-double nmt_metric_compute(const nmt_metric *metric, const double *stats, nmt_score_arith arith, char *verbose,
+double nmt_metric_compute(const nmt_metric *metric, const double *stats, nmt_pynum_arith arith, char *verbose,
                           size_t size) {
     if (verbose && size) verbose[0] = '\0';
     switch (metric->kind) {
@@ -107,7 +111,7 @@ double nmt_metric_compute(const nmt_metric *metric, const double *stats, nmt_sco
     return nmt_ter_compute(stats, arith);
 }
 
-int nmt_metric_signature_fields(const nmt_metric *metric, nmt_score_field *fields) {
+int nmt_metric_signature_fields(const nmt_metric *metric, nmt_signature_field *fields) {
     switch (metric->kind) {
     case NMT_METRIC_BLEU: return nmt_bleu_signature_fields(&metric->options.bleu, fields);
     case NMT_METRIC_CHRF: return nmt_chrf_signature_fields(&metric->options.chrf, fields);
@@ -120,6 +124,25 @@ void nmt_metric_sum(const double *stats, size_t n, int k, double *out) {
     for (int j = 0; j < k; j++) out[j] = 0.0;
     for (size_t i = 0; i < n; i++)
         for (int j = 0; j < k; j++) out[j] += stats[i * (size_t)k + (size_t)j];
+}
+
+int nmt_metric_seed_parse(const char *text, nmt_metric_seed *seed, char *shown, size_t size) {
+    if (!text) text = "12345";
+    if (strcasecmp(text, "none") == 0) {
+        seed->random = 1;
+        seed->value = 0;
+        snprintf(shown, size, "none");
+        return 0;
+    }
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(text, &end, 10);
+    if (errno || end == text || *end || text[0] == '-')
+        return nmt_error_set("SACREBLEU_SEED: expected a non-negative integer or 'none', got '%s'", text);
+    seed->random = 0;
+    seed->value = v;
+    snprintf(shown, size, "%s", text);
+    return 0;
 }
 
 static int seed_rng(nmt_pcg64 *rng, const nmt_metric_seed *seed) {
@@ -157,7 +180,7 @@ int nmt_metric_bootstrap(const nmt_metric *metric, const double *const *stats, i
         }
         for (int s = 0; s < systems; s++) {
             for (int c = 0; c < k; c++) wide[c] = sums[(size_t)s * (size_t)k + (size_t)c];
-            scores[s][i] = nmt_metric_compute(metric, wide, NMT_SCORE_FLOAT32, NULL, 0);
+            scores[s][i] = nmt_metric_compute(metric, wide, NMT_PYNUM_FLOAT32, NULL, 0);
         }
     }
     rc = 0;
@@ -180,7 +203,7 @@ int nmt_metric_randomize(const nmt_metric *metric, const double *base, const dou
         return -1;
     }
     /* BLEU and chrF statistics are Python ints, so numpy sums them as int64; TER's are floats. */
-    nmt_score_arith arith = metric->kind == NMT_METRIC_TER ? NMT_SCORE_PYTHON : NMT_SCORE_INT64;
+    nmt_pynum_arith arith = metric->kind == NMT_METRIC_TER ? NMT_PYNUM_PYTHON : NMT_PYNUM_INT64;
     nmt_pcg64_bits_reset(&rng);
     for (long t = 0; t < trials; t++) {
         memset(sa, 0, 2 * (size_t)k * sizeof *sa);

@@ -7,7 +7,7 @@
  *
  *   bootstrap (-ci, --paired-bs)  resample the segments with replacement `samples` times and score
  *       each resample; sacreBLEU draws the indices with numpy.random.default_rng(seed).choice and
- *       sums numpy float32 arrays, and nmt reproduces both (pcg64.h, NMT_SCORE_FLOAT32), so the same
+ *       sums numpy float32 arrays, and nmt reproduces both (pcg64.h, NMT_PYNUM_FLOAT32), so the same
  *       seed gives the same numbers. (The float32 arithmetic is NumPy 1.x's, checked against 1.24;
  *       NumPy 2 promotes Python scalars differently (NEP 50), which should move sacreBLEU's own
  *       resampled scores around the 7th significant digit; not checked, NumPy 2 was not at hand.)
@@ -24,7 +24,8 @@
 
 #include "eval/bleu.h"
 #include "eval/chrf.h"
-#include "eval/score.h"
+#include "eval/pynum.h"
+#include "eval/signature.h"
 #include "eval/ter.h"
 
 #include <stddef.h>
@@ -42,13 +43,15 @@ typedef struct nmt_metric_options {
     nmt_ter_options ter;
 } nmt_metric_options;
 
-void nmt_metric_options_init(nmt_metric_options *options);
+nmt_metric_options nmt_metric_options_default(void);
 /* "bleu", "chrf", "ter" (sacreBLEU's -m names); -1 with the error set. */
 int nmt_metric_parse(const char *name, nmt_metric_kind *out);
 
 typedef struct nmt_metric nmt_metric;
 
-nmt_metric *nmt_metric_new(nmt_metric_kind kind, const nmt_metric_options *options);
+nmt_metric *nmt_metric_create(nmt_metric_kind kind, const nmt_metric_options *options);
+/* Another instance with the same kind and options (an instance is not for two threads at once). */
+nmt_metric *nmt_metric_create_like(const nmt_metric *metric);
 void nmt_metric_free(nmt_metric *metric);
 nmt_metric_kind nmt_metric_kind_of(const nmt_metric *metric);
 /* The score's name as sacreBLEU prints it: "BLEU", "chrF2", "chrF2++", "TER". */
@@ -61,12 +64,12 @@ int nmt_metric_segment(nmt_metric *metric, const char *hyp, size_t hyp_len, cons
 
 /* The score from summed statistics; `verbose` (may be NULL) receives BLEU's verbose part
  * ("" for the others), `size` bytes at most. */
-double nmt_metric_compute(const nmt_metric *metric, const double *stats, nmt_score_arith arith, char *verbose,
+double nmt_metric_compute(const nmt_metric *metric, const double *stats, nmt_pynum_arith arith, char *verbose,
                           size_t size);
 
 /* The metric's own signature fields, at most NMT_METRIC_MAX_FIELDS; returns their count. */
 #define NMT_METRIC_MAX_FIELDS 8
-int nmt_metric_signature_fields(const nmt_metric *metric, nmt_score_field *fields);
+int nmt_metric_signature_fields(const nmt_metric *metric, nmt_signature_field *fields);
 
 /* Sums n rows of k statistics in order, as sacreBLEU's sum_of_lists does. */
 void nmt_metric_sum(const double *stats, size_t n, int k, double *out);
@@ -78,9 +81,13 @@ typedef struct nmt_metric_seed {
     uint64_t value;
 } nmt_metric_seed;
 
+/* Reads a seed: text NULL means sacreBLEU's 12345, "none" (any case) fresh entropy, else a
+ * non-negative integer. `shown` receives the text the signature shows. 0, or -1 with the error set. */
+int nmt_metric_seed_parse(const char *text, nmt_metric_seed *seed, char *shown, size_t size);
+
 /* Bootstrap resampling of `systems` systems over the same n segments: with the indices of
  * numpy.random.default_rng(seed).choice(n, size=(samples, n)), scores[s][i] is the score of system s on
- * resample i (float32 sums, NMT_SCORE_FLOAT32). stats[s] holds n rows. 0 or -1. */
+ * resample i (float32 sums, NMT_PYNUM_FLOAT32). stats[s] holds n rows. 0 or -1. */
 int nmt_metric_bootstrap(const nmt_metric *metric, const double *const *stats, int systems, size_t n,
                          const nmt_metric_seed *seed, long samples, double *const *scores);
 

@@ -2,7 +2,8 @@
  * print_results_table with tabulate's fancy_grid and latex_booktabs). */
 #include "eval/report.h"
 
-#include "eval/score.h"
+#include "eval/pynum.h"
+#include "eval/signature.h"
 #include "base/utf8.h"
 #include "base/util.h"
 
@@ -11,33 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int append(nmt_tokenize_buf *out, const char *s, size_t n) {
-    if (nmt_tokenize_buf_reserve(out, out->len + n + 1) < 0) return -1;
-    memcpy(out->data + out->len, s, n);
-    out->len += n;
-    out->data[out->len] = '\0';
-    return 0;
-}
-
-static int appends(nmt_tokenize_buf *out, const char *s) { return append(out, s, strlen(s)); }
-
-static int appendf(nmt_tokenize_buf *out, const char *fmt, ...) NMT_PRINTF(2, 3);
-static int appendf(nmt_tokenize_buf *out, const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(NULL, 0, fmt, ap);
-    va_end(ap);
-    if (n < 0 || nmt_tokenize_buf_reserve(out, out->len + (size_t)n + 1) < 0) return -1;
-    va_start(ap, fmt);
-    vsnprintf(out->data + out->len, (size_t)n + 1, fmt, ap);
-    va_end(ap);
-    out->len += (size_t)n;
-    return 0;
-}
-
-static int append_spaces(nmt_tokenize_buf *out, long n) {
+static int append_spaces(nmt_strbuf *out, long n) {
     for (long i = 0; i < n; i++)
-        if (append(out, " ", 1) < 0) return -1;
+        if (nmt_strbuf_append(out, " ", 1) < 0) return -1;
     return 0;
 }
 
@@ -49,83 +26,83 @@ static long cp_len(const char *s, size_t n) {
 }
 
 /* json.dumps of a string; ensure_ascii escapes everything beyond ASCII as \uXXXX. */
-static int append_json_string(nmt_tokenize_buf *out, const char *s, int ensure_ascii) {
-    if (append(out, "\"", 1) < 0) return -1;
+static int append_json_string(nmt_strbuf *out, const char *s, int ensure_ascii) {
+    if (nmt_strbuf_append(out, "\"", 1) < 0) return -1;
     size_t len = strlen(s), i = 0;
     while (i < len) {
         unsigned char b = (unsigned char)s[i];
         int rc = 0;
-        if (b == '"') rc = appends(out, "\\\"");
-        else if (b == '\\') rc = appends(out, "\\\\");
-        else if (b == '\n') rc = appends(out, "\\n");
-        else if (b == '\r') rc = appends(out, "\\r");
-        else if (b == '\t') rc = appends(out, "\\t");
-        else if (b == '\b') rc = appends(out, "\\b");
-        else if (b == '\f') rc = appends(out, "\\f");
-        else if (b < 0x20) rc = appendf(out, "\\u%04x", b);
-        else if (b < 0x80 || !ensure_ascii) rc = append(out, s + i, 1);
+        if (b == '"') rc = nmt_strbuf_puts(out, "\\\"");
+        else if (b == '\\') rc = nmt_strbuf_puts(out, "\\\\");
+        else if (b == '\n') rc = nmt_strbuf_puts(out, "\\n");
+        else if (b == '\r') rc = nmt_strbuf_puts(out, "\\r");
+        else if (b == '\t') rc = nmt_strbuf_puts(out, "\\t");
+        else if (b == '\b') rc = nmt_strbuf_puts(out, "\\b");
+        else if (b == '\f') rc = nmt_strbuf_puts(out, "\\f");
+        else if (b < 0x20) rc = nmt_strbuf_printf(out, "\\u%04x", b);
+        else if (b < 0x80 || !ensure_ascii) rc = nmt_strbuf_append(out, s + i, 1);
         if (rc < 0) return -1;
         if (b >= 0x80 && ensure_ascii) {
             uint32_t cp = nmt_utf8_next(s, &i);
             if (cp >= 0x10000) {
                 cp -= 0x10000;
-                rc = appendf(out, "\\u%04x\\u%04x", 0xD800 + (cp >> 10), 0xDC00 + (cp & 0x3FF));
+                rc = nmt_strbuf_printf(out, "\\u%04x\\u%04x", 0xD800 + (cp >> 10), 0xDC00 + (cp & 0x3FF));
             } else {
-                rc = appendf(out, "\\u%04x", cp);
+                rc = nmt_strbuf_printf(out, "\\u%04x", cp);
             }
             if (rc < 0) return -1;
         } else {
             i++;
         }
     }
-    return append(out, "\"", 1);
+    return nmt_strbuf_append(out, "\"", 1);
 }
 
 /* json.dumps of float(f"{x:.{width}f}") or of x itself (width < 0). */
-static int append_json_number(nmt_tokenize_buf *out, double x, int width) {
+static int append_json_number(nmt_strbuf *out, double x, int width) {
     char repr[40];
-    nmt_score_repr(width >= 0 ? nmt_score_rounded(x, width) : x, repr);
-    return appends(out, repr);
+    nmt_pynum_repr(width >= 0 ? nmt_pynum_rounded(x, width) : x, repr);
+    return nmt_strbuf_puts(out, repr);
 }
 
-static int append_fixed(nmt_tokenize_buf *out, double x, int width) {
+static int append_fixed(nmt_strbuf *out, double x, int width) {
     char buf[400];
-    size_t n = nmt_score_fixed(x, width, buf, sizeof buf);
-    return append(out, buf, n < sizeof buf ? n : sizeof buf - 1);
+    size_t n = nmt_pynum_fixed(x, width, buf, sizeof buf);
+    return nmt_strbuf_append(out, buf, n < sizeof buf ? n : sizeof buf - 1);
 }
 
-int nmt_report_score_format(const nmt_report_score *score, int width, int score_only, int json, nmt_tokenize_buf *out) {
+int nmt_report_score_format(const nmt_report_score *score, int width, int score_only, int json, nmt_strbuf *out) {
     int show_ci = score->has_ci && score->mean > 0;
-    nmt_tokenize_buf sc = {0}, confidence = {0};
+    nmt_strbuf sc = {0}, confidence = {0};
     int rc = -1;
-    if (show_ci && (appends(&confidence, "μ = ") < 0 || append_fixed(&confidence, score->mean, width) < 0 ||
-                    appends(&confidence, " ± ") < 0 || append_fixed(&confidence, score->ci, width) < 0))
+    if (show_ci && (nmt_strbuf_puts(&confidence, "μ = ") < 0 || append_fixed(&confidence, score->mean, width) < 0 ||
+                    nmt_strbuf_puts(&confidence, " ± ") < 0 || append_fixed(&confidence, score->ci, width) < 0))
         goto done;
     if (append_fixed(&sc, score->score, width) < 0) goto done;
-    if (show_ci && appendf(&sc, " (%s)", confidence.data) < 0) goto done;
+    if (show_ci && nmt_strbuf_printf(&sc, " (%s)", confidence.data) < 0) goto done;
     if (score_only) {
-        rc = appends(out, sc.data);
+        rc = nmt_strbuf_puts(out, sc.data);
         goto done;
     }
     if (!json) {
-        if (appends(out, score->name) < 0) goto done;
-        if (score->signature[0] && appendf(out, "|%s", score->signature) < 0) goto done;
-        if (appendf(out, " = %s", sc.data) < 0) goto done;
-        if (score->verbose[0] && appendf(out, " %s", score->verbose) < 0) goto done;
+        if (nmt_strbuf_puts(out, score->name) < 0) goto done;
+        if (score->signature[0] && nmt_strbuf_printf(out, "|%s", score->signature) < 0) goto done;
+        if (nmt_strbuf_printf(out, " = %s", sc.data) < 0) goto done;
+        if (score->verbose[0] && nmt_strbuf_printf(out, " %s", score->verbose) < 0) goto done;
         rc = 0;
         goto done;
     }
-    if (appends(out, "{\n \"name\": ") < 0 || append_json_string(out, score->name, 0) < 0 ||
-        appends(out, ",\n \"score\": ") < 0 || append_json_number(out, score->score, width) < 0 ||
-        appends(out, ",\n \"signature\": ") < 0 || append_json_string(out, score->signature, 0) < 0)
+    if (nmt_strbuf_puts(out, "{\n \"name\": ") < 0 || append_json_string(out, score->name, 0) < 0 ||
+        nmt_strbuf_puts(out, ",\n \"score\": ") < 0 || append_json_number(out, score->score, width) < 0 ||
+        nmt_strbuf_puts(out, ",\n \"signature\": ") < 0 || append_json_string(out, score->signature, 0) < 0)
         goto done;
     if (show_ci &&
-        (appends(out, ",\n \"confidence_mean\": ") < 0 || append_json_number(out, score->mean, width) < 0 ||
-         appends(out, ",\n \"confidence_var\": ") < 0 || append_json_number(out, score->ci, width) < 0 ||
-         appends(out, ",\n \"confidence\": ") < 0 || append_json_string(out, confidence.data, 0) < 0))
+        (nmt_strbuf_puts(out, ",\n \"confidence_mean\": ") < 0 || append_json_number(out, score->mean, width) < 0 ||
+         nmt_strbuf_puts(out, ",\n \"confidence_var\": ") < 0 || append_json_number(out, score->ci, width) < 0 ||
+         nmt_strbuf_puts(out, ",\n \"confidence\": ") < 0 || append_json_string(out, confidence.data, 0) < 0))
         goto done;
     if (score->verbose[0] &&
-        (appends(out, ",\n \"verbose_score\": ") < 0 || append_json_string(out, score->verbose, 0) < 0))
+        (nmt_strbuf_puts(out, ",\n \"verbose_score\": ") < 0 || append_json_string(out, score->verbose, 0) < 0))
         goto done;
     /* every "key:value" of the signature becomes a field */
     for (const char *p = score->signature; *p;) {
@@ -134,32 +111,32 @@ int nmt_report_score_format(const nmt_report_score *score, int width, int score_
         char key[64], value[128];
         snprintf(key, sizeof key, "%.*s", (int)(colon - p), p);
         snprintf(value, sizeof value, "%.*s", (int)(end - colon - 1), colon + 1);
-        if (appends(out, ",\n ") < 0 || append_json_string(out, key, 0) < 0 || appends(out, ": ") < 0 ||
+        if (nmt_strbuf_puts(out, ",\n ") < 0 || append_json_string(out, key, 0) < 0 || nmt_strbuf_puts(out, ": ") < 0 ||
             append_json_string(out, value, 0) < 0)
             goto done;
         p = bar ? bar + 1 : end;
     }
-    rc = appends(out, "\n}");
+    rc = nmt_strbuf_puts(out, "\n}");
 done:
-    nmt_tokenize_buf_free(&sc);
-    nmt_tokenize_buf_free(&confidence);
+    nmt_strbuf_free(&sc);
+    nmt_strbuf_free(&confidence);
     return rc;
 }
 
-int nmt_report_single(const char *const *results, int count, int json, nmt_tokenize_buf *out) {
+int nmt_report_single(const char *const *results, int count, int json, nmt_strbuf *out) {
     if (json) {
-        if (count > 1 && appends(out, "[\n") < 0) return -1;
+        if (count > 1 && nmt_strbuf_puts(out, "[\n") < 0) return -1;
         for (int i = 0; i < count; i++)
-            if ((i && appends(out, ",\n") < 0) || appends(out, results[i]) < 0) return -1;
-        return appends(out, count > 1 ? "\n]\n" : "\n");
+            if ((i && nmt_strbuf_puts(out, ",\n") < 0) || nmt_strbuf_puts(out, results[i]) < 0) return -1;
+        return nmt_strbuf_puts(out, count > 1 ? "\n]\n" : "\n");
     }
-    if (count == 1) return appendf(out, "%s\n", results[0]);
+    if (count == 1) return nmt_strbuf_printf(out, "%s\n", results[0]);
     /* Align on the first '=' (its position minus one, in code points); lines without one come first. */
     long widest = 0;
     for (int i = 0; i < count; i++) {
         const char *eq = strchr(results[i], '=');
         if (!eq) {
-            if (appendf(out, "%s\n", results[i]) < 0) return -1;
+            if (nmt_strbuf_printf(out, "%s\n", results[i]) < 0) return -1;
         } else if (cp_len(results[i], (size_t)(eq - results[i])) - 1 > widest) {
             widest = cp_len(results[i], (size_t)(eq - results[i])) - 1;
         }
@@ -168,7 +145,7 @@ int nmt_report_single(const char *const *results, int count, int json, nmt_token
         const char *eq = strchr(results[i], '=');
         if (!eq) continue;
         if (append_spaces(out, widest - (cp_len(results[i], (size_t)(eq - results[i])) - 1)) < 0 ||
-            appendf(out, "%s\n", results[i]) < 0)
+            nmt_strbuf_printf(out, "%s\n", results[i]) < 0)
             return -1;
     }
     return 0;
@@ -209,27 +186,27 @@ static long cell_width(const char *s) {
 }
 
 /* One line of a cell padded to the column width: right-aligned or centred (left gets the floor). */
-static int append_aligned(nmt_tokenize_buf *out, const char *s, size_t n, long width, int right) {
+static int append_aligned(nmt_strbuf *out, const char *s, size_t n, long width, int right) {
     long pad = width - cp_len(s, n);
     if (pad < 0) pad = 0;
     long left = right ? pad : pad / 2;
-    if (append_spaces(out, left) < 0 || append(out, s, n) < 0) return -1;
+    if (append_spaces(out, left) < 0 || nmt_strbuf_append(out, s, n) < 0) return -1;
     return append_spaces(out, pad - left);
 }
 
-static int append_rule(nmt_tokenize_buf *out, const column *cols, int ncols, const char *begin, const char *fill,
+static int append_rule(nmt_strbuf *out, const column *cols, int ncols, const char *begin, const char *fill,
                        const char *sep, const char *end) {
-    if (appends(out, begin) < 0) return -1;
+    if (nmt_strbuf_puts(out, begin) < 0) return -1;
     for (int c = 0; c < ncols; c++) {
-        if (c && appends(out, sep) < 0) return -1;
+        if (c && nmt_strbuf_puts(out, sep) < 0) return -1;
         for (long k = 0; k < cols[c].width + 2; k++)
-            if (appends(out, fill) < 0) return -1;
+            if (nmt_strbuf_puts(out, fill) < 0) return -1;
     }
-    return appendf(out, "%s\n", end);
+    return nmt_strbuf_printf(out, "%s\n", end);
 }
 
 /* LaTeX escaping of tabulate's LATEX_ESCAPE_RULES. */
-static int append_latex(nmt_tokenize_buf *out, const char *s, size_t n) {
+static int append_latex(nmt_strbuf *out, const char *s, size_t n) {
     for (size_t i = 0; i < n; i++) {
         const char *rep = NULL;
         switch (s[i]) {
@@ -247,7 +224,7 @@ static int append_latex(nmt_tokenize_buf *out, const char *s, size_t n) {
         case '>': rep = "\\ensuremath{>}"; break;
         default: break;
         }
-        if (rep ? appends(out, rep) < 0 : append(out, s + i, 1) < 0) return -1;
+        if (rep ? nmt_strbuf_puts(out, rep) < 0 : nmt_strbuf_append(out, s + i, 1) < 0) return -1;
     }
     return 0;
 }
@@ -275,34 +252,34 @@ static int cell_lines(const char *s) {
 
 /* One table row (the header when row < 0), each line of multi-line cells on its own output line.
  * A cell is padded by one space on each side; latex_booktabs escapes it and joins with '&'. */
-static int append_row(nmt_tokenize_buf *out, const column *cols, int ncols, int row, int latex) {
+static int append_row(nmt_strbuf *out, const column *cols, int ncols, int row, int latex) {
     int lines = 1;
     for (int c = 0; c < ncols; c++) {
         int n = cell_lines(row < 0 ? cols[c].header : cols[c].cells[row]);
         if (n > lines) lines = n;
     }
-    nmt_tokenize_buf text = {0}, cell = {0};
+    nmt_strbuf text = {0}, cell = {0};
     int rc = 0;
     for (int line = 0; line < lines && rc == 0; line++) {
         text.len = 0;
-        rc = appends(&text, latex ? "" : "│");
+        rc = nmt_strbuf_puts(&text, latex ? "" : "│");
         for (int c = 0; c < ncols && rc == 0; c++) {
             size_t len;
             const char *s = cell_line(row < 0 ? cols[c].header : cols[c].cells[row], line, &len);
             cell.len = 0;
-            if (c) rc = appends(&text, latex ? "&" : "│");
-            if (rc == 0) rc = appends(&cell, " ");
+            if (c) rc = nmt_strbuf_puts(&text, latex ? "&" : "│");
+            if (rc == 0) rc = nmt_strbuf_puts(&cell, " ");
             if (rc == 0) rc = append_aligned(&cell, s ? s : "", len, cols[c].width, s ? cols[c].right : 0);
-            if (rc == 0) rc = appends(&cell, " ");
-            if (rc == 0) rc = latex ? append_latex(&text, cell.data, cell.len) : append(&text, cell.data, cell.len);
+            if (rc == 0) rc = nmt_strbuf_puts(&cell, " ");
+            if (rc == 0) rc = latex ? append_latex(&text, cell.data, cell.len) : nmt_strbuf_append(&text, cell.data, cell.len);
         }
-        if (rc == 0) rc = appends(&text, latex ? "\\\\" : "│");
+        if (rc == 0) rc = nmt_strbuf_puts(&text, latex ? "\\\\" : "│");
         while (rc == 0 && text.len && text.data[text.len - 1] == ' ') text.len--; /* _build_simple_row's rstrip */
-        if (rc == 0) rc = append(out, text.data, text.len);
-        if (rc == 0) rc = appends(out, "\n");
+        if (rc == 0) rc = nmt_strbuf_append(out, text.data, text.len);
+        if (rc == 0) rc = nmt_strbuf_puts(out, "\n");
     }
-    nmt_tokenize_buf_free(&text);
-    nmt_tokenize_buf_free(&cell);
+    nmt_strbuf_free(&text);
+    nmt_strbuf_free(&cell);
     return rc;
 }
 
@@ -319,74 +296,74 @@ static void free_columns(column *cols, int ncols, int nrows) {
 
 /* A cell's text as sacreBLEU's _format_score_lines writes it. */
 static char *format_cell(const nmt_report_table *t, const nmt_report_cell *cell, int width, int multiline) {
-    nmt_tokenize_buf s = {0};
+    nmt_strbuf s = {0};
     int rc = append_fixed(&s, cell->score, width);
     if (rc == 0 && t->test != NMT_REPORT_NO_TEST && cell->has_ci)
-        rc = appends(&s, " (") < 0 || append_fixed(&s, cell->mean, width) < 0 || appends(&s, " ± ") < 0 ||
-                     append_fixed(&s, cell->ci, width) < 0 || appends(&s, ")") < 0
+        rc = nmt_strbuf_puts(&s, " (") < 0 || append_fixed(&s, cell->mean, width) < 0 || nmt_strbuf_puts(&s, " ± ") < 0 ||
+                     append_fixed(&s, cell->ci, width) < 0 || nmt_strbuf_puts(&s, ")") < 0
                  ? -1
                  : 0;
     if (rc == 0 && t->test != NMT_REPORT_NO_TEST && cell->has_p)
-        rc = appendf(&s, "%s(p = %.4f)%s", multiline ? "\n" : " ", cell->p_value, cell->p_value > 0.05 ? "" : "*");
+        rc = nmt_strbuf_printf(&s, "%s(p = %.4f)%s", multiline ? "\n" : " ", cell->p_value, cell->p_value > 0.05 ? "" : "*");
     if (rc < 0 || !s.data) {
-        nmt_tokenize_buf_free(&s);
+        nmt_strbuf_free(&s);
         return rc < 0 ? NULL : nmt_strdup("");
     }
     return s.data;
 }
 
-static int append_json_table(const nmt_report_table *t, int width, nmt_tokenize_buf *out) {
-    if (appends(out, "[\n") < 0) return -1;
+static int append_json_table(const nmt_report_table *t, int width, nmt_strbuf *out) {
+    if (nmt_strbuf_puts(out, "[\n") < 0) return -1;
     for (int s = 0; s < t->systems; s++) {
-        if (appends(out, s ? ",\n    {\n" : "    {\n") < 0 || appends(out, "        \"system\": ") < 0 ||
+        if (nmt_strbuf_puts(out, s ? ",\n    {\n" : "    {\n") < 0 || nmt_strbuf_puts(out, "        \"system\": ") < 0 ||
             append_json_string(out, t->system_names[s], 1) < 0)
             return -1;
         for (int m = 0; m < t->metrics; m++) {
             const nmt_report_cell *cell = &t->cells[s * t->metrics + m];
-            if (appends(out, ",\n        ") < 0 || append_json_string(out, t->metric_names[m], 1) < 0 ||
-                appends(out, ": ") < 0)
+            if (nmt_strbuf_puts(out, ",\n        ") < 0 || append_json_string(out, t->metric_names[m], 1) < 0 ||
+                nmt_strbuf_puts(out, ": ") < 0)
                 return -1;
             if (t->test == NMT_REPORT_NO_TEST) {
                 char value[400];
-                nmt_score_fixed(cell->score, width, value, sizeof value);
+                nmt_pynum_fixed(cell->score, width, value, sizeof value);
                 if (append_json_string(out, value, 1) < 0) return -1;
                 continue;
             }
-            if (appends(out, "{\n            \"score\": ") < 0 || append_json_number(out, cell->score, -1) < 0 ||
-                appends(out, ",\n            \"p_value\": ") < 0 ||
-                (cell->has_p ? append_json_number(out, cell->p_value, -1) : appends(out, "null")) < 0 ||
-                appends(out, ",\n            \"mean\": ") < 0 ||
-                (cell->has_ci ? append_json_number(out, cell->mean, -1) : appends(out, "null")) < 0 ||
-                appends(out, ",\n            \"ci\": ") < 0 ||
-                (cell->has_ci ? append_json_number(out, cell->ci, -1) : appends(out, "null")) < 0 ||
-                appends(out, "\n        }") < 0)
+            if (nmt_strbuf_puts(out, "{\n            \"score\": ") < 0 || append_json_number(out, cell->score, -1) < 0 ||
+                nmt_strbuf_puts(out, ",\n            \"p_value\": ") < 0 ||
+                (cell->has_p ? append_json_number(out, cell->p_value, -1) : nmt_strbuf_puts(out, "null")) < 0 ||
+                nmt_strbuf_puts(out, ",\n            \"mean\": ") < 0 ||
+                (cell->has_ci ? append_json_number(out, cell->mean, -1) : nmt_strbuf_puts(out, "null")) < 0 ||
+                nmt_strbuf_puts(out, ",\n            \"ci\": ") < 0 ||
+                (cell->has_ci ? append_json_number(out, cell->ci, -1) : nmt_strbuf_puts(out, "null")) < 0 ||
+                nmt_strbuf_puts(out, "\n        }") < 0)
                 return -1;
         }
-        if (appends(out, "\n    }") < 0) return -1;
+        if (nmt_strbuf_puts(out, "\n    }") < 0) return -1;
     }
-    return appends(out, "\n]\n");
+    return nmt_strbuf_puts(out, "\n]\n");
 }
 
-static int append_test_explanation(const nmt_report_table *t, nmt_tokenize_buf *out) {
+static int append_test_explanation(const nmt_report_table *t, nmt_strbuf *out) {
     int bs = t->test == NMT_REPORT_PAIRED_BOOTSTRAP;
     char msg[160];
     int n = snprintf(msg, sizeof msg, "Paired %s test with %ld %s", bs ? "bootstrap resampling" : "approximate randomization",
                      t->samples, bs ? "resampling trials" : "trials");
-    nmt_tokenize_buf rule = {0};
+    nmt_strbuf rule = {0};
     for (int i = 0; i < n; i++)
-        if (append(&rule, "-", 1) < 0) {
-            nmt_tokenize_buf_free(&rule);
+        if (nmt_strbuf_append(&rule, "-", 1) < 0) {
+            nmt_strbuf_free(&rule);
             return -1;
         }
-    int rc = appendf(out, "%s\n%s\n%s\n", rule.data, msg, rule.data);
-    nmt_tokenize_buf_free(&rule);
+    int rc = nmt_strbuf_printf(out, "%s\n%s\n%s\n", rule.data, msg, rule.data);
+    nmt_strbuf_free(&rule);
     /* sacreBLEU names the baseline only when it is marked "Baseline: " (files, not standard input) */
     const char *baseline = strncmp(t->system_names[0], "Baseline:", 9) == 0 ? t->system_names[0] : "";
-    if (rc < 0 || appendf(out, " - Each system is pairwise compared to %s.\n", baseline) < 0) return -1;
-    if (appends(out, bs ? "   Actual system score / bootstrap estimated true mean / 95% CI are provided for each metric.\n"
+    if (rc < 0 || nmt_strbuf_printf(out, " - Each system is pairwise compared to %s.\n", baseline) < 0) return -1;
+    if (nmt_strbuf_puts(out, bs ? "   Actual system score / bootstrap estimated true mean / 95% CI are provided for each metric.\n"
                         : "   Actual system score is provided for each metric.\n") < 0)
         return -1;
-    return appends(out,
+    return nmt_strbuf_puts(out,
                    "\n"
                    " - Null hypothesis: the system and the baseline translations are essentially\n"
                    "   generated by the same underlying process. For a given system and the baseline,\n"
@@ -403,7 +380,7 @@ static int append_test_explanation(const nmt_report_table *t, nmt_tokenize_buf *
                    "\n");
 }
 
-int nmt_report_table_format(const nmt_report_table *t, nmt_report_format format, int width, nmt_tokenize_buf *out) {
+int nmt_report_table_format(const nmt_report_table *t, nmt_report_format format, int width, nmt_strbuf *out) {
     if (format == NMT_REPORT_JSON) return append_json_table(t, width, out);
     int latex = format == NMT_REPORT_LATEX, ncols = t->metrics + 1, nrows = t->systems, rc = -1;
     column *cols = nmt_calloc((size_t)ncols, sizeof *cols);
@@ -433,7 +410,7 @@ int nmt_report_table_format(const nmt_report_table *t, nmt_report_format format,
         if (numeric && !all_int)
             for (int r = 0; r < nrows; r++) {
                 char value[400];
-                nmt_score_fixed(strtod(col->cells[r], NULL), width, value, sizeof value);
+                nmt_pynum_fixed(strtod(col->cells[r], NULL), width, value, sizeof value);
                 free(col->cells[r]);
                 if (!(col->cells[r] = nmt_strdup(value))) goto done;
             }
@@ -442,15 +419,15 @@ int nmt_report_table_format(const nmt_report_table *t, nmt_report_format format,
             if (cell_width(col->cells[r]) > col->width) col->width = cell_width(col->cells[r]);
     }
     if (latex) {
-        if (appends(out, "\\begin{tabular}{") < 0) goto done;
+        if (nmt_strbuf_puts(out, "\\begin{tabular}{") < 0) goto done;
         for (int c = 0; c < ncols; c++)
-            if (appends(out, cols[c].right ? "r" : "c") < 0) goto done;
-        if (appends(out, "}\n\\toprule\n") < 0 || append_row(out, cols, ncols, -1, 1) < 0 ||
-            appends(out, "\\midrule\n") < 0)
+            if (nmt_strbuf_puts(out, cols[c].right ? "r" : "c") < 0) goto done;
+        if (nmt_strbuf_puts(out, "}\n\\toprule\n") < 0 || append_row(out, cols, ncols, -1, 1) < 0 ||
+            nmt_strbuf_puts(out, "\\midrule\n") < 0)
             goto done;
         for (int r = 0; r < nrows; r++)
             if (append_row(out, cols, ncols, r, 1) < 0) goto done;
-        if (appends(out, "\\bottomrule\n\\end{tabular}\n") < 0) goto done;
+        if (nmt_strbuf_puts(out, "\\bottomrule\n\\end{tabular}\n") < 0) goto done;
     } else {
         if (append_rule(out, cols, ncols, "╒", "═", "╤", "╕") < 0 || append_row(out, cols, ncols, -1, 0) < 0 ||
             append_rule(out, cols, ncols, "╞", "═", "╪", "╡") < 0)
@@ -461,11 +438,11 @@ int nmt_report_table_format(const nmt_report_table *t, nmt_report_format format,
         }
         if (append_rule(out, cols, ncols, "╘", "═", "╧", "╛") < 0) goto done;
     }
-    if (appends(out, "\n") < 0) goto done;
+    if (nmt_strbuf_puts(out, "\n") < 0) goto done;
     if (t->test != NMT_REPORT_NO_TEST && append_test_explanation(t, out) < 0) goto done;
-    if (appends(out, "-----------------\nMetric signatures\n-----------------\n") < 0) goto done;
+    if (nmt_strbuf_puts(out, "-----------------\nMetric signatures\n-----------------\n") < 0) goto done;
     for (int m = 0; m < t->metrics; m++)
-        if (appendf(out, " - %-10s %s\n", t->metric_names[m], t->signatures[m]) < 0) goto done;
+        if (nmt_strbuf_printf(out, " - %-10s %s\n", t->metric_names[m], t->signatures[m]) < 0) goto done;
     rc = 0;
 done:
     free_columns(cols, ncols, nrows);

@@ -8,7 +8,7 @@
  * Several systems (print_results_table): a table (tabulate's fancy_grid for text, latex_booktabs
  * for latex), or a JSON list of {"system", metric: value}; with a paired test the table also shows
  * the bootstrap mean and CI, and p-values (a '*' marks p <= 0.05), followed by the explanation.
- * Numbers follow Python's formatting (score.h), widths count code points as Python's len does.
+ * Numbers follow Python's formatting (pynum.h), widths count code points as Python's len does.
  */
 #ifndef NMT_REPORT_H
 #define NMT_REPORT_H
@@ -34,11 +34,11 @@ typedef struct nmt_report_score {
 } nmt_report_score;
 
 /* Appends Score.format(width, score_only, signature, is_json) to out. 0 or -1 (memory). */
-int nmt_report_score_format(const nmt_report_score *score, int width, int score_only, int json, nmt_tokenize_buf *out);
+int nmt_report_score_format(const nmt_report_score *score, int width, int score_only, int json, nmt_strbuf *out);
 
 /* Appends print_single_results for the formatted results (each as nmt_report_score made it):
  * a JSON list, or text lines aligned on their '='. Each output line ends with '\n'. */
-int nmt_report_single(const char *const *results, int count, int json, nmt_tokenize_buf *out);
+int nmt_report_single(const char *const *results, int count, int json, nmt_strbuf *out);
 
 /* One cell of the multi-system table. */
 typedef struct nmt_report_cell {
@@ -66,6 +66,6 @@ typedef struct nmt_report_table {
 } nmt_report_table;
 
 /* Appends print_results_table for the table, in the given format, with scores to `width` decimals. */
-int nmt_report_table_format(const nmt_report_table *table, nmt_report_format format, int width, nmt_tokenize_buf *out);
+int nmt_report_table_format(const nmt_report_table *table, nmt_report_format format, int width, nmt_strbuf *out);
 
 #endif

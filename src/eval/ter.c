@@ -29,22 +29,26 @@ static const int64_t INF = 10000000000000000; /* sacreBLEU's int(1e16) */
 /* Edit operations, named as in sacreBLEU's trace of rewriting the hypothesis into the reference. */
 enum { OP_NOP = ' ', OP_SUB = 's', OP_INS = 'i', OP_DEL = 'd', OP_UNDEF = 'x' };
 
-void nmt_ter_options_init(nmt_ter_options *options) { memset(options, 0, sizeof *options); }
+nmt_ter_options nmt_ter_options_default(void) {
+    nmt_ter_options o;
+    memset(&o, 0, sizeof o);
+    return o;
+}
 
-double nmt_ter_compute(const double *stats, nmt_score_arith arith) {
+double nmt_ter_compute(const double *stats, nmt_pynum_arith arith) {
     double edits = stats[0], length = stats[1], score;
-    if (length > 0) score = arith == NMT_SCORE_FLOAT32 ? (double)((float)edits / (float)length) : edits / length;
+    if (length > 0) score = arith == NMT_PYNUM_FLOAT32 ? (double)((float)edits / (float)length) : edits / length;
     else if (edits > 0) score = 1.0; /* empty references, non-empty hypothesis */
     else score = 0.0;
     return 100 * score;
 }
 
-int nmt_ter_signature_fields(const nmt_ter_options *options, nmt_score_field *fields) {
-    fields[0] = (nmt_score_field){"case", "c", ""};
-    fields[1] = (nmt_score_field){"tok", "t", "tercom"};
-    fields[2] = (nmt_score_field){"norm", "nr", ""};
-    fields[3] = (nmt_score_field){"punct", "pn", ""};
-    fields[4] = (nmt_score_field){"asian", "as", ""};
+int nmt_ter_signature_fields(const nmt_ter_options *options, nmt_signature_field *fields) {
+    fields[0] = (nmt_signature_field){"case", "c", ""};
+    fields[1] = (nmt_signature_field){"tok", "t", "tercom"};
+    fields[2] = (nmt_signature_field){"norm", "nr", ""};
+    fields[3] = (nmt_signature_field){"punct", "pn", ""};
+    fields[4] = (nmt_signature_field){"asian", "as", ""};
     snprintf(fields[0].value, sizeof fields[0].value, "%s", options->case_sensitive ? "mixed" : "lc");
     snprintf(fields[2].value, sizeof fields[2].value, "%s", options->normalized ? "yes" : "no");
     snprintf(fields[3].value, sizeof fields[3].value, "%s", options->no_punct ? "no" : "yes");
@@ -55,7 +59,7 @@ int nmt_ter_signature_fields(const nmt_ter_options *options, nmt_score_field *fi
 struct nmt_ter {
     nmt_ter_options options;
     nmt_tokenize_scratch scratch;
-    nmt_tokenize_buf first_pass; /* a reference after its first tokenization */
+    nmt_strbuf first_pass; /* a reference after its first tokenization */
     nmt_tokenize_spans spans;
     nmt_ngram_vocab vocab;
     uint32_t *hyp_ids, *ref_ids;
@@ -78,7 +82,7 @@ struct nmt_ter {
     unsigned char *hyp_err, *ref_err;   /* [H], [R] */
 };
 
-nmt_ter *nmt_ter_new(const nmt_ter_options *options) {
+nmt_ter *nmt_ter_create(const nmt_ter_options *options) {
     nmt_ter *ter = nmt_calloc(1, sizeof *ter);
     if (!ter) return NULL;
     ter->options = *options;
@@ -89,7 +93,7 @@ nmt_ter *nmt_ter_new(const nmt_ter_options *options) {
 void nmt_ter_free(nmt_ter *ter) {
     if (!ter) return;
     nmt_tokenize_scratch_free(&ter->scratch);
-    nmt_tokenize_buf_free(&ter->first_pass);
+    nmt_strbuf_free(&ter->first_pass);
     nmt_tokenize_spans_free(&ter->spans);
     nmt_ngram_vocab_free(&ter->vocab);
     nmt_arena_free(&ter->arena);

@@ -15,7 +15,8 @@
 #ifndef NMT_TER_H
 #define NMT_TER_H
 
-#include "eval/score.h"
+#include "eval/pynum.h"
+#include "eval/signature.h"
 #include "eval/tokenize.h"
 
 #include <stddef.h>
@@ -30,19 +31,19 @@ typedef struct nmt_ter_options {
     int case_sensitive; /* 0 */
 } nmt_ter_options;
 
-void nmt_ter_options_init(nmt_ter_options *options);
+nmt_ter_options nmt_ter_options_default(void);
 
 /* The score from summed statistics (100 * edits / length; 100 for a non-empty hypothesis against
- * empty references, 0 when both are empty). arith: see score.h (NMT_SCORE_FLOAT32 divides in single
+ * empty references, 0 when both are empty). arith: see pynum.h (NMT_PYNUM_FLOAT32 divides in single
  * precision, as sacreBLEU's bootstrap does on float32 arrays). */
-double nmt_ter_compute(const double *stats, nmt_score_arith arith);
+double nmt_ter_compute(const double *stats, nmt_pynum_arith arith);
 
 /* The metric's own signature fields (case, tok, norm, punct, asian) into fields[5]; returns 5. */
-int nmt_ter_signature_fields(const nmt_ter_options *options, nmt_score_field *fields);
+int nmt_ter_signature_fields(const nmt_ter_options *options, nmt_signature_field *fields);
 
 typedef struct nmt_ter nmt_ter;
 
-nmt_ter *nmt_ter_new(const nmt_ter_options *options);
+nmt_ter *nmt_ter_create(const nmt_ter_options *options);
 void nmt_ter_free(nmt_ter *ter);
 
 /* The edits that turn word sequence hyp into ref (words are compared as symbols), as sacreBLEU's

@@ -16,25 +16,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-int nmt_tokenize_buf_reserve(nmt_tokenize_buf *buf, size_t cap) {
-    if (cap <= buf->cap) return 0;
-    size_t grown = buf->cap ? buf->cap : 64;
-    while (grown < cap) grown = grown > SIZE_MAX / 2 ? cap : grown * 2;
-    char *data = nmt_realloc(buf->data, grown);
-    if (!data) return -1;
-    buf->data = data;
-    buf->cap = grown;
-    return 0;
-}
-
-void nmt_tokenize_buf_free(nmt_tokenize_buf *buf) {
-    free(buf->data);
-    memset(buf, 0, sizeof *buf);
-}
-
 void nmt_tokenize_scratch_free(nmt_tokenize_scratch *scratch) {
-    nmt_tokenize_buf_free(&scratch->a);
-    nmt_tokenize_buf_free(&scratch->b);
+    nmt_strbuf_free(&scratch->a);
+    nmt_strbuf_free(&scratch->b);
 }
 
 static const char *const tokenizer_names[] = {"none", "13a", "intl", "char", "zh"};
@@ -138,15 +122,15 @@ static void strip(const char **s, size_t *len) {
     *len = nmt_tokenize_rstrip(*s, *len);
 }
 
-int nmt_tokenize_lower(const char *s, size_t len, nmt_tokenize_buf *out) {
-    if (nmt_tokenize_buf_reserve(out, NMT_UTF8_LOWER_MAX(len)) < 0) return -1;
+int nmt_tokenize_lower(const char *s, size_t len, nmt_strbuf *out) {
+    if (nmt_strbuf_reserve(out, NMT_UTF8_LOWER_MAX(len)) < 0) return -1;
     out->len = nmt_utf8_lower(s, len, out->data);
     return 0;
 }
 
 /* ' '.join(s.split()): words separated by single spaces. Never longer than the input. */
-static int join_words(const char *s, size_t len, nmt_tokenize_buf *out) {
-    if (nmt_tokenize_buf_reserve(out, len + 1) < 0) return -1;
+static int join_words(const char *s, size_t len, nmt_strbuf *out) {
+    if (nmt_strbuf_reserve(out, len + 1) < 0) return -1;
     size_t n = 0, i = 0;
     while (i < len) {
         size_t w = space_at(s, len, i);
@@ -163,9 +147,9 @@ static int join_words(const char *s, size_t len, nmt_tokenize_buf *out) {
 
 /* str.replace(pattern, replacement) for a replacement no longer than the pattern. */
 static int replace_all(const char *s, size_t len, const char *pattern, const char *replacement,
-                       nmt_tokenize_buf *out) {
+                       nmt_strbuf *out) {
     size_t plen = strlen(pattern), rlen = strlen(replacement);
-    if (nmt_tokenize_buf_reserve(out, len + 1) < 0) return -1;
+    if (nmt_strbuf_reserve(out, len + 1) < 0) return -1;
     size_t n = 0, i = 0;
     while (i < len) {
         if (s[i] == pattern[0] && len - i >= plen && memcmp(s + i, pattern, plen) == 0) {
@@ -181,10 +165,10 @@ static int replace_all(const char *s, size_t len, const char *pattern, const cha
 }
 
 /* Runs a pass from *in into the spare buffer and swaps, so that *in always holds the latest text. */
-typedef int (*pass_fn)(const char *s, size_t len, nmt_tokenize_buf *out);
-static int run_pass(pass_fn pass, nmt_tokenize_buf **in, nmt_tokenize_buf **spare) {
+typedef int (*pass_fn)(const char *s, size_t len, nmt_strbuf *out);
+static int run_pass(pass_fn pass, nmt_strbuf **in, nmt_strbuf **spare) {
     if (pass((*in)->data, (*in)->len, *spare) < 0) return -1;
-    nmt_tokenize_buf *t = *in;
+    nmt_strbuf *t = *in;
     *in = *spare;
     *spare = t;
     return 0;
@@ -217,8 +201,8 @@ static unsigned classes_in(const char *s, size_t len) {
 }
 
 /* re.sub(r'([{-~[-` -&(-+:-@/])', r' \1 '); *seen gets the classes of the input's bytes. */
-static int punct_pass(const char *s, size_t len, nmt_tokenize_buf *out, unsigned *seen) {
-    if (nmt_tokenize_buf_reserve(out, 3 * len + 1) < 0) return -1;
+static int punct_pass(const char *s, size_t len, nmt_strbuf *out, unsigned *seen) {
+    if (nmt_strbuf_reserve(out, 3 * len + 1) < 0) return -1;
     char *o = out->data;
     unsigned classes = 0;
     for (size_t i = 0; i < len; i++) {
@@ -237,7 +221,7 @@ static int punct_pass(const char *s, size_t len, nmt_tokenize_buf *out, unsigned
     return 0;
 }
 
-static int pass_punct(const char *s, size_t len, nmt_tokenize_buf *out) {
+static int pass_punct(const char *s, size_t len, nmt_strbuf *out) {
     unsigned seen;
     return punct_pass(s, len, out, &seen);
 }
@@ -258,8 +242,8 @@ static inline size_t find_class(const char *s, size_t len, size_t from, unsigned
  * first_digit) or any character but a digit. A match can only end at a Y, so the scan jumps from one
  * to the next; a Y that does not complete a match may still start the next one itself. Serves
  * r'([^0-9])([\.,])' and r'([0-9])(-)'. */
-static int split_pair(const char *s, size_t len, nmt_tokenize_buf *out, unsigned second, int first_digit) {
-    if (nmt_tokenize_buf_reserve(out, 2 * len + 1) < 0) return -1;
+static int split_pair(const char *s, size_t len, nmt_strbuf *out, unsigned second, int first_digit) {
+    if (nmt_strbuf_reserve(out, 2 * len + 1) < 0) return -1;
     char *o = out->data;
     size_t i = 0;
     while (i < len) {
@@ -282,17 +266,17 @@ static int split_pair(const char *s, size_t len, nmt_tokenize_buf *out, unsigned
     return 0;
 }
 
-static int pass_period_after_nondigit(const char *s, size_t len, nmt_tokenize_buf *out) {
+static int pass_period_after_nondigit(const char *s, size_t len, nmt_strbuf *out) {
     return split_pair(s, len, out, PERIOD, 0);
 }
 
-static int pass_dash_after_digit(const char *s, size_t len, nmt_tokenize_buf *out) {
+static int pass_dash_after_digit(const char *s, size_t len, nmt_strbuf *out) {
     return split_pair(s, len, out, DASH, 1);
 }
 
 /* re.sub(r'([\.,])([^0-9])', r' \1 \2'); the character after the period is consumed whole. */
-static int pass_period_before_nondigit(const char *s, size_t len, nmt_tokenize_buf *out) {
-    if (nmt_tokenize_buf_reserve(out, 2 * len + 1) < 0) return -1;
+static int pass_period_before_nondigit(const char *s, size_t len, nmt_strbuf *out) {
+    if (nmt_strbuf_reserve(out, 2 * len + 1) < 0) return -1;
     char *o = out->data;
     size_t i = 0;
     while (i < len) {
@@ -323,10 +307,10 @@ static int contains(const char *s, size_t len, char c) { return len > 0 && memch
 
 /* sacreBLEU's TokenizerRegexp, shared by 13a and zh: the four substitutions (word joining is left to
  * the caller). A substitution whose pattern needs a character that the text lacks is skipped. */
-static int regexp_passes(nmt_tokenize_buf **in, nmt_tokenize_buf **spare) {
+static int regexp_passes(nmt_strbuf **in, nmt_strbuf **spare) {
     unsigned seen;
     if (punct_pass((*in)->data, (*in)->len, *spare, &seen) < 0) return -1;
-    nmt_tokenize_buf *t = *in;
+    nmt_strbuf *t = *in;
     *in = *spare;
     *spare = t;
     if ((seen & PERIOD) &&
@@ -336,24 +320,24 @@ static int regexp_passes(nmt_tokenize_buf **in, nmt_tokenize_buf **spare) {
     return 0;
 }
 
-static int copy_into(nmt_tokenize_buf *out, const char *s, size_t len) {
-    if (nmt_tokenize_buf_reserve(out, len + 1) < 0) return -1;
+static int copy_into(nmt_strbuf *out, const char *s, size_t len) {
+    if (nmt_strbuf_reserve(out, len + 1) < 0) return -1;
     memcpy(out->data, s, len);
     out->len = len;
     return 0;
 }
 
 /* Runs str.replace(pattern, replacement) from *in into the spare buffer and swaps. */
-static int replace_step(nmt_tokenize_buf **in, nmt_tokenize_buf **spare, const char *pattern, const char *replacement) {
+static int replace_step(nmt_strbuf **in, nmt_strbuf **spare, const char *pattern, const char *replacement) {
     if (replace_all((*in)->data, (*in)->len, pattern, replacement, *spare) < 0) return -1;
-    nmt_tokenize_buf *t = *in;
+    nmt_strbuf *t = *in;
     *in = *spare;
     *spare = t;
     return 0;
 }
 
 /* The XML unescaping of 13a and tercom, in sacreBLEU's order (so "&amp;lt;" becomes "<"). */
-static int unescape_xml(nmt_tokenize_buf **in, nmt_tokenize_buf **spare) {
+static int unescape_xml(nmt_strbuf **in, nmt_strbuf **spare) {
     if (!contains((*in)->data, (*in)->len, '&')) return 0;
     if (replace_step(in, spare, "&quot;", "\"") < 0 || replace_step(in, spare, "&amp;", "&") < 0 ||
         replace_step(in, spare, "&lt;", "<") < 0 || replace_step(in, spare, "&gt;", ">") < 0)
@@ -363,9 +347,9 @@ static int unescape_xml(nmt_tokenize_buf **in, nmt_tokenize_buf **spare) {
 
 /* Tokenizer13a: the language-independent replacements, then " line " through TokenizerRegexp. The
  * leading space is put in first: no replaced pattern starts with a space, so it changes nothing. */
-static int tokenize_13a(const char *s, size_t len, nmt_tokenize_scratch *scratch, const nmt_tokenize_buf **text) {
-    nmt_tokenize_buf *in = &scratch->a, *spare = &scratch->b;
-    if (nmt_tokenize_buf_reserve(in, len + 2) < 0) return -1;
+static int tokenize_13a(const char *s, size_t len, nmt_tokenize_scratch *scratch, const nmt_strbuf **text) {
+    nmt_strbuf *in = &scratch->a, *spare = &scratch->b;
+    if (nmt_strbuf_reserve(in, len + 2) < 0) return -1;
     in->data[0] = ' ';
     memcpy(in->data + 1, s, len);
     in->len = len + 1;
@@ -386,8 +370,8 @@ static int is_punct_cp(uint32_t cp) { return nmt_utf8_class(cp) == NMT_UTF8_PUNC
 static int is_number_cp(uint32_t cp) { return nmt_utf8_class(cp) == NMT_UTF8_NUMBER; }
 
 /* re.sub(r'(\P{N})(\p{P})', r'\1 \2 ') when punct_second, else re.sub(r'(\p{P})(\P{N})', r' \1 \2'). */
-static int intl_pair_pass(const char *s, size_t len, nmt_tokenize_buf *out, int punct_second) {
-    if (nmt_tokenize_buf_reserve(out, 2 * len + 1) < 0) return -1;
+static int intl_pair_pass(const char *s, size_t len, nmt_strbuf *out, int punct_second) {
+    if (nmt_strbuf_reserve(out, 2 * len + 1) < 0) return -1;
     char *o = out->data;
     size_t i = 0;
     while (i < len) {
@@ -418,16 +402,16 @@ static int intl_pair_pass(const char *s, size_t len, nmt_tokenize_buf *out, int 
     return 0;
 }
 
-static int pass_intl_punct_after(const char *s, size_t len, nmt_tokenize_buf *out) {
+static int pass_intl_punct_after(const char *s, size_t len, nmt_strbuf *out) {
     return intl_pair_pass(s, len, out, 1);
 }
-static int pass_intl_punct_before(const char *s, size_t len, nmt_tokenize_buf *out) {
+static int pass_intl_punct_before(const char *s, size_t len, nmt_strbuf *out) {
     return intl_pair_pass(s, len, out, 0);
 }
 
 /* Puts a space on both sides of every character for which `pick` is true. */
-static int space_around(const char *s, size_t len, nmt_tokenize_buf *out, int (*pick)(uint32_t cp)) {
-    if (nmt_tokenize_buf_reserve(out, 3 * len + 1) < 0) return -1;
+static int space_around(const char *s, size_t len, nmt_strbuf *out, int (*pick)(uint32_t cp)) {
+    if (nmt_strbuf_reserve(out, 3 * len + 1) < 0) return -1;
     char *o = out->data;
     size_t i = 0;
     while (i < len) {
@@ -445,12 +429,12 @@ static int space_around(const char *s, size_t len, nmt_tokenize_buf *out, int (*
 }
 
 static int is_symbol_cp(uint32_t cp) { return nmt_utf8_class(cp) == NMT_UTF8_SYMBOL; }
-static int pass_intl_symbols(const char *s, size_t len, nmt_tokenize_buf *out) {
+static int pass_intl_symbols(const char *s, size_t len, nmt_strbuf *out) {
     return space_around(s, len, out, is_symbol_cp);
 }
 
-static int tokenize_intl(const char *s, size_t len, nmt_tokenize_scratch *scratch, const nmt_tokenize_buf **text) {
-    nmt_tokenize_buf *in = &scratch->a, *spare = &scratch->b;
+static int tokenize_intl(const char *s, size_t len, nmt_tokenize_scratch *scratch, const nmt_strbuf **text) {
+    nmt_strbuf *in = &scratch->a, *spare = &scratch->b;
     if (copy_into(in, s, len) < 0) return -1;
     if (run_pass(pass_intl_punct_after, &in, &spare) < 0 || run_pass(pass_intl_punct_before, &in, &spare) < 0 ||
         run_pass(pass_intl_symbols, &in, &spare) < 0)
@@ -460,8 +444,8 @@ static int tokenize_intl(const char *s, size_t len, nmt_tokenize_scratch *scratc
 }
 
 /* TokenizerChar: " ".join(line), every code point (spaces included) separated by a space. */
-static int tokenize_char(const char *s, size_t len, nmt_tokenize_buf *out) {
-    if (nmt_tokenize_buf_reserve(out, 2 * len + 1) < 0) return -1;
+static int tokenize_char(const char *s, size_t len, nmt_strbuf *out) {
+    if (nmt_strbuf_reserve(out, 2 * len + 1) < 0) return -1;
     char *o = out->data;
     size_t i = 0;
     while (i < len) {
@@ -492,8 +476,8 @@ static int is_zh_char(uint32_t cp) {
     return 0;
 }
 
-static int tokenize_zh(const char *s, size_t len, nmt_tokenize_scratch *scratch, const nmt_tokenize_buf **text) {
-    nmt_tokenize_buf *in = &scratch->a, *spare = &scratch->b;
+static int tokenize_zh(const char *s, size_t len, nmt_tokenize_scratch *scratch, const nmt_strbuf **text) {
+    nmt_strbuf *in = &scratch->a, *spare = &scratch->b;
     strip(&s, &len);
     if (space_around(s, len, in, is_zh_char) < 0) return -1;
     if (regexp_passes(&in, &spare) < 0) return -1;
@@ -504,7 +488,7 @@ static int tokenize_zh(const char *s, size_t len, nmt_tokenize_scratch *scratch,
 /* The text before the final word joining (the joining and nmt_tokenize_split give the same words). */
 static int unjoined(nmt_tokenizer tokenizer, const char *s, size_t len, nmt_tokenize_scratch *scratch,
                     const char **text, size_t *text_len) {
-    const nmt_tokenize_buf *buf = NULL;
+    const nmt_strbuf *buf = NULL;
     int rc = 0;
     switch (tokenizer) {
     case NMT_TOKENIZE_13A: rc = tokenize_13a(s, len, scratch, &buf); break;
@@ -521,7 +505,7 @@ static int unjoined(nmt_tokenizer tokenizer, const char *s, size_t len, nmt_toke
     return rc;
 }
 
-int nmt_tokenize(nmt_tokenizer tokenizer, const char *s, size_t len, nmt_tokenize_buf *out,
+int nmt_tokenize(nmt_tokenizer tokenizer, const char *s, size_t len, nmt_strbuf *out,
                  nmt_tokenize_scratch *scratch) {
     if (tokenizer == NMT_TOKENIZE_NONE) return copy_into(out, s, len);
     if (tokenizer == NMT_TOKENIZE_CHAR) return tokenize_char(s, len, out);
@@ -542,8 +526,8 @@ int nmt_tokenize_words(nmt_tokenizer tokenizer, const char *s, size_t len, nmt_t
 
 /* re.sub(r"'s ", r" 's "): tercom's possessive split. Its second rule, "'s$", never matches here:
  * the text is padded with spaces by then. */
-static int pass_possessive(const char *s, size_t len, nmt_tokenize_buf *out) {
-    if (nmt_tokenize_buf_reserve(out, 2 * len + 1) < 0) return -1;
+static int pass_possessive(const char *s, size_t len, nmt_strbuf *out) {
+    if (nmt_strbuf_reserve(out, 2 * len + 1) < 0) return -1;
     char *o = out->data;
     size_t i = 0;
     while (i < len) {
@@ -575,16 +559,16 @@ static int is_ter_asian_punct(uint32_t cp) {
            cp == 0xFF1A || cp == 0xFF1B || cp == 0xFF01 || cp == 0xFF02 || cp == 0xFF08 || cp == 0xFF09;
 }
 
-static int pass_ter_cjk(const char *s, size_t len, nmt_tokenize_buf *out) {
+static int pass_ter_cjk(const char *s, size_t len, nmt_strbuf *out) {
     return space_around(s, len, out, is_ter_cjk);
 }
-static int pass_ter_asian_punct(const char *s, size_t len, nmt_tokenize_buf *out) {
+static int pass_ter_asian_punct(const char *s, size_t len, nmt_strbuf *out) {
     return space_around(s, len, out, is_ter_asian_punct);
 }
 
 /* Removes every character for which `drop` is true. */
-static int remove_chars(const char *s, size_t len, nmt_tokenize_buf *out, int (*drop)(uint32_t cp)) {
-    if (nmt_tokenize_buf_reserve(out, len + 1) < 0) return -1;
+static int remove_chars(const char *s, size_t len, nmt_strbuf *out, int (*drop)(uint32_t cp)) {
+    if (nmt_strbuf_reserve(out, len + 1) < 0) return -1;
     char *o = out->data;
     size_t i = 0;
     while (i < len) {
@@ -601,29 +585,29 @@ static int remove_chars(const char *s, size_t len, nmt_tokenize_buf *out, int (*
 }
 
 static int is_ter_punct(uint32_t cp) { return cp != 0 && cp < 0x80 && strchr(".,?:;!\"()", (int)cp); }
-static int pass_remove_punct(const char *s, size_t len, nmt_tokenize_buf *out) {
+static int pass_remove_punct(const char *s, size_t len, nmt_strbuf *out) {
     return remove_chars(s, len, out, is_ter_punct);
 }
-static int pass_remove_asian_punct(const char *s, size_t len, nmt_tokenize_buf *out) {
+static int pass_remove_asian_punct(const char *s, size_t len, nmt_strbuf *out) {
     return remove_chars(s, len, out, is_ter_asian_punct);
 }
 
 /* TercomTokenizer up to its final word joining. */
 static int ter_unjoined(const nmt_tokenize_tercom *options, const char *s, size_t len, nmt_tokenize_scratch *scratch,
-                        const nmt_tokenize_buf **text) {
-    nmt_tokenize_buf *in = &scratch->a, *spare = &scratch->b;
+                        const nmt_strbuf **text) {
+    nmt_strbuf *in = &scratch->a, *spare = &scratch->b;
     if (options->case_sensitive ? copy_into(in, s, len) : nmt_tokenize_lower(s, len, in)) return -1;
     if (options->normalized) {
         if (contains(in->data, in->len, '\n') &&
             (replace_step(&in, &spare, "\n-", "") < 0 || replace_step(&in, &spare, "\n", " ") < 0))
             return -1;
         if (unescape_xml(&in, &spare) < 0) return -1;
-        if (nmt_tokenize_buf_reserve(spare, in->len + 3) < 0) return -1;
+        if (nmt_strbuf_reserve(spare, in->len + 3) < 0) return -1;
         spare->data[0] = ' ';
         memcpy(spare->data + 1, in->data, in->len);
         spare->data[in->len + 1] = ' ';
         spare->len = in->len + 2;
-        nmt_tokenize_buf *t = in;
+        nmt_strbuf *t = in;
         in = spare;
         spare = t;
         if (run_pass(pass_punct, &in, &spare) < 0 || run_pass(pass_possessive, &in, &spare) < 0 ||
@@ -642,16 +626,16 @@ static int ter_unjoined(const nmt_tokenize_tercom *options, const char *s, size_
     return 0;
 }
 
-int nmt_tokenize_ter(const nmt_tokenize_tercom *options, const char *s, size_t len, nmt_tokenize_buf *out,
+int nmt_tokenize_ter(const nmt_tokenize_tercom *options, const char *s, size_t len, nmt_strbuf *out,
                      nmt_tokenize_scratch *scratch) {
-    const nmt_tokenize_buf *text;
+    const nmt_strbuf *text;
     if (ter_unjoined(options, s, len, scratch, &text) < 0) return -1;
     return join_words(text->data, text->len, out);
 }
 
 int nmt_tokenize_ter_words(const nmt_tokenize_tercom *options, const char *s, size_t len,
                            nmt_tokenize_scratch *scratch, const char **text, nmt_tokenize_spans *words) {
-    const nmt_tokenize_buf *buf;
+    const nmt_strbuf *buf;
     if (ter_unjoined(options, s, len, scratch, &buf) < 0) return -1;
     *text = buf->data;
     return nmt_tokenize_split(buf->data, buf->len, words);

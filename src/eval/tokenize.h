@@ -27,6 +27,8 @@
 #ifndef NMT_TOKENIZE_H
 #define NMT_TOKENIZE_H
 
+#include "base/strbuf.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -37,17 +39,6 @@ typedef enum nmt_tokenizer {
     NMT_TOKENIZE_CHAR,
     NMT_TOKENIZE_ZH,
 } nmt_tokenizer;
-
-/* A growable byte string; zero-initialise, release with nmt_tokenize_buf_free. */
-typedef struct nmt_tokenize_buf {
-    char *data;
-    size_t len;
-    size_t cap;
-} nmt_tokenize_buf;
-
-/* Makes room for `cap` bytes (keeps the contents); -1 with the error set when memory runs out. */
-int nmt_tokenize_buf_reserve(nmt_tokenize_buf *buf, size_t cap);
-void nmt_tokenize_buf_free(nmt_tokenize_buf *buf);
 
 /* Parses a tokenizer name as sacreBLEU's -tok spells it. The names of tokenizers that need external
  * models (ja-mecab, ko-mecab, spm, flores101, flores200, spBLEU-1K) and unknown names give -1 with a
@@ -71,12 +62,12 @@ typedef struct nmt_tokenize_spans {
 
 /* Two scratch buffers for the tokenizers' intermediate passes. */
 typedef struct nmt_tokenize_scratch {
-    nmt_tokenize_buf a, b;
+    nmt_strbuf a, b;
 } nmt_tokenize_scratch;
 void nmt_tokenize_scratch_free(nmt_tokenize_scratch *scratch);
 
 /* Tokenizes s[0..len) with `tokenizer` into out (replacing its contents). Returns 0 or -1 (memory). */
-int nmt_tokenize(nmt_tokenizer tokenizer, const char *s, size_t len, nmt_tokenize_buf *out,
+int nmt_tokenize(nmt_tokenizer tokenizer, const char *s, size_t len, nmt_strbuf *out,
                  nmt_tokenize_scratch *scratch);
 
 /* The words that nmt_tokenize's output splits into, found without building that output: spans into
@@ -95,14 +86,14 @@ typedef struct nmt_tokenize_tercom {
     int case_sensitive;
 } nmt_tokenize_tercom;
 
-int nmt_tokenize_ter(const nmt_tokenize_tercom *options, const char *s, size_t len, nmt_tokenize_buf *out,
+int nmt_tokenize_ter(const nmt_tokenize_tercom *options, const char *s, size_t len, nmt_strbuf *out,
                      nmt_tokenize_scratch *scratch);
 /* Its words, as nmt_tokenize_words gives them. */
 int nmt_tokenize_ter_words(const nmt_tokenize_tercom *options, const char *s, size_t len,
                            nmt_tokenize_scratch *scratch, const char **text, nmt_tokenize_spans *words);
 
 /* Python's str.lower() into out; 0 or -1 (memory). */
-int nmt_tokenize_lower(const char *s, size_t len, nmt_tokenize_buf *out);
+int nmt_tokenize_lower(const char *s, size_t len, nmt_strbuf *out);
 
 /* Length of s[0..len) without trailing Unicode whitespace (Python's str.rstrip()). */
 size_t nmt_tokenize_rstrip(const char *s, size_t len);

@@ -27,27 +27,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* A buffer that only grows. Its contents do not survive growth (each batch refills them), so it
- * grows by a new allocation rather than a copying realloc, and by at least half its size: the
- * batches of a length-sorted window each need a little more, and would otherwise reallocate (and
- * fault in fresh pages) every time. */
-typedef struct buffer {
-    void *data;
-    size_t cap; /* bytes */
-} buffer;
+/* Every buffer only grows (nmt_scratch: each batch refills it). */
+typedef nmt_scratch buffer;
 
 static int buffer_reserve(buffer *b, size_t count, size_t size, const char *what) {
     size_t bytes = 0;
     if (nmt_size_mul(count ? count : 1, size, &bytes, what) < 0) return -1;
-    if (bytes <= b->cap) return 0;
-    size_t grown = b->cap + b->cap / 2;
-    if (grown < bytes) grown = bytes;
-    free(b->data);
-    b->cap = 0;
-    b->data = nmt_malloc_huge(grown);
-    if (!b->data) return -1;
-    b->cap = grown;
-    return 0;
+    return nmt_scratch_reserve(b, bytes);
 }
 
 enum { OUTPUT_COLUMNS = 256 }; /* vocabulary entries per chunk of the fused output layer */
@@ -495,7 +481,7 @@ static void output_best_rows(const output_task *o, int first, int n) {
     }
 }
 
-/* A thread's rows, together, or one at a time in row-invariant mode (where a product's row must
+/* A unit's rows, together, or one at a time in row-invariant mode (where a product's row must
  * not see the others). */
 static void output_best_range(void *ctx, long begin, long end) {
     const output_task *o = ctx;
@@ -515,7 +501,9 @@ static void output_layer(nmt_incremental *inc, const float *x, const step_output
         return;
     }
     output_task task = {inc, x, out};
-    nmt_pool_for(R, output_best_range, &task);
+    /* One unit per thread (inside a pool task, one in all): each unit streams all the weights. */
+    const int units = nmt_pool_in_task() ? 1 : nmt_pool_threads();
+    nmt_pool_for(R, (R + units - 1) / units, output_best_range, &task);
 }
 
 /* Feeds position `t` of every live row (tokens from the history) through the decoder, appending

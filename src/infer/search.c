@@ -111,8 +111,7 @@ struct nmt_search {
     int beam;   /* K: 1 on the greedy path */
     int n_best; /* finished hypotheses kept per sentence */
 
-    void *block; /* every buffer below, carved per batch */
-    size_t block_size;
+    nmt_scratch block; /* every buffer below, carved per batch */
     int rows_max;        /* batch * K: the stride of the per-step arrays */
     int width;           /* S */
     int top;             /* k: continuations asked of the step per row (1 greedy, 2K beam) */
@@ -147,7 +146,7 @@ int nmt_search_create(nmt_search **search, const nmt_decode_options *options) {
 
 void nmt_search_free(nmt_search *s) {
     if (!s) return;
-    free(s->block);
+    free(s->block.data);
     free(s);
 }
 
@@ -178,17 +177,8 @@ static int search_reserve(nmt_search *s, int batch, int steps, int width) {
     size_t o_done = layout_add(&total, (size_t)batch * (size_t)s->n_best, sizeof(finished));
     size_t o_done_count = layout_add(&total, (size_t)batch, sizeof(int));
     size_t o_cand = layout_add(&total, 2 * (size_t)s->beam, sizeof(candidate));
-    if (total > s->block_size) {
-        /* Grow by at least half: the batches of a length-sorted window each need a little more. */
-        size_t grown = s->block_size + s->block_size / 2;
-        if (grown < total) grown = total;
-        free(s->block);
-        s->block_size = 0;
-        s->block = nmt_malloc(grown);
-        if (!s->block) return -1;
-        s->block_size = grown;
-    }
-    char *base = s->block;
+    if (nmt_scratch_reserve(&s->block, total) < 0) return -1;
+    char *base = s->block.data;
     s->rows_max = (int)rows;
     s->width = width;
     s->best = (nmt_scored_token *)(base + o_best);

@@ -180,7 +180,7 @@ int nmt_translator_run(nmt_translator *t, int count, const int32_t *const *src, 
             nmt_incremental_reserve(t->worker[i].decoder, largest, longest + 1, largest * K, batch_steps(t, longest)) < 0)
             goto done;
     }
-    if (workers > 1) nmt_pool_for(workers, translate_worker_task, &run);
+    if (workers > 1) nmt_pool_for(workers, 1, translate_worker_task, &run);
     else translate_worker_task(&run, 0, 1);
     if (atomic_load(&run.failed)) {
         nmt_error_set("%s", run.error);

@@ -3,7 +3,7 @@
  *
  * Use:
  *     nmt_model m;
- *     nmt_model_create(&m, &config);          // parameters + gradients, one buffer each
+ *     nmt_model_init(&m, &config);          // parameters + gradients, one buffer each
  *     nmt_model_init_weights(&m, seed);
  *     nmt_model_zero_grads(&m);
  *     nmt_model_forward(&m, &batch, &opts, &loss);   // keeps the activations of this batch
@@ -36,32 +36,8 @@
 #include <stdint.h>
 
 #include "base/util.h"
+#include "model/model_config.h"
 #include "text/vocab.h"
-
-typedef enum { NMT_NORM_POST, NMT_NORM_PRE } nmt_norm_position;
-typedef enum { NMT_POSITIONS_SINUSOIDAL, NMT_POSITIONS_LEARNED, NMT_POSITIONS_ROPE } nmt_positions;
-typedef enum { NMT_TIE_NONE, NMT_TIE_DECODER, NMT_TIE_ALL } nmt_tie;
-
-typedef struct nmt_model_config {
-    int vocab_size;                  /* V: one vocabulary for source and target (joint SentencePiece) */
-    int d_model;                     /* D */
-    int heads;                       /* H; D % H == 0 */
-    int ffn;                         /* F */
-    int encoder_layers;
-    int decoder_layers;
-    float dropout;                   /* after embeddings+positions, and on each sublayer's output */
-    float attention_dropout;         /* on attention weights */
-    nmt_norm_position norm_position; /* post (the paper's) or pre (with a final LayerNorm per stack) */
-    nmt_positions positions;         /* sinusoidal (the paper's), learned, or rope */
-    int max_positions;               /* rows of a learned position table; longer inputs are an error */
-    float norm_eps;
-    nmt_tie tie_embeddings;          /* none; decoder (target embedding = output); all (+ source) */
-} nmt_model_config;
-
-/* The defaults of the YAML `model` section (vocab_size stays 0 until a vocabulary is known). */
-nmt_model_config nmt_model_config_default(void);
-/* Rejects impossible values (D not divisible by H, zero layers, negative rates, ...). */
-int nmt_model_config_check(const nmt_model_config *config);
 
 /* Pointers into the parameter (or gradient) buffer. Names follow the model file's tensor names. */
 typedef struct nmt_attention_params {
@@ -144,7 +120,7 @@ typedef struct nmt_loss {
     long tokens;     /* non-pad target tokens */
 } nmt_loss;
 
-typedef struct nmt_activations nmt_activations; /* private to model.c */
+typedef struct nmt_activations nmt_activations; /* private to the model layer: activations.h */
 
 /* Where forward and backward spend their time (for `nmt bench train`). */
 typedef enum {
@@ -175,7 +151,7 @@ typedef struct nmt_model {
     uint64_t vocab_fingerprint;  /* nmt_spm_fingerprint of the vocabulary it is trained with (0 = unknown) */
 } nmt_model;
 
-int nmt_model_create(nmt_model *m, const nmt_model_config *config);
+int nmt_model_init(nmt_model *m, const nmt_model_config *config);
 void nmt_model_free(nmt_model *m);
 /* Xavier-uniform for weight matrices, N(0, D^-1/2) for embeddings, zeros for biases, ones for
  * LayerNorm gains; deterministic in seed. */

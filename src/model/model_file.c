@@ -1,9 +1,9 @@
 /* model_file: nmt_model <-> safetensors files, checkpoint averaging and the checkpoint directory.
  *
- * The config travels as metadata through one table (`fields`), so writing and reading cannot drift
- * apart. Reading trusts the file for nothing: the safetensors reader validates the layout, the config
- * is checked like a YAML one (nmt_model_config_check), and every tensor must have exactly the shape
- * that config implies before a byte of it is copied.
+ * The config travels as metadata through the model's one table of fields (model_config.h), so
+ * writing and reading cannot drift apart. Reading trusts the file for nothing: the safetensors reader
+ * validates the layout, the config is checked like a YAML one (nmt_model_config_check), and every
+ * tensor must have exactly the shape that config implies before a byte of it is copied.
  */
 #include "model/model_file.h"
 #include "base/io.h"
@@ -19,50 +19,23 @@
 #include <stdlib.h>
 #include <string.h>
 
-const char *const nmt_norm_position_names[] = {"post", "pre", NULL};
-const char *const nmt_positions_names[] = {"sinusoidal", "learned", "rope", NULL};
-const char *const nmt_tie_names[] = {"none", "decoder", "all", NULL};
+/* The config travels as one metadata entry per field of nmt_model_config_fields, after "format". */
+#define CONFIG_FIELD(config, type, f) ((type *)((char *)(config) + (f)->offset))
+#define CONFIG_VALUE(config, type, f) (*(const type *)((const char *)(config) + (f)->offset))
 
-typedef enum { FIELD_INT, FIELD_FLOAT, FIELD_WORD } field_kind;
-
-static const struct {
-    const char *key;
-    field_kind kind;
-    size_t offset; /* into nmt_model_config */
-    const char *const *names;
-} fields[] = {
-    {"vocab_size", FIELD_INT, offsetof(nmt_model_config, vocab_size), NULL},
-    {"d_model", FIELD_INT, offsetof(nmt_model_config, d_model), NULL},
-    {"heads", FIELD_INT, offsetof(nmt_model_config, heads), NULL},
-    {"ffn", FIELD_INT, offsetof(nmt_model_config, ffn), NULL},
-    {"encoder_layers", FIELD_INT, offsetof(nmt_model_config, encoder_layers), NULL},
-    {"decoder_layers", FIELD_INT, offsetof(nmt_model_config, decoder_layers), NULL},
-    {"dropout", FIELD_FLOAT, offsetof(nmt_model_config, dropout), NULL},
-    {"attention_dropout", FIELD_FLOAT, offsetof(nmt_model_config, attention_dropout), NULL},
-    {"norm_position", FIELD_WORD, offsetof(nmt_model_config, norm_position), nmt_norm_position_names},
-    {"positions", FIELD_WORD, offsetof(nmt_model_config, positions), nmt_positions_names},
-    {"max_positions", FIELD_INT, offsetof(nmt_model_config, max_positions), NULL},
-    {"norm_eps", FIELD_FLOAT, offsetof(nmt_model_config, norm_eps), NULL},
-    {"tie_embeddings", FIELD_WORD, offsetof(nmt_model_config, tie_embeddings), nmt_tie_names},
-};
-enum { NUM_FIELDS = sizeof fields / sizeof fields[0] };
-_Static_assert(NUM_FIELDS + 1 == NMT_MODEL_METADATA, "format + one entry per field");
-
-#define CONFIG_FIELD(config, type, i) ((type *)((char *)(config) + fields[i].offset))
-#define CONFIG_VALUE(config, type, i) (*(const type *)((const char *)(config) + fields[i].offset))
-
-void nmt_model_metadata_make(nmt_model_metadata *md, const nmt_model_config *c) {
+void nmt_model_metadata_init(nmt_model_metadata *md, const nmt_model_config *c) {
     snprintf(md->text[0][0], sizeof md->text[0][0], "format");
     snprintf(md->text[0][1], sizeof md->text[0][1], "%s", NMT_MODEL_FORMAT);
-    for (int i = 0; i < NUM_FIELDS; i++) {
+    for (int i = 0; i < NMT_MODEL_CONFIG_COUNT; i++) {
+        const nmt_model_field *f = &nmt_model_config_fields[i];
         char *key = md->text[i + 1][0], *value = md->text[i + 1][1];
-        snprintf(key, sizeof md->text[0][0], "%s", fields[i].key);
-        if (fields[i].kind == FIELD_INT) {
-            snprintf(value, sizeof md->text[0][1], "%d", CONFIG_VALUE(c, int, i));
-        } else if (fields[i].kind == FIELD_WORD) {
-            snprintf(value, sizeof md->text[0][1], "%s", fields[i].names[CONFIG_VALUE(c, int, i)]);
+        snprintf(key, sizeof md->text[0][0], "%s", f->name);
+        if (f->kind == NMT_MODEL_FIELD_INT) {
+            snprintf(value, sizeof md->text[0][1], "%d", CONFIG_VALUE(c, int, f));
+        } else if (f->kind == NMT_MODEL_FIELD_ENUM) {
+            snprintf(value, sizeof md->text[0][1], "%s", f->names[CONFIG_VALUE(c, int, f)]);
         } else { /* the shortest decimal that reads back as the same float: 0.1, not 0.100000001 */
-            float v = CONFIG_VALUE(c, float, i);
+            float v = CONFIG_VALUE(c, float, f);
             for (int digits = 1; digits <= 9; digits++) {
                 snprintf(value, sizeof md->text[0][1], "%.*g", digits, (double)v);
                 if (strtof(value, NULL) == v) break;
@@ -81,27 +54,28 @@ int nmt_model_metadata_read(nmt_model_config *config, const nmt_st_file *file, c
     if (strcmp(format, NMT_MODEL_FORMAT) != 0)
         return nmt_error_set("%s: format '%s' is not '%s'", path, format, NMT_MODEL_FORMAT);
     memset(config, 0, sizeof *config);
-    for (int i = 0; i < NUM_FIELDS; i++) {
-        const char *text = nmt_st_meta(file, fields[i].key);
-        if (!text) return nmt_error_set("%s: the metadata lacks the model's %s", path, fields[i].key);
+    for (int i = 0; i < NMT_MODEL_CONFIG_COUNT; i++) {
+        const nmt_model_field *f = &nmt_model_config_fields[i];
+        const char *text = nmt_st_meta(file, f->name);
+        if (!text) return nmt_error_set("%s: the metadata lacks the model's %s", path, f->name);
         char *end;
         errno = 0;
-        if (fields[i].kind == FIELD_INT) {
+        if (f->kind == NMT_MODEL_FIELD_INT) {
             long v = strtol(text, &end, 10);
             if (errno || end == text || *end || v < 0 || v > 1L << 30)
-                return nmt_error_set("%s: metadata %s='%s' is not a count", path, fields[i].key, text);
-            *CONFIG_FIELD(config, int, i) = (int)v;
-        } else if (fields[i].kind == FIELD_FLOAT) {
+                return nmt_error_set("%s: metadata %s='%s' is not a count", path, f->name, text);
+            *CONFIG_FIELD(config, int, f) = (int)v;
+        } else if (f->kind == NMT_MODEL_FIELD_FLOAT) {
             float v = strtof(text, &end);
             if (errno || end == text || *end || !isfinite(v))
-                return nmt_error_set("%s: metadata %s='%s' is not a number", path, fields[i].key, text);
-            *CONFIG_FIELD(config, float, i) = v;
+                return nmt_error_set("%s: metadata %s='%s' is not a number", path, f->name, text);
+            *CONFIG_FIELD(config, float, f) = v;
         } else {
             int found = -1;
-            for (int w = 0; fields[i].names[w]; w++)
-                if (strcmp(text, fields[i].names[w]) == 0) found = w;
-            if (found < 0) return nmt_error_set("%s: metadata %s='%s' is not a known value", path, fields[i].key, text);
-            *CONFIG_FIELD(config, int, i) = found;
+            for (int w = 0; f->names[w]; w++)
+                if (strcmp(text, f->names[w]) == 0) found = w;
+            if (found < 0) return nmt_error_set("%s: metadata %s='%s' is not a known value", path, f->name, text);
+            *CONFIG_FIELD(config, int, f) = found;
         }
     }
     if (config->vocab_size == 0) return nmt_error_set("%s: metadata vocab_size='0'", path);
@@ -217,26 +191,22 @@ int nmt_model_tensor_read(const nmt_model *m, float *buffer, const char *prefix,
     return 0;
 }
 
-/* A model file's metadata: the config and, when known, the vocabulary fingerprint. */
-typedef struct file_metadata {
+/* Writes tensors with m's config and vocabulary fingerprint as the metadata: what every model file
+ * (fp32 or int8) carries. */
+static int write_model_file(const nmt_model *m, const char *path, const nmt_st_tensor *tensors, int count) {
     nmt_model_metadata md;
-    nmt_st_metadata entries[NMT_MODEL_METADATA + 1];
+    nmt_model_metadata_init(&md, &m->config);
+    nmt_st_metadata meta[NMT_MODEL_METADATA + 1];
     char fingerprint[17];
-    int count;
-} file_metadata;
-
-static void file_metadata_make(file_metadata *f, const nmt_model *m) {
-    nmt_model_metadata_make(&f->md, &m->config);
-    memcpy(f->entries, f->md.entries, sizeof f->md.entries);
-    f->count = NMT_MODEL_METADATA + nmt_model_fingerprint_entry(m, &f->entries[NMT_MODEL_METADATA], f->fingerprint);
+    memcpy(meta, md.entries, sizeof md.entries);
+    int n = NMT_MODEL_METADATA + nmt_model_fingerprint_entry(m, &meta[NMT_MODEL_METADATA], fingerprint);
+    return nmt_st_write(path, tensors, count, meta, n);
 }
 
 int nmt_model_save(const nmt_model *m, const char *path) {
     nmt_st_tensor *tensors;
     if (nmt_model_tensor_list(m, m->params, "", &tensors) < 0) return -1;
-    file_metadata meta;
-    file_metadata_make(&meta, m);
-    int rc = nmt_st_write(path, tensors, m->num_tensors, meta.entries, meta.count);
+    int rc = write_model_file(m, path, tensors, m->num_tensors);
     free(tensors);
     return rc;
 }
@@ -280,9 +250,7 @@ int nmt_model_save_int8(const nmt_model *m, const char *path) {
         row += (size_t)R;
         value += info->count;
     }
-    file_metadata meta;
-    file_metadata_make(&meta, m);
-    rc = nmt_st_write(path, all, (int)n, meta.entries, meta.count);
+    rc = write_model_file(m, path, all, (int)n);
 done:
     free(tensors);
     free(all);
@@ -342,7 +310,7 @@ static int open_model(nmt_model *m, nmt_st_file *file, const char *path) {
     }
     uint64_t fingerprint;
     if (nmt_model_fingerprint_read(file, path, &fingerprint) < 0) goto fail;
-    if (nmt_model_create(m, &config) < 0) {
+    if (nmt_model_init(m, &config) < 0) {
         nmt_error_prefix("%s: creating the model of %zu parameters (%.1f MB)", path, need, (double)need * sizeof(float) / 1e6);
         goto fail;
     }
@@ -376,14 +344,14 @@ int nmt_model_average(const char *const *paths, int count, const char *out) {
     nmt_st_file file;
     if (open_model(&m, &file, paths[0]) < 0) return -1;
     nmt_model_metadata first;
-    nmt_model_metadata_make(&first, &m.config);
+    nmt_model_metadata_init(&first, &m.config);
     int rc = 0;
     for (int k = 0; rc == 0 && k < count; k++) {
         nmt_model_config config;
         if (k > 0 && (rc = nmt_st_read(&file, paths[k])) < 0) break;
         rc = nmt_model_metadata_read(&config, &file, paths[k]);
         nmt_model_metadata md;
-        nmt_model_metadata_make(&md, &config);
+        nmt_model_metadata_init(&md, &config);
         for (int i = 0; rc == 0 && i < NMT_MODEL_METADATA; i++)
             if (strcmp(md.text[i][1], first.text[i][1]) != 0)
                 rc = nmt_error_set("%s: its model differs from %s's (%s: %s, not %s)", paths[k], paths[0],

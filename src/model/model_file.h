@@ -23,22 +23,17 @@
 
 #define NMT_MODEL_FORMAT "nmt-model-1"
 
-/* The YAML words of the model enums, indexed by their values, NULL-terminated. */
-extern const char *const nmt_norm_position_names[];
-extern const char *const nmt_positions_names[];
-extern const char *const nmt_tie_names[];
-
-enum { NMT_MODEL_METADATA = 14 }; /* format, vocab_size and the 12 keys of the model section */
+enum { NMT_MODEL_METADATA = NMT_MODEL_CONFIG_COUNT + 1 }; /* format, then nmt_model_config_fields */
 
 /* A model config as metadata entries whose strings live in the struct itself (no allocation). The
- * entries point into the struct: fill each one with nmt_model_metadata_make, never copy one by
+ * entries point into the struct: fill each one with nmt_model_metadata_init, never copy one by
  * assignment. text[i][0] is entry i's key, text[i][1] its value. */
 typedef struct nmt_model_metadata {
     nmt_st_metadata entries[NMT_MODEL_METADATA];
     char text[NMT_MODEL_METADATA][2][32];
 } nmt_model_metadata;
 
-void nmt_model_metadata_make(nmt_model_metadata *metadata, const nmt_model_config *config);
+void nmt_model_metadata_init(nmt_model_metadata *metadata, const nmt_model_config *config);
 /* Reads a config from a file's metadata, checking the format key, every value's syntax and
  * nmt_model_config_check; the error names `path` and the key. Other metadata keys are ignored. */
 int nmt_model_metadata_read(nmt_model_config *config, const nmt_st_file *file, const char *path);
@@ -67,7 +62,7 @@ int nmt_model_save_int8(const nmt_model *m, const char *path);
 /* Rounds every matrix of m to what an int8 model file holds (each row quantized and dequantized),
  * so that a model quantized when it is loaded equals its int8 file: the same translations. */
 int nmt_model_quantize_int8(nmt_model *m);
-/* Creates *m (nmt_model_create) from the config in the file and reads its parameters; refuses a file
+/* Creates *m (nmt_model_init) from the config in the file and reads its parameters; refuses a file
  * with a tensor the model does not have. On failure *m holds nothing to free. */
 int nmt_model_load(nmt_model *m, const char *path);
 

@@ -44,7 +44,7 @@ struct nmt_serve_batcher {
     nmt_serve_job **batch_job; /* [max_batch] */
     int *batch_line;           /* [max_batch] */
     const char **batch_text;   /* [max_batch] */
-    long batches, lines;
+    long batches, lines, largest;
 };
 
 static void unlink_job(nmt_serve_batcher *b, nmt_serve_job *j) {
@@ -107,13 +107,13 @@ static int draw_map(nmt_serve_job *j, const nmt_result *r, int i) {
     if (!attention || src_n == 0) return 0;
     static const char eos[] = "</s>";
     const char **s = nmt_malloc(((size_t)src_n + 1) * sizeof *s), **t = nmt_malloc(((size_t)tgt_n + 1) * sizeof *t);
-    nmt_plot_buffer picture = {0}, title = {0};
+    nmt_strbuf picture = {0}, title = {0};
     int rc = -1;
     if (!s || !t) goto done;
     memcpy(s, src, (size_t)src_n * sizeof *s);
     if (tgt_n) memcpy(t, tgt, (size_t)tgt_n * sizeof *t);
     s[src_n] = t[tgt_n] = eos;
-    nmt_plot_printf(&title, "%.120s", j->lines[0]);
+    nmt_strbuf_printf(&title, "%.120s", j->lines[0]);
     if (title.failed) {
         nmt_error_set("out of memory drawing an attention map");
         goto done;
@@ -125,8 +125,8 @@ static int draw_map(nmt_serve_job *j, const nmt_result *r, int i) {
 done:
     free(s);
     free(t);
-    nmt_plot_buffer_free(&picture);
-    nmt_plot_buffer_free(&title);
+    nmt_strbuf_free(&picture);
+    nmt_strbuf_free(&title);
     return rc;
 }
 
@@ -190,6 +190,7 @@ static void decode_batch(nmt_serve_batcher *b, int n) {
     for (int i = 0; i < n; i++) unref_locked(b->batch_job[i]);
     b->batches++;
     b->lines += n;
+    if (n > b->largest) b->largest = n;
     pthread_mutex_unlock(&b->lock);
     nmt_result_free(r);
     if (alone)
@@ -380,5 +381,6 @@ void nmt_serve_batcher_stats_get(nmt_serve_batcher *b, nmt_serve_batcher_stats *
     out->queued = b->queued;
     out->batches = b->batches;
     out->lines = b->lines;
+    out->largest = b->largest;
     pthread_mutex_unlock(&b->lock);
 }

@@ -56,6 +56,7 @@ typedef struct nmt_serve_batcher_stats {
     long queued;     /* lines waiting now */
     long batches;    /* batches decoded */
     long lines;      /* lines decoded */
+    long largest;    /* lines of the largest batch */
 } nmt_serve_batcher_stats;
 
 void nmt_serve_batcher_stats_get(nmt_serve_batcher *b, nmt_serve_batcher_stats *out);

@@ -1,22 +1,15 @@
 /* batch: length buckets bounded by padded tokens; per-epoch shuffles from (seed, epoch). */
 #include "train/batch.h"
+#include "base/random.h"
 #include "text/vocab.h"
 #include "base/util.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-/* splitmix64: a small, well-mixed generator; its whole state is one word seeded from (seed, epoch). */
-static uint64_t splitmix64(uint64_t *state) {
-    uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-
 static void shuffle_longs(long *a, long n, uint64_t *rng) {
     for (long i = n - 1; i > 0; i--) {
-        long j = (long)(splitmix64(rng) % (uint64_t)(i + 1));
+        long j = (long)(nmt_random_next(rng) % (uint64_t)(i + 1));
         long t = a[i];
         a[i] = a[j];
         a[j] = t;

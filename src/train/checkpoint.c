@@ -79,7 +79,7 @@ int nmt_checkpoint_save(const char *model_dir, const nmt_model *m, const nmt_ada
         memcpy(tensors + k * n, lists[k], (size_t)n * sizeof *tensors);
     }
     nmt_model_metadata config_meta;
-    nmt_model_metadata_make(&config_meta, &m->config);
+    nmt_model_metadata_init(&config_meta, &m->config);
     nmt_st_metadata meta[NMT_MODEL_METADATA + NUM_STATE_FIELDS + 2];
     char fingerprint[17];
     char text[NUM_STATE_FIELDS][FIELD_TEXT];
@@ -151,7 +151,7 @@ int nmt_checkpoint_find_latest(const char *model_dir, nmt_st_file *file, char **
 
 int nmt_checkpoint_check_config(const nmt_st_file *file, const char *path, const nmt_model_config *config) {
     nmt_model_metadata want;
-    nmt_model_metadata_make(&want, config);
+    nmt_model_metadata_init(&want, config);
     for (int i = 0; i < NMT_MODEL_METADATA; i++) {
         const char *key = want.entries[i].key, *have = nmt_st_meta(file, key);
         if (!have || strcmp(have, want.entries[i].value) != 0)

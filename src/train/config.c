@@ -9,7 +9,7 @@
  */
 #include "train/config.h"
 #include "base/io.h"
-#include "model/model_file.h"
+#include "model/model_config.h"
 #include "base/util.h"
 
 #include <errno.h>
@@ -38,7 +38,7 @@ typedef enum {
 
 typedef enum { FROM_CONFIG_DIR, FROM_DATA_ROOT } path_base;
 
-enum { MIN_OPEN = 1, MAX_OPEN = 2 }; /* which ends of [min, max] are excluded */
+enum { MIN_OPEN = NMT_MODEL_CONFIG_MIN_OPEN, MAX_OPEN = NMT_MODEL_CONFIG_MAX_OPEN }; /* which ends of [min, max] are excluded */
 
 typedef struct key_spec {
     const char *path;         /* "train.optimizer.lr" */
@@ -56,23 +56,16 @@ static const char *const vocab_type_names[] = {"unigram", "bpe", NULL};
 #define SECTION(p) {.path = p, .kind = KEY_SECTION}
 #define NUMBER(p, k, field, lo, hi, op) {.path = p, .kind = k, .offset = AT(field), .min = lo, .max = hi, .open = op}
 #define WORD(p, k, field, words) {.path = p, .kind = k, .offset = AT(field), .names = words}
+/* A key of the model section, from the model's own list of its fields. */
+#define MODEL_KEY(field_, kind_, default_, min_, max_, open_, names_)                                               \
+    {.path = "model." #field_, .kind = KEY_##kind_, .offset = AT(model.field_), .min = min_, .max = max_,          \
+     .open = open_, .names = names_},
 #define PATH(p, field, from) {.path = p, .kind = KEY_PATH, .offset = AT(field), .base = from}
 
 /* In file order: nmt_config_save writes the keys in this order, opening sections as they come. */
 static const key_spec keys[] = {
     SECTION("model"),
-    NUMBER("model.d_model", KEY_INT, model.d_model, 2, 1 << 16, 0),
-    NUMBER("model.heads", KEY_INT, model.heads, 1, 1 << 12, 0),
-    NUMBER("model.ffn", KEY_INT, model.ffn, 1, 1 << 16, 0),
-    NUMBER("model.encoder_layers", KEY_INT, model.encoder_layers, 1, 256, 0),
-    NUMBER("model.decoder_layers", KEY_INT, model.decoder_layers, 1, 256, 0),
-    NUMBER("model.dropout", KEY_FLOAT, model.dropout, 0, 1, MAX_OPEN),
-    NUMBER("model.attention_dropout", KEY_FLOAT, model.attention_dropout, 0, 1, MAX_OPEN),
-    WORD("model.norm_position", KEY_ENUM, model.norm_position, nmt_norm_position_names),
-    WORD("model.positions", KEY_ENUM, model.positions, nmt_positions_names),
-    NUMBER("model.max_positions", KEY_INT, model.max_positions, 1, 1 << 16, 0),
-    NUMBER("model.norm_eps", KEY_FLOAT, model.norm_eps, 0, 1, MIN_OPEN | MAX_OPEN),
-    WORD("model.tie_embeddings", KEY_ENUM, model.tie_embeddings, nmt_tie_names),
+    NMT_MODEL_CONFIG_FIELDS(MODEL_KEY)
     SECTION("vocab"),
     PATH("vocab.model", vocab_model, FROM_CONFIG_DIR),
     NUMBER("vocab.size", KEY_INT, vocab_size, 8, 1 << 24, 0),
@@ -113,7 +106,8 @@ enum { NUM_KEYS = sizeof keys / sizeof keys[0] };
 #define FIELD(config, type, offset) ((type *)((char *)(config) + (offset)))
 #define VALUE(config, type, offset) (*(const type *)((const char *)(config) + (offset)))
 
-void nmt_config_defaults(nmt_config *c) {
+nmt_config nmt_config_default(void) {
+    nmt_config defaults, *c = &defaults;
     memset(c, 0, sizeof *c);
     c->model = nmt_model_config_default();
     c->vocab_size = 8000;
@@ -134,6 +128,7 @@ void nmt_config_defaults(nmt_config *c) {
     c->keep_last = 5;
     c->patience = 10;
     c->seed = 1;
+    return defaults;
 }
 
 void nmt_config_free(nmt_config *c) {
@@ -622,7 +617,7 @@ int nmt_config_load(nmt_config *c, const char *path, const char *const *override
     char *text;
     size_t size;
     if (nmt_read_file_max(path, NMT_CONFIG_MAX_BYTES, "a config", &text, &size) < 0) {
-        nmt_config_defaults(c);
+        *c = nmt_config_default();
         return -1;
     }
     int rc = nmt_config_parse(c, text, size, path, overrides);
@@ -631,7 +626,7 @@ int nmt_config_load(nmt_config *c, const char *path, const char *const *override
 }
 
 int nmt_config_parse(nmt_config *c, const char *text, size_t size, const char *path, const char *const *overrides) {
-    nmt_config_defaults(c);
+    *c = nmt_config_default();
     int override_failed = 0;
     loader L = {.config = c, .file = path, .override_failed = &override_failed};
     yaml_parser_t parser;

@@ -55,7 +55,7 @@ typedef struct nmt_config {
 } nmt_config;
 
 /* The defaults of every key (paths NULL). */
-void nmt_config_defaults(nmt_config *config);
+nmt_config nmt_config_default(void);
 enum {
     NMT_CONFIG_BAD_OVERRIDE = -2, /* what loading returns when an override is wrong: a command-line mistake */
     NMT_CONFIG_MAX_BYTES = 1 << 24, /* a config file is at most 16 MiB */

@@ -62,7 +62,7 @@ static void norm_blocks(void *ctx, long begin, long end) {
 
 double nmt_adam_grad_norm(nmt_adam *a, const float *grads) {
     norm_task t = {a, grads};
-    nmt_pool_for(a->num_blocks, norm_blocks, &t);
+    nmt_pool_for(a->num_blocks, 1, norm_blocks, &t);
     double sum = 0;
     for (long k = 0; k < a->num_blocks; k++) sum += a->block_sums[k];
     return sqrt(sum);
@@ -107,5 +107,5 @@ void nmt_adam_update(nmt_adam *a, float *params, float *grads, double lr, double
         .inv_bc2_sqrt = (float)(1.0 / sqrt(bc2)),
         .eps = (float)a->eps,
     };
-    nmt_pool_for(a->num_blocks, update_blocks, &t);
+    nmt_pool_for(a->num_blocks, 1, update_blocks, &t);
 }

@@ -6,6 +6,7 @@
 #include "train/corpus.h"
 #include "base/hash.h"
 #include "base/io.h"
+#include "base/random.h"
 #include "compute/pool.h"
 #include "model/model.h"
 #include "model/model_file.h"
@@ -232,9 +233,8 @@ static int prepare_corpora(trainer *t) {
     /* Validation keeps every line, so hypotheses and references stay aligned. */
     if (read_corpus(t, &t->valid, &cfg->valid, "corpus-valid.bin", 0, 0) < 0 || read_references(t) < 0) return -1;
     if (t->valid.num_pairs == 0) return nmt_error_set("%s: the validation set is empty", cfg->valid.src);
-    nmt_bleu_options bleu_options;
-    nmt_bleu_options_init(&bleu_options);
-    if (!(t->bleu = nmt_bleu_new(&bleu_options))) return -1;
+    nmt_bleu_options bleu_options = nmt_bleu_options_default();
+    if (!(t->bleu = nmt_bleu_create(&bleu_options))) return -1;
     return nmt_batcher_init(&t->valid_batches, &t->valid, cfg->batch_tokens, 0, 0);
 }
 
@@ -296,7 +296,7 @@ static int prepare_model(trainer *t, const nmt_st_file *ckpt, const char *ckpt_p
             nmt_model_check_vocab(recorded, ckpt_path, nmt_spm_fingerprint(t->spm), t->spm_path) < 0)
             return -1;
     }
-    if (nmt_model_create(&t->model, &mc) < 0)
+    if (nmt_model_init(&t->model, &mc) < 0)
         return nmt_error_prefix("creating the model (%zu parameters; model.d_model, model.ffn and the layer counts set "
                                 "its size)", nmt_model_param_count(&mc));
     t->model_created = 1;
@@ -324,10 +324,7 @@ static int save_checkpoint(trainer *t) {
 /* Dropout masks of micro-batch k of step s: a pure function of (seed, s, k), so a resumed run draws
  * the same masks as an uninterrupted one. */
 static uint64_t dropout_seed(uint64_t seed, long step, int k) {
-    uint64_t z = seed ^ (uint64_t)step * 0x9E3779B97F4A7C15ull ^ (uint64_t)k * 0xC2B2AE3D27D4EB4Full;
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
+    return nmt_random_mix(seed ^ (uint64_t)step * NMT_RANDOM_GAMMA ^ (uint64_t)k * 0xC2B2AE3D27D4EB4Full);
 }
 
 static int train_step(trainer *t, nmt_loss *sum) {

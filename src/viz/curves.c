@@ -440,7 +440,7 @@ static void draw_panel(nmt_plot_canvas *c, double top, const char *label, const 
     }
 }
 
-int nmt_curves_svg(nmt_plot_buffer *out, const nmt_curves_run *runs, int num_runs, const nmt_curves_options *options) {
+int nmt_curves_svg(nmt_strbuf *out, const nmt_curves_run *runs, int num_runs, const nmt_curves_options *options) {
     const int panels = options->num_metrics;
     if (panels < 1) return nmt_error_set("curves: no metric to draw");
     series *s = nmt_calloc((size_t)panels * (size_t)(num_runs > 0 ? num_runs : 1), sizeof *s);
@@ -478,10 +478,10 @@ int nmt_curves_svg(nmt_plot_buffer *out, const nmt_curves_run *runs, int num_run
                       options->axis == NMT_CURVES_STEPS ? "step" : "training time (minutes)");
         rc = nmt_plot_end(&c);
         if (rc == 0) {
-            nmt_plot_printf(out, "%s", c.out.data);
+            nmt_strbuf_printf(out, "%s", c.out.data);
             if (out->failed) rc = nmt_error_set("out of memory drawing an SVG picture");
         }
-        nmt_plot_buffer_free(&c.out);
+        nmt_strbuf_free(&c.out);
     }
     for (int i = 0; s && i < panels * num_runs; i++) {
         free(s[i].xs);

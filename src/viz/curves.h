@@ -92,6 +92,6 @@ typedef struct nmt_curves_options {
 } nmt_curves_options;
 
 /* Draws the runs into a whole SVG document appended to *out. */
-int nmt_curves_svg(nmt_plot_buffer *out, const nmt_curves_run *runs, int num_runs, const nmt_curves_options *options);
+int nmt_curves_svg(nmt_strbuf *out, const nmt_curves_run *runs, int num_runs, const nmt_curves_options *options);
 
 #endif

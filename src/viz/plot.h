@@ -8,7 +8,7 @@
  *     nmt_plot_line(&c, 40, 260, 380, 260, NMT_PLOT_BLACK, 1);
  *     nmt_plot_text(&c, 200, 290, 12, NMT_PLOT_MIDDLE, 0, "step");
  *     if (nmt_plot_end(&c) < 0) ...;          // c.out.data, c.out.len: the SVG document
- *     nmt_plot_buffer_free(&c.out);
+ *     nmt_strbuf_free(&c.out);
  * Coordinates are SVG user units (pixels), y downwards. Text is XML-escaped; control characters
  * that XML cannot carry are replaced by U+FFFD.
  */
@@ -18,20 +18,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/strbuf.h"
 #include "base/util.h"
 
-typedef struct nmt_plot_buffer {
-    char *data;  /* NUL-terminated */
-    size_t len;
-    size_t cap;
-    int failed;  /* an append ran out of memory; data holds what came before */
-} nmt_plot_buffer;
-
-void nmt_plot_printf(nmt_plot_buffer *b, const char *fmt, ...) NMT_PRINTF(2, 3);
 /* Appends text with & < > " ' written as XML entities. */
-void nmt_plot_escape(nmt_plot_buffer *b, const char *text);
-void nmt_plot_buffer_free(nmt_plot_buffer *b);
-
+void nmt_plot_escape(nmt_strbuf *b, const char *text);
 typedef struct nmt_plot_rgb {
     uint8_t r, g, b;
 } nmt_plot_rgb;
@@ -45,7 +36,7 @@ nmt_plot_rgb nmt_plot_colormap(double x);
 typedef enum { NMT_PLOT_START, NMT_PLOT_MIDDLE, NMT_PLOT_END } nmt_plot_anchor;
 
 typedef struct nmt_plot_canvas {
-    nmt_plot_buffer out;
+    nmt_strbuf out;
     double width, height;
 } nmt_plot_canvas;
 
@@ -66,11 +57,11 @@ int nmt_plot_end(nmt_plot_canvas *c);
  * row sums to 1) as a heat map: source pieces label the columns (top), target pieces the rows
  * (left), brighter cells carry more weight; a colour bar shows the scale. Writes a whole SVG
  * document into *out (appending). */
-int nmt_plot_alignment_svg(nmt_plot_buffer *out, const char *title, const char *const *src_pieces, int cols,
+int nmt_plot_alignment_svg(nmt_strbuf *out, const char *title, const char *const *src_pieces, int cols,
                            const char *const *tgt_pieces, int rows, const float *weights);
 /* The same matrix for a terminal: each cell two columns of one of " ░▒▓█" (weight rounded to
  * quarters), source pieces written downwards above their columns, target pieces left of their rows. */
-int nmt_plot_alignment_text(nmt_plot_buffer *out, const char *title, const char *const *src_pieces, int cols,
+int nmt_plot_alignment_text(nmt_strbuf *out, const char *title, const char *const *src_pieces, int cols,
                             const char *const *tgt_pieces, int rows, const float *weights);
 
 #endif

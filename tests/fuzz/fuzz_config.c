@@ -7,7 +7,7 @@
  * Properties:
  *   - a refused config gives an error that starts with the file's name (file:line:column) or with
  *     "--set " (the override that is wrong);
- *   - an accepted config holds no absurd value (issue 10: refused at load time): its model section
+ *   - an accepted config holds no absurd value (absurd values are refused at load time): its model section
  *     passes nmt_model_config_check, layers and sizes are positive, rates are in their ranges, data.train
  *     has both sides and every path is absolute;
  *   - nmt_config_format's text of an accepted config is itself accepted, and formats to the same text

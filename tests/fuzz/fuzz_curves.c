@@ -23,7 +23,7 @@ static const nmt_curves_metric all_metrics[NMT_CURVES_NUM_METRICS] = {
     NMT_CURVES_TRAIN_LOSS, NMT_CURVES_VAL_LOSS, NMT_CURVES_VAL_PPL, NMT_CURVES_VAL_BLEU, NMT_CURVES_LR, NMT_CURVES_TOKENS_PER_S,
 };
 
-static int draw(const nmt_curves_run *run, nmt_curves_axis axis, nmt_plot_buffer *out) {
+static int draw(const nmt_curves_run *run, nmt_curves_axis axis, nmt_strbuf *out) {
     nmt_curves_options options = {.axis = axis, .metrics = all_metrics, .num_metrics = NMT_CURVES_NUM_METRICS, .title = "fuzz"};
     return nmt_curves_svg(out, run, 1, &options);
 }
@@ -33,9 +33,9 @@ static int parse_and_draw(void *context) {
     nmt_curves_run run;
     int rc = nmt_curves_parse(&run, in->text, in->size, "fuzz.jsonl", "fuzz");
     if (rc < 0) return rc;
-    nmt_plot_buffer out = {0};
+    nmt_strbuf out = {0};
     rc = draw(&run, NMT_CURVES_STEPS, &out);
-    nmt_plot_buffer_free(&out);
+    nmt_strbuf_free(&out);
     nmt_curves_free(&run);
     return rc;
 }
@@ -55,14 +55,14 @@ static void check_accepted(const nmt_curves_run *run, const input *in) {
         FUZZ_CHECK(run->partial_line == lines && in->size > 0 && in->text[in->size - 1] != '\n',
                    "line %ld of %ld is called unfinished", run->partial_line, lines);
     }
-    nmt_plot_buffer out = {0};
+    nmt_strbuf out = {0};
     FUZZ_CHECK(draw(run, NMT_CURVES_STEPS, &out) == 0, "drawing against steps failed: %s", nmt_error());
     const char *error = nmt_test_xml_error(out.data);
     FUZZ_CHECK(error == NULL, "the SVG is not well-formed: %s", error);
-    nmt_plot_buffer_free(&out);
+    nmt_strbuf_free(&out);
     if (draw(run, NMT_CURVES_MINUTES, &out) < 0)
         FUZZ_CHECK(strstr(nmt_error(), "has no elapsed_s"), "drawing against minutes failed: %s", nmt_error());
-    nmt_plot_buffer_free(&out);
+    nmt_strbuf_free(&out);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {

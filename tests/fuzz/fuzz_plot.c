@@ -81,17 +81,17 @@ static void check_text(const char *s, size_t len, const picture *p) {
 
 static int draw_svg(void *context) {
     const picture *p = context;
-    nmt_plot_buffer out = {0};
+    nmt_strbuf out = {0};
     int rc = nmt_plot_alignment_svg(&out, p->title, p->src, p->cols, p->tgt, p->rows, p->weights);
-    nmt_plot_buffer_free(&out);
+    nmt_strbuf_free(&out);
     return rc;
 }
 
 static int draw_text(void *context) {
     const picture *p = context;
-    nmt_plot_buffer out = {0};
+    nmt_strbuf out = {0};
     int rc = nmt_plot_alignment_text(&out, p->title, p->src, p->cols, p->tgt, p->rows, p->weights);
-    nmt_plot_buffer_free(&out);
+    nmt_strbuf_free(&out);
     return rc;
 }
 
@@ -122,14 +122,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     }
     if (p.title[0] == '\0') p.title = NULL; /* no title is allowed too */
 
-    nmt_plot_buffer svg = {0}, text = {0};
+    nmt_strbuf svg = {0}, text = {0};
     FUZZ_CHECK(nmt_plot_alignment_svg(&svg, p.title, p.src, p.cols, p.tgt, p.rows, p.weights) == 0, "%s", nmt_error());
     check_xml(svg.data, svg.len);
     FUZZ_CHECK(nmt_plot_alignment_text(&text, p.title, p.src, p.cols, p.tgt, p.rows, p.weights) == 0, "%s",
                nmt_error());
     check_text(text.data, text.len, &p);
-    nmt_plot_buffer_free(&svg);
-    nmt_plot_buffer_free(&text);
+    nmt_strbuf_free(&svg);
+    nmt_strbuf_free(&text);
     fuzz_alloc_sweep(draw_svg, &p, 64);
     fuzz_alloc_sweep(draw_text, &p, 64);
     free(strings);

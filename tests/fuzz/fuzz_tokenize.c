@@ -56,7 +56,7 @@ static void check_same_words(const char *what, const char *a_text, const nmt_tok
 }
 
 static void check_tokenizers(const text *t, int options) {
-    nmt_tokenize_buf out = {0};
+    nmt_strbuf out = {0};
     nmt_tokenize_scratch scratch = {0}, scratch2 = {0};
     nmt_tokenize_spans split = {0}, words = {0};
     static const nmt_tokenizer tokenizers[] = {NMT_TOKENIZE_NONE, NMT_TOKENIZE_13A, NMT_TOKENIZE_INTL,
@@ -95,7 +95,7 @@ static void check_tokenizers(const text *t, int options) {
         while (last > 0 && ((unsigned char)t->s[last] & 0xC0) == 0x80) last--;
         FUZZ_CHECK(!nmt_utf8_is_space(nmt_utf8_next(t->s, &last)), "rstrip left a space at the end");
     }
-    nmt_tokenize_buf_free(&out);
+    nmt_strbuf_free(&out);
     nmt_tokenize_scratch_free(&scratch);
     nmt_tokenize_scratch_free(&scratch2);
     nmt_tokenize_spans_free(&split);
@@ -112,17 +112,15 @@ typedef struct pair {
  * perfect scores). */
 static int score(void *context) {
     const pair *p = context;
-    nmt_bleu_options bo;
-    nmt_bleu_options_init(&bo);
+    nmt_bleu_options bo = nmt_bleu_options_default();
     bo.lowercase = p->options & 1;
-    nmt_chrf_options co;
-    nmt_chrf_options_init(&co);
+    nmt_chrf_options co = nmt_chrf_options_default();
     co.lowercase = p->options & 1;
     co.word_order = 2;
     nmt_ter_options to = {p->options >> 1 & 1, p->options >> 2 & 1, p->options >> 3 & 1, p->options >> 4 & 1};
-    nmt_bleu *bleu = nmt_bleu_new(&bo);
-    nmt_chrf *chrf = nmt_chrf_new(&co);
-    nmt_ter *ter = nmt_ter_new(&to);
+    nmt_bleu *bleu = nmt_bleu_create(&bo);
+    nmt_chrf *chrf = nmt_chrf_create(&co);
+    nmt_ter *ter = nmt_ter_create(&to);
     int rc = -1;
     const char *refs[] = {p->ref.s};
     const size_t lens[] = {p->ref.len};
@@ -135,11 +133,11 @@ static int score(void *context) {
                    correct, total);
     }
     nmt_bleu_score bs;
-    nmt_bleu_compute(&bo, stats, NMT_SCORE_PYTHON, &bs);
+    nmt_bleu_compute(&bo, stats, NMT_PYNUM_PYTHON, &bs);
     FUZZ_CHECK(bs.score >= 0 && bs.score <= 100 + 1e-9, "BLEU %g", bs.score);
     FUZZ_CHECK(!self || stats[0] < 4 || fabs(bs.score - 100) < 1e-9, "BLEU of a text against itself: %g", bs.score);
     if (nmt_chrf_segment(chrf, p->hyp.s, p->hyp.len, refs, lens, 1, stats) < 0) goto done;
-    double c = nmt_chrf_compute(&co, stats, NMT_SCORE_PYTHON);
+    double c = nmt_chrf_compute(&co, stats, NMT_PYNUM_PYTHON);
     FUZZ_CHECK(c >= 0 && c <= 100 + 1e-9, "chrF %g", c);
     FUZZ_CHECK(!self || stats[0] == 0 || fabs(c - 100) < 1e-9, "chrF of a text against itself: %g", c);
     if (!p->ter) {
@@ -147,7 +145,7 @@ static int score(void *context) {
         goto done;
     }
     if (nmt_ter_segment(ter, p->hyp.s, p->hyp.len, refs, lens, 1, ter_stats) < 0) goto done;
-    FUZZ_CHECK(ter_stats[0] >= 0 && ter_stats[1] >= 0 && nmt_ter_compute(ter_stats, NMT_SCORE_PYTHON) >= 0,
+    FUZZ_CHECK(ter_stats[0] >= 0 && ter_stats[1] >= 0 && nmt_ter_compute(ter_stats, NMT_PYNUM_PYTHON) >= 0,
                "TER statistics %g, %g", ter_stats[0], ter_stats[1]);
     FUZZ_CHECK(!self || ter_stats[0] == 0, "TER of a text against itself: %g edits", ter_stats[0]);
     rc = 0;

@@ -54,7 +54,7 @@ static void setup(void) {
         c.norm_position = k ? NMT_NORM_PRE : NMT_NORM_POST;
         c.positions = k ? NMT_POSITIONS_ROPE : NMT_POSITIONS_LEARNED;
         c.max_positions = 24;
-        FUZZ_CHECK(nmt_model_create(&models[k], &c) == 0, "%s", nmt_error());
+        FUZZ_CHECK(nmt_model_init(&models[k], &c) == 0, "%s", nmt_error());
         nmt_model_init_weights(&models[k], 11 + (uint64_t)k);
     }
 }

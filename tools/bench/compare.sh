@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # compare.sh: nmt beside its PyTorch reference (tools/bench/torch_reference.py), in one run, on the
-# same machine (issue 8). A developer tool, not run in CI; needs Debian's python3-torch and
+# same machine. A developer tool, not run in CI; needs Debian's python3-torch and
 # SentencePiece's command-line tools (package sentencepiece), python3-yaml for configs.
 #
 #   tools/bench/compare.sh check MODEL_DIR SRC TGT

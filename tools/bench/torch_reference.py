@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """torch_reference: nmt's Transformer written in idiomatic PyTorch, to check nmt's numbers and to
-measure what nmt has to beat. A developer tool (issue 8), not part of the build or of CI.
+measure what nmt has to beat. A developer tool, not part of the build or of CI.
 
 Runs on Debian's PyTorch: /usr/bin/python3 with python3-torch (1.13; numpy comes with it). `--config`
 needs python3-yaml; raw text and real corpora need SentencePiece's command-line tools (spm_encode,
@@ -33,7 +33,7 @@ The model (include/nmt/model.h, Vaswani et al. 2017):
   loss_sum = sum_t loss_t, nll_sum = sum_t -lp[y_t], tokens = number of non-pad target tokens.
 
 Model files: safetensors (u64 little-endian header length, JSON header, F32 little-endian data), the
-config as strings in "__metadata__", tensor names as issue 3: embed.weight (tie all) or src_embed.weight,
+config as strings in "__metadata__", tensor names as nmt writes them: embed.weight (tie all) or src_embed.weight,
 tgt_embed.weight (+ output.weight when not tied), encoder.layers.{i}.self_attn.{q,k,v,o}_proj.{weight,bias},
 .self_attn_norm, .ffn.fc1, .ffn.fc2, .ffn_norm; decoder.layers.{i}.cross_attn.*, .cross_attn_norm;
 encoder.norm, decoder.norm (pre-LN); encoder.embed_positions.weight, decoder.embed_positions.weight (learned).
@@ -487,7 +487,7 @@ def make_batch(pairs):
 
 def token_batches(pairs, batch_tokens, rng):
     """Length-bucketed batches of at most batch_tokens padded target tokens (target = pieces + eos),
-    in a random order: the batching nmt train describes (issue 4)."""
+    in a random order: the batching nmt train describes."""
     order = sorted(range(len(pairs)), key=lambda i: (len(pairs[i][1]), len(pairs[i][0]), rng.random()))
     batches, current, longest = [], [], 0
     for i in order:
@@ -1112,7 +1112,7 @@ def cmd_selftest(args):
     failures = []
     pe = sinusoids(4, 4, torch.float64)
     expected = torch.tensor([[0.8415, 0.5403, 0.0100, 1.0000], [0.9093, -0.4161, 0.0200, 0.9998],
-                             [0.1411, -0.9900, 0.0300, 0.9996]], dtype=torch.float64)  # issue 3's worked numbers
+                             [0.1411, -0.9900, 0.0300, 0.9996]], dtype=torch.float64)  # sin and cos of positions 1-3, worked by hand
     if not torch.allclose(pe[1:], expected, atol=5e-5):
         failures.append(f"sinusoids d=4 at 1..3: {pe[1:].tolist()}")
     dots = [float(pe[p] @ pe[p + 1]) for p in range(3)]

@@ -1,12 +1,12 @@
-/* tiny_models: what the tests of incremental decoding, the translator and forced scoring share.
+/* infer_models: what the tests of incremental decoding, the translator and forced scoring share.
  *
  * Tiny Transformers with random, perturbed weights in every architecture variant (norm position x
  * positions x tied embeddings), random sentences, a batch decoded directly through nmt_incremental
  * and nmt_search (cached or not, row-invariant or not), and comparisons of translations and of
  * forced scores with the decoder's own numbers.
  */
-#ifndef NMT_TINY_MODELS_H
-#define NMT_TINY_MODELS_H
+#ifndef NMT_INFER_MODELS_H
+#define NMT_INFER_MODELS_H
 
 #include "infer/forced.h"
 #include "infer/incremental.h"
@@ -14,6 +14,7 @@
 #include "compute/pool.h"
 #include "model/model.h"
 #include "text/vocab.h"
+#include "base/random.h"
 #include "base/util.h"
 #include "testing.h"
 
@@ -39,12 +40,7 @@ static const variant variants[] = {
 };
 enum { VARIANTS = sizeof variants / sizeof variants[0] };
 
-static inline uint64_t rng(uint64_t *s) {
-    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
+static inline uint64_t rng(uint64_t *s) { return nmt_random_next(s); }
 
 /* A tiny model; every parameter (biases and LayerNorm gains too) is perturbed so that all of them
  * matter, and eos is made likely enough for hypotheses to end before the length limit. */
@@ -61,7 +57,7 @@ static inline void make_model_of(nmt_model *m, variant v, int max_positions, uin
     c.positions = v.positions;
     c.max_positions = max_positions;
     c.tie_embeddings = v.tie;
-    ck_assert_msg(nmt_model_create(m, &c) == 0, "%s", nmt_error());
+    ck_assert_msg(nmt_model_init(m, &c) == 0, "%s", nmt_error());
     nmt_model_init_weights(m, seed);
     uint64_t s = seed;
     for (size_t i = 0; i < m->num_params; i++) m->params[i] += 0.1f * ((float)(rng(&s) >> 40) / 16777216.0f - 0.5f);
@@ -157,12 +153,12 @@ static inline void assert_forced_scores(nmt_model *m, const int32_t *src, int le
 
 /* In each test's own process (Check forks before a test, and a forked child has no pool threads);
  * one thread: the tiny products here only pay for threading. */
-static inline void tiny_models_setup(void) { nmt_pool_set_threads(1); }
+static inline void infer_models_setup(void) { nmt_pool_set_threads(1); }
 
 /* A test case for the tests of tiny models: one thread each, two minutes at most. */
-static inline TCase *tiny_models_tcase(const char *name) {
+static inline TCase *infer_models_tcase(const char *name) {
     TCase *tc = tcase_create(name);
-    tcase_add_checked_fixture(tc, tiny_models_setup, NULL);
+    tcase_add_checked_fixture(tc, infer_models_setup, NULL);
     tcase_set_timeout(tc, 120);
     return tc;
 }
