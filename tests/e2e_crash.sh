@@ -70,7 +70,7 @@ check_dir() {
   fi
   for f in "$dir"/* "$dir"/checkpoints/*; do
     case "${f##*/}" in
-      '*' | checkpoints | config.yaml | spm.model | spm.vocab | corpus-*.bin | model.safetensors | train.log.jsonl) ;;
+      '*' | checkpoints | config.yaml | spm.model | spm.vocab | corpus-*.bin | model.safetensors | shortlist.bin | train.log.jsonl) ;;
       step-*.safetensors | *.tmp.[0-9]*) ;;
       *) echo "FAIL $when: unexpected file $f"; fail=1 ;;
     esac

@@ -14,7 +14,7 @@
 # whole commands (model loading included; CTranslate2 reads pre-encoded pieces, nmt raw text).
 # CTranslate2's length penalty divides by length^alpha (GNMT's formula in nmt); both use alpha 0.6.
 #
-# Needs: cmake, g++, libopenblas-dev, python3-numpy, sentencepiece (spm_encode, spm_decode),
+# Needs (tools/install-deps.sh --bench): cmake, g++, libopenblas-dev, python3-numpy, sentencepiece (spm_encode, spm_decode),
 # GNU time (/usr/bin/time). Environment: NMT (build/bin/nmt), THREADS (2), PYTHON (/usr/bin/python3).
 set -euo pipefail
 [ $# -eq 4 ] || { sed -n 3p "$0"; exit 2; }
