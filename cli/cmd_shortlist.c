@@ -8,7 +8,6 @@
 #include "text/spm.h"
 #include "train/config.h"
 
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
