@@ -1,4 +1,5 @@
 /* nmt shortlist: builds a model directory's vocabulary shortlist (shortlist.h) from a parallel corpus. */
+#include "base/input.h"
 #include "cli.h"
 
 #include "base/io.h"
@@ -55,8 +56,8 @@ static void side_free(side *s) {
 
 /* Encodes every line of path into s. */
 static int read_side(const nmt_spm *spm, const char *path, side *s) {
-    FILE *fp = fopen(path, "rb");
-    if (!fp) return nmt_error_set("%s: cannot open: %s", path, strerror(errno));
+    FILE *fp = nmt_input_open(path); /* a gzip corpus too, as training reads it */
+    if (!fp) return -1;
     nmt_lines lines;
     nmt_lines_init(&lines, fp, path);
     int rc, status = 0;
@@ -85,7 +86,7 @@ static int read_side(const nmt_spm *spm, const char *path, side *s) {
     }
     if (rc < 0) status = -1;
     nmt_lines_free(&lines);
-    fclose(fp);
+    if (nmt_input_close(fp, path) < 0) status = -1;
     return status;
 }
 
