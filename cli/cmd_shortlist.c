@@ -1,6 +1,7 @@
 /* nmt shortlist: builds a model directory's vocabulary shortlist (shortlist.h) from a parallel corpus. */
-#include "base/input.h"
 #include "cli.h"
+
+#include "base/input.h"
 
 #include "base/io.h"
 #include "base/util.h"
