@@ -50,6 +50,7 @@ START_TEST(shortlist_ranks_and_unions) {
     ck_assert_int_eq(nmt_shortlist_m(back), 1);
     ck_assert_int_eq(nmt_shortlist_union(back, batch, 5, mark, out), 7);
     ck_assert_mem_eq(out, want, sizeof want);
+    nmt_shortlist_free(back);
     /* Another vocabulary is refused. */
     ck_assert_int_eq(nmt_shortlist_load(&back, path, V + 1), -1);
     ck_assert_ptr_nonnull(strstr(nmt_error(), "vocab_size"));
