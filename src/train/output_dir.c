@@ -6,6 +6,7 @@
 #include "base/io.h"
 #include "base/util.h"
 #include "model/model_file.h"
+#include "train/train_log.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -31,15 +32,17 @@ int nmt_output_dir_lock(const char *dir) {
     return fd;
 }
 
-int nmt_output_dir_check_fresh(const char *dir, int overwrite) {
+int nmt_output_dir_check_fresh(const char *dir, int overwrite, long first_checkpoint) {
     if (overwrite) return 0;
     char *model_path = nmt_path_join(dir, "model.safetensors"), *log_path = nmt_path_join(dir, "train.log.jsonl");
-    struct stat st;
-    int model = model_path && nmt_file_exists(model_path), log = log_path && stat(log_path, &st) == 0 && st.st_size > 0;
     int joined = model_path && log_path;
+    int model = joined && nmt_file_exists(model_path);
+    long logged = joined && nmt_file_exists(log_path) ? nmt_train_log_last_step(log_path) : -1;
     free(model_path);
     free(log_path);
-    if (!joined) return -1;
+    if (!joined || logged < -1) return -1;
+    /* A log that never reached a checkpoint is a run killed early, with nothing to lose. */
+    const int log = logged >= (first_checkpoint > 0 ? first_checkpoint : 1);
     if (!model && !log) return 0;
     char **paths;
     int count;

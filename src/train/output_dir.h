@@ -15,8 +15,10 @@
  * descriptor, or -1 when another trainer holds it (the error names the directory). */
 int nmt_output_dir_lock(const char *dir);
 /* A fresh start (no usable checkpoint) in dir: refused, with what is there and how to proceed, when
- * dir already holds model.safetensors or a non-empty train.log.jsonl, unless overwrite. */
-int nmt_output_dir_check_fresh(const char *dir, int overwrite);
+ * dir already holds model.safetensors or a train.log.jsonl that reached the step of the first
+ * checkpoint (train.save_every: a checkpoint was made and is gone), unless overwrite. A run killed
+ * before its first checkpoint starts again. */
+int nmt_output_dir_check_fresh(const char *dir, int overwrite, long first_checkpoint);
 /* A resume: for every setting that makes the continuation differ from an uninterrupted run and
  * differs from the saved run's config (saved_path), a warning naming the key on warnings (NULL:
  * none). The new value is used. */

@@ -613,7 +613,7 @@ static int setup(trainer *t, const nmt_train_options *opt) {
                     t->state.threads, nmt_pool_threads());
         t->state.threads = nmt_pool_threads();
         /* Every check comes before config.yaml is written: a refused run changes no file. */
-        if ((!found && nmt_output_dir_check_fresh(cfg->output, opt->overwrite) < 0) ||
+        if ((!found && nmt_output_dir_check_fresh(cfg->output, opt->overwrite, cfg->save_every) < 0) ||
             (found && nmt_output_dir_check_settings(cfg, config_path, t->warnings) < 0) ||
             print_effective_config(t, config_path) < 0)
             goto done;
