@@ -2,14 +2,12 @@
 #include "cli.h"
 
 #include "base/input.h"
-
 #include "base/io.h"
 #include "base/util.h"
 #include "infer/shortlist.h"
 #include "text/spm.h"
 #include "train/config.h"
 
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,9 +53,9 @@ static void side_free(side *s) {
     free(s->len);
 }
 
-/* Encodes every line of path into s. */
+/* Encodes every line of path (text or gzip, as the trainer reads corpora) into s. */
 static int read_side(const nmt_spm *spm, const char *path, side *s) {
-    FILE *fp = nmt_input_open(path); /* a gzip corpus too, as training reads it */
+    FILE *fp = nmt_input_open(path);
     if (!fp) return -1;
     nmt_lines lines;
     nmt_lines_init(&lines, fp, path);

@@ -111,11 +111,11 @@ kill_run() {
   fi
 }
 
-# At least 10 kills at random moments (uniform over the first sixth of the uninterrupted run's time,
-# so that a run gets a few steps done on average), then 5 aimed at checkpoint writes, as long as
-# training is not over.
+# At least 10 kills at random moments (uniform over the first eighth of the uninterrupted run's time,
+# which includes building the shortlist at its end, so that a run gets a few steps done on average),
+# then 5 aimed at checkpoint writes, as long as training is not over.
 while [ $finished -eq 0 ] && [ $kills -lt 10 ]; do
-  ms=$((RANDOM % (ref_ms / 6 + 1)))
+  ms=$((RANDOM % (ref_ms / 8 + 1)))
   kill_run "$((ms / 1000)).$(printf '%03d' $((ms % 1000)))"
 done
 for _ in 1 2 3 4 5; do [ $finished -eq 0 ] && kill_run write; done

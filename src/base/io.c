@@ -5,6 +5,7 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
+#include <ftw.h>
 #include <fcntl.h>
 #include <libgen.h>
 #include <signal.h>
@@ -457,3 +458,24 @@ void nmt_lines_free(nmt_lines *lines) {
     lines->line = NULL;
     lines->cap = 0;
 }
+
+char *nmt_temp_dir_create(const char *prefix) {
+    const char *tmp = getenv("TMPDIR");
+    char *dir = nmt_path_join(tmp && *tmp ? tmp : "/tmp", prefix);
+    char *templ = dir ? nmt_malloc(strlen(dir) + 8) : NULL;
+    if (templ) sprintf(templ, "%s-XXXXXX", dir);
+    free(dir);
+    if (templ && !mkdtemp(templ)) {
+        nmt_error_set("cannot create a temporary directory %s: %s", templ, strerror(errno));
+        free(templ);
+        return NULL;
+    }
+    return templ;
+}
+
+static int remove_entry(const char *path, const struct stat *st, int type, struct FTW *ftw) {
+    (void)st, (void)type, (void)ftw;
+    return remove(path);
+}
+
+void nmt_remove_tree(const char *path) { nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS); }

@@ -100,4 +100,9 @@ void nmt_lines_init(nmt_lines *lines, FILE *fp, const char *name);
 int nmt_lines_next(nmt_lines *lines);
 void nmt_lines_free(nmt_lines *lines);
 
+/* A new directory $TMPDIR/PREFIX-XXXXXX (or under /tmp), made by mkdtemp: its path, to free. */
+char *nmt_temp_dir_create(const char *prefix);
+/* Removes path and, for a directory, everything below it, not following symbolic links. */
+void nmt_remove_tree(const char *path);
+
 #endif

@@ -6,6 +6,8 @@
 #include "base/comm.h"
 #include "train/dist.h"
 #include "train/corpus.h"
+#include "train/output_dir.h"
+#include "train/train_log.h"
 #include "base/hash.h"
 #include "base/io.h"
 #include "base/json.h"
@@ -18,15 +20,11 @@
 #include "infer/translator.h"
 #include "base/util.h"
 
-#include <ftw.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-#include <stddef.h>
-#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -52,7 +50,7 @@ typedef struct trainer {
     nmt_adam adam;
     nmt_train_state state;
     long resumed_from;
-    FILE *log;               /* train.log.jsonl, appended */
+    nmt_train_log log;       /* train.log.jsonl, appended (rank 0; others leave it closed) */
     int log_every;
     double run_start;        /* nmt_now() when this run's loop started */
     double elapsed_base;     /* state.elapsed_s at that moment */
@@ -87,19 +85,6 @@ static void format_duration(char *out, size_t size, double seconds) {
 }
 
 /* ---- the output directory ---- */
-
-/* One trainer per output directory: two would overwrite each other's checkpoints. */
-static int lock_output(trainer *t) {
-    char *path = nmt_path_join(t->cfg->output, ".lock");
-    if (!path) return -1;
-    t->lock_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    int rc = 0;
-    if (t->lock_fd < 0) rc = nmt_error_set("%s: cannot open: %s", path, strerror(errno));
-    else if (flock(t->lock_fd, LOCK_EX | LOCK_NB) != 0)
-        rc = nmt_error_set("%s is in use by another nmt train (%s is locked)", t->cfg->output, path);
-    free(path);
-    return rc;
-}
 
 /* ---- vocabulary and corpora ---- */
 
@@ -261,73 +246,6 @@ static int prepare_corpora(trainer *t) {
     return nmt_batcher_init(&t->valid_batches, &t->valid, cfg->batch_tokens, 0, 0);
 }
 
-/* ---- the log ---- */
-
-/* The step a log line is about, or -1 for a line that is not a complete log object. */
-static long log_line_step(const char *line, size_t len) {
-    const char *at = strstr(line, "\"step\":");
-    if (len < 2 || line[0] != '{' || line[len - 1] != '}' || !at) return -1;
-    return strtol(at + 7, NULL, 10);
-}
-
-/* Opens train.log.jsonl for appending; a resumed run first drops the lines after its checkpoint
- * (they will be written again) and any line a kill cut short. */
-static int open_log(trainer *t) {
-    char *kept = NULL;
-    size_t kept_len = 0;
-    if (t->resumed_from >= 0 && nmt_file_exists(t->log_path)) {
-        char *data;
-        size_t size;
-        if (nmt_read_regular_file(t->log_path, NMT_READ_MAX, "a training log", &data, &size) < 0) return -1;
-        kept = data; /* filtered in place: kept lines only move towards the start */
-        for (char *line = data; line < data + size;) {
-            char *end = memchr(line, '\n', (size_t)(data + size - line));
-            size_t len = end ? (size_t)(end - line) : (size_t)(data + size - line);
-            long step = end ? log_line_step(line, len) : -1;
-            if (step >= 0 && step <= t->state.step) {
-                memmove(kept + kept_len, line, len + 1);
-                kept_len += len + 1;
-            }
-            line += len + 1;
-        }
-    }
-    int rc = nmt_atomic_write(t->log_path, kept ? kept : "", kept_len);
-    free(kept);
-    if (rc < 0) return -1;
-    t->log = fopen(t->log_path, "ab");
-    if (!t->log) return nmt_error_set("%s: cannot open for appending: %s", t->log_path, strerror(errno));
-    return 0;
-}
-
-static int log_write(trainer *t, const char *line) {
-    if (!t->log) return 0; /* not rank 0 */
-    if (nmt_io_write(t->log, line, strlen(line), t->log_path) < 0) return -1;
-    if (fflush(t->log) != 0) return nmt_error_set("%s: write failed: %s", t->log_path, strerror(errno));
-    return 0;
-}
-
-/* "2026-12-01T08:30:00Z": the wall-clock time of a log line, UTC. */
-static void log_time(char *out, size_t size) {
-    time_t now = time(NULL);
-    struct tm tm;
-    if (!gmtime_r(&now, &tm) || !strftime(out, size, "%Y-%m-%dT%H:%M:%SZ", &tm)) snprintf(out, size, "unknown");
-}
-
-/* {"event":"start"|"resume"|"stop","step":..,["reason":..,]["error":..,]"elapsed_s":..,"time":..}. */
-static int log_event(trainer *t, const char *event, const char *reason, const char *error) {
-    char time_text[32], head[160], tail[96];
-    log_time(time_text, sizeof time_text);
-    snprintf(head, sizeof head, "{\"event\":\"%s\",\"step\":%ld", event, t->state.step);
-    snprintf(tail, sizeof tail, ",\"elapsed_s\":%.1f,\"time\":\"%s\"}\n", t->state.elapsed_s, time_text);
-    if (nmt_io_write(t->log, head, strlen(head), t->log_path) < 0) return -1;
-    if (reason) fprintf(t->log, ",\"reason\":\"%s\"", reason);
-    if (error) {
-        fputs(",\"error\":", t->log);
-        nmt_json_write_string(t->log, error);
-    }
-    return log_write(t, tail);
-}
-
 /* ---- model, resume ---- */
 
 static int prepare_model(trainer *t, const nmt_st_file *ckpt, const char *ckpt_path) {
@@ -358,7 +276,7 @@ static int prepare_model(trainer *t, const nmt_st_file *ckpt, const char *ckpt_p
 static int save_best_model(trainer *t) { return nmt_model_save(&t->model, t->model_path); }
 
 static int save_checkpoint(trainer *t) {
-    if (t->log && nmt_io_sync(t->log, t->log_path) < 0) return -1;
+    if (nmt_train_log_sync(&t->log) < 0) return -1;
     if (nmt_checkpoint_save(t->cfg->output, &t->model, &t->adam, &t->state, t->cfg->keep_last) < 0) return -1;
     if (!t->cfg->valid.src && save_best_model(t) < 0) return -1;
     t->last_saved_step = t->state.step;
@@ -471,12 +389,12 @@ static int log_train(trainer *t) {
     double lr = nmt_lr_at(t->cfg->lr, t->cfg->warmup, s->step);
     double tokens_per_s = took > 0 ? (double)t->interval_tokens / took : 0.0;
     char line[512], time_text[32];
-    log_time(time_text, sizeof time_text);
+    nmt_train_log_time(time_text, sizeof time_text);
     snprintf(line, sizeof line,
              "{\"event\":\"train\",\"step\":%ld,\"epoch\":%ld,\"loss\":%.6f,\"lr\":%.6e,\"tokens_per_s\":%.1f,"
              "\"elapsed_s\":%.1f,\"grad_norm\":%.6g,\"time\":\"%s\"}\n",
              s->step, s->epoch, loss, lr, tokens_per_s, s->elapsed_s, t->last_grad_norm, time_text);
-    if (log_write(t, line) < 0) return -1;
+    if (nmt_train_log_write(&t->log, line) < 0) return -1;
     char elapsed[32], eta[32];
     format_duration(elapsed, sizeof elapsed, s->elapsed_s);
     format_duration(eta, sizeof eta, eta_seconds(t, t->interval_steps ? took / (double)t->interval_steps : 0.0));
@@ -575,7 +493,7 @@ static int validate(trainer *t) {
     snprintf(line, sizeof line,
              "{\"event\":\"valid\",\"step\":%ld,\"loss\":%.6f,\"ppl\":%.4f,\"bleu\":%.4f,\"elapsed_s\":%.1f}\n", s->step,
              loss, ppl, bleu, s->elapsed_s);
-    if (log_write(t, line) < 0) return -1;
+    if (nmt_train_log_write(&t->log, line) < 0) return -1;
     say(t, "valid step %ld loss %.4f ppl %.2f bleu %.2f (best %.2f at step %ld%s) in %.1fs\n", s->step, loss, ppl, bleu,
         s->best_bleu, s->best_step, improved ? ", saved" : "", nmt_now() - start);
     return 0;
@@ -648,82 +566,6 @@ static int agree_stop(trainer *t, volatile sig_atomic_t *stop, const char **stop
 
 /* A fresh start (no usable checkpoint) in a directory that holds a trained model would overwrite it:
  * refused unless `overwrite`. */
-static int check_fresh_start(trainer *t, int overwrite) {
-    const char *dir = t->cfg->output;
-    struct stat st;
-    int model = nmt_file_exists(t->model_path), log = stat(t->log_path, &st) == 0 && st.st_size > 0;
-    if (overwrite || (!model && !log)) return 0;
-    char **paths;
-    int count;
-    if (nmt_model_checkpoints(dir, &paths, &count) < 0) return -1;
-    nmt_model_paths_free(paths);
-    char damaged[96] = "no checkpoint";
-    if (count) snprintf(damaged, sizeof damaged, "%d checkpoint%s, none usable", count, count == 1 ? "" : "s");
-    return nmt_error_set("%s already holds a trained model (%s%s%s) and %s to resume from: starting again from step "
-                         "0 would overwrite it. Train into a new output directory, fine-tune from it with "
-                         "train.init_from: %s, or pass --overwrite to start again here",
-                         dir, model ? "model.safetensors" : "", model && log ? ", " : "", log ? "train.log.jsonl" : "",
-                         damaged, dir);
-}
-
-/* The settings whose change makes a resumed run differ from an uninterrupted one. */
-typedef enum { SETTING_INT, SETTING_DOUBLE, SETTING_PATH } setting_kind;
-static const struct {
-    const char *key;
-    setting_kind kind;
-    size_t offset; /* into nmt_config */
-} settings[] = {
-    {"data.train.src", SETTING_PATH, offsetof(nmt_config, train.src)},
-    {"data.train.tgt", SETTING_PATH, offsetof(nmt_config, train.tgt)},
-    {"data.valid.src", SETTING_PATH, offsetof(nmt_config, valid.src)},
-    {"data.valid.tgt", SETTING_PATH, offsetof(nmt_config, valid.tgt)},
-    {"data.max_length", SETTING_INT, offsetof(nmt_config, max_length)},
-    {"train.batch_tokens", SETTING_INT, offsetof(nmt_config, batch_tokens)},
-    {"train.update_freq", SETTING_INT, offsetof(nmt_config, update_freq)},
-    {"train.batch_pieces", SETTING_INT, offsetof(nmt_config, batch_pieces)},
-    {"train.optimizer.lr", SETTING_DOUBLE, offsetof(nmt_config, lr)},
-    {"train.optimizer.betas[0]", SETTING_DOUBLE, offsetof(nmt_config, beta1)},
-    {"train.optimizer.betas[1]", SETTING_DOUBLE, offsetof(nmt_config, beta2)},
-    {"train.optimizer.eps", SETTING_DOUBLE, offsetof(nmt_config, adam_eps)},
-    {"train.optimizer.warmup", SETTING_INT, offsetof(nmt_config, warmup)},
-    {"train.optimizer.clip_norm", SETTING_DOUBLE, offsetof(nmt_config, clip_norm)},
-    {"train.label_smoothing", SETTING_DOUBLE, offsetof(nmt_config, label_smoothing)},
-};
-
-/* A resume compares the config with the one the interrupted run saved (OUTPUT/config.yaml) and warns,
- * naming the key, for every setting above that changed: the new value is used, and the run is no
- * longer bit-identical to an uninterrupted one. (A different model or vocabulary is refused later.) */
-static int check_settings(trainer *t, const char *saved_path) {
-    struct stat st;
-    if (stat(saved_path, &st) != 0 || !S_ISREG(st.st_mode) || !t->warnings) return 0;
-    nmt_config saved;
-    if (nmt_config_load(&saved, saved_path, NULL) < 0) {
-        fprintf(t->warnings, "warning: cannot compare with the settings of the run being resumed: %s\n", nmt_error());
-        return 0;
-    }
-    for (size_t i = 0; i < sizeof settings / sizeof settings[0]; i++) {
-        const char *now = (const char *)t->cfg + settings[i].offset, *then = (const char *)&saved + settings[i].offset;
-        char a[64], b[64];
-        const char *x = a, *y = b;
-        if (settings[i].kind == SETTING_INT) {
-            snprintf(a, sizeof a, "%d", *(const int *)now);
-            snprintf(b, sizeof b, "%d", *(const int *)then);
-        } else if (settings[i].kind == SETTING_DOUBLE) {
-            snprintf(a, sizeof a, "%.17g", *(const double *)now);
-            snprintf(b, sizeof b, "%.17g", *(const double *)then);
-        } else {
-            x = *(char *const *)now ? *(char *const *)now : "(none)";
-            y = *(char *const *)then ? *(char *const *)then : "(none)";
-        }
-        if (strcmp(x, y) != 0)
-            fprintf(t->warnings, "warning: %s is %s but the run being resumed used %s: the continuation uses the new "
-                                 "value and is not bit-identical to an uninterrupted run\n",
-                    settings[i].key, x, y);
-    }
-    nmt_config_free(&saved);
-    return 0;
-}
-
 static int setup(trainer *t, const nmt_train_options *opt) {
     const nmt_config *cfg = t->cfg;
     t->ckpt_dir = nmt_path_join(cfg->output, "checkpoints");
@@ -743,7 +585,7 @@ static int setup(trainer *t, const nmt_train_options *opt) {
             nmt_error_set("output %s: not a directory (output names the model directory to train into)", cfg->output);
             goto done;
         }
-        if (nmt_mkdirs(t->ckpt_dir) < 0 || lock_output(t) < 0) goto done;
+        if (nmt_mkdirs(t->ckpt_dir) < 0 || (t->lock_fd = nmt_output_dir_lock(cfg->output)) < 0) goto done;
         nmt_remove_stale_temporaries(cfg->output);
         nmt_remove_stale_temporaries(t->ckpt_dir);
         found = nmt_checkpoint_find_latest(cfg->output, &ckpt, &ckpt_path, t->warnings);
@@ -771,7 +613,8 @@ static int setup(trainer *t, const nmt_train_options *opt) {
                     t->state.threads, nmt_pool_threads());
         t->state.threads = nmt_pool_threads();
         /* Every check comes before config.yaml is written: a refused run changes no file. */
-        if ((!found && check_fresh_start(t, opt->overwrite) < 0) || (found && check_settings(t, config_path) < 0) ||
+        if ((!found && nmt_output_dir_check_fresh(cfg->output, opt->overwrite) < 0) ||
+            (found && nmt_output_dir_check_settings(cfg, config_path, t->warnings) < 0) ||
             print_effective_config(t, config_path) < 0)
             goto done;
     }
@@ -783,7 +626,9 @@ static int setup(trainer *t, const nmt_train_options *opt) {
         nmt_error_prefix("%s", ckpt_path ? ckpt_path : "the shared training state");
         goto done;
     }
-    if (t->root && (open_log(t) < 0 || log_event(t, found ? "resume" : "start", NULL, NULL) < 0)) goto done;
+    if (t->root && (nmt_train_log_open(&t->log, t->log_path, t->resumed_from >= 0 ? t->state.step : -1) < 0 ||
+                    nmt_train_log_event(&t->log, found ? "resume" : "start", &t->state, NULL, NULL) < 0))
+        goto done;
     t->last_saved_step = found ? t->state.step : -1;
     if (found) say(t, "resuming from %s (step %ld, epoch %ld)\n", ckpt_path, t->state.step, t->state.epoch);
     char ranks[64] = "";
@@ -803,7 +648,7 @@ done:
 }
 
 static void cleanup(trainer *t) {
-    if (t->log) fclose(t->log);
+    nmt_train_log_close(&t->log);
     if (t->model_created) nmt_model_free(&t->model);
     nmt_adam_free(&t->adam);
     nmt_dist_free(&t->dist);
@@ -876,10 +721,10 @@ int nmt_train(const nmt_config *cfg, const nmt_train_options *opt, nmt_train_res
     int rc = setup(&t, opt);
     if (rc == 0) rc = run(&t, opt->stop, &stopped_by);
     /* The log says why the run ended (the error kept as it was if writing that fails too). */
-    if (t.log) {
+    if (t.log.file) {
         char error[1024];
         snprintf(error, sizeof error, "%s", rc == 0 ? "" : nmt_error());
-        int logged = log_event(&t, "stop", rc == 0 ? stopped_by : "error", rc == 0 ? NULL : error);
+        int logged = nmt_train_log_event(&t.log, "stop", &t.state, rc == 0 ? stopped_by : "error", rc == 0 ? NULL : error);
         if (logged < 0 && rc < 0) nmt_error_set("%s", error);
         else if (logged < 0) rc = -1;
     }
@@ -904,11 +749,6 @@ int nmt_train(const nmt_config *cfg, const nmt_train_options *opt, nmt_train_res
 }
 
 /* ---- benchmark ---- */
-
-static int remove_entry(const char *path, const struct stat *st, int type, struct FTW *ftw) {
-    (void)st, (void)type, (void)ftw;
-    return remove(path);
-}
 
 void nmt_train_bench_record(nmt_train_bench_result *r, double seconds, const nmt_loss *loss, long source_tokens,
                             long sentences, double flops) {
@@ -951,11 +791,10 @@ static int bench_steps(trainer *t, long warmup_steps, long steps, nmt_train_benc
 int nmt_train_bench(const nmt_config *config, const nmt_train_options *opt, long warmup_steps, long steps,
                     nmt_train_bench_result *result) {
     memset(result, 0, sizeof *result);
-    const char *tmp = getenv("TMPDIR");
-    char *dir = nmt_path_join(tmp && *tmp ? tmp : "/tmp", "nmt-bench-XXXXXX");
+    char *dir = nmt_temp_dir_create("nmt-bench");
     char *left_spm = nmt_path_join(config->output, "spm.model");
-    if (!dir || !left_spm || !mkdtemp(dir)) {
-        if (dir && left_spm) nmt_error_set("cannot create a temporary directory %s: %s", dir, strerror(errno));
+    if (!dir || !left_spm) {
+        if (dir) nmt_remove_tree(dir);
         free(dir);
         free(left_spm);
         return -1;
@@ -978,7 +817,7 @@ int nmt_train_bench(const nmt_config *config, const nmt_train_options *opt, long
         rc = bench_steps(&t, warmup_steps, steps, result);
     }
     cleanup(&t);
-    nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+    nmt_remove_tree(dir);
     free(dir);
     free(left_spm);
     return rc;

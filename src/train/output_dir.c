@@ -1,0 +1,113 @@
+/* output_dir: the directory a run trains into -- one trainer at a time, a fresh start that never
+ * overwrites a trained model, and a resume's settings compared with those of the run it continues.
+ */
+#include "train/output_dir.h"
+
+#include "base/io.h"
+#include "base/util.h"
+#include "model/model_file.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* One trainer per output directory: two would overwrite each other's checkpoints. */
+int nmt_output_dir_lock(const char *dir) {
+    char *path = nmt_path_join(dir, ".lock");
+    if (!path) return -1;
+    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0) nmt_error_set("%s: cannot open: %s", path, strerror(errno));
+    else if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+        nmt_error_set("%s is in use by another nmt train (%s is locked)", dir, path);
+        close(fd);
+        fd = -1;
+    }
+    free(path);
+    return fd;
+}
+
+int nmt_output_dir_check_fresh(const char *dir, int overwrite) {
+    if (overwrite) return 0;
+    char *model_path = nmt_path_join(dir, "model.safetensors"), *log_path = nmt_path_join(dir, "train.log.jsonl");
+    struct stat st;
+    int model = model_path && nmt_file_exists(model_path), log = log_path && stat(log_path, &st) == 0 && st.st_size > 0;
+    int joined = model_path && log_path;
+    free(model_path);
+    free(log_path);
+    if (!joined) return -1;
+    if (!model && !log) return 0;
+    char **paths;
+    int count;
+    if (nmt_model_checkpoints(dir, &paths, &count) < 0) return -1;
+    nmt_model_paths_free(paths);
+    char damaged[96] = "no checkpoint";
+    if (count) snprintf(damaged, sizeof damaged, "%d checkpoint%s, none usable", count, count == 1 ? "" : "s");
+    return nmt_error_set("%s already holds a trained model (%s%s%s) and %s to resume from: starting again from step "
+                         "0 would overwrite it. Train into a new output directory, fine-tune from it with "
+                         "train.init_from: %s, or pass --overwrite to start again here",
+                         dir, model ? "model.safetensors" : "", model && log ? ", " : "", log ? "train.log.jsonl" : "",
+                         damaged, dir);
+}
+
+/* The settings whose change makes a resumed run differ from an uninterrupted one. */
+typedef enum { SETTING_INT, SETTING_DOUBLE, SETTING_PATH } setting_kind;
+static const struct {
+    const char *key;
+    setting_kind kind;
+    size_t offset; /* into nmt_config */
+} settings[] = {
+    {"data.train.src", SETTING_PATH, offsetof(nmt_config, train.src)},
+    {"data.train.tgt", SETTING_PATH, offsetof(nmt_config, train.tgt)},
+    {"data.valid.src", SETTING_PATH, offsetof(nmt_config, valid.src)},
+    {"data.valid.tgt", SETTING_PATH, offsetof(nmt_config, valid.tgt)},
+    {"data.max_length", SETTING_INT, offsetof(nmt_config, max_length)},
+    {"train.batch_tokens", SETTING_INT, offsetof(nmt_config, batch_tokens)},
+    {"train.update_freq", SETTING_INT, offsetof(nmt_config, update_freq)},
+    {"train.batch_pieces", SETTING_INT, offsetof(nmt_config, batch_pieces)},
+    {"train.optimizer.lr", SETTING_DOUBLE, offsetof(nmt_config, lr)},
+    {"train.optimizer.betas[0]", SETTING_DOUBLE, offsetof(nmt_config, beta1)},
+    {"train.optimizer.betas[1]", SETTING_DOUBLE, offsetof(nmt_config, beta2)},
+    {"train.optimizer.eps", SETTING_DOUBLE, offsetof(nmt_config, adam_eps)},
+    {"train.optimizer.warmup", SETTING_INT, offsetof(nmt_config, warmup)},
+    {"train.optimizer.clip_norm", SETTING_DOUBLE, offsetof(nmt_config, clip_norm)},
+    {"train.label_smoothing", SETTING_DOUBLE, offsetof(nmt_config, label_smoothing)},
+};
+
+/* A resume compares the config with the one the interrupted run saved (OUTPUT/config.yaml) and warns,
+ * naming the key, for every setting above that changed: the new value is used, and the run is no
+ * longer bit-identical to an uninterrupted one. (A different model or vocabulary is refused later.) */
+int nmt_output_dir_check_settings(const nmt_config *cfg, const char *saved_path, FILE *warnings) {
+    struct stat st;
+    if (stat(saved_path, &st) != 0 || !S_ISREG(st.st_mode) || !warnings) return 0;
+    nmt_config saved;
+    if (nmt_config_load(&saved, saved_path, NULL) < 0) {
+        fprintf(warnings, "warning: cannot compare with the settings of the run being resumed: %s\n", nmt_error());
+        return 0;
+    }
+    for (size_t i = 0; i < sizeof settings / sizeof settings[0]; i++) {
+        const char *now = (const char *)cfg + settings[i].offset, *then = (const char *)&saved + settings[i].offset;
+        char a[64], b[64];
+        const char *x = a, *y = b;
+        if (settings[i].kind == SETTING_INT) {
+            snprintf(a, sizeof a, "%d", *(const int *)now);
+            snprintf(b, sizeof b, "%d", *(const int *)then);
+        } else if (settings[i].kind == SETTING_DOUBLE) {
+            snprintf(a, sizeof a, "%.17g", *(const double *)now);
+            snprintf(b, sizeof b, "%.17g", *(const double *)then);
+        } else {
+            x = *(char *const *)now ? *(char *const *)now : "(none)";
+            y = *(char *const *)then ? *(char *const *)then : "(none)";
+        }
+        if (strcmp(x, y) != 0)
+            fprintf(warnings, "warning: %s is %s but the run being resumed used %s: the continuation uses the new "
+                                 "value and is not bit-identical to an uninterrupted run\n",
+                    settings[i].key, x, y);
+    }
+    nmt_config_free(&saved);
+    return 0;
+}

@@ -1,0 +1,25 @@
+/* output_dir: the directory a run trains into -- one trainer at a time, a fresh start that never
+ * overwrites a trained model, and a resume's settings compared with those of the run it continues.
+ *
+ * Every check here comes before the trainer writes anything, so a refused run leaves the directory
+ * as it was.
+ */
+#ifndef NMT_OUTPUT_DIR_H
+#define NMT_OUTPUT_DIR_H
+
+#include "train/config.h"
+
+#include <stdio.h>
+
+/* Locks DIR/.lock for this process (released when it exits or closes the descriptor): the
+ * descriptor, or -1 when another trainer holds it (the error names the directory). */
+int nmt_output_dir_lock(const char *dir);
+/* A fresh start (no usable checkpoint) in dir: refused, with what is there and how to proceed, when
+ * dir already holds model.safetensors or a non-empty train.log.jsonl, unless overwrite. */
+int nmt_output_dir_check_fresh(const char *dir, int overwrite);
+/* A resume: for every setting that makes the continuation differ from an uninterrupted run and
+ * differs from the saved run's config (saved_path), a warning naming the key on warnings (NULL:
+ * none). The new value is used. */
+int nmt_output_dir_check_settings(const nmt_config *cfg, const char *saved_path, FILE *warnings);
+
+#endif
