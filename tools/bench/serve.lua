@@ -20,6 +20,8 @@ end
 
 function init(args)
   local path = args[1] or error("serve.lua: give the sentence file after --")
+  -- The language pair the server serves (serve_load.sh reads it from GET /languages).
+  pair = ',"source":"' .. (args[2] or "en") .. '","target":"' .. (args[3] or "de") .. '"}'
   for line in io.lines(path) do
     if #line > 0 then table.insert(lines, line) end
   end
@@ -33,7 +35,7 @@ function request()
   local line = lines[next_line]
   next_line = next_line % #lines + 1
   return wrk.format(nil, "/translate", nil,
-    '{"q":' .. json_string(line) .. ',"source":"en","target":"de"}')
+    '{"q":' .. json_string(line) .. pair)
 end
 
 function done(summary, latency, requests)

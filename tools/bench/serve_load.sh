@@ -45,10 +45,13 @@ for _ in $(seq 1200); do
   sleep 0.05
 done
 [ -n "$url" ] || { cat "$tmp/serve.err"; exit 1; }
+# The model's pair, as GET /languages gives it: [{"code":"en",...,"targets":["de"]}].
+pair=$(curl -s "$url/languages" | sed -n 's/^\[{"code":"\([^"]*\)".*"targets":\["\([^"]*\)".*/\1 \2/p')
+[ -n "$pair" ] || { echo "serve_load: no language pair from $url/languages" >&2; exit 1; }
 for c in $connections; do
   t=$(( c < 4 ? c : 4 ))
   before=$(cpu); lines_before=$(lines)
-  wrk -t"$t" -c"$c" -d"${seconds}s" --timeout 60s --latency -s "$root/tools/bench/serve.lua" "$url" -- "$sentences" >"$tmp/wrk"
+  wrk -t"$t" -c"$c" -d"${seconds}s" --timeout 60s --latency -s "$root/tools/bench/serve.lua" "$url" -- "$sentences" $pair >"$tmp/wrk"
   while [ "$(curl -s "$url/metrics" | sed -n 's/^nmt_requests_in_flight //p')" -gt 1 ]; do sleep 0.2; done
   after=$(cpu); lines_after=$(lines)
   printf 'serve, %3d connections: %s' "$c" "$(tail -1 "$tmp/wrk")"
