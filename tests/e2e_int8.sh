@@ -16,19 +16,13 @@ check() { # check NAME EXPECTED_STATUS COMMAND... (stdout in out, stderr in err)
 }
 
 # A toy parallel corpus: the target is the source with each word swapped for its "translation".
-awk 'BEGIN {
-  srand(11); n = split("the a cat dog sees likes big small red blue house tree runs sleeps", en, " ");
-  split("der ein katze hund sieht mag gross klein rot blau haus baum rennt schlaeft", de, " ");
-  for (i = 0; i < 400; i++) {
-    len = 2 + int(rand() * 5); s = ""; t = "";
-    for (j = 0; j < len; j++) { w = 1 + int(rand() * n); s = s (j ? " " : "") en[w]; t = t (j ? " " : "") de[w] }
-    print s > "train.en"; print t > "train.de"
-  } }'
+. "$NMT_SOURCE_DIR/tests/tiny_model.sh"
+tiny_corpus toy 400 11
 cat >config.yaml <<'EOF'
 model: {d_model: 64, heads: 2, ffn: 128, encoder_layers: 1, decoder_layers: 1, dropout: 0.0}
 vocab: {size: 48}
 data:
-  train: {src: train.en, tgt: train.de}
+  train: {src: toy.train.en, tgt: toy.train.de}
 train:
   batch_tokens: 512
   max_steps: 300
@@ -39,7 +33,7 @@ output: model
 EOF
 "$NMT" train config.yaml --threads 1 --quiet >train.out 2>&1 || { echo "FAIL nmt train"; cat train.out; exit 1; }
 M=model
-head -40 train.en >in.txt
+head -40 toy.train.en >in.txt
 
 # Without AVX2 or VNNI int8 is refused with a message naming what is missing; then nothing else here applies.
 "$NMT" translate -m $M -i in.txt --precision int8 -q >int8.txt 2>err
@@ -81,9 +75,9 @@ check "no shortlist" 1 "$NMT" translate -m $M -i in.txt --shortlist -q
 grep -q 'nmt shortlist -m' err || say_fail "missing shortlist message: $(cat err)"
 check "shortlist" 0 "$NMT" shortlist -m $M -k 10 --frequent 4
 grep -q 'K 10, M 4, from 400 sentence pairs' err || say_fail "shortlist message: $(cat err)"
-check "shortlist --src" 0 "$NMT" shortlist -m m8 --src train.en --tgt train.de -k 10 --frequent 4 -q
+check "shortlist --src" 0 "$NMT" shortlist -m m8 --src toy.train.en --tgt toy.train.de -k 10 --frequent 4 -q
 cmp -s $M/shortlist.bin m8/shortlist.bin || say_fail "the shortlist from --src/--tgt differs from config.yaml's"
-check "shortlist one side" 2 "$NMT" shortlist -m $M --src train.en
+check "shortlist one side" 2 "$NMT" shortlist -m $M --src toy.train.en
 check "shortlist k too big" 1 "$NMT" shortlist -m $M -k 1000
 "$NMT" translate -m $M -i in.txt -q --threads 2 >fp32.txt
 for p in fp32 int8; do

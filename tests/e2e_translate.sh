@@ -15,20 +15,14 @@ check() { # check NAME EXPECTED_STATUS COMMAND... (stdout in out, stderr in err)
 }
 
 # A toy parallel corpus: the target is the source with each word swapped for its "translation".
-awk 'BEGIN {
-  srand(7); n = split("the a cat dog sees likes big small red blue house tree runs sleeps", en, " ");
-  split("der ein katze hund sieht mag gross klein rot blau haus baum rennt schlaeft", de, " ");
-  for (i = 0; i < 400; i++) {
-    len = 2 + int(rand() * 5); s = ""; t = "";
-    for (j = 0; j < len; j++) { w = 1 + int(rand() * n); s = s (j ? " " : "") en[w]; t = t (j ? " " : "") de[w] }
-    print s > "train.en"; print t > "train.de"
-  } }'
+. "$NMT_SOURCE_DIR/tests/tiny_model.sh"
+tiny_corpus toy
 # The model: `nmt train` for a few seconds (a vocabulary of 48 pieces, d_model 32, one layer a side).
 cat >config.yaml <<'EOF'
 model: {d_model: 32, heads: 2, ffn: 64, encoder_layers: 1, decoder_layers: 1, dropout: 0.0}
 vocab: {size: 48}
 data:
-  train: {src: train.en, tgt: train.de}
+  train: {src: toy.train.en, tgt: toy.train.de}
 train:
   batch_tokens: 512
   max_steps: 400

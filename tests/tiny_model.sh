@@ -1,10 +1,11 @@
 # tiny_model.sh: sourced by end-to-end tests; `tiny_model DIR` trains a toy En->De model directory
 # (word-for-word "translations", a vocabulary of 48 pieces, d_model 32, one layer a side) in a few
 # seconds with `$NMT train`, into DIR (corpus files DIR.train.en / DIR.train.de beside it).
-# `tiny_corpus PREFIX [PAIRS]` writes only the corpus, PREFIX.train.en and PREFIX.train.de (400 pairs).
+# `tiny_corpus PREFIX [PAIRS] [SEED]` writes only the corpus, PREFIX.train.en and PREFIX.train.de (400
+# pairs from awk's srand(7) unless told otherwise).
 tiny_corpus() {
-  awk -v prefix="$1" -v pairs="${2:-400}" 'BEGIN {
-    srand(7); n = split("the a cat dog sees likes big small red blue house tree runs sleeps", en, " ");
+  awk -v prefix="$1" -v pairs="${2:-400}" -v seed="${3:-7}" 'BEGIN {
+    srand(seed); n = split("the a cat dog sees likes big small red blue house tree runs sleeps", en, " ");
     split("der ein katze hund sieht mag gross klein rot blau haus baum rennt schlaeft", de, " ");
     for (i = 0; i < pairs; i++) {
       len = 2 + int(rand() * 5); s = ""; t = "";
