@@ -76,7 +76,7 @@ static nmt_train_state awkward_state(long step) {
 static void save_steps(const trained *t, long first, long last, long every, int keep_last) {
     for (long step = first; step <= last; step += every) {
         nmt_train_state s = awkward_state(step);
-        ck_assert_msg(nmt_checkpoint_save(nmt_test_tmpdir, &t->m, &t->adam, &s, keep_last) == 0, "%s", nmt_error());
+        ck_assert_msg(nmt_checkpoint_save(nmt_test_tmpdir, &t->m, &t->adam, NULL, &s, keep_last) == 0, "%s", nmt_error());
     }
 }
 
@@ -100,7 +100,7 @@ START_TEST(save_restore_is_exact_and_prunes) {
     /* Another model (other seed, other moments), restored: identical bits. */
     make(&b, &config, 2);
     ck_assert_int_eq(nmt_checkpoint_check_config(&file, path, &config), 0);
-    ck_assert_int_eq(nmt_checkpoint_restore(&file, path, &b.m, &b.adam), 0);
+    ck_assert_int_eq(nmt_checkpoint_restore(&file, path, &b.m, &b.adam, NULL), 0);
     ck_assert_mem_eq(b.m.params, a.m.params, a.m.num_params * sizeof(float));
     ck_assert_mem_eq(b.adam.m, a.adam.m, a.m.num_params * sizeof(float));
     ck_assert_mem_eq(b.adam.v, a.adam.v, a.m.num_params * sizeof(float));
@@ -112,6 +112,43 @@ START_TEST(save_restore_is_exact_and_prunes) {
     ck_assert_int_eq(file.num_tensors, 3 * a.m.num_tensors);
     nmt_st_free(&file);
     free(path);
+    drop(&a);
+    drop(&b);
+}
+END_TEST
+
+START_TEST(ema_is_saved_and_restored) {
+    /* The weights' average travels as "ema.<name>" and comes back bit for bit; a checkpoint saved
+     * without one starts the average from its weights (result 1). */
+    trained a, b;
+    make(&a, &config, 1);
+    make(&b, &config, 2);
+    size_t n = a.m.num_params;
+    float *ema = malloc(n * sizeof *ema), *got = malloc(n * sizeof *got);
+    ck_assert(ema && got);
+    for (size_t i = 0; i < n; i++) ema[i] = (float)i * -2e-4f + 0.25f;
+    nmt_train_state s = awkward_state(7);
+    ck_assert_msg(nmt_checkpoint_save(nmt_test_tmpdir, &a.m, &a.adam, ema, &s, 1) == 0, "%s", nmt_error());
+    nmt_st_file file;
+    char *path;
+    ck_assert_int_eq(nmt_checkpoint_find_latest(nmt_test_tmpdir, &file, &path, NULL), 1);
+    ck_assert_int_eq(file.num_tensors, 4 * a.m.num_tensors);
+    ck_assert_ptr_nonnull(nmt_st_find(&file, "ema.encoder.norm.weight"));
+    ck_assert_int_eq(nmt_checkpoint_restore(&file, path, &b.m, &b.adam, got), 0);
+    ck_assert_mem_eq(got, ema, n * sizeof *ema);
+    ck_assert_mem_eq(b.m.params, a.m.params, n * sizeof(float));
+    nmt_st_free(&file);
+    free(path);
+
+    s.step = 8;
+    ck_assert_int_eq(nmt_checkpoint_save(nmt_test_tmpdir, &a.m, &a.adam, NULL, &s, 1), 0);
+    ck_assert_int_eq(nmt_checkpoint_find_latest(nmt_test_tmpdir, &file, &path, NULL), 1);
+    ck_assert_int_eq(nmt_checkpoint_restore(&file, path, &b.m, &b.adam, got), 1);
+    ck_assert_mem_eq(got, a.m.params, n * sizeof(float));
+    nmt_st_free(&file);
+    free(path);
+    free(ema);
+    free(got);
     drop(&a);
     drop(&b);
 }
@@ -187,7 +224,7 @@ END_TEST
 static int save_attempt(void *context) {
     const trained *t = context;
     nmt_train_state s = awkward_state(7);
-    return nmt_checkpoint_save(nmt_test_tmpdir, &t->m, &t->adam, &s, 1);
+    return nmt_checkpoint_save(nmt_test_tmpdir, &t->m, &t->adam, NULL, &s, 1);
 }
 
 static int find_and_restore_attempt(void *context) {
@@ -196,7 +233,7 @@ static int find_and_restore_attempt(void *context) {
     char *path;
     int found = nmt_checkpoint_find_latest(nmt_test_tmpdir, &file, &path, NULL);
     if (found <= 0) return -1;
-    int rc = nmt_checkpoint_restore(&file, path, &t->m, &t->adam);
+    int rc = nmt_checkpoint_restore(&file, path, &t->m, &t->adam, NULL);
     nmt_st_free(&file);
     free(path);
     return rc;
@@ -217,6 +254,7 @@ int main(void) {
     tcase_set_timeout(tc, 60); /* the allocation sweeps write dozens of checkpoints, fsync included */
     tcase_add_checked_fixture(tc, nmt_test_tmpdir_make, nmt_test_tmpdir_remove);
     tcase_add_test(tc, save_restore_is_exact_and_prunes);
+    tcase_add_test(tc, ema_is_saved_and_restored);
     tcase_add_test(tc, damaged_newest_is_skipped_with_warning);
     tcase_add_test(tc, other_model_section_is_refused);
     tcase_add_test(tc, allocation_failures_are_reported);

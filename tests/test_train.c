@@ -1,6 +1,6 @@
 /* Tests of train: a config-driven run on a tiny generated corpus learns it (low loss, high BLEU) and
  * leaves a complete model directory; a run stopped at N steps and resumed to 2N is bit-identical to a
- * straight run of 2N (parameters, Adam moments, data position, loss log), even when the first part ran
+ * straight run of 2N (parameters, Adam moments, the weights' average, data position, loss log), even when the first part ran
  * on another thread count (with nmt's own sgemm); a stop request saves a
  * checkpoint; a changed model section is refused; max_epochs, max_minutes and patience stop it.
  *
@@ -173,7 +173,7 @@ START_TEST(resume_is_bit_identical) {
      * step exercise every source of randomness; 15 is neither a multiple of the log interval (4) nor of
      * the checkpoint interval, and 128-token batches make about 20 steps an epoch, so both runs cross
      * an epoch boundary. */
-#define RESUME_SETTINGS "model.dropout=0.1", "train.batch_tokens=128", "train.update_freq=2", "train.valid_every=20", \
+#define RESUME_SETTINGS "model.dropout=0.1", "train.ema_decay=0.9", "train.batch_tokens=128", "train.update_freq=2", "train.valid_every=20", \
                         "train.save_every=1000"
     const char *straight[] = {"output=a", "train.max_steps=40", RESUME_SETTINGS, NULL};
     const char *first[] = {"output=b", "train.max_steps=15", RESUME_SETTINGS, NULL};

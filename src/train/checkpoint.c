@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 static const char format_key[] = "checkpoint_format", format_value[] = "nmt-checkpoint-1";
-static const char moment_prefix[2][8] = {"adam_m.", "adam_v."};
+static const char moment_prefix[2][8] = {"adam_m.", "adam_v."}, ema_prefix[] = "ema.";
 
 typedef enum { FIELD_LONG, FIELD_DOUBLE, FIELD_U64 } field_kind;
 
@@ -64,17 +64,17 @@ static int prune(const char *model_dir, int keep_last, const char *written) {
     return rc;
 }
 
-int nmt_checkpoint_save(const char *model_dir, const nmt_model *m, const nmt_adam *adam,
+int nmt_checkpoint_save(const char *model_dir, const nmt_model *m, const nmt_adam *adam, const float *ema,
                         const nmt_train_state *state, int keep_last) {
-    int n = m->num_tensors, rc = -1;
-    const float *buffers[3] = {m->params, adam->m, adam->v};
-    const char *prefixes[3] = {"", moment_prefix[0], moment_prefix[1]};
-    nmt_st_tensor *lists[3] = {NULL, NULL, NULL};
-    nmt_st_tensor *tensors = nmt_malloc(3 * (size_t)n * sizeof *tensors);
+    int n = m->num_tensors, rc = -1, num_buffers = ema ? 4 : 3;
+    const float *buffers[4] = {m->params, adam->m, adam->v, ema};
+    const char *prefixes[4] = {"", moment_prefix[0], moment_prefix[1], ema_prefix};
+    nmt_st_tensor *lists[4] = {NULL, NULL, NULL, NULL};
+    nmt_st_tensor *tensors = nmt_malloc((size_t)num_buffers * (size_t)n * sizeof *tensors);
     char *path = nmt_model_checkpoint_path(model_dir, state->step);
     char *dir = nmt_path_join(model_dir, "checkpoints");
     if (!tensors || !path || !dir || nmt_mkdirs(dir) < 0) goto done;
-    for (int k = 0; k < 3; k++) {
+    for (int k = 0; k < num_buffers; k++) {
         if (nmt_model_tensor_list(m, buffers[k], prefixes[k], &lists[k]) < 0) goto done;
         memcpy(tensors + k * n, lists[k], (size_t)n * sizeof *tensors);
     }
@@ -95,10 +95,10 @@ int nmt_checkpoint_save(const char *model_dir, const nmt_model *m, const nmt_ada
     st[NUM_STATE_FIELDS] = (nmt_st_metadata){(char *)format_key, (char *)format_value};
     int num_meta = NMT_MODEL_METADATA + NUM_STATE_FIELDS + 1;
     num_meta += nmt_model_fingerprint_entry(m, &meta[num_meta], fingerprint);
-    if (nmt_st_write(path, tensors, 3 * n, meta, num_meta) < 0) goto done;
+    if (nmt_st_write(path, tensors, num_buffers * n, meta, num_meta) < 0) goto done;
     rc = prune(model_dir, keep_last, path);
 done:
-    for (int k = 0; k < 3; k++) free(lists[k]);
+    for (int k = 0; k < 4; k++) free(lists[k]);
     free(tensors);
     free(path);
     free(dir);
@@ -163,12 +163,19 @@ int nmt_checkpoint_check_config(const nmt_st_file *file, const char *path, const
     return 0;
 }
 
-int nmt_checkpoint_restore(const nmt_st_file *file, const char *path, nmt_model *m, nmt_adam *adam) {
+int nmt_checkpoint_restore(const nmt_st_file *file, const char *path, nmt_model *m, nmt_adam *adam, float *ema) {
     nmt_train_state state;
     if (nmt_checkpoint_state(file, path, &state) < 0 || nmt_model_tensor_read(m, m->params, "", file, path) < 0 ||
         nmt_model_tensor_read(m, adam->m, moment_prefix[0], file, path) < 0 ||
         nmt_model_tensor_read(m, adam->v, moment_prefix[1], file, path) < 0)
         return -1;
     adam->step = state.step;
-    return 0;
+    if (!ema) return 0;
+    char first[sizeof m->tensors[0].name + sizeof ema_prefix];
+    snprintf(first, sizeof first, "%s%s", ema_prefix, m->tensors[0].name);
+    if (!nmt_st_find(file, first)) {
+        memcpy(ema, m->params, m->num_params * sizeof *ema);
+        return 1;
+    }
+    return nmt_model_tensor_read(m, ema, ema_prefix, file, path);
 }

@@ -2,6 +2,7 @@
  *
  * A checkpoint OUTPUT/checkpoints/step-00001234.safetensors holds the model's tensors under their
  * plain names (`nmt average` reads them), the Adam moments as "adam_m.<name>" and "adam_v.<name>",
+ * with train.ema_decay the moving average of the weights as "ema.<name>" (train/ema.h),
  * and in the metadata the model config (as in model.safetensors), "checkpoint_format":
  * "nmt-checkpoint-1" and the training state below, numbers written so that they read back exactly. Dropout masks and
  * batch order are pure functions of (seed, step) and (seed, epoch), so no generator state is stored.
@@ -42,8 +43,8 @@ typedef struct nmt_train_state {
 nmt_train_state nmt_train_state_initial(uint64_t seed);
 
 /* Writes the checkpoint of step state->step to model_dir/checkpoints/ (nmt_model_checkpoint_path,
- * atomically), then deletes all but the newest keep_last there (keep_last <= 0 keeps all). */
-int nmt_checkpoint_save(const char *model_dir, const nmt_model *m, const nmt_adam *adam,
+ * atomically), with the weights' average `ema` ([num_params], or NULL for none), then deletes all but the newest keep_last there (keep_last <= 0 keeps all). */
+int nmt_checkpoint_save(const char *model_dir, const nmt_model *m, const nmt_adam *adam, const float *ema,
                         const nmt_train_state *state, int keep_last);
 
 /* Finds the newest readable checkpoint of model_dir: 1 = found (*file loaded, *path set; free both),
@@ -58,7 +59,10 @@ int nmt_checkpoint_state(const nmt_st_file *file, const char *path, nmt_train_st
 int nmt_checkpoint_check_config(const nmt_st_file *file, const char *path, const nmt_model_config *config);
 
 /* Copies parameters and Adam moments (and the step count) from a checkpoint into a model and an
- * optimizer created for the same config; every tensor's presence, dtype and shape is checked. */
-int nmt_checkpoint_restore(const nmt_st_file *file, const char *path, nmt_model *m, nmt_adam *adam);
+ * optimizer created for the same config; every tensor's presence, dtype and shape is checked. With
+ * `ema` ([num_params], or NULL when the run keeps no average) the average is restored too: 0, or 1
+ * when the checkpoint holds none (saved without train.ema_decay) and the average starts from the
+ * restored weights. */
+int nmt_checkpoint_restore(const nmt_st_file *file, const char *path, nmt_model *m, nmt_adam *adam, float *ema);
 
 #endif

@@ -91,6 +91,7 @@ static const key_spec keys[] = {
     NUMBER("train.optimizer.warmup", KEY_INT, warmup, 0, INT_MAX, 0),
     NUMBER("train.optimizer.clip_norm", KEY_DOUBLE, clip_norm, 0, INFINITY, 0),
     NUMBER("train.label_smoothing", KEY_DOUBLE, label_smoothing, 0, 1, MAX_OPEN),
+    NUMBER("train.ema_decay", KEY_DOUBLE, ema_decay, 0, 1, MAX_OPEN),
     NUMBER("train.max_steps", KEY_LONG, max_steps, 0, 1e15, 0),
     NUMBER("train.max_epochs", KEY_LONG, max_epochs, 0, 1e15, 0),
     NUMBER("train.max_minutes", KEY_DOUBLE, max_minutes, 0, INFINITY, 0),

@@ -43,6 +43,8 @@ typedef struct nmt_config {
     int warmup;                 /* train.optimizer.warmup (800): linear warm-up steps, then 1/sqrt decay */
     double clip_norm;           /* train.optimizer.clip_norm (0 = off) */
     double label_smoothing;     /* train.label_smoothing (0.1) */
+    double ema_decay;           /* train.ema_decay (0 = off): validate and save a moving average of the
+                                   weights (train/ema.h), as Marian's exponential smoothing */
     long max_steps;             /* train.max_steps (0 = no limit) */
     long max_epochs;            /* train.max_epochs (0 = no limit) */
     double max_minutes;         /* train.max_minutes (0 = no limit) */

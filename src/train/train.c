@@ -5,6 +5,7 @@
 #include "train/checkpoint.h"
 #include "base/comm.h"
 #include "train/dist.h"
+#include "train/ema.h"
 #include "train/corpus.h"
 #include "train/output_dir.h"
 #include "train/train_log.h"
@@ -48,6 +49,7 @@ typedef struct trainer {
     nmt_model model;
     int model_created;
     nmt_adam adam;
+    nmt_ema ema;             /* the weights' moving average (rank 0 keeps it; off without train.ema_decay) */
     nmt_train_state state;
     long resumed_from;
     nmt_train_log log;       /* train.log.jsonl, appended (rank 0; others leave it closed) */
@@ -268,16 +270,28 @@ static int prepare_model(trainer *t, const nmt_st_file *ckpt, const char *ckpt_p
     if (nmt_adam_init(&t->adam, t->model.num_params, cfg->beta1, cfg->beta2, cfg->adam_eps) < 0) return -1;
     if (!ckpt) {
         nmt_model_init_weights(&t->model, t->state.seed);
-        return t->init_model ? nmt_model_init_from(&t->model, t->init_model) : 0;
+        if (t->init_model && nmt_model_init_from(&t->model, t->init_model) < 0) return -1;
     }
-    return nmt_checkpoint_restore(ckpt, ckpt_path, &t->model, &t->adam);
+    if (nmt_ema_init(&t->ema, t->model.params, t->model.num_params, t->root ? cfg->ema_decay : 0) < 0) return -1;
+    if (!ckpt) return 0;
+    int restored = nmt_checkpoint_restore(ckpt, ckpt_path, &t->model, &t->adam, t->ema.weights);
+    if (restored == 1 && t->warnings)
+        fprintf(t->warnings, "warning: %s holds no average of the weights (it was saved without train.ema_decay): the "
+                             "average starts from its weights\n", ckpt_path);
+    return restored < 0 ? -1 : 0;
 }
 
-static int save_best_model(trainer *t) { return nmt_model_save(&t->model, t->model_path); }
+/* model.safetensors: the weights' average when the run keeps one. */
+static int save_best_model(trainer *t) {
+    nmt_ema_swap(&t->ema, t->model.params);
+    int rc = nmt_model_save(&t->model, t->model_path);
+    nmt_ema_swap(&t->ema, t->model.params);
+    return rc;
+}
 
 static int save_checkpoint(trainer *t) {
     if (nmt_train_log_sync(&t->log) < 0) return -1;
-    if (nmt_checkpoint_save(t->cfg->output, &t->model, &t->adam, &t->state, t->cfg->keep_last) < 0) return -1;
+    if (nmt_checkpoint_save(t->cfg->output, &t->model, &t->adam, t->ema.weights, &t->state, t->cfg->keep_last) < 0) return -1;
     if (!t->cfg->valid.src && save_best_model(t) < 0) return -1;
     t->last_saved_step = t->state.step;
     return 0;
@@ -355,6 +369,7 @@ static int train_step(trainer *t, nmt_loss *sum) {
                              step, isfinite(sum->loss_sum) ? "gradient" : "loss");
     double lr = nmt_lr_at(cfg->lr, cfg->warmup, step);
     nmt_adam_update(&t->adam, t->model.params, t->model.grads, lr, scale * nmt_clip_factor(norm, cfg->clip_norm));
+    nmt_ema_update(&t->ema, t->model.params, step);
     t->step_optimizer_s = nmt_now() - optimizer_start;
     t->state.step = step;
     t->state.epoch = t->batches.epoch;
@@ -472,11 +487,15 @@ done:
     return rc;
 }
 
-/* Validates, logs, keeps the best model and counts validations without improvement. */
+/* Validates (the weights' average when the run keeps one), logs, keeps the best model and counts
+ * validations without improvement. */
 static int validate(trainer *t) {
     nmt_train_state *s = &t->state;
     double start = nmt_now(), loss = 0, ppl = 0, bleu = 0;
-    if (valid_loss(t, &loss, &ppl) < 0 || valid_bleu(t, &bleu) < 0) return -1;
+    nmt_ema_swap(&t->ema, t->model.params);
+    int rc = valid_loss(t, &loss, &ppl) < 0 || valid_bleu(t, &bleu) < 0 ? -1 : 0;
+    nmt_ema_swap(&t->ema, t->model.params);
+    if (rc < 0) return -1;
     int improved = bleu > s->best_bleu || (bleu == s->best_bleu && loss < s->best_loss);
     if (improved) {
         s->best_bleu = bleu;
@@ -651,6 +670,7 @@ static void cleanup(trainer *t) {
     nmt_train_log_close(&t->log);
     if (t->model_created) nmt_model_free(&t->model);
     nmt_adam_free(&t->adam);
+    nmt_ema_free(&t->ema);
     nmt_dist_free(&t->dist);
     nmt_batcher_free(&t->batches);
     nmt_batcher_free(&t->valid_batches);
