@@ -1,5 +1,6 @@
 /* Tests of comm's one-process communicator: what a plain `nmt train` (and a build without MPI) runs
- * on. Rank 0 of 1, every collective leaves the data as it is, the all-gather copies, the host is named. */
+ * on. Rank 0 of 1, every collective leaves the data as it is, the all-gather copies, the host is named;
+ * a nonblocking all-reduce is done at once, leaves its data, and refuses more than 2^28 elements. */
 #include "base/comm.h"
 
 #include "testing.h"
@@ -49,11 +50,41 @@ START_TEST(collectives_leave_one_process_data) {
 }
 END_TEST
 
+START_TEST(nonblocking_all_reduce_on_one_process) {
+    nmt_comm c;
+    nmt_comm_local(&c);
+    int64_t i64[2] = {INT64_MIN, 3};
+    int32_t i32[3] = {-1, 0, INT32_MAX};
+    nmt_comm_request sum = {.active = 1}, max = {.active = 1};
+    ck_assert_int_eq(nmt_comm_start(&c, NMT_COMM_SUM_I64, i64, 2, &sum), 0);
+    ck_assert_int_eq(nmt_comm_start(&c, NMT_COMM_MAX_I32, i32, 3, &max), 0);
+    ck_assert_int_eq(sum.op, NMT_COMM_SUM_I64);
+    ck_assert_int_eq(max.op, NMT_COMM_MAX_I32);
+    int done = 0;
+    ck_assert_int_eq(nmt_comm_test(&c, &max, &done), 0);
+    ck_assert_int_eq(done, 1);
+    ck_assert_int_eq(max.active, 0);
+    ck_assert_int_eq(nmt_comm_wait(&c, &sum), 0);
+    ck_assert_int_eq(sum.active, 0);
+    ck_assert_int_eq(nmt_comm_wait(&c, &sum), 0); /* done already */
+    done = 0;
+    ck_assert_int_eq(nmt_comm_test(&c, &sum, &done), 0);
+    ck_assert_int_eq(done, 1);
+    ck_assert(i64[0] == INT64_MIN && i64[1] == 3);
+    ck_assert(i32[0] == -1 && i32[1] == 0 && i32[2] == INT32_MAX);
+    ck_assert_int_eq(nmt_comm_start(&c, NMT_COMM_SUM_I64, i64, ((size_t)1 << 28) + 1, &sum), -1);
+    ck_assert_ptr_nonnull(strstr(nmt_error(), "at most 268435456"));
+    ck_assert_int_eq(sum.active, 0);
+    ck_assert(c.wait_s == 0.0);
+}
+END_TEST
+
 int main(void) {
     Suite *s = suite_create("comm");
     TCase *tc = tcase_create("comm");
     tcase_add_test(tc, one_process_is_rank_0_of_1);
     tcase_add_test(tc, collectives_leave_one_process_data);
+    tcase_add_test(tc, nonblocking_all_reduce_on_one_process);
     suite_add_tcase(s, tc);
     return nmt_test_run(s);
 }

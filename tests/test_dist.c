@@ -1,7 +1,9 @@
 /* Tests of dist: pieces cover every sentence once; a step's pieces are shared out over ranks in
  * contiguous runs; the pre-rounded sum gives the same bits for every grouping and order of the pieces
  * (what different rank counts do), stays within float rounding of the exact sum, and flags inf/nan;
- * nmt_dist_reduce on one process sums held pieces and adds the slots in piece order. */
+ * nmt_dist_reduce on one process sums held pieces and adds the slots in piece order; the overlapped
+ * reduce (buckets started from the model's backward hook) gives the same bits as the plain one, with
+ * every bucket started during the backward, and also when the last piece is empty. */
 #include "compute/pool.h"
 #include "train/dist.h"
 
@@ -159,6 +161,106 @@ START_TEST(reduce_on_one_process) {
 }
 END_TEST
 
+/* Sentences of 2..6 random tokens (ids 3..12) and their shifted targets: a batch of B rows. */
+enum { TB = 6, TL = 7 };
+static void random_batch(int32_t src[TB * TL], int32_t tgt_in[TB * TL], int32_t tgt_out[TB * TL], uint64_t seed) {
+    memset(src, 0, TB * TL * sizeof *src);
+    memset(tgt_in, 0, TB * TL * sizeof *tgt_in);
+    memset(tgt_out, 0, TB * TL * sizeof *tgt_out);
+    for (int b = 0; b < TB; b++) {
+        seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+        int len = 2 + (int)((seed >> 33) % 5);
+        tgt_in[b * TL] = 2; /* bos */
+        for (int i = 0; i < len; i++) {
+            seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+            src[b * TL + i] = tgt_out[b * TL + i] = 3 + (int32_t)((seed >> 33) % 10);
+            if (i + 1 < TL) tgt_in[b * TL + i + 1] = src[b * TL + i];
+        }
+        src[b * TL + len] = tgt_out[b * TL + len] = 3; /* eos */
+    }
+}
+
+/* The gradient of the 3 pieces of one batch (rows split as the trainer does, dropout seeded by piece)
+ * summed by the plain reduce, or by the overlapped one; `empty_last` leaves the last piece without rows. */
+static void pieces_reduce(nmt_model *m, int overlap, int empty_last, float *out) {
+    nmt_comm c;
+    nmt_comm_local(&c);
+    nmt_dist d;
+    ck_assert_int_eq(nmt_dist_init(&d, &c, 1, 3, m->num_params), 0);
+    if (overlap) {
+        ck_assert_int_eq(nmt_dist_plan_overlap(&d, m), 0);
+        ck_assert_int_gt(d.num_buckets, 5);
+    }
+    int32_t src[TB * TL], tgt_in[TB * TL], tgt_out[TB * TL];
+    random_batch(src, tgt_in, tgt_out, 77);
+    nmt_batch batch = {TB, TL, TL, src, tgt_in, tgt_out};
+    for (int step = 0; step < 4; step++) { /* later steps reuse the buckets; step 2 has a nan */
+        nmt_model_zero_grads(m);
+        for (int p = 0; p < 3; p++) {
+            int lo, hi;
+            nmt_dist_piece_rows(empty_last ? 4 : TB, 3, p, &lo, &hi);
+            if (empty_last && p == 2) lo = hi = 4;
+            double slots[NMT_DIST_SLOTS] = {0};
+            if (hi > lo) {
+                nmt_batch piece = batch;
+                piece.batch = hi - lo;
+                piece.src += lo * TL;
+                piece.tgt_in += lo * TL;
+                piece.tgt_out += lo * TL;
+                nmt_forward_options fo = {1, 0.1f, 100 + (uint64_t)p};
+                nmt_loss loss;
+                ck_assert_int_eq(nmt_model_forward(m, &piece, &fo, &loss), 0);
+                ck_assert_int_eq(nmt_model_backward_hooked(m, 1.0f, nmt_dist_hook(&d, p)), 0);
+                ck_assert(overlap && p == 2 ? nmt_dist_hook(&d, p) != NULL : nmt_dist_hook(&d, p) == NULL);
+                if (overlap && p == 2) ck_assert_int_eq(d.summing, d.num_buckets); /* all started in backward */
+            }
+            if (step == 2 && p == 0) m->grads[m->num_params / 2] = NAN;
+            nmt_dist_hold(&d, p, m->grads, p, slots);
+        }
+        double totals[NMT_DIST_SLOTS];
+        int finite;
+        ck_assert_int_eq(nmt_dist_reduce(&d, m->grads, totals, &finite), 0);
+        ck_assert_int_eq(finite, step != 2);
+        if (step == 2) continue;
+        if (step == 0) memcpy(out, m->grads, m->num_params * sizeof *out);
+        else ck_assert_mem_eq(out, m->grads, m->num_params * sizeof *out);
+    }
+    nmt_dist_free(&d);
+}
+
+START_TEST(overlapped_reduce_gives_the_same_bits) {
+    nmt_pool_set_threads(2);
+    nmt_model_config c = nmt_model_config_default();
+    c.vocab_size = 13;
+    c.d_model = 32; /* sublayers are not whole blocks: buckets take the blocks each range completes */
+    c.heads = 2;
+    c.ffn = 48;
+    c.encoder_layers = 2;
+    c.decoder_layers = 2;
+    c.dropout = 0.1f;
+    for (int v = 0; v < 2; v++) {
+        c.norm_position = v ? NMT_NORM_PRE : NMT_NORM_POST;
+        c.tie_embeddings = v ? NMT_TIE_NONE : NMT_TIE_ALL;
+        c.positions = v ? NMT_POSITIONS_LEARNED : NMT_POSITIONS_SINUSOIDAL;
+        c.max_positions = 8;
+        nmt_model m;
+        ck_assert_int_eq(nmt_model_init(&m, &c), 0);
+        nmt_model_init_weights(&m, 3);
+        float *plain = malloc(m.num_params * sizeof *plain), *overlapped = malloc(m.num_params * sizeof *overlapped);
+        ck_assert(plain && overlapped);
+        for (int empty_last = 0; empty_last < 2; empty_last++) {
+            pieces_reduce(&m, 0, empty_last, plain);
+            pieces_reduce(&m, 1, empty_last, overlapped);
+            ck_assert_mem_eq(plain, overlapped, m.num_params * sizeof *plain);
+        }
+        free(plain);
+        free(overlapped);
+        nmt_model_free(&m);
+    }
+    nmt_pool_set_threads(1);
+}
+END_TEST
+
 int main(void) {
     Suite *s = suite_create("dist");
     TCase *tc = tcase_create("dist");
@@ -167,6 +269,7 @@ int main(void) {
     tcase_add_test(tc, exact_sum_ignores_grouping_and_order);
     tcase_add_test(tc, nonfinite_blocks_are_flagged);
     tcase_add_test(tc, reduce_on_one_process);
+    tcase_add_test(tc, overlapped_reduce_gives_the_same_bits);
     suite_add_tcase(s, tc);
     return nmt_test_run(s);
 }

@@ -1,5 +1,6 @@
 /* Tests of model: the tensor table and parameter count, initialisation, configuration checks,
- * gradient checks of the whole model, causality and masking, overfitting, determinism.
+ * gradient checks of the whole model (and the ranges a hooked backward reports final), causality and
+ * masking, overfitting, determinism.
  *
  * Gradient tolerances (see gradcheck.h): the model computes in float, so the loss of the tiny
  * batch here moves by float noise of ~1e-6 between perturbed runs; with h = 3e-3 that is ~2e-4 in
@@ -274,6 +275,44 @@ static double model_loss(void *ctx) {
     return loss.loss_sum;
 }
 
+/* A hooked backward's ranges: the gradients of each at its call (they must not change afterwards) and
+ * how often each parameter was reported. */
+typedef struct hook_log {
+    const nmt_model *m;
+    float *seen;  /* [num_params]; NULL: only the ranges */
+    int *times;   /* [num_params] */
+    size_t ranges[64][2];
+    int count;
+} hook_log;
+
+static void log_range(void *ctx, size_t lo, size_t hi) {
+    hook_log *h = ctx;
+    ck_assert_uint_lt(lo, hi);
+    ck_assert_uint_le(hi, h->m->num_params);
+    ck_assert_int_lt(h->count, 64);
+    h->ranges[h->count][0] = lo;
+    h->ranges[h->count++][1] = hi;
+    for (size_t i = lo; h->seen && i < hi; i++) {
+        h->seen[i] = h->m->grads[i];
+        h->times[i]++;
+    }
+}
+
+/* The backward reports every parameter once, after its gradient is final, in nmt_model_grad_order's order. */
+static void check_backward_hook(nmt_model *m) {
+    hook_log got = {m, calloc(m->num_params, sizeof(float)), calloc(m->num_params, sizeof(int)), {{0}}, 0};
+    hook_log order = {m, NULL, NULL, {{0}}, 0};
+    ck_assert(got.seen && got.times);
+    ck_assert_int_eq(nmt_model_backward_hooked(m, 1.0f, &(nmt_grad_hook){log_range, &got}), 0);
+    nmt_model_grad_order(m, &(nmt_grad_hook){log_range, &order});
+    for (size_t i = 0; i < m->num_params; i++) ck_assert_int_eq(got.times[i], 1);
+    ck_assert_mem_eq(got.seen, m->grads, m->num_params * sizeof(float));
+    ck_assert_int_eq(got.count, order.count);
+    ck_assert_mem_eq(got.ranges, order.ranges, (size_t)got.count * sizeof *got.ranges);
+    free(got.seen);
+    free(got.times);
+}
+
 /* Every parameter tensor of the model against central differences, for one configuration. */
 static void check_model_gradients(nmt_norm_position norm, nmt_positions positions, nmt_tie tie, float dropout,
                                   int layers) {
@@ -305,7 +344,7 @@ static void check_model_gradients(nmt_norm_position norm, nmt_positions position
     model_ctx ctx = {&m, tiny_batch(tiny_src, tiny_tgt_in, tiny_tgt_out), {1, 0.1f, 1234}};
     nmt_model_zero_grads(&m);
     model_loss(&ctx);
-    ck_assert_int_eq(nmt_model_backward(&m, 1.0f), 0);
+    check_backward_hook(&m);
     float *grads = malloc(m.num_params * sizeof(float));
     memcpy(grads, m.grads, m.num_params * sizeof(float));
     gc_tolerance tol = {3e-3, 1e-2, 1e-3};

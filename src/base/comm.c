@@ -47,10 +47,25 @@ int nmt_comm_init(nmt_comm *c) {
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     MPI_Comm_rank(MPI_COMM_WORLD, &c->rank);
     MPI_Comm_size(MPI_COMM_WORLD, &c->size);
+    MPI_Comm *channels = nmt_malloc(NMT_COMM_OPS * sizeof *channels);
+    if (!channels) return -1;
+    for (int op = 0; op < NMT_COMM_OPS; op++) {
+        rc = MPI_Comm_dup(MPI_COMM_WORLD, &channels[op]);
+        if (rc != MPI_SUCCESS) {
+            free(channels);
+            return mpi_error(c, "duplicating the world communicator", rc);
+        }
+        MPI_Comm_set_errhandler(channels[op], MPI_ERRORS_RETURN);
+    }
+    c->channels = channels;
     return 0;
 }
 
 void nmt_comm_finalize(nmt_comm *c) {
+    MPI_Comm *channels = c->channels;
+    for (int op = 0; channels && op < NMT_COMM_OPS; op++) MPI_Comm_free(&channels[op]);
+    free(channels);
+    c->channels = NULL;
     if (c->mpi) MPI_Finalize();
     c->mpi = 0;
 }
@@ -131,6 +146,50 @@ int nmt_comm_barrier(nmt_comm *c) {
     return nmt_comm_max_i32_idle(c, &token, 1);
 }
 
+_Static_assert(sizeof(MPI_Request) <= sizeof(((nmt_comm_request *)0)->mpi), "MPI_Request fits a request");
+
+static const char *const op_names[NMT_COMM_OPS] = {"nonblocking all-reduce (sum of int64)",
+                                                   "nonblocking all-reduce (max of int32)"};
+
+int nmt_comm_start(nmt_comm *c, nmt_comm_op op, void *data, size_t count, nmt_comm_request *r) {
+    r->active = 0;
+    r->op = op;
+    if (count > CHUNK) return nmt_error_set("%s of %zu elements: at most %d", op_names[op], count, CHUNK);
+    if (!c->mpi) return 0;
+    double start = nmt_now();
+    MPI_Request request;
+    MPI_Datatype type = op == NMT_COMM_SUM_I64 ? MPI_INT64_T : MPI_INT32_T;
+    int rc = MPI_Iallreduce(MPI_IN_PLACE, data, (int)count, type, op == NMT_COMM_SUM_I64 ? MPI_SUM : MPI_MAX,
+                            ((MPI_Comm *)c->channels)[op], &request);
+    c->wait_s += nmt_now() - start;
+    if (rc != MPI_SUCCESS) return mpi_error(c, op_names[op], rc);
+    memcpy(r->mpi, &request, sizeof request);
+    r->active = 1;
+    return 0;
+}
+
+static int finish(nmt_comm *c, nmt_comm_request *r, int *done, int wait) {
+    *done = !r->active;
+    if (*done) return 0;
+    double start = nmt_now();
+    MPI_Request request;
+    memcpy(&request, r->mpi, sizeof request);
+    int rc = wait ? MPI_Wait(&request, MPI_STATUS_IGNORE) : MPI_Test(&request, done, MPI_STATUS_IGNORE);
+    c->wait_s += nmt_now() - start;
+    if (rc != MPI_SUCCESS) return mpi_error(c, op_names[r->op], rc);
+    memcpy(r->mpi, &request, sizeof request);
+    *done |= wait;
+    r->active = !*done;
+    return 0;
+}
+
+int nmt_comm_test(nmt_comm *c, nmt_comm_request *r, int *done) { return finish(c, r, done, 0); }
+
+int nmt_comm_wait(nmt_comm *c, nmt_comm_request *r) {
+    int done;
+    return finish(c, r, &done, 1);
+}
+
 #else /* one process: nothing to exchange */
 
 int nmt_comm_init(nmt_comm *c) {
@@ -162,5 +221,26 @@ int nmt_comm_allgather(nmt_comm *c, const void *mine, size_t bytes, void *all) {
     return 0;
 }
 int nmt_comm_barrier(nmt_comm *c) { return (void)c, 0; }
+
+int nmt_comm_start(nmt_comm *c, nmt_comm_op op, void *data, size_t count, nmt_comm_request *r) {
+    (void)c, (void)data;
+    r->active = 0;
+    r->op = op;
+    if (count > 1u << 28) return nmt_error_set("nonblocking all-reduce of %zu elements: at most %d", count, 1 << 28);
+    return 0;
+}
+
+int nmt_comm_test(nmt_comm *c, nmt_comm_request *r, int *done) {
+    (void)c;
+    *done = 1;
+    r->active = 0;
+    return 0;
+}
+
+int nmt_comm_wait(nmt_comm *c, nmt_comm_request *r) {
+    (void)c;
+    r->active = 0;
+    return 0;
+}
 
 #endif

@@ -11,6 +11,14 @@
  * on doubles where at most one rank's value of an element is nonzero (gathering by sum). The seconds
  * each call waits are added to wait_s (transfer plus waiting for the slowest rank).
  *
+ * Nonblocking all-reduces (nmt_comm_start, then nmt_comm_test until done or nmt_comm_wait) let a rank
+ * compute while its data travels. Each operation runs on its own channel (a duplicate of the world
+ * communicator): the starts of one operation must come in the same order on every rank, but a max
+ * and a sum may be started in different orders on different ranks, and blocking collectives may come
+ * between them. Open MPI moves a started operation on only inside MPI calls, so a rank that computes
+ * calls nmt_comm_test now and then. The data must not be touched until the request is done. The
+ * seconds spent inside test and wait are added to wait_s: what computation did not hide.
+ *
  * A process that fails while the others wait in a collective calls nmt_comm_abort, which ends every
  * process of the run (MPI_Abort: mpirun then exits non-zero).
  */
@@ -25,7 +33,17 @@ typedef struct nmt_comm {
     int mpi;          /* 1 = MPI_COMM_WORLD was joined (nmt_comm_finalize leaves it) */
     char host[64];    /* this process's host name, for messages */
     double wait_s;    /* seconds spent in collectives so far */
+    void *channels;   /* comm.c's duplicated communicators, one per nonblocking operation (MPI only) */
 } nmt_comm;
+
+/* The nonblocking operations (each on its own channel). */
+typedef enum { NMT_COMM_SUM_I64, NMT_COMM_MAX_I32, NMT_COMM_OPS } nmt_comm_op;
+
+typedef struct nmt_comm_request {
+    int active;             /* 1 from nmt_comm_start until a test or wait finds it done */
+    nmt_comm_op op;         /* for messages */
+    unsigned char mpi[16];  /* the MPI_Request (MPI only) */
+} nmt_comm_request;
 
 /* Joins the run (see above). Call once per process, from the thread that makes every later call. */
 int nmt_comm_init(nmt_comm *comm);
@@ -48,5 +66,13 @@ int nmt_comm_bcast(nmt_comm *comm, void *data, size_t bytes, int root);
 /* Every rank's `bytes` bytes of mine, in rank order, into all[size * bytes] on every rank. */
 int nmt_comm_allgather(nmt_comm *comm, const void *mine, size_t bytes, void *all);
 int nmt_comm_barrier(nmt_comm *comm);
+
+/* Starts the element-wise all-reduce `op` of data[count] in place (int64_t for NMT_COMM_SUM_I64,
+ * int32_t for NMT_COMM_MAX_I32; count at most 2^28). Without MPI the request is done at once. */
+int nmt_comm_start(nmt_comm *comm, nmt_comm_op op, void *data, size_t count, nmt_comm_request *request);
+/* *done = 1 when the request has finished (it is then inactive; an inactive request is done). */
+int nmt_comm_test(nmt_comm *comm, nmt_comm_request *request, int *done);
+/* Waits until the request has finished (returns at once for an inactive one). */
+int nmt_comm_wait(nmt_comm *comm, nmt_comm_request *request);
 
 #endif

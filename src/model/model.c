@@ -385,8 +385,58 @@ static void encoder_layer_forward(nmt_model *m, int l) {
     sublayer_finish(m, &e->ffn_sub, &p->ffn_norm, x, M, dropout_at(m, id, SITE_FFN));
 }
 
+/* ---------------------------------------------------------------------------------------------- */
+/* Final gradients: the parameter ranges a hooked backward reports as their gradients become final.
+ * A sublayer's range runs from its first tensor to the end of its LayerNorm (params.c lays them out
+ * so). nmt_model_grad_order lists the same ranges in the order backward reports them. */
+
+static void report(const nmt_model *m, const nmt_grad_hook *h, const float *first, size_t count) {
+    if (!h || !first) return;
+    size_t lo = (size_t)(first - m->grads);
+    h->ready(h->ctx, lo, lo + count);
+}
+
+static void sublayer_ready(const nmt_model *m, const nmt_grad_hook *h, const float *first, const nmt_norm_params *n) {
+    if (h) report(m, h, first, (size_t)(n->bias + m->config.d_model - first));
+}
+
+/* The output projection's gradient is final at the top of backward unless it is tied. */
+static void output_ready(const nmt_model *m, const nmt_grad_hook *h) {
+    if (m->config.tie_embeddings == NMT_TIE_NONE)
+        report(m, h, m->g.output, (size_t)m->config.vocab_size * m->config.d_model);
+}
+
+static void stack_ready(const nmt_model *m, const nmt_grad_hook *h, const nmt_norm_params *n) {
+    report(m, h, n->weight, 2 * (size_t)m->config.d_model); /* weight then bias; none in post-LN */
+}
+
+/* After an embedding's backward: its positions, and its table unless the source side still adds to it. */
+static void embed_ready(const nmt_model *m, const nmt_grad_hook *h, float *table, float *positions, int last) {
+    size_t D = (size_t)m->config.d_model;
+    report(m, h, positions, (size_t)m->config.max_positions * D);
+    if (last || m->config.tie_embeddings != NMT_TIE_ALL) report(m, h, table, (size_t)m->config.vocab_size * D);
+}
+
+void nmt_model_grad_order(const nmt_model *m, const nmt_grad_hook *h) {
+    const nmt_params *g = &m->g;
+    output_ready(m, h);
+    stack_ready(m, h, &g->decoder_norm);
+    for (int l = m->config.decoder_layers - 1; l >= 0; l--) {
+        sublayer_ready(m, h, g->decoder[l].ffn.fc1_weight, &g->decoder[l].ffn_norm);
+        sublayer_ready(m, h, g->decoder[l].cross_attn.q_weight, &g->decoder[l].cross_attn_norm);
+        sublayer_ready(m, h, g->decoder[l].self_attn.q_weight, &g->decoder[l].self_attn_norm);
+    }
+    embed_ready(m, h, g->tgt_embed, g->tgt_positions, 0);
+    stack_ready(m, h, &g->encoder_norm);
+    for (int l = m->config.encoder_layers - 1; l >= 0; l--) {
+        sublayer_ready(m, h, g->encoder[l].ffn.fc1_weight, &g->encoder[l].ffn_norm);
+        sublayer_ready(m, h, g->encoder[l].self_attn.q_weight, &g->encoder[l].self_attn_norm);
+    }
+    embed_ready(m, h, g->src_embed, g->src_positions, 1);
+}
+
 /* g->d: the gradient of the layer's output in, of its input out. */
-static void encoder_layer_backward(nmt_model *m, int l) {
+static void encoder_layer_backward(nmt_model *m, int l, const nmt_grad_hook *h) {
     nmt_activations *A = m->acts;
     grad_acts *g = &A->g;
     const encoder_layer_acts *e = &A->enc[l];
@@ -398,6 +448,7 @@ static void encoder_layer_backward(nmt_model *m, int l) {
     float *dx = sublayer_f_dinput(m, g, &accumulate);
     ffn_backward(m, g, e->hidden, &p->ffn, &dp->ffn, sublayer_f_input(m, &e->ffn_sub, x1), M, dx, accumulate);
     sublayer_input_backward(m, g, &e->ffn_sub, &p->ffn_norm, &dp->ffn_norm, x1, M);
+    sublayer_ready(m, h, dp->ffn.fc1_weight, &dp->ffn_norm);
 
     sublayer_finish_backward(m, g, &e->attn_sub, &p->self_attn_norm, &dp->self_attn_norm, M,
                              dropout_at(m, id, SITE_SELF));
@@ -405,6 +456,7 @@ static void encoder_layer_backward(nmt_model *m, int l) {
     self_attention_backward(m, g, &e->attn, &p->self_attn, &dp->self_attn, sublayer_f_input(m, &e->attn_sub, x),
                             &A->src, 0, dropout_at(m, id, SITE_SELF_WEIGHTS), dx, accumulate);
     sublayer_input_backward(m, g, &e->attn_sub, &p->self_attn_norm, &dp->self_attn_norm, x, M);
+    sublayer_ready(m, h, dp->self_attn.q_weight, &dp->self_attn_norm);
 }
 
 static void decoder_layer_forward(nmt_model *m, int l) {
@@ -428,7 +480,7 @@ static void decoder_layer_forward(nmt_model *m, int l) {
     sublayer_finish(m, &d->ffn_sub, &p->ffn_norm, x, M, dropout_at(m, id, SITE_FFN));
 }
 
-static void decoder_layer_backward(nmt_model *m, int l) {
+static void decoder_layer_backward(nmt_model *m, int l, const nmt_grad_hook *h) {
     nmt_activations *A = m->acts;
     grad_acts *g = &A->g;
     const decoder_layer_acts *d = &A->dec[l];
@@ -440,6 +492,7 @@ static void decoder_layer_backward(nmt_model *m, int l) {
     float *dx = sublayer_f_dinput(m, g, &accumulate);
     ffn_backward(m, g, d->hidden, &p->ffn, &dp->ffn, sublayer_f_input(m, &d->ffn_sub, x2), M, dx, accumulate);
     sublayer_input_backward(m, g, &d->ffn_sub, &p->ffn_norm, &dp->ffn_norm, x2, M);
+    sublayer_ready(m, h, dp->ffn.fc1_weight, &dp->ffn_norm);
 
     sublayer_finish_backward(m, g, &d->cross_sub, &p->cross_attn_norm, &dp->cross_attn_norm, M,
                              dropout_at(m, id, SITE_CROSS));
@@ -447,6 +500,7 @@ static void decoder_layer_backward(nmt_model *m, int l) {
     cross_attention_backward(m, g, &d->cross, &p->cross_attn, &dp->cross_attn, sublayer_f_input(m, &d->cross_sub, x1),
                              dropout_at(m, id, SITE_CROSS_WEIGHTS), dx, accumulate);
     sublayer_input_backward(m, g, &d->cross_sub, &p->cross_attn_norm, &dp->cross_attn_norm, x1, M);
+    sublayer_ready(m, h, dp->cross_attn.q_weight, &dp->cross_attn_norm);
 
     sublayer_finish_backward(m, g, &d->self_sub, &p->self_attn_norm, &dp->self_attn_norm, M,
                              dropout_at(m, id, SITE_SELF));
@@ -454,6 +508,7 @@ static void decoder_layer_backward(nmt_model *m, int l) {
     self_attention_backward(m, g, &d->self, &p->self_attn, &dp->self_attn, sublayer_f_input(m, &d->self_sub, x),
                             &A->tgt, 1, dropout_at(m, id, SITE_SELF_WEIGHTS), dx, accumulate);
     sublayer_input_backward(m, g, &d->self_sub, &p->self_attn_norm, &dp->self_attn_norm, x, M);
+    sublayer_ready(m, h, dp->self_attn.q_weight, &dp->self_attn_norm);
 }
 
 /* ---------------------------------------------------------------------------------------------- */
@@ -492,14 +547,16 @@ static void encoder_forward(nmt_model *m) {
 }
 
 /* Starts from g->denc, the gradient of the encoder output summed over the decoder layers. */
-static void encoder_backward(nmt_model *m) {
+static void encoder_backward(nmt_model *m, const nmt_grad_hook *h) {
     nmt_activations *A = m->acts;
     grad_acts *g = &A->g;
     int L = m->config.encoder_layers;
     swap_floats(&g->d, &g->denc);
     stack_finish_backward(m, &A->src, A->enc[L - 1].ffn_sub.out, &m->p.encoder_norm, &m->g.encoder_norm);
-    for (int l = L - 1; l >= 0; l--) encoder_layer_backward(m, l);
+    stack_ready(m, h, &m->g.encoder_norm);
+    for (int l = L - 1; l >= 0; l--) encoder_layer_backward(m, l, h);
     embed_backward(m, &A->src, m->g.src_embed, m->g.src_positions, g->d, dropout_at(m, 0, SITE_SRC_EMBED));
+    embed_ready(m, h, m->g.src_embed, m->g.src_positions, 1);
 }
 
 static void decoder_forward(nmt_model *m) {
@@ -511,14 +568,16 @@ static void decoder_forward(nmt_model *m) {
 }
 
 /* Starts from g->d, the gradient of the decoder output. */
-static void decoder_backward(nmt_model *m) {
+static void decoder_backward(nmt_model *m, const nmt_grad_hook *h) {
     nmt_activations *A = m->acts;
     grad_acts *g = &A->g;
     int L = m->config.decoder_layers;
     memset(g->denc, 0, (size_t)A->src.M * m->config.d_model * sizeof(float));
     stack_finish_backward(m, &A->tgt, A->dec[L - 1].ffn_sub.out, &m->p.decoder_norm, &m->g.decoder_norm);
-    for (int l = L - 1; l >= 0; l--) decoder_layer_backward(m, l);
+    stack_ready(m, h, &m->g.decoder_norm);
+    for (int l = L - 1; l >= 0; l--) decoder_layer_backward(m, l, h);
     embed_backward(m, &A->tgt, m->g.tgt_embed, m->g.tgt_positions, g->d, dropout_at(m, 0, SITE_TGT_EMBED));
+    embed_ready(m, h, m->g.tgt_embed, m->g.tgt_positions, 0);
 }
 
 /* ---------------------------------------------------------------------------------------------- */
@@ -596,7 +655,9 @@ int nmt_model_forward(nmt_model *m, const nmt_batch *batch, const nmt_forward_op
     return forward(m, batch, opts->training ? NMT_PASS_TRAIN : NMT_PASS_EVAL, opts, loss, NULL);
 }
 
-int nmt_model_backward(nmt_model *m, float scale) {
+int nmt_model_backward(nmt_model *m, float scale) { return nmt_model_backward_hooked(m, scale, NULL); }
+
+int nmt_model_backward_hooked(nmt_model *m, float scale, const nmt_grad_hook *hook) {
     nmt_activations *A = m->acts;
     if (A->mode != NMT_PASS_TRAIN) return nmt_error_set("model backward: the last forward was not in training mode");
     int D = m->config.d_model;
@@ -606,8 +667,9 @@ int nmt_model_backward(nmt_model *m, float scale) {
     t = (scale_task){A->g.d, A->out.d_out, scale};
     nmt_pool_work((long)A->tgt.M * D, 1, scale_copy_range, &t);
     STAGE_END(backward, NMT_STAGE_OUTPUT);
-    decoder_backward(m);
-    encoder_backward(m);
+    output_ready(m, hook);
+    decoder_backward(m, hook);
+    encoder_backward(m, hook);
     return 0;
 }
 

@@ -168,6 +168,18 @@ int nmt_model_forward(nmt_model *m, const nmt_batch *batch, const nmt_forward_op
 /* Backward of the last training forward: adds scale * d(loss_sum)/d(param) into m->grads.
  * An error if the last forward was not in training mode. */
 int nmt_model_backward(nmt_model *m, float scale);
+
+/* Told by a hooked backward of each parameter range [lo, hi) (offsets into grads) as soon as its
+ * gradients are final: a sublayer's weights and LayerNorm, a stack's final LayerNorm, an untied output
+ * projection, an embedding table and its positions. The ranges cover the parameters once. */
+typedef struct nmt_grad_hook {
+    void (*ready)(void *ctx, size_t lo, size_t hi);
+    void *ctx;
+} nmt_grad_hook;
+/* nmt_model_backward, calling hook->ready (hook may be NULL) as ranges become final. */
+int nmt_model_backward_hooked(nmt_model *m, float scale, const nmt_grad_hook *hook);
+/* The ranges a hooked backward reports, in its order, without computing anything. */
+void nmt_model_grad_order(const nmt_model *m, const nmt_grad_hook *hook);
 /* Evaluation-mode log-probability of each target token: out[b*T + t] = log p(tgt_out[b,t] | ...),
  * 0 at padding. */
 int nmt_model_token_logprobs(nmt_model *m, const nmt_batch *batch, float *out);

@@ -18,6 +18,8 @@ void nmt_dist_free(nmt_dist *d) {
     free(d->sum);
     free(d->exps);
     free(d->slots);
+    free(d->buckets);
+    free(d->block_bucket);
     memset(d, 0, sizeof *d);
 }
 
@@ -129,12 +131,15 @@ void nmt_dist_unpack(const int64_t *sum, size_t n, const int32_t *exps, int head
 typedef struct pass {
     nmt_dist *d;
     float *grads;
-    int phase; /* 0: exponents, 1: accumulate, 2: unpack */
+    int phase;   /* 0: exponents, 1: accumulate, 2: unpack */
+    long first;  /* the block the pool's range 0 stands for */
 } pass;
 
 static void pass_range(void *ctx, long begin, long end) {
     const pass *p = ctx;
     nmt_dist *d = p->d;
+    begin += p->first;
+    end += p->first;
     if (p->phase == 0) {
         for (long b = begin; b < end; b++) d->exps[b] = INT32_MIN;
         for (int k = 0; k + 1 < d->count; k++) exponents_range(d->held + (size_t)k * d->n, d->n, d->exps, begin, end);
@@ -150,6 +155,160 @@ static void pass_range(void *ctx, long begin, long end) {
     }
 }
 
+/* ---- overlap: buckets started during the backward of the last piece ---- */
+
+/* Counts the ranges (a bucket per range at most), or cuts them into buckets of whole blocks. */
+typedef struct planner {
+    nmt_dist *d;
+    size_t *left;  /* [num_blocks] parameters of each block not yet reported; NULL: only counting */
+    int ranges;
+    int overlap;   /* a parameter was reported twice */
+} planner;
+
+static size_t block_size(const nmt_dist *d, long b) {
+    size_t lo = (size_t)b * NMT_DIST_BLOCK;
+    return d->n - lo < NMT_DIST_BLOCK ? d->n - lo : NMT_DIST_BLOCK;
+}
+
+/* The parameters of [lo, hi) in block b. */
+static size_t block_overlap(long b, size_t lo, size_t hi) {
+    size_t a = (size_t)b * NMT_DIST_BLOCK, z = a + NMT_DIST_BLOCK;
+    a = a > lo ? a : lo;
+    z = z < hi ? z : hi;
+    return z > a ? z - a : 0;
+}
+
+static void plan_range(void *ctx, size_t lo, size_t hi) {
+    planner *pl = ctx;
+    nmt_dist *d = pl->d;
+    pl->ranges++;
+    if (!pl->left || hi <= lo) return;
+    if (hi > d->n) {
+        pl->overlap = 1;
+        return;
+    }
+    /* The blocks this range makes whole: one run (inner blocks, and the end blocks it completes). */
+    int open = -1; /* this range's bucket */
+    for (long b = (long)(lo / NMT_DIST_BLOCK); b <= (long)((hi - 1) / NMT_DIST_BLOCK); b++) {
+        size_t k = block_overlap(b, lo, hi);
+        if (k > pl->left[b]) pl->overlap = 1;
+        pl->left[b] -= k <= pl->left[b] ? k : pl->left[b];
+        if (pl->left[b] || k == 0) continue;
+        if (open < 0 || d->buckets[open].end != b) {
+            open = d->num_buckets++;
+            d->buckets[open] = (nmt_dist_bucket){.begin = b, .end = b};
+        }
+        d->buckets[open].end = b + 1;
+        d->buckets[open].size += block_size(d, b);
+        d->block_bucket[b] = open;
+    }
+}
+
+static void bucket_ready(void *ctx, size_t lo, size_t hi);
+
+int nmt_dist_plan_overlap(nmt_dist *d, const nmt_model *m) {
+    if (d->pieces == 1) return 0;
+    if (m->num_params != d->n)
+        return nmt_error_set("dist: a model of %zu parameters for a reduce of %zu", m->num_params, d->n);
+    planner pl = {.d = d};
+    nmt_model_grad_order(m, &(nmt_grad_hook){plan_range, &pl});
+    d->buckets = nmt_calloc((size_t)pl.ranges + 1, sizeof *d->buckets);
+    d->block_bucket = nmt_malloc((size_t)d->num_blocks * sizeof *d->block_bucket);
+    pl.left = nmt_malloc((size_t)d->num_blocks * sizeof *pl.left);
+    int rc = -1;
+    if (!d->buckets || !d->block_bucket || !pl.left) goto done;
+    for (long b = 0; b < d->num_blocks; b++) pl.left[b] = block_size(d, b);
+    pl.ranges = 0;
+    nmt_model_grad_order(m, &(nmt_grad_hook){plan_range, &pl});
+    long whole = 0;
+    for (int k = 0; k < d->num_buckets; k++) whole += d->buckets[k].end - d->buckets[k].begin;
+    if (pl.overlap || whole != d->num_blocks) {
+        nmt_error_set("dist: the model's gradient ranges %s", pl.overlap ? "overlap" : "leave parameters out");
+        goto done;
+    }
+    for (int k = 0; k < d->num_buckets; k++) d->buckets[k].left = d->buckets[k].size;
+    d->grads = m->grads;
+    d->hook = (nmt_grad_hook){bucket_ready, d};
+    rc = 0;
+done:
+    free(pl.left);
+    if (rc < 0) {
+        free(d->buckets);
+        free(d->block_bucket);
+        d->buckets = NULL;
+        d->block_bucket = NULL;
+        d->num_buckets = 0;
+    }
+    return rc;
+}
+
+const nmt_grad_hook *nmt_dist_hook(nmt_dist *d, int local) {
+    return d->num_buckets && local == d->count - 1 ? &d->hook : NULL;
+}
+
+/* One of phases 0..2 of pass_range over blocks [begin, end), on the kernels' threads. */
+static void run_pass(nmt_dist *d, float *grads, int phase, long begin, long end) {
+    pass ps = {d, grads, phase, begin};
+    nmt_pool_work(end - begin, NMT_DIST_BLOCK, pass_range, &ps);
+}
+
+/* Starts the exponent maxes of the buckets whose blocks are all final (all of them when `all`), then,
+ * in order, the sums of those whose maxes are in (waiting for them when `all`), then tests the sums. */
+static int progress(nmt_dist *d, int all) {
+    nmt_comm *c = d->comm;
+    while (d->started < d->num_buckets && (all || d->buckets[d->started].left == 0)) {
+        nmt_dist_bucket *k = &d->buckets[d->started++];
+        run_pass(d, d->grads, 0, k->begin, k->end);
+        if (nmt_comm_start(c, NMT_COMM_MAX_I32, d->exps + k->begin, (size_t)(k->end - k->begin), &k->max) < 0)
+            return -1;
+    }
+    while (d->summing < d->started) {
+        nmt_dist_bucket *k = &d->buckets[d->summing];
+        int done = 1;
+        if ((all ? nmt_comm_wait(c, &k->max) : nmt_comm_test(c, &k->max, &done)) < 0) return -1;
+        if (!done) break;
+        d->summing++;
+        int finite = 1;
+        for (long b = k->begin; b < k->end && finite; b++) finite = d->exps[b] != NMT_DIST_NONFINITE;
+        if (!finite) { /* every rank sees the same maxes, so every rank skips this sum */
+            d->nonfinite = 1;
+            continue;
+        }
+        run_pass(d, d->grads, 1, k->begin, k->end);
+        size_t lo = (size_t)k->begin * NMT_DIST_BLOCK;
+        if (nmt_comm_start(c, NMT_COMM_SUM_I64, d->sum + lo, k->size, &k->sum) < 0) return -1;
+    }
+    for (int b = 0; b < d->summing; b++) {
+        int done = 1;
+        if ((all ? nmt_comm_wait(c, &d->buckets[b].sum) : nmt_comm_test(c, &d->buckets[b].sum, &done)) < 0) return -1;
+        if (!done) break;
+    }
+    return 0;
+}
+
+/* The model's hook: [lo, hi) is final. */
+static void bucket_ready(void *ctx, size_t lo, size_t hi) {
+    nmt_dist *d = ctx;
+    if (d->failed || hi <= lo || hi > d->n) return;
+    for (long b = (long)(lo / NMT_DIST_BLOCK); b <= (long)((hi - 1) / NMT_DIST_BLOCK); b++) {
+        nmt_dist_bucket *k = &d->buckets[d->block_bucket[b]];
+        size_t n = block_overlap(b, lo, hi);
+        k->left -= n <= k->left ? n : k->left;
+    }
+    if (progress(d, 0) < 0) d->failed = 1;
+}
+
+/* nmt_dist_reduce's gradient part with buckets; leaves them ready for the next step. */
+static int reduce_buckets(nmt_dist *d, float *grads, int *finite) {
+    if (grads != d->grads) return nmt_error_set("dist: the reduce's gradients are not the planned model's");
+    if (d->failed || progress(d, 1) < 0) return -1;
+    *finite = !d->nonfinite;
+    if (*finite) run_pass(d, grads, 2, 0, d->num_blocks);
+    for (int k = 0; k < d->num_buckets; k++) d->buckets[k].left = d->buckets[k].size;
+    d->started = d->summing = d->nonfinite = 0;
+    return 0;
+}
+
 int nmt_dist_reduce(nmt_dist *d, float *grads, double totals[NMT_DIST_SLOTS], int *finite) {
     double start = nmt_now();
     *finite = 1;
@@ -160,17 +319,16 @@ int nmt_dist_reduce(nmt_dist *d, float *grads, double totals[NMT_DIST_SLOTS], in
     for (int s = 0; s < NMT_DIST_SLOTS; s++) totals[s] = 0.0;
     for (int p = 0; p < d->pieces; p++)
         for (int s = 0; s < NMT_DIST_SLOTS; s++) totals[s] += d->slots[(size_t)p * NMT_DIST_SLOTS + s];
-    if (d->pieces > 1) {
-        pass ps = {d, grads, 0};
-        nmt_pool_work(d->num_blocks, NMT_DIST_BLOCK, pass_range, &ps);
+    if (d->num_buckets) {
+        if (reduce_buckets(d, grads, finite) < 0) return -1;
+    } else if (d->pieces > 1) {
+        run_pass(d, grads, 0, 0, d->num_blocks);
         if (nmt_comm_max_i32(d->comm, d->exps, (size_t)d->num_blocks) < 0) return -1;
         for (long b = 0; b < d->num_blocks && *finite; b++) *finite = d->exps[b] != NMT_DIST_NONFINITE;
         if (*finite) {
-            ps.phase = 1;
-            nmt_pool_work(d->num_blocks, NMT_DIST_BLOCK, pass_range, &ps);
+            run_pass(d, grads, 1, 0, d->num_blocks);
             if (nmt_comm_sum_i64(d->comm, d->sum, d->n) < 0) return -1;
-            ps.phase = 2;
-            nmt_pool_work(d->num_blocks, NMT_DIST_BLOCK, pass_range, &ps);
+            run_pass(d, grads, 2, 0, d->num_blocks);
         }
     }
     d->reduce_s = nmt_now() - start;

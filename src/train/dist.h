@@ -18,6 +18,18 @@
  * is used as it is. Each piece's loss and counts are gathered into slots that only its rank fills and
  * added in piece order.
  *
+ * Overlap (nmt_dist_plan_overlap, on more than one rank). The gradient's blocks are grouped into
+ * buckets: the runs of blocks that become whole, in the order the model's backward finishes parameter
+ * ranges (nmt_model_grad_order: a sublayer, a final LayerNorm, an embedding). During the backward of
+ * a rank's last piece of the step, as soon as every block of the next bucket is final (the model's
+ * hook, nmt_dist_hook), its block exponents are taken over the rank's pieces and their max all-reduce
+ * started; once that max is in, the bucket is pre-rounded and its int64 sum all-reduce started, while
+ * the backward goes on below. Each hook call also tests the started requests, which is when Open MPI
+ * moves them on. nmt_dist_reduce starts whatever is left, waits, and unpacks. The blocks, exponents
+ * and integer sums are the same as without buckets, so the result is the same bits; buckets start in
+ * their fixed order on every rank (a rank whose last piece is empty starts them all in
+ * nmt_dist_reduce), the maxes and the sums each in order on their own channel.
+ *
  * Memory on a rank of c pieces: (c - 1) float copies and one int64 sum of the gradient (when P > 1).
  */
 #ifndef NMT_DIST_H
@@ -41,6 +53,14 @@ enum {
 enum { NMT_DIST_LOSS, NMT_DIST_NLL, NMT_DIST_TOKENS, NMT_DIST_SRC_TOKENS, NMT_DIST_SENTENCES, NMT_DIST_FLOPS,
        NMT_DIST_SLOTS };
 
+/* A bucket of the overlapped reduce: whole blocks, started together. */
+typedef struct nmt_dist_bucket {
+    long begin, end;           /* blocks [begin, end) */
+    size_t size;               /* parameters in them */
+    size_t left;               /* of those, parameters the backward of this step's last piece has not finished */
+    nmt_comm_request max, sum; /* the exponent max all-reduce, then the fixed-point sum */
+} nmt_dist_bucket;
+
 typedef struct nmt_dist {
     nmt_comm *comm;
     int pieces;          /* P: pieces of a step */
@@ -54,12 +74,28 @@ typedef struct nmt_dist {
     int32_t *exps;       /* [num_blocks] block exponents E */
     double *slots;       /* [P * NMT_DIST_SLOTS] each piece's loss and counts */
     double reduce_s;     /* seconds of the last nmt_dist_reduce, communication included */
+    /* Overlap (nmt_dist_plan_overlap); num_buckets 0: the whole gradient is reduced in nmt_dist_reduce. */
+    nmt_dist_bucket *buckets; /* [num_buckets] in backward order */
+    int num_buckets;
+    int *block_bucket;   /* [num_blocks] the bucket of each block */
+    int started;         /* buckets whose exponent max is started this step */
+    int summing;         /* buckets whose sum is started (or skipped: nonfinite) */
+    int nonfinite;       /* a bucket's exponents hold inf or nan this step */
+    int failed;          /* a hook call failed (its error stays set for nmt_dist_reduce) */
+    float *grads;        /* the model's gradient buffer, which the hook reads */
+    nmt_grad_hook hook;  /* ctx: this */
 } nmt_dist;
 
 /* Refuses more ranks than a step has pieces (the error says which keys to raise). */
 int nmt_dist_check_size(const nmt_comm *comm, int update_freq, int batch_pieces);
 int nmt_dist_init(nmt_dist *d, nmt_comm *comm, int update_freq, int batch_pieces, size_t num_params);
 void nmt_dist_free(nmt_dist *d);
+
+/* Groups the gradient of model m into buckets for the overlapped reduce (nothing when P = 1). */
+int nmt_dist_plan_overlap(nmt_dist *d, const nmt_model *m);
+/* The hook for the backward of this rank's local-th piece: the buckets' for the last piece of a step
+ * when planned, else NULL (a plain backward). */
+const nmt_grad_hook *nmt_dist_hook(nmt_dist *d, int local);
 
 /* Rows [*lo, *hi) of a batch of `rows` sentences form its piece j (0 <= j < batch_pieces); may be empty. */
 void nmt_dist_piece_rows(int rows, int batch_pieces, int j, int *lo, int *hi);
@@ -68,7 +104,7 @@ int nmt_dist_owns(const nmt_dist *d, int piece);
 /* After the backward of this rank's local-th piece (0-based, in order): keeps grads aside (all but the
  * last piece) and zeroes them for the next; records the piece's slots. */
 void nmt_dist_hold(nmt_dist *d, int local, float *grads, int piece, const double slots[NMT_DIST_SLOTS]);
-/* The step's exact gradient sum into grads, and the totals of the slots. *finite = 0 when a gradient
+/* The step's exact gradient sum into grads (with buckets, the planned model's), and the totals of the slots. *finite = 0 when a gradient
  * holds inf or nan (grads are then left as they are). Every rank must call it once per step. */
 int nmt_dist_reduce(nmt_dist *d, float *grads, double totals[NMT_DIST_SLOTS], int *finite);
 

@@ -305,9 +305,10 @@ static uint64_t dropout_seed(uint64_t seed, long step, int p) {
     return nmt_random_mix(seed ^ (uint64_t)step * NMT_RANDOM_GAMMA ^ (uint64_t)p * 0xC2B2AE3D27D4EB4Full);
 }
 
-/* Forward + backward of rows [lo, hi) of a batch (piece p of the step), adding to the gradients. */
+/* Forward + backward of rows [lo, hi) of a batch (piece p of the step), adding to the gradients;
+ * the backward tells `hook` (NULL: nothing) of its final gradients. */
 static int piece_step(trainer *t, const nmt_batch *batch, int lo, int hi, long step, int p,
-                      double slots[NMT_DIST_SLOTS]) {
+                      const nmt_grad_hook *hook, double slots[NMT_DIST_SLOTS]) {
     nmt_batch piece = *batch;
     piece.batch = hi - lo;
     piece.src += (size_t)lo * batch->src_len;
@@ -317,7 +318,7 @@ static int piece_step(trainer *t, const nmt_batch *batch, int lo, int hi, long s
                               .label_smoothing = (float)t->cfg->label_smoothing,
                               .dropout_seed = dropout_seed(t->state.seed, step, p)};
     nmt_loss loss;
-    if (nmt_model_forward(&t->model, &piece, &fo, &loss) < 0 || nmt_model_backward(&t->model, 1.0f) < 0) {
+    if (nmt_model_forward(&t->model, &piece, &fo, &loss) < 0 || nmt_model_backward_hooked(&t->model, 1.0f, hook) < 0) {
         if (strstr(nmt_error(), "out of memory")) /* the batch's activations: say what sizes them */
             return nmt_error_prefix("step %ld, a batch of %d sentences of up to %d source and %d target tokens "
                                     "(train.batch_tokens %d sets its size; lower it)",
@@ -347,7 +348,7 @@ static int train_step(trainer *t, nmt_loss *sum) {
             if (!nmt_dist_owns(d, p)) continue;
             nmt_dist_piece_rows(batch.batch, d->batch_pieces, j, &lo, &hi);
             double slots[NMT_DIST_SLOTS] = {0};
-            if (hi > lo && piece_step(t, &batch, lo, hi, step, p, slots) < 0) return -1;
+            if (hi > lo && piece_step(t, &batch, lo, hi, step, p, nmt_dist_hook(d, local), slots) < 0) return -1;
             nmt_dist_hold(d, local++, t->model.grads, p, slots);
         }
     }
@@ -573,7 +574,8 @@ static int prepare_ranks(trainer *t, int found, const nmt_st_file *ckpt, const c
     if (check_positions(cfg, &t->valid) < 0 || prepare_model(t, found && t->root ? ckpt : NULL, ckpt_path) < 0 ||
         nmt_dist_share_model(t->comm, &t->model, &t->adam) < 0)
         return -1;
-    return nmt_dist_init(&t->dist, t->comm, cfg->update_freq, cfg->batch_pieces, t->model.num_params);
+    if (nmt_dist_init(&t->dist, t->comm, cfg->update_freq, cfg->batch_pieces, t->model.num_params) < 0) return -1;
+    return t->comm->size > 1 ? nmt_dist_plan_overlap(&t->dist, &t->model) : 0;
 }
 
 /* The stop reason every rank agrees on: rank 0's (it alone knows the time and validations), or a
