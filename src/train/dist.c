@@ -252,8 +252,9 @@ static void run_pass(nmt_dist *d, float *grads, int phase, long begin, long end)
     nmt_pool_work(end - begin, NMT_DIST_BLOCK, pass_range, &ps);
 }
 
-/* Starts the exponent maxes of the buckets whose blocks are all final (all of them when `all`), then,
- * in order, the sums of those whose maxes are in (waiting for them when `all`), then tests the sums. */
+/* Starts the exponent maxes of the buckets whose blocks are all final (all of them when `all`); then,
+ * in order, pre-rounds and starts the sums of those whose maxes are in, and unpacks those whose sums
+ * are in (waiting for each when `all`). */
 static int progress(nmt_dist *d, int all) {
     nmt_comm *c = d->comm;
     while (d->started < d->num_buckets && (all || d->buckets[d->started].left == 0)) {
@@ -262,26 +263,27 @@ static int progress(nmt_dist *d, int all) {
         if (nmt_comm_start(c, NMT_COMM_MAX_I32, d->exps + k->begin, (size_t)(k->end - k->begin), &k->max) < 0)
             return -1;
     }
-    while (d->summing < d->started) {
+    int done = 1;
+    while (done && d->summing < d->started) {
         nmt_dist_bucket *k = &d->buckets[d->summing];
-        int done = 1;
         if ((all ? nmt_comm_wait(c, &k->max) : nmt_comm_test(c, &k->max, &done)) < 0) return -1;
         if (!done) break;
         d->summing++;
-        int finite = 1;
-        for (long b = k->begin; b < k->end && finite; b++) finite = d->exps[b] != NMT_DIST_NONFINITE;
-        if (!finite) { /* every rank sees the same maxes, so every rank skips this sum */
-            d->nonfinite = 1;
-            continue;
-        }
+        k->finite = 1;
+        for (long b = k->begin; b < k->end && k->finite; b++) k->finite = d->exps[b] != NMT_DIST_NONFINITE;
+        d->nonfinite |= !k->finite; /* every rank sees the same maxes, so every rank skips this sum */
+        if (!k->finite) continue;
         run_pass(d, d->grads, 1, k->begin, k->end);
         size_t lo = (size_t)k->begin * NMT_DIST_BLOCK;
         if (nmt_comm_start(c, NMT_COMM_SUM_I64, d->sum + lo, k->size, &k->sum) < 0) return -1;
     }
-    for (int b = 0; b < d->summing; b++) {
-        int done = 1;
-        if ((all ? nmt_comm_wait(c, &d->buckets[b].sum) : nmt_comm_test(c, &d->buckets[b].sum, &done)) < 0) return -1;
+    done = 1;
+    while (done && d->unpacked < d->summing) {
+        nmt_dist_bucket *k = &d->buckets[d->unpacked];
+        if ((all ? nmt_comm_wait(c, &k->sum) : nmt_comm_test(c, &k->sum, &done)) < 0) return -1;
         if (!done) break;
+        if (k->finite) run_pass(d, d->grads, 2, k->begin, k->end);
+        d->unpacked++;
     }
     return 0;
 }
@@ -303,9 +305,8 @@ static int reduce_buckets(nmt_dist *d, float *grads, int *finite) {
     if (grads != d->grads) return nmt_error_set("dist: the reduce's gradients are not the planned model's");
     if (d->failed || progress(d, 1) < 0) return -1;
     *finite = !d->nonfinite;
-    if (*finite) run_pass(d, grads, 2, 0, d->num_blocks);
     for (int k = 0; k < d->num_buckets; k++) d->buckets[k].left = d->buckets[k].size;
-    d->started = d->summing = d->nonfinite = 0;
+    d->started = d->summing = d->unpacked = d->nonfinite = 0;
     return 0;
 }
 

@@ -24,8 +24,8 @@
  * a rank's last piece of the step, as soon as every block of the next bucket is final (the model's
  * hook, nmt_dist_hook), its block exponents are taken over the rank's pieces and their max all-reduce
  * started; once that max is in, the bucket is pre-rounded and its int64 sum all-reduce started, while
- * the backward goes on below. Each hook call also tests the started requests, which is when Open MPI
- * moves them on. nmt_dist_reduce starts whatever is left, waits, and unpacks. The blocks, exponents
+ * the backward goes on below; once the sum is in, it is unpacked into grads. Each hook call tests the
+ * started requests, which is when Open MPI moves them on. nmt_dist_reduce does the rest, waiting. The blocks, exponents
  * and integer sums are the same as without buckets, so the result is the same bits; buckets start in
  * their fixed order on every rank (a rank whose last piece is empty starts them all in
  * nmt_dist_reduce), the maxes and the sums each in order on their own channel.
@@ -58,6 +58,7 @@ typedef struct nmt_dist_bucket {
     long begin, end;           /* blocks [begin, end) */
     size_t size;               /* parameters in them */
     size_t left;               /* of those, parameters the backward of this step's last piece has not finished */
+    int finite;                /* this step's exponents are finite (else its sum is skipped) */
     nmt_comm_request max, sum; /* the exponent max all-reduce, then the fixed-point sum */
 } nmt_dist_bucket;
 
@@ -80,6 +81,7 @@ typedef struct nmt_dist {
     int *block_bucket;   /* [num_blocks] the bucket of each block */
     int started;         /* buckets whose exponent max is started this step */
     int summing;         /* buckets whose sum is started (or skipped: nonfinite) */
+    int unpacked;        /* buckets whose sum is back in grads */
     int nonfinite;       /* a bucket's exponents hold inf or nan this step */
     int failed;          /* a hook call failed (its error stays set for nmt_dist_reduce) */
     float *grads;        /* the model's gradient buffer, which the hook reads */
@@ -104,8 +106,9 @@ int nmt_dist_owns(const nmt_dist *d, int piece);
 /* After the backward of this rank's local-th piece (0-based, in order): keeps grads aside (all but the
  * last piece) and zeroes them for the next; records the piece's slots. */
 void nmt_dist_hold(nmt_dist *d, int local, float *grads, int piece, const double slots[NMT_DIST_SLOTS]);
-/* The step's exact gradient sum into grads (with buckets, the planned model's), and the totals of the slots. *finite = 0 when a gradient
- * holds inf or nan (grads are then left as they are). Every rank must call it once per step. */
+/* The step's exact gradient sum into grads (with buckets, the planned model's), and the totals of the
+ * slots. *finite = 0 when a gradient holds inf or nan (grads are then left as they are, or partly
+ * summed with buckets). Every rank must call it once per step. */
 int nmt_dist_reduce(nmt_dist *d, float *grads, double totals[NMT_DIST_SLOTS], int *finite);
 
 /* The pre-rounding steps (nmt_dist_reduce runs them on the kernels' threads), for tests: merges the
