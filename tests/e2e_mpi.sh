@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# nmt train under mpirun: 2, 3 and 4 ranks (dropout on, update_freq 2, 3 pieces a batch) write the same
-# parameters and losses as one process, bit for bit; a run resumed with another rank count continues
+# nmt train under mpirun: 2, 3 and 4 ranks (dropout on, update_freq 2, 3 pieces a batch; the gradient
+# all-reduced in buckets overlapping the backward) write the same parameters and losses as one process,
+# bit for bit; a run resumed with another rank count continues
 # bit for bit; a killed rank ends the whole run within seconds with a message naming it, and the same
 # command then resumes; a rank whose data differs, and more ranks than a step has pieces, are refused.
 # Skipped (exit 77) where mpirun is missing or nmt was built without MPI.
@@ -46,8 +47,9 @@ mpi 2 "$NMT" train toy.yaml --set output=two --threads 1 --quiet 2>err.txt
 rc=$?
 if grep -q "built without MPI" err.txt; then echo "SKIP: nmt was built without MPI"; exit 77; fi
 [ "$rc" -eq 0 ] || { echo "FAIL 2 ranks: exit $rc"; cat err.txt; fail=1; }
-mpi 3 "$NMT" train toy.yaml --set output=three --threads 1 --quiet 2>err.txt ||
-  { echo "FAIL 3 ranks"; cat err.txt; fail=1; }
+mpi 3 "$NMT" train toy.yaml --set output=three --threads 1 2>err.txt || { echo "FAIL 3 ranks"; cat err.txt; fail=1; }
+grep -q "gradient all-reduce: [1-9][0-9]* buckets, each started as the backward finishes it" err.txt ||
+  { echo "FAIL 3 ranks: no overlapped all-reduce"; cat err.txt; fail=1; }
 mpi 4 "$NMT" train toy.yaml --set output=four --threads 1 --quiet 2>err.txt || { echo "FAIL 4 ranks"; cat err.txt; fail=1; }
 for dir in two three four; do
   same_tensors "$dir ranks" $dir/checkpoints/step-00000020.safetensors one/checkpoints/step-00000020.safetensors
@@ -63,6 +65,7 @@ mpi 3 "$NMT" train toy.yaml --set output=resumed --set train.max_steps=10 --thre
 mpi 2 "$NMT" train toy.yaml --set output=resumed --threads 1 2>err.txt || { echo "FAIL resume"; cat err.txt; fail=1; }
 grep -q "resuming from .*step-00000010" err.txt || { echo "FAIL resume did not start at step 10"; cat err.txt; fail=1; }
 grep -q "ranks 2 x 1 threads comm [0-9.]* ms/step" err.txt || { echo "FAIL progress lacks ranks and comm wait"; fail=1; }
+grep -q "gradient all-reduce: [1-9][0-9]* buckets" err.txt || { echo "FAIL 2 ranks: no overlapped all-reduce"; fail=1; }
 same_tensors "resumed with 2 ranks" resumed/checkpoints/step-00000020.safetensors one/checkpoints/step-00000020.safetensors
 
 # A killed rank: every rank ends within seconds, mpirun names it; the same command then resumes.

@@ -654,6 +654,8 @@ static int setup(trainer *t, const nmt_train_options *opt) {
     if (found) say(t, "resuming from %s (step %ld, epoch %ld)\n", ckpt_path, t->state.step, t->state.epoch);
     char ranks[64] = "";
     if (t->comm->size > 1) snprintf(ranks, sizeof ranks, "%d ranks x ", t->comm->size);
+    if (t->dist.num_buckets)
+        say(t, "gradient all-reduce: %d buckets, each started as the backward finishes it\n", t->dist.num_buckets);
     say(t, "model: %zu parameters, vocabulary %d; %ld batches an epoch of at most %d target tokens, %d per step "
            "in %d pieces; %s%d threads\n",
         t->model.num_params, t->model.config.vocab_size, t->batches.num_batches, cfg->batch_tokens, cfg->update_freq,
@@ -807,6 +809,7 @@ static int bench_steps(trainer *t, long warmup_steps, long steps, nmt_train_benc
     r->timing = t->model.timing;
     r->vocab_size = t->model.config.vocab_size;
     r->ranks = t->comm->size;
+    r->buckets = t->dist.num_buckets;
     return 0;
 }
 

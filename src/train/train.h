@@ -102,9 +102,11 @@ typedef struct nmt_train_bench_result {
     double flops;               /* nmt_model_flops summed over their batches */
     nmt_model_timing timing;    /* forward/backward seconds per stage over the measured steps */
     double optimizer_s;         /* gradient norm + Adam, over the measured steps */
-    double reduce_s;            /* summing the step's pieces (exact sum, all-reduces included) */
-    double comm_s;              /* of which waiting in all-reduces (transfer and slower ranks) */
+    double reduce_s;            /* summing the step's pieces after the backward (exact sum, all-reduces included;
+                                 * with buckets only what the backward did not hide) */
+    double comm_s;              /* waiting in all-reduces (transfer and slower ranks), in the backward or after */
     int ranks;                  /* processes of the run */
+    int buckets;                /* buckets of the all-reduce overlapped with the backward (0: none) */
     double first_loss, last_loss; /* label-smoothed loss per token of the first and last step */
     int vocab_size;
 } nmt_train_bench_result;
