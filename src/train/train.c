@@ -8,6 +8,7 @@
 #include "train/ema.h"
 #include "train/corpus.h"
 #include "train/output_dir.h"
+#include "train/precision.h"
 #include "train/train_log.h"
 #include "base/hash.h"
 #include "base/io.h"
@@ -596,7 +597,9 @@ static int setup(trainer *t, const nmt_train_options *opt) {
     char *ckpt_path = NULL;
     int rc = -1, found = 0;
     if (!t->ckpt_dir || !t->log_path || !t->model_path || !t->spm_path || !config_path) goto done;
-    if (nmt_pool_set_threads(opt->threads > 0 ? opt->threads : 2) < 0) goto done;
+    if (nmt_pool_set_threads(opt->threads > 0 ? opt->threads : 2) < 0 ||
+        nmt_train_precision_check((nmt_precision)cfg->precision) < 0)
+        goto done;
     t->state = nmt_train_state_initial(cfg->seed);
     if (t->root) {
         struct stat st;
