@@ -599,6 +599,7 @@ int nmt_model_forward(nmt_model *m, const nmt_batch *batch, const nmt_forward_op
 int nmt_model_backward(nmt_model *m, float scale) {
     nmt_activations *A = m->acts;
     if (A->mode != NMT_PASS_TRAIN) return nmt_error_set("model backward: the last forward was not in training mode");
+    if (!m->grads) return nmt_error_set("model backward: no gradients (nmt_model_zero_grads was never called)");
     int D = m->config.d_model;
     STAGE_START;
     scale_task t = {m->g.output, A->out.d_weight, scale};

@@ -267,6 +267,7 @@ static int prepare_model(trainer *t, const nmt_st_file *ckpt, const char *ckpt_p
         return nmt_error_prefix("creating the model (%zu parameters; model.d_model, model.ffn and the layer counts set "
                                 "its size)", nmt_model_param_count(&mc));
     t->model_created = 1;
+    if (nmt_model_zero_grads(&t->model) < 0) return -1;
     t->model.vocab_fingerprint = nmt_spm_fingerprint(t->spm);
     if (nmt_adam_init(&t->adam, t->model.num_params, cfg->beta1, cfg->beta2, cfg->adam_eps) < 0) return -1;
     if (!ckpt) {
