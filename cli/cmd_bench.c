@@ -324,8 +324,8 @@ static int bench_train_synthetic(const bench_options *o) {
             nmt_forward_options opts = {1, 0.1f, (uint64_t)step};
             nmt_loss loss;
             double start = nmt_now();
-            nmt_model_zero_grads(&m);
-            if (nmt_model_forward(&m, &batch, &opts, &loss) < 0 || nmt_model_backward(&m, 1.0f / (float)loss.tokens) < 0) {
+            if (nmt_model_zero_grads(&m) < 0 || nmt_model_forward(&m, &batch, &opts, &loss) < 0 ||
+                nmt_model_backward(&m, 1.0f / (float)loss.tokens) < 0) {
                 rc = nmt_cli_fail("bench");
                 break;
             }

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # `nmt serve` end to end with curl, on loopback only (127.0.0.1) and a tiny model trained inside the
 # test: every endpoint, translations equal to `nmt translate` (alone and under 16 concurrent clients),
-# LibreTranslate form bodies and alternatives, OpenNMT-py and native n-best and alignment, the error
+# LibreTranslate form bodies, alternatives and HTML, OpenNMT-py and native n-best and alignment, the error
 # codes (400, 403, 404, 405, 413, 503 with Retry-After, 504), the access log, SIGTERM draining.
 set -u
 fail=0
@@ -118,7 +118,10 @@ post /translate '{"q": 3, "source": "en", "target": "de"}'; expect "q type" 400 
 post /translate '{"q": "a", "target": "de"}'; expect "missing source" 400 'missing source parameter'
 post /translate '{"q": "a", "source": "fr", "target": "de"}'; expect "wrong source" 400 'source: fr is not supported'
 post /translate '{"q": "a", "source": "en", "target": "cs"}'; expect "wrong target" 400 'target: cs is not supported'
-post /translate '{"q": "a", "source": "en", "target": "de", "format": "html"}'; expect "html" 400 "format: 'html' is not supported"
+# HTML: the text between the tags translated as the CLI translates it, the markup kept as it was.
+post /translate "{\"q\": \"<p>${lines[0]} <b>${lines[1]}</b> &amp; <i title='the cat'>${lines[4]}</i></p><!-- the cat -->\", \"source\": \"en\", \"target\": \"de\", \"format\": \"html\"}"
+expect "html" 200 "{\"translatedText\":\"<p>$(want 1) <b>$(want 2)</b> &amp; <i title='the cat'>$(want 5)</i></p><!-- the cat -->\"}"
+post /translate '{"q": "a", "source": "en", "target": "de", "format": "xml"}'; expect "format" 400 "format: 'xml' is not supported"
 post /v1/translate '{"q": "a", "n_best": 4}'; expect "n_best" 400 'n_best: expected 1 to 3'
 long="$(printf 'the cat %.0s' $(seq 40))"
 post /translate "{\"q\": \"$long\", \"source\": \"en\", \"target\": \"de\"}"; expect "char limit" 413 'more than the limit of 300'

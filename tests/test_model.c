@@ -100,6 +100,8 @@ START_TEST(tensor_table_names_shapes_and_layout) {
     nmt_model_config c = tiny_config();
     nmt_model m;
     ck_assert_int_eq(nmt_model_init(&m, &c), 0);
+    ck_assert_ptr_null(m.grads); /* made by the first nmt_model_zero_grads: translating needs none */
+    ck_assert_int_eq(nmt_model_zero_grads(&m), 0);
     /* Packed without gaps, in table order, covering the buffer. */
     size_t offset = 0;
     for (int i = 0; i < m.num_tensors; i++) {
@@ -151,6 +153,7 @@ START_TEST(tensor_table_names_shapes_and_layout) {
     c.positions = NMT_POSITIONS_LEARNED;
     c.max_positions = 20;
     ck_assert_int_eq(nmt_model_init(&m, &c), 0);
+    ck_assert_int_eq(nmt_model_zero_grads(&m), 0);
     ck_assert_ptr_null(find_tensor(&m, "embed.weight"));
     ck_assert_ptr_eq(m.p.src_embed, m.params + find_tensor(&m, "src_embed.weight")->offset);
     ck_assert_ptr_eq(m.p.tgt_embed, m.params + find_tensor(&m, "tgt_embed.weight")->offset);
@@ -602,7 +605,8 @@ static int create_and_forward(void *context) {
     nmt_batch b = tiny_batch(tiny_src, tiny_tgt_in, tiny_tgt_out);
     nmt_forward_options opts = {1, 0.1f, 1};
     nmt_loss loss;
-    int rc = nmt_model_forward(&m, &b, &opts, &loss);
+    int rc = nmt_model_zero_grads(&m);
+    if (rc == 0) rc = nmt_model_forward(&m, &b, &opts, &loss);
     if (rc == 0) rc = nmt_model_backward(&m, 1.0f);
     nmt_model_free(&m);
     return rc;

@@ -32,7 +32,7 @@ static char *temp_path(const char *name) { return nmt_path_join(nmt_test_tmpdir,
 
 /* A model whose every parameter is value(i) for its index i in the buffer. */
 static void make_model(nmt_model *m, const nmt_model_config *c, float scale, float shift) {
-    ck_assert_msg(nmt_model_init(m, c) == 0, "%s", nmt_error());
+    ck_assert_msg(nmt_model_init(m, c) == 0 && nmt_model_zero_grads(m) == 0, "%s", nmt_error());
     for (size_t i = 0; i < m->num_params; i++) m->params[i] = scale * (float)(i % 1000) + shift;
 }
 

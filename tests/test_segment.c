@@ -1,5 +1,9 @@
-/* Tests of src/serve/segment.c: texts cut into lines and sentences where the rules say (and nowhere
- * else), and translations joined back with the separators, summed scores and offset alignments. */
+/* Tests of src/serve/segment.c and src/serve/html.c: texts cut into lines and sentences where the rules
+ * say (and nowhere else), and translations joined back with the separators, summed scores and offset
+ * alignments; HTML cut into its stretches of text (the untranslated elements, raw text, comments and
+ * attributes left alone, character references decoded), and joined back around the same markup with
+ * the translations escaped. */
+#include "serve/html.h"
 #include "serve/segment.h"
 
 #include "testing.h"
@@ -7,10 +11,10 @@
 /* Cuts one text and checks the segments, written "a|b|c" with the separator before each: "\n" or " ". */
 static void cuts(const char *text, int sentences, const char *want) {
     nmt_serve_segments s;
-    ck_assert_int_eq(nmt_serve_segment(&text, 1, sentences, &s), 0);
+    ck_assert_int_eq(nmt_serve_segment(&text, 1, sentences, 0, &s), 0);
     char got[512] = "";
     for (int i = 0; i < s.count; i++) {
-        if (i) strcat(got, s.separator[i] == '\n' ? "|n|" : "|s|");
+        if (i) strcat(got, strcmp(s.glue[i], "\n") == 0 ? "|n|" : "|s|");
         strcat(got, s.segments[i]);
     }
     ck_assert_msg(strcmp(got, want) == 0, "'%s': got '%s', want '%s'", text, got, want);
@@ -32,19 +36,19 @@ START_TEST(test_cuts) {
     cuts(". A", 1, ".|s|A");
     const char *texts[] = {"a. B", "c", "d\ne"};
     nmt_serve_segments s;
-    ck_assert_int_eq(nmt_serve_segment(texts, 3, 1, &s), 0);
+    ck_assert_int_eq(nmt_serve_segment(texts, 3, 1, 0, &s), 0);
     ck_assert_int_eq(s.count, 5);
     ck_assert_int_eq(s.first[1], 2);
     ck_assert_int_eq(s.first[2], 3);
     ck_assert_int_eq(s.first[3], 5);
-    ck_assert_int_eq(s.separator[2], 0);
+    ck_assert_str_eq(s.glue[2], "");
     nmt_serve_segments_free(&s);
     /* Too many segments for one request. */
     char *many = malloc(2 * NMT_SERVE_MAX_SEGMENTS + 3);
     for (int i = 0; i < NMT_SERVE_MAX_SEGMENTS + 1; i++) memcpy(many + 2 * i, "a\n", 2);
     many[2 * NMT_SERVE_MAX_SEGMENTS + 2] = '\0';
     const char *one = many;
-    ck_assert_int_eq(nmt_serve_segment(&one, 1, 0, &s), -1);
+    ck_assert_int_eq(nmt_serve_segment(&one, 1, 0, 0, &s), -1);
     ck_assert_ptr_nonnull(strstr(nmt_error(), "more than 100000 lines and sentences"));
     nmt_serve_segments_free(&s);
     free(many);
@@ -54,7 +58,7 @@ END_TEST
 START_TEST(test_join) {
     const char *text = "A b. C d\ne";
     nmt_serve_segments s;
-    ck_assert_int_eq(nmt_serve_segment(&text, 1, 1, &s), 0);
+    ck_assert_int_eq(nmt_serve_segment(&text, 1, 1, 0, &s), 0);
     ck_assert_int_eq(s.count, 3);
     nmt_serve_hypothesis h0[] = {{"x y", -1, -2}, {"x z", -3, -4}}, h1[] = {{"w", -0.5, -1}, {"v", -2, -2}, {"u", -9, -9}},
                          h2[] = {{"", 0, 0}, {"t", -1, -1}};
@@ -82,22 +86,100 @@ START_TEST(test_join) {
 }
 END_TEST
 
+/* Cuts one HTML text and checks its segments and glue, written "[glue]segment" in order, then "[tail]". */
+static void cuts_html(const char *html, const char *want) {
+    nmt_serve_segments s;
+    ck_assert_msg(nmt_serve_segment(&html, 1, 1, 1, &s) == 0, "%s", nmt_error());
+    char got[1024] = "";
+    for (int i = 0; i < s.count; i++) {
+        strcat(got, "[");
+        strcat(got, s.glue[i]);
+        strcat(got, "]");
+        strcat(got, s.segments[i]);
+    }
+    strcat(got, "[");
+    strcat(got, s.tail[0]);
+    strcat(got, "]");
+    ck_assert_msg(strcmp(got, want) == 0, "'%s': got '%s', want '%s'", html, got, want);
+    nmt_serve_segments_free(&s);
+}
+
+START_TEST(test_html_cuts) {
+    cuts_html("<p>A man <b>sits</b>. A dog runs.</p>", "[<p>]A man[ <b>]sits[</b>].[ ]A dog runs.[</p>]");
+    cuts_html("Hello <br>world", "[]Hello[ <br>]world[]");
+    /* Untranslated elements, raw text, comments, attributes and doctype stay in the markup. */
+    cuts_html("<!DOCTYPE html><title>Dogs</title><script>if (a < b) x = \"<p>hi</p>\";</script>"
+              "<p title=\"A > B\" class='x notranslate'>Skip <i>me</i></p><!-- a comment -->"
+              "<code>int x;</code><span translate=no>no</span><div>Yes</div>",
+              "[<!DOCTYPE html><title>]Dogs[</title><script>if (a < b) x = \"<p>hi</p>\";</script>"
+              "<p title=\"A > B\" class='x notranslate'>Skip <i>me</i></p><!-- a comment -->"
+              "<code>int x;</code><span translate=no>no</span><div>]Yes[</div>]");
+    /* Nested untranslated elements end where they end; a stray end tag changes nothing. */
+    cuts_html("<code><code>a</code>b</code>c</i>d", "[<code><code>a</code>b</code>]c[</i>]d[]");
+    /* Character references decoded, white space collapsed (kept in <pre>), no-word stretches left. */
+    cuts_html("<p>Fish &amp; chips\n   &#233;t&#xE9; &bogus; &nbsp;</p><p> &nbsp; | </p>",
+              "[<p>]Fish & chips \xc3\xa9t\xc3\xa9 &bogus; \xc2\xa0[</p><p> &nbsp; | </p>]");
+    cuts_html("<pre>line one\nline two</pre>", "[<pre>]line one[\n]line two[</pre>]");
+    /* A '<' that starts no markup is text; markup left open runs to the end. */
+    cuts_html("1 < 2 and 3 > 2", "[]1 < 2 and 3 > 2[]");
+    cuts_html("Hi <b class=\"x", "[]Hi[ <b class=\"x]");
+    cuts_html("", "[]");
+    cuts_html("<p></p>", "[<p></p>]");
+}
+END_TEST
+
+START_TEST(test_html_join) {
+    const char *texts[] = {"<p>Fish &amp; chips. <b>Yes</b></p>", "<img src=a.png>"};
+    nmt_serve_segments s;
+    ck_assert_int_eq(nmt_serve_segment(texts, 2, 1, 1, &s), 0);
+    ck_assert_int_eq(s.count, 2); /* "Fish & chips." and "Yes"; none in the second text */
+    ck_assert_int_eq(s.first[1], 2);
+    ck_assert_int_eq(s.first[2], 2);
+    nmt_serve_hypothesis h0[] = {{"Fisch & <Chips>.", -1, -1}}, h1[] = {{"Ja", -2, -2}};
+    nmt_serve_text parts[2] = {{h0, 1, NULL, 0, 0, 0}, {h1, 1, NULL, 0, 0, 0}};
+    ck_assert_str_eq(s.segments[0], "Fish & chips.");
+    ck_assert_str_eq(s.segments[1], "Yes");
+    nmt_serve_text out[2];
+    ck_assert_int_eq(nmt_serve_join(&s, 2, parts, out), 0);
+    ck_assert_str_eq(out[0].hyps[0].text, "<p>Fisch &amp; &lt;Chips&gt;. <b>Ja</b></p>");
+    ck_assert_double_eq(out[0].hyps[0].score, -3);
+    ck_assert_int_eq(out[1].count, 1);
+    ck_assert_str_eq(out[1].hyps[0].text, "<img src=a.png>");
+    nmt_serve_text_free(&out[0]);
+    nmt_serve_text_free(&out[1]);
+    nmt_serve_segments_free(&s);
+    /* Nesting beyond the limit is refused. */
+    char *deep = malloc(3 * (NMT_SERVE_HTML_MAX_DEPTH + 1) + 2);
+    for (int i = 0; i <= NMT_SERVE_HTML_MAX_DEPTH; i++) memcpy(deep + 3 * i, "<b>", 3);
+    strcpy(deep + 3 * (NMT_SERVE_HTML_MAX_DEPTH + 1), "x");
+    const char *one = deep;
+    ck_assert_int_eq(nmt_serve_segment(&one, 1, 1, 1, &s), -1);
+    ck_assert_ptr_nonnull(strstr(nmt_error(), "nested deeper than 512"));
+    nmt_serve_segments_free(&s);
+    free(deep);
+}
+END_TEST
+
 typedef struct sweep {
     const char *const *texts;
+    int html;
 } sweep;
 
 static int segment_attempt(void *context) {
     sweep *w = context;
     nmt_serve_segments s;
-    int rc = nmt_serve_segment(w->texts, 2, 1, &s);
+    int rc = nmt_serve_segment(w->texts, 2, 1, w->html, &s);
     nmt_serve_segments_free(&s);
     return rc;
 }
 
 START_TEST(test_allocation_failures) {
     const char *texts[] = {"A b. C d", "e"};
-    sweep w = {texts};
+    sweep w = {texts, 0};
     ck_assert_int_gt(nmt_test_alloc_sweep(segment_attempt, &w), 2);
+    const char *html[] = {"<p>A b. C <b>d</b></p>", "<i>e</i>"};
+    sweep h = {html, 1};
+    ck_assert_int_gt(nmt_test_alloc_sweep(segment_attempt, &h), 2);
 }
 END_TEST
 
@@ -106,6 +188,8 @@ int main(void) {
     TCase *tc = tcase_create("segment");
     tcase_add_test(tc, test_cuts);
     tcase_add_test(tc, test_join);
+    tcase_add_test(tc, test_html_cuts);
+    tcase_add_test(tc, test_html_join);
     tcase_add_test(tc, test_allocation_failures);
     suite_add_tcase(s, tc);
     return nmt_test_run(s);

@@ -660,6 +660,7 @@ int nmt_model_backward(nmt_model *m, float scale) { return nmt_model_backward_ho
 int nmt_model_backward_hooked(nmt_model *m, float scale, const nmt_grad_hook *hook) {
     nmt_activations *A = m->acts;
     if (A->mode != NMT_PASS_TRAIN) return nmt_error_set("model backward: the last forward was not in training mode");
+    if (!m->grads) return nmt_error_set("model backward: no gradients (nmt_model_zero_grads was never called)");
     int D = m->config.d_model;
     STAGE_START;
     scale_task t = {m->g.output, A->out.d_weight, scale};

@@ -3,9 +3,9 @@
  *
  * Use:
  *     nmt_model m;
- *     nmt_model_init(&m, &config);          // parameters + gradients, one buffer each
+ *     nmt_model_init(&m, &config);          // the parameters, in one buffer
  *     nmt_model_init_weights(&m, seed);
- *     nmt_model_zero_grads(&m);
+ *     nmt_model_zero_grads(&m);             // the gradients, one buffer, made at the first call
  *     nmt_model_forward(&m, &batch, &opts, &loss);   // keeps the activations of this batch
  *     nmt_model_backward(&m, 1.0f / loss.tokens);    // adds d(loss_sum * scale)/d(param) to m.grads
  *     ... optimizer step on m.params / m.grads (train module) ...
@@ -141,9 +141,9 @@ typedef struct nmt_model {
     nmt_model_config config;
     size_t num_params;           /* floats in params (tied tensors counted once) */
     float *params;               /* [num_params], 64-byte aligned */
-    float *grads;                /* [num_params] */
+    float *grads;                /* [num_params], 64-byte aligned; NULL until nmt_model_zero_grads */
     nmt_params p;                /* pointers into params */
-    nmt_params g;                /* the same pointers into grads */
+    nmt_params g;                /* the same pointers into grads (once they exist) */
     nmt_tensor_info *tensors;    /* [num_tensors], in file order */
     int num_tensors;
     nmt_activations *acts;       /* the last forward's activations, reused across batches */
@@ -156,7 +156,9 @@ void nmt_model_free(nmt_model *m);
 /* Xavier-uniform for weight matrices, N(0, D^-1/2) for embeddings, zeros for biases, ones for
  * LayerNorm gains; deterministic in seed. */
 void nmt_model_init_weights(nmt_model *m, uint64_t seed);
-void nmt_model_zero_grads(nmt_model *m);
+/* Zeroes the gradients, making their buffer at the first call (a model that only translates never
+ * has one). Training calls it before the first backward. */
+int nmt_model_zero_grads(nmt_model *m);
 /* Closed-form parameter count for a config (used by tests and `nmt bench`). */
 size_t nmt_model_param_count(const nmt_model_config *config);
 
@@ -166,7 +168,7 @@ size_t nmt_model_param_count(const nmt_model_config *config);
  * change between calls; buffers grow only when a batch is larger than every one before. */
 int nmt_model_forward(nmt_model *m, const nmt_batch *batch, const nmt_forward_options *opts, nmt_loss *loss);
 /* Backward of the last training forward: adds scale * d(loss_sum)/d(param) into m->grads.
- * An error if the last forward was not in training mode. */
+ * An error if the last forward was not in training mode or the gradients were never made. */
 int nmt_model_backward(nmt_model *m, float scale);
 
 /* Told by a hooked backward of each parameter range [lo, hi) (offsets into grads) as soon as its

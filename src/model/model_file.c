@@ -367,7 +367,7 @@ int nmt_model_average(const char *const *paths, int count, const char *out) {
     if (open_model(&m, &file, paths[0]) < 0) return -1;
     nmt_model_metadata first;
     nmt_model_metadata_init(&first, &m.config);
-    int rc = 0;
+    int rc = nmt_model_zero_grads(&m);
     for (int k = 0; rc == 0 && k < count; k++) {
         nmt_model_config config;
         if (k > 0 && (rc = nmt_st_read(&file, paths[k])) < 0) break;
@@ -383,7 +383,7 @@ int nmt_model_average(const char *const *paths, int count, const char *out) {
         if (rc == 0 && fingerprint != m.vocab_fingerprint)
             rc = nmt_error_set("%s: trained with another vocabulary than %s (vocab_fingerprint %016" PRIx64 ", not %016" PRIx64 ")",
                                paths[k], paths[0], fingerprint, m.vocab_fingerprint);
-        /* m.grads is free scratch space while averaging. */
+        /* m.grads is free scratch space while averaging (made by nmt_model_zero_grads). */
         if (rc == 0) rc = nmt_model_tensor_read(&m, m.grads, "", &file, paths[k]);
         for (size_t j = 0; rc == 0 && j < m.num_params; j++) m.params[j] += m.grads[j];
         nmt_st_free(&file);

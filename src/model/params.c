@@ -160,15 +160,10 @@ int nmt_model_init(nmt_model *m, const nmt_model_config *config) {
     if (!m->acts || !m->tensors || !m->p.encoder || !m->p.decoder || !m->g.encoder || !m->g.decoder) goto fail;
     m->params = aligned_floats(m->num_params);
     if (!m->params) goto fail;
-    m->grads = aligned_floats(m->num_params);
-    if (!m->grads) goto fail;
     memset(m->params, 0, m->num_params * sizeof(float));
-    memset(m->grads, 0, m->num_params * sizeof(float));
 
     layout params = {.base = m->params, .table = m->tensors};
     layout_walk(&params, config, &m->p);
-    layout grads = {.base = m->grads};
-    layout_walk(&grads, config, &m->g);
     return 0;
 fail:
     nmt_error_prefix("creating the model");
@@ -189,7 +184,15 @@ void nmt_model_free(nmt_model *m) {
     memset(m, 0, sizeof *m);
 }
 
-void nmt_model_zero_grads(nmt_model *m) { memset(m->grads, 0, m->num_params * sizeof(float)); }
+int nmt_model_zero_grads(nmt_model *m) {
+    if (!m->grads) { /* the first call: a model that only translates never holds gradients */
+        if (!(m->grads = aligned_floats(m->num_params))) return nmt_error_prefix("the model's gradients");
+        layout grads = {.base = m->grads};
+        layout_walk(&grads, &m->config, &m->g);
+    }
+    memset(m->grads, 0, m->num_params * sizeof(float));
+    return 0;
+}
 
 /* ---------------------------------------------------------------------------------------------- */
 /* Initialisation */

@@ -1,6 +1,7 @@
 /* segment: texts into lines and sentences and back (see segment.h for the rules). */
 #include "serve/segment.h"
 
+#include "serve/html.h"
 #include "base/util.h"
 
 #include <stdlib.h>
@@ -36,17 +37,19 @@ static char *sentence_end(char *p) {
     return sentence_start(next) ? (char *)q : NULL;
 }
 
+static const char no_glue[] = "", line_glue[] = "\n", sentence_glue[] = " ";
+
 /* Adds a segment (the arrays have room: they are sized by a first counting pass). */
-static void add(nmt_serve_segments *s, const char *text, char separator) {
+static void add(nmt_serve_segments *s, const char *text, const char *glue) {
     s->segments[s->count] = text;
-    s->separator[s->count] = separator;
+    s->glue[s->count] = glue;
     s->count++;
 }
 
 /* Cuts one line in place into sentences, or only counts them when s is NULL. */
-static long cut_line(char *line, int sentences, nmt_serve_segments *s, char separator) {
+static long cut_line(char *line, int sentences, nmt_serve_segments *s, const char *glue) {
     long n = 1;
-    if (s) add(s, line, separator);
+    if (s) add(s, line, glue);
     for (char *p = line; sentences && *p; p++) {
         char *space = sentence_end(p);
         if (!space) continue;
@@ -54,7 +57,7 @@ static long cut_line(char *line, int sentences, nmt_serve_segments *s, char sepa
         while (*next == ' ') next++;
         if (s) {
             *space = '\0';
-            add(s, next, ' ');
+            add(s, next, sentence_glue);
         }
         n++;
         p = next - 1;
@@ -62,8 +65,9 @@ static long cut_line(char *line, int sentences, nmt_serve_segments *s, char sepa
     return n;
 }
 
-/* Cuts a text in place into lines and sentences (or counts them when s is NULL). */
-static long cut_text(char *text, int sentences, nmt_serve_segments *s) {
+/* Cuts a text in place into lines and sentences (or counts them when s is NULL); `glue` goes before
+ * its first segment. */
+static long cut_text(char *text, int sentences, nmt_serve_segments *s, const char *glue) {
     long n = 0;
     for (char *line = text;;) {
         char *nl = strchr(line, '\n');
@@ -72,7 +76,7 @@ static long cut_text(char *text, int sentences, nmt_serve_segments *s) {
             const size_t len = strlen(line);
             if (len && line[len - 1] == '\r') line[len - 1] = '\0';
         }
-        n += cut_line(line, sentences && s, s, line == text ? 0 : '\n');
+        n += cut_line(line, sentences && s, s, line == text ? glue : line_glue);
         if (!s && sentences) { /* count the sentence ends of this line */
             for (char *p = line; *p && p != nl; p++)
                 if (sentence_end(p)) n++;
@@ -83,31 +87,129 @@ static long cut_text(char *text, int sentences, nmt_serve_segments *s) {
     return n;
 }
 
-int nmt_serve_segment(const char *const *texts, int n, int sentences, nmt_serve_segments *out) {
-    memset(out, 0, sizeof *out);
-    size_t bytes = 1;
-    long count = 0;
-    for (int i = 0; i < n; i++) bytes += strlen(texts[i]) + 1;
-    out->copy = nmt_malloc(bytes);
-    out->first = nmt_malloc(((size_t)n + 1) * sizeof *out->first);
-    if (!out->copy || !out->first) return -1;
-    char *at = out->copy;
-    for (int i = 0; i < n; i++) { /* counting pass over the copy (not cut yet) */
+/* ---- HTML: each stretch of text is cut, the markup between becomes glue ---- */
+
+typedef struct html_cut {
+    nmt_serve_segments *s; /* NULL while counting */
+    const char *src;
+    char *arena;           /* filling: the next free byte of s->copy */
+    char *scratch;         /* counting: room to decode one stretch */
+    size_t glue_from;      /* where the markup not yet given to a segment begins */
+    long count;            /* counting: segments */
+    size_t bytes;          /* counting: arena bytes */
+    int sentences;
+} html_cut;
+
+/* Whether decoded text holds anything to translate: a letter or digit, or a non-ASCII character
+ * other than a no-break space. */
+static int has_words(const unsigned char *t) {
+    while (*t) {
+        if (t[0] == 0xC2 && t[1] == 0xA0) {
+            t += 2;
+            continue;
+        }
+        if ((*t >= 'a' && *t <= 'z') || (*t >= 'A' && *t <= 'Z') || (*t >= '0' && *t <= '9') || *t >= 0x80) return 1;
+        t++;
+    }
+    return 0;
+}
+
+static void html_text(void *ctx, size_t begin, size_t end, int preformatted) {
+    html_cut *h = ctx;
+    while (begin < end && strchr(" \t\n\r\f", h->src[begin])) begin++;
+    while (end > begin && strchr(" \t\n\r\f", h->src[end - 1])) end--;
+    if (begin == end) return;
+    const size_t glue_len = begin - h->glue_from;
+    char *text = h->s ? h->arena + glue_len + 1 : h->scratch; /* decoded after the room for its glue */
+    const size_t len = nmt_serve_html_decode(h->src + begin, end - begin, preformatted, text);
+    if (!has_words((const unsigned char *)text)) return; /* stays in the markup around it */
+    if (h->s) {
+        memcpy(h->arena, h->src + h->glue_from, glue_len);
+        h->arena[glue_len] = '\0';
+        cut_text(text, h->sentences, h->s, h->arena);
+        h->arena = text + len + 1;
+    } else {
+        h->count += cut_text(text, h->sentences, NULL, NULL);
+        h->bytes += glue_len + len + 2;
+    }
+    h->glue_from = end;
+}
+
+/* Cuts html text i (counting when h->s is NULL); the markup after its last stretch becomes its tail. */
+static int html_cut_text(html_cut *h, const char *text, int i) {
+    const size_t len = strlen(text);
+    h->src = text;
+    h->glue_from = 0;
+    if (nmt_serve_html_scan(text, len, html_text, h) < 0) return -1;
+    if (!h->s) {
+        h->bytes += len - h->glue_from + 1;
+        return 0;
+    }
+    memcpy(h->arena, text + h->glue_from, len - h->glue_from);
+    h->arena[len - h->glue_from] = '\0';
+    h->s->tail[i] = h->arena;
+    h->arena += len - h->glue_from + 1;
+    return 0;
+}
+
+/* Sizes the arrays and the arena of n texts: plain texts are copied and cut in place, HTML gets
+ * its glue and decoded stretches. */
+static int count_segments(const char *const *texts, int n, int sentences, int html, nmt_serve_segments *out,
+                          long *count) {
+    size_t bytes = 1, longest = 0;
+    for (int i = 0; i < n; i++) {
         const size_t len = strlen(texts[i]);
-        memcpy(at, texts[i], len + 1);
-        count += cut_text(at, sentences, NULL);
-        if (count > NMT_SERVE_MAX_SEGMENTS)
-            return nmt_error_set("q: more than %d lines and sentences", NMT_SERVE_MAX_SEGMENTS);
+        bytes += len + 1;
+        longest = len > longest ? len : longest;
+    }
+    html_cut h = {.sentences = sentences, .scratch = html ? nmt_malloc(longest + 1) : NULL};
+    if (html && !h.scratch) return -1;
+    out->copy = html ? NULL : nmt_malloc(bytes);
+    if (!html && !out->copy) return -1;
+    *count = 0;
+    char *at = out->copy;
+    for (int i = 0; i < n && *count + h.count <= NMT_SERVE_MAX_SEGMENTS; i++) {
+        const size_t len = strlen(texts[i]);
+        if (html) {
+            if (html_cut_text(&h, texts[i], i) < 0) {
+                free(h.scratch);
+                return -1;
+            }
+            continue;
+        }
+        memcpy(at, texts[i], len + 1); /* counted on the copy, not cut yet */
+        *count += cut_text(at, sentences, NULL, NULL);
         at += len + 1;
     }
+    free(h.scratch);
+    *count += h.count;
+    if (*count > NMT_SERVE_MAX_SEGMENTS)
+        return nmt_error_set("q: more than %d lines and sentences", NMT_SERVE_MAX_SEGMENTS);
+    if (html && !(out->copy = nmt_malloc(h.bytes + 1))) return -1;
+    return 0;
+}
+
+int nmt_serve_segment(const char *const *texts, int n, int sentences, int html, nmt_serve_segments *out) {
+    memset(out, 0, sizeof *out);
+    out->html = html;
+    long count;
+    out->first = nmt_malloc(((size_t)n + 1) * sizeof *out->first);
+    out->tail = nmt_malloc(((size_t)n + 1) * sizeof *out->tail);
+    if (!out->first || !out->tail || count_segments(texts, n, sentences, html, out, &count) < 0) return -1;
     out->segments = nmt_malloc(((size_t)count + 1) * sizeof *out->segments);
-    out->separator = nmt_malloc((size_t)count + 1);
-    if (!out->segments || !out->separator) return -1;
-    at = out->copy;
+    out->glue = nmt_malloc(((size_t)count + 1) * sizeof *out->glue);
+    if (!out->segments || !out->glue) return -1;
+    html_cut h = {.s = out, .arena = out->copy, .sentences = sentences};
+    char *at = out->copy;
     for (int i = 0; i < n; i++) {
-        const size_t len = strlen(at);
         out->first[i] = out->count;
-        cut_text(at, sentences, out);
+        if (html) {
+            if (html_cut_text(&h, texts[i], i) < 0) return -1;
+            continue;
+        }
+        const size_t len = strlen(at);
+        cut_text(at, sentences, out, no_glue);
+        out->tail[i] = no_glue;
         at += len + 1;
     }
     out->first[n] = out->count;
@@ -117,7 +219,8 @@ int nmt_serve_segment(const char *const *texts, int n, int sentences, nmt_serve_
 void nmt_serve_segments_free(nmt_serve_segments *s) {
     free(s->copy);
     free(s->segments);
-    free(s->separator);
+    free(s->glue);
+    free(s->tail);
     free(s->first);
     memset(s, 0, sizeof *s);
 }
@@ -129,9 +232,16 @@ void nmt_serve_text_free(nmt_serve_text *t) {
     memset(t, 0, sizeof *t);
 }
 
-/* Joins the segments a..b-1 into t. */
-static int join_one(const nmt_serve_segments *s, int a, int b, const nmt_serve_text *parts, nmt_serve_text *t) {
-    int hyps = parts[a].count, pairs = 0, aligned = 1;
+/* The bytes a segment's translation takes in the joined text. */
+static size_t joined_len(const nmt_serve_segments *s, const char *text) {
+    return s->html ? nmt_serve_html_escaped_len(text) : strlen(text);
+}
+
+/* Joins the segments a..b-1 of text i into t (a text without segments, HTML with no text in it,
+ * becomes its markup). */
+static int join_one(const nmt_serve_segments *s, int i, const nmt_serve_text *parts, nmt_serve_text *t) {
+    const int a = s->first[i], b = s->first[i + 1];
+    int hyps = a < b ? parts[a].count : 1, pairs = 0, aligned = a < b;
     for (int l = a; l < b; l++) {
         if (parts[l].count < hyps) hyps = parts[l].count;
         pairs += parts[l].pair_count;
@@ -141,21 +251,26 @@ static int join_one(const nmt_serve_segments *s, int a, int b, const nmt_serve_t
     if (!t->hyps) return -1;
     t->count = hyps;
     for (int k = 0; k < hyps; k++) {
-        size_t bytes = 1;
-        for (int l = a; l < b; l++) bytes += strlen(parts[l].hyps[k].text) + 1;
+        size_t bytes = strlen(s->tail[i]) + 1;
+        for (int l = a; l < b; l++) bytes += strlen(s->glue[l]) + joined_len(s, parts[l].hyps[k].text);
         char *text = t->hyps[k].text = nmt_malloc(bytes);
         if (!text) return -1;
         size_t at = 0;
         for (int l = a; l < b; l++) {
             const nmt_serve_hypothesis *h = &parts[l].hyps[k];
-            if (l > a) text[at++] = s->separator[l];
-            const size_t n = strlen(h->text);
-            memcpy(text + at, h->text, n);
-            at += n;
+            const size_t glue = strlen(s->glue[l]), n = strlen(h->text);
+            memcpy(text + at, s->glue[l], glue);
+            at += glue;
+            if (s->html) {
+                at += nmt_serve_html_escape(h->text, text + at);
+            } else {
+                memcpy(text + at, h->text, n);
+                at += n;
+            }
             t->hyps[k].score += h->score;
             t->hyps[k].logprob += h->logprob;
         }
-        text[at] = '\0';
+        strcpy(text + at, s->tail[i]);
     }
     if (!aligned) return 0;
     t->pairs = nmt_malloc((2 * (size_t)pairs + 1) * sizeof(int));
@@ -175,7 +290,7 @@ static int join_one(const nmt_serve_segments *s, int a, int b, const nmt_serve_t
 int nmt_serve_join(const nmt_serve_segments *s, int n, const nmt_serve_text *parts, nmt_serve_text *out) {
     memset(out, 0, (size_t)n * sizeof *out);
     for (int i = 0; i < n; i++)
-        if (join_one(s, s->first[i], s->first[i + 1], parts, &out[i]) < 0) {
+        if (join_one(s, i, parts, &out[i]) < 0) {
             for (int j = 0; j <= i; j++) nmt_serve_text_free(&out[j]);
             return -1;
         }

@@ -1,11 +1,13 @@
 /* segment: a request's texts cut into the segments the batcher decodes one by one -- lines, and
- * sentences within a line -- and the segments' translations put back together.
+ * sentences within a line, or for HTML the stretches of text between its markup (serve/html.h) and
+ * their sentences -- and the segments' translations put back together.
  *
  * A text is cut at each '\n' (a '\r' before it is dropped) and, with `sentences`, after each sentence
  * end inside a line: '.', '!', '?' or '…', then any closing quotes or brackets, then spaces, then a
  * capital letter (A-Z), a digit or an opening quote or bracket. So "A man sits. A dog runs." becomes two
  * segments while "e.g. this" and "3.5 m" stay whole. Joining puts '\n' back between lines and one space
- * between sentences; hypothesis k of a text is made of the k-th hypothesis of each segment (scores and
+ * between sentences; in HTML each stretch of text is decoded first (character references, white
+ * space) and its translation is escaped and put back between the markup it came from, unchanged; hypothesis k of a text is made of the k-th hypothesis of each segment (scores and
  * log-probabilities summed) over the fewest hypotheses a segment has, and alignment pairs are offset
  * by the pieces of the segments before.
  */
@@ -15,17 +17,22 @@
 #include "serve/request.h"
 
 typedef struct nmt_serve_segments {
-    char *copy;            /* the texts, cut in place */
+    char *copy;            /* the texts cut in place; for HTML their markup and decoded text */
     const char **segments; /* [count] NUL-terminated, pointing into copy */
-    char *separator;       /* [count] what joins segment s to the one before: '\n', ' ' (0 for a text's first) */
-    int *first;            /* [texts + 1]: text i is segments first[i] .. first[i + 1] - 1 */
+    const char **glue;     /* [count] what goes before segment s when joined: "" for a text's first, "\n" or
+                              " " after another, or for HTML the markup before it */
+    const char **tail;     /* [texts] what follows a text's last segment: "", or the markup after it */
+    int *first;            /* [texts + 1]: text i is segments first[i] .. first[i + 1] - 1 (none for
+                              HTML that holds no text) */
     int count;
+    int html;              /* the texts are HTML: translations are escaped when joined */
 } nmt_serve_segments;
 
 enum { NMT_SERVE_MAX_SEGMENTS = 100000 };
 
-/* Cuts texts[0..n); fails with a message beyond NMT_SERVE_MAX_SEGMENTS segments. */
-int nmt_serve_segment(const char *const *texts, int n, int sentences, nmt_serve_segments *out);
+/* Cuts texts[0..n) (HTML when `html`); fails with a message beyond NMT_SERVE_MAX_SEGMENTS segments or
+ * NMT_SERVE_HTML_MAX_DEPTH nested elements. */
+int nmt_serve_segment(const char *const *texts, int n, int sentences, int html, nmt_serve_segments *out);
 void nmt_serve_segments_free(nmt_serve_segments *s);
 /* Joins parts[0..s->count) (the segments' translations) into out[0..n) (free each with
  * nmt_serve_text_free). */

@@ -153,8 +153,8 @@ static int check_request(nmt_serve *s, const nmt_serve_request *r, answer *a, co
             set_error(a, 400, message);
             return -1;
         }
-        if (r->format && strcmp(r->format, "text") != 0) {
-            snprintf(message, sizeof message, "format: '%.32s' is not supported; only 'text' is", r->format);
+        if (r->format && strcmp(r->format, "text") != 0 && strcmp(r->format, "html") != 0) {
+            snprintf(message, sizeof message, "format: '%.32s' is not supported: expected 'text' or 'html'", r->format);
             set_error(a, 400, message);
             return -1;
         }
@@ -188,7 +188,8 @@ static void translate(nmt_serve *s, nmt_serve_api api, const char *content_type,
         goto done;
     }
     if (check_request(s, &r, a, &detected) < 0) goto done;
-    if (nmt_serve_segment((const char *const *)r.q, r.count, s->options.sentences, &sp) < 0) {
+    const int html = r.format && strcmp(r.format, "html") == 0;
+    if (nmt_serve_segment((const char *const *)r.q, r.count, s->options.sentences, html, &sp) < 0) {
         set_error(a, strstr(nmt_error(), "out of memory") ? 500 : 413, nmt_error());
         goto done;
     }

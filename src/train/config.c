@@ -8,6 +8,7 @@
  * final, so that a saved config means the same thing wherever it is read from.
  */
 #include "train/config.h"
+#include "compute/packed.h"
 #include "base/io.h"
 #include "model/model_config.h"
 #include "base/util.h"
@@ -51,6 +52,8 @@ typedef struct key_spec {
 } key_spec;
 
 static const char *const vocab_type_names[] = {"unigram", "bpe", NULL};
+static const char *const precision_names[] = {"fp32", "bf16", NULL}; /* in nmt_precision's order */
+_Static_assert(NMT_PRECISION_FP32 == 0 && NMT_PRECISION_BF16 == 1, "train.precision's words follow nmt_precision");
 
 #define AT(field) offsetof(nmt_config, field)
 #define SECTION(p) {.path = p, .kind = KEY_SECTION}
@@ -92,6 +95,7 @@ static const key_spec keys[] = {
     NUMBER("train.optimizer.clip_norm", KEY_DOUBLE, clip_norm, 0, INFINITY, 0),
     NUMBER("train.label_smoothing", KEY_DOUBLE, label_smoothing, 0, 1, MAX_OPEN),
     NUMBER("train.ema_decay", KEY_DOUBLE, ema_decay, 0, 1, MAX_OPEN),
+    WORD("train.precision", KEY_ENUM, precision, precision_names),
     NUMBER("train.max_steps", KEY_LONG, max_steps, 0, 1e15, 0),
     NUMBER("train.max_epochs", KEY_LONG, max_epochs, 0, 1e15, 0),
     NUMBER("train.max_minutes", KEY_DOUBLE, max_minutes, 0, INFINITY, 0),

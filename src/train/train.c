@@ -8,6 +8,7 @@
 #include "train/ema.h"
 #include "train/corpus.h"
 #include "train/output_dir.h"
+#include "train/precision.h"
 #include "train/train_log.h"
 #include "base/hash.h"
 #include "base/io.h"
@@ -266,6 +267,7 @@ static int prepare_model(trainer *t, const nmt_st_file *ckpt, const char *ckpt_p
         return nmt_error_prefix("creating the model (%zu parameters; model.d_model, model.ffn and the layer counts set "
                                 "its size)", nmt_model_param_count(&mc));
     t->model_created = 1;
+    if (nmt_model_zero_grads(&t->model) < 0) return -1;
     t->model.vocab_fingerprint = nmt_spm_fingerprint(t->spm);
     if (nmt_adam_init(&t->adam, t->model.num_params, cfg->beta1, cfg->beta2, cfg->adam_eps) < 0) return -1;
     if (!ckpt) {
@@ -598,7 +600,9 @@ static int setup(trainer *t, const nmt_train_options *opt) {
     char *ckpt_path = NULL;
     int rc = -1, found = 0;
     if (!t->ckpt_dir || !t->log_path || !t->model_path || !t->spm_path || !config_path) goto done;
-    if (nmt_pool_set_threads(opt->threads > 0 ? opt->threads : 2) < 0) goto done;
+    if (nmt_pool_set_threads(opt->threads > 0 ? opt->threads : 2) < 0 ||
+        nmt_train_precision_check((nmt_precision)cfg->precision) < 0)
+        goto done;
     t->state = nmt_train_state_initial(cfg->seed);
     if (t->root) {
         struct stat st;

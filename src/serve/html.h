@@ -1,0 +1,38 @@
+/* html: the text of an HTML document or fragment found among its markup, decoded for translation,
+ * and translations escaped to go back in (LibreTranslate's "format": "html").
+ *
+ * nmt_serve_html_scan walks the markup as a browser's tokenizer does, tolerantly: tags with their
+ * attributes (quoted or not), comments, <!DOCTYPE>, CDATA and processing instructions are markup; a
+ * '<' that starts none of them is text; markup left open at the end runs to the end. It reports each
+ * stretch of text between two pieces of markup, except where text is not prose: inside script, style,
+ * textarea and the other raw-text elements, inside the elements that LibreTranslate's HTML translation
+ * leaves alone (address, applet, audio, canvas, code, embed, time, video, and also noscript,
+ * template, svg, math, kbd, samp, var), and inside any element with translate="no" or the class
+ * "notranslate" (HTML5's and Google's conventions). Elements are matched to their end tags on a stack
+ * (void elements such as br and img, and "<x/>", open none; an end tag closes the nearest open
+ * element of its name, a stray one is ignored). Text inside <pre> keeps its lines.
+ */
+#ifndef NMT_SERVE_HTML_H
+#define NMT_SERVE_HTML_H
+
+#include <stddef.h>
+
+enum { NMT_SERVE_HTML_MAX_DEPTH = 512 }; /* open elements; deeper nesting is refused */
+
+/* Calls text(ctx, begin, end, preformatted) for each stretch of translatable text, html[begin, end),
+ * in document order. Returns 0, or -1 with a message when elements nest deeper than the limit. */
+int nmt_serve_html_scan(const char *html, size_t len,
+                        void (*text)(void *ctx, size_t begin, size_t end, int preformatted), void *ctx);
+
+/* Writes src[0, n) as plain text into out (room for n + 1 bytes; it is NUL-terminated): character
+ * references (&amp; &#233; &#xE9; and the common named ones) become their characters, unknown ones stay
+ * as they are, and unless `preformatted` every run of white space becomes one space. Returns the
+ * length written. */
+size_t nmt_serve_html_decode(const char *src, size_t n, int preformatted, char *out);
+
+/* The bytes text takes escaped for HTML text content: & < > as &amp; &lt; &gt;. */
+size_t nmt_serve_html_escaped_len(const char *text);
+/* Writes text escaped (nmt_serve_html_escaped_len bytes, no NUL) to out; returns that length. */
+size_t nmt_serve_html_escape(const char *text, char *out);
+
+#endif

@@ -1,0 +1,28 @@
+/* precision: the measurement behind train.precision (see precision.h). */
+#include "train/precision.h"
+
+#include "base/util.h"
+
+enum { SHAPE_M = 4096, SHAPE_N = 1024, SHAPE_K = 256 };
+
+int nmt_train_precision_check(nmt_precision precision) {
+    if (precision == NMT_PRECISION_FP32) return 0;
+    if (precision != NMT_PRECISION_BF16)
+        return nmt_error_set("train.precision: %s is not a training precision (fp32 or bf16)",
+                             nmt_packed_precision_name(precision));
+    if (!nmt_packed_available(NMT_PRECISION_BF16))
+        return nmt_error_set("train.precision: bf16 is refused on this CPU: it has no AVX-512 BF16 dot products "
+                             "(or NMT_GEMM=openblas is set), so bf16 products would be emulated and run slower than "
+                             "fp32's %s; train in fp32", nmt_packed_kernel_name(NMT_PRECISION_FP32));
+    const double fp32 = nmt_packed_gops(NMT_PRECISION_FP32, SHAPE_M, SHAPE_N, SHAPE_K, 0.2);
+    const double bf16 = nmt_packed_gops(NMT_PRECISION_BF16, SHAPE_M, SHAPE_N, SHAPE_K, 0.2);
+    if (fp32 <= 0 || bf16 <= 0) return nmt_error_prefix("train.precision: measuring the bf16 and fp32 products");
+    if (bf16 < NMT_TRAIN_BF16_MIN_SPEEDUP * fp32)
+        return nmt_error_set("train.precision: bf16 is refused on this CPU: its bf16 products run at %.1f GOP/s "
+                             "against fp32's %.1f (%.2fx, measured now at %dx%dx%d), below the %.1fx at which bf16 "
+                             "training pays; train in fp32",
+                             bf16, fp32, bf16 / fp32, SHAPE_M, SHAPE_N, SHAPE_K, NMT_TRAIN_BF16_MIN_SPEEDUP);
+    return nmt_error_set("train.precision: this CPU's bf16 products run at %.2fx fp32's (%.1f against %.1f GOP/s), "
+                         "enough to pay, but nmt trains in fp32 only: bf16 training is not implemented yet",
+                         bf16 / fp32, bf16, fp32);
+}
