@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # nmt train under mpirun: 2, 3 and 4 ranks (dropout on, update_freq 2, 3 pieces a batch; the gradient
 # all-reduced in buckets overlapping the backward) write the same parameters and losses as one process,
-# bit for bit; a run resumed with another rank count continues
-# bit for bit; a killed rank ends the whole run within seconds with a message naming it, and the same
-# command then resumes; a rank whose data differs, and more ranks than a step has pieces, are refused.
+# bit for bit, also with the optimizer sharded over the ranks; a run resumed with another rank count
+# (sharded or not) continues bit for bit; a killed rank ends the whole run within seconds with a
+# message naming it, and the same command then resumes; a rank whose data differs, and more ranks than a step has pieces, are refused.
 # Skipped (exit 77) where mpirun is missing or nmt was built without MPI.
 set -u
 command -v mpirun >/dev/null || { echo "SKIP: mpirun not found (apt-get install openmpi-bin libopenmpi-dev)"; exit 77; }
@@ -58,6 +58,19 @@ for dir in two three four; do
 done
 [ -e three/checkpoints/step-00000020.safetensors ] && cmp -s <(tensors three/checkpoints/step-00000010.safetensors) \
   <(tensors three/checkpoints/step-00000020.safetensors) && { echo "FAIL steps 10 and 20 are equal: nothing trained"; fail=1; }
+
+# The sharded optimizer (ZeRO stage 1): 3 ranks each keep a third of the Adam moments; the checkpoint
+# holds them all, so a resume on 2 unsharded ranks (to step 30), then on 2 sharded ones (to 40), stays
+# bit for bit.
+mpi 3 "$NMT" train toy.yaml --set output=sharded --set train.shard_optimizer=true --threads 1 --quiet 2>err.txt ||
+  { echo "FAIL sharded, 3 ranks"; cat err.txt; fail=1; }
+same_tensors "sharded on 3 ranks" sharded/checkpoints/step-00000020.safetensors one/checkpoints/step-00000020.safetensors
+mpi 2 "$NMT" train toy.yaml --set output=sharded --set train.max_steps=30 --threads 1 --quiet 2>err.txt ||
+  { echo "FAIL unsharded resume"; cat err.txt; fail=1; }
+same_tensors "sharded then unsharded" sharded/checkpoints/step-00000030.safetensors one/checkpoints/step-00000030.safetensors
+mpi 2 "$NMT" train toy.yaml --set output=sharded --set train.max_steps=40 --set train.shard_optimizer=true \
+  --threads 1 --quiet 2>err.txt || { echo "FAIL sharded resume"; cat err.txt; fail=1; }
+same_tensors "sharded resume on 2 ranks" sharded/checkpoints/step-00000040.safetensors one/checkpoints/step-00000040.safetensors
 
 # Resume with another N: 10 steps on 3 ranks, then 2 ranks to step 20.
 mpi 3 "$NMT" train toy.yaml --set output=resumed --set train.max_steps=10 --threads 1 --quiet 2>err.txt ||

@@ -1,6 +1,7 @@
 /* Tests of comm's one-process communicator: what a plain `nmt train` (and a build without MPI) runs
  * on. Rank 0 of 1, every collective leaves the data as it is, the all-gather copies, the host is named;
- * a nonblocking all-reduce is done at once, leaves its data, and refuses more than 2^28 elements. */
+ * a nonblocking all-reduce is done at once, leaves its data, and refuses more than 2^28 elements; the
+ * float all-gather leaves the data, the gather copies the one slice. */
 #include "base/comm.h"
 
 #include "testing.h"
@@ -46,6 +47,12 @@ START_TEST(collectives_leave_one_process_data) {
     ck_assert_int_eq(nmt_comm_allgather(&c, data, 5, all), 0);
     ck_assert_str_eq(all, "abcd");
     ck_assert_int_eq(nmt_comm_barrier(&c), 0);
+    float whole[3] = {1.5f, -2.0f, 3.0f}, gathered[3] = {0};
+    size_t bounds[2] = {0, 3};
+    ck_assert_int_eq(nmt_comm_allgather_f32(&c, whole, bounds), 0);
+    ck_assert(whole[0] == 1.5f && whole[1] == -2.0f && whole[2] == 3.0f);
+    ck_assert_int_eq(nmt_comm_gather_f32(&c, whole, gathered, bounds, 0), 0);
+    ck_assert_mem_eq(gathered, whole, sizeof whole);
     ck_assert(c.wait_s == 0.0);
 }
 END_TEST

@@ -1,5 +1,6 @@
 /* Tests of optim: the learning-rate schedule at worked steps, two Adam updates against a hand
- * computation, gradient-norm clipping, and results that do not depend on the thread count.
+ * computation, gradient-norm clipping, results that do not depend on the thread count, and slices
+ * (a sharded optimizer's) whose updates together give the whole update's bits.
  *
  * Expected Adam values come from the update written out in Python floats (double precision):
  *     m = b1 m + (1-b1) g;  v = b2 v + (1-b2) g^2;  p -= lr/(1-b1^t) * m / (sqrt(v)/sqrt(1-b2^t) + eps)
@@ -115,6 +116,45 @@ START_TEST(threads_do_not_change_results) {
 }
 END_TEST
 
+/* Three optimizers keeping slices [0, a), [a, b), [b, N) of one whole optimizer, each updating its
+ * slice of its own copy of the parameters: pasted together, the bits of the whole one's update. */
+START_TEST(slices_update_like_the_whole) {
+    enum { N = 40000, S = 3 };
+    size_t bounds[S + 1] = {0, 16384 + 16, 30000, N};
+    static float whole_p[N], slice_p[S][N], g[N], want_m[N];
+    nmt_adam whole, part[S];
+    ck_assert_int_eq(nmt_adam_init(&whole, N, 0.9, 0.98, 1e-9), 0);
+    for (int i = 0; i < N; i++) whole_p[i] = sinf((float)i);
+    for (int r = 0; r < S; r++) {
+        memcpy(slice_p[r], whole_p, sizeof whole_p);
+        ck_assert_int_eq(nmt_adam_init(&part[r], N, 0.9, 0.98, 1e-9), 0);
+        ck_assert_int_eq(nmt_adam_keep_slice(&part[r], bounds[r], bounds[r + 1]), 0);
+        ck_assert_uint_eq(part[r].lo, bounds[r]);
+        ck_assert_uint_eq(part[r].hi, bounds[r + 1]);
+    }
+    ck_assert_int_eq(nmt_adam_keep_slice(&part[0], 0, 1), -1); /* already a slice */
+    for (int step = 1; step <= 3; step++) {
+        for (int i = 0; i < N; i++) g[i] = cosf((float)(i * step)) * 1e-3f;
+        nmt_adam_update(&whole, whole_p, g, 1e-3, 2.0);
+        for (int r = 0; r < S; r++) {
+            for (int i = 0; i < N; i++) g[i] = cosf((float)(i * step)) * 1e-3f;
+            nmt_adam_update(&part[r], slice_p[r], g, 1e-3, 2.0);
+            for (int i = 0; i < N; i++) ck_assert(g[i] == 0.0f); /* every gradient is zeroed */
+        }
+    }
+    for (int r = 0; r < S; r++) {
+        size_t lo = bounds[r], n = bounds[r + 1] - lo;
+        ck_assert_mem_eq(slice_p[r] + lo, whole_p + lo, n * sizeof(float));
+        memcpy(want_m + lo, part[r].m, n * sizeof(float));
+        ck_assert_mem_eq(part[r].v, whole.v + lo, n * sizeof(float));
+        ck_assert_int_eq(part[r].step, 3);
+        nmt_adam_free(&part[r]);
+    }
+    ck_assert_mem_eq(want_m, whole.m, sizeof want_m);
+    nmt_adam_free(&whole);
+}
+END_TEST
+
 int main(void) {
     Suite *s = suite_create("optim");
     TCase *tc = tcase_create("optim");
@@ -122,6 +162,7 @@ int main(void) {
     tcase_add_test(tc, adam_matches_hand_computation);
     tcase_add_test(tc, clipping);
     tcase_add_test(tc, threads_do_not_change_results);
+    tcase_add_test(tc, slices_update_like_the_whole);
     suite_add_tcase(s, tc);
     return nmt_test_run(s);
 }

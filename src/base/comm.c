@@ -2,6 +2,7 @@
 #include "base/comm.h"
 #include "base/util.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -146,6 +147,52 @@ int nmt_comm_barrier(nmt_comm *c) {
     return nmt_comm_max_i32_idle(c, &token, 1);
 }
 
+/* MPI's int counts and displacements of the slices `bounds` (nmt_comm_allgather_f32). */
+static int slice_counts(const nmt_comm *c, const size_t *bounds, int **counts, int **displs) {
+    *counts = *displs = NULL;
+    if (bounds[c->size] > INT_MAX)
+        return nmt_error_set("gathering %zu floats: at most %d", bounds[c->size], INT_MAX);
+    *counts = nmt_malloc(2 * (size_t)c->size * sizeof **counts);
+    if (!*counts) return -1;
+    *displs = *counts + c->size;
+    for (int r = 0; r < c->size; r++) {
+        (*counts)[r] = (int)(bounds[r + 1] - bounds[r]);
+        (*displs)[r] = (int)bounds[r];
+    }
+    return 0;
+}
+
+int nmt_comm_allgather_f32(nmt_comm *c, float *data, const size_t *bounds) {
+    if (!c->mpi) return 0;
+    int *counts, *displs;
+    if (slice_counts(c, bounds, &counts, &displs) < 0) return -1;
+    double start = nmt_now();
+    int rc = MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, data, counts, displs, MPI_FLOAT, MPI_COMM_WORLD);
+    c->wait_s += nmt_now() - start;
+    free(counts);
+    return rc == MPI_SUCCESS ? 0 : mpi_error(c, "all-gather (floats)", rc);
+}
+
+int nmt_comm_gather_f32(nmt_comm *c, const float *mine, float *all, const size_t *bounds, int root) {
+    if (!c->mpi) {
+        memcpy(all + bounds[0], mine, (bounds[1] - bounds[0]) * sizeof *all);
+        return 0;
+    }
+    int *counts, *displs;
+    if (slice_counts(c, bounds, &counts, &displs) < 0) return -1;
+    double start = nmt_now();
+    int rc;
+    if (c->rank == root) {
+        memcpy(all + bounds[root], mine, (size_t)counts[root] * sizeof *all);
+        rc = MPI_Gatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, all, counts, displs, MPI_FLOAT, root, MPI_COMM_WORLD);
+    } else {
+        rc = MPI_Gatherv(mine, counts[c->rank], MPI_FLOAT, NULL, NULL, NULL, MPI_FLOAT, root, MPI_COMM_WORLD);
+    }
+    c->wait_s += nmt_now() - start;
+    free(counts);
+    return rc == MPI_SUCCESS ? 0 : mpi_error(c, "gather (floats)", rc);
+}
+
 _Static_assert(sizeof(MPI_Request) <= sizeof(((nmt_comm_request *)0)->mpi), "MPI_Request fits a request");
 
 static const char *const op_names[NMT_COMM_OPS] = {"nonblocking all-reduce (sum of int64)",
@@ -221,6 +268,14 @@ int nmt_comm_allgather(nmt_comm *c, const void *mine, size_t bytes, void *all) {
     return 0;
 }
 int nmt_comm_barrier(nmt_comm *c) { return (void)c, 0; }
+
+int nmt_comm_allgather_f32(nmt_comm *c, float *data, const size_t *bounds) { return (void)c, (void)data, (void)bounds, 0; }
+
+int nmt_comm_gather_f32(nmt_comm *c, const float *mine, float *all, const size_t *bounds, int root) {
+    (void)c, (void)root;
+    memcpy(all + bounds[0], mine, (bounds[1] - bounds[0]) * sizeof *all);
+    return 0;
+}
 
 int nmt_comm_start(nmt_comm *c, nmt_comm_op op, void *data, size_t count, nmt_comm_request *r) {
     (void)c, (void)data;

@@ -66,6 +66,11 @@ int nmt_comm_bcast(nmt_comm *comm, void *data, size_t bytes, int root);
 /* Every rank's `bytes` bytes of mine, in rank order, into all[size * bytes] on every rank. */
 int nmt_comm_allgather(nmt_comm *comm, const void *mine, size_t bytes, void *all);
 int nmt_comm_barrier(nmt_comm *comm);
+/* Slices of a float array: rank r's is [bounds[r], bounds[r + 1]) (bounds[size] at most 2^31 - 1).
+ * allgather: every rank's slice of data, on every rank, in place. gather: every rank's slice (mine,
+ * its bounds[r + 1] - bounds[r] floats) into all[bounds[size]] on rank `root` (all is not used elsewhere). */
+int nmt_comm_allgather_f32(nmt_comm *comm, float *data, const size_t *bounds);
+int nmt_comm_gather_f32(nmt_comm *comm, const float *mine, float *all, const size_t *bounds, int root);
 
 /* Starts the element-wise all-reduce `op` of data[count] in place (int64_t for NMT_COMM_SUM_I64,
  * int32_t for NMT_COMM_MAX_I32; count at most 2^28). Without MPI the request is done at once. */

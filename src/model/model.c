@@ -386,13 +386,14 @@ static void encoder_layer_forward(nmt_model *m, int l) {
 }
 
 /* ---------------------------------------------------------------------------------------------- */
-/* Final gradients: the parameter ranges a hooked backward reports as their gradients become final.
- * A sublayer's range runs from its first tensor to the end of its LayerNorm (params.c lays them out
- * so). nmt_model_grad_order lists the same ranges in the order backward reports them. */
+/* Final gradients: the parameter ranges a hooked backward reports as their gradients become final,
+ * named by the parameters' tensors (the gradients have the same layout). A sublayer's range runs from
+ * its first tensor to the end of its LayerNorm (params.c lays them out so). nmt_model_grad_order lists
+ * the same ranges in the order backward reports them. */
 
 static void report(const nmt_model *m, const nmt_grad_hook *h, const float *first, size_t count) {
     if (!h || !first) return;
-    size_t lo = (size_t)(first - m->grads);
+    size_t lo = (size_t)(first - m->params);
     h->ready(h->ctx, lo, lo + count);
 }
 
@@ -403,7 +404,7 @@ static void sublayer_ready(const nmt_model *m, const nmt_grad_hook *h, const flo
 /* The output projection's gradient is final at the top of backward unless it is tied. */
 static void output_ready(const nmt_model *m, const nmt_grad_hook *h) {
     if (m->config.tie_embeddings == NMT_TIE_NONE)
-        report(m, h, m->g.output, (size_t)m->config.vocab_size * m->config.d_model);
+        report(m, h, m->p.output, (size_t)m->config.vocab_size * m->config.d_model);
 }
 
 static void stack_ready(const nmt_model *m, const nmt_grad_hook *h, const nmt_norm_params *n) {
@@ -411,28 +412,29 @@ static void stack_ready(const nmt_model *m, const nmt_grad_hook *h, const nmt_no
 }
 
 /* After an embedding's backward: its positions, and its table unless the source side still adds to it. */
-static void embed_ready(const nmt_model *m, const nmt_grad_hook *h, float *table, float *positions, int last) {
+static void embed_ready(const nmt_model *m, const nmt_grad_hook *h, const float *table, const float *positions,
+                        int last) {
     size_t D = (size_t)m->config.d_model;
     report(m, h, positions, (size_t)m->config.max_positions * D);
     if (last || m->config.tie_embeddings != NMT_TIE_ALL) report(m, h, table, (size_t)m->config.vocab_size * D);
 }
 
 void nmt_model_grad_order(const nmt_model *m, const nmt_grad_hook *h) {
-    const nmt_params *g = &m->g;
+    const nmt_params *p = &m->p;
     output_ready(m, h);
-    stack_ready(m, h, &g->decoder_norm);
+    stack_ready(m, h, &p->decoder_norm);
     for (int l = m->config.decoder_layers - 1; l >= 0; l--) {
-        sublayer_ready(m, h, g->decoder[l].ffn.fc1_weight, &g->decoder[l].ffn_norm);
-        sublayer_ready(m, h, g->decoder[l].cross_attn.q_weight, &g->decoder[l].cross_attn_norm);
-        sublayer_ready(m, h, g->decoder[l].self_attn.q_weight, &g->decoder[l].self_attn_norm);
+        sublayer_ready(m, h, p->decoder[l].ffn.fc1_weight, &p->decoder[l].ffn_norm);
+        sublayer_ready(m, h, p->decoder[l].cross_attn.q_weight, &p->decoder[l].cross_attn_norm);
+        sublayer_ready(m, h, p->decoder[l].self_attn.q_weight, &p->decoder[l].self_attn_norm);
     }
-    embed_ready(m, h, g->tgt_embed, g->tgt_positions, 0);
-    stack_ready(m, h, &g->encoder_norm);
+    embed_ready(m, h, p->tgt_embed, p->tgt_positions, 0);
+    stack_ready(m, h, &p->encoder_norm);
     for (int l = m->config.encoder_layers - 1; l >= 0; l--) {
-        sublayer_ready(m, h, g->encoder[l].ffn.fc1_weight, &g->encoder[l].ffn_norm);
-        sublayer_ready(m, h, g->encoder[l].self_attn.q_weight, &g->encoder[l].self_attn_norm);
+        sublayer_ready(m, h, p->encoder[l].ffn.fc1_weight, &p->encoder[l].ffn_norm);
+        sublayer_ready(m, h, p->encoder[l].self_attn.q_weight, &p->encoder[l].self_attn_norm);
     }
-    embed_ready(m, h, g->src_embed, g->src_positions, 1);
+    embed_ready(m, h, p->src_embed, p->src_positions, 1);
 }
 
 /* g->d: the gradient of the layer's output in, of its input out. */
@@ -448,7 +450,7 @@ static void encoder_layer_backward(nmt_model *m, int l, const nmt_grad_hook *h) 
     float *dx = sublayer_f_dinput(m, g, &accumulate);
     ffn_backward(m, g, e->hidden, &p->ffn, &dp->ffn, sublayer_f_input(m, &e->ffn_sub, x1), M, dx, accumulate);
     sublayer_input_backward(m, g, &e->ffn_sub, &p->ffn_norm, &dp->ffn_norm, x1, M);
-    sublayer_ready(m, h, dp->ffn.fc1_weight, &dp->ffn_norm);
+    sublayer_ready(m, h, p->ffn.fc1_weight, &p->ffn_norm);
 
     sublayer_finish_backward(m, g, &e->attn_sub, &p->self_attn_norm, &dp->self_attn_norm, M,
                              dropout_at(m, id, SITE_SELF));
@@ -456,7 +458,7 @@ static void encoder_layer_backward(nmt_model *m, int l, const nmt_grad_hook *h) 
     self_attention_backward(m, g, &e->attn, &p->self_attn, &dp->self_attn, sublayer_f_input(m, &e->attn_sub, x),
                             &A->src, 0, dropout_at(m, id, SITE_SELF_WEIGHTS), dx, accumulate);
     sublayer_input_backward(m, g, &e->attn_sub, &p->self_attn_norm, &dp->self_attn_norm, x, M);
-    sublayer_ready(m, h, dp->self_attn.q_weight, &dp->self_attn_norm);
+    sublayer_ready(m, h, p->self_attn.q_weight, &p->self_attn_norm);
 }
 
 static void decoder_layer_forward(nmt_model *m, int l) {
@@ -492,7 +494,7 @@ static void decoder_layer_backward(nmt_model *m, int l, const nmt_grad_hook *h) 
     float *dx = sublayer_f_dinput(m, g, &accumulate);
     ffn_backward(m, g, d->hidden, &p->ffn, &dp->ffn, sublayer_f_input(m, &d->ffn_sub, x2), M, dx, accumulate);
     sublayer_input_backward(m, g, &d->ffn_sub, &p->ffn_norm, &dp->ffn_norm, x2, M);
-    sublayer_ready(m, h, dp->ffn.fc1_weight, &dp->ffn_norm);
+    sublayer_ready(m, h, p->ffn.fc1_weight, &p->ffn_norm);
 
     sublayer_finish_backward(m, g, &d->cross_sub, &p->cross_attn_norm, &dp->cross_attn_norm, M,
                              dropout_at(m, id, SITE_CROSS));
@@ -500,7 +502,7 @@ static void decoder_layer_backward(nmt_model *m, int l, const nmt_grad_hook *h) 
     cross_attention_backward(m, g, &d->cross, &p->cross_attn, &dp->cross_attn, sublayer_f_input(m, &d->cross_sub, x1),
                              dropout_at(m, id, SITE_CROSS_WEIGHTS), dx, accumulate);
     sublayer_input_backward(m, g, &d->cross_sub, &p->cross_attn_norm, &dp->cross_attn_norm, x1, M);
-    sublayer_ready(m, h, dp->cross_attn.q_weight, &dp->cross_attn_norm);
+    sublayer_ready(m, h, p->cross_attn.q_weight, &p->cross_attn_norm);
 
     sublayer_finish_backward(m, g, &d->self_sub, &p->self_attn_norm, &dp->self_attn_norm, M,
                              dropout_at(m, id, SITE_SELF));
@@ -508,7 +510,7 @@ static void decoder_layer_backward(nmt_model *m, int l, const nmt_grad_hook *h) 
     self_attention_backward(m, g, &d->self, &p->self_attn, &dp->self_attn, sublayer_f_input(m, &d->self_sub, x),
                             &A->tgt, 1, dropout_at(m, id, SITE_SELF_WEIGHTS), dx, accumulate);
     sublayer_input_backward(m, g, &d->self_sub, &p->self_attn_norm, &dp->self_attn_norm, x, M);
-    sublayer_ready(m, h, dp->self_attn.q_weight, &dp->self_attn_norm);
+    sublayer_ready(m, h, p->self_attn.q_weight, &p->self_attn_norm);
 }
 
 /* ---------------------------------------------------------------------------------------------- */
@@ -553,10 +555,10 @@ static void encoder_backward(nmt_model *m, const nmt_grad_hook *h) {
     int L = m->config.encoder_layers;
     swap_floats(&g->d, &g->denc);
     stack_finish_backward(m, &A->src, A->enc[L - 1].ffn_sub.out, &m->p.encoder_norm, &m->g.encoder_norm);
-    stack_ready(m, h, &m->g.encoder_norm);
+    stack_ready(m, h, &m->p.encoder_norm);
     for (int l = L - 1; l >= 0; l--) encoder_layer_backward(m, l, h);
     embed_backward(m, &A->src, m->g.src_embed, m->g.src_positions, g->d, dropout_at(m, 0, SITE_SRC_EMBED));
-    embed_ready(m, h, m->g.src_embed, m->g.src_positions, 1);
+    embed_ready(m, h, m->p.src_embed, m->p.src_positions, 1);
 }
 
 static void decoder_forward(nmt_model *m) {
@@ -574,10 +576,10 @@ static void decoder_backward(nmt_model *m, const nmt_grad_hook *h) {
     int L = m->config.decoder_layers;
     memset(g->denc, 0, (size_t)A->src.M * m->config.d_model * sizeof(float));
     stack_finish_backward(m, &A->tgt, A->dec[L - 1].ffn_sub.out, &m->p.decoder_norm, &m->g.decoder_norm);
-    stack_ready(m, h, &m->g.decoder_norm);
+    stack_ready(m, h, &m->p.decoder_norm);
     for (int l = L - 1; l >= 0; l--) decoder_layer_backward(m, l, h);
     embed_backward(m, &A->tgt, m->g.tgt_embed, m->g.tgt_positions, g->d, dropout_at(m, 0, SITE_TGT_EMBED));
-    embed_ready(m, h, m->g.tgt_embed, m->g.tgt_positions, 0);
+    embed_ready(m, h, m->p.tgt_embed, m->p.tgt_positions, 0);
 }
 
 /* ---------------------------------------------------------------------------------------------- */

@@ -54,6 +54,7 @@ typedef struct key_spec {
 static const char *const vocab_type_names[] = {"unigram", "bpe", NULL};
 static const char *const precision_names[] = {"fp32", "bf16", NULL}; /* in nmt_precision's order */
 _Static_assert(NMT_PRECISION_FP32 == 0 && NMT_PRECISION_BF16 == 1, "train.precision's words follow nmt_precision");
+static const char *const switch_names[] = {"false", "true", NULL};
 
 #define AT(field) offsetof(nmt_config, field)
 #define SECTION(p) {.path = p, .kind = KEY_SECTION}
@@ -96,6 +97,7 @@ static const key_spec keys[] = {
     NUMBER("train.label_smoothing", KEY_DOUBLE, label_smoothing, 0, 1, MAX_OPEN),
     NUMBER("train.ema_decay", KEY_DOUBLE, ema_decay, 0, 1, MAX_OPEN),
     WORD("train.precision", KEY_ENUM, precision, precision_names),
+    WORD("train.shard_optimizer", KEY_ENUM, shard_optimizer, switch_names),
     NUMBER("train.max_steps", KEY_LONG, max_steps, 0, 1e15, 0),
     NUMBER("train.max_epochs", KEY_LONG, max_epochs, 0, 1e15, 0),
     NUMBER("train.max_minutes", KEY_DOUBLE, max_minutes, 0, INFINITY, 0),

@@ -37,6 +37,8 @@ typedef struct nmt_config {
     int update_freq;            /* train.update_freq (1): batches per optimizer step */
     int batch_pieces;           /* train.batch_pieces (1): sub-batches a batch is split into, each computed
                                    alone and summed exactly; a run uses at most update_freq x this ranks */
+    int shard_optimizer;        /* train.shard_optimizer (false): on several ranks each keeps the Adam moments
+                                   of its slice of the parameters and updates that slice (ZeRO stage 1) */
     double lr;                  /* train.optimizer.lr (1e-3): peak learning rate */
     double beta1, beta2;        /* train.optimizer.betas ([0.9, 0.98]) */
     double adam_eps;            /* train.optimizer.eps (1e-9) */

@@ -5,6 +5,7 @@
 
 #include "base/hash.h"
 #include "base/io.h"
+#include "base/random.h"
 
 #include <errno.h>
 #include <math.h>
@@ -20,6 +21,8 @@ void nmt_dist_free(nmt_dist *d) {
     free(d->slots);
     free(d->buckets);
     free(d->block_bucket);
+    free(d->bounds);
+    nmt_dist_drop_moments(d);
     memset(d, 0, sizeof *d);
 }
 
@@ -58,6 +61,21 @@ int nmt_dist_init(nmt_dist *d, nmt_comm *comm, int update_freq, int batch_pieces
 fail:
     nmt_dist_free(d);
     return -1;
+}
+
+int nmt_dist_setup(nmt_dist *d, nmt_comm *comm, int update_freq, int batch_pieces, const nmt_model *m, nmt_adam *adam,
+                   int shard) {
+    if (nmt_dist_init(d, comm, update_freq, batch_pieces, m->num_params) < 0) return -1;
+    if (comm->size == 1) return 0;
+    if (nmt_dist_plan_overlap(d, m) < 0 || (shard && nmt_dist_shard(d, adam) < 0)) {
+        nmt_dist_free(d);
+        return -1;
+    }
+    return 0;
+}
+
+uint64_t nmt_dist_piece_seed(uint64_t seed, long step, int piece) {
+    return nmt_random_mix(seed ^ (uint64_t)step * NMT_RANDOM_GAMMA ^ (uint64_t)piece * 0xC2B2AE3D27D4EB4Full);
 }
 
 void nmt_dist_piece_rows(int rows, int batch_pieces, int j, int *lo, int *hi) {
@@ -227,7 +245,7 @@ int nmt_dist_plan_overlap(nmt_dist *d, const nmt_model *m) {
         goto done;
     }
     for (int k = 0; k < d->num_buckets; k++) d->buckets[k].left = d->buckets[k].size;
-    d->grads = m->grads;
+    d->model = m;
     d->hook = (nmt_grad_hook){bucket_ready, d};
     rc = 0;
 done:
@@ -259,7 +277,7 @@ static int progress(nmt_dist *d, int all) {
     nmt_comm *c = d->comm;
     while (d->started < d->num_buckets && (all || d->buckets[d->started].left == 0)) {
         nmt_dist_bucket *k = &d->buckets[d->started++];
-        run_pass(d, d->grads, 0, k->begin, k->end);
+        run_pass(d, d->model->grads, 0, k->begin, k->end);
         if (nmt_comm_start(c, NMT_COMM_MAX_I32, d->exps + k->begin, (size_t)(k->end - k->begin), &k->max) < 0)
             return -1;
     }
@@ -273,7 +291,7 @@ static int progress(nmt_dist *d, int all) {
         for (long b = k->begin; b < k->end && k->finite; b++) k->finite = d->exps[b] != NMT_DIST_NONFINITE;
         d->nonfinite |= !k->finite; /* every rank sees the same maxes, so every rank skips this sum */
         if (!k->finite) continue;
-        run_pass(d, d->grads, 1, k->begin, k->end);
+        run_pass(d, d->model->grads, 1, k->begin, k->end);
         size_t lo = (size_t)k->begin * NMT_DIST_BLOCK;
         if (nmt_comm_start(c, NMT_COMM_SUM_I64, d->sum + lo, k->size, &k->sum) < 0) return -1;
     }
@@ -282,7 +300,7 @@ static int progress(nmt_dist *d, int all) {
         nmt_dist_bucket *k = &d->buckets[d->unpacked];
         if ((all ? nmt_comm_wait(c, &k->sum) : nmt_comm_test(c, &k->sum, &done)) < 0) return -1;
         if (!done) break;
-        if (k->finite) run_pass(d, d->grads, 2, k->begin, k->end);
+        if (k->finite) run_pass(d, d->model->grads, 2, k->begin, k->end);
         d->unpacked++;
     }
     return 0;
@@ -302,7 +320,7 @@ static void bucket_ready(void *ctx, size_t lo, size_t hi) {
 
 /* nmt_dist_reduce's gradient part with buckets; leaves them ready for the next step. */
 static int reduce_buckets(nmt_dist *d, float *grads, int *finite) {
-    if (grads != d->grads) return nmt_error_set("dist: the reduce's gradients are not the planned model's");
+    if (grads != d->model->grads) return nmt_error_set("dist: the reduce's gradients are not the planned model's");
     if (d->failed || progress(d, 1) < 0) return -1;
     *finite = !d->nonfinite;
     for (int k = 0; k < d->num_buckets; k++) d->buckets[k].left = d->buckets[k].size;
@@ -333,6 +351,52 @@ int nmt_dist_reduce(nmt_dist *d, float *grads, double totals[NMT_DIST_SLOTS], in
         }
     }
     d->reduce_s = nmt_now() - start;
+    return 0;
+}
+
+/* ---- sharded optimizer ---- */
+
+int nmt_dist_shard(nmt_dist *d, nmt_adam *adam) {
+    int N = d->comm->size;
+    d->bounds = nmt_malloc(((size_t)N + 1) * sizeof *d->bounds);
+    if (!d->bounds) return -1;
+    for (int r = 0; r <= N; r++) d->bounds[r] = r == N ? d->n : (size_t)((double)d->n * r / N) / 16 * 16;
+    int rc = nmt_adam_keep_slice(adam, d->bounds[d->comm->rank], d->bounds[d->comm->rank + 1]);
+    if (rc < 0) {
+        free(d->bounds);
+        d->bounds = NULL;
+    }
+    return rc;
+}
+
+int nmt_dist_gather_params(nmt_dist *d, float *params) { return nmt_comm_allgather_f32(d->comm, params, d->bounds); }
+
+void nmt_dist_drop_moments(nmt_dist *d) {
+    free(d->full_m);
+    free(d->full_v);
+    d->full_m = d->full_v = NULL;
+}
+
+int nmt_dist_gather_moments(nmt_dist *d, const nmt_adam *adam) {
+    if (!d->bounds) return 0;
+    nmt_dist_drop_moments(d);
+    if (d->comm->rank == 0 &&
+        (!(d->full_m = nmt_malloc(d->n * sizeof *d->full_m)) || !(d->full_v = nmt_malloc(d->n * sizeof *d->full_v))))
+        return nmt_error_prefix("gathering the optimizer's moments for a checkpoint");
+    if (nmt_comm_gather_f32(d->comm, adam->m, d->full_m, d->bounds, 0) < 0 ||
+        nmt_comm_gather_f32(d->comm, adam->v, d->full_v, d->bounds, 0) < 0)
+        return -1;
+    return 0;
+}
+
+int nmt_dist_whole_adam(const nmt_dist *d, const nmt_adam *adam, nmt_adam *whole) {
+    *whole = *adam;
+    if (!d->bounds) return 0;
+    if (!d->full_m) return nmt_error_set("the sharded optimizer's moments were not gathered for this checkpoint");
+    whole->m = d->full_m;
+    whole->v = d->full_v;
+    whole->lo = 0;
+    whole->hi = whole->n;
     return 0;
 }
 

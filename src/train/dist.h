@@ -30,6 +30,12 @@
  * their fixed order on every rank (a rank whose last piece is empty starts them all in
  * nmt_dist_reduce), the maxes and the sums each in order on their own channel.
  *
+ * Sharded optimizer (ZeRO stage 1, nmt_dist_shard): rank r keeps the Adam moments of parameters
+ * [bounds[r], bounds[r + 1]) (N near-equal slices, multiples of 16), updates those parameters from the
+ * full summed gradient, and an all-gather brings every rank's updated slice to every rank
+ * (nmt_dist_gather_params). A checkpoint gathers the full moments onto rank 0 (nmt_dist_gather_moments),
+ * so it holds the same tensors as an unsharded run's and resumes on any N, sharded or not.
+ *
  * Memory on a rank of c pieces: (c - 1) float copies and one int64 sum of the gradient (when P > 1).
  */
 #ifndef NMT_DIST_H
@@ -84,7 +90,9 @@ typedef struct nmt_dist {
     int unpacked;        /* buckets whose sum is back in grads */
     int nonfinite;       /* a bucket's exponents hold inf or nan this step */
     int failed;          /* a hook call failed (its error stays set for nmt_dist_reduce) */
-    float *grads;        /* the model's gradient buffer, which the hook reads */
+    const nmt_model *model; /* the planned model, whose gradients the hook reads */
+    size_t *bounds;      /* [size + 1] the ranks' optimizer slices when sharded, else NULL */
+    float *full_m, *full_v; /* [n] rank 0's gathered moments of the sharded optimizer, or NULL */
     nmt_grad_hook hook;  /* ctx: this */
 } nmt_dist;
 
@@ -93,11 +101,30 @@ int nmt_dist_check_size(const nmt_comm *comm, int update_freq, int batch_pieces)
 int nmt_dist_init(nmt_dist *d, nmt_comm *comm, int update_freq, int batch_pieces, size_t num_params);
 void nmt_dist_free(nmt_dist *d);
 
+/* nmt_dist_init for model m, then on several ranks its buckets (nmt_dist_plan_overlap) and, when
+ * `shard`, this rank's slice of adam (nmt_dist_shard). */
+int nmt_dist_setup(nmt_dist *d, nmt_comm *comm, int update_freq, int batch_pieces, const nmt_model *m, nmt_adam *adam,
+                   int shard);
+/* Dropout masks of piece p of step s: a pure function of (seed, s, p), so a resumed run, and a run on
+ * any number of ranks, draws the same masks as an uninterrupted one. */
+uint64_t nmt_dist_piece_seed(uint64_t seed, long step, int piece);
 /* Groups the gradient of model m into buckets for the overlapped reduce (nothing when P = 1). */
 int nmt_dist_plan_overlap(nmt_dist *d, const nmt_model *m);
 /* The hook for the backward of this rank's local-th piece: the buckets' for the last piece of a step
  * when planned, else NULL (a plain backward). */
 const nmt_grad_hook *nmt_dist_hook(nmt_dist *d, int local);
+
+/* Shards the optimizer: keeps this rank's slice of adam's moments (adam is whole before). */
+int nmt_dist_shard(nmt_dist *d, nmt_adam *adam);
+/* After the sharded update: every rank's slice of params[n] on every rank. */
+int nmt_dist_gather_params(nmt_dist *d, float *params);
+/* The full moments of a sharded adam onto rank 0, for a checkpoint (every rank calls it; nothing when
+ * not sharded). */
+int nmt_dist_gather_moments(nmt_dist *d, const nmt_adam *adam);
+/* On rank 0: *whole, adam as one whole optimizer (shallow; with the gathered moments when sharded). */
+int nmt_dist_whole_adam(const nmt_dist *d, const nmt_adam *adam, nmt_adam *whole);
+/* Frees the gathered moments. */
+void nmt_dist_drop_moments(nmt_dist *d);
 
 /* Rows [*lo, *hi) of a batch of `rows` sentences form its piece j (0 <= j < batch_pieces); may be empty. */
 void nmt_dist_piece_rows(int rows, int batch_pieces, int j, int *lo, int *hi);

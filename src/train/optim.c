@@ -13,6 +13,7 @@ enum { BLOCK = 1 << 14 };
 int nmt_adam_init(nmt_adam *a, size_t n, double beta1, double beta2, double eps) {
     memset(a, 0, sizeof *a);
     a->n = n;
+    a->hi = n;
     a->beta1 = beta1;
     a->beta2 = beta2;
     a->eps = eps;
@@ -32,6 +33,28 @@ void nmt_adam_free(nmt_adam *a) {
     free(a->v);
     free(a->block_sums);
     memset(a, 0, sizeof *a);
+}
+
+int nmt_adam_keep_slice(nmt_adam *a, size_t lo, size_t hi) {
+    if (lo > hi || hi > a->n || a->lo != 0 || a->hi != a->n)
+        return nmt_error_set("optimizer: slice [%zu, %zu) of %zu parameters (already a slice: [%zu, %zu))", lo, hi, a->n,
+                             a->lo, a->hi);
+    size_t count = hi - lo ? hi - lo : 1;
+    float *m = nmt_malloc(count * sizeof *m), *v = nmt_malloc(count * sizeof *v);
+    if (!m || !v) {
+        free(m);
+        free(v);
+        return -1;
+    }
+    memcpy(m, a->m + lo, (hi - lo) * sizeof *m);
+    memcpy(v, a->v + lo, (hi - lo) * sizeof *v);
+    free(a->m);
+    free(a->v);
+    a->m = m;
+    a->v = v;
+    a->lo = lo;
+    a->hi = hi;
+    return 0;
 }
 
 double nmt_lr_at(double lr, long warmup, long step) {
@@ -77,11 +100,13 @@ typedef struct update_task {
     float eps;
 } update_task;
 
+/* Blocks of the slice: p, g, m and v start at its first parameter. */
 static void update_blocks(void *ctx, long begin, long end) {
     const update_task *t = ctx;
-    size_t lo = (size_t)begin * BLOCK, hi = (size_t)end * BLOCK;
-    if (hi > t->adam->n) hi = t->adam->n;
-    float *restrict p = t->params, *restrict g = t->grads, *restrict m = t->adam->m, *restrict v = t->adam->v;
+    size_t lo = (size_t)begin * BLOCK, hi = (size_t)end * BLOCK, n = t->adam->hi - t->adam->lo;
+    if (hi > n) hi = n;
+    float *restrict p = t->params + t->adam->lo, *restrict g = t->grads + t->adam->lo, *restrict m = t->adam->m,
+                    *restrict v = t->adam->v;
     for (size_t i = lo; i < hi; i++) {
         float gi = g[i] * t->grad_scale;
         m[i] = t->beta1 * m[i] + t->one_minus_beta1 * gi;
@@ -107,5 +132,7 @@ void nmt_adam_update(nmt_adam *a, float *params, float *grads, double lr, double
         .inv_bc2_sqrt = (float)(1.0 / sqrt(bc2)),
         .eps = (float)a->eps,
     };
-    nmt_pool_for(a->num_blocks, 1, update_blocks, &t);
+    nmt_pool_for((long)((a->hi - a->lo + BLOCK - 1) / BLOCK), 1, update_blocks, &t);
+    memset(grads, 0, a->lo * sizeof *grads);
+    memset(grads + a->hi, 0, (a->n - a->hi) * sizeof *grads);
 }

@@ -11,6 +11,10 @@
  * Schedule (Vaswani et al. 2017, peak-normalised): lr(t) = lr * t / warmup for t <= warmup, then
  * lr * sqrt(warmup / t); warmup = 0 means a constant lr. Steps count from 1.
  *
+ * Slice (ZeRO stage 1, nmt_adam_keep_slice): an optimizer may keep the moments of parameters [lo, hi)
+ * only and update just those; each element's arithmetic is the same, so the slices of several ranks
+ * together give the bits of one whole update.
+ *
  * Threads: both passes run on the pool (nmt_pool_for) over fixed blocks of parameters,
  * and the norm adds per-block partial sums in block order, so results do not depend on the thread
  * count. Nothing is allocated after nmt_adam_init.
@@ -22,8 +26,9 @@
 
 typedef struct nmt_adam {
     size_t n;            /* parameters */
-    float *m;            /* [n] first moments */
-    float *v;            /* [n] second moments */
+    size_t lo, hi;       /* the slice it updates ([0, n) unless nmt_adam_keep_slice) */
+    float *m;            /* [hi - lo] first moments of parameters lo.. */
+    float *v;            /* [hi - lo] second moments */
     double beta1, beta2, eps;
     long step;           /* updates done so far (t of the last update) */
     double *block_sums;  /* [num_blocks] scratch for the gradient norm */
@@ -32,6 +37,8 @@ typedef struct nmt_adam {
 
 int nmt_adam_init(nmt_adam *adam, size_t n, double beta1, double beta2, double eps);
 void nmt_adam_free(nmt_adam *adam);
+/* Keeps the moments of parameters [lo, hi) only (of a whole optimizer), from now on updating those. */
+int nmt_adam_keep_slice(nmt_adam *adam, size_t lo, size_t hi);
 
 /* The learning rate of step t (1-based). */
 double nmt_lr_at(double lr, long warmup, long step);
@@ -43,7 +50,8 @@ double nmt_adam_grad_norm(nmt_adam *adam, const float *grads);
  * clipping is off, max_norm <= 0). */
 double nmt_clip_factor(double norm, double max_norm);
 
-/* One update with learning rate lr on g = grad_scale * grads; increments adam->step; zeroes grads. */
+/* One update of the slice's parameters with learning rate lr on g = grad_scale * grads; increments
+ * adam->step; zeroes all n grads. */
 void nmt_adam_update(nmt_adam *adam, float *params, float *grads, double lr, double grad_scale);
 
 #endif

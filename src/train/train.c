@@ -13,7 +13,6 @@
 #include "base/hash.h"
 #include "base/io.h"
 #include "base/json.h"
-#include "base/random.h"
 #include "compute/pool.h"
 #include "model/model.h"
 #include "model/model_file.h"
@@ -49,7 +48,7 @@ typedef struct trainer {
     nmt_batcher batches, valid_batches;
     nmt_model model;
     int model_created;
-    nmt_adam adam;
+    nmt_adam adam;           /* with train.shard_optimizer on several ranks, this rank's slice (dist.h) */
     nmt_ema ema;             /* the weights' moving average (rank 0 keeps it; off without train.ema_decay) */
     nmt_train_state state;
     long resumed_from;
@@ -86,8 +85,6 @@ static void format_duration(char *out, size_t size, double seconds) {
     long s = (long)(seconds + 0.5);
     snprintf(out, size, "%ld:%02ld:%02ld", s / 3600, s / 60 % 60, s % 60);
 }
-
-/* ---- the output directory ---- */
 
 /* ---- vocabulary and corpora ---- */
 
@@ -291,24 +288,20 @@ static int save_best_model(trainer *t) {
     return rc;
 }
 
+/* Rank 0's; a sharded run's moments are those of the last nmt_dist_gather_moments. */
 static int save_checkpoint(trainer *t) {
-    if (nmt_train_log_sync(&t->log) < 0) return -1;
-    if (nmt_checkpoint_save(t->cfg->output, &t->model, &t->adam, t->ema.weights, &t->state, t->cfg->keep_last) < 0) return -1;
-    if (!t->cfg->valid.src && save_best_model(t) < 0) return -1;
+    nmt_adam whole;
+    if (nmt_train_log_sync(&t->log) < 0 || nmt_dist_whole_adam(&t->dist, &t->adam, &whole) < 0) return -1;
+    int rc = nmt_checkpoint_save(t->cfg->output, &t->model, &whole, t->ema.weights, &t->state, t->cfg->keep_last);
+    nmt_dist_drop_moments(&t->dist);
+    if (rc < 0 || (!t->cfg->valid.src && save_best_model(t) < 0)) return -1;
     t->last_saved_step = t->state.step;
     return 0;
 }
 
 /* ---- one step ---- */
 
-/* Dropout masks of piece p of step s: a pure function of (seed, s, p), so a resumed run, and a run on
- * any number of ranks, draws the same masks as an uninterrupted one. */
-static uint64_t dropout_seed(uint64_t seed, long step, int p) {
-    return nmt_random_mix(seed ^ (uint64_t)step * NMT_RANDOM_GAMMA ^ (uint64_t)p * 0xC2B2AE3D27D4EB4Full);
-}
-
-/* Forward + backward of rows [lo, hi) of a batch (piece p of the step), adding to the gradients;
- * the backward tells `hook` (NULL: nothing) of its final gradients. */
+/* Forward + backward of rows [lo, hi) of a batch (piece p of the step) into the gradients, told to hook. */
 static int piece_step(trainer *t, const nmt_batch *batch, int lo, int hi, long step, int p,
                       const nmt_grad_hook *hook, double slots[NMT_DIST_SLOTS]) {
     nmt_batch piece = *batch;
@@ -318,7 +311,7 @@ static int piece_step(trainer *t, const nmt_batch *batch, int lo, int hi, long s
     piece.tgt_out += (size_t)lo * batch->tgt_len;
     nmt_forward_options fo = {.training = 1,
                               .label_smoothing = (float)t->cfg->label_smoothing,
-                              .dropout_seed = dropout_seed(t->state.seed, step, p)};
+                              .dropout_seed = nmt_dist_piece_seed(t->state.seed, step, p)};
     nmt_loss loss;
     if (nmt_model_forward(&t->model, &piece, &fo, &loss) < 0 || nmt_model_backward_hooked(&t->model, 1.0f, hook) < 0) {
         if (strstr(nmt_error(), "out of memory")) /* the batch's activations: say what sizes them */
@@ -372,6 +365,7 @@ static int train_step(trainer *t, nmt_loss *sum) {
                              step, isfinite(sum->loss_sum) ? "gradient" : "loss");
     double lr = nmt_lr_at(cfg->lr, cfg->warmup, step);
     nmt_adam_update(&t->adam, t->model.params, t->model.grads, lr, scale * nmt_clip_factor(norm, cfg->clip_norm));
+    if (d->bounds && nmt_dist_gather_params(d, t->model.params) < 0) return nmt_error_prefix("step %ld", step);
     nmt_ema_update(&t->ema, t->model.params, step);
     t->step_optimizer_s = nmt_now() - optimizer_start;
     t->state.step = step;
@@ -576,8 +570,8 @@ static int prepare_ranks(trainer *t, int found, const nmt_st_file *ckpt, const c
     if (check_positions(cfg, &t->valid) < 0 || prepare_model(t, found && t->root ? ckpt : NULL, ckpt_path) < 0 ||
         nmt_dist_share_model(t->comm, &t->model, &t->adam) < 0)
         return -1;
-    if (nmt_dist_init(&t->dist, t->comm, cfg->update_freq, cfg->batch_pieces, t->model.num_params) < 0) return -1;
-    return t->comm->size > 1 ? nmt_dist_plan_overlap(&t->dist, &t->model) : 0;
+    return nmt_dist_setup(&t->dist, t->comm, cfg->update_freq, cfg->batch_pieces, &t->model, &t->adam,
+                          cfg->shard_optimizer);
 }
 
 /* The stop reason every rank agrees on: rank 0's (it alone knows the time and validations), or a
@@ -713,10 +707,13 @@ static int run(trainer *t, volatile sig_atomic_t *stop, const char **stopped_by)
         if (step % t->log_every == 0 && log_train(t) < 0) return -1;
         /* Validation and saving count towards max_minutes, not towards tokens/s. */
         double pause = nmt_now();
+        int saving = step % cfg->save_every == 0;
+        if (saving && nmt_dist_gather_moments(&t->dist, &t->adam) < 0) return -1; /* before rank 0 validates */
         if (t->root && has_valid && step % cfg->valid_every == 0 && validate(t) < 0) return -1;
-        if (t->root && step % cfg->save_every == 0 && save_checkpoint(t) < 0) return -1;
+        if (t->root && saving && save_checkpoint(t) < 0) return -1;
         t->interval_start += nmt_now() - pause;
     }
+    if (nmt_dist_gather_moments(&t->dist, &t->adam) < 0) return -1; /* for a last checkpoint */
     if (!t->root) return 0; /* the rest is rank 0's */
     /* Validation at the end, unless interrupted (a stop request should be quick). */
     if (has_valid && strcmp(*stopped_by, "signal") != 0 && t->state.last_valid_step != t->state.step &&
