@@ -119,8 +119,8 @@ END_TEST
 /* Three optimizers keeping slices [0, a), [a, b), [b, N) of one whole optimizer, each updating its
  * slice of its own copy of the parameters: pasted together, the bits of the whole one's update. */
 START_TEST(slices_update_like_the_whole) {
-    enum { N = 40000, S = 3 };
-    size_t bounds[S + 1] = {0, 16384 + 16, 30000, N};
+    enum { N = 20000, S = 3 };
+    size_t bounds[S + 1] = {0, 16384 + 16, 18000, N};
     static float whole_p[N], slice_p[S][N], g[N], want_m[N];
     nmt_adam whole, part[S];
     ck_assert_int_eq(nmt_adam_init(&whole, N, 0.9, 0.98, 1e-9), 0);
@@ -133,13 +133,17 @@ START_TEST(slices_update_like_the_whole) {
         ck_assert_uint_eq(part[r].hi, bounds[r + 1]);
     }
     ck_assert_int_eq(nmt_adam_keep_slice(&part[0], 0, 1), -1); /* already a slice */
+    static float step_g[N];
     for (int step = 1; step <= 3; step++) {
-        for (int i = 0; i < N; i++) g[i] = cosf((float)(i * step)) * 1e-3f;
+        for (int i = 0; i < N; i++) step_g[i] = cosf((float)(i * step)) * 1e-3f;
+        memcpy(g, step_g, sizeof g);
         nmt_adam_update(&whole, whole_p, g, 1e-3, 2.0);
         for (int r = 0; r < S; r++) {
-            for (int i = 0; i < N; i++) g[i] = cosf((float)(i * step)) * 1e-3f;
+            memcpy(g, step_g, sizeof g);
             nmt_adam_update(&part[r], slice_p[r], g, 1e-3, 2.0);
-            for (int i = 0; i < N; i++) ck_assert(g[i] == 0.0f); /* every gradient is zeroed */
+            int zeroed = 1;
+            for (int i = 0; i < N; i++) zeroed &= g[i] == 0.0f;
+            ck_assert(zeroed); /* every gradient, in the slice or not */
         }
     }
     for (int r = 0; r < S; r++) {
