@@ -251,14 +251,14 @@ static void report_train(const bench_options *o, const nmt_model_config *c, cons
                "\"source_target_tokens_per_s\": %.1f, \"flops_per_target_token\": %.0f, \"gflops_per_s\": %.2f, "
                "\"peak_gflops\": %.2f, \"fraction_of_peak\": %.4f, \"fastest_step_seconds\": %.4f, "
                "\"fastest_fraction_of_peak\": %.4f, \"peak_rss_gib\": %.3f, \"first_loss\": %.4f, \"last_loss\": %.4f, "
-               "\"ranks\": %d, \"buckets\": %d, \"compute_seconds\": %.4f, \"comm_seconds\": %.4f, \"reduce_seconds\": %.4f, "
+               "\"ranks\": %d, \"buckets\": %d, \"compute_seconds\": %.4f, \"comm_seconds\": %.4f, \"reduce_seconds\": %.4f, \"skew_seconds\": %.4f, "
                "\"stages\": {",
                o->threads, gemm_name(), nmt_gemm_blas_core(), c->d_model, c->heads, c->ffn, c->encoder_layers,
                c->decoder_layers, c->vocab_size, r->steps, step_s, r->sentences / n, r->target_tokens / n,
                r->source_tokens / n, r->target_tokens / r->seconds, (r->target_tokens + r->source_tokens) / r->seconds,
                r->flops / (double)r->target_tokens, gflops, peak, gflops / peak, r->fastest_step_s, fastest_gflops / peak,
                peak_rss_gib(), r->first_loss, r->last_loss, r->ranks > 0 ? r->ranks : 1, r->buckets, (r->seconds - r->comm_s) / n,
-               r->comm_s / n, r->reduce_s / n);
+               r->comm_s / n, r->reduce_s / n, r->skew_s / n);
         for (int i = 0; i < NMT_STAGES; i++)
             printf("\"%s\": {\"forward_s\": %.4f, \"backward_s\": %.4f}, ", stage_names[i], r->timing.forward[i] / n,
                    r->timing.backward[i] / n);
@@ -277,9 +277,10 @@ static void report_train(const bench_options *o, const nmt_model_config *c, cons
            r->steps);
     if (r->ranks > 1)
         printf("ranks                    %d x %d threads: compute %.3f s, communication %.3f s a step (all-reduces, "
-               "waiting for the slowest rank included); the exact sum after the backward %.3f s (%d buckets "
-               "overlapped with it)\n",
-               r->ranks, o->threads, (r->seconds - r->comm_s) / n, r->comm_s / n, r->reduce_s / n, r->buckets);
+               "waiting for the slowest rank included); the exact sum after the backward %.3f s, %.3f s of it "
+               "waiting for the slowest rank (%d buckets overlapped with the backward)\n",
+               r->ranks, o->threads, (r->seconds - r->comm_s) / n, r->comm_s / n, r->reduce_s / n, r->skew_s / n,
+               r->buckets);
     printf("target tokens/s          %.0f\n", r->target_tokens / r->seconds);
     printf("source+target tokens/s   %.0f\n", (r->target_tokens + r->source_tokens) / r->seconds);
     printf("FLOP per target token    %.1f M\n", r->flops / (double)r->target_tokens / 1e6);

@@ -1,4 +1,5 @@
-/* dist: pieces of a step per rank, the pre-rounded exact gradient sum, the start-up agreement check. */
+/* dist: pieces of a step per rank, the pre-rounded exact gradient sum (whole, or in buckets during the
+ * backward), the sharded optimizer's gathers, the start-up agreement check. */
 #include "train/dist.h"
 #include "compute/pool.h"
 #include "base/util.h"
@@ -334,7 +335,9 @@ int nmt_dist_reduce(nmt_dist *d, float *grads, double totals[NMT_DIST_SLOTS], in
     /* Slots: every piece's are filled on one rank and zero on the others. */
     for (int p = 0; p < d->pieces; p++)
         if (!nmt_dist_owns(d, p)) memset(d->slots + (size_t)p * NMT_DIST_SLOTS, 0, NMT_DIST_SLOTS * sizeof *d->slots);
+    double waited = d->comm->wait_s;
     if (nmt_comm_sum_f64(d->comm, d->slots, (size_t)d->pieces * NMT_DIST_SLOTS) < 0) return -1;
+    d->skew_s = d->comm->wait_s - waited;
     for (int s = 0; s < NMT_DIST_SLOTS; s++) totals[s] = 0.0;
     for (int p = 0; p < d->pieces; p++)
         for (int s = 0; s < NMT_DIST_SLOTS; s++) totals[s] += d->slots[(size_t)p * NMT_DIST_SLOTS + s];
@@ -369,7 +372,9 @@ int nmt_dist_shard(nmt_dist *d, nmt_adam *adam) {
     return rc;
 }
 
-int nmt_dist_gather_params(nmt_dist *d, float *params) { return nmt_comm_allgather_f32(d->comm, params, d->bounds); }
+int nmt_dist_gather_params(nmt_dist *d, float *params) {
+    return d->bounds ? nmt_comm_allgather_f32(d->comm, params, d->bounds) : 0;
+}
 
 void nmt_dist_drop_moments(nmt_dist *d) {
     free(d->full_m);

@@ -81,6 +81,7 @@ typedef struct nmt_dist {
     int32_t *exps;       /* [num_blocks] block exponents E */
     double *slots;       /* [P * NMT_DIST_SLOTS] each piece's loss and counts */
     double reduce_s;     /* seconds of the last nmt_dist_reduce, communication included */
+    double skew_s;       /* of which waiting for the slowest rank to end its backward (its first all-reduce) */
     /* Overlap (nmt_dist_plan_overlap); num_buckets 0: the whole gradient is reduced in nmt_dist_reduce. */
     nmt_dist_bucket *buckets; /* [num_buckets] in backward order */
     int num_buckets;
@@ -116,7 +117,7 @@ const nmt_grad_hook *nmt_dist_hook(nmt_dist *d, int local);
 
 /* Shards the optimizer: keeps this rank's slice of adam's moments (adam is whole before). */
 int nmt_dist_shard(nmt_dist *d, nmt_adam *adam);
-/* After the sharded update: every rank's slice of params[n] on every rank. */
+/* After the sharded update: every rank's slice of params[n] on every rank (nothing when not sharded). */
 int nmt_dist_gather_params(nmt_dist *d, float *params);
 /* The full moments of a sharded adam onto rank 0, for a checkpoint (every rank calls it; nothing when
  * not sharded). */

@@ -365,7 +365,7 @@ static int train_step(trainer *t, nmt_loss *sum) {
                              step, isfinite(sum->loss_sum) ? "gradient" : "loss");
     double lr = nmt_lr_at(cfg->lr, cfg->warmup, step);
     nmt_adam_update(&t->adam, t->model.params, t->model.grads, lr, scale * nmt_clip_factor(norm, cfg->clip_norm));
-    if (d->bounds && nmt_dist_gather_params(d, t->model.params) < 0) return nmt_error_prefix("step %ld", step);
+    if (nmt_dist_gather_params(d, t->model.params) < 0) return nmt_error_prefix("step %ld", step);
     nmt_ema_update(&t->ema, t->model.params, step);
     t->step_optimizer_s = nmt_now() - optimizer_start;
     t->state.step = step;
@@ -652,8 +652,7 @@ static int setup(trainer *t, const nmt_train_options *opt) {
     if (found) say(t, "resuming from %s (step %ld, epoch %ld)\n", ckpt_path, t->state.step, t->state.epoch);
     char ranks[64] = "";
     if (t->comm->size > 1) snprintf(ranks, sizeof ranks, "%d ranks x ", t->comm->size);
-    if (t->dist.num_buckets)
-        say(t, "gradient all-reduce: %d buckets, each started as the backward finishes it\n", t->dist.num_buckets);
+    if (t->dist.num_buckets) say(t, "gradient all-reduce: %d buckets, each started as the backward finishes it\n", t->dist.num_buckets);
     say(t, "model: %zu parameters, vocabulary %d; %ld batches an epoch of at most %d target tokens, %d per step "
            "in %d pieces; %s%d threads\n",
         t->model.num_params, t->model.config.vocab_size, t->batches.num_batches, cfg->batch_tokens, cfg->update_freq,
@@ -806,6 +805,7 @@ static int bench_steps(trainer *t, long warmup_steps, long steps, nmt_train_benc
         r->optimizer_s += t->step_optimizer_s;
         r->comm_s += t->step_wait_s;
         r->reduce_s += t->dist.reduce_s;
+        r->skew_s += t->dist.skew_s;
     }
     r->timing = t->model.timing;
     r->vocab_size = t->model.config.vocab_size;

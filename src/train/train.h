@@ -105,6 +105,7 @@ typedef struct nmt_train_bench_result {
     double reduce_s;            /* summing the step's pieces after the backward (exact sum, all-reduces included;
                                  * with buckets only what the backward did not hide) */
     double comm_s;              /* waiting in all-reduces (transfer and slower ranks), in the backward or after */
+    double skew_s;              /* of reduce_s, waiting for the slowest rank to end its backward */
     int ranks;                  /* processes of the run */
     int buckets;                /* buckets of the all-reduce overlapped with the backward (0: none) */
     double first_loss, last_loss; /* label-smoothed loss per token of the first and last step */
