@@ -44,11 +44,6 @@ int nmt_cli_output(const char *command, const char *flag, const char *path, cons
  * AVX2 or AVX-512 VNNI, is an error naming what is missing; auto measures the products of each
  * precision available here and takes the fastest (nmt_packed_fastest). */
 int nmt_cli_precision(const char *command, const char *text, nmt_precision *out);
-/* Builds MODEL_DIR/shortlist.bin (nmt shortlist) from the corpus src/tgt, encoded with the
- * directory's spm.model; K candidates per source piece, M frequent pieces (with fit, at most the
- * vocabulary's size; otherwise more is an error). */
-enum { NMT_CLI_SHORTLIST_K = 50, NMT_CLI_SHORTLIST_M = 100 };
-int nmt_cli_shortlist_build(const char *model_dir, const char *src, const char *tgt, int k, int m, int fit, int quiet);
 
 /* getopt_long's tables and globals (optind, optarg) with exact names only: an unknown or
  * abbreviated long option ("--max-length" for "--max-length-ratio"), a missing value, a value given

@@ -2,6 +2,7 @@
 #include "cli.h"
 
 #include "base/comm.h"
+#include "infer/shortlist.h"
 #include "train/config.h"
 #include "train/train.h"
 #include "base/util.h"
@@ -135,8 +136,8 @@ int nmt_cmd_train(int argc, char **argv) {
     const int interrupted = status == NMT_EXIT_OK && strcmp(result.stopped_by, "signal") == 0;
     /* The vocabulary shortlist of the trained model (`nmt shortlist`), by rank 0, unless stopped by a signal. */
     if (status == NMT_EXIT_OK && !interrupted && comm.rank == 0 &&
-        nmt_cli_shortlist_build(config.output, config.train.src, config.train.tgt, NMT_CLI_SHORTLIST_K,
-                                NMT_CLI_SHORTLIST_M, 1, quiet) < 0)
+        nmt_shortlist_build_dir(config.output, config.train.src, config.train.tgt, NMT_SHORTLIST_K, NMT_SHORTLIST_M, 1,
+                                quiet ? NULL : stderr) < 0)
         status = NMT_EXIT_FAILURE;
     nmt_config_free(&config);
     if (status != NMT_EXIT_OK && comm.size > 1) {

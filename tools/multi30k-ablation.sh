@@ -1,23 +1,36 @@
 #!/usr/bin/env bash
-# The positions x normalisation ablation of the README: configs/multi30k-small.yaml with one
-# factor changed, every run trained for the same number of steps (the same batches and dropout seeds:
-# both are functions of the seed and the step), then translated with beam 5 and scored on
-# test_2016_flickr. Prints one Markdown table row per run on stdout.
+# The positions x normalisation ablation of the README: configs/multi30k-small.yaml with one factor
+# changed, every run with the same batches and dropout seeds (both are functions of the seed and the
+# step), trained for the same number of steps or the same minutes, then translated with beam 5 and
+# scored on val and test_2016_flickr (BLEU and chrF), each variant against the first by sacreBLEU's
+# paired bootstrap test (`nmt bleu --paired-bs`), and all runs drawn by `nmt plot`. Prints a Markdown
+# table on stdout and the bootstrap reports on stderr.
 #
-#   tools/multi30k-ablation.sh [STEPS] [VARIANT...]
+#   tools/multi30k-ablation.sh [--minutes M | STEPS] [VARIANT...]
 #
-# STEPS defaults to 500 (~10 minutes each on 2 cores); a VARIANT is POSITIONS-NORM, e.g. rope-pre;
-# the default is sinusoidal-post learned-post rope-post sinusoidal-pre. Runs go to runs/abl-VARIANT
-# (resumed when interrupted) and share the vocabulary of runs/multi30k-small (trained first if absent).
-# Environment: NMT (default build/bin/nmt), DATA (default ../shared/corpora/multi30k), THREADS (2).
+# STEPS defaults to 500 (~10 minutes each on 2 cores); --minutes M trains each run for M minutes of
+# wall-clock time instead (train.max_minutes, summed over resumes). A VARIANT is POSITIONS-NORM, e.g.
+# rope-pre; the default is sinusoidal-post learned-post rope-post sinusoidal-pre, and the first one
+# named is the baseline of the paired tests. Runs go to runs/abl-VARIANT[-Mmin] (resumed when
+# interrupted: run the same command again) and share the vocabulary of runs/multi30k-small (trained
+# first if absent); the curves go to runs/abl-curves.svg. Environment: NMT (default build/bin/nmt),
+# DATA (default ../shared/corpora/multi30k), THREADS (2), ALPHA (the length penalty, 1.5).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 NMT="${NMT:-build/bin/nmt}"
 DATA="${DATA:-../shared/corpora/multi30k}"
 THREADS="${THREADS:-2}"
-steps="${1:-500}"
-[ $# -gt 0 ] && shift
+ALPHA="${ALPHA:-1.5}"
+budget=(--set train.max_steps=500) suffix=""
+if [ "${1:-}" = "--minutes" ]; then
+  [ $# -ge 2 ] || { echo "multi30k-ablation: --minutes needs a number" >&2; exit 2; }
+  budget=(--set "train.max_minutes=$2" --set train.max_steps=0) suffix="-${2}min"
+  shift 2
+elif [ $# -gt 0 ] && [[ "$1" =~ ^[0-9]+$ ]]; then
+  budget=(--set "train.max_steps=$1" --set train.max_minutes=0)
+  shift
+fi
 variants=("$@")
 [ ${#variants[@]} -gt 0 ] || variants=(sinusoidal-post learned-post rope-post sinusoidal-pre)
 config=configs/multi30k-small.yaml
@@ -25,22 +38,29 @@ vocab=runs/multi30k-small/spm.model
 if [ ! -f "$vocab" ]; then # the first run's vocabulary, trained without training a model
   "$NMT" train "$config" --set train.max_steps=1 --set train.valid_every=1000 --quiet --threads "$THREADS"
 fi
-echo "| positions | norm | val BLEU (greedy) | val loss | test BLEU (beam 5) | minutes |"
-echo "| --- | --- | --- | --- | --- | --- |"
+dirs=() val_hyps=() test_hyps=() rows=()
 for variant in "${variants[@]}"; do
   positions=${variant%-*} norm=${variant#*-}
-  out=runs/abl-$variant
-  echo "ablation: $variant, $steps steps -> $out" >&2
-  "$NMT" train "$config" --set "model.positions=$positions" --set "model.norm_position=$norm" \
-    --set "train.max_steps=$steps" --set "vocab.model=../$vocab" --set "output=../$out" \
-    --threads "$THREADS" --quiet
-  "$NMT" translate -m "$out" -q --threads "$THREADS" -i "$DATA/test_2016_flickr.en" -o "$out/test.hyp"
-  test_bleu=$("$NMT" bleu -b "$DATA/test_2016_flickr.de" -i "$out/test.hyp")
-  # the last validation and the training time, from the run's log
-  read -r val_bleu val_loss minutes < <(awk '
-    /"event":"valid"/ { match($0, /"bleu":[-0-9.e]+/); b = substr($0, RSTART + 7, RLENGTH - 7)
-                        match($0, /"loss":[-0-9.e]+/); l = substr($0, RSTART + 7, RLENGTH - 7) }
+  out=runs/abl-$variant$suffix
+  echo "ablation: $variant -> $out" >&2
+  "$NMT" train "$config" --set "model.positions=$positions" --set "model.norm_position=$norm" "${budget[@]}" \
+    --set train.patience=0 --set "vocab.model=../$vocab" --set "output=../$out" --threads "$THREADS" --quiet
+  for split in val test_2016_flickr; do
+    "$NMT" translate -m "$out" -q --threads "$THREADS" -k 5 --length-penalty "$ALPHA" -i "$DATA/$split.en" \
+      -o "$out/$split.hyp"
+  done
+  read -r steps minutes < <(awk '
+    /"step":/ { match($0, /"step":[0-9]+/); s = substr($0, RSTART + 7, RLENGTH - 7) }
     /"elapsed_s"/ { match($0, /"elapsed_s":[0-9.]+/); m = substr($0, RSTART + 12, RLENGTH - 12) }
-    END { printf "%.2f %.3f %.1f\n", b, l, m / 60 }' "$out/train.log.jsonl")
-  echo "| $positions | $norm | $val_bleu | $val_loss | $test_bleu | $minutes |"
+    END { printf "%d %.1f\n", s, m / 60 }' "$out/train.log.jsonl")
+  val=$("$NMT" bleu -b "$DATA/val.de" -i "$out/val.hyp") test=$("$NMT" bleu -b "$DATA/test_2016_flickr.de" -i "$out/test_2016_flickr.hyp")
+  chrf=$("$NMT" bleu -b "$DATA/test_2016_flickr.de" -i "$out/test_2016_flickr.hyp" -m chrf)
+  dirs+=("$out") val_hyps+=("$out/val.hyp") test_hyps+=("$out/test_2016_flickr.hyp")
+  rows+=("| $positions | $norm | $steps | $minutes | $val | $test | $chrf |")
 done
+# p-values of each variant against the first, on test (sacreBLEU's paired bootstrap, 1,000 resamples).
+"$NMT" bleu "$DATA/test_2016_flickr.de" -i "${test_hyps[@]}" -m bleu chrf --paired-bs >&2
+"$NMT" plot -q -x minutes -o runs/abl-curves.svg "${dirs[@]}"
+echo "| positions | norm | steps | minutes | val BLEU (beam 5) | test BLEU (beam 5) | test chrF |"
+echo "| --- | --- | --- | --- | --- | --- | --- |"
+printf '%s\n' "${rows[@]}"

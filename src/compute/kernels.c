@@ -25,24 +25,24 @@
 /* Vector helpers: a 16-lane accumulator summed in a fixed order, so every build sums alike. */
 
 typedef float v16 __attribute__((vector_size(64)));
-/* Helpers called from the multiversioned loops are always inlined, even at -O0: compiled once for
- * the baseline target and called from an AVX-512 clone, a function taking a v16 by value would
- * disagree with its caller about where the argument lives. Inlined, no call (and no ABI) exists,
- * so GCC's note about that ABI is silenced. */
-#pragma GCC diagnostic ignored "-Wpsabi"
+/* No v16 ever crosses a function call: loads are a macro and the helpers below take vectors by
+ * pointer and are always inlined, even at -O0. A v16 passed or returned by value would need
+ * AVX-512's calling convention, which the baseline clone of a multiversioned loop does not have
+ * (GCC warns and disagrees with the AVX-512 clone about where the value lives; clang refuses). */
 #define NMT_INLINE static inline __attribute__((always_inline))
-
-NMT_INLINE v16 v16_load(const float *p) {
-    v16 v;
-    memcpy(&v, p, sizeof v);
-    return v;
-}
+#define V16_LOAD(p)                                  \
+    __extension__({                                  \
+        v16 v16_load_;                               \
+        memcpy(&v16_load_, (p), sizeof v16_load_);   \
+        v16_load_;                                   \
+    })
 
 /* The lanes summed as a tree (halves, quarters, ...): a fixed order, and a short dependency chain
  * where a lane-by-lane sum would wait on 15 additions in a row. */
-NMT_INLINE float v16_sum(v16 v) {
+NMT_INLINE float v16_sum(const v16 *pv) {
     typedef float v8 __attribute__((vector_size(32)));
     typedef float v4 __attribute__((vector_size(16)));
+    const v16 v = *pv;
     v8 h = __builtin_shufflevector(v, v, 0, 1, 2, 3, 4, 5, 6, 7) + __builtin_shufflevector(v, v, 8, 9, 10, 11, 12, 13, 14, 15);
     v4 q = __builtin_shufflevector(h, h, 0, 1, 2, 3) + __builtin_shufflevector(h, h, 4, 5, 6, 7);
     return (q[0] + q[2]) + (q[1] + q[3]);
@@ -51,14 +51,15 @@ NMT_INLINE float v16_sum(v16 v) {
 NMT_INLINE float dot(const float *a, const float *b, int n) {
     v16 acc = {0};
     int i = 0;
-    for (; i + 16 <= n; i += 16) acc += v16_load(a + i) * v16_load(b + i);
-    float s = v16_sum(acc);
+    for (; i + 16 <= n; i += 16) acc += V16_LOAD(a + i) * V16_LOAD(b + i);
+    float s = v16_sum(&acc);
     for (; i < n; i++) s += a[i] * b[i];
     return s;
 }
 
 /* v16_sum of each of four vectors, in exactly v16_sum's order, sharing the shuffles. */
-NMT_INLINE void v16_sum4(float *out, v16 a, v16 b, v16 c, v16 d) {
+NMT_INLINE void v16_sum4(float *out, const v16 *acc) {
+    const v16 a = acc[0], b = acc[1], c = acc[2], d = acc[3];
     v16 ab = __builtin_shufflevector(a, b, 0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23) +
              __builtin_shufflevector(a, b, 8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30, 31);
     v16 cd = __builtin_shufflevector(c, d, 0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23) +
@@ -75,10 +76,10 @@ NMT_INLINE void dot4(float *out, const float *a, const float *const b[4], int n)
     v16 acc[4] = {{0}, {0}, {0}, {0}};
     int i = 0;
     for (; i + 16 <= n; i += 16) {
-        v16 x = v16_load(a + i);
-        for (int k = 0; k < 4; k++) acc[k] += x * v16_load(b[k] + i);
+        v16 x = V16_LOAD(a + i);
+        for (int k = 0; k < 4; k++) acc[k] += x * V16_LOAD(b[k] + i);
     }
-    v16_sum4(out, acc[0], acc[1], acc[2], acc[3]);
+    v16_sum4(out, acc);
     for (int k = 0; k < 4; k++)
         for (int j = i; j < n; j++) out[k] += a[j] * b[k][j];
 }
@@ -86,8 +87,8 @@ NMT_INLINE void dot4(float *out, const float *a, const float *const b[4], int n)
 NMT_INLINE float sum(const float *a, int n) {
     v16 acc = {0};
     int i = 0;
-    for (; i + 16 <= n; i += 16) acc += v16_load(a + i);
-    float s = v16_sum(acc);
+    for (; i + 16 <= n; i += 16) acc += V16_LOAD(a + i);
+    float s = v16_sum(&acc);
     for (; i < n; i++) s += a[i];
     return s;
 }
@@ -99,9 +100,9 @@ NMT_INLINE float max_of(const float *a, int n) {
     float m = a[0];
     int i = 0;
     if (n >= 16) {
-        v16 acc = v16_load(a);
+        v16 acc = V16_LOAD(a);
         for (i = 16; i + 16 <= n; i += 16) {
-            v16 x = v16_load(a + i);
+            v16 x = V16_LOAD(a + i);
             v16i greater = x > acc;
             acc = (v16)(((v16i)x & greater) | ((v16i)acc & ~greater));
         }
@@ -207,10 +208,10 @@ NMT_HOT static void layernorm_rows(void *ctx, long begin, long end) {
         v16 acc = {0};
         int i = 0;
         for (; i + 16 <= D; i += 16) {
-            v16 c = v16_load(x + i) - mu;
+            v16 c = V16_LOAD(x + i) - mu;
             acc += c * c;
         }
-        float var = v16_sum(acc);
+        float var = v16_sum(&acc);
         for (; i < D; i++) var += (x[i] - mu) * (x[i] - mu);
         float rs = 1.0f / sqrtf(var / (float)D + t->eps);
         for (i = 0; i < D; i++) y[i] = (x[i] - mu) * rs * t->w[i] + t->b[i];
@@ -236,11 +237,11 @@ NMT_HOT static void layernorm_backward_rows(void *ctx, long begin, long end) {
         v16 acc_g = {0}, acc_gx = {0};
         int i = 0;
         for (; i + 16 <= D; i += 16) {
-            v16 g = v16_load(dy + i) * v16_load(t->w + i);
+            v16 g = V16_LOAD(dy + i) * V16_LOAD(t->w + i);
             acc_g += g;
-            acc_gx += g * ((v16_load(x + i) - mu) * rs);
+            acc_gx += g * ((V16_LOAD(x + i) - mu) * rs);
         }
-        float sum_g = v16_sum(acc_g), sum_gx = v16_sum(acc_gx);
+        float sum_g = v16_sum(&acc_g), sum_gx = v16_sum(&acc_gx);
         for (; i < D; i++) {
             float g = dy[i] * t->w[i];
             sum_g += g;
@@ -420,9 +421,9 @@ NMT_INLINE float exp_in_place(float *x, int n, float shift) {
         for (int k = 0; k < 16; k++) e[k] = exp_fast(e[k] - shift);
         for (int k = m; k < 16; k++) e[k] = 0.0f;
         memcpy(x + i, e, (size_t)m * sizeof(float));
-        acc += v16_load(e);
+        acc += V16_LOAD(e);
     }
-    return v16_sum(acc);
+    return v16_sum(&acc);
 }
 
 /* x[0..n) = softmax(x) in place. */
@@ -454,9 +455,9 @@ NMT_INLINE float sum_exp(const float *x, int n, float shift) {
     for (; i + 16 <= n; i += 16) {
         float e[16];
         for (int k = 0; k < 16; k++) e[k] = exp_fast(x[i + k] - shift);
-        acc += v16_load(e);
+        acc += V16_LOAD(e);
     }
-    float s = v16_sum(acc);
+    float s = v16_sum(&acc);
     for (; i < n; i++) s += exp_fast(x[i] - shift);
     return s;
 }
@@ -487,7 +488,7 @@ float nmt_logsumexp_value(nmt_logsumexp s) { return s.max + logf(s.sum); }
 NMT_HOT int nmt_first_above(const float *x, int n, float threshold) {
     int i = 0;
     for (; i + 16 <= n; i += 16) {
-        v16i above = v16_load(x + i) > threshold;
+        v16i above = V16_LOAD(x + i) > threshold;
         int32_t any = 0;
         for (int k = 0; k < 16; k++) any |= above[k];
         if (any) break;
@@ -645,8 +646,8 @@ enum { ATTENTION_KEYS = 64 }; /* keys per block of the weighted sum of values */
 NMT_INLINE void weighted_sum(float *o, const float *p, const float *const *v, int n, int dh) {
     int c = 0;
     for (; c + 16 <= dh; c += 16) {
-        v16 acc = v16_load(o + c);
-        for (int j = 0; j < n; j++) acc += p[j] * v16_load(v[j] + c);
+        v16 acc = V16_LOAD(o + c);
+        for (int j = 0; j < n; j++) acc += p[j] * V16_LOAD(v[j] + c);
         memcpy(o + c, &acc, sizeof acc);
     }
     for (; c < dh; c++)

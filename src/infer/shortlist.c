@@ -1,9 +1,12 @@
-/* shortlist: building the co-occurrence table, its file, and a batch's candidate union. */
+/* shortlist: building the co-occurrence table (from piece ids, or from a model directory's corpus),
+ * its file, and a batch's candidate union. */
 #include "infer/shortlist.h"
 
+#include "base/input.h"
 #include "base/io.h"
 #include "base/util.h"
 #include "model/safetensors.h"
+#include "text/spm.h"
 #include "text/vocab.h"
 
 #include <stdio.h>
@@ -238,5 +241,94 @@ int nmt_shortlist_load_dir(nmt_shortlist **out, const char *model_dir, int vocab
     int rc = nmt_file_exists(path) ? nmt_shortlist_load(out, path, vocab_size)
                                    : nmt_error_set("%s: missing (`nmt shortlist -m %s` builds it)", path, model_dir);
     free(path);
+    return rc;
+}
+
+/* ---- from a corpus ---- */
+
+typedef struct side {
+    int32_t **ids; /* [count] */
+    int *len;
+    long count, cap;
+} side;
+
+static void side_free(side *s) {
+    for (long i = 0; i < s->count; i++) free(s->ids[i]);
+    free(s->ids);
+    free(s->len);
+}
+
+/* Encodes every line of path (text or gzip, as the trainer reads corpora) into s. */
+static int read_side(const nmt_spm *spm, const char *path, side *s) {
+    FILE *fp = nmt_input_open(path);
+    if (!fp) return -1;
+    nmt_lines lines;
+    nmt_lines_init(&lines, fp, path);
+    int rc, status = 0;
+    while ((rc = nmt_lines_next(&lines)) == 1) {
+        if (s->count == s->cap) {
+            const long cap = s->cap ? s->cap * 2 : 4096;
+            int32_t **ids = nmt_realloc(s->ids, (size_t)cap * sizeof *ids);
+            if (ids) s->ids = ids;
+            int *len = ids ? nmt_realloc(s->len, (size_t)cap * sizeof *len) : NULL;
+            if (len) s->len = len;
+            if (!ids || !len) {
+                status = -1;
+                break;
+            }
+            s->cap = cap;
+        }
+        int32_t *ids = NULL;
+        size_t cap = 0, n = 0;
+        if (nmt_spm_encode(spm, lines.line, lines.len, &ids, &cap, &n) < 0) {
+            free(ids);
+            status = nmt_error_prefix("%s:%ld", path, lines.number);
+            break;
+        }
+        s->ids[s->count] = ids;
+        s->len[s->count++] = (int)n;
+    }
+    if (rc < 0) status = -1;
+    nmt_lines_free(&lines);
+    if (nmt_input_close(fp, path) < 0) status = -1;
+    return status;
+}
+
+int nmt_shortlist_build_dir(const char *model_dir, const char *src, const char *tgt, int k, int m, int fit,
+                            FILE *progress) {
+    int rc = -1;
+    nmt_spm *spm = NULL;
+    nmt_shortlist *list = NULL;
+    side s = {0}, t = {0};
+    char *spm_path = nmt_path_join(model_dir, "spm.model"), *out = nmt_path_join(model_dir, NMT_SHORTLIST_FILE);
+    if (!spm_path || !out || nmt_spm_load(&spm, spm_path) < 0) goto done;
+    if (read_side(spm, src, &s) < 0 || read_side(spm, tgt, &t) < 0) goto done;
+    if (s.count != t.count) {
+        nmt_error_set("%s has %ld lines but %s has %ld", src, s.count, tgt, t.count);
+        goto done;
+    }
+    const int V = nmt_spm_vocab_size(spm);
+    if (fit) {
+        k = k < V ? k : V;
+        m = m < V ? m : V;
+    }
+    if (k > V || m > V) {
+        nmt_error_set("-k %d or --frequent %d exceeds the vocabulary of %d pieces", k, m, V);
+        goto done;
+    }
+    if (nmt_shortlist_build(&list, V, k, m, s.count, (const int32_t *const *)s.ids, s.len,
+                            (const int32_t *const *)t.ids, t.len) < 0 ||
+        nmt_shortlist_save(list, out) < 0)
+        goto done;
+    if (progress)
+        fprintf(progress, "nmt shortlist: wrote %s (K %d, M %d, from %ld sentence pairs of %s)\n", out, k, m, s.count, src);
+    rc = 0;
+done:
+    side_free(&s);
+    side_free(&t);
+    nmt_shortlist_free(list);
+    nmt_spm_free(spm);
+    free(spm_path);
+    free(out);
     return rc;
 }
