@@ -368,6 +368,7 @@ int nmt_model_average(const char *const *paths, int count, const char *out) {
     nmt_model_metadata first;
     nmt_model_metadata_init(&first, &m.config);
     int rc = nmt_model_zero_grads(&m);
+    if (rc < 0) nmt_st_free(&file); /* the loop, which frees each file, does not run */
     for (int k = 0; rc == 0 && k < count; k++) {
         nmt_model_config config;
         if (k > 0 && (rc = nmt_st_read(&file, paths[k])) < 0) break;
