@@ -111,11 +111,12 @@ kill_run() {
   fi
 }
 
-# At least 10 kills at random moments (uniform over the first eighth of the uninterrupted run's time,
-# which includes building the shortlist at its end, so that a run gets a few steps done on average),
-# then 5 aimed at checkpoint writes, as long as training is not over.
+# At least 10 kills at random moments (uniform over the first sixteenth of the uninterrupted run's
+# time, which includes building the shortlist at its end, so that a run gets a few steps done on
+# average while ten of them cover about a third of the training even when the machine's load changes
+# between the reference run and these), then 5 aimed at checkpoint writes, as long as training is not over.
 while [ $finished -eq 0 ] && [ $kills -lt 10 ]; do
-  ms=$((RANDOM % (ref_ms / 8 + 1)))
+  ms=$((RANDOM % (ref_ms / 16 + 1)))
   kill_run "$((ms / 1000)).$(printf '%03d' $((ms % 1000)))"
 done
 for _ in 1 2 3 4 5; do [ $finished -eq 0 ] && kill_run write; done
