@@ -4,27 +4,45 @@
 #   tools/bench/ct2_compare.sh CT2_SRC_DIR MODEL_DIR TEST.src TEST.ref
 #
 # CT2_SRC_DIR is a CTranslate2 source tree with its third_party submodules cpu_features, spdlog,
-# cxxopts and ruy (with ruy's own third_party/cpuinfo) in place. The first run builds its CPU backend
-# into CT2_SRC_DIR/build-nmt (OpenBLAS for float32, Ruy for int8; no MKL or oneDNN), at nice 19.
-# tools/bench/nmt_to_ct2.py converts the nmt model directory into a CTranslate2 model; the conversion
-# is checked by forced decoding: the log-probability of each reference under both engines (nmt
-# score, ct2-translator --task score) must agree to 1e-3 per token. Then both engines translate TEST.src
-# at beam 5 and greedy, fp32 and int8, on THREADS threads (2), and the script prints sentences/s,
-# target tokens/s (pieces + eos), peak RSS and BLEU of each, and nmt's speed ratio. Timings are of
-# whole commands (model loading included; CTranslate2 reads pre-encoded pieces, nmt raw text).
-# CTranslate2's length penalty divides by length^alpha (GNMT's formula in nmt); both use alpha 0.6.
+# cxxopts and ruy (with ruy's own third_party/cpuinfo) in place. Its CPU backend is expected in
+# CT2_SRC_DIR/build-nmt (a build folder or a link to one: libctranslate2.so at its top,
+# cli/ct2-translator); when that has no ct2-translator the script builds it there (OpenBLAS for
+# float32, Ruy for int8; no MKL or oneDNN), at nice 19.
 #
-# Needs (tools/install-deps.sh --bench): cmake, g++, libopenblas-dev, python3-numpy, sentencepiece (spm_encode, spm_decode),
-# GNU time (/usr/bin/time). Environment: NMT (build/bin/nmt), THREADS (2), PYTHON (/usr/bin/python3).
+# tools/bench/nmt_to_ct2.py converts the nmt model directory into a CTranslate2 model; the conversion
+# is checked by forced decoding: the log-probability of each reference (pieces + eos) under both
+# engines (nmt score, ct2-translator --task score) must agree to 1e-3 per token (|difference of
+# the sums| / tokens, each pair). Then both engines translate TEST.src at beam 5 and greedy, fp32
+# and int8 (CTranslate2's compute_type float32 and int8, quantized at load time like nmt's), on
+# THREADS threads, REPEAT times each, and the script prints sentences/s, target tokens/s
+# (pieces + eos of the detokenized output, re-encoded), peak RSS and BLEU of each run, and nmt's
+# speed ratio. Timings are of whole commands (model loading included; CTranslate2 reads pre-encoded
+# pieces, nmt raw text).
+#
+# Search settings are the same in both: batches of 32 sentences, sorted by length within windows
+# of 16 batches (nmt's --batch-size with its window; ct2's --read_batch_size), the output may be
+# empty (--min_decoding_length 0). Length penalty ALPHA (default 0): the two engines normalise
+# differently when it is not 0 (CTranslate2 divides by |y|^alpha, |y| without eos, and stops a
+# sentence after beam-size finished hypotheses; nmt by GNMT's ((5 + |y|) / 6)^alpha, |y| with
+# eos, and stops when no live hypothesis can win), so at 0 both rank by log-probability and stop
+# when the best hypothesis has ended: the same search. Differences left: the longest output
+# (nmt: 2 x source pieces + 10; ct2: 256 pieces, --max_decoding_length).
+#
+# Needs (tools/install-deps.sh --bench): cmake, g++, libopenblas-dev, python3-numpy, sentencepiece
+# (spm_encode, spm_decode), GNU time (/usr/bin/time). Environment: NMT (build/bin/nmt), THREADS (2),
+# REPEAT (2), ALPHA (0), PYTHON (/usr/bin/python3, with numpy).
 set -euo pipefail
-[ $# -eq 4 ] || { sed -n 3p "$0"; exit 2; }
+[ $# -eq 4 ] || { sed -n 3p "$0" >&2; exit 2; }
 ct2=$(cd "$1" && pwd) model=$2 src=$3 ref=$4
 here=$(cd "$(dirname "$0")" && pwd)
 NMT=${NMT:-$here/../../build/bin/nmt}
 THREADS=${THREADS:-2}
+REPEAT=${REPEAT:-2}
+ALPHA=${ALPHA:-0}
 PYTHON=${PYTHON:-/usr/bin/python3} # Debian's, with python3-numpy
 build=$ct2/build-nmt
 translator=$build/cli/ct2-translator
+batch=32
 
 if [ ! -x "$translator" ]; then
   for sub in cpu_features spdlog cxxopts ruy ruy/third_party/cpuinfo; do
@@ -32,8 +50,8 @@ if [ ! -x "$translator" ]; then
   done
   echo "== building CTranslate2 (OpenBLAS + Ruy) in $build" >&2
   cmake -S "$ct2" -B "$build" -DCMAKE_BUILD_TYPE=Release -DWITH_MKL=OFF -DWITH_OPENBLAS=ON -DWITH_RUY=ON \
-    -DOPENMP_RUNTIME=COMP -DBUILD_CLI=ON >"$build.cmake.log" 2>&1 || { tail -20 "$build.cmake.log"; exit 1; }
-  nice -n 19 cmake --build "$build" -j2 >"$build.build.log" 2>&1 || { tail -20 "$build.build.log"; exit 1; }
+    -DOPENMP_RUNTIME=COMP -DBUILD_CLI=ON >"$build.cmake.log" 2>&1 || { tail -20 "$build.cmake.log" >&2; exit 1; }
+  nice -n 19 cmake --build "$build" -j2 >"$build.build.log" 2>&1 || { tail -20 "$build.build.log" >&2; exit 1; }
 fi
 export LD_LIBRARY_PATH="$build${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 
@@ -45,41 +63,51 @@ spm_encode --model="$model/spm.model" <"$ref" >"$work/ref.pieces"
 
 echo "== forced decoding of the references (conversion check)"
 "$NMT" score -m "$model" -s "$src" -t "$ref" --threads "$THREADS" >"$work/nmt.scores"
-"$translator" --model "$work/ct2" --task score --src "$work/src.pieces" --tgt "$work/ref.pieces" \
-  --with_tokens_score --intra_threads "$THREADS" >"$work/ct2.scores" 2>/dev/null
-# ct2 lines: mean ||| tokens ||| per-token log-probs; nmt: the sum
+OPENBLAS_NUM_THREADS=$THREADS "$translator" --model "$work/ct2" --intra_threads "$THREADS" --task score --src "$work/src.pieces" --tgt "$work/ref.pieces" --with_tokens_score \
+  >"$work/ct2.scores" 2>"$work/ct2.log" || { cat "$work/ct2.log" >&2; exit 1; }
+# ct2 lines: mean ||| tokens ||| per-token log-probs (pieces + eos); nmt: their sum
 awk -F' \\|\\|\\| ' 'NR == FNR { nmt[FNR] = $1; next }
   { n = split($3, t, " "); s = 0; for (i = 1; i <= n; i++) s += t[i]; d = (s - nmt[FNR]) / n; if (d < 0) d = -d
     if (d > worst) worst = d; sum += d; lines++ }
-  END { printf "per-token log-probability difference: mean %.2e, worst %.2e over %d pairs\n", sum / lines, worst, lines
+  END { if (lines == 0 || lines != FNR) { print "ct2_compare.sh: the score files have different lengths"; exit 1 }
+        printf "per-token log-probability difference: mean %.2e, worst %.2e over %d pairs\n", sum / lines, worst, lines
         exit worst > 1e-3 }' "$work/nmt.scores" "$work/ct2.scores" ||
   { echo "ct2_compare.sh: the converted model does not score like nmt's" >&2; exit 1; }
 
 sentences=$(wc -l <"$src")
-report() { # report ENGINE PRECISION SEARCH HYP TIMEFILE
+report() { # report ENGINE PRECISION SEARCH HYP TIMEFILE: a table row; the seconds in $work/ENGINE.s
   local seconds rss tokens bleu
   read -r seconds rss <"$5"
   tokens=$(( $(spm_encode --model="$model/spm.model" <"$4" | wc -w) + sentences ))
-  bleu=$("$NMT" bleu "$ref" -i "$4" -b 2>/dev/null)
+  bleu=$("$NMT" bleu "$ref" -i "$4" -b)
   awk -v e="$1" -v p="$2" -v s="$3" -v n="$sentences" -v t="$seconds" -v k="$tokens" -v r="$rss" -v b="$bleu" \
-    'BEGIN { printf "%-6s %-5s %-7s %8.1f %10.0f %8.3f %6s\n", e, p, s, n / t, k / t, r / 1048576, b }'
-  echo "$seconds" >"$work/$1.$2.$3.s"
+    'BEGIN { printf "%-8s %-5s %-7s %7.2f %8.1f %10.0f %8.3f %6s\n", e, p, s, t, n / t, k / t, r / 1048576, b }'
+  echo "$seconds" >"$work/$1.s"
 }
-echo "== $sentences sentences of $src, $THREADS threads"
-printf '%-6s %-5s %-7s %8s %10s %8s %6s\n' engine prec search sent/s tokens/s "RSS GiB" BLEU
+echo "== $sentences sentences of $src, $THREADS threads, length penalty $ALPHA, $(date -u '+%F %H:%M UTC')"
+printf '%-8s %-5s %-7s %7s %8s %10s %8s %6s\n' engine prec search seconds sent/s tokens/s "RSS GiB" BLEU
 for precision in fp32 int8; do
+  compute=$([ $precision = fp32 ] && echo float32 || echo int8)
   for search in beam5 greedy; do
     if [ $search = beam5 ]; then nmt_flag="-k 5" ct2_beam=5; else nmt_flag=--greedy ct2_beam=1; fi
-    /usr/bin/time -f '%e %M' -o "$work/time" "$NMT" translate -m "$model" -i "$src" --precision $precision $nmt_flag \
-      --threads "$THREADS" -q >"$work/nmt.hyp"
-    report nmt $precision $search "$work/nmt.hyp" "$work/time"
-    compute=$([ $precision = fp32 ] && echo float32 || echo int8)
-    /usr/bin/time -f '%e %M' -o "$work/time" "$translator" --model "$work/ct2" --src "$work/src.pieces" \
-      --beam_size $ct2_beam --length_penalty 0.6 --compute_type $compute --intra_threads "$THREADS" \
-      --batch_size 32 >"$work/ct2.pieces" 2>/dev/null
-    spm_decode --model="$model/spm.model" <"$work/ct2.pieces" >"$work/ct2.hyp"
-    report ct2 $precision $search "$work/ct2.hyp" "$work/time"
-    awk -v c="$(cat "$work/ct2.$precision.$search.s")" -v n="$(cat "$work/nmt.$precision.$search.s")" \
-      'BEGIN { printf "nmt speed / ct2 speed: %.2fx\n", c / n }'
+    for ((run = 1; run <= REPEAT; run++)); do
+      # shellcheck disable=SC2086 # nmt_flag is one or two words
+      /usr/bin/time -f '%e %M' -o "$work/time" "$NMT" translate -m "$model" -i "$src" --precision $precision \
+        $nmt_flag --length-penalty "$ALPHA" --batch-size $batch --no-stream --threads "$THREADS" -q >"$work/nmt.hyp"
+      report nmt $precision $search "$work/nmt.hyp" "$work/time"
+      best=
+      for layout in "$THREADS 1" "1 $THREADS"; do # one translator on all threads; one per thread
+        read -r intra inter <<<"$layout"
+        # ct2 sets OpenMP's threads per translator, not OpenBLAS's own pool
+        OPENBLAS_NUM_THREADS=$intra /usr/bin/time -f '%e %M' -o "$work/time" "$translator" --model "$work/ct2" --src "$work/src.pieces" \
+          --intra_threads "$intra" --inter_threads "$inter" --compute_type "$compute" --beam_size $ct2_beam \
+          --length_penalty "$ALPHA" --min_decoding_length 0 --batch_size $batch --read_batch_size $((16 * batch)) \
+          >"$work/ct2.pieces" 2>"$work/ct2.log" || { cat "$work/ct2.log" >&2; exit 1; }
+        spm_decode --model="$model/spm.model" <"$work/ct2.pieces" >"$work/ct2.hyp"
+        report "ct2-${intra}x$inter" $precision $search "$work/ct2.hyp" "$work/time"
+        best=$(awk -v a="$best" -v b="$(cat "$work/ct2-${intra}x$inter.s")" 'BEGIN { print (a == "" || b < a) ? b : a }')
+      done
+      awk -v c="$best" -v n="$(cat "$work/nmt.s")" 'BEGIN { printf "nmt speed / faster ct2 speed: %.2fx\n", c / n }'
+    done
   done
 done
