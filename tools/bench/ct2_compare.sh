@@ -30,7 +30,8 @@
 #
 # Needs (tools/install-deps.sh --bench): cmake, g++, libopenblas-dev, python3-numpy, sentencepiece
 # (spm_encode, spm_decode), GNU time (/usr/bin/time). Environment: NMT (build/bin/nmt), THREADS (2),
-# REPEAT (2), ALPHA (0), PYTHON (/usr/bin/python3, with numpy).
+# REPEAT (2), ALPHA (0), PYTHON (/usr/bin/python3, with numpy), KEEP (a folder that receives every
+# output as ENGINE.PRECISION.SEARCH.RUN.hyp; none by default).
 set -euo pipefail
 [ $# -eq 4 ] || { sed -n 3p "$0" >&2; exit 2; }
 ct2=$(cd "$1" && pwd) model=$2 src=$3 ref=$4
@@ -39,6 +40,7 @@ NMT=${NMT:-$here/../../build/bin/nmt}
 THREADS=${THREADS:-2}
 REPEAT=${REPEAT:-2}
 ALPHA=${ALPHA:-0}
+KEEP=${KEEP:-}
 PYTHON=${PYTHON:-/usr/bin/python3} # Debian's, with python3-numpy
 build=$ct2/build-nmt
 translator=$build/cli/ct2-translator
@@ -83,6 +85,7 @@ report() { # report ENGINE PRECISION SEARCH HYP TIMEFILE: a table row; the secon
   awk -v e="$1" -v p="$2" -v s="$3" -v n="$sentences" -v t="$seconds" -v k="$tokens" -v r="$rss" -v b="$bleu" \
     'BEGIN { printf "%-8s %-5s %-7s %7.2f %8.1f %10.0f %8.3f %6s\n", e, p, s, t, n / t, k / t, r / 1048576, b }'
   echo "$seconds" >"$work/$1.s"
+  [ -z "$KEEP" ] || cp "$4" "$KEEP/$1.$2.$3.$run.hyp"
 }
 echo "== $sentences sentences of $src, $THREADS threads, length penalty $ALPHA, $(date -u '+%F %H:%M UTC')"
 printf '%-8s %-5s %-7s %7s %8s %10s %8s %6s\n' engine prec search seconds sent/s tokens/s "RSS GiB" BLEU
