@@ -4,7 +4,7 @@ set -euo pipefail
 # With --bench, also what tools/bench/ needs (the PyTorch reference, the CTranslate2 comparison).
 packages=(build-essential cmake pkg-config libopenblas-dev libsentencepiece-dev libyaml-dev libutf8proc-dev zlib1g-dev check
           help2man python3 libmicrohttpd-dev curl openmpi-bin libopenmpi-dev)
-[ "${1:-}" = "--bench" ] && packages+=(python3-numpy python3-torch python3-yaml sentencepiece time)
+[ "${1:-}" = "--bench" ] && packages+=(python3-numpy python3-torch python3-yaml sentencepiece time libopenblas0-openmp)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -30,8 +30,9 @@
 #
 # Needs (tools/install-deps.sh --bench): cmake, g++, libopenblas-dev, python3-numpy, sentencepiece
 # (spm_encode, spm_decode), GNU time (/usr/bin/time). Environment: NMT (build/bin/nmt), THREADS (2),
-# REPEAT (2), ALPHA (0), PYTHON (/usr/bin/python3, with numpy), KEEP (a folder that receives every
-# output as ENGINE.PRECISION.SEARCH.RUN.hyp; none by default).
+# REPEAT (2), ALPHA (0), CT2_OPENBLAS_DIR (the folder of the OpenMP libopenblas.so.0), PYTHON
+# (/usr/bin/python3, with numpy), KEEP (a folder that receives every output as
+# ENGINE.PRECISION.SEARCH.RUN.hyp; none by default).
 set -euo pipefail
 [ $# -eq 4 ] || { sed -n 3p "$0" >&2; exit 2; }
 ct2=$(cd "$1" && pwd) model=$2 src=$3 ref=$4
@@ -55,7 +56,12 @@ if [ ! -x "$translator" ]; then
     -DOPENMP_RUNTIME=COMP -DBUILD_CLI=ON >"$build.cmake.log" 2>&1 || { tail -20 "$build.cmake.log" >&2; exit 1; }
   nice -n 19 cmake --build "$build" -j2 >"$build.build.log" 2>&1 || { tail -20 "$build.build.log" >&2; exit 1; }
 fi
-export LD_LIBRARY_PATH="$build${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+# CTranslate2's threads are OpenMP's, and its own builds link an OpenBLAS made for OpenMP
+# (USE_OPENMP=1) so that both share one pool; Debian's default libopenblas.so.0 runs its own
+# pthreads. libopenblas0-openmp installs the OpenMP one beside it (not as the default).
+blas=${CT2_OPENBLAS_DIR:-/usr/lib/$(gcc -print-multiarch)/openblas-openmp}
+[ -f "$blas/libopenblas.so.0" ] || { echo "ct2_compare.sh: no OpenMP OpenBLAS in $blas (libopenblas0-openmp)" >&2; exit 1; }
+ct2_libs="$build:$blas${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" # for ct2-translator only; nmt keeps its own
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -65,7 +71,8 @@ spm_encode --model="$model/spm.model" <"$ref" >"$work/ref.pieces"
 
 echo "== forced decoding of the references (conversion check)"
 "$NMT" score -m "$model" -s "$src" -t "$ref" --threads "$THREADS" >"$work/nmt.scores"
-OPENBLAS_NUM_THREADS=$THREADS "$translator" --model "$work/ct2" --intra_threads "$THREADS" --task score --src "$work/src.pieces" --tgt "$work/ref.pieces" --with_tokens_score \
+LD_LIBRARY_PATH=$ct2_libs OPENBLAS_NUM_THREADS=$THREADS "$translator" --model "$work/ct2" --intra_threads "$THREADS" \
+  --task score --src "$work/src.pieces" --tgt "$work/ref.pieces" --with_tokens_score \
   >"$work/ct2.scores" 2>"$work/ct2.log" || { cat "$work/ct2.log" >&2; exit 1; }
 # ct2 lines: mean ||| tokens ||| per-token log-probs (pieces + eos); nmt: their sum
 awk -F' \\|\\|\\| ' 'NR == FNR { nmt[FNR] = $1; next }
@@ -78,31 +85,32 @@ awk -F' \\|\\|\\| ' 'NR == FNR { nmt[FNR] = $1; next }
 
 sentences=$(wc -l <"$src")
 report() { # report ENGINE PRECISION SEARCH HYP TIMEFILE: a table row; the seconds in $work/ENGINE.s
-  local seconds rss tokens bleu
-  read -r seconds rss <"$5"
+  local seconds rss user sys tokens bleu
+  read -r seconds rss user sys <"$5"
   tokens=$(( $(spm_encode --model="$model/spm.model" <"$4" | wc -w) + sentences ))
   bleu=$("$NMT" bleu "$ref" -i "$4" -b)
   awk -v e="$1" -v p="$2" -v s="$3" -v n="$sentences" -v t="$seconds" -v k="$tokens" -v r="$rss" -v b="$bleu" \
-    'BEGIN { printf "%-8s %-5s %-7s %7.2f %8.1f %10.0f %8.3f %6s\n", e, p, s, t, n / t, k / t, r / 1048576, b }'
+    -v c="$user" -v y="$sys" 'BEGIN { printf "%-8s %-5s %-7s %7.2f %7.2f %8.1f %10.0f %8.3f %6s\n",
+                                          e, p, s, t, c + y, n / t, k / t, r / 1048576, b }'
   echo "$seconds" >"$work/$1.s"
   [ -z "$KEEP" ] || cp "$4" "$KEEP/$1.$2.$3.$run.hyp"
 }
 echo "== $sentences sentences of $src, $THREADS threads, length penalty $ALPHA, $(date -u '+%F %H:%M UTC')"
-printf '%-8s %-5s %-7s %7s %8s %10s %8s %6s\n' engine prec search seconds sent/s tokens/s "RSS GiB" BLEU
+printf '%-8s %-5s %-7s %7s %7s %8s %10s %8s %6s\n' engine prec search seconds "CPU s" sent/s tokens/s "RSS GiB" BLEU
 for precision in fp32 int8; do
   compute=$([ $precision = fp32 ] && echo float32 || echo int8)
   for search in beam5 greedy; do
     if [ $search = beam5 ]; then nmt_flag="-k 5" ct2_beam=5; else nmt_flag=--greedy ct2_beam=1; fi
     for ((run = 1; run <= REPEAT; run++)); do
       # shellcheck disable=SC2086 # nmt_flag is one or two words
-      /usr/bin/time -f '%e %M' -o "$work/time" "$NMT" translate -m "$model" -i "$src" --precision $precision \
+      /usr/bin/time -f '%e %M %U %S' -o "$work/time" "$NMT" translate -m "$model" -i "$src" --precision $precision \
         $nmt_flag --length-penalty "$ALPHA" --batch-size $batch --no-stream --threads "$THREADS" -q >"$work/nmt.hyp"
       report nmt $precision $search "$work/nmt.hyp" "$work/time"
       best=
       for layout in "$THREADS 1" "1 $THREADS"; do # one translator on all threads; one per thread
         read -r intra inter <<<"$layout"
-        # ct2 sets OpenMP's threads per translator, not OpenBLAS's own pool
-        OPENBLAS_NUM_THREADS=$intra /usr/bin/time -f '%e %M' -o "$work/time" "$translator" --model "$work/ct2" --src "$work/src.pieces" \
+        LD_LIBRARY_PATH=$ct2_libs OPENBLAS_NUM_THREADS=$intra /usr/bin/time -f '%e %M %U %S' -o "$work/time" \
+          "$translator" --model "$work/ct2" --src "$work/src.pieces" \
           --intra_threads "$intra" --inter_threads "$inter" --compute_type "$compute" --beam_size $ct2_beam \
           --length_penalty "$ALPHA" --min_decoding_length 0 --batch_size $batch --read_batch_size $((16 * batch)) \
           >"$work/ct2.pieces" 2>"$work/ct2.log" || { cat "$work/ct2.log" >&2; exit 1; }
