@@ -98,8 +98,10 @@ NMT_INLINE void dot_tile(float *out, const float *const *x, const float *const *
             for (int j = i; j < n; j++) out[a * nk + c] += x[a][j] * y[c][j];
 }
 
-/* s[t * ss + j] = scale * (x_t . y_j) for t < rows and j < limit_of(l, t); nothing else written. */
-NMT_INLINE void scores(float *s, long ss, matrix x, matrix y, const limits *l, int rows, int n, float scale) {
+/* s[t * ss + j] = scale * (x_t . y_j) for t < rows and j < limit_of(l, t); nothing else written.
+ * (Functions that hold no vector across their calls are not inlined: one copy of each kernel per
+ * CPU clone keeps the file quick to compile.) */
+NMT_HOT static void scores(float *s, long ss, matrix x, matrix y, const limits *l, int rows, int n, float scale) {
     int t = 0;
     for (; t + 2 <= rows; t += 2) {
         const int lim0 = limit_of(l, t), lim1 = limit_of(l, t + 1);
@@ -168,16 +170,13 @@ NMT_INLINE void weighted_rows(matrix out, const float *p, long pr, long pk, matr
         }
 }
 
-/* weighted_rows over 4 rows or 1, with R and `add` constants in each instance. */
-NMT_INLINE void weighted(matrix out, const float *p, long pr, long pk, matrix x, int count, int n, int R, int add) {
-    if (R == 4 && add)
-        weighted_rows(out, p, pr, pk, x, count, n, 4, 1);
-    else if (R == 4)
-        weighted_rows(out, p, pr, pk, x, count, n, 4, 0);
-    else if (add)
-        weighted_rows(out, p, pr, pk, x, count, n, 1, 1);
+/* weighted_rows over 4 rows or 1, with R a constant in each instance. */
+NMT_HOT static void weighted(matrix out, const float *p, long pr, long pk, matrix x, int count, int n, int R,
+                             int add) {
+    if (R == 4)
+        weighted_rows(out, p, pr, pk, x, count, n, 4, add);
     else
-        weighted_rows(out, p, pr, pk, x, count, n, 1, 0);
+        weighted_rows(out, p, pr, pk, x, count, n, 1, add);
 }
 
 NMT_INLINE void zero_rows(matrix m, int rows, int n) {
