@@ -108,6 +108,9 @@ said "resume with a changed batch" "warning: train.batch_tokens is 250 but the r
 cp toy.train.en toy.orig.en && sed -i '1s/.*/the red house/' toy.train.en
 check "resume on changed text" 0 "${train[@]}" --set train.max_steps=20 --set train.batch_tokens=250
 said "resume on changed text" "warning: $tmp/toy.train.en or $tmp/toy.train.de is not the text the run being resumed was trained on"
+rm model/corpus-train.bin # the checkpoint, not the corpus cache, remembers the text trained on
+check "resume on changed text without its cache" 0 "${train[@]}" --set train.max_steps=20 --set train.batch_tokens=250
+said "resume on changed text without its cache" "warning: $tmp/toy.train.en or $tmp/toy.train.de is not the text the run being resumed was trained on"
 mv toy.orig.en toy.train.en
 check "resume with another vocab.size" 1 "${train[@]}" --set train.max_steps=40 --set vocab.size=50
 said "resume with another vocab.size" "vocab.size is 50 but"

@@ -69,6 +69,7 @@ static nmt_train_state awkward_state(long step) {
     s.log_nll_sum = -0.0;
     s.log_tokens = 98765;
     s.log_steps = 3;
+    s.train_data_key = 0xFEDCBA9876543210ull; /* all 64 bits */
     return s;
 }
 

@@ -17,27 +17,30 @@ static const char moment_prefix[2][8] = {"adam_m.", "adam_v."}, ema_prefix[] = "
 typedef enum { FIELD_LONG, FIELD_DOUBLE, FIELD_U64 } field_kind;
 
 /* The state's fields in the metadata; doubles are written with 17 significant digits, which
- * read back to the same bits. */
+ * read back to the same bits. An optional field is one that checkpoints of earlier versions lack:
+ * it reads as 0 when absent. */
 static const struct {
     const char *key;
     field_kind kind;
     size_t offset;
+    int optional;
 } state_fields[] = {
-    {"step", FIELD_LONG, offsetof(nmt_train_state, step)},
-    {"epoch", FIELD_LONG, offsetof(nmt_train_state, epoch)},
-    {"batch_cursor", FIELD_LONG, offsetof(nmt_train_state, cursor)},
-    {"seed", FIELD_U64, offsetof(nmt_train_state, seed)},
-    {"best_bleu", FIELD_DOUBLE, offsetof(nmt_train_state, best_bleu)},
-    {"best_loss", FIELD_DOUBLE, offsetof(nmt_train_state, best_loss)},
-    {"best_step", FIELD_LONG, offsetof(nmt_train_state, best_step)},
-    {"last_valid_step", FIELD_LONG, offsetof(nmt_train_state, last_valid_step)},
-    {"bad_validations", FIELD_LONG, offsetof(nmt_train_state, bad_validations)},
-    {"elapsed_s", FIELD_DOUBLE, offsetof(nmt_train_state, elapsed_s)},
-    {"threads", FIELD_LONG, offsetof(nmt_train_state, threads)},
-    {"log_loss_sum", FIELD_DOUBLE, offsetof(nmt_train_state, log_loss_sum)},
-    {"log_nll_sum", FIELD_DOUBLE, offsetof(nmt_train_state, log_nll_sum)},
-    {"log_tokens", FIELD_LONG, offsetof(nmt_train_state, log_tokens)},
-    {"log_steps", FIELD_LONG, offsetof(nmt_train_state, log_steps)},
+    {"step", FIELD_LONG, offsetof(nmt_train_state, step), 0},
+    {"epoch", FIELD_LONG, offsetof(nmt_train_state, epoch), 0},
+    {"batch_cursor", FIELD_LONG, offsetof(nmt_train_state, cursor), 0},
+    {"seed", FIELD_U64, offsetof(nmt_train_state, seed), 0},
+    {"best_bleu", FIELD_DOUBLE, offsetof(nmt_train_state, best_bleu), 0},
+    {"best_loss", FIELD_DOUBLE, offsetof(nmt_train_state, best_loss), 0},
+    {"best_step", FIELD_LONG, offsetof(nmt_train_state, best_step), 0},
+    {"last_valid_step", FIELD_LONG, offsetof(nmt_train_state, last_valid_step), 0},
+    {"bad_validations", FIELD_LONG, offsetof(nmt_train_state, bad_validations), 0},
+    {"elapsed_s", FIELD_DOUBLE, offsetof(nmt_train_state, elapsed_s), 0},
+    {"threads", FIELD_LONG, offsetof(nmt_train_state, threads), 0},
+    {"log_loss_sum", FIELD_DOUBLE, offsetof(nmt_train_state, log_loss_sum), 0},
+    {"log_nll_sum", FIELD_DOUBLE, offsetof(nmt_train_state, log_nll_sum), 0},
+    {"log_tokens", FIELD_LONG, offsetof(nmt_train_state, log_tokens), 0},
+    {"log_steps", FIELD_LONG, offsetof(nmt_train_state, log_steps), 0},
+    {"train_data_key", FIELD_U64, offsetof(nmt_train_state, train_data_key), 1},
 };
 enum { NUM_STATE_FIELDS = sizeof state_fields / sizeof state_fields[0], FIELD_TEXT = 32 };
 
@@ -113,6 +116,7 @@ int nmt_checkpoint_state(const nmt_st_file *file, const char *path, nmt_train_st
     memset(state, 0, sizeof *state);
     for (int i = 0; i < NUM_STATE_FIELDS; i++) {
         const char *key = state_fields[i].key, *value = nmt_st_meta(file, key);
+        if (!value && state_fields[i].optional) continue;
         if (!value) return nmt_error_set("%s: checkpoint metadata lacks \"%s\"", path, key);
         char *end;
         errno = 0;

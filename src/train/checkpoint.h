@@ -37,6 +37,8 @@ typedef struct nmt_train_state {
     double log_nll_sum;    /* negative log-likelihood summed, */
     long log_tokens;       /* target tokens */
     long log_steps;        /* and steps */
+    uint64_t train_data_key; /* the training corpus's nmt_corpus key (its text, vocabulary and reading
+                              * options) when the run last started; 0 = not recorded */
 } nmt_train_state;
 
 /* A fresh run's state. */

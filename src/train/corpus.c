@@ -272,10 +272,14 @@ int nmt_corpus_read(nmt_corpus *c, const char *src_path, const char *tgt_path, n
     if (check_pair(src_path, tgt_path, hash, &src_lines) < 0) return -1;
     uint64_t key_words[] = {1 /* cache format */, hash[0], hash[1], opt->encoder_hash, (uint64_t)opt->max_length,
                             (uint64_t)opt->skip_empty};
-    uint64_t key = nmt_hash_bytes(key_words, sizeof key_words);
+    const uint64_t key = nmt_hash_bytes(key_words, sizeof key_words);
     if (opt->cache_path) {
         int loaded = cache_load(c, opt->cache_path, key, src_lines);
-        if (loaded != 0) return loaded < 0 ? -1 : 0;
+        if (loaded < 0) return -1;
+        if (loaded) {
+            c->key = key;
+            return 0;
+        }
     }
     c->lines = src_lines;
     if (encode_text(c, src_path, tgt_path, encode, encode_ctx, opt) < 0 ||
@@ -283,5 +287,6 @@ int nmt_corpus_read(nmt_corpus *c, const char *src_path, const char *tgt_path, n
         nmt_corpus_free(c);
         return -1;
     }
+    c->key = key;
     return 0;
 }

@@ -45,6 +45,8 @@ typedef struct nmt_corpus {
     long skipped_empty;     /* pairs skipped because a side was empty */
     long skipped_long;      /* pairs skipped because a side was longer than max_length */
     int from_cache;         /* 1 when loaded from the cache file */
+    uint64_t key;           /* hash of both texts, the encoder and the reading options (the cache key):
+                             * equal keys mean the same pairs, encoded the same way */
 } nmt_corpus;
 
 /* Reads, validates and encodes src_path/tgt_path (or loads the cache). */

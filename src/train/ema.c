@@ -36,43 +36,33 @@ typedef struct ema_task {
     float keep, take; /* d_t, 1 - d_t */
 } ema_task;
 
-static void block_range(const nmt_ema *e, long begin, long end, size_t *lo, size_t *hi) {
-    *lo = (size_t)begin * BLOCK;
-    *hi = (size_t)end * BLOCK < e->n ? (size_t)end * BLOCK : e->n;
-}
-
-static void update_blocks(void *ctx, long begin, long end) {
+/* Units of BLOCK parameters, [begin, end) of the parameter buffer. */
+static void update_range(void *ctx, long begin, long end) {
     const ema_task *t = ctx;
-    size_t lo, hi;
-    block_range(t->ema, begin, end, &lo, &hi);
     float *restrict w = t->ema->weights;
     const float *restrict p = t->params;
-    for (size_t i = lo; i < hi; i++) w[i] = t->keep * w[i] + t->take * p[i];
+    for (long i = begin; i < end; i++) w[i] = t->keep * w[i] + t->take * p[i];
 }
 
-static void swap_blocks(void *ctx, long begin, long end) {
+static void swap_range(void *ctx, long begin, long end) {
     const ema_task *t = ctx;
-    size_t lo, hi;
-    block_range(t->ema, begin, end, &lo, &hi);
     float *restrict w = t->ema->weights, *restrict p = t->params;
-    for (size_t i = lo; i < hi; i++) {
+    for (long i = begin; i < end; i++) {
         float x = w[i];
         w[i] = p[i];
         p[i] = x;
     }
 }
 
-static long num_blocks(const nmt_ema *e) { return (long)((e->n + BLOCK - 1) / BLOCK); }
-
 void nmt_ema_update(nmt_ema *e, const float *params, long step) {
     if (!e->weights) return;
     double d = nmt_ema_decay_at(e->decay, step);
     ema_task t = {e, (float *)params, (float)d, (float)(1.0 - d)};
-    nmt_pool_for(num_blocks(e), 1, update_blocks, &t);
+    nmt_pool_for((long)e->n, BLOCK, update_range, &t);
 }
 
 void nmt_ema_swap(nmt_ema *e, float *params) {
     if (!e->weights) return;
     ema_task t = {e, params, 0, 0};
-    nmt_pool_for(num_blocks(e), 1, swap_blocks, &t);
+    nmt_pool_for((long)e->n, BLOCK, swap_range, &t);
 }

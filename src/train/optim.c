@@ -100,11 +100,11 @@ typedef struct update_task {
     float eps;
 } update_task;
 
-/* Blocks of the slice: p, g, m and v start at its first parameter. */
-static void update_blocks(void *ctx, long begin, long end) {
+/* Units of BLOCK parameters of the slice, [begin, end) counted from its first parameter, where p,
+ * g, m and v start. */
+static void update_range(void *ctx, long begin, long end) {
     const update_task *t = ctx;
-    size_t lo = (size_t)begin * BLOCK, hi = (size_t)end * BLOCK, n = t->adam->hi - t->adam->lo;
-    if (hi > n) hi = n;
+    const size_t lo = (size_t)begin, hi = (size_t)end;
     float *restrict p = t->params + t->adam->lo, *restrict g = t->grads + t->adam->lo, *restrict m = t->adam->m,
                     *restrict v = t->adam->v;
     for (size_t i = lo; i < hi; i++) {
@@ -132,7 +132,7 @@ void nmt_adam_update(nmt_adam *a, float *params, float *grads, double lr, double
         .inv_bc2_sqrt = (float)(1.0 / sqrt(bc2)),
         .eps = (float)a->eps,
     };
-    nmt_pool_for((long)((a->hi - a->lo + BLOCK - 1) / BLOCK), 1, update_blocks, &t);
+    nmt_pool_for((long)(a->hi - a->lo), BLOCK, update_range, &t);
     memset(grads, 0, a->lo * sizeof *grads);
     memset(grads + a->hi, 0, (a->n - a->hi) * sizeof *grads);
 }

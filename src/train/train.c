@@ -191,15 +191,9 @@ static int read_corpus(trainer *t, nmt_corpus *corpus, const nmt_corpus_paths *p
         .max_length = max_length, .skip_empty = skip_empty, .cache_path = cache, .encoder_hash = t->spm_hash};
     if (!t->root && !nmt_file_exists(cache)) options.cache_path = NULL; /* rank 0 alone writes the output */
     double start = nmt_now();
-    int had_cache = nmt_file_exists(cache);
     int rc = nmt_corpus_read(corpus, paths->src, paths->tgt, spm_encode, t->spm, &options);
     free(cache);
     if (rc < 0) return -1;
-    /* The cache of a resumed run no longer matching: the text changed under the same names. */
-    if (had_cache && !corpus->from_cache && t->resumed_from >= 0 && t->warnings)
-        fprintf(t->warnings, "warning: %s or %s is not the text the run being resumed was trained on (or "
-                             "data.max_length changed): the continuation is not bit-identical to an uninterrupted run\n",
-                paths->src, paths->tgt);
     char took[32];
     format_duration(took, sizeof took, nmt_now() - start);
     char skipped[128] = "";
@@ -233,6 +227,12 @@ static int check_positions(const nmt_config *cfg, const nmt_corpus *valid) {
 static int prepare_corpora(trainer *t) {
     const nmt_config *cfg = t->cfg;
     if (read_corpus(t, &t->train, &cfg->train, "corpus-train.bin", cfg->max_length, 1) < 0) return -1;
+    /* The key the checkpoint recorded differing: the text changed under the same names. */
+    if (t->state.train_data_key && t->state.train_data_key != t->train.key && t->warnings)
+        fprintf(t->warnings, "warning: %s or %s is not the text the run being resumed was trained on (or "
+                             "data.max_length changed): the continuation is not bit-identical to an uninterrupted run\n",
+                cfg->train.src, cfg->train.tgt);
+    t->state.train_data_key = t->train.key;
     if (t->train.num_pairs == 0)
         return nmt_error_set("%s and %s hold no usable sentence pairs (all empty or longer than %d pieces)",
                              cfg->train.src, cfg->train.tgt, cfg->max_length);
