@@ -6,15 +6,16 @@
  *   dot_tile       2 rows x 2 rows (or 1 x 4) dot products over dh: 16 lanes held as two v8
  *                  halves, each operand row loaded once for the tile, the four sums reduced by
  *                  one network in v16_sum's order (so each equals a plain 16-lane dot product);
- *   weighted_rows  R (4 or 1) output rows += sum over k, ascending, of p(r, k) x_k: 16 (then 8)
- *                  columns of each output row stay in registers across all k, and each x_k is
- *                  loaded once for the R rows (the additions of axpy calls, in their order).
+ *   weighted_rows  R (4 or 1) output rows = sum over k, ascending, of p(r, k) x_k: 16 columns of
+ *                  4 rows (64 of one row, then 8, then single columns) stay in registers across
+ *                  all k, and each x_k is loaded once for the R rows (the additions of axpy calls,
+ *                  in their order).
  * Forward: P = softmax(scale Q K^T) row by row (dot_tile, then kernels' softmax), O = (P*M) V.
  * Backward, with M the dropout factors: dV = (P*M)^T dO, dP = (dO V^T) * M,
  * dS = P * (dP - rowsum(P * dP)) * scale, dQ = dS K, dK = dS^T Q.
  * A tile may run past a row's own limit (a causal tile's last row sees the most keys); the extra
- * terms have weight exactly 0 and add nothing (a sum that starts at +0 is never -0), and scores
- * past a row's limit are never stored.
+ * terms have weight exactly 0 and, with finite operands, add nothing (a sum that starts at +0 is
+ * never -0), and scores past a row's limit are never stored.
  */
 #include "compute/attention.h"
 
