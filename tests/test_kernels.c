@@ -7,6 +7,7 @@
  * rtol 1e-2 leaves room for that while a wrong term (a missing factor, a transposed product, a
  * dropped mask) changes the gradient by O(1) and fails.
  */
+#include "compute/attention.h"
 #include "compute/kernels.h"
 
 #include "compute/pool.h"

@@ -1,88 +1,18 @@
-/* kernels: the fused loops of the model's layers, on the pool's threads.
- *
- * Hot loops are compiled three times (AVX-512, AVX2+FMA, baseline x86-64) and the best is chosen
- * at load time; all three perform the same float operations in the same order (C11 mode turns FMA
- * contraction off), so results do not depend on the CPU's vector width. Reductions go through a
- * 16-lane accumulator of fixed order.
+/* kernels: the fused loops of the model's layers, on the pool's threads (vector helpers: simd.h).
  */
 #include "compute/kernels.h"
 
 #include "base/random.h"
 #include "compute/gemm.h"
 #include "compute/pool.h"
+#include "compute/simd.h"
 
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
 
-#if defined(__x86_64__) && defined(__GNUC__)
-#define NMT_HOT __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
-#else
-#define NMT_HOT
-#endif
-
 /* ---------------------------------------------------------------------------------------------- */
-/* Vector helpers: a 16-lane accumulator summed in a fixed order, so every build sums alike. */
-
-typedef float v16 __attribute__((vector_size(64)));
-/* No v16 ever crosses a function call: loads are a macro and the helpers below take vectors by
- * pointer and are always inlined, even at -O0. A v16 passed or returned by value would need
- * AVX-512's calling convention, which the baseline clone of a multiversioned loop does not have
- * (GCC warns and disagrees with the AVX-512 clone about where the value lives; clang refuses). */
-#define NMT_INLINE static inline __attribute__((always_inline))
-#define V16_LOAD(p)                                  \
-    __extension__({                                  \
-        v16 v16_load_;                               \
-        memcpy(&v16_load_, (p), sizeof v16_load_);   \
-        v16_load_;                                   \
-    })
-
-/* The lanes summed as a tree (halves, quarters, ...): a fixed order, and a short dependency chain
- * where a lane-by-lane sum would wait on 15 additions in a row. */
-NMT_INLINE float v16_sum(const v16 *pv) {
-    typedef float v8 __attribute__((vector_size(32)));
-    typedef float v4 __attribute__((vector_size(16)));
-    const v16 v = *pv;
-    v8 h = __builtin_shufflevector(v, v, 0, 1, 2, 3, 4, 5, 6, 7) + __builtin_shufflevector(v, v, 8, 9, 10, 11, 12, 13, 14, 15);
-    v4 q = __builtin_shufflevector(h, h, 0, 1, 2, 3) + __builtin_shufflevector(h, h, 4, 5, 6, 7);
-    return (q[0] + q[2]) + (q[1] + q[3]);
-}
-
-NMT_INLINE float dot(const float *a, const float *b, int n) {
-    v16 acc = {0};
-    int i = 0;
-    for (; i + 16 <= n; i += 16) acc += V16_LOAD(a + i) * V16_LOAD(b + i);
-    float s = v16_sum(&acc);
-    for (; i < n; i++) s += a[i] * b[i];
-    return s;
-}
-
-/* v16_sum of each of four vectors, in exactly v16_sum's order, sharing the shuffles. */
-NMT_INLINE void v16_sum4(float *out, const v16 *acc) {
-    const v16 a = acc[0], b = acc[1], c = acc[2], d = acc[3];
-    v16 ab = __builtin_shufflevector(a, b, 0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23) +
-             __builtin_shufflevector(a, b, 8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30, 31);
-    v16 cd = __builtin_shufflevector(c, d, 0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23) +
-             __builtin_shufflevector(c, d, 8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30, 31);
-    v16 q = __builtin_shufflevector(ab, cd, 0, 1, 2, 3, 8, 9, 10, 11, 16, 17, 18, 19, 24, 25, 26, 27) +
-            __builtin_shufflevector(ab, cd, 4, 5, 6, 7, 12, 13, 14, 15, 20, 21, 22, 23, 28, 29, 30, 31);
-    v16 u = q + __builtin_shufflevector(q, q, 2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13);
-    v16 total = u + __builtin_shufflevector(u, u, 1, 0, 3, 2, 5, 4, 7, 6, 9, 8, 11, 10, 13, 12, 15, 14);
-    out[0] = total[0], out[1] = total[4], out[2] = total[8], out[3] = total[12];
-}
-
-/* out[i] = dot(a, b[i], n) for four vectors b[i], bit for bit, with one reduction network. */
-NMT_INLINE void dot4(float *out, const float *a, const float *const b[4], int n) {
-    v16 acc[4] = {{0}, {0}, {0}, {0}};
-    int i = 0;
-    for (; i + 16 <= n; i += 16) {
-        v16 x = V16_LOAD(a + i);
-        for (int k = 0; k < 4; k++) acc[k] += x * V16_LOAD(b[k] + i);
-    }
-    v16_sum4(out, acc);
-    for (int k = 0; k < 4; k++)
-        for (int j = i; j < n; j++) out[k] += a[j] * b[k][j];
-}
+/* Vector helpers: 16-lane accumulators summed in v16_sum's order, so every build sums alike. */
 
 NMT_INLINE float sum(const float *a, int n) {
     v16 acc = {0};
@@ -110,11 +40,6 @@ NMT_INLINE float max_of(const float *a, int n) {
     }
     for (; i < n; i++) m = a[i] > m ? a[i] : m;
     return m;
-}
-
-/* y += alpha x */
-NMT_INLINE void axpy(float *restrict y, float alpha, const float *restrict x, int n) {
-    for (int i = 0; i < n; i++) y[i] += alpha * x[i];
 }
 
 /* exp for x <= 88: Cephes' expf (range reduction by ln 2, degree-6 polynomial, exponent by bits),
@@ -347,6 +272,15 @@ int nmt_dropout_keep(nmt_dropout drop, uint64_t index) {
     if (drop.rate <= 0.0f) return 1;
     dropout_key key = dropout_key_of(drop);
     return dropout_factor(&key, index) != 0.0f;
+}
+
+void nmt_dropout_factors(float *factors, nmt_dropout drop, uint64_t first, int n) {
+    if (drop.rate <= 0.0f) {
+        for (int i = 0; i < n; i++) factors[i] = 1.0f;
+        return;
+    }
+    dropout_key key = dropout_key_of(drop);
+    for (int i = 0; i < n; i++) factors[i] = dropout_factor(&key, first + (uint64_t)i);
 }
 
 /* The elementwise loops below read and write element i only, so they may run in place; `ivdep`
@@ -593,157 +527,4 @@ void nmt_rope_apply(float *x, long row_stride, const float *table, const int32_t
                     int head_dim, int inverse) {
     rope_task t = {x, row_stride, table, pos, heads, head_dim, inverse ? -1.0f : 1.0f};
     nmt_pool_work(rows, (long)heads * head_dim, rope_range, &t);
-}
-
-/* ---------------------------------------------------------------------------------------------- */
-/* Attention: units of whole batch rows (all heads of a sentence: its rows stay in one cache) */
-
-typedef struct attention_task {
-    nmt_heads out, q, k, v, dq, dk, dv, dout;
-    float *weights, *dweights;
-    const float *weights_in;
-    const nmt_attention_dims *dims;
-} attention_task;
-
-/* Keys visible to query t of batch row b: [0, limit). */
-NMT_INLINE int attention_limit(const nmt_attention_dims *d, int b, int t) {
-    int limit = d->k_lengths ? d->k_lengths[b] : d->k_len;
-    if (limit > d->k_len) limit = d->k_len;
-    if (d->causal && t + d->q_offset + 1 < limit) limit = t + d->q_offset + 1;
-    return limit < 0 ? 0 : limit;
-}
-
-NMT_INLINE float *head_row(nmt_heads x, int b, int t, int h, int dh) {
-    return x.data + (x.slot ? x.slot[b] : b) * x.batch_stride + t * x.row_stride + (long)h * dh;
-}
-
-/* Pulls the rows of batch row b (len rows of `width` floats from x.data) towards the cache. The
- * heads of one batch row are processed one after another, each reading a narrow column band of
- * rows a long stride apart, a pattern the hardware prefetchers miss; fetching the next batch row
- * while working on this one hides that latency. */
-NMT_INLINE void prefetch_rows(nmt_heads x, int b, int len, int width) {
-    for (int t = 0; t < len; t++) {
-        const char *row = (const char *)head_row(x, b, t, 0, 0);
-        for (int i = 0; i < width * (int)sizeof(float); i += 64) __builtin_prefetch(row + i);
-    }
-}
-
-/* The inputs of batch row b, for all heads (dout only in backward). */
-NMT_INLINE void attention_prefetch(const attention_task *a, int b) {
-    const nmt_attention_dims *d = a->dims;
-    if (b >= d->batch) return;
-    int width = d->heads * d->head_dim;
-    prefetch_rows(a->q, b, d->q_len, width);
-    prefetch_rows(a->k, b, d->k_len, width);
-    prefetch_rows(a->v, b, d->k_len, width);
-    if (a->dout.data) prefetch_rows(a->dout, b, d->q_len, width);
-}
-
-enum { ATTENTION_KEYS = 64 }; /* keys per block of the weighted sum of values */
-
-/* o[0..dh) += sum over j < n of p[j] v[j][0..dh), j in order: 16 columns at a time, each in a
- * register across all n keys (the same additions, in the same order, as n axpy calls). */
-NMT_INLINE void weighted_sum(float *o, const float *p, const float *const *v, int n, int dh) {
-    int c = 0;
-    for (; c + 16 <= dh; c += 16) {
-        v16 acc = V16_LOAD(o + c);
-        for (int j = 0; j < n; j++) acc += p[j] * V16_LOAD(v[j] + c);
-        memcpy(o + c, &acc, sizeof acc);
-    }
-    for (; c < dh; c++)
-        for (int j = 0; j < n; j++) o[c] += p[j] * v[j][c];
-}
-
-NMT_HOT static void attention_forward_range(void *ctx, long begin, long end) {
-    const attention_task *a = ctx;
-    const nmt_attention_dims *d = a->dims;
-    int dh = d->head_dim, Tq = d->q_len, Tk = d->k_len;
-    dropout_key key = dropout_key_of(d->dropout);
-    const float *rows[ATTENTION_KEYS];
-    float dropped[ATTENTION_KEYS];
-    for (long item = begin * d->heads; item < end * d->heads; item++) {
-        int b = (int)(item / d->heads), h = (int)(item % d->heads);
-        /* No attention_prefetch here: measured, it bought the forward nothing in training and cost
-         * decoding steps (one query per row) 3%. */
-        for (int t = 0; t < Tq; t++) {
-            int limit = attention_limit(d, b, t), j = 0;
-            long row = (item * Tq + t) * Tk;
-            float *w = a->weights + row;
-            const float *q = head_row(a->q, b, t, h, dh);
-            float *o = head_row(a->out, b, t, h, dh);
-            memset(o, 0, (size_t)dh * sizeof(float));
-            for (int k = limit; k < Tk; k++) w[k] = 0.0f;
-            if (limit == 0) continue;
-            for (; j + 4 <= limit; j += 4) {
-                for (int k = 0; k < 4; k++) rows[k] = head_row(a->k, b, j + k, h, dh);
-                dot4(w + j, q, rows, dh);
-            }
-            for (; j < limit; j++) w[j] = dot(q, head_row(a->k, b, j, h, dh), dh);
-            for (j = 0; j < limit; j++) w[j] *= d->scale;
-            softmax_row(w, limit);
-            for (int first = 0; first < limit; first += ATTENTION_KEYS) {
-                const int n = limit - first < ATTENTION_KEYS ? limit - first : ATTENTION_KEYS;
-                const float *p = w + first;
-                if (d->dropout.rate > 0.0f) {
-                    for (int k = 0; k < n; k++) dropped[k] = p[k] * dropout_factor(&key, (uint64_t)(row + first + k));
-                    p = dropped;
-                }
-                for (int k = 0; k < n; k++) rows[k] = head_row(a->v, b, first + k, h, dh);
-                weighted_sum(o, p, rows, n, dh);
-            }
-        }
-    }
-}
-
-void nmt_attention_forward(nmt_heads out, float *weights, nmt_heads q, nmt_heads k, nmt_heads v,
-                           const nmt_attention_dims *dims) {
-    attention_task a = {.out = out, .q = q, .k = k, .v = v, .weights = weights, .dims = dims};
-    nmt_pool_work(dims->batch, (long)dims->heads * dims->q_len * dims->k_len * dims->head_dim, attention_forward_range, &a);
-}
-
-/* With P the weights, M the dropout factors and dO the output gradient:
- * dV = (P*M)^T dO, dP = (dO V^T) * M, dS = P * (dP - rowsum(P * dP)) * scale, dQ = dS K, dK = dS^T Q. */
-NMT_HOT static void attention_backward_range(void *ctx, long begin, long end) {
-    const attention_task *a = ctx;
-    const nmt_attention_dims *d = a->dims;
-    int dh = d->head_dim, Tq = d->q_len, Tk = d->k_len;
-    dropout_key key = dropout_key_of(d->dropout);
-    for (long item = begin * d->heads; item < end * d->heads; item++) {
-        int b = (int)(item / d->heads), h = (int)(item % d->heads);
-        if (h == 0) attention_prefetch(a, b + 1);
-        for (int j = 0; j < Tk; j++) {
-            memset(head_row(a->dk, b, j, h, dh), 0, (size_t)dh * sizeof(float));
-            memset(head_row(a->dv, b, j, h, dh), 0, (size_t)dh * sizeof(float));
-        }
-        for (int t = 0; t < Tq; t++) {
-            int limit = attention_limit(d, b, t);
-            long row = (item * Tq + t) * Tk;
-            const float *w = a->weights_in + row;
-            float *dp = a->dweights + row;
-            const float *q = head_row(a->q, b, t, h, dh), *dout = head_row(a->dout, b, t, h, dh);
-            float *dq = head_row(a->dq, b, t, h, dh);
-            memset(dq, 0, (size_t)dh * sizeof(float));
-            float rowdot = 0.0f;
-            for (int j = 0; j < limit; j++) {
-                float factor = d->dropout.rate > 0.0f ? dropout_factor(&key, (uint64_t)(row + j)) : 1.0f;
-                dp[j] = factor * dot(dout, head_row(a->v, b, j, h, dh), dh);
-                if (w[j] * factor != 0.0f) axpy(head_row(a->dv, b, j, h, dh), w[j] * factor, dout, dh);
-                rowdot += w[j] * dp[j];
-            }
-            for (int j = 0; j < limit; j++) {
-                float ds = w[j] * (dp[j] - rowdot) * d->scale;
-                if (ds == 0.0f) continue;
-                axpy(dq, ds, head_row(a->k, b, j, h, dh), dh);
-                axpy(head_row(a->dk, b, j, h, dh), ds, q, dh);
-            }
-        }
-    }
-}
-
-void nmt_attention_backward(nmt_heads dq, nmt_heads dk, nmt_heads dv, float *dweights, nmt_heads dout,
-                            const float *weights, nmt_heads q, nmt_heads k, nmt_heads v,
-                            const nmt_attention_dims *dims) {
-    attention_task a = {.dq = dq, .dk = dk, .dv = dv, .dweights = dweights, .dout = dout, .weights_in = weights,
-                        .q = q, .k = k, .v = v, .dims = dims};
-    nmt_pool_work(dims->batch, 2L * dims->heads * dims->q_len * dims->k_len * dims->head_dim, attention_backward_range, &a);
 }

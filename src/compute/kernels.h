@@ -1,5 +1,5 @@
 /* kernels: the numerical building blocks of the model's layers (linear, LayerNorm, ReLU, dropout,
- * softmax, cross-entropy, positions, attention) as fused C loops.
+ * softmax, cross-entropy, positions) as fused C loops; attention is attention.h.
  *
  * Every function works on row-major float arrays and allocates nothing. Each *_backward takes the
  * forward's inputs (or saved statistics) and ADDS into weight and bias gradients; input gradients
@@ -51,6 +51,9 @@ void nmt_dropout_add(float *out, const float *x, const float *delta, nmt_dropout
 /* d_delta[i] = keep(i) * d_out[i] / (1 - rate), or += when accumulate; may alias d_out when not
  * accumulating. */
 void nmt_dropout_backward(float *d_delta, const float *d_out, nmt_dropout drop, long n, int accumulate);
+/* factors[i] = the factor of element first + i under `drop`: 1 / (1 - rate) if kept, else 0 (all 1
+ * when dropout is off), the same factors nmt_dropout_add applies. */
+void nmt_dropout_factors(float *factors, nmt_dropout drop, uint64_t first, int n);
 
 /* In-place softmax of each row of n values (max subtracted first, so large scores are safe). */
 void nmt_softmax_rows(float *x, int rows, int n);
@@ -86,37 +89,5 @@ void nmt_sinusoidal_positions(float *pe, int positions, int D);
 void nmt_rope_table(float *table, int positions, int head_dim);
 void nmt_rope_apply(float *x, long row_stride, const float *table, const int32_t *pos, int rows, int heads,
                     int head_dim, int inverse);
-
-/* Multi-head attention operands live inside bigger buffers (the fused q|k|v projection, a decoder's
- * key/value cache): element (b, t, h, j) of a [batch, len, heads, head_dim] operand is
- * data[s * batch_stride + t * row_stride + h * head_dim + j], s = slot[b], or b when slot is NULL
- * (a beam decoder's rows share cache blocks through it instead of copying them). */
-typedef struct nmt_heads {
-    float *data;
-    long batch_stride;
-    long row_stride;
-    const int32_t *slot; /* [batch] or NULL */
-} nmt_heads;
-
-typedef struct nmt_attention_dims {
-    int batch, heads, head_dim; /* B, H, dh */
-    int q_len, k_len;           /* Tq queries and Tk keys per batch row */
-    const int32_t *k_lengths;   /* [B]: row b sees keys j < k_lengths[b]; NULL = all Tk */
-    int causal;                 /* nonzero: query t also needs j <= t + q_offset */
-    int q_offset;               /* position of query 0 among the keys (Tk - Tq for a decoding step) */
-    float scale;                /* on the scores, 1/sqrt(dh) */
-    nmt_dropout dropout;        /* on the weights; index ((b*H + h)*Tq + t)*Tk + j */
-} nmt_attention_dims;
-
-/* out = softmax(scale q k^T, masked) v per (batch row, head). weights[B, H, Tq, Tk] receives the
- * softmax probabilities before dropout, 0 at masked keys (a query with no visible key gets a zero
- * row and a zero output). out must not overlap q, k or v. */
-void nmt_attention_forward(nmt_heads out, float *weights, nmt_heads q, nmt_heads k, nmt_heads v,
-                           const nmt_attention_dims *dims);
-/* Gradients of the forward above: dq, dk, dv overwritten (they must not overlap each other's
- * elements or the inputs). dweights[B, H, Tq, Tk] is scratch. */
-void nmt_attention_backward(nmt_heads dq, nmt_heads dk, nmt_heads dv, float *dweights, nmt_heads dout,
-                            const float *weights, nmt_heads q, nmt_heads k, nmt_heads v,
-                            const nmt_attention_dims *dims);
 
 #endif

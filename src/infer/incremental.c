@@ -18,6 +18,7 @@
 #include "infer/incremental.h"
 
 #include "compute/pool.h"
+#include "compute/attention.h"
 #include "compute/kernels.h"
 #include "compute/packed.h"
 #include "infer/shortlist.h"

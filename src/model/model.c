@@ -13,6 +13,7 @@
 
 #include "compute/gemm.h"
 #include "compute/pool.h"
+#include "compute/attention.h"
 #include "compute/kernels.h"
 
 #include <math.h>

@@ -1,0 +1,356 @@
+/* attention: multi-head attention as register-tiled products per (batch row, head).
+ *
+ * One (batch row b, head h) is a set of small matrices with a row stride: Q and dO [Tq, dh],
+ * K and V [Tk, dh], the weights P and the scratch G [Tq, Tk]. Two micro-kernels make every
+ * product:
+ *   dot_tile       2 rows x 2 rows (or 1 x 4) dot products over dh: 16 lanes held as two v8
+ *                  halves, each operand row loaded once for the tile, the four sums reduced by
+ *                  one network in v16_sum's order (so each equals a plain 16-lane dot product);
+ *   weighted_rows  R (4 or 1) output rows = sum over k, ascending, of p(r, k) x_k: 16 columns of
+ *                  4 rows (64 of one row, then 8, then single columns) stay in registers across
+ *                  all k, and each x_k is loaded once for the R rows (the additions of axpy calls,
+ *                  in their order).
+ * Forward: P = softmax(scale Q K^T) row by row (dot_tile, then kernels' softmax), O = (P*M) V.
+ * Backward, with M the dropout factors: dV = (P*M)^T dO, dP = (dO V^T) * M,
+ * dS = P * (dP - rowsum(P * dP)) * scale, dQ = dS K, dK = dS^T Q.
+ * A tile may run past a row's own limit (a causal tile's last row sees the most keys); the extra
+ * terms have weight exactly 0 and, with finite operands, add nothing (a sum that starts at +0 is
+ * never -0), and scores past a row's limit are never stored.
+ */
+#include "compute/attention.h"
+
+#include "compute/kernels.h"
+#include "compute/pool.h"
+#include "compute/simd.h"
+
+#include <string.h>
+
+typedef struct attention_task {
+    nmt_heads out, q, k, v, dq, dk, dv, dout;
+    float *weights, *dweights;
+    const float *weights_in;
+    const nmt_attention_dims *dims;
+} attention_task;
+
+/* One operand of one (batch row, head): row i at data + i * stride. */
+typedef struct matrix {
+    float *data;
+    long stride;
+} matrix;
+
+NMT_INLINE matrix head_of(nmt_heads x, int b, int h, int dh) {
+    matrix m = {x.data + (x.slot ? x.slot[b] : b) * x.batch_stride + (long)h * dh, x.row_stride};
+    return m;
+}
+
+NMT_INLINE matrix rows_from(matrix m, int first) {
+    matrix r = {m.data + first * m.stride, m.stride};
+    return r;
+}
+
+/* The keys query t of a batch row sees: j < limit_of(l, t), nondecreasing in t. */
+typedef struct limits {
+    int row;    /* min(k_lengths[b], Tk) */
+    int causal; /* nonzero: also j <= t + offset */
+    int offset;
+} limits;
+
+NMT_INLINE limits limits_of(const nmt_attention_dims *d, int b) {
+    limits l = {d->k_lengths && d->k_lengths[b] < d->k_len ? d->k_lengths[b] : d->k_len, d->causal, d->q_offset};
+    return l;
+}
+
+NMT_INLINE int limit_of(const limits *l, int t) {
+    int limit = l->row;
+    if (l->causal && t + l->offset + 1 < limit) limit = t + l->offset + 1;
+    return limit < 0 ? 0 : limit;
+}
+
+/* ---------------------------------------------------------------------------------------------- */
+/* Micro-kernels */
+
+/* out[a * nk + c] = x[a] . y[c] over n values for a < nq, c < nk (nq * nk = 4): lanes summed by
+ * v16_sum's tree (halves, quarters, then (q0 + q2) + (q1 + q3)), then the n % 16 tail in order. */
+NMT_INLINE void dot_tile(float *out, const float *const *x, const float *const *y, int nq, int nk, int n) {
+    v8 lo[4] = {{0}, {0}, {0}, {0}}, hi[4] = {{0}, {0}, {0}, {0}};
+    int i = 0;
+    for (; i + 16 <= n; i += 16) {
+        v8 xl[2], xh[2], yl[4], yh[4];
+        for (int a = 0; a < nq; a++) xl[a] = V8_LOAD(x[a] + i), xh[a] = V8_LOAD(x[a] + i + 8);
+        for (int c = 0; c < nk; c++) yl[c] = V8_LOAD(y[c] + i), yh[c] = V8_LOAD(y[c] + i + 8);
+        for (int a = 0; a < nq; a++)
+            for (int c = 0; c < nk; c++) {
+                lo[a * nk + c] += xl[a] * yl[c];
+                hi[a * nk + c] += xh[a] * yh[c];
+            }
+    }
+    const v8 h0 = lo[0] + hi[0], h1 = lo[1] + hi[1], h2 = lo[2] + hi[2], h3 = lo[3] + hi[3];
+    v8 ab = __builtin_shufflevector(h0, h1, 0, 1, 2, 3, 8, 9, 10, 11) +
+            __builtin_shufflevector(h0, h1, 4, 5, 6, 7, 12, 13, 14, 15);
+    v8 cd = __builtin_shufflevector(h2, h3, 0, 1, 2, 3, 8, 9, 10, 11) +
+            __builtin_shufflevector(h2, h3, 4, 5, 6, 7, 12, 13, 14, 15);
+    ab += __builtin_shufflevector(ab, ab, 2, 3, 0, 1, 6, 7, 4, 5);
+    cd += __builtin_shufflevector(cd, cd, 2, 3, 0, 1, 6, 7, 4, 5);
+    ab += __builtin_shufflevector(ab, ab, 1, 0, 3, 2, 5, 4, 7, 6);
+    cd += __builtin_shufflevector(cd, cd, 1, 0, 3, 2, 5, 4, 7, 6);
+    out[0] = ab[0], out[1] = ab[4], out[2] = cd[0], out[3] = cd[4];
+    for (int a = 0; a < nq; a++)
+        for (int c = 0; c < nk; c++)
+            for (int j = i; j < n; j++) out[a * nk + c] += x[a][j] * y[c][j];
+}
+
+/* s[t * ss + j] = scale * (x_t . y_j) for t < rows and j < limit_of(l, t); nothing else written.
+ * (Functions that hold no vector across their calls are not inlined: one copy of each kernel per
+ * CPU clone keeps the file quick to compile.) */
+NMT_HOT static void scores(float *s, long ss, matrix x, matrix y, const limits *l, int rows, int n, float scale) {
+    int t = 0;
+    for (; t + 2 <= rows; t += 2) {
+        const int lim0 = limit_of(l, t), lim1 = limit_of(l, t + 1);
+        const float *xs[2] = {x.data + t * x.stride, x.data + (t + 1) * x.stride};
+        float *s0 = s + t * ss, *s1 = s0 + ss;
+        for (int j = 0; j < lim1; j += 2) {
+            const float *ys[2] = {y.data + j * y.stride, y.data + (j + 1 < lim1 ? j + 1 : j) * y.stride};
+            float out[4];
+            dot_tile(out, xs, ys, 2, 2, n);
+            if (j < lim0) s0[j] = out[0] * scale;
+            if (j + 1 < lim0) s0[j + 1] = out[1] * scale;
+            s1[j] = out[2] * scale;
+            if (j + 1 < lim1) s1[j + 1] = out[3] * scale;
+        }
+    }
+    for (; t < rows; t++) {
+        const int lim = limit_of(l, t);
+        const float *xs[1] = {x.data + t * x.stride};
+        for (int j = 0; j < lim; j += 4) {
+            const float *ys[4];
+            for (int c = 0; c < 4; c++) ys[c] = y.data + (j + c < lim ? j + c : j) * y.stride;
+            float out[4];
+            dot_tile(out, xs, ys, 1, 4, n);
+            for (int c = 0; c < 4 && j + c < lim; c++) s[t * ss + j + c] = out[c] * scale;
+        }
+    }
+}
+
+/* Columns [c, c + 8 V) of weighted_rows, V v8 per row in registers (R * V <= 8 accumulators);
+ * the sums start from the output rows (`add`) or from 0. */
+NMT_INLINE void weighted_chunk(matrix out, const float *p, long pr, long pk, matrix x, int count, int c, int R,
+                               int V, int add) {
+    v8 acc[4][8];
+    for (int r = 0; r < R; r++)
+        for (int u = 0; u < V; u++) {
+            const v8 zero = {0};
+            acc[r][u] = add ? V8_LOAD(out.data + r * out.stride + c + 8 * u) : zero;
+        }
+    for (int k = 0; k < count; k++) {
+        const float *xk = x.data + k * x.stride + c;
+        v8 xv[8];
+        for (int u = 0; u < V; u++) xv[u] = V8_LOAD(xk + 8 * u);
+        for (int r = 0; r < R; r++) {
+            const float weight = p[r * pr + k * pk];
+            for (int u = 0; u < V; u++) acc[r][u] += weight * xv[u];
+        }
+    }
+    for (int r = 0; r < R; r++)
+        for (int u = 0; u < V; u++) memcpy(out.data + r * out.stride + c + 8 * u, &acc[r][u], sizeof(v8));
+}
+
+/* out_r[c] = (add ? out_r[c] : 0) + the sum over k < count, in order, of p[r * pr + k * pk] x_k[c],
+ * for the R (a constant 4 or 1) rows out_r of `out` and c < n: 4 rows 16 columns at a time, one row
+ * 64 (eight independent sums, so that one row does not wait on the latency of each addition). */
+NMT_INLINE void weighted_rows(matrix out, const float *p, long pr, long pk, matrix x, int count, int n, int R,
+                              int add) {
+    const int wide = R == 1 ? 8 : 2;
+    int c = 0;
+    for (; c + 8 * wide <= n; c += 8 * wide) weighted_chunk(out, p, pr, pk, x, count, c, R, wide, add);
+    for (; c + 8 <= n; c += 8) weighted_chunk(out, p, pr, pk, x, count, c, R, 1, add);
+    for (; c < n; c++)
+        for (int r = 0; r < R; r++) {
+            float acc = add ? out.data[r * out.stride + c] : 0.0f;
+            for (int k = 0; k < count; k++) acc += p[r * pr + k * pk] * x.data[k * x.stride + c];
+            out.data[r * out.stride + c] = acc;
+        }
+}
+
+/* weighted_rows over 4 rows or 1, with R a constant in each instance. */
+NMT_HOT static void weighted(matrix out, const float *p, long pr, long pk, matrix x, int count, int n, int R,
+                             int add) {
+    if (R == 4)
+        weighted_rows(out, p, pr, pk, x, count, n, 4, add);
+    else
+        weighted_rows(out, p, pr, pk, x, count, n, 1, add);
+}
+
+NMT_INLINE void zero_rows(matrix m, int rows, int n) {
+    for (int i = 0; i < rows; i++) memset(m.data + i * m.stride, 0, (size_t)n * sizeof(float));
+}
+
+/* out_t = sum over j, ascending, of p[t][j] x_j for t < Tq (p rows of Tk, zero past each row's
+ * limit): the weighted sum of values (forward) and dQ = dS K (backward). */
+NMT_INLINE void query_rows(matrix out, const float *p, int Tk, matrix x, const limits *l, int Tq, int n) {
+    for (int t = 0; t < Tq;) {
+        const int R = Tq - t >= 4 ? 4 : 1;
+        weighted(rows_from(out, t), p + (long)t * Tk, Tk, 1, x, limit_of(l, t + R - 1), n, R, 0);
+        t += R;
+    }
+}
+
+/* out_j = sum over t, ascending, of p[t][j] x_t for the Tk keys (p rows of Tk, zero past each
+ * row's limit; keys no query sees get zeros): dV = (P*M)^T dO and dK = dS^T Q. */
+NMT_INLINE void key_rows(matrix out, const float *p, int Tk, matrix x, const limits *l, int Tq, int n) {
+    const int seen = Tq > 0 ? limit_of(l, Tq - 1) : 0;
+    zero_rows(rows_from(out, seen), Tk - seen, n);
+    for (int j = 0; j < seen;) {
+        const int R = seen - j >= 4 ? 4 : 1;
+        int first = l->causal ? j - l->offset : 0; /* the first query that sees key j */
+        if (first < 0) first = 0;
+        weighted(rows_from(out, j), p + (long)first * Tk + j, 1, Tk, rows_from(x, first), Tq - first, n, R, 0);
+        j += R;
+    }
+}
+
+/* ---------------------------------------------------------------------------------------------- */
+/* Forward and backward: units of whole batch rows (all heads of a sentence: its rows stay in one
+ * cache) */
+
+enum { ATTENTION_KEYS = 64 }; /* keys per block of dropout factors */
+
+NMT_INLINE float *head_weights(float *w, const nmt_attention_dims *d, long item) {
+    return w + item * d->q_len * d->k_len;
+}
+
+/* The weighted sum of values with dropout on the weights: key blocks of ATTENTION_KEYS, the
+ * dropped weights of R rows in `dropped`, each block added to the output in key order. */
+NMT_INLINE void dropped_query_rows(matrix out, const float *w, matrix v, const limits *l,
+                                   const nmt_attention_dims *d, long item, float *dropped) {
+    const int Tq = d->q_len, Tk = d->k_len;
+    zero_rows(out, Tq, d->head_dim);
+    for (int t = 0; t < Tq;) {
+        const int R = Tq - t >= 4 ? 4 : 1, limit = limit_of(l, t + R - 1);
+        for (int first = 0; first < limit; first += ATTENTION_KEYS) {
+            const int n = limit - first < ATTENTION_KEYS ? limit - first : ATTENTION_KEYS;
+            for (int r = 0; r < R; r++) {
+                float *f = dropped + r * ATTENTION_KEYS;
+                const float *p = w + (long)(t + r) * Tk + first;
+                nmt_dropout_factors(f, d->dropout, (uint64_t)((item * Tq + t + r) * Tk + first), n);
+                for (int k = 0; k < n; k++) f[k] = p[k] * f[k];
+            }
+            weighted(rows_from(out, t), dropped, ATTENTION_KEYS, 1, rows_from(v, first), n, d->head_dim, R, 1);
+        }
+        t += R;
+    }
+}
+
+NMT_HOT static void attention_forward_range(void *ctx, long begin, long end) {
+    const attention_task *a = ctx;
+    const nmt_attention_dims *d = a->dims;
+    const int dh = d->head_dim, Tq = d->q_len, Tk = d->k_len;
+    float dropped[4 * ATTENTION_KEYS];
+    for (long item = begin * d->heads; item < end * d->heads; item++) {
+        const int b = (int)(item / d->heads), h = (int)(item % d->heads);
+        const limits l = limits_of(d, b);
+        const matrix q = head_of(a->q, b, h, dh), k = head_of(a->k, b, h, dh), v = head_of(a->v, b, h, dh);
+        const matrix out = head_of(a->out, b, h, dh);
+        float *w = head_weights(a->weights, d, item);
+        scores(w, Tk, q, k, &l, Tq, dh, d->scale);
+        for (int t = 0; t < Tq; t++) {
+            const int limit = limit_of(&l, t);
+            float *row = w + (long)t * Tk;
+            memset(row + limit, 0, (size_t)(Tk - limit) * sizeof(float));
+            nmt_softmax_rows(row, 1, limit);
+        }
+        if (d->dropout.rate > 0.0f)
+            dropped_query_rows(out, w, v, &l, d, item, dropped);
+        else
+            query_rows(out, w, Tk, v, &l, Tq, dh);
+    }
+}
+
+void nmt_attention_forward(nmt_heads out, float *weights, nmt_heads q, nmt_heads k, nmt_heads v,
+                           const nmt_attention_dims *dims) {
+    attention_task a = {.out = out, .q = q, .k = k, .v = v, .weights = weights, .dims = dims};
+    nmt_pool_work(dims->batch, (long)dims->heads * dims->q_len * dims->k_len * dims->head_dim, attention_forward_range, &a);
+}
+
+/* Pulls the rows of batch row b (len rows of `width` floats from x.data) towards the cache. The
+ * heads of one batch row are processed one after another, each reading a narrow column band of
+ * rows a long stride apart, a pattern the hardware prefetchers miss; fetching the next batch row
+ * while working on this one hides that latency. */
+NMT_INLINE void prefetch_rows(nmt_heads x, int b, int len, int width) {
+    const char *first = (const char *)head_of(x, b, 0, 0).data;
+    for (int t = 0; t < len; t++) {
+        const char *row = first + (long)t * x.row_stride * (long)sizeof(float);
+        for (int i = 0; i < width * (int)sizeof(float); i += 64) __builtin_prefetch(row + i);
+    }
+}
+
+/* The backward's inputs of batch row b, for all heads. */
+NMT_INLINE void attention_prefetch(const attention_task *a, int b) {
+    const nmt_attention_dims *d = a->dims;
+    if (b >= d->batch) return;
+    int width = d->heads * d->head_dim;
+    prefetch_rows(a->q, b, d->q_len, width);
+    prefetch_rows(a->k, b, d->k_len, width);
+    prefetch_rows(a->v, b, d->k_len, width);
+    prefetch_rows(a->dout, b, d->q_len, width);
+}
+
+/* g[t][j] for j < limit(t), in blocks of ATTENTION_KEYS: g = P * factor when `dp` is 0, else
+ * g = g * factor (the dropout on dP); zero from limit(t) to `seen`. */
+NMT_INLINE void apply_dropout(float *g, const float *w, const limits *l, const nmt_attention_dims *d, long item,
+                              int seen, int dp, float *factors) {
+    const int Tq = d->q_len, Tk = d->k_len;
+    for (int t = 0; t < Tq; t++) {
+        const int limit = limit_of(l, t);
+        float *row = g + (long)t * Tk;
+        const float *p = w + (long)t * Tk;
+        for (int first = 0; first < limit; first += ATTENTION_KEYS) {
+            const int n = limit - first < ATTENTION_KEYS ? limit - first : ATTENTION_KEYS;
+            nmt_dropout_factors(factors, d->dropout, (uint64_t)((item * Tq + t) * Tk + first), n);
+            for (int k = 0; k < n; k++) row[first + k] = (dp ? row[first + k] : p[first + k]) * factors[k];
+        }
+        if (seen > limit) memset(row + limit, 0, (size_t)(seen - limit) * sizeof(float));
+    }
+}
+
+NMT_HOT static void attention_backward_range(void *ctx, long begin, long end) {
+    const attention_task *a = ctx;
+    const nmt_attention_dims *d = a->dims;
+    const int dh = d->head_dim, Tq = d->q_len, Tk = d->k_len, drop = d->dropout.rate > 0.0f;
+    float factors[ATTENTION_KEYS];
+    for (long item = begin * d->heads; item < end * d->heads; item++) {
+        const int b = (int)(item / d->heads), h = (int)(item % d->heads);
+        if (h == 0) attention_prefetch(a, b + 1);
+        const limits l = limits_of(d, b);
+        const int seen = Tq > 0 ? limit_of(&l, Tq - 1) : 0; /* keys any query sees */
+        const matrix q = head_of(a->q, b, h, dh), k = head_of(a->k, b, h, dh), v = head_of(a->v, b, h, dh);
+        const matrix dout = head_of(a->dout, b, h, dh), dq = head_of(a->dq, b, h, dh);
+        const matrix dk = head_of(a->dk, b, h, dh), dv = head_of(a->dv, b, h, dh);
+        const float *w = a->weights_in + item * Tq * Tk;
+        float *g = head_weights(a->dweights, d, item);
+        /* dV = (P*M)^T dO, with P*M in g under dropout. */
+        if (drop) apply_dropout(g, w, &l, d, item, seen, 0, factors);
+        key_rows(dv, drop ? g : w, Tk, dout, &l, Tq, dh);
+        /* dP = (dO V^T) * M, then dS in place. */
+        scores(g, Tk, dout, v, &l, Tq, dh, 1.0f);
+        if (drop) apply_dropout(g, w, &l, d, item, seen, 1, factors);
+        for (int t = 0; t < Tq; t++) {
+            const int limit = limit_of(&l, t);
+            float *ds = g + (long)t * Tk;
+            const float *p = w + (long)t * Tk;
+            float rowdot = 0.0f;
+            for (int j = 0; j < limit; j++) rowdot += p[j] * ds[j];
+            for (int j = 0; j < limit; j++) ds[j] = p[j] * (ds[j] - rowdot) * d->scale;
+            if (seen > limit) memset(ds + limit, 0, (size_t)(seen - limit) * sizeof(float));
+        }
+        query_rows(dq, g, Tk, k, &l, Tq, dh);
+        key_rows(dk, g, Tk, q, &l, Tq, dh);
+    }
+}
+
+void nmt_attention_backward(nmt_heads dq, nmt_heads dk, nmt_heads dv, float *dweights, nmt_heads dout,
+                            const float *weights, nmt_heads q, nmt_heads k, nmt_heads v,
+                            const nmt_attention_dims *dims) {
+    attention_task a = {.dq = dq, .dk = dk, .dv = dv, .dweights = dweights, .dout = dout, .weights_in = weights,
+                        .q = q, .k = k, .v = v, .dims = dims};
+    nmt_pool_work(dims->batch, 2L * dims->heads * dims->q_len * dims->k_len * dims->head_dim, attention_backward_range, &a);
+}

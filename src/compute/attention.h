@@ -1,0 +1,50 @@
+/* attention: multi-head scaled dot-product attention, forward and backward, per (batch row, head)
+ * as small register-tiled products (scores Q K^T, softmax, weights times values, and the
+ * backward's dV, dP, dQ, dK).
+ *
+ * Allocates nothing. Work is split over the pool's threads by whole batch rows. Every output of a
+ * (batch row, head) is computed from that row's own inputs and lengths alone, with sums in a fixed
+ * order: over head_dim in simd.h's 16-lane order, over keys or queries one at a time in ascending
+ * order, so results do not depend on the thread count, on the other rows of the batch, on how far
+ * the batch is padded beyond a row's keys, or on the CPU's vector width.
+ */
+#ifndef NMT_ATTENTION_H
+#define NMT_ATTENTION_H
+
+#include "compute/kernels.h"
+
+#include <stdint.h>
+
+/* Multi-head attention operands live inside bigger buffers (the fused q|k|v projection, a decoder's
+ * key/value cache): element (b, t, h, j) of a [batch, len, heads, head_dim] operand is
+ * data[s * batch_stride + t * row_stride + h * head_dim + j], s = slot[b], or b when slot is NULL
+ * (a beam decoder's rows share cache blocks through it instead of copying them). */
+typedef struct nmt_heads {
+    float *data;
+    long batch_stride;
+    long row_stride;
+    const int32_t *slot; /* [batch] or NULL */
+} nmt_heads;
+
+typedef struct nmt_attention_dims {
+    int batch, heads, head_dim; /* B, H, dh */
+    int q_len, k_len;           /* Tq queries and Tk keys per batch row */
+    const int32_t *k_lengths;   /* [B]: row b sees keys j < k_lengths[b]; NULL = all Tk */
+    int causal;                 /* nonzero: query t also needs j <= t + q_offset */
+    int q_offset;               /* position of query 0 among the keys (Tk - Tq for a decoding step) */
+    float scale;                /* on the scores, 1/sqrt(dh) */
+    nmt_dropout dropout;        /* on the weights; index ((b*H + h)*Tq + t)*Tk + j */
+} nmt_attention_dims;
+
+/* out = softmax(scale q k^T, masked) v per (batch row, head). weights[B, H, Tq, Tk] receives the
+ * softmax probabilities before dropout, 0 at masked keys (a query with no visible key gets a zero
+ * row and a zero output). out must not overlap q, k or v. */
+void nmt_attention_forward(nmt_heads out, float *weights, nmt_heads q, nmt_heads k, nmt_heads v,
+                           const nmt_attention_dims *dims);
+/* Gradients of the forward above: dq, dk, dv overwritten (they must not overlap each other's
+ * elements or the inputs). dweights[B, H, Tq, Tk] is scratch. */
+void nmt_attention_backward(nmt_heads dq, nmt_heads dk, nmt_heads dv, float *dweights, nmt_heads dout,
+                            const float *weights, nmt_heads q, nmt_heads k, nmt_heads v,
+                            const nmt_attention_dims *dims);
+
+#endif

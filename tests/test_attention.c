@@ -1,0 +1,289 @@
+/* Tests of attention: the tiled forward and backward against a naive double-precision reference at
+ * shapes that exercise every tile and tail (one query, odd head sizes, fewer keys than a tile,
+ * causal masks with a query offset, key lengths including 0, dropout, shared cache slots), and
+ * the determinism rules: a row's results do not depend on the batch around it or on its padding,
+ * nor on the thread count, bit for bit.
+ *
+ * Tolerance: the kernels sum at most 80 products of values below 2 in float, so outputs carry
+ * about 1e-6 relative error; 2e-5 + 2e-5 |reference| passes that and fails any wrong term (a
+ * missed mask or a dropped factor moves a value by O(0.01) or more).
+ */
+#include "compute/attention.h"
+
+#include "compute/kernels.h"
+#include "compute/pool.h"
+#include "testing.h"
+
+#include <check.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* One test problem: q, dout [B, Tq, H*dh] and k, v [B or slots, Tk, H*dh], each in its own buffer
+ * with rows `pad` floats wider than H*dh (so strides are not the tight ones). */
+typedef struct problem {
+    nmt_attention_dims d;
+    int32_t lengths[8], slot[8];
+    int use_slots, pad;
+    float *q, *k, *v, *dout;
+    float *out, *w, *dq, *dk, *dv, *dw;
+} problem;
+
+static long row_width(const problem *p) { return (long)p->d.heads * p->d.head_dim + p->pad; }
+static long q_size(const problem *p) { return (long)p->d.batch * p->d.q_len * row_width(p); }
+static long k_size(const problem *p) { return (long)p->d.batch * p->d.k_len * row_width(p); }
+static long w_size(const problem *p) { return (long)p->d.batch * p->d.heads * p->d.q_len * p->d.k_len; }
+
+static nmt_heads view(const problem *p, float *data, int len, int slotted) {
+    nmt_heads h = {data, (long)len * row_width(p), row_width(p), slotted && p->use_slots ? p->slot : NULL};
+    return h;
+}
+
+static float *filled(long n, unsigned seed) {
+    float *x = malloc(sizeof(float) * (size_t)n);
+    ck_assert_ptr_nonnull(x);
+    for (long i = 0; i < n; i++) {
+        seed = seed * 1664525u + 1013904223u;
+        x[i] = (float)((seed >> 8) / 16777216.0 * 3.0 - 1.5);
+    }
+    return x;
+}
+
+static void problem_init(problem *p, unsigned seed) {
+    p->q = filled(q_size(p), seed);
+    p->dout = filled(q_size(p), seed + 1);
+    p->k = filled(k_size(p), seed + 2);
+    p->v = filled(k_size(p), seed + 3);
+    p->out = filled(q_size(p), 0);
+    p->dq = filled(q_size(p), 0);
+    p->dk = filled(k_size(p), 0);
+    p->dv = filled(k_size(p), 0);
+    p->w = filled(w_size(p), 0);
+    p->dw = filled(w_size(p), 0);
+    if (p->use_slots) /* rows read their keys and values from other rows' blocks */
+        for (int b = 0; b < p->d.batch; b++) p->slot[b] = (b * 5 + 2) % p->d.batch;
+}
+
+static void problem_free(problem *p) {
+    float *all[] = {p->q, p->k, p->v, p->dout, p->out, p->w, p->dq, p->dk, p->dv, p->dw};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) free(all[i]);
+}
+
+static void run(problem *p) {
+    const int Tq = p->d.q_len, Tk = p->d.k_len;
+    nmt_attention_forward(view(p, p->out, Tq, 0), p->w, view(p, p->q, Tq, 0), view(p, p->k, Tk, 1),
+                          view(p, p->v, Tk, 1), &p->d);
+    if (p->use_slots) return; /* the backward never reads shared blocks */
+    nmt_attention_backward(view(p, p->dq, Tq, 0), view(p, p->dk, Tk, 0), view(p, p->dv, Tk, 0), p->dw,
+                           view(p, p->dout, Tq, 0), p->w, view(p, p->q, Tq, 0), view(p, p->k, Tk, 0),
+                           view(p, p->v, Tk, 0), &p->d);
+}
+
+static double *zeros(long n) {
+    double *x = calloc((size_t)n, sizeof(double));
+    ck_assert_ptr_nonnull(x);
+    return x;
+}
+
+static void expect_close(const char *what, const float *got, const double *want, int b, int h, int t, int n) {
+    for (int i = 0; i < n; i++)
+        if (!(fabs(got[i] - want[i]) <= 2e-5 + 2e-5 * fabs(want[i])))
+            ck_abort_msg("%s (b %d, h %d, row %d, %d): %.9g, want %.9g", what, b, h, t, i, got[i], want[i]);
+}
+
+/* The reference, in double, straight from the definitions; checks every output of run(p). */
+static void check_against_reference(const problem *p) {
+    const nmt_attention_dims *d = &p->d;
+    const int Tq = d->q_len, Tk = d->k_len, dh = d->head_dim;
+    const long width = row_width(p);
+    double *P = zeros(Tk), *M = zeros((long)Tq * Tk), *W = zeros((long)Tq * Tk), *dS = zeros((long)Tq * Tk);
+    double *o = zeros(dh), *dkj = zeros(dh), *dvj = zeros(dh);
+    for (int b = 0; b < d->batch; b++)
+        for (int h = 0; h < d->heads; h++) {
+            const long item = (long)b * d->heads + h;
+            const int s = p->use_slots ? p->slot[b] : b;
+            const float *q = p->q + (long)b * Tq * width + h * dh, *dout = p->dout + (long)b * Tq * width + h * dh;
+            const float *k = p->k + (long)s * Tk * width + h * dh, *v = p->v + (long)s * Tk * width + h * dh;
+            for (int t = 0; t < Tq; t++) {
+                int limit = d->k_lengths && d->k_lengths[b] < Tk ? d->k_lengths[b] : Tk;
+                if (d->causal && t + d->q_offset + 1 < limit) limit = t + d->q_offset + 1;
+                double max = -INFINITY, sum = 0.0;
+                for (int j = 0; j < Tk; j++) {
+                    double score = 0.0;
+                    for (int i = 0; i < dh; i++) score += (double)q[t * width + i] * k[j * width + i];
+                    P[j] = j < limit ? score * d->scale : -INFINITY;
+                    if (P[j] > max) max = P[j];
+                }
+                for (int j = 0; j < Tk; j++) sum += P[j] = j < limit ? exp(P[j] - max) : 0.0;
+                memset(o, 0, sizeof(double) * (size_t)dh);
+                for (int j = 0; j < Tk; j++) {
+                    const uint64_t index = (uint64_t)((item * Tq + t) * Tk + j);
+                    const double keep = nmt_dropout_keep(d->dropout, index) ? 1.0 : 0.0;
+                    W[t * Tk + j] = P[j] = limit ? P[j] / sum : 0.0;
+                    M[t * Tk + j] = d->dropout.rate > 0.0f ? keep / (1.0 - d->dropout.rate) : 1.0;
+                    for (int i = 0; i < dh; i++) o[i] += P[j] * M[t * Tk + j] * v[j * width + i];
+                }
+                float *w = p->w + (item * Tq + t) * Tk;
+                expect_close("weights", w, P, b, h, t, Tk);
+                expect_close("out", p->out + ((long)b * Tq + t) * width + h * dh, o, b, h, t, dh);
+                /* dS = P * (dP - rowsum(P * dP)) * scale with dP = (dO V^T) * M. */
+                double rowdot = 0.0;
+                for (int j = 0; j < Tk; j++) {
+                    double dp = 0.0;
+                    for (int i = 0; i < dh; i++) dp += (double)dout[t * width + i] * v[j * width + i];
+                    dS[t * Tk + j] = dp * M[t * Tk + j];
+                    rowdot += W[t * Tk + j] * dS[t * Tk + j];
+                }
+                for (int j = 0; j < Tk; j++) dS[t * Tk + j] = W[t * Tk + j] * (dS[t * Tk + j] - rowdot) * d->scale;
+            }
+            if (p->use_slots) continue;
+            for (int t = 0; t < Tq; t++) {
+                memset(o, 0, sizeof(double) * (size_t)dh);
+                for (int j = 0; j < Tk; j++)
+                    for (int i = 0; i < dh; i++) o[i] += dS[t * Tk + j] * k[j * width + i];
+                expect_close("dq", p->dq + ((long)b * Tq + t) * width + h * dh, o, b, h, t, dh);
+            }
+            for (int j = 0; j < Tk; j++) {
+                memset(dkj, 0, sizeof(double) * (size_t)dh);
+                memset(dvj, 0, sizeof(double) * (size_t)dh);
+                for (int t = 0; t < Tq; t++)
+                    for (int i = 0; i < dh; i++) {
+                        dkj[i] += dS[t * Tk + j] * q[t * width + i];
+                        dvj[i] += W[t * Tk + j] * M[t * Tk + j] * dout[t * width + i];
+                    }
+                expect_close("dk", p->dk + ((long)b * Tk + j) * width + h * dh, dkj, b, h, j, dh);
+                expect_close("dv", p->dv + ((long)b * Tk + j) * width + h * dh, dvj, b, h, j, dh);
+            }
+        }
+    free(P);
+    free(M);
+    free(W);
+    free(dS);
+    free(o);
+    free(dkj);
+    free(dvj);
+}
+
+typedef struct shape {
+    int batch, heads, head_dim, q_len, k_len, causal, q_offset, lengths, dropout, slots;
+} shape;
+
+START_TEST(attention_matches_double_reference) {
+    /* lengths: 0 = none (all keys), 1 = per-row lengths below k_len (one of them 0). */
+    const shape shapes[] = {
+        {3, 2, 64, 1, 21, 0, 0, 1, 0, 0},  /* one query per row (a decoding step), padded keys */
+        {2, 2, 64, 1, 9, 1, 8, 0, 0, 1},   /* a decoding step's self-attention through slots */
+        {2, 3, 24, 7, 5, 0, 0, 1, 0, 0},   /* head size 24 (16 + 8), fewer keys than a tile */
+        {2, 2, 40, 6, 6, 1, 0, 0, 0, 0},   /* head size 40 (2 x 16 + 8), causal */
+        {2, 2, 5, 5, 3, 0, 0, 0, 0, 0},    /* head size 5 (scalar tails only), 5 queries: a tail */
+        {3, 2, 17, 9, 13, 1, 4, 1, 1, 0},  /* causal with an offset, lengths, dropout */
+        {2, 1, 80, 3, 70, 0, 0, 1, 1, 0},  /* more keys than a dropout block (64), dropout */
+        {2, 2, 64, 18, 18, 1, 0, 0, 1, 0}, /* the decoder's causal self-attention with dropout */
+        {2, 4, 64, 13, 11, 0, 0, 1, 0, 1}, /* cross-attention shape through slots */
+        {1, 1, 8, 2, 1, 0, 0, 0, 0, 0},    /* one key */
+    };
+    for (int threads = 1; threads <= 2; threads++) {
+        nmt_pool_set_threads(threads);
+        for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+            const shape *s = &shapes[i];
+            problem p = {.pad = 3, .use_slots = s->slots};
+            p.d = (nmt_attention_dims){.batch = s->batch, .heads = s->heads, .head_dim = s->head_dim,
+                                       .q_len = s->q_len, .k_len = s->k_len, .causal = s->causal,
+                                       .q_offset = s->q_offset, .scale = 1.0f / sqrtf((float)s->head_dim)};
+            if (s->dropout) p.d.dropout = (nmt_dropout){.rate = 0.25f, .seed = 9, .stream = (uint32_t)i};
+            if (s->lengths) {
+                for (int b = 0; b < s->batch; b++) p.lengths[b] = b == 1 ? 0 : s->k_len - 1 - 2 * b;
+                p.d.k_lengths = p.lengths;
+            }
+            problem_init(&p, 100 + (unsigned)i);
+            run(&p);
+            check_against_reference(&p);
+            problem_free(&p);
+        }
+    }
+}
+END_TEST
+
+/* Rows [0, len) of `rows` rows of `width`, at `stride` apart in a and b, bit for bit. */
+static void expect_same_rows(const char *what, const float *a, long a_stride, const float *b, long b_stride, int len,
+                             int width) {
+    for (int t = 0; t < len; t++)
+        ck_assert_msg(memcmp(a + t * a_stride, b + t * b_stride, sizeof(float) * (size_t)width) == 0,
+                      "%s row %d differs", what, t);
+}
+
+/* The same sentence alone (its own length, no padding) and as row 1 of a batch padded to T: every
+ * output of its real positions is bit-identical (padded query rows carry a zero gradient, as the
+ * masked loss gives them). Encoder-style (key lengths) and decoder-style (causal) attention. */
+START_TEST(attention_rows_do_not_depend_on_the_batch) {
+    enum { H = 2, DH = 40, L = 11, T = 19, B = 3 };
+    for (int causal = 0; causal <= 1; causal++) {
+        problem alone = {.pad = 0}, batch = {.pad = 0};
+        alone.d = (nmt_attention_dims){.batch = 1, .heads = H, .head_dim = DH, .q_len = L, .k_len = L,
+                                       .causal = causal, .scale = 0.3f};
+        batch.d = alone.d;
+        batch.d.batch = B, batch.d.q_len = T, batch.d.k_len = T;
+        if (!causal) {
+            alone.lengths[0] = L;
+            batch.lengths[0] = T, batch.lengths[1] = L, batch.lengths[2] = 5;
+            alone.d.k_lengths = alone.lengths;
+            batch.d.k_lengths = batch.lengths;
+        }
+        problem_init(&alone, 7);
+        problem_init(&batch, 8);
+        const long width = H * DH, row1 = (long)T * width;
+        float *in_alone[] = {alone.q, alone.k, alone.v, alone.dout}, *in_batch[] = {batch.q, batch.k, batch.v, batch.dout};
+        for (int i = 0; i < 4; i++) {
+            memcpy(in_batch[i] + row1, in_alone[i], sizeof(float) * (size_t)(L * width));
+            if (i == 3) memset(in_batch[i] + row1 + L * width, 0, sizeof(float) * (size_t)((T - L) * width));
+        }
+        run(&alone);
+        run(&batch);
+        expect_same_rows("out", alone.out, width, batch.out + row1, width, L, (int)width);
+        expect_same_rows("dq", alone.dq, width, batch.dq + row1, width, L, (int)width);
+        expect_same_rows("dk", alone.dk, width, batch.dk + row1, width, L, (int)width);
+        expect_same_rows("dv", alone.dv, width, batch.dv + row1, width, L, (int)width);
+        for (int h = 0; h < H; h++)
+            expect_same_rows("weights", alone.w + (long)h * L * L, L, batch.w + ((long)H + h) * T * T, T, L, L);
+        problem_free(&alone);
+        problem_free(&batch);
+    }
+}
+END_TEST
+
+/* 1, 2 and 3 threads: every output bit-identical, over a batch big enough for many pool units. */
+START_TEST(attention_is_identical_on_any_thread_count) {
+    problem p[3];
+    for (int n = 0; n < 3; n++) {
+        nmt_pool_set_threads(n + 1);
+        p[n] = (problem){.pad = 1};
+        p[n].d = (nmt_attention_dims){.batch = 8, .heads = 4, .head_dim = 64, .q_len = 17, .k_len = 15,
+                                      .scale = 0.125f, .dropout = {.rate = 0.1f, .seed = 3, .stream = 1}};
+        for (int b = 0; b < 8; b++) p[n].lengths[b] = 15 - b;
+        p[n].d.k_lengths = p[n].lengths;
+        problem_init(&p[n], 21);
+        run(&p[n]);
+    }
+    for (int n = 1; n < 3; n++) {
+        ck_assert_int_eq(memcmp(p[0].out, p[n].out, sizeof(float) * (size_t)q_size(&p[0])), 0);
+        ck_assert_int_eq(memcmp(p[0].w, p[n].w, sizeof(float) * (size_t)w_size(&p[0])), 0);
+        ck_assert_int_eq(memcmp(p[0].dq, p[n].dq, sizeof(float) * (size_t)q_size(&p[0])), 0);
+        ck_assert_int_eq(memcmp(p[0].dk, p[n].dk, sizeof(float) * (size_t)k_size(&p[0])), 0);
+        ck_assert_int_eq(memcmp(p[0].dv, p[n].dv, sizeof(float) * (size_t)k_size(&p[0])), 0);
+    }
+    for (int n = 0; n < 3; n++) problem_free(&p[n]);
+}
+END_TEST
+
+static Suite *attention_suite(void) {
+    Suite *s = suite_create("attention");
+    TCase *tc = tcase_create("core");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, attention_matches_double_reference);
+    tcase_add_test(tc, attention_rows_do_not_depend_on_the_batch);
+    tcase_add_test(tc, attention_is_identical_on_any_thread_count);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void) { return nmt_test_run(attention_suite()); }
