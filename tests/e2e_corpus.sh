@@ -19,11 +19,9 @@ bad() { echo "FAIL $*"; fail=1; }
 "$gen" --output "$tmp/x" --test 0 >/dev/null 2>&1; [ $? -eq 2 ] || bad "--test 0: want exit 2"
 "$check" >/dev/null 2>&1; [ $? -eq 2 ] || bad "checker without a directory: want exit 2"
 
-# The default corpus: sizes, time, and the checker (with every phenomenon required in train).
-start=$(date +%s%N)
+# The default corpus: sizes and the checker (with every phenomenon required in train). Its speed is
+# a benchmark's business, not a test's: a loaded machine must not fail it.
 "$gen" --output "$tmp/a" --seed 7 2>/dev/null || bad "generation failed"
-ms=$(( ($(date +%s%N) - start) / 1000000 ))
-[ "$ms" -lt 3000 ] || bad "generating 32000 pairs took $ms ms"
 for want in train:30000 valid:1000 test:1000; do
   split=${want%%:*} n=${want##*:}
   for side in en hi meta; do
