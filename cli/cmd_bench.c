@@ -126,77 +126,109 @@ static double gemm_gflops(int M, int N, int K, double min_seconds) {
     return best;
 }
 
-/* Which sgemm nmt_sgemm runs, for reports: "nmt AVX-512" or "OpenBLAS <core>". */
+/* Which sgemm nmt_sgemm runs, for reports: "nmt AVX-512", "nmt AVX2+FMA" or "OpenBLAS <core>". */
 static const char *gemm_name(void) {
     static char name[64];
-    if (nmt_gemm_own()) snprintf(name, sizeof name, "nmt AVX-512");
+    if (nmt_gemm_own()) snprintf(name, sizeof name, "nmt %s", nmt_gemm_kernel_name(nmt_gemm_kernel_used()));
     else snprintf(name, sizeof name, "OpenBLAS %s", nmt_gemm_blas_core());
     return name;
 }
 
+/* The products of one training step of d256/h4/ff1024/V8000 on 4096 target tokens, after the
+ * square one of --size. */
+static const struct {
+    const char *what;
+    int M, N, K;
+} gemm_shapes[] = {
+    {"square", 0, 0, 0},
+    {"qkv projection", 4096, 768, 256}, {"fc1", 4096, 1024, 256}, {"fc2", 4096, 256, 1024},
+    {"o projection", 4096, 256, 256},   {"output logits", 512, 8000, 256},
+};
+enum { GEMM_SHAPES = sizeof gemm_shapes / sizeof gemm_shapes[0], GEMM_KERNELS = NMT_GEMM_AVX512 + 1 };
+
 static int bench_gemm(const bench_options *o) {
-    int n = (int)o->size;
-    double peak = gemm_gflops(n, n, n, 1.0), openblas_peak = peak;
-    if (peak < 0) return nmt_cli_fail("bench");
-    if (nmt_gemm_own()) { /* OpenBLAS's peak beside ours, in the same run */
-        nmt_gemm_set_own(0);
-        openblas_peak = gemm_gflops(n, n, n, 1.0);
-        nmt_gemm_set_own(1);
+    const int n = (int)o->size;
+    const nmt_gemm_kernel used = nmt_gemm_kernel_used(), best = nmt_gemm_best();
+    /* Every sgemm this CPU has, in the same run: OpenBLAS and each own kernel up to the best
+     * (gflops[k][s], -1 where kernel k is not here); the one nmt_sgemm uses by default first. */
+    double gflops[GEMM_KERNELS][GEMM_SHAPES];
+    int default_kernel = nmt_gemm_own() ? (int)used : NMT_GEMM_OPENBLAS;
+    for (int k = 0; k < GEMM_KERNELS; k++) {
+        const int kernel = k == 0 ? default_kernel : k == default_kernel ? 0 : k;
+        for (int s = 0; s < GEMM_SHAPES; s++) gflops[kernel][s] = -1.0;
+        if (kernel > (int)best || (used == NMT_GEMM_OPENBLAS && kernel != NMT_GEMM_OPENBLAS)) continue;
+        nmt_gemm_set_kernel((nmt_gemm_kernel)kernel);
+        for (int s = 0; s < GEMM_SHAPES; s++)
+            gflops[kernel][s] = s == 0 ? gemm_gflops(n, n, n, 1.0)
+                                       : gemm_gflops(gemm_shapes[s].M, gemm_shapes[s].N, gemm_shapes[s].K, 0.3);
+        if (gflops[kernel][0] < 0) return nmt_cli_fail("bench");
     }
-    /* The products of one training step of d256/h4/ff1024/V8000 on 4096 target tokens. */
-    static const struct {
-        const char *what;
-        int M, N, K;
-    } shapes[] = {
-        {"qkv projection", 4096, 768, 256}, {"fc1", 4096, 1024, 256}, {"fc2", 4096, 256, 1024},
-        {"o projection", 4096, 256, 256},   {"output logits", 512, 8000, 256},
-    };
-    double results[sizeof shapes / sizeof shapes[0]];
-    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
-        results[i] = gemm_gflops(shapes[i].M, shapes[i].N, shapes[i].K, 0.3);
+    nmt_gemm_set_kernel(used);
     /* Decoding's products on packed weights in each precision: the square peak, and one beam step's
-     * fc1 (5 beams x 8 sentences) of d256/ff1024. -1: not on this CPU. */
+     * fc1 (5 beams x 8 sentences) of d256/ff1024; fp32 also through OpenBLAS (nmt_linear_forward,
+     * which repacks the weights every call) when it runs on an own kernel. -1: not on this CPU. */
     static const nmt_precision precisions[] = {NMT_PRECISION_FP32, NMT_PRECISION_BF16, NMT_PRECISION_INT8};
     enum { PRECISIONS = sizeof precisions / sizeof precisions[0], STEP_M = 40, STEP_N = 1024, STEP_K = 256 };
-    double packed_peak[PRECISIONS], packed_step[PRECISIONS];
+    double packed_peak[PRECISIONS + 1], packed_step[PRECISIONS + 1];
     for (int i = 0; i < PRECISIONS; i++) {
         packed_peak[i] = nmt_packed_gops(precisions[i], n, n, n, 1.0);
         packed_step[i] = nmt_packed_gops(precisions[i], STEP_M, STEP_N, STEP_K, 0.3);
     }
+    const int blas_row = used != NMT_GEMM_OPENBLAS; /* the OpenBLAS fp32 row, after the others */
+    if (blas_row) {
+        nmt_gemm_set_kernel(NMT_GEMM_OPENBLAS);
+        packed_peak[PRECISIONS] = nmt_packed_gops(NMT_PRECISION_FP32, n, n, n, 1.0);
+        packed_step[PRECISIONS] = nmt_packed_gops(NMT_PRECISION_FP32, STEP_M, STEP_N, STEP_K, 0.3);
+        nmt_gemm_set_kernel(used);
+    }
+    const double *peak = gflops[default_kernel];
     if (o->json) {
         printf("{\"command\": \"bench gemm\", \"threads\": %d, \"gemm\": \"%s\", \"blas_core\": \"%s\", "
                "\"size\": %d, \"peak_gflops\": %.2f, \"openblas_peak_gflops\": %.2f, \"shapes\": [",
-               o->threads, gemm_name(), nmt_gemm_blas_core(), n, peak, openblas_peak);
-        for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
-            printf("%s{\"what\": \"%s\", \"M\": %d, \"N\": %d, \"K\": %d, \"gflops\": %.2f}", i ? ", " : "",
-                   shapes[i].what, shapes[i].M, shapes[i].N, shapes[i].K, results[i]);
-        printf("], \"packed\": [");
-        for (int i = 0; i < PRECISIONS; i++)
-            printf("%s{\"precision\": \"%s\", \"kernels\": \"%s\", \"peak_gops\": %.2f, \"step_gops\": %.2f}",
-                   i ? ", " : "", nmt_packed_precision_name(precisions[i]),
-                   packed_peak[i] < 0 ? "" : nmt_packed_kernel_name(precisions[i]), packed_peak[i], packed_step[i]);
-        printf("]}\n");
-    } else {
-        printf("sgemm on %d threads (C = A B^T, float32, %s kernels inside the nmt thread pool)\n", o->threads,
-               gemm_name());
-        printf("  %-16s %5d %5d %5d  %8.1f GFLOP/s (reference peak)\n", "square", n, n, n, peak);
-        if (nmt_gemm_own())
-            printf("  %-16s %5d %5d %5d  %8.1f GFLOP/s (OpenBLAS %s, for comparison)\n", "square", n, n, n,
-                   openblas_peak, nmt_gemm_blas_core());
-        for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
-            printf("  %-16s %5d %5d %5d  %8.1f GFLOP/s\n", shapes[i].what, shapes[i].M, shapes[i].N, shapes[i].K,
-                   results[i]);
-        printf("decoding products on packed weights (y = x W^T), GOP/s: square %d^3 (peak), one beam step's fc1 "
-               "%dx%dx%d\n", n, STEP_M, STEP_N, STEP_K);
-        for (int i = 0; i < PRECISIONS; i++) {
-            if (packed_peak[i] < 0) {
-                printf("  %-5s %-24s %8s %8s\n", nmt_packed_precision_name(precisions[i]), "(not on this CPU)", "-", "-");
-                continue;
-            }
-            printf("  %-5s %-24s %8.1f %8.1f  (%.2fx, %.2fx fp32)\n", nmt_packed_precision_name(precisions[i]),
-                   nmt_packed_kernel_name(precisions[i]), packed_peak[i], packed_step[i], packed_peak[i] / packed_peak[0],
-                   packed_step[i] / packed_step[0]);
+               o->threads, gemm_name(), nmt_gemm_blas_core(), n, peak[0], gflops[NMT_GEMM_OPENBLAS][0]);
+        for (int s = 1; s < GEMM_SHAPES; s++) {
+            printf("%s{\"what\": \"%s\", \"M\": %d, \"N\": %d, \"K\": %d, \"gflops\": %.2f, \"kernels\": {", s > 1 ? ", " : "",
+                   gemm_shapes[s].what, gemm_shapes[s].M, gemm_shapes[s].N, gemm_shapes[s].K, peak[s]);
+            for (int k = 0, first = 1; k < GEMM_KERNELS; k++)
+                if (gflops[k][s] >= 0) printf("%s\"%s\": %.2f", first ? "" : ", ", nmt_gemm_kernel_name((nmt_gemm_kernel)k), gflops[k][s]), first = 0;
+            printf("}}");
         }
+        printf("], \"packed\": [");
+        for (int i = 0; i < PRECISIONS + blas_row; i++) {
+            const nmt_precision precision = i < PRECISIONS ? precisions[i] : NMT_PRECISION_FP32;
+            const char *kernels = i == PRECISIONS ? "OpenBLAS" : packed_peak[i] < 0 ? "" : nmt_packed_kernel_name(precision);
+            printf("%s{\"precision\": \"%s\", \"kernels\": \"%s\", \"peak_gops\": %.2f, \"step_gops\": %.2f}",
+                   i ? ", " : "", nmt_packed_precision_name(precision), kernels, packed_peak[i], packed_step[i]);
+        }
+        printf("]}\n");
+        return NMT_EXIT_OK;
+    }
+    printf("sgemm on %d threads (C = A B^T, float32, inside the nmt thread pool), GFLOP/s; nmt_sgemm runs %s\n",
+           o->threads, gemm_name());
+    printf("  %-16s %5s %5s %5s", "", "M", "N", "K");
+    for (int k = 0; k < GEMM_KERNELS; k++)
+        if (gflops[k][0] >= 0) printf(" %14s", k == NMT_GEMM_OPENBLAS ? "OpenBLAS" : nmt_gemm_kernel_name((nmt_gemm_kernel)k));
+    printf("\n");
+    for (int s = 0; s < GEMM_SHAPES; s++) {
+        printf("  %-16s %5d %5d %5d", gemm_shapes[s].what, s ? gemm_shapes[s].M : n, s ? gemm_shapes[s].N : n,
+               s ? gemm_shapes[s].K : n);
+        for (int k = 0; k < GEMM_KERNELS; k++)
+            if (gflops[k][s] >= 0) printf(" %14.1f", gflops[k][s]);
+        printf("%s\n", s == 0 ? "  (reference peak)" : "");
+    }
+    printf("decoding products on packed weights (y = x W^T), GOP/s: square %d^3 (peak), one beam step's fc1 "
+           "%dx%dx%d\n", n, STEP_M, STEP_N, STEP_K);
+    for (int i = 0; i < PRECISIONS + blas_row; i++) {
+        const nmt_precision precision = i < PRECISIONS ? precisions[i] : NMT_PRECISION_FP32;
+        char kernels[64];
+        if (i == PRECISIONS) snprintf(kernels, sizeof kernels, "OpenBLAS %s", nmt_gemm_blas_core());
+        else snprintf(kernels, sizeof kernels, "%s", nmt_packed_kernel_name(precision));
+        if (packed_peak[i] < 0) {
+            printf("  %-5s %-24s %8s %8s\n", nmt_packed_precision_name(precision), "(not on this CPU)", "-", "-");
+            continue;
+        }
+        printf("  %-5s %-24s %8.1f %8.1f  (%.2fx, %.2fx fp32)\n", nmt_packed_precision_name(precision), kernels,
+               packed_peak[i], packed_step[i], packed_peak[i] / packed_peak[0], packed_step[i] / packed_step[0]);
     }
     return NMT_EXIT_OK;
 }

@@ -1,4 +1,4 @@
-/* gemm: C = alpha op(A) op(B) + beta C on nmt's own AVX-512 kernel or OpenBLAS, split over the pool.
+/* gemm: C = alpha op(A) op(B) + beta C on nmt's own AVX-512 or AVX2 kernel or OpenBLAS, over the pool.
  *
  * A product is cut by its shape alone into row (or column) blocks of C, the pool's units; each is
  * one single-threaded product (OpenBLAS is set to one thread before its first use), so only the
@@ -22,35 +22,45 @@ static void blas_single_thread(void) {
     pthread_once(&once, blas_set_one_thread);
 }
 
-/* Own AVX-512 sgemm. op(B) is packed in blocks of KC x NC as 32-column panels (a block stays in L2,
- * one panel, KC x 32, in L1); op(A) is read where it lies, twelve rows at a time: a 12 x 32
- * micro-kernel holds its tile of C in 24 zmm registers and per k loads two vectors of B and
- * broadcasts twelve elements of A into 24 FMAs. Each element of C is one sum over k in order,
- * whatever M, N and the split between threads, so products are row-invariant and deterministic. */
-enum { GEMM_MR = NMT_GEMM_TILE_ROWS, GEMM_NR = NMT_GEMM_PANEL, GEMM_KC = 256, GEMM_MC = 96, GEMM_NC = 512 };
+/* Own sgemm. op(B) is packed in blocks of KC x NC as 32-column panels (a block stays in L2, one
+ * panel, KC x 32, in L1); op(A) is read where it lies, a tile of rows at a time. The AVX-512
+ * micro-kernel holds a 12 x 32 tile of C in 24 zmm registers and per k loads two vectors of B and
+ * broadcasts twelve elements of A into 24 FMAs; the AVX2 one walks a panel in two strips of 16
+ * columns, a 6 x 16 tile in 12 ymm registers, two loads of B and six broadcasts into 12 FMAs per k.
+ * Both give each element of C the same operations in the same order: one sum over k in order per
+ * KC block, whatever M, N and the split between threads, so products are row-invariant,
+ * deterministic, and the same bits on either kernel. */
+enum { GEMM_NR = NMT_GEMM_PANEL, GEMM_KC = 256, GEMM_MC = 96, GEMM_NC = 512 };
+enum { AVX512_ROWS = NMT_GEMM_TILE_ROWS, AVX2_ROWS = 6, AVX2_VECS = 2 };
 
-static int own_gemm = -1; /* decided at the first call */
+static int kernel_set = -1; /* -1: decided at the first call */
 
-static int cpu_has_avx512f(void) {
+nmt_gemm_kernel nmt_gemm_best(void) {
 #if defined(__x86_64__) && defined(__GNUC__)
-    return __builtin_cpu_supports("avx512f");
-#else
-    return 0;
+    if (__builtin_cpu_supports("avx512f")) return NMT_GEMM_AVX512;
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return NMT_GEMM_AVX2;
 #endif
+    return NMT_GEMM_OPENBLAS;
 }
 
-int nmt_gemm_own(void) {
-    if (own_gemm < 0) {
+nmt_gemm_kernel nmt_gemm_kernel_used(void) {
+    if (kernel_set < 0) {
         const char *env = getenv("NMT_GEMM");
-        own_gemm = cpu_has_avx512f() && !(env && strcmp(env, "openblas") == 0);
+        kernel_set = env && strcmp(env, "openblas") == 0 ? NMT_GEMM_OPENBLAS : (int)nmt_gemm_best();
     }
-    return own_gemm;
+    return (nmt_gemm_kernel)kernel_set;
 }
 
-int nmt_gemm_set_own(int on) {
-    if (on && !cpu_has_avx512f()) return nmt_error_set("this CPU has no AVX-512: products stay on OpenBLAS");
-    own_gemm = on != 0;
+int nmt_gemm_set_kernel(nmt_gemm_kernel kernel) {
+    if (kernel > nmt_gemm_best()) return nmt_error_set("matrix-product kernel %s: not on this CPU", nmt_gemm_kernel_name(kernel));
+    kernel_set = (int)kernel;
     return 0;
+}
+
+int nmt_gemm_own(void) { return nmt_gemm_kernel_used() != NMT_GEMM_OPENBLAS; }
+
+const char *nmt_gemm_kernel_name(nmt_gemm_kernel kernel) {
+    return kernel == NMT_GEMM_AVX512 ? "AVX-512" : kernel == NMT_GEMM_AVX2 ? "AVX2+FMA" : "OpenBLAS";
 }
 
 /* A product cut into a grid of units, row_block x col_block elements of C each (the last row and
@@ -61,6 +71,7 @@ typedef struct sgemm_task {
     float alpha, beta;
     const float *A, *B;
     float *C;
+    nmt_gemm_kernel kernel; /* own, or NMT_GEMM_OPENBLAS */
     float *panels; /* own kernel on several threads: op(B) packed once, [ceil(N/32), K, 32]; else NULL */
 } sgemm_task;
 
@@ -81,12 +92,12 @@ typedef struct a_view {
 
 /* C[rows, cols] (rows ldc apart) += or = alpha * A[rows, kc] b for b a panel [kc, 32]; `rows` is a
  * constant wherever this is inlined, so the accumulators live in registers. */
-__attribute__((target("avx512f"), always_inline)) static inline void gemm_tile(int rows, a_view A, const float *b,
-                                                                               int kc, float *c, int ldc, int cols,
-                                                                               float alpha, float beta, tile_mode mode) {
+__attribute__((target("avx512f"), always_inline)) static inline void tile_avx512(int rows, a_view A, const float *b,
+                                                                                 int kc, float *c, int ldc, int cols,
+                                                                                 float alpha, float beta, tile_mode mode) {
     const __mmask16 lo = (__mmask16)(cols >= 16 ? 0xffff : (1u << cols) - 1),
                     hi = (__mmask16)(cols >= 32 ? 0xffff : cols <= 16 ? 0 : (1u << (cols - 16)) - 1);
-    __m512 acc[GEMM_MR][2];
+    __m512 acc[AVX512_ROWS][2];
 #pragma GCC unroll 12
     for (int i = 0; i < rows; i++) acc[i][0] = acc[i][1] = _mm512_setzero_ps();
     for (int k = 0; k < kc; k++) {
@@ -114,27 +125,110 @@ __attribute__((target("avx512f"), always_inline)) static inline void gemm_tile(i
     }
 }
 
+/* The AVX-512 tile for 1 .. 12 rows, one specialisation per height. */
+__attribute__((target("avx512f"))) static void tiles_avx512(int rows, a_view A, const float *b, int kc, float *c,
+                                                            int ldc, int cols, float alpha, float beta, tile_mode mode) {
+    switch (rows) {
+#define TILE_CASE(r) \
+    case r: tile_avx512(r, A, b, kc, c, ldc, cols, alpha, beta, mode); break;
+        TILE_CASE(1) TILE_CASE(2) TILE_CASE(3) TILE_CASE(4) TILE_CASE(5) TILE_CASE(6)
+        TILE_CASE(7) TILE_CASE(8) TILE_CASE(9) TILE_CASE(10) TILE_CASE(11) TILE_CASE(12)
+#undef TILE_CASE
+    default: break;
+    }
+}
+
+/* Lanes [0, n) of a vector of 8 set (n in 0 .. 8): the mask at avx2_mask + 8 - n. */
+static const int32_t avx2_mask[16] = {-1, -1, -1, -1, -1, -1, -1, -1, 0, 0, 0, 0, 0, 0, 0, 0};
+
+/* tile_avx512's arithmetic in ymm registers on AVX2_VECS x 8 columns of a panel (b steps
+ * GEMM_NR floats per k): per k, AVX2_VECS loads of b and one broadcast of A per row feed
+ * rows x AVX2_VECS FMAs. Each element gets the same operations in the same order as in
+ * tile_avx512, so both kernels give the same bits. */
+__attribute__((target("avx2,fma"), always_inline)) static inline void tile_avx2(int rows, a_view A, const float *b,
+                                                                                int kc, float *c, int ldc, int cols,
+                                                                                float alpha, float beta, tile_mode mode) {
+    __m256 acc[AVX2_ROWS][AVX2_VECS];
+#pragma GCC unroll 6
+    for (int i = 0; i < rows; i++)
+#pragma GCC unroll 4
+        for (int v = 0; v < AVX2_VECS; v++) acc[i][v] = _mm256_setzero_ps();
+    for (int k = 0; k < kc; k++) {
+        __m256 bv[AVX2_VECS];
+#pragma GCC unroll 4
+        for (int v = 0; v < AVX2_VECS; v++) bv[v] = _mm256_load_ps(b + (size_t)k * GEMM_NR + 8 * v);
+        const float *ak = A.a + (size_t)k * A.step;
+#pragma GCC unroll 6
+        for (int i = 0; i < rows; i++) {
+            const __m256 x = _mm256_broadcast_ss(ak + (size_t)i * A.row);
+#pragma GCC unroll 4
+            for (int v = 0; v < AVX2_VECS; v++) acc[i][v] = _mm256_fmadd_ps(x, bv[v], acc[i][v]);
+        }
+    }
+    const __m256 va = _mm256_set1_ps(alpha), vb = _mm256_set1_ps(beta);
+    __m256i mask[AVX2_VECS];
+#pragma GCC unroll 4
+    for (int v = 0; v < AVX2_VECS; v++) {
+        const int n = cols - 8 * v < 0 ? 0 : cols - 8 * v > 8 ? 8 : cols - 8 * v;
+        mask[v] = _mm256_loadu_si256((const __m256i *)(avx2_mask + 8 - n));
+    }
+#pragma GCC unroll 6
+    for (int i = 0; i < rows; i++) {
+        float *row = c + (size_t)i * (size_t)ldc;
+#pragma GCC unroll 4
+        for (int v = 0; v < AVX2_VECS; v++) {
+            __m256 y = _mm256_mul_ps(va, acc[i][v]);
+            if (mode != TILE_SET) {
+                __m256 old = _mm256_maskload_ps(row + 8 * v, mask[v]);
+                if (mode == TILE_SCALE) old = _mm256_mul_ps(vb, old);
+                y = _mm256_add_ps(y, old);
+            }
+            _mm256_maskstore_ps(row + 8 * v, mask[v], y);
+        }
+    }
+}
+
+/* The AVX2 tile for 1 .. AVX2_ROWS rows, one specialisation per height. */
+__attribute__((target("avx2,fma"))) static void tiles_avx2(int rows, a_view A, const float *b, int kc, float *c,
+                                                           int ldc, int cols, float alpha, float beta, tile_mode mode) {
+    switch (rows) {
+#define TILE_CASE(r) \
+    case r: tile_avx2(r, A, b, kc, c, ldc, cols, alpha, beta, mode); break;
+        TILE_CASE(1) TILE_CASE(2) TILE_CASE(3) TILE_CASE(4) TILE_CASE(5) TILE_CASE(6)
+#undef TILE_CASE
+    default: break;
+    }
+}
+
+/* A micro-kernel: tiles of up to `rows` rows by `width` columns of one panel (a panel is walked in
+ * GEMM_NR / width strips). */
+typedef void tile_fn(int rows, a_view A, const float *b, int kc, float *c, int ldc, int cols, float alpha, float beta,
+                     tile_mode mode);
+typedef struct gemm_kernel {
+    tile_fn *tile;
+    int rows, width;
+} gemm_kernel;
+
+static const gemm_kernel *kernel_of(nmt_gemm_kernel k) {
+    static const gemm_kernel avx2 = {tiles_avx2, AVX2_ROWS, 8 * AVX2_VECS}, avx512 = {tiles_avx512, AVX512_ROWS, GEMM_NR};
+    return k == NMT_GEMM_AVX512 ? &avx512 : &avx2;
+}
+
 /* C[M, nc] for all M rows of A over kc values of k, from panels `panel_stride` floats apart: a block
- * of MC rows of A (in L2) meets every panel, each panel (in L1) all tiles of the block. One
- * specialisation per tile height. */
-__attribute__((target("avx512f"))) static void gemm_block(int M, int nc, int kc, a_view A, const float *panels,
-                                                          size_t panel_stride, float *C, int ldc, float alpha,
-                                                          float beta, tile_mode mode) {
+ * of MC rows of A (in L2) meets every strip of every panel, each strip (in L1) all tiles of the
+ * block. */
+static void gemm_block(const gemm_kernel *kern, int M, int nc, int kc, a_view A, const float *panels,
+                       size_t panel_stride, float *C, int ldc, float alpha, float beta, tile_mode mode) {
     for (int ic = 0; ic < M; ic += GEMM_MC) {
         const int mc = M - ic < GEMM_MC ? M - ic : GEMM_MC;
         for (int j = 0; j < nc; j += GEMM_NR) {
             const float *b = panels + (size_t)(j / GEMM_NR) * panel_stride;
-            const int cols = nc - j < GEMM_NR ? nc - j : GEMM_NR;
-            for (int i = ic; i < ic + mc; i += GEMM_MR) {
-                const a_view at = {A.a + (size_t)i * A.row, A.row, A.step};
-                float *c = C + (size_t)i * (size_t)ldc + (size_t)j;
-                switch (ic + mc - i < GEMM_MR ? ic + mc - i : GEMM_MR) {
-#define TILE_CASE(r) \
-    case r: gemm_tile(r, at, b, kc, c, ldc, cols, alpha, beta, mode); break;
-                    TILE_CASE(1) TILE_CASE(2) TILE_CASE(3) TILE_CASE(4) TILE_CASE(5) TILE_CASE(6)
-                    TILE_CASE(7) TILE_CASE(8) TILE_CASE(9) TILE_CASE(10) TILE_CASE(11) TILE_CASE(12)
-#undef TILE_CASE
-                default: break;
+            for (int s = 0; s < GEMM_NR && j + s < nc; s += kern->width) {
+                const int cols = nc - j - s < kern->width ? nc - j - s : kern->width;
+                for (int i = ic; i < ic + mc; i += kern->rows) {
+                    const a_view at = {A.a + (size_t)i * A.row, A.row, A.step};
+                    kern->tile(ic + mc - i < kern->rows ? ic + mc - i : kern->rows, at, b + s, kc,
+                               C + (size_t)i * (size_t)ldc + (size_t)(j + s), ldc, cols, alpha, beta, mode);
                 }
             }
         }
@@ -163,7 +257,7 @@ static void pack_b(float *dst, const float *B, int ldb, int trans, int k0, int k
 static tile_mode first_mode(float beta) { return beta == 0.0f ? TILE_SET : beta == 1.0f ? TILE_ADD : TILE_SCALE; }
 
 /* C[M, N] = alpha op(A) op(B) + beta C on this thread. */
-static void own_sgemm(int trans_a, int trans_b, int M, int N, int K, float alpha, const float *A, int lda,
+static void own_sgemm(const gemm_kernel *kern, int trans_a, int trans_b, int M, int N, int K, float alpha, const float *A, int lda,
                       const float *B, int ldb, float beta, float *C, int ldc) {
     if (K <= 0) {
         for (int i = 0; i < M; i++)
@@ -180,7 +274,7 @@ static void own_sgemm(int trans_a, int trans_b, int M, int N, int K, float alpha
             const int kc = K - pc < GEMM_KC ? K - pc : GEMM_KC;
             pack_b(gemm_b, B, ldb, trans_b, pc, kc, jc, nc);
             const a_view at = {A + (size_t)pc * step, row, step};
-            gemm_block(M, nc, kc, at, gemm_b, (size_t)kc * GEMM_NR, C + (size_t)jc, ldc, alpha, beta,
+            gemm_block(kern, M, nc, kc, at, gemm_b, (size_t)kc * GEMM_NR, C + (size_t)jc, ldc, alpha, beta,
                        pc == 0 ? first_mode(beta) : TILE_ADD);
         }
     }
@@ -188,19 +282,20 @@ static void own_sgemm(int trans_a, int trans_b, int M, int N, int K, float alpha
 
 /* C[M, N] = alpha A B + beta C for B in the panel layout, each panel K rows of 32, panel_stride
  * floats apart: the k blocks of own_sgemm, from panels packed beforehand. */
-static void panels_product(int M, int N, int K, a_view A, const float *panels, size_t panel_stride, float *C, int ldc,
+static void panels_product(const gemm_kernel *kern, int M, int N, int K, a_view A, const float *panels, size_t panel_stride, float *C, int ldc,
                            float alpha, float beta) {
     for (int pc = 0; pc < K; pc += GEMM_KC) {
         const int kc = K - pc < GEMM_KC ? K - pc : GEMM_KC;
         const a_view at = {A.a + (size_t)pc * A.step, A.row, A.step};
-        gemm_block(M, N, kc, at, panels + (size_t)pc * GEMM_NR, panel_stride, C, ldc, alpha, beta,
+        gemm_block(kern, M, N, kc, at, panels + (size_t)pc * GEMM_NR, panel_stride, C, ldc, alpha, beta,
                    pc == 0 ? first_mode(beta) : TILE_ADD);
     }
 }
 
 void nmt_gemm_panels(float *y, int ldy, const float *x, int M, int K, const float *panels, int N, int accumulate) {
     const a_view at = {x, (size_t)K, 1};
-    panels_product(M, N, K, at, panels, (size_t)K * GEMM_NR, y, ldy, 1.0f, accumulate ? 1.0f : 0.0f);
+    const nmt_gemm_kernel used = nmt_gemm_kernel_used();
+    panels_product(kernel_of(used != NMT_GEMM_OPENBLAS ? used : nmt_gemm_best()), M, N, K, at, panels, (size_t)K * GEMM_NR, y, ldy, 1.0f, accumulate ? 1.0f : 0.0f);
 }
 
 /* Panels [begin, end) of op(B) into t->panels. */
@@ -216,15 +311,18 @@ static void pack_panels(void *ctx, long begin, long end) {
 static void panels_unit(const sgemm_task *t, int i0, int j0, int m, int n) {
     const size_t row = t->trans_a ? 1 : (size_t)t->lda, step = t->trans_a ? (size_t)t->lda : 1;
     const a_view at = {t->A + (size_t)i0 * row, row, step};
-    panels_product(m, n, t->K, at, t->panels + (size_t)(j0 / GEMM_NR) * (size_t)t->K * GEMM_NR,
+    panels_product(kernel_of(t->kernel), m, n, t->K, at, t->panels + (size_t)(j0 / GEMM_NR) * (size_t)t->K * GEMM_NR,
                    (size_t)t->K * GEMM_NR, t->C + (size_t)i0 * (size_t)t->ldc + (size_t)j0, t->ldc, t->alpha, t->beta);
 }
 
 #define GEMM_X86 1
 #else
 #define GEMM_X86 0
-static void own_sgemm(int trans_a, int trans_b, int M, int N, int K, float alpha, const float *A, int lda,
+typedef struct gemm_kernel gemm_kernel; /* none: nmt_gemm_best() is OpenBLAS */
+static const gemm_kernel *kernel_of(nmt_gemm_kernel k) { return (void)k, NULL; }
+static void own_sgemm(const gemm_kernel *kern, int trans_a, int trans_b, int M, int N, int K, float alpha, const float *A, int lda,
                       const float *B, int ldb, float beta, float *C, int ldc) {
+    (void)kern;
     cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans, M, N, K, alpha,
                 A, lda, B, ldb, beta, C, ldc);
 }
@@ -246,8 +344,8 @@ enum { GEMM_UNITS_MIN = 4, GEMM_UNITS_MAX = 16 };
 /* The grid of t's product. It depends on the shape and the kernel only, never on the threads. */
 static void gemm_grid(sgemm_task *t, int own) {
     const int rows = t->M >= t->N, side = rows ? t->M : t->N;
-    /* Own: 8 tiles of 12 rows or 4 panels; OpenBLAS: its 16 x 4 micro-tiles. */
-    const int step = own ? (rows ? 8 * GEMM_MR : 4 * GEMM_NR) : 16, per_unit = own ? 192 : 1024;
+    /* Own: a block of MC rows (whole tiles of either kernel) or 4 panels; OpenBLAS: its 16 x 4 micro-tiles. */
+    const int step = own ? (rows ? GEMM_MC : 4 * GEMM_NR) : 16, per_unit = own ? 192 : 1024;
     int units = side / per_unit;
     if (units < GEMM_UNITS_MIN) units = GEMM_UNITS_MIN;
     if (units > GEMM_UNITS_MAX) units = GEMM_UNITS_MAX;
@@ -274,8 +372,8 @@ static void sgemm_units(void *ctx, long begin, long end) {
         const float *A = t->A + (t->trans_a ? (size_t)i0 : (size_t)i0 * (size_t)t->lda);
         const float *B = t->B + (t->trans_b ? (size_t)j0 * (size_t)t->ldb : (size_t)j0);
         float *C = t->C + (size_t)i0 * (size_t)t->ldc + (size_t)j0;
-        if (nmt_gemm_own())
-            own_sgemm(t->trans_a, t->trans_b, m, n, t->K, t->alpha, A, t->lda, B, t->ldb, t->beta, C, t->ldc);
+        if (t->kernel != NMT_GEMM_OPENBLAS)
+            own_sgemm(kernel_of(t->kernel), t->trans_a, t->trans_b, m, n, t->K, t->alpha, A, t->lda, B, t->ldb, t->beta, C, t->ldc);
         else
             cblas_sgemm(CblasRowMajor, t->trans_a ? CblasTrans : CblasNoTrans, t->trans_b ? CblasTrans : CblasNoTrans, m,
                         n, t->K, t->alpha, A, t->lda, B, t->ldb, t->beta, C, t->ldc);
@@ -305,12 +403,13 @@ void nmt_sgemm(int trans_a, int trans_b, int M, int N, int K, float alpha, const
     if (M <= 0 || N <= 0) return;
     blas_single_thread();
     const int own = nmt_gemm_own();
-    sgemm_task t = {trans_a, trans_b, M, N, K, lda, ldb, ldc, 0, 0, 0, alpha, beta, A, B, C, NULL};
+    const nmt_gemm_kernel kernel = own ? nmt_gemm_kernel_used() : NMT_GEMM_OPENBLAS;
+    sgemm_task t = {trans_a, trans_b, M, N, K, lda, ldb, ldc, 0, 0, 0, alpha, beta, A, B, C, kernel, NULL};
     gemm_grid(&t, own);
     const long units = (long)t.row_blocks * ((N + t.col_block - 1) / t.col_block);
     if (own && (units == 1 || K <= 0 || nmt_pool_in_task() || nmt_pool_threads() == 1)) {
         /* One thread: the whole product at once, which packs each block of B once (the same sums). */
-        own_sgemm(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+        own_sgemm(kernel_of(kernel), trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
         return;
     }
     if (!own) {

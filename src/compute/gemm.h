@@ -1,16 +1,20 @@
-/* gemm: the matrix products, on nmt's own AVX-512 kernel or OpenBLAS's sgemm, over the pool.
+/* gemm: the matrix products, on nmt's own AVX-512 or AVX2+FMA kernel or OpenBLAS's sgemm, over the pool.
  *
- * nmt_sgemm runs nmt's own AVX-512 kernel where the CPU has AVX-512 (about twice the speed of the
- * AVX2 kernels Debian's OpenBLAS picks on AMD Zen 4 and 5, and row-invariant), and OpenBLAS's
- * sgemm otherwise or with NMT_GEMM=openblas in the environment. Each product is cut, by its shape
- * alone, into 4-16 blocks of whole micro-kernel tiles that the pool's threads take as they come
- * (pool.h); OpenBLAS runs on one thread inside each block. So products are bit-identical across
- * thread counts on both kernels; on the own kernel each element of C is moreover one sum over k in
- * order whatever the shape and the split (row-invariant).
+ * nmt has two micro-kernels of its own for one panel layout: AVX-512 (12 rows x 32 columns) and
+ * AVX2+FMA (6 x 16); both give each element of C the same float operations in the same order, so
+ * their results are the same bits. The best one the CPU has (nmt_gemm_kernel_used) runs the
+ * products on weights packed once for decoding (nmt_gemm_panels, packed.h), and nmt_sgemm where
+ * nmt_gemm_own() says so; OpenBLAS's sgemm runs everything else, and everything with
+ * NMT_GEMM=openblas in the environment. Each product of nmt_sgemm is cut, by its shape alone, into
+ * 4-16 blocks of whole micro-kernel tiles that the pool's threads take as they come (pool.h);
+ * OpenBLAS runs on one thread inside each block. So products are bit-identical across thread
+ * counts on every kernel; on the own kernels each element of C is moreover one sum over k in order
+ * whatever the shape and the split (row-invariant).
  *
  * The panel layout, shared with packed.h's pre-packed weights: a matrix W[N, K] used as op(B) =
- * W^T is stored as ceil(N / NMT_GEMM_PANEL) panels [K, NMT_GEMM_PANEL] (columns past N zero); the
- * micro-kernel computes NMT_GEMM_TILE_ROWS rows by one panel at a time.
+ * W^T is stored as ceil(N / NMT_GEMM_PANEL) panels [K, NMT_GEMM_PANEL] (columns past N zero),
+ * each panel 64-byte aligned; the AVX-512 micro-kernel computes NMT_GEMM_TILE_ROWS rows by one
+ * panel at a time.
  */
 #ifndef NMT_GEMM_H
 #define NMT_GEMM_H
@@ -22,15 +26,25 @@ void nmt_sgemm(int trans_a, int trans_b, int M, int N, int K, float alpha, const
                const float *B, int ldb, float beta, float *C, int ldc);
 
 /* y[M, N] (rows ldy apart) = x[M, K] W^T, or += with accumulate, for W in the panel layout
- * [ceil(N/32), K, 32], on this thread only. Needs nmt_gemm_own(). */
+ * [ceil(N/32), K, 32], on this thread only, on nmt_gemm_kernel_used() (nmt_gemm_best() when that
+ * is OpenBLAS; the CPU must have an own kernel). */
 void nmt_gemm_panels(float *y, int ldy, const float *x, int M, int K, const float *panels, int N, int accumulate);
 
-/* 1 when products run on nmt's own AVX-512 kernels (the CPU has AVX-512F and NMT_GEMM is not
- * "openblas" in the environment), 0 when on OpenBLAS's. Decided once, at the first call. */
+/* nmt's own kernels, slowest first. */
+typedef enum nmt_gemm_kernel { NMT_GEMM_OPENBLAS, NMT_GEMM_AVX2, NMT_GEMM_AVX512 } nmt_gemm_kernel;
+/* The fastest own kernel this CPU has: AVX-512 with AVX-512F, AVX2 with AVX2 and FMA, else
+ * NMT_GEMM_OPENBLAS (none). */
+nmt_gemm_kernel nmt_gemm_best(void);
+/* The own kernel products run on: nmt_gemm_best(), or NMT_GEMM_OPENBLAS with NMT_GEMM=openblas in
+ * the environment (read at the first call), or as last set. */
+nmt_gemm_kernel nmt_gemm_kernel_used(void);
+/* Chooses the kernel from now on (any up to nmt_gemm_best(), e.g. to measure or test each in one
+ * run). Not while products run. Returns 0, or -1 with the error set. */
+int nmt_gemm_set_kernel(nmt_gemm_kernel kernel);
+/* 1 when nmt_sgemm runs on nmt_gemm_kernel_used(), 0 when on OpenBLAS's. */
 int nmt_gemm_own(void);
-/* Chooses for the products from now on (1: own, which needs AVX-512; 0: OpenBLAS), e.g. to measure
- * both in one run. Not while products run. */
-int nmt_gemm_set_own(int on);
+/* "AVX-512", "AVX2+FMA" or "OpenBLAS". */
+const char *nmt_gemm_kernel_name(nmt_gemm_kernel kernel);
 
 /* The OpenBLAS kernel set in use, e.g. "Haswell" or "SkylakeX". */
 const char *nmt_gemm_blas_core(void);

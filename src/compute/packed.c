@@ -1,7 +1,7 @@
 /* packed: weights packed once into 32-column panels, and the products on them.
  *
- * fp32 products run gemm.h's own AVX-512 micro-kernel over the pre-packed panels (nothing is
- * packed per call). The bf16 kernel here computes a tile of up to 12 rows x 32 columns in 24 zmm
+ * fp32 products run gemm.h's own micro-kernel (AVX-512 or AVX2+FMA) over the pre-packed panels
+ * (nothing is packed per call). The bf16 kernel here computes a tile of up to 12 rows x 32 columns in 24 zmm
  * accumulators: per pair of k it loads the panel's 32 weight pairs (two vectors) and broadcasts
  * each row's x pair, so one dot-product instruction adds two products per column. A task owns
  * whole panels and walks all row tiles over each, so a panel stays in L1/L2 while x streams.
@@ -29,7 +29,9 @@ enum { PANEL = NMT_GEMM_PANEL, TILE_ROWS = NMT_GEMM_TILE_ROWS };
 int nmt_packed_available(nmt_precision precision) {
     if (precision == NMT_PRECISION_INT8) return nmt_qgemm_best() != NMT_QGEMM_C;
 #if PACKED_X86
-    return nmt_gemm_own() && (precision == NMT_PRECISION_FP32 || __builtin_cpu_supports("avx512bf16"));
+    const nmt_gemm_kernel kernel = nmt_gemm_kernel_used();
+    if (precision == NMT_PRECISION_FP32) return kernel != NMT_GEMM_OPENBLAS;
+    return kernel == NMT_GEMM_AVX512 && __builtin_cpu_supports("avx512bf16");
 #else
     (void)precision;
     return 0;
@@ -248,7 +250,9 @@ const char *nmt_packed_precision_name(nmt_precision precision) {
 const char *nmt_packed_kernel_name(nmt_precision precision) {
     static _Thread_local char name[64];
     if (precision == NMT_PRECISION_INT8) snprintf(name, sizeof name, "int8 %s", nmt_qgemm_kernel_name(nmt_qgemm_kernel_used()));
-    else if (nmt_packed_available(precision)) snprintf(name, sizeof name, "packed AVX-512 %s", nmt_packed_precision_name(precision));
+    else if (nmt_packed_available(precision))
+        snprintf(name, sizeof name, "packed %s %s", precision == NMT_PRECISION_BF16 ? "AVX-512" : nmt_gemm_kernel_name(nmt_gemm_kernel_used()),
+                 nmt_packed_precision_name(precision));
     else snprintf(name, sizeof name, "OpenBLAS %s", nmt_gemm_blas_core());
     return name;
 }

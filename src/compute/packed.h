@@ -4,7 +4,8 @@
  * thousands of times. OpenBLAS repacks the weight matrix on every call and, as Debian ships it,
  * may pick AVX2 kernels on AVX-512 CPUs (it does on AMD Zen 4 and 5). A packed matrix is the weight
  * W[N, K] of y = x W^T + b rearranged once into panels of 32 output columns, [ceil(N/32), K, 32]
- * (columns past N are zero), which an AVX-512 kernel streams without further copying:
+ * (columns past N are zero), which gemm.h's AVX-512 or AVX2+FMA kernel streams without further
+ * copying:
  *
  *     nmt_packed w;
  *     nmt_packed_init(&w, weight, N, K, NMT_PRECISION_FP32);  // once, e.g. for a translator
@@ -12,8 +13,9 @@
  *     nmt_packed_free(&w);
  *
  * Each output element is one dot product summed over k in order, independent of M and of the
- * threads, so a row's result is the same alone or in any batch. Without AVX-512 (or with
- * NMT_GEMM=openblas in the environment) nothing is packed and the product is nmt_linear_forward's.
+ * threads, so a row's result is the same alone or in any batch (and the same bits on either
+ * kernel). Without AVX2+FMA (or with NMT_GEMM=openblas in the environment) nothing is packed and
+ * the product is nmt_linear_forward's.
  * Products are split over the pool's threads (pool.h) by column panels.
  */
 #ifndef NMT_PACKED_H
@@ -43,11 +45,12 @@ typedef struct nmt_packed {
  * nmt_packed_available). Returns 0, or -1 with the error set. */
 int nmt_packed_init(nmt_packed *p, const float *weight, int N, int K, nmt_precision precision);
 void nmt_packed_free(nmt_packed *p);
-/* 1 when products use a packed kernel (AVX-512 fp32 or bf16, or int8 on any CPU). */
+/* 1 when products use a packed kernel (fp32 on AVX2 or AVX-512, bf16, or int8 on any CPU). */
 int nmt_packed_fast(const nmt_packed *p);
-/* 1 when matrices packed now in this precision would use an AVX-512 kernel: fp32 needs AVX-512F
- * (nmt_gemm_own: not NMT_GEMM=openblas in the environment), bf16 also AVX512_BF16, int8
- * AVX2 or AVX-512 VNNI (the plain C kernel is far slower than fp32). */
+/* 1 when matrices packed now in this precision would use a packed kernel: fp32 needs one of
+ * gemm.h's own (nmt_gemm_kernel_used: AVX2+FMA or AVX-512F, and not NMT_GEMM=openblas in the
+ * environment), bf16 the AVX-512 one and AVX512_BF16, int8 AVX2 or AVX-512 VNNI (the plain C
+ * kernel is far slower than fp32). */
 int nmt_packed_available(nmt_precision precision);
 
 /* y[M, N] = x[M, K] W^T + bias[N] (bias may be NULL); x rows are K apart, y rows N apart. scratch
@@ -66,8 +69,8 @@ void nmt_packed_linear_columns(float *y, const float *x, const uint32_t *x_pairs
 
 /* "fp32", "bf16" or "int8". */
 const char *nmt_packed_precision_name(nmt_precision precision);
-/* The kernels products of this precision run on here, e.g. "packed AVX-512 fp32", "int8 AVX2" or
- * "OpenBLAS Haswell" (fp32 without AVX-512), for reports. */
+/* The kernels products of this precision run on here, e.g. "packed AVX-512 fp32", "packed
+ * AVX2+FMA fp32", "int8 AVX2" or "OpenBLAS Haswell" (fp32 without AVX2), for reports. */
 const char *nmt_packed_kernel_name(nmt_precision precision);
 /* Best GOP/s (2 M N K operations a product) of y[M, N] = x[M, K] W^T through packed weights over
  * repetitions lasting at least min_seconds; -1 where the precision is not available here. */
