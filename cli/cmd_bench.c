@@ -148,22 +148,23 @@ enum { GEMM_SHAPES = sizeof gemm_shapes / sizeof gemm_shapes[0], GEMM_KERNELS = 
 
 static int bench_gemm(const bench_options *o) {
     const int n = (int)o->size;
-    const nmt_gemm_kernel used = nmt_gemm_kernel_used(), best = nmt_gemm_best();
+    const nmt_gemm_kernel used = nmt_gemm_kernel_used(), sgemm = nmt_gemm_sgemm_kernel(), best = nmt_gemm_best();
     /* Every sgemm this CPU has, in the same run: OpenBLAS and each own kernel up to the best
-     * (gflops[k][s], -1 where kernel k is not here); the one nmt_sgemm uses by default first. */
+     * (gflops[k][s], -1 where kernel k is not here), the best of three rounds that take turns. */
     double gflops[GEMM_KERNELS][GEMM_SHAPES];
-    int default_kernel = nmt_gemm_own() ? (int)used : NMT_GEMM_OPENBLAS;
-    for (int k = 0; k < GEMM_KERNELS; k++) {
-        const int kernel = k == 0 ? default_kernel : k == default_kernel ? 0 : k;
-        for (int s = 0; s < GEMM_SHAPES; s++) gflops[kernel][s] = -1.0;
-        if (kernel > (int)best || (used == NMT_GEMM_OPENBLAS && kernel != NMT_GEMM_OPENBLAS)) continue;
-        nmt_gemm_set_kernel((nmt_gemm_kernel)kernel);
-        for (int s = 0; s < GEMM_SHAPES; s++)
-            gflops[kernel][s] = s == 0 ? gemm_gflops(n, n, n, 1.0)
-                                       : gemm_gflops(gemm_shapes[s].M, gemm_shapes[s].N, gemm_shapes[s].K, 0.3);
-        if (gflops[kernel][0] < 0) return nmt_cli_fail("bench");
+    const int default_kernel = (int)sgemm;
+    for (int s = 0; s < GEMM_SHAPES; s++) {
+        for (int k = 0; k < GEMM_KERNELS; k++) gflops[k][s] = -1.0;
+        for (int round = 0; round < 3; round++)
+            for (int k = 0; k <= (int)best; k++) {
+                nmt_gemm_set_sgemm_kernel((nmt_gemm_kernel)k);
+                const double g = s == 0 ? gemm_gflops(n, n, n, 0.33)
+                                        : gemm_gflops(gemm_shapes[s].M, gemm_shapes[s].N, gemm_shapes[s].K, 0.1);
+                if (g < 0) return nmt_cli_fail("bench");
+                if (g > gflops[k][s]) gflops[k][s] = g;
+            }
     }
-    nmt_gemm_set_kernel(used);
+    nmt_gemm_set_sgemm_kernel(sgemm);
     /* Decoding's products on packed weights in each precision: the square peak, and one beam step's
      * fc1 (5 beams x 8 sentences) of d256/ff1024; fp32 also through OpenBLAS (nmt_linear_forward,
      * which repacks the weights every call) when it runs on an own kernel. -1: not on this CPU. */

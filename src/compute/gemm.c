@@ -33,7 +33,8 @@ static void blas_single_thread(void) {
 enum { GEMM_NR = NMT_GEMM_PANEL, GEMM_KC = 256, GEMM_MC = 96, GEMM_NC = 512 };
 enum { AVX512_ROWS = NMT_GEMM_TILE_ROWS, AVX2_ROWS = 6, AVX2_VECS = 2 };
 
-static int kernel_set = -1; /* -1: decided at the first call */
+/* The kernels of packed products and of nmt_sgemm; -1 until the first call. */
+static int kernel_set = -1, sgemm_set = -1;
 
 nmt_gemm_kernel nmt_gemm_best(void) {
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -43,21 +44,42 @@ nmt_gemm_kernel nmt_gemm_best(void) {
     return NMT_GEMM_OPENBLAS;
 }
 
-nmt_gemm_kernel nmt_gemm_kernel_used(void) {
-    if (kernel_set < 0) {
-        const char *env = getenv("NMT_GEMM");
-        kernel_set = env && strcmp(env, "openblas") == 0 ? NMT_GEMM_OPENBLAS : (int)nmt_gemm_best();
+/* The defaults, or NMT_GEMM's choice (where this CPU has that kernel). */
+static void kernels_init(void) {
+    if (kernel_set >= 0) return;
+    const nmt_gemm_kernel best = nmt_gemm_best();
+    kernel_set = (int)best;
+    sgemm_set = best == NMT_GEMM_AVX512 ? NMT_GEMM_AVX512 : NMT_GEMM_OPENBLAS;
+    const char *env = getenv("NMT_GEMM");
+    for (int k = NMT_GEMM_OPENBLAS; env && k <= (int)best; k++) {
+        static const char *const names[] = {"openblas", "avx2", "avx512"};
+        if (strcmp(env, names[k]) == 0) kernel_set = sgemm_set = k;
     }
+}
+
+nmt_gemm_kernel nmt_gemm_kernel_used(void) {
+    kernels_init();
     return (nmt_gemm_kernel)kernel_set;
 }
 
-int nmt_gemm_set_kernel(nmt_gemm_kernel kernel) {
-    if (kernel > nmt_gemm_best()) return nmt_error_set("matrix-product kernel %s: not on this CPU", nmt_gemm_kernel_name(kernel));
-    kernel_set = (int)kernel;
+nmt_gemm_kernel nmt_gemm_sgemm_kernel(void) {
+    kernels_init();
+    return (nmt_gemm_kernel)sgemm_set;
+}
+
+/* *slot = kernel, where the CPU has it. */
+static int set_kernel(int *slot, nmt_gemm_kernel kernel) {
+    if (kernel < NMT_GEMM_OPENBLAS || kernel > nmt_gemm_best())
+        return nmt_error_set("matrix-product kernel %s: not on this CPU", nmt_gemm_kernel_name(kernel));
+    kernels_init();
+    *slot = (int)kernel;
     return 0;
 }
 
-int nmt_gemm_own(void) { return nmt_gemm_kernel_used() != NMT_GEMM_OPENBLAS; }
+int nmt_gemm_set_kernel(nmt_gemm_kernel kernel) { return set_kernel(&kernel_set, kernel); }
+int nmt_gemm_set_sgemm_kernel(nmt_gemm_kernel kernel) { return set_kernel(&sgemm_set, kernel); }
+
+int nmt_gemm_own(void) { return nmt_gemm_sgemm_kernel() != NMT_GEMM_OPENBLAS; }
 
 const char *nmt_gemm_kernel_name(nmt_gemm_kernel kernel) {
     return kernel == NMT_GEMM_AVX512 ? "AVX-512" : kernel == NMT_GEMM_AVX2 ? "AVX2+FMA" : "OpenBLAS";
@@ -84,6 +106,14 @@ static _Thread_local float gemm_b[GEMM_NC * GEMM_KC] __attribute__((aligned(64))
 /* How a tile meets C: C = alpha AB; C += alpha AB; C = alpha AB + beta C. */
 typedef enum { TILE_SET, TILE_ADD, TILE_SCALE } tile_mode;
 
+/* How the tiles of one block meet C (read by the tiles after their loop over k, from memory: no
+ * scalar stays live in a vector register beside the accumulators). */
+typedef struct tile_out {
+    float alpha, beta;
+    tile_mode mode;
+    int ldc;
+} tile_out;
+
 /* Where A lies: element (i, k) of op(A) at a[i * row + k * step]. */
 typedef struct a_view {
     const float *a;
@@ -93,15 +123,15 @@ typedef struct a_view {
 /* C[rows, cols] (rows ldc apart) += or = alpha * A[rows, kc] b for b a panel [kc, 32]; `rows` is a
  * constant wherever this is inlined, so the accumulators live in registers. */
 __attribute__((target("avx512f"), always_inline)) static inline void tile_avx512(int rows, a_view A, const float *b,
-                                                                                 int kc, float *c, int ldc, int cols,
-                                                                                 float alpha, float beta, tile_mode mode) {
+                                                                                 size_t ldp, int kc, float *c, int cols,
+                                                                                 const tile_out *o) {
     const __mmask16 lo = (__mmask16)(cols >= 16 ? 0xffff : (1u << cols) - 1),
                     hi = (__mmask16)(cols >= 32 ? 0xffff : cols <= 16 ? 0 : (1u << (cols - 16)) - 1);
     __m512 acc[AVX512_ROWS][2];
 #pragma GCC unroll 12
     for (int i = 0; i < rows; i++) acc[i][0] = acc[i][1] = _mm512_setzero_ps();
     for (int k = 0; k < kc; k++) {
-        const __m512 b0 = _mm512_load_ps(b + (size_t)k * GEMM_NR), b1 = _mm512_load_ps(b + (size_t)k * GEMM_NR + 16);
+        const __m512 b0 = _mm512_load_ps(b + (size_t)k * ldp), b1 = _mm512_load_ps(b + (size_t)k * ldp + 16);
         const float *ak = A.a + (size_t)k * A.step;
 #pragma GCC unroll 12
         for (int i = 0; i < rows; i++) {
@@ -110,10 +140,11 @@ __attribute__((target("avx512f"), always_inline)) static inline void tile_avx512
             acc[i][1] = _mm512_fmadd_ps(x, b1, acc[i][1]);
         }
     }
-    const __m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(beta);
+    const __m512 va = _mm512_set1_ps(o->alpha), vb = _mm512_set1_ps(o->beta);
+    const tile_mode mode = o->mode;
 #pragma GCC unroll 12
     for (int i = 0; i < rows; i++) {
-        float *row = c + (size_t)i * (size_t)ldc;
+        float *row = c + (size_t)i * (size_t)o->ldc;
         __m512 y0 = _mm512_mul_ps(va, acc[i][0]), y1 = _mm512_mul_ps(va, acc[i][1]);
         if (mode != TILE_SET) {
             __m512 c0 = _mm512_maskz_loadu_ps(lo, row), c1 = _mm512_maskz_loadu_ps(hi, row + 16);
@@ -126,11 +157,11 @@ __attribute__((target("avx512f"), always_inline)) static inline void tile_avx512
 }
 
 /* The AVX-512 tile for 1 .. 12 rows, one specialisation per height. */
-__attribute__((target("avx512f"))) static void tiles_avx512(int rows, a_view A, const float *b, int kc, float *c,
-                                                            int ldc, int cols, float alpha, float beta, tile_mode mode) {
+__attribute__((target("avx512f"))) static void tiles_avx512(int rows, a_view A, const float *b, size_t ldp, int kc,
+                                                            float *c, int cols, const tile_out *o) {
     switch (rows) {
 #define TILE_CASE(r) \
-    case r: tile_avx512(r, A, b, kc, c, ldc, cols, alpha, beta, mode); break;
+    case r: tile_avx512(r, A, b, ldp, kc, c, cols, o); break;
         TILE_CASE(1) TILE_CASE(2) TILE_CASE(3) TILE_CASE(4) TILE_CASE(5) TILE_CASE(6)
         TILE_CASE(7) TILE_CASE(8) TILE_CASE(9) TILE_CASE(10) TILE_CASE(11) TILE_CASE(12)
 #undef TILE_CASE
@@ -146,8 +177,8 @@ static const int32_t avx2_mask[16] = {-1, -1, -1, -1, -1, -1, -1, -1, 0, 0, 0, 0
  * rows x AVX2_VECS FMAs. Each element gets the same operations in the same order as in
  * tile_avx512, so both kernels give the same bits. */
 __attribute__((target("avx2,fma"), always_inline)) static inline void tile_avx2(int rows, a_view A, const float *b,
-                                                                                int kc, float *c, int ldc, int cols,
-                                                                                float alpha, float beta, tile_mode mode) {
+                                                                                size_t ldp, int kc, float *c, int cols,
+                                                                                const tile_out *o) {
     __m256 acc[AVX2_ROWS][AVX2_VECS];
 #pragma GCC unroll 6
     for (int i = 0; i < rows; i++)
@@ -156,7 +187,7 @@ __attribute__((target("avx2,fma"), always_inline)) static inline void tile_avx2(
     for (int k = 0; k < kc; k++) {
         __m256 bv[AVX2_VECS];
 #pragma GCC unroll 4
-        for (int v = 0; v < AVX2_VECS; v++) bv[v] = _mm256_load_ps(b + (size_t)k * GEMM_NR + 8 * v);
+        for (int v = 0; v < AVX2_VECS; v++) bv[v] = _mm256_load_ps(b + (size_t)k * ldp + 8 * v);
         const float *ak = A.a + (size_t)k * A.step;
 #pragma GCC unroll 6
         for (int i = 0; i < rows; i++) {
@@ -165,7 +196,10 @@ __attribute__((target("avx2,fma"), always_inline)) static inline void tile_avx2(
             for (int v = 0; v < AVX2_VECS; v++) acc[i][v] = _mm256_fmadd_ps(x, bv[v], acc[i][v]);
         }
     }
-    const __m256 va = _mm256_set1_ps(alpha), vb = _mm256_set1_ps(beta);
+    /* Masked stores are slow on AMD's cores (microcoded): full strips store plainly. */
+    const int full = cols >= 8 * AVX2_VECS;
+    const __m256 va = _mm256_set1_ps(o->alpha), vb = _mm256_set1_ps(o->beta);
+    const tile_mode mode = o->mode;
     __m256i mask[AVX2_VECS];
 #pragma GCC unroll 4
     for (int v = 0; v < AVX2_VECS; v++) {
@@ -174,26 +208,27 @@ __attribute__((target("avx2,fma"), always_inline)) static inline void tile_avx2(
     }
 #pragma GCC unroll 6
     for (int i = 0; i < rows; i++) {
-        float *row = c + (size_t)i * (size_t)ldc;
+        float *row = c + (size_t)i * (size_t)o->ldc;
 #pragma GCC unroll 4
         for (int v = 0; v < AVX2_VECS; v++) {
             __m256 y = _mm256_mul_ps(va, acc[i][v]);
             if (mode != TILE_SET) {
-                __m256 old = _mm256_maskload_ps(row + 8 * v, mask[v]);
+                __m256 old = full ? _mm256_loadu_ps(row + 8 * v) : _mm256_maskload_ps(row + 8 * v, mask[v]);
                 if (mode == TILE_SCALE) old = _mm256_mul_ps(vb, old);
                 y = _mm256_add_ps(y, old);
             }
-            _mm256_maskstore_ps(row + 8 * v, mask[v], y);
+            if (full) _mm256_storeu_ps(row + 8 * v, y);
+            else _mm256_maskstore_ps(row + 8 * v, mask[v], y);
         }
     }
 }
 
 /* The AVX2 tile for 1 .. AVX2_ROWS rows, one specialisation per height. */
-__attribute__((target("avx2,fma"))) static void tiles_avx2(int rows, a_view A, const float *b, int kc, float *c,
-                                                           int ldc, int cols, float alpha, float beta, tile_mode mode) {
+__attribute__((target("avx2,fma"))) static void tiles_avx2(int rows, a_view A, const float *b, size_t ldp, int kc,
+                                                           float *c, int cols, const tile_out *o) {
     switch (rows) {
 #define TILE_CASE(r) \
-    case r: tile_avx2(r, A, b, kc, c, ldc, cols, alpha, beta, mode); break;
+    case r: tile_avx2(r, A, b, ldp, kc, c, cols, o); break;
         TILE_CASE(1) TILE_CASE(2) TILE_CASE(3) TILE_CASE(4) TILE_CASE(5) TILE_CASE(6)
 #undef TILE_CASE
     default: break;
@@ -202,33 +237,35 @@ __attribute__((target("avx2,fma"))) static void tiles_avx2(int rows, a_view A, c
 
 /* A micro-kernel: tiles of up to `rows` rows by `width` columns of one panel (a panel is walked in
  * GEMM_NR / width strips). */
-typedef void tile_fn(int rows, a_view A, const float *b, int kc, float *c, int ldc, int cols, float alpha, float beta,
-                     tile_mode mode);
+typedef void tile_fn(int rows, a_view A, const float *b, size_t ldp, int kc, float *c, int cols, const tile_out *o);
 typedef struct gemm_kernel {
     tile_fn *tile;
-    int rows, width;
+    int rows, width, panel;
+    int nc; /* columns of B in one block (KC x nc floats stay in L2) */
 } gemm_kernel;
 
 static const gemm_kernel *kernel_of(nmt_gemm_kernel k) {
-    static const gemm_kernel avx2 = {tiles_avx2, AVX2_ROWS, 8 * AVX2_VECS}, avx512 = {tiles_avx512, AVX512_ROWS, GEMM_NR};
+    static const gemm_kernel avx2 = {tiles_avx2, AVX2_ROWS, 8 * AVX2_VECS, 8 * AVX2_VECS, GEMM_NC / 2},
+                             avx512 = {tiles_avx512, AVX512_ROWS, GEMM_NR, GEMM_NR, GEMM_NC};
     return k == NMT_GEMM_AVX512 ? &avx512 : &avx2;
 }
 
 /* C[M, nc] for all M rows of A over kc values of k, from panels `panel_stride` floats apart: a block
  * of MC rows of A (in L2) meets every strip of every panel, each strip (in L1) all tiles of the
  * block. */
-static void gemm_block(const gemm_kernel *kern, int M, int nc, int kc, a_view A, const float *panels,
+static void gemm_block(const gemm_kernel *kern, int pw, int M, int nc, int kc, a_view A, const float *panels,
                        size_t panel_stride, float *C, int ldc, float alpha, float beta, tile_mode mode) {
+    const tile_out out = {alpha, beta, mode, ldc};
     for (int ic = 0; ic < M; ic += GEMM_MC) {
         const int mc = M - ic < GEMM_MC ? M - ic : GEMM_MC;
-        for (int j = 0; j < nc; j += GEMM_NR) {
-            const float *b = panels + (size_t)(j / GEMM_NR) * panel_stride;
-            for (int s = 0; s < GEMM_NR && j + s < nc; s += kern->width) {
+        for (int j = 0; j < nc; j += pw) {
+            const float *b = panels + (size_t)(j / pw) * panel_stride;
+            for (int s = 0; s < pw && j + s < nc; s += kern->width) {
                 const int cols = nc - j - s < kern->width ? nc - j - s : kern->width;
                 for (int i = ic; i < ic + mc; i += kern->rows) {
                     const a_view at = {A.a + (size_t)i * A.row, A.row, A.step};
-                    kern->tile(ic + mc - i < kern->rows ? ic + mc - i : kern->rows, at, b + s, kc,
-                               C + (size_t)i * (size_t)ldc + (size_t)(j + s), ldc, cols, alpha, beta, mode);
+                    kern->tile(ic + mc - i < kern->rows ? ic + mc - i : kern->rows, at, b + s, (size_t)pw, kc,
+                               C + (size_t)i * (size_t)ldc + (size_t)(j + s), cols, &out);
                 }
             }
         }
@@ -236,19 +273,19 @@ static void gemm_block(const gemm_kernel *kern, int M, int nc, int kc, a_view A,
 }
 
 /* dst = op(B)[k0 .. k0 + kc, j0 .. j0 + nc) as 32-column panels [kc, 32], short panels zero-padded. */
-static void pack_b(float *dst, const float *B, int ldb, int trans, int k0, int kc, int j0, int nc) {
-    for (int p = 0; p < nc; p += GEMM_NR) {
-        const int cols = nc - p < GEMM_NR ? nc - p : GEMM_NR;
-        float *d = dst + (size_t)(p / GEMM_NR) * (size_t)kc * GEMM_NR;
-        if (cols < GEMM_NR) memset(d, 0, (size_t)kc * GEMM_NR * sizeof(float));
+static void pack_b(float *dst, int pw, const float *B, int ldb, int trans, int k0, int kc, int j0, int nc) {
+    for (int p = 0; p < nc; p += pw) {
+        const int cols = nc - p < pw ? nc - p : pw;
+        float *d = dst + (size_t)(p / pw) * (size_t)kc * (size_t)pw;
+        if (cols < pw) memset(d, 0, (size_t)kc * (size_t)pw * sizeof(float));
         if (!trans) {
             for (int k = 0; k < kc; k++)
-                memcpy(d + (size_t)k * GEMM_NR, B + (size_t)(k0 + k) * (size_t)ldb + (size_t)(j0 + p), (size_t)cols * sizeof(float));
+                memcpy(d + (size_t)k * (size_t)pw, B + (size_t)(k0 + k) * (size_t)ldb + (size_t)(j0 + p), (size_t)cols * sizeof(float));
             continue;
         }
         for (int c = 0; c < cols; c++) {
             const float *src = B + (size_t)(j0 + p + c) * (size_t)ldb + (size_t)k0;
-            for (int k = 0; k < kc; k++) d[(size_t)k * GEMM_NR + (size_t)c] = src[k];
+            for (int k = 0; k < kc; k++) d[(size_t)k * (size_t)pw + (size_t)c] = src[k];
         }
     }
 }
@@ -268,13 +305,13 @@ static void own_sgemm(const gemm_kernel *kern, int trans_a, int trans_b, int M, 
         return;
     }
     const size_t row = trans_a ? 1 : (size_t)lda, step = trans_a ? (size_t)lda : 1;
-    for (int jc = 0; jc < N; jc += GEMM_NC) {
-        const int nc = N - jc < GEMM_NC ? N - jc : GEMM_NC;
+    for (int jc = 0; jc < N; jc += kern->nc) {
+        const int nc = N - jc < kern->nc ? N - jc : kern->nc;
         for (int pc = 0; pc < K; pc += GEMM_KC) {
             const int kc = K - pc < GEMM_KC ? K - pc : GEMM_KC;
-            pack_b(gemm_b, B, ldb, trans_b, pc, kc, jc, nc);
+            pack_b(gemm_b, kern->panel, B, ldb, trans_b, pc, kc, jc, nc);
             const a_view at = {A + (size_t)pc * step, row, step};
-            gemm_block(kern, M, nc, kc, at, gemm_b, (size_t)kc * GEMM_NR, C + (size_t)jc, ldc, alpha, beta,
+            gemm_block(kern, kern->panel, M, nc, kc, at, gemm_b, (size_t)kc * (size_t)kern->panel, C + (size_t)jc, ldc, alpha, beta,
                        pc == 0 ? first_mode(beta) : TILE_ADD);
         }
     }
@@ -282,28 +319,33 @@ static void own_sgemm(const gemm_kernel *kern, int trans_a, int trans_b, int M, 
 
 /* C[M, N] = alpha A B + beta C for B in the panel layout, each panel K rows of 32, panel_stride
  * floats apart: the k blocks of own_sgemm, from panels packed beforehand. */
-static void panels_product(const gemm_kernel *kern, int M, int N, int K, a_view A, const float *panels, size_t panel_stride, float *C, int ldc,
-                           float alpha, float beta) {
-    for (int pc = 0; pc < K; pc += GEMM_KC) {
-        const int kc = K - pc < GEMM_KC ? K - pc : GEMM_KC;
-        const a_view at = {A.a + (size_t)pc * A.step, A.row, A.step};
-        gemm_block(kern, M, N, kc, at, panels + (size_t)pc * GEMM_NR, panel_stride, C, ldc, alpha, beta,
-                   pc == 0 ? first_mode(beta) : TILE_ADD);
+static void panels_product(const gemm_kernel *kern, int pw, int M, int N, int K, a_view A, const float *panels,
+                           size_t panel_stride, float *C, int ldc, float alpha, float beta) {
+    for (int jc = 0; jc < N; jc += kern->nc) {
+        const int nc = N - jc < kern->nc ? N - jc : kern->nc;
+        const float *p = panels + (size_t)(jc / pw) * panel_stride;
+        for (int pc = 0; pc < K; pc += GEMM_KC) {
+            const int kc = K - pc < GEMM_KC ? K - pc : GEMM_KC;
+            const a_view at = {A.a + (size_t)pc * A.step, A.row, A.step};
+            gemm_block(kern, pw, M, nc, kc, at, p + (size_t)pc * (size_t)pw, panel_stride, C + jc, ldc, alpha, beta,
+                       pc == 0 ? first_mode(beta) : TILE_ADD);
+        }
     }
 }
 
 void nmt_gemm_panels(float *y, int ldy, const float *x, int M, int K, const float *panels, int N, int accumulate) {
     const a_view at = {x, (size_t)K, 1};
     const nmt_gemm_kernel used = nmt_gemm_kernel_used();
-    panels_product(kernel_of(used != NMT_GEMM_OPENBLAS ? used : nmt_gemm_best()), M, N, K, at, panels, (size_t)K * GEMM_NR, y, ldy, 1.0f, accumulate ? 1.0f : 0.0f);
+    panels_product(kernel_of(used != NMT_GEMM_OPENBLAS ? used : nmt_gemm_best()), GEMM_NR, M, N, K, at, panels, (size_t)K * GEMM_NR, y, ldy, 1.0f, accumulate ? 1.0f : 0.0f);
 }
 
 /* Panels [begin, end) of op(B) into t->panels. */
 static void pack_panels(void *ctx, long begin, long end) {
     const sgemm_task *t = ctx;
+    const int pw = kernel_of(t->kernel)->panel;
     for (long j = begin; j < end; j++) {
-        const int column = (int)j * GEMM_NR, cols = t->N - column < GEMM_NR ? t->N - column : GEMM_NR;
-        pack_b(t->panels + (size_t)j * (size_t)t->K * GEMM_NR, t->B, t->ldb, t->trans_b, 0, t->K, column, cols);
+        const int column = (int)j * pw, cols = t->N - column < pw ? t->N - column : pw;
+        pack_b(t->panels + (size_t)j * (size_t)t->K * (size_t)pw, pw, t->B, t->ldb, t->trans_b, 0, t->K, column, cols);
     }
 }
 
@@ -311,8 +353,9 @@ static void pack_panels(void *ctx, long begin, long end) {
 static void panels_unit(const sgemm_task *t, int i0, int j0, int m, int n) {
     const size_t row = t->trans_a ? 1 : (size_t)t->lda, step = t->trans_a ? (size_t)t->lda : 1;
     const a_view at = {t->A + (size_t)i0 * row, row, step};
-    panels_product(kernel_of(t->kernel), m, n, t->K, at, t->panels + (size_t)(j0 / GEMM_NR) * (size_t)t->K * GEMM_NR,
-                   (size_t)t->K * GEMM_NR, t->C + (size_t)i0 * (size_t)t->ldc + (size_t)j0, t->ldc, t->alpha, t->beta);
+    const gemm_kernel *kern = kernel_of(t->kernel);
+    const size_t pw = (size_t)kern->panel;
+    panels_product(kern, kern->panel, m, n, t->K, at, t->panels + (size_t)j0 / pw * (size_t)t->K * pw, (size_t)t->K * pw, t->C + (size_t)i0 * (size_t)t->ldc + (size_t)j0, t->ldc, t->alpha, t->beta);
 }
 
 #define GEMM_X86 1
@@ -402,8 +445,8 @@ void nmt_sgemm(int trans_a, int trans_b, int M, int N, int K, float alpha, const
                int ldb, float beta, float *C, int ldc) {
     if (M <= 0 || N <= 0) return;
     blas_single_thread();
-    const int own = nmt_gemm_own();
-    const nmt_gemm_kernel kernel = own ? nmt_gemm_kernel_used() : NMT_GEMM_OPENBLAS;
+    const nmt_gemm_kernel kernel = nmt_gemm_sgemm_kernel();
+    const int own = kernel != NMT_GEMM_OPENBLAS;
     sgemm_task t = {trans_a, trans_b, M, N, K, lda, ldb, ldc, 0, 0, 0, alpha, beta, A, B, C, kernel, NULL};
     gemm_grid(&t, own);
     const long units = (long)t.row_blocks * ((N + t.col_block - 1) / t.col_block);
@@ -418,11 +461,12 @@ void nmt_sgemm(int trans_a, int trans_b, int M, int N, int K, float alpha, const
     }
     /* Own kernel on several threads: op(B) packed once for all units (without the memory for it,
      * each unit packs its own part: slower, the same sums). */
-    const long panels = (N + GEMM_NR - 1) / GEMM_NR;
+    const int pw = GEMM_X86 ? kernel_of(kernel)->panel : GEMM_NR;
+    const long panels = (N + pw - 1) / pw;
     pthread_mutex_lock(&shared_panels.lock);
-    t.panels = GEMM_X86 ? shared_panels_reserve((size_t)panels * (size_t)K * GEMM_NR) : NULL;
+    t.panels = GEMM_X86 ? shared_panels_reserve((size_t)panels * (size_t)K * (size_t)pw) : NULL;
 #if GEMM_X86
-    if (t.panels) nmt_pool_work(panels, (long)K * GEMM_NR, pack_panels, &t);
+    if (t.panels) nmt_pool_work(panels, (long)K * pw, pack_panels, &t);
 #endif
     nmt_pool_for(units, 1, sgemm_units, &t);
     pthread_mutex_unlock(&shared_panels.lock);

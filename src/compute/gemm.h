@@ -35,13 +35,17 @@ typedef enum nmt_gemm_kernel { NMT_GEMM_OPENBLAS, NMT_GEMM_AVX2, NMT_GEMM_AVX512
 /* The fastest own kernel this CPU has: AVX-512 with AVX-512F, AVX2 with AVX2 and FMA, else
  * NMT_GEMM_OPENBLAS (none). */
 nmt_gemm_kernel nmt_gemm_best(void);
-/* The own kernel products run on: nmt_gemm_best(), or NMT_GEMM_OPENBLAS with NMT_GEMM=openblas in
- * the environment (read at the first call), or as last set. */
+/* The kernel of products on packed weights (nmt_gemm_panels, packed.h): nmt_gemm_best(). */
 nmt_gemm_kernel nmt_gemm_kernel_used(void);
-/* Chooses the kernel from now on (any up to nmt_gemm_best(), e.g. to measure or test each in one
- * run). Not while products run. Returns 0, or -1 with the error set. */
+/* The kernel of nmt_sgemm: AVX-512 where the CPU has it, else OpenBLAS (see above for why not
+ * AVX2). NMT_GEMM=openblas, avx2 or avx512 in the environment (read at the first call) puts both
+ * on that kernel instead, where the CPU has it. */
+nmt_gemm_kernel nmt_gemm_sgemm_kernel(void);
+/* Choose either from now on (any kernel up to nmt_gemm_best(), e.g. to measure or test each in one
+ * run); not while products run. Return 0, or -1 with the error set. */
 int nmt_gemm_set_kernel(nmt_gemm_kernel kernel);
-/* 1 when nmt_sgemm runs on nmt_gemm_kernel_used(), 0 when on OpenBLAS's. */
+int nmt_gemm_set_sgemm_kernel(nmt_gemm_kernel kernel);
+/* 1 when nmt_sgemm runs on an own kernel, 0 when on OpenBLAS's. */
 int nmt_gemm_own(void);
 /* "AVX-512", "AVX2+FMA" or "OpenBLAS". */
 const char *nmt_gemm_kernel_name(nmt_gemm_kernel kernel);
