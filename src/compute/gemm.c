@@ -333,10 +333,19 @@ static void panels_product(const gemm_kernel *kern, int pw, int M, int N, int K,
     }
 }
 
-void nmt_gemm_panels(float *y, int ldy, const float *x, int M, int K, const float *panels, int N, int accumulate) {
+/* The own kernel for panels of `width` columns: the AVX-512 one reads only 32-column panels. */
+static nmt_gemm_kernel panels_kernel(int width) {
+    const nmt_gemm_kernel used = nmt_gemm_kernel_used(), own = used != NMT_GEMM_OPENBLAS ? used : nmt_gemm_best();
+    return own == NMT_GEMM_AVX512 && width != GEMM_NR ? NMT_GEMM_AVX2 : own;
+}
+
+int nmt_gemm_panel_width(void) { return kernel_of(panels_kernel(GEMM_NR))->panel; }
+
+void nmt_gemm_panels(float *y, int ldy, const float *x, int M, int K, const float *panels, int width, int N,
+                     int accumulate) {
     const a_view at = {x, (size_t)K, 1};
-    const nmt_gemm_kernel used = nmt_gemm_kernel_used();
-    panels_product(kernel_of(used != NMT_GEMM_OPENBLAS ? used : nmt_gemm_best()), GEMM_NR, M, N, K, at, panels, (size_t)K * GEMM_NR, y, ldy, 1.0f, accumulate ? 1.0f : 0.0f);
+    panels_product(kernel_of(panels_kernel(width)), width, M, N, K, at, panels, (size_t)K * (size_t)width, y, ldy, 1.0f,
+                   accumulate ? 1.0f : 0.0f);
 }
 
 /* Panels [begin, end) of op(B) into t->panels. */
@@ -370,8 +379,11 @@ static void own_sgemm(const gemm_kernel *kern, int trans_a, int trans_b, int M, 
                 A, lda, B, ldb, beta, C, ldc);
 }
 
-void nmt_gemm_panels(float *y, int ldy, const float *x, int M, int K, const float *panels, int N, int accumulate) {
-    (void)y, (void)ldy, (void)x, (void)M, (void)K, (void)panels, (void)N, (void)accumulate;
+int nmt_gemm_panel_width(void) { return GEMM_NR; }
+
+void nmt_gemm_panels(float *y, int ldy, const float *x, int M, int K, const float *panels, int width, int N,
+                     int accumulate) {
+    (void)y, (void)ldy, (void)x, (void)M, (void)K, (void)panels, (void)width, (void)N, (void)accumulate;
 }
 #endif
 

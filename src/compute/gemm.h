@@ -12,9 +12,11 @@
  * whatever the shape and the split (row-invariant).
  *
  * The panel layout, shared with packed.h's pre-packed weights: a matrix W[N, K] used as op(B) =
- * W^T is stored as ceil(N / NMT_GEMM_PANEL) panels [K, NMT_GEMM_PANEL] (columns past N zero),
- * each panel 64-byte aligned; the AVX-512 micro-kernel computes NMT_GEMM_TILE_ROWS rows by one
- * panel at a time.
+ * W^T is stored as panels [K, width] of `width` columns each (columns past N zero), each panel
+ * 64-byte aligned: 32 columns (NMT_GEMM_PANEL) for the AVX-512 micro-kernel, which computes
+ * NMT_GEMM_TILE_ROWS rows by one panel at a time, and 16 for the AVX2 one, so that each of its
+ * strips is contiguous (with 32, a strip holds every other cache line and crowds half the L1
+ * sets: measured 5-20% slower). The AVX2 kernel reads either width.
  */
 #ifndef NMT_GEMM_H
 #define NMT_GEMM_H
@@ -25,10 +27,14 @@ enum { NMT_GEMM_PANEL = 32, NMT_GEMM_TILE_ROWS = 12 };
 void nmt_sgemm(int trans_a, int trans_b, int M, int N, int K, float alpha, const float *A, int lda,
                const float *B, int ldb, float beta, float *C, int ldc);
 
-/* y[M, N] (rows ldy apart) = x[M, K] W^T, or += with accumulate, for W in the panel layout
- * [ceil(N/32), K, 32], on this thread only, on nmt_gemm_kernel_used() (nmt_gemm_best() when that
- * is OpenBLAS; the CPU must have an own kernel). */
-void nmt_gemm_panels(float *y, int ldy, const float *x, int M, int K, const float *panels, int N, int accumulate);
+/* y[M, N] (rows ldy apart) = x[M, K] W^T, or += with accumulate, for W in panels of `width` (16
+ * or 32) columns, [ceil(N / width), K, width], on this thread only, on nmt_gemm_kernel_used()
+ * (nmt_gemm_best() when that is OpenBLAS; the CPU must have an own kernel), or the AVX2 kernel
+ * where that cannot read this width. */
+void nmt_gemm_panels(float *y, int ldy, const float *x, int M, int K, const float *panels, int width, int N,
+                     int accumulate);
+/* The panel width for matrices packed now for nmt_gemm_panels: the kernel's (16 or 32). */
+int nmt_gemm_panel_width(void);
 
 /* nmt's own kernels, slowest first. */
 typedef enum nmt_gemm_kernel { NMT_GEMM_OPENBLAS, NMT_GEMM_AVX2, NMT_GEMM_AVX512 } nmt_gemm_kernel;

@@ -62,12 +62,14 @@ int nmt_packed_init(nmt_packed *p, const float *weight, int N, int K, nmt_precis
     if (!data) return -1;
     if (precision == NMT_PRECISION_BF16) p->pairs = data;
     else p->panels = data;
+    p->width = p->pairs ? PANEL : nmt_gemm_panel_width();
+    const size_t width = (size_t)p->width;
     /* Row n of the weight is column c of panel j; reading it whole keeps the source sequential. */
     for (size_t n = 0; n < panels * PANEL; n++) {
-        const size_t j = n / PANEL, c = n % PANEL;
+        const size_t j = n / width, c = n % width;
         const float *w = n < (size_t)N ? weight + n * (size_t)K : NULL;
         for (size_t d = 0; d < depth; d++) {
-            const size_t at = (j * depth + d) * PANEL + c;
+            const size_t at = (j * depth + d) * width + c;
             if (p->pairs) {
                 const float even = w ? w[2 * d] : 0.0f, odd = w && 2 * d + 1 < (size_t)K ? w[2 * d + 1] : 0.0f;
                 p->pairs[at] = bf16_bits(even) | bf16_bits(odd) << 16;
@@ -188,7 +190,7 @@ static void product_panels(void *ctx, long begin, long end) {
         for (int m = 0; m < t->M; m++)
             memcpy(y + (size_t)m * (size_t)t->count, t->bias + t->first + column, (size_t)(last - column) * sizeof(float));
     nmt_gemm_panels(y, t->count, t->x, t->M, t->p->K, t->p->panels + (size_t)(t->first + column) * (size_t)t->p->K,
-                    last - column, t->bias != NULL);
+                    t->p->width, last - column, t->bias != NULL);
 }
 
 size_t nmt_packed_scratch_rows(const nmt_packed *p, int M, int K) {

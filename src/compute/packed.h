@@ -4,8 +4,8 @@
  * thousands of times. OpenBLAS repacks the weight matrix on every call and, as Debian ships it,
  * may pick AVX2 kernels on AVX-512 CPUs (it does on AMD Zen 4 and 5). A packed matrix is the weight
  * W[N, K] of y = x W^T + b rearranged once into panels of 32 output columns, [ceil(N/32), K, 32]
- * (columns past N are zero), which gemm.h's AVX-512 or AVX2+FMA kernel streams without further
- * copying:
+ * (16 for the AVX2 kernel; columns past a multiple of 32 above N are zero), which gemm.h's
+ * AVX-512 or AVX2+FMA kernel streams without further copying:
  *
  *     nmt_packed w;
  *     nmt_packed_init(&w, weight, N, K, NMT_PRECISION_FP32);  // once, e.g. for a translator
@@ -35,10 +35,11 @@ typedef enum nmt_precision { NMT_PRECISION_FP32, NMT_PRECISION_BF16, NMT_PRECISI
 
 typedef struct nmt_packed {
     const float *weight; /* [N, K] the original, for the fallback */
-    float *panels;       /* fp32: [ceil(N/32), K, 32], or NULL on the fallback */
+    float *panels;       /* fp32: [32 ceil(N/32) / width, K, width], or NULL on the fallback */
     uint32_t *pairs;     /* bf16: [ceil(N/32), ceil(K/2), 32] pairs (k even: low half, k odd: high) */
     nmt_qgemm q;         /* int8: the quantized matrix (q.panels NULL otherwise) */
     int N, K;
+    int width; /* fp32: columns per panel (nmt_gemm_panel_width() when packed); bf16: 32 */
 } nmt_packed;
 
 /* Packs weight[N, K] (which must outlive the packed copy). bf16 needs a CPU with AVX512_BF16 (see
