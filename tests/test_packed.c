@@ -1,10 +1,12 @@
 /* Tests of packed inference products (packed.h) against nmt_linear_forward (OpenBLAS).
  *
- * Shapes cover every tile height (1..12 rows and more), partial panels (N not a multiple of 32)
- * and both with and without a bias. On an AVX-512 CPU the kernel is checked to be row-invariant
- * bit for bit (a row alone equals the same row inside any batch) and deterministic across thread
- * counts; NMT_GEMM=openblas forces the fallback, which must be exactly nmt_linear_forward. bf16
- * products are checked exactly where bfloat16 is exact, and within its rounding elsewhere.
+ * Shapes cover every tile height (1..12 rows and more), partial panels (N not a multiple of 16 or
+ * 32, N < 16), K = 1, M = 1, and both with and without a bias. On each own kernel the CPU has
+ * (AVX2+FMA, AVX-512) the products are checked to be row-invariant bit for bit (a row alone equals
+ * the same row inside any batch) and the same on 1, 2 and 3 threads, and a CPU with AVX2 must pack
+ * (no OpenBLAS fallback); NMT_GEMM=openblas forces the fallback, which must be exactly
+ * nmt_linear_forward. bf16 products are checked exactly where bfloat16 is exact, and within its
+ * rounding elsewhere.
  */
 #include "compute/gemm.h"
 #include "compute/pool.h"
@@ -25,7 +27,8 @@ static void fill(float *x, size_t n, uint32_t seed) {
     }
 }
 
-static const int shapes[][3] = {{1, 32, 16}, {5, 768, 64}, {12, 40, 33}, {13, 100, 256}, {37, 8, 7}, {64, 97, 130}};
+static const int shapes[][3] = {{1, 32, 16}, {5, 768, 64}, {12, 40, 33}, {13, 100, 256}, {37, 8, 7}, {64, 97, 130},
+                                {1, 5, 1},   {7, 15, 3},   {6, 17, 1},   {100, 300, 600}};
 enum { SHAPES = sizeof shapes / sizeof shapes[0] };
 
 /* y from packed and from OpenBLAS agree to float rounding of a K-term dot product. */
@@ -50,28 +53,37 @@ START_TEST(packed_matches_blas) {
 }
 END_TEST
 
-/* With the kernel: each row's result is the same alone, in any batch, on 1 or 2 threads. */
+/* On own kernel _i (AVX2, AVX-512): each row's result is the same alone, in any batch, on 1, 2 or
+ * 3 threads; a CPU with an own kernel packs. */
 START_TEST(packed_rows_are_invariant) {
-    enum { M = 29, N = 70, K = 48 };
-    static float x[M * K], w[N * K], b[N], all[M * N], one[N], two[M * N];
+    enum { M = 29, N = 270, K = 300 };
+    static float x[M * K], w[N * K], b[N], all[M * N], one[N], more[M * N];
     fill(x, M * K, 4);
     fill(w, N * K, 5);
     fill(b, N, 6);
+    const nmt_gemm_kernel kernel = _i ? NMT_GEMM_AVX512 : NMT_GEMM_AVX2;
     nmt_packed p;
-    ck_assert_int_eq(nmt_packed_init(&p, w, N, K, NMT_PRECISION_FP32), 0);
-    if (!nmt_packed_fast(&p)) {
+    if (nmt_gemm_best() < kernel) { /* not on this CPU */
+        ck_assert_int_eq(nmt_packed_init(&p, w, N, K, NMT_PRECISION_FP32), 0);
+        ck_assert_int_eq(nmt_packed_fast(&p), nmt_gemm_best() != NMT_GEMM_OPENBLAS);
         nmt_packed_free(&p);
-        return; /* no AVX-512 here: the fallback is OpenBLAS, checked above */
+        return;
     }
+    ck_assert_int_eq(nmt_gemm_set_kernel(kernel), 0);
+    ck_assert_int_eq(nmt_packed_init(&p, w, N, K, NMT_PRECISION_FP32), 0);
+    ck_assert_int_eq(nmt_packed_fast(&p), 1);
+    ck_assert_int_eq(p.width, kernel == NMT_GEMM_AVX512 ? 32 : 16);
     nmt_pool_set_threads(1);
     nmt_packed_linear(all, x, &p, b, M, NULL);
     for (int r = 0; r < M; r++) {
         nmt_packed_linear(one, x + (size_t)r * K, &p, b, 1, NULL);
-        ck_assert_mem_eq(one, all + (size_t)r * N, sizeof one);
+        ck_assert_msg(memcmp(one, all + (size_t)r * N, sizeof one) == 0, "row %d alone differs", r);
     }
-    nmt_pool_set_threads(2);
-    nmt_packed_linear(two, x, &p, b, M, NULL);
-    ck_assert_mem_eq(two, all, sizeof all);
+    for (int threads = 2; threads <= 3; threads++) {
+        nmt_pool_set_threads(threads);
+        nmt_packed_linear(more, x, &p, b, M, NULL);
+        ck_assert_msg(memcmp(more, all, sizeof all) == 0, "%d threads differ", threads);
+    }
     nmt_packed_free(&p);
 }
 END_TEST
@@ -150,7 +162,7 @@ START_TEST(packed_errors) {
     nmt_alloc_fail_at(1);
     int rc = nmt_packed_init(&p, w, 1, 4, NMT_PRECISION_FP32);
     nmt_alloc_fail_at(0);
-    if (rc == 0) { /* no AVX-512: nothing was allocated */
+    if (rc == 0) { /* no own kernel: nothing was allocated */
         ck_assert_int_eq(nmt_packed_fast(&p), 0);
     } else {
         ck_assert_ptr_nonnull(strstr(nmt_error(), "injected fault"));
@@ -163,7 +175,7 @@ int main(void) {
     Suite *s = suite_create("packed");
     TCase *tc = tcase_create("packed");
     tcase_add_loop_test(tc, packed_matches_blas, 0, SHAPES);
-    tcase_add_test(tc, packed_rows_are_invariant);
+    tcase_add_loop_test(tc, packed_rows_are_invariant, 0, 2);
     tcase_add_test(tc, packed_fallback_is_blas);
     tcase_add_loop_test(tc, bf16_products, 0, SHAPES);
     tcase_add_test(tc, packed_errors);
