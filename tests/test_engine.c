@@ -116,8 +116,8 @@ START_TEST(test_matches_translator) {
 END_TEST
 
 /* Each line alone gives what it gave among the others: the same texts, and bit for bit the same scores
- * where the products are row-invariant (nmt's AVX-512 kernels; OpenBLAS's results move in the last
- * bits with the number of rows). */
+ * where the products are row-invariant (nmt's AVX2 and AVX-512 kernels; OpenBLAS's results move in
+ * the last bits with the number of rows). */
 START_TEST(test_row_invariant) {
     const double tolerance = nmt_packed_available(NMT_PRECISION_FP32) ? 0 : 1e-5;
     nmt_test_model_dir(nmt_test_tmpdir);

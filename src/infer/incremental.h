@@ -14,11 +14,11 @@
  * matrix used unscaled. Layer math goes through kernels.h. A row's result depends only on its own
  * sentence and prefix, never on the rest of the batch.
  *
- * Matrix products go through weights packed once (packed.h); on AVX-512 CPUs they are row-
- * invariant, so a row's numbers do not depend on the rest of the batch even in the last bits.
- * Without AVX-512 they are OpenBLAS's, which computes a row differently depending on where it falls
- * in its micro-kernel tiles; row-invariant mode then computes every product one row at a time
- * (slower, for tests). Uncached mode recomputes the decoder over the whole prefix at each step
+ * Matrix products go through weights packed once (packed.h); on CPUs with AVX2+FMA or AVX-512
+ * they are row-invariant, so a row's numbers do not depend on the rest of the batch even in the
+ * last bits. Without either (or with NMT_GEMM=openblas) they are OpenBLAS's, which computes a row
+ * differently depending on where it falls in its micro-kernel tiles; row-invariant mode then
+ * computes every product one row at a time (slower, for tests). Uncached mode recomputes the decoder over the whole prefix at each step
  * through the same code (the cache is refilled from position 0); with row invariance, cached and
  * uncached decoding, and a sentence decoded in a batch or alone, agree bit for bit.
  */

@@ -32,7 +32,8 @@
 # (spm_encode, spm_decode), GNU time (/usr/bin/time). Environment: NMT (build/bin/nmt), THREADS (2),
 # REPEAT (2), ALPHA (0), CT2_OPENBLAS_DIR (the folder of the OpenMP libopenblas.so.0), PYTHON
 # (/usr/bin/python3, with numpy), KEEP (a folder that receives every output as
-# ENGINE.PRECISION.SEARCH.RUN.hyp; none by default).
+# ENGINE.PRECISION.SEARCH.RUN.hyp; none by default), PRECISIONS ("fp32 int8") and SEARCHES
+# ("beam5 greedy"): a subset, e.g. to keep each run short on a shared machine.
 set -euo pipefail
 [ $# -eq 4 ] || { sed -n 3p "$0" >&2; exit 2; }
 ct2=$(cd "$1" && pwd) model=$2 src=$3 ref=$4
@@ -40,6 +41,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 NMT=${NMT:-$here/../../build/bin/nmt}
 THREADS=${THREADS:-2}
 REPEAT=${REPEAT:-2}
+PRECISIONS=${PRECISIONS:-fp32 int8}
+SEARCHES=${SEARCHES:-beam5 greedy}
 ALPHA=${ALPHA:-0}
 KEEP=${KEEP:-}
 PYTHON=${PYTHON:-/usr/bin/python3} # Debian's, with python3-numpy
@@ -97,9 +100,9 @@ report() { # report ENGINE PRECISION SEARCH HYP TIMEFILE: a table row; the secon
 }
 echo "== $sentences sentences of $src, $THREADS threads, length penalty $ALPHA, $(date -u '+%F %H:%M UTC')"
 printf '%-8s %-5s %-7s %7s %7s %8s %10s %8s %6s\n' engine prec search seconds "CPU s" sent/s tokens/s "RSS GiB" BLEU
-for precision in fp32 int8; do
+for precision in $PRECISIONS; do
   compute=$([ $precision = fp32 ] && echo float32 || echo int8)
-  for search in beam5 greedy; do
+  for search in $SEARCHES; do
     if [ $search = beam5 ]; then nmt_flag="-k 5" ct2_beam=5; else nmt_flag=--greedy ct2_beam=1; fi
     for ((run = 1; run <= REPEAT; run++)); do
       # shellcheck disable=SC2086 # nmt_flag is one or two words
