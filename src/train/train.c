@@ -104,7 +104,8 @@ static int prepare_corpora(trainer *t) {
     if (nmt_batcher_init(&t->batches, &t->train, cfg->batch_tokens, t->state.seed, 1) < 0) return -1;
     if (!cfg->valid.src || !t->root) return 0; /* rank 0 validates */
     /* Validation keeps every line, so hypotheses and references stay aligned. */
-    if (nmt_train_data_corpus(cfg, &t->valid, &cfg->valid, "corpus-valid.bin", 0, 0, t->spm, t->root, t->progress) < 0 ||
+    if (nmt_train_data_corpus(cfg, &t->valid, &cfg->valid, "corpus-valid.bin", 0, 0, t->spm, t->root,
+                              t->progress) < 0 ||
         nmt_train_data_references(cfg->valid.tgt, t->valid.num_pairs, &t->references) < 0)
         return -1;
     if (t->valid.num_pairs == 0) return nmt_error_set("%s: the validation set is empty", cfg->valid.src);
@@ -434,7 +435,8 @@ static int prepare_ranks(trainer *t, int found, const nmt_st_file *ckpt, const c
     if (t->comm->size > 1 && (share_start(t, &found) < 0 || (!t->root && prepare_corpora(t) < 0) ||
                               nmt_dist_check_inputs(t->comm, cfg, t->spm_hash, &t->train) < 0))
         return -1;
-    if (nmt_train_data_check_positions(cfg, &t->valid) < 0 || prepare_model(t, found && t->root ? ckpt : NULL, ckpt_path) < 0 ||
+    if (nmt_train_data_check_positions(cfg, &t->valid) < 0 ||
+        prepare_model(t, found && t->root ? ckpt : NULL, ckpt_path) < 0 ||
         nmt_dist_share_model(t->comm, &t->model, &t->adam) < 0)
         return -1;
     return nmt_dist_setup(&t->dist, t->comm, cfg->update_freq, cfg->batch_pieces, &t->model, &t->adam,
