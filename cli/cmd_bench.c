@@ -1,6 +1,7 @@
 /* nmt bench: measured speed of this machine and of nmt on it.
  *
- *   nmt bench gemm    sgemm GFLOP/s at 2048^3 (the reference peak) and at the model's shapes
+ *   nmt bench gemm    sgemm GFLOP/s of every kernel here at 2048^3 (the reference peak) and at the
+ *                     model's shapes, and decoding's products on packed weights
  *   nmt bench train CONFIG.yaml
  *                     steady-state training throughput on the config's real batches (whole steps:
  *                     forward, backward, Adam), with the sgemm peak measured in the same run, the
@@ -53,11 +54,13 @@ static void usage(FILE *out) {
             "       nmt bench translate -m MODEL_DIR -i FILE [--beam-size K] [--batch-size N] [--json]\n"
             "       mpirun -np N nmt bench allreduce [model options] [--steps N] [--json]\n"
             "\n"
-            "gemm: GFLOP/s of C = A B^T through OpenBLAS on the thread pool, at N^3 (default 2048,\n"
+            "gemm: GFLOP/s of C = A B^T on the thread pool through every sgemm this CPU has (OpenBLAS,\n"
+            "nmt's AVX2+FMA and AVX-512 kernels; best of three rounds in turns), at N^3 (default 2048,\n"
             "the reference peak) and at the shapes of the d256/h4/ff1024 model with 4096-token batches;\n"
             "then the products decoding runs on packed weights in fp32, bf16 (AVX512_BF16 vdpbf16ps) and\n"
-            "int8 (AVX-512 VNNI vpdpbusd, else AVX2 vpmaddubsw) side by side, in GOP/s at N^3 and at one\n"
-            "beam step's shape (40 x 1024 x 256); `--precision auto` picks among them the same way.\n"
+            "int8 (AVX-512 VNNI vpdpbusd, else AVX2 vpmaddubsw) side by side, and fp32 through OpenBLAS\n"
+            "(weights repacked every call), in GOP/s at N^3 and at one beam step's shape\n"
+            "(40 x 1024 x 256); `--precision auto` picks among them the same way.\n"
             "\n"
             "train CONFIG.yaml: whole training steps (forward, backward, gradient norm, Adam) on the batches\n"
             "a fresh `nmt train CONFIG.yaml` would see, after --warmup steps (3); --steps measured (20).\n"

@@ -43,9 +43,13 @@ typedef enum nmt_gemm_kernel { NMT_GEMM_OPENBLAS, NMT_GEMM_AVX2, NMT_GEMM_AVX512
 nmt_gemm_kernel nmt_gemm_best(void);
 /* The kernel of products on packed weights (nmt_gemm_panels, packed.h): nmt_gemm_best(). */
 nmt_gemm_kernel nmt_gemm_kernel_used(void);
-/* The kernel of nmt_sgemm: AVX-512 where the CPU has it, else OpenBLAS (see above for why not
- * AVX2). NMT_GEMM=openblas, avx2 or avx512 in the environment (read at the first call) puts both
- * on that kernel instead, where the CPU has it. */
+/* The kernel of nmt_sgemm: AVX-512 where the CPU has it, else OpenBLAS. Not the AVX2 kernel: on
+ * the training shapes it measured 0.88-1.07x OpenBLAS 0.3.21's Zen kernels (`nmt bench gemm`, 2
+ * threads of an AMD EPYC Zen 3: qkv 113 against 129 GFLOP/s, fc1 113/126, fc2 128/119, o 130/141,
+ * logits 106/118), and whole training steps (`nmt bench train configs/multi30k-small.yaml`,
+ * NMT_GEMM=avx2 against openblas, three rounds) 1,445-1,490 against 1,441-1,967 target tokens/s.
+ * NMT_GEMM=openblas, avx2 or avx512 in the environment (read at the first call) puts both on that
+ * kernel instead, where the CPU has it. */
 nmt_gemm_kernel nmt_gemm_sgemm_kernel(void);
 /* Choose either from now on (any kernel up to nmt_gemm_best(), e.g. to measure or test each in one
  * run); not while products run. Return 0, or -1 with the error set. */
