@@ -156,19 +156,6 @@ __attribute__((target("avx512f"), always_inline)) static inline void tile_avx512
     }
 }
 
-/* The AVX-512 tile for 1 .. 12 rows, one specialisation per height. */
-__attribute__((target("avx512f"))) static void tiles_avx512(int rows, a_view A, const float *b, size_t ldp, int kc,
-                                                            float *c, int cols, const tile_out *o) {
-    switch (rows) {
-#define TILE_CASE(r) \
-    case r: tile_avx512(r, A, b, ldp, kc, c, cols, o); break;
-        TILE_CASE(1) TILE_CASE(2) TILE_CASE(3) TILE_CASE(4) TILE_CASE(5) TILE_CASE(6)
-        TILE_CASE(7) TILE_CASE(8) TILE_CASE(9) TILE_CASE(10) TILE_CASE(11) TILE_CASE(12)
-#undef TILE_CASE
-    default: break;
-    }
-}
-
 /* Lanes [0, n) of a vector of 8 set (n in 0 .. 8): the mask at avx2_mask + 8 - n. */
 static const int32_t avx2_mask[16] = {-1, -1, -1, -1, -1, -1, -1, -1, 0, 0, 0, 0, 0, 0, 0, 0};
 
@@ -223,17 +210,28 @@ __attribute__((target("avx2,fma"), always_inline)) static inline void tile_avx2(
     }
 }
 
-/* The AVX2 tile for 1 .. AVX2_ROWS rows, one specialisation per height. */
-__attribute__((target("avx2,fma"))) static void tiles_avx2(int rows, a_view A, const float *b, size_t ldp, int kc,
-                                                           float *c, int cols, const tile_out *o) {
-    switch (rows) {
-#define TILE_CASE(r) \
-    case r: tile_avx2(r, A, b, ldp, kc, c, cols, o); break;
-        TILE_CASE(1) TILE_CASE(2) TILE_CASE(3) TILE_CASE(4) TILE_CASE(5) TILE_CASE(6)
-#undef TILE_CASE
-    default: break;
+/* A tile function for each kernel, `rows` from 1 to the kernel's height: one specialisation of
+ * the inlined tile per height, so that its accumulators live in registers. */
+#define TILE_CASE(tile, r) \
+    case r: tile(r, A, b, ldp, kc, c, cols, o); break;
+#define TILE_CASES_TO_6(tile) \
+    TILE_CASE(tile, 1) TILE_CASE(tile, 2) TILE_CASE(tile, 3) TILE_CASE(tile, 4) TILE_CASE(tile, 5) TILE_CASE(tile, 6)
+#define TILE_CASES_TO_12(tile) \
+    TILE_CASES_TO_6(tile) TILE_CASE(tile, 7) TILE_CASE(tile, 8) TILE_CASE(tile, 9) TILE_CASE(tile, 10) \
+    TILE_CASE(tile, 11) TILE_CASE(tile, 12)
+#define DEFINE_TILES(name, isa, tile, cases)                                                                      \
+    __attribute__((target(isa))) static void name(int rows, a_view A, const float *b, size_t ldp, int kc, float *c, \
+                                                  int cols, const tile_out *o) {                                 \
+        switch (rows) {                                                                                          \
+            cases(tile) default : break;                                                                         \
+        }                                                                                                        \
     }
-}
+DEFINE_TILES(tiles_avx512, "avx512f", tile_avx512, TILE_CASES_TO_12)
+DEFINE_TILES(tiles_avx2, "avx2,fma", tile_avx2, TILE_CASES_TO_6)
+#undef DEFINE_TILES
+#undef TILE_CASES_TO_12
+#undef TILE_CASES_TO_6
+#undef TILE_CASE
 
 /* A micro-kernel: tiles of up to `rows` rows by `width` columns of one panel (a panel is walked in
  * GEMM_NR / width strips). */
