@@ -365,11 +365,14 @@ static void panels_unit(const sgemm_task *t, int i0, int j0, int m, int n) {
     panels_product(kern, kern->panel, m, n, t->K, at, t->panels + (size_t)j0 / pw * (size_t)t->K * pw, (size_t)t->K * pw, t->C + (size_t)i0 * (size_t)t->ldc + (size_t)j0, t->ldc, t->alpha, t->beta);
 }
 
+static int panel_of(nmt_gemm_kernel k) { return kernel_of(k)->panel; }
+
 #define GEMM_X86 1
 #else
 #define GEMM_X86 0
 typedef struct gemm_kernel gemm_kernel; /* none: nmt_gemm_best() is OpenBLAS */
 static const gemm_kernel *kernel_of(nmt_gemm_kernel k) { return (void)k, NULL; }
+static int panel_of(nmt_gemm_kernel k) { return (void)k, GEMM_NR; }
 static void own_sgemm(const gemm_kernel *kern, int trans_a, int trans_b, int M, int N, int K, float alpha, const float *A, int lda,
                       const float *B, int ldb, float beta, float *C, int ldc) {
     (void)kern;
@@ -471,7 +474,7 @@ void nmt_sgemm(int trans_a, int trans_b, int M, int N, int K, float alpha, const
     }
     /* Own kernel on several threads: op(B) packed once for all units (without the memory for it,
      * each unit packs its own part: slower, the same sums). */
-    const int pw = GEMM_X86 ? kernel_of(kernel)->panel : GEMM_NR;
+    const int pw = panel_of(kernel);
     const long panels = (N + pw - 1) / pw;
     pthread_mutex_lock(&shared_panels.lock);
     t.panels = GEMM_X86 ? shared_panels_reserve((size_t)panels * (size_t)K * (size_t)pw) : NULL;
