@@ -31,6 +31,10 @@
 #include "model/model.h"
 #include "compute/packed.h"
 #include "infer/shortlist.h"
+#include "compute/kvstore.h"
+
+/* The keys and values an int8 translator's decoders keep (kvstore.h); fp32 and bf16 keep float32. */
+#define NMT_INCREMENTAL_INT8_CACHE NMT_KV_F16
 
 typedef struct nmt_incremental nmt_incremental;
 
@@ -39,6 +43,11 @@ typedef struct nmt_incremental nmt_incremental;
 typedef struct nmt_incremental_weights nmt_incremental_weights;
 int nmt_incremental_weights_create(nmt_incremental_weights **weights, const nmt_model *model, nmt_precision precision);
 void nmt_incremental_weights_free(nmt_incremental_weights *weights);
+/* The format of the keys and values that decoders created from now on keep (kvstore.h): float32
+ * by default, NMT_INCREMENTAL_INT8_CACHE for int8 weights; float32 whatever is asked when a head
+ * is wider than NMT_ATTENTION_STORED_BLOCK. */
+void nmt_incremental_weights_set_cache_format(nmt_incremental_weights *weights, nmt_kv_format format);
+nmt_kv_format nmt_incremental_weights_cache_format(const nmt_incremental_weights *weights);
 /* From the next batch on, the top lists of nmt_incremental_step_best score only the batch's
  * shortlist candidates (shortlist.h; the shortlist must outlive the weights), NULL: the whole
  * vocabulary again. Log-probabilities are then normalized over the candidates, and a sentence's
