@@ -488,6 +488,7 @@ static int bench_translate(const bench_options *o) {
         (o->shortlist && nmt_shortlist_load_dir(&shortlist, o->model_dir, model.config.vocab_size) < 0) ||
         ((decode.shortlist = shortlist), nmt_translator_create(&translator, &model, &decode) < 0))
         rc = nmt_cli_fail("bench");
+    if (rc == NMT_EXIT_OK) nmt_translator_release_model(translator, &model);
     if (rc == NMT_EXIT_OK) {
         if (!o->quiet)
             fprintf(stderr, "nmt bench: translating %d sentences of %s, %s, batches of %d, %d threads\n", count,

@@ -504,6 +504,7 @@ static int run(translate *t) {
     }
     nmt_pool_set_threads((int)t->a.threads);
     if (nmt_translator_create(&t->translator, &t->model, &t->a.decode) < 0) return -1;
+    nmt_translator_release_model(t->translator, &t->model);
     if (!(in = nmt_input_open(t->a.input ? t->a.input : "-"))) return -1;
     t->out = stdout;
     t->out_name = "<stdout>";

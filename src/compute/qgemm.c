@@ -72,6 +72,13 @@ float nmt_qgemm_quantize_row(int8_t *q, const float *v, int K) {
 
 static size_t groups(int K) { return ((size_t)K + GROUP - 1) / GROUP; }
 
+void nmt_qgemm_row(const nmt_qgemm *w, int n, float *out) {
+    const size_t j = (size_t)n / PANEL, c = (size_t)n % PANEL;
+    const int8_t *panel = w->panels + j * groups(w->K) * PANEL * GROUP + c * GROUP;
+    const float factor = w->factor[n];
+    for (size_t k = 0; k < (size_t)w->K; k++) out[k] = (float)panel[(k / GROUP) * PANEL * GROUP + k % GROUP] * factor;
+}
+
 int nmt_qgemm_init(nmt_qgemm *w, const float *weight, int N, int K) {
     *w = (nmt_qgemm){.N = N, .K = K};
     if (N < 1 || K < 1) return nmt_error_set("int8 matrix of %d x %d", N, K);

@@ -101,6 +101,8 @@ struct nmt_incremental_weights {
     nmt_packed output;   /* [V, D] */
     nmt_precision precision;
     nmt_kv_format cache_format;     /* of the decoders' keys and values */
+    int released;                   /* the model's float32 matrices are gone: rows of the output
+                                     * matrix (tied embeddings, shortlists) come from its int8 copy */
     const nmt_shortlist *shortlist; /* or NULL: the output layer scores the whole vocabulary */
 };
 
@@ -193,6 +195,32 @@ void nmt_incremental_weights_set_cache_format(nmt_incremental_weights *w, nmt_kv
 }
 
 nmt_kv_format nmt_incremental_weights_cache_format(const nmt_incremental_weights *w) { return w->cache_format; }
+
+size_t nmt_incremental_weights_release(nmt_incremental_weights *w, nmt_model *model) {
+    const nmt_model_config *c = &model->config;
+    const nmt_params *p = &model->p;
+    /* Embedding tables that are not the output matrix stay in float32 (they are not packed). */
+    if (model != w->model || w->precision != NMT_PRECISION_INT8) return 0;
+    const size_t D = (size_t)c->d_model, F = (size_t)c->ffn;
+    size_t bytes = 0;
+    for (int l = 0; l < c->encoder_layers; l++) {
+        const nmt_encoder_layer_params *e = &p->encoder[l];
+        bytes += nmt_model_release(model, e->self_attn.q_weight, 3 * D * D) +
+                 nmt_model_release(model, e->self_attn.o_weight, D * D) + nmt_model_release(model, e->ffn.fc1_weight, F * D) +
+                 nmt_model_release(model, e->ffn.fc2_weight, D * F);
+    }
+    for (int l = 0; l < c->decoder_layers; l++) {
+        const nmt_decoder_layer_params *d = &p->decoder[l];
+        bytes += nmt_model_release(model, d->self_attn.q_weight, 3 * D * D) +
+                 nmt_model_release(model, d->self_attn.o_weight, D * D) +
+                 nmt_model_release(model, d->cross_attn.q_weight, D * D) +
+                 nmt_model_release(model, d->cross_attn.k_weight, 2 * D * D) +
+                 nmt_model_release(model, d->cross_attn.o_weight, D * D) + nmt_model_release(model, d->ffn.fc1_weight, F * D) +
+                 nmt_model_release(model, d->ffn.fc2_weight, D * F);
+    }
+    w->released = 1;
+    return bytes + nmt_model_release(model, p->output, (size_t)c->vocab_size * D);
+}
 
 void nmt_incremental_weights_set_shortlist(nmt_incremental_weights *w, const nmt_shortlist *shortlist) {
     w->shortlist = shortlist;
@@ -316,6 +344,14 @@ int nmt_incremental_reserve(nmt_incremental *inc, int batch, int width, int max_
     return 0;
 }
 
+/* Row `token` of an embedding table, or of the int8 output matrix that replaced it (the same
+ * values: the model was rounded to it). */
+static const float *embedding_row(const nmt_incremental *inc, const float *table, int32_t token, float *scratch) {
+    if (!inc->w->released || table != inc->model->p.output) return table + (size_t)token * (size_t)inc->D;
+    nmt_qgemm_row(&inc->w->output.q, token, scratch);
+    return scratch;
+}
+
 /* x[n, D] = embedding[tokens] * sqrt(D) + the position's vector (none with rope). */
 static void embed(nmt_incremental *inc, const float *table, const float *learned, int n) {
     const nmt_model_config *c = &inc->model->config;
@@ -325,11 +361,11 @@ static void embed(nmt_incremental *inc, const float *table, const float *learned
     const float *sinusoids = BUF(inc, BUF_POSITIONS, float);
     float *x = BUF(inc, BUF_X, float);
     for (int i = 0; i < n; i++) {
-        const float *e = table + (size_t)tokens[i] * (size_t)D;
+        float *xi = x + (size_t)i * (size_t)D;
+        const float *e = embedding_row(inc, table, tokens[i], xi);
         const float *p = c->positions == NMT_POSITIONS_SINUSOIDAL ? sinusoids + (size_t)pos[i] * (size_t)D
                          : c->positions == NMT_POSITIONS_LEARNED ? learned + (size_t)pos[i] * (size_t)D
                                                                  : NULL;
-        float *xi = x + (size_t)i * (size_t)D;
         for (int j = 0; j < D; j++) xi[j] = e[j] * scale + (p ? p[j] : 0.0f);
     }
 }
@@ -635,8 +671,11 @@ static int shortlist_batch(nmt_incremental *inc, const int32_t *src, long count)
         if (!inc->candidates || !inc->marks || !inc->candidate_rows) return -1;
     }
     const int n = nmt_shortlist_union(inc->w->shortlist, src, count, inc->marks, inc->candidates);
-    for (int i = 0; i < n; i++)
-        memcpy(inc->candidate_rows + (size_t)i * D, inc->model->p.output + (size_t)inc->candidates[i] * D, D * sizeof(float));
+    for (int i = 0; i < n; i++) {
+        float *row = inc->candidate_rows + (size_t)i * D;
+        const float *from = embedding_row(inc, inc->model->p.output, inc->candidates[i], row);
+        if (from != row) memcpy(row, from, D * sizeof(float));
+    }
     nmt_packed_free(&inc->candidate_w);
     inc->shortlisted = 0;
     if (nmt_packed_init(&inc->candidate_w, inc->candidate_rows, n, inc->D, inc->w->precision) < 0) return -1;

@@ -13,9 +13,14 @@
 #include "base/util.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__unix__) || defined(__APPLE__)
+#include <sys/mman.h>
+#include <unistd.h>
+#endif
 
 
 typedef struct layout {
@@ -182,6 +187,21 @@ void nmt_model_free(nmt_model *m) {
     free(m->g.encoder);
     free(m->g.decoder);
     memset(m, 0, sizeof *m);
+}
+
+size_t nmt_model_release(nmt_model *m, const float *first, size_t count) {
+    if (!m->params || first < m->params || count > m->num_params || (size_t)(first - m->params) > m->num_params - count)
+        return 0;
+    m->release_marked = 1;
+#if (defined(__unix__) || defined(__APPLE__)) && defined(MADV_DONTNEED)
+    const uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    const uintptr_t lo = ((uintptr_t)first + page - 1) & ~(page - 1), hi = (uintptr_t)(first + count) & ~(page - 1);
+    if (hi > lo && madvise((void *)lo, hi - lo, MADV_DONTNEED) == 0) {
+        m->released += hi - lo;
+        return hi - lo;
+    }
+#endif
+    return 0;
 }
 
 int nmt_model_zero_grads(nmt_model *m) {
