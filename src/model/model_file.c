@@ -187,6 +187,7 @@ int nmt_model_tensor_read(const nmt_model *m, float *buffer, const char *prefix,
         } else {
             memcpy(buffer + info->offset, t->data, info->count * sizeof(float));
         }
+        nmt_st_release(file, t->data, t->size); /* copied: a mapped file's pages may go */
     }
     return 0;
 }
