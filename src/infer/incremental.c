@@ -291,16 +291,25 @@ static void linear(const nmt_incremental *inc, float *y, const float *x, const n
         nmt_packed_linear(y + (size_t)r * (size_t)w->N, x + (size_t)r * (size_t)w->K, w, b, 1, scratch);
 }
 
+/* Sentences of width S encoded at once: as many as fit in max(ENCODE_ROWS, max_rows) rows (at
+ * least one), so that the encoder's activations are no bigger than the decoder's. */
+enum { ENCODE_ROWS = 256 };
+static int encode_sentences(int batch, int width, int max_rows) {
+    const int rows = max_rows > ENCODE_ROWS ? max_rows : ENCODE_ROWS, n = rows / width;
+    return n < 1 ? 1 : n < batch ? n : batch;
+}
+
 /* Sizes every buffer for a batch and prepares the position table for n positions. */
 int nmt_incremental_reserve(nmt_incremental *inc, int batch, int width, int max_rows, int max_steps) {
     const size_t D = (size_t)inc->D, bs = (size_t)batch * (size_t)width, rows = (size_t)max_rows;
-    const size_t m = bs > rows ? bs : rows, steps = (size_t)max_steps;
+    const size_t encoded = (size_t)encode_sentences(batch, width, max_rows), part = encoded * (size_t)width;
+    const size_t m = part > rows ? part : rows, steps = (size_t)max_steps;
     const size_t keys = steps > (size_t)width ? steps : (size_t)width;
     const size_t f = sizeof(float), i32 = sizeof(int32_t);
     size_t cache = 0, enc_weights = 0, dec_weights = 0, cross = 0;
     const size_t kv = nmt_kv_value_bytes(inc->kv), factors = inc->kv == NMT_KV_I8 ? (size_t)inc->H : 0;
     if (nmt_size_mul(rows * steps, D, &cache, "decoder cache") < 0 ||
-        nmt_size_mul(bs * (size_t)width, (size_t)inc->H, &enc_weights, "encoder attention") < 0 ||
+        nmt_size_mul(part * (size_t)width, (size_t)inc->H, &enc_weights, "encoder attention") < 0 ||
         nmt_size_mul(rows * keys, (size_t)inc->H, &dec_weights, "decoder attention") < 0 ||
         nmt_size_mul(bs * 2 * D, (size_t)inc->layers, &cross, "cross-attention keys") < 0)
         return -1;
@@ -416,20 +425,21 @@ static nmt_heads heads(float *data, long batch_stride, long row_stride) {
     return (nmt_heads){data, batch_stride, row_stride, NULL};
 }
 
-/* The encoder over src[B, S]; leaves each decoder layer's cross-attention k|v in BUF_CROSS_KV. */
-static void encode(nmt_incremental *inc, const int32_t *src) {
+/* The encoder over sentences [first, first + count) of src[B, S]; leaves each decoder layer's
+ * cross-attention k|v of them in BUF_CROSS_KV. */
+static void encode_part(nmt_incremental *inc, const int32_t *src, int first, int count) {
     const nmt_model *m = inc->model;
     const nmt_params *p = &m->p;
-    const int B = inc->batch, S = inc->width, D = inc->D, n = B * S;
+    const int S = inc->width, D = inc->D, n = count * S;
     int32_t *tokens = BUF(inc, BUF_TOKENS, int32_t), *pos = BUF(inc, BUF_POS, int32_t);
     for (int i = 0; i < n; i++) {
-        tokens[i] = src[i];
+        tokens[i] = src[(size_t)first * (size_t)S + (size_t)i];
         pos[i] = i % S;
     }
     embed(inc, p->src_embed, p->src_positions, n);
     float *qkv = BUF(inc, BUF_QKV, float), *ctx = BUF(inc, BUF_CTX, float);
-    const nmt_attention_dims dims = {.batch = B, .heads = inc->H, .head_dim = inc->dh, .q_len = S, .k_len = S,
-                                     .k_lengths = BUF(inc, BUF_SRC_LEN, int32_t), .scale = inc->scale};
+    const nmt_attention_dims dims = {.batch = count, .heads = inc->H, .head_dim = inc->dh, .q_len = S, .k_len = S,
+                                     .k_lengths = BUF(inc, BUF_SRC_LEN, int32_t) + first, .scale = inc->scale};
     for (int l = 0; l < m->config.encoder_layers; l++) {
         const nmt_encoder_layer_params *layer = &p->encoder[l];
         const nmt_packed *w = inc->w->encoder + (size_t)l * W_PER_LAYER;
@@ -452,13 +462,20 @@ static void encode(nmt_incremental *inc, const int32_t *src) {
     /* k and v weights are consecutive: one [2D, D] projection per decoder layer, stored in the
      * cache format through BUF_QKV (float32 straight into place). */
     for (int l = 0; l < inc->layers; l++) {
-        const size_t at = (size_t)l * (size_t)n * 2 * (size_t)D;
+        const size_t at = ((size_t)l * (size_t)inc->batch + (size_t)first) * (size_t)S * 2 * (size_t)D;
         float *kv = inc->kv == NMT_KV_F32 ? BUF(inc, BUF_CROSS_KV, float) + at : qkv;
         linear(inc, kv, memory, &inc->w->decoder[(size_t)l * W_PER_LAYER + W_CROSS_KV], p->decoder[l].cross_attn.k_bias, n);
         if (inc->kv != NMT_KV_F32)
             nmt_kv_store(inc->kv, inc->buf[BUF_CROSS_KV].data, BUF(inc, BUF_CROSS_FACTOR, float), at, kv, 2L * D, n,
                          2 * inc->H, inc->dh);
     }
+}
+
+/* The encoder over src[B, S], a few sentences at a time (encode_sentences). */
+static void encode(nmt_incremental *inc, const int32_t *src) {
+    const int step = encode_sentences(inc->batch, inc->width, inc->max_rows);
+    for (int first = 0; first < inc->batch; first += step)
+        encode_part(inc, src, first, inc->batch - first < step ? inc->batch - first : step);
 }
 
 /* Attention over stored keys and values: float32 ones through nmt_attention_forward itself. */
