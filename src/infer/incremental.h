@@ -34,7 +34,7 @@
 #include "compute/kvstore.h"
 
 /* The keys and values an int8 translator's decoders keep (kvstore.h); fp32 and bf16 keep float32. */
-#define NMT_INCREMENTAL_INT8_CACHE NMT_KV_F16
+#define NMT_INCREMENTAL_INT8_CACHE NMT_KV_I8
 
 typedef struct nmt_incremental nmt_incremental;
 
