@@ -3,12 +3,7 @@
 # is extracted, compiled against the installed library (`cmake --install` into a temporary prefix,
 # `pkg-config --cflags --libs nmt`: no internal header on the include path) and run on a tiny model;
 # its translations must be what `nmt translate` prints for the same lines.
-set -u
-fail=0
-tmp="$(mktemp -d)"
-trap 'rm -rf "$tmp"' EXIT
-cd "$tmp"
-say_fail() { echo "FAIL $*"; fail=1; }
+. "$NMT_SOURCE_DIR/tests/harness.sh"
 . "$NMT_SOURCE_DIR/tests/tiny_model.sh"
 . "$NMT_SOURCE_DIR/tests/install_prefix.sh"
 tiny_model "$tmp/model"

@@ -3,16 +3,8 @@
 # directory (read back through the safetensors header with od), written as a model directory (with
 # the vocabulary and config beside it) or as a bare weights file, and its errors and exit codes.
 # (That the directory translates: e2e_translate.)
-set -u
-fail=0
-tmp=$(mktemp -d /tmp/nmt-e2e-average-XXXXXX)
-trap 'rm -rf "$tmp"' EXIT
+. "$NMT_SOURCE_DIR/tests/harness.sh"
 gen="$NMT_BIN_DIR/nmt-gen-model"
-check() { # check NAME EXPECTED_STATUS COMMAND...
-  local name=$1 want=$2; shift 2
-  "$@" >"$tmp/out" 2>"$tmp/err"; local got=$?
-  if [ "$got" -ne "$want" ]; then echo "FAIL $name: exit $got, want $want"; cat "$tmp/err"; fail=1; fi
-}
 # The first float of the data section: 8-byte header length N, N header bytes, then the data.
 first_float() {
   local n; n=$(od -An -t u8 -N 8 "$1" | tr -d ' ')
@@ -28,7 +20,7 @@ check "--last 2" 0 "$NMT" average -o "$tmp/b.safetensors" --last 2 "$tmp/run"
 [ "$(first_float "$tmp/b.safetensors")" = "6.5" ] || { echo "FAIL mean of steps 3 and 10 is $(first_float "$tmp/b.safetensors")"; fail=1; }
 grep -q "step-00000003.safetensors" "$tmp/err" && grep -q "step-00000010.safetensors" "$tmp/err" || { echo "FAIL listed inputs"; cat "$tmp/err"; fail=1; }
 check "--last 3 --quiet" 0 "$NMT" average -q -o "$tmp/c.safetensors" --last 3 "$tmp/run"
-[ -s "$tmp/err" ] && { echo "FAIL --quiet printed"; fail=1; }
+[ -s "$tmp/err" ] && say_fail "--quiet printed"
 [ "$(first_float "$tmp/c.safetensors")" = "5" ] || { echo "FAIL mean of 2, 3, 10 is $(first_float "$tmp/c.safetensors")"; fail=1; }
 
 "$gen" "$tmp/other.safetensors" 1 4
@@ -39,18 +31,18 @@ grep -q "holds 4 checkpoints, fewer than --last 5" "$tmp/err" || { echo "FAIL --
 printf 'not a model' >"$tmp/junk.safetensors"
 check "foreign file" 1 "$NMT" average -o "$tmp/d.safetensors" "$tmp/junk.safetensors"
 grep -q "junk.safetensors: not a safetensors file" "$tmp/err" || { echo "FAIL foreign message"; cat "$tmp/err"; fail=1; }
-[ -e "$tmp/d.safetensors" ] && { echo "FAIL a failed average left an output"; fail=1; }
+[ -e "$tmp/d.safetensors" ] && say_fail "a failed average left an output"
 # A model directory: weights, and the spm.model and config.yaml of the inputs' directory.
 printf 'a vocabulary' >"$tmp/run/spm.model"
 printf 'model: {}\n' >"$tmp/run/config.yaml"
 check "model directory" 0 "$NMT" average -q -o "$tmp/avg" --last 2 "$tmp/run"
-[ "$(first_float "$tmp/avg/model.safetensors")" = "6.5" ] || { echo "FAIL model directory weights"; fail=1; }
+[ "$(first_float "$tmp/avg/model.safetensors")" = "6.5" ] || say_fail "model directory weights"
 cmp -s "$tmp/run/spm.model" "$tmp/avg/spm.model" && cmp -s "$tmp/run/config.yaml" "$tmp/avg/config.yaml" ||
-  { echo "FAIL model directory: spm.model or config.yaml not copied"; fail=1; }
+  say_fail "model directory: spm.model or config.yaml not copied"
 # Operands may come before and after the options.
 check "operands around options" 0 "$NMT" average "$tmp/run/checkpoints/step-00000001.safetensors" -q -o "$tmp/avg2" \
   "$tmp/run/checkpoints/step-00000003.safetensors"
-[ "$(first_float "$tmp/avg2/model.safetensors")" = "2" ] || { echo "FAIL mean of 1 and 3"; fail=1; }
+[ "$(first_float "$tmp/avg2/model.safetensors")" = "2" ] || say_fail "mean of 1 and 3"
 mkdir -p "$tmp/other/checkpoints" && "$gen" "$tmp/other/checkpoints/step-00000001.safetensors" 1
 printf 'another vocabulary' >"$tmp/other/spm.model"
 check "two vocabularies" 1 "$NMT" average -o "$tmp/avg3" "$tmp/run/checkpoints/step-00000001.safetensors" \

@@ -2,16 +2,7 @@
 # nmt bench: gemm, training (synthetic and on a config's real batches) and translation benchmarks
 # run, print JSON with the documented keys, leave the config's output directory alone, and reject bad
 # usage with exit 2. (Speed itself is not asserted: machines differ.)
-set -u
-fail=0
-tmp=$(mktemp -d)
-out=$tmp/out err=$tmp/err
-trap 'rm -rf "$tmp"' EXIT
-check() { # check NAME EXPECTED_STATUS COMMAND...
-  local name=$1 want=$2; shift 2
-  "$@" >"$out" 2>"$err"; local got=$?
-  if [ "$got" -ne "$want" ]; then echo "FAIL $name: exit $got, want $want"; cat "$err"; fail=1; fi
-}
+. "$NMT_SOURCE_DIR/tests/harness.sh"
 has_keys() { # has_keys NAME KEY...
   local name=$1; shift
   for key in "$@"; do
@@ -26,7 +17,7 @@ has_keys train target_tokens_per_s source_target_tokens_per_s gflops_per_s peak_
   peak_rss_gib flops_per_target_token stages attention output
 check "train table, pre-LN, rope" 0 "$NMT" bench train --synthetic --d-model 16 --heads 2 --ffn 32 --layers 1 \
   --vocab 50 --batch-tokens 64 --steps 1 --warmup 0 --norm pre --positions rope
-grep -q "target tokens/s" "$out" || { echo "FAIL train table"; fail=1; }
+grep -q "target tokens/s" "$out" || say_fail "train table"
 # A config on a toy corpus: real batches, whole steps with Adam.
 awk -v dir="$tmp" 'BEGIN { srand(3); for (i = 0; i < 300; i++) { s = ""; t = "";
   for (j = 0; j < 2 + i % 5; j++) { w = int(rand() * 12); s = s " w" w; t = t " v" w }
@@ -41,7 +32,7 @@ EOF
 check "train CONFIG" 0 "$NMT" bench train "$tmp/config.yaml" --steps 2 --warmup 1 --threads 1 --json
 has_keys "train CONFIG" target_tokens_per_s source_target_tokens_per_s gflops_per_s fraction_of_peak peak_rss_gib \
   optimizer first_loss src tgt
-[ ! -e "$tmp/model" ] || { echo "FAIL train CONFIG wrote into the output directory"; fail=1; }
+[ ! -e "$tmp/model" ] || say_fail "train CONFIG wrote into the output directory"
 check "train CONFIG --set" 2 "$NMT" bench train "$tmp/config.yaml" --set train.batch_tokenz=3 --steps 1
 grep -q "batch_tokenz" "$err" || { echo "FAIL --set error: $(cat "$err")"; fail=1; }
 
@@ -52,7 +43,7 @@ check "translate greedy" 0 "$NMT" bench translate -m "$tmp/model" -i "$tmp/in.tx
 has_keys "translate greedy" sentences_per_s target_tokens_per_s peak_rss_gib sentences products
 grep -q '"search": "greedy", "beam_size": 1,.*"sentences": 3,' "$out" || { echo "FAIL greedy: $(cat "$out")"; fail=1; }
 check "translate beam" 0 "$NMT" bench translate -m "$tmp/model" -i "$tmp/in.txt" --beam-size 3 --threads 1
-grep -q "sentences/s" "$out" || { echo "FAIL translate table"; fail=1; }
+grep -q "sentences/s" "$out" || say_fail "translate table"
 check "translate without -m" 2 "$NMT" bench translate -i "$tmp/in.txt"
 check "translate bad precision" 2 "$NMT" bench translate -m "$tmp/model" -i "$tmp/in.txt" --precision fp16
 grep -q "expected fp32, bf16, int8 or auto" "$err" || { echo "FAIL precision message: $(cat "$err")"; fail=1; }

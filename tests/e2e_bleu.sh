@@ -1,11 +1,7 @@
 #!/usr/bin/env bash
 # End-to-end test of `nmt bleu` on tiny files made here. Expected outputs are sacreBLEU 2.6.0's for
 # the same files and flags (its README example), with its version replaced by nmt's.
-set -u
-fail=0
-dir=$(mktemp -d)
-trap 'rm -rf "$dir"' EXIT
-cd "$dir" || exit 1
+. "$NMT_SOURCE_DIR/tests/harness.sh"
 version=$("$NMT" --version | awk '{print $2}')
 
 printf 'The dog bit the man.\nIt was not unexpected.\nThe man bit him first.\n' >r0
@@ -77,10 +73,10 @@ cat >want <<EOF
 │              │     (p = 0.2673)      │
 ╘══════════════╧═══════════════════════╛
 EOF
-"$NMT" bleu r0 r1 -i h1 h2 -m bleu --paired-bs -pbsn 100 -f text -w 2 >out 2>err || { echo "FAIL paired-bs: exit $?"; fail=1; }
-head -8 out | diff -u want - || { echo "FAIL paired-bs table"; fail=1; }
+"$NMT" bleu r0 r1 -i h1 h2 -m bleu --paired-bs -pbsn 100 -f text -w 2 >out 2>err || say_fail "paired-bs: exit $?"
+head -8 out | diff -u want - || say_fail "paired-bs table"
 grep -q "^ - BLEU       nrefs:2|bs:100|seed:12345|case:mixed|eff:no|tok:13a|smooth:exp|version:$version$" out ||
-  { echo "FAIL paired-bs signature"; fail=1; }
+  say_fail "paired-bs signature"
 
 # Two references in one file, tab-separated, give the same scores as two files.
 paste r0 r1 >refs_tab
@@ -103,12 +99,12 @@ expect "test sets" 2 "" "$NMT" bleu -t wmt14 -l en-de
 expect "no references" 1 "" "$NMT" bleu -i h1
 expect "sentence level with two metrics" 1 "" "$NMT" bleu r0 -i h1 -sl -m bleu chrf
 expect "help" 0 "" "$NMT" bleu --help
-grep -q "Usage: nmt bleu" out || { echo "FAIL help text"; fail=1; }
+grep -q "Usage: nmt bleu" out || say_fail "help text"
 
 # Empty hypothesis lines are scored, and an empty reference line is allowed.
 printf '\n\n\n' >empty_h
 expect "empty hypotheses" 0 "" "$NMT" bleu r0 r1 -i empty_h -b
-[ "$(cat out)" = "0.0" ] || { echo "FAIL empty hypotheses: got $(cat out)"; fail=1; }
+[ "$(cat out)" = "0.0" ] || say_fail "empty hypotheses: got $(cat out)"
 
 # A corpus large enough to be scored on several threads gives the same numbers as one thread.
 awk 'BEGIN { for (i = 0; i < 2600; i++) print "line " i " has " (i % 7) " words, like " (i % 13) "." }' >big_ref

@@ -14,14 +14,10 @@
 # Kill moments come from NMT_CRASH_SEED (default: the process id, printed, so a failure can be
 # replayed); with save_every 1 a checkpoint is written every step, so random kills often land in a
 # write, and the targeted kills wait until a temporary checkpoint file exists, then kill at once.
-set -u
-fail=0
+. "$NMT_SOURCE_DIR/tests/harness.sh"
 seed=${NMT_CRASH_SEED:-$$}
 RANDOM=$seed
 echo "e2e_crash: seed $seed (rerun with NMT_CRASH_SEED=$seed)"
-work=$(mktemp -d /tmp/nmt-e2e-crash-XXXXXX)
-trap 'rm -rf "$work"' EXIT
-cd "$work"
 
 "$NMT_BIN_DIR/nmt-gen-en-hi" --output data --pairs 300 --valid 10 --test 1 >/dev/null 2>&1 ||
   { echo "FAIL cannot generate the corpus"; exit 1; }
@@ -61,8 +57,8 @@ check_dir() {
   local dir=$1 when=$2 f
   for f in "$dir"/*.safetensors "$dir"/checkpoints/*.safetensors; do
     [ -e "$f" ] || continue
-    if ! "$NMT" average -o "$work/probe.safetensors" "$f" >/dev/null 2>"$work/probe.err"; then
-      echo "FAIL $when: $f does not read back: $(cat "$work/probe.err")"; fail=1
+    if ! "$NMT" average -o "$tmp/probe.safetensors" "$f" >/dev/null 2>"$tmp/probe.err"; then
+      echo "FAIL $when: $f does not read back: $(cat "$tmp/probe.err")"; fail=1
     fi
   done
   if [ -e "$dir/train.log.jsonl" ] && grep -v -q '^{"event":"[a-z]*",.*}$' "$dir/train.log.jsonl"; then
@@ -72,7 +68,7 @@ check_dir() {
     case "${f##*/}" in
       '*' | checkpoints | config.yaml | spm.model | spm.vocab | corpus-*.bin | model.safetensors | shortlist.bin | train.log.jsonl) ;;
       step-*.safetensors | *.tmp.[0-9]*) ;;
-      *) echo "FAIL $when: unexpected file $f"; fail=1 ;;
+      *) say_fail "$when: unexpected file $f" ;;
     esac
   done
 }
@@ -89,7 +85,7 @@ check_dir ref "uninterrupted run"
 # the run ended before it could be killed, $mid_write when a temporary was left behind.
 kills=0 write_kills=0 finished=0
 kill_run() {
-  "${run[@]}" output=out 2>"$work/run.err" & # nmt itself, not a subshell: the kill must reach it
+  "${run[@]}" output=out 2>"$tmp/run.err" & # nmt itself, not a subshell: the kill must reach it
   local pid=$! f # the temporaries of this run hold .tmp.$pid.; older ones are a killed run's
   if [ "$1" = write ]; then
     local deadline=$((SECONDS + 10))
@@ -106,7 +102,7 @@ kill_run() {
     check_dir out "after kill $kills ($1)"
   else
     wait "$pid"; local status=$?
-    [ "$status" -eq 0 ] || { echo "FAIL a resumed run failed (exit $status): $(cat "$work/run.err")"; fail=1; }
+    [ "$status" -eq 0 ] || { echo "FAIL a resumed run failed (exit $status): $(cat "$tmp/run.err")"; fail=1; }
     finished=1
   fi
 }
@@ -120,25 +116,25 @@ while [ $finished -eq 0 ] && [ $kills -lt 10 ]; do
   kill_run "$((ms / 1000)).$(printf '%03d' $((ms % 1000)))"
 done
 for _ in 1 2 3 4 5; do [ $finished -eq 0 ] && kill_run write; done
-[ $finished -eq 0 ] && { "${run[@]}" output=out || { echo "FAIL the last resumed run failed"; fail=1; }; }
+[ $finished -eq 0 ] && { "${run[@]}" output=out || say_fail "the last resumed run failed"; }
 echo "e2e_crash: $kills kills ($write_kills during a write), then resumed to step $steps"
-[ $kills -ge 10 ] || { echo "FAIL only $kills kills before training ended"; fail=1; }
-[ $write_kills -ge 1 ] || { echo "FAIL no kill landed during a write"; fail=1; }
+[ $kills -ge 10 ] || say_fail "only $kills kills before training ended"
+[ $write_kills -ge 1 ] || say_fail "no kill landed during a write"
 check_dir out "the resumed run's end"
-ls out out/checkpoints | grep -q '\.tmp\.' && { echo "FAIL temporaries left after the last run"; fail=1; }
+ls out out/checkpoints | grep -q '\.tmp\.' && say_fail "temporaries left after the last run"
 
 # Bit-identical to the uninterrupted run.
 if [ -s "out/$final" ]; then
-  cmp -s <(st_data "ref/$final") <(st_data "out/$final") || { echo "FAIL $final: other parameters or Adam moments"; fail=1; }
+  cmp -s <(st_data "ref/$final") <(st_data "out/$final") || say_fail "$final: other parameters or Adam moments"
   [ "$(st_header "ref/$final")" = "$(st_header "out/$final")" ] ||
     { echo "FAIL $final: another header"; diff <(st_header "ref/$final" | tr , '\n') <(st_header "out/$final" | tr , '\n'); fail=1; }
 else
-  echo "FAIL the resumed run left no $final"; fail=1
+  say_fail "the resumed run left no $final"
 fi
-cmp -s ref/model.safetensors out/model.safetensors || { echo "FAIL model.safetensors differs"; fail=1; }
+cmp -s ref/model.safetensors out/model.safetensors || say_fail "model.safetensors differs"
 diff <(log_sans_timing ref/train.log.jsonl) <(log_sans_timing out/train.log.jsonl) >/dev/null ||
   { echo "FAIL train.log.jsonl differs:"; diff <(log_sans_timing ref/train.log.jsonl) <(log_sans_timing out/train.log.jsonl); fail=1; }
-[ -s ref/train.log.jsonl ] || { echo "FAIL the log is empty: nothing compared"; fail=1; }
+[ -s ref/train.log.jsonl ] || say_fail "the log is empty: nothing compared"
 echo "e2e_crash: the uninterrupted run took $ref_ms ms, the whole test $(( $(date +%s%3N) - start )) ms"
 
 [ $fail -eq 0 ] && echo "e2e_crash: all passed"

@@ -5,11 +5,7 @@
 # leave no temporary behind, and resume afterwards exactly as if nothing had happened. And every
 # command that writes to stdout fails with a message on a full disk (/dev/full) or a closed pipe.
 set -u
-fail=0
-work=$(mktemp -d /tmp/nmt-e2e-faults-XXXXXX)
-trap 'rm -rf "$work"' EXIT
-cd "$work"
-say_fail() { echo "FAIL $*"; fail=1; }
+. "$NMT_SOURCE_DIR/tests/harness.sh"
 
 "$NMT_BIN_DIR/nmt-gen-en-hi" --output data --pairs 300 --valid 10 --test 3 >/dev/null 2>&1 || { echo "FAIL corpus"; exit 1; }
 "$NMT" vocab --input data/train.en,data/train.hi --size 160 --output spm --quiet || { echo "FAIL nmt vocab"; exit 1; }
@@ -44,7 +40,7 @@ faulty() {
     return 0
   fi
   [ $status -eq 1 ] || say_fail "$1: exit $status, want 1"
-  grep -q "^nmt train: $work/run/[^:]*: \(write\|fsync\) failed: .* (injected fault)$" err.txt ||
+  grep -q "^nmt train: $tmp/run/[^:]*: \(write\|fsync\) failed: .* (injected fault)$" err.txt ||
     say_fail "$1: message '$(cat err.txt)'"
   hit=$(sed 's|^nmt train: [^ ]*/run/\([^:]*\): .*|\1|' err.txt)
   cmp -s "base/$ckpt" "run/$ckpt" || say_fail "$1: the step-10 checkpoint changed (fault in $hit)"

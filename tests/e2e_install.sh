@@ -3,12 +3,7 @@
 # public header, nmt.pc, man pages and bash completion land in P; a ten-line C program compiles with
 # `pkg-config --cflags --libs nmt` and runs, linked to the shared and to the static library; and a
 # build without tests (-DNMT_TESTS=OFF) configures without Check.
-set -u
-fail=0
-tmp="$(mktemp -d)"
-trap 'rm -rf "$tmp"' EXIT
-cd "$tmp"
-say_fail() { echo "FAIL $*"; fail=1; }
+. "$NMT_SOURCE_DIR/tests/harness.sh"
 . "$NMT_SOURCE_DIR/tests/install_prefix.sh"
 install_prefix "$tmp/p"
 p=$tmp/p

@@ -3,17 +3,7 @@
 # an int8 model directory is about a quarter of the size, is read by every subcommand, and translates
 # exactly as --precision int8 on the fp32 model; int8 rows do not depend on their batch; a shortlist
 # is built from config.yaml's corpus or --src/--tgt and used by translate and bench.
-set -u
-fail=0
-tmp="$(mktemp -d)"
-trap 'rm -rf "$tmp"' EXIT
-cd "$tmp"
-say_fail() { echo "FAIL $*"; fail=1; }
-check() { # check NAME EXPECTED_STATUS COMMAND... (stdout in out, stderr in err)
-  local name=$1 want=$2; shift 2
-  "$@" >out 2>err; local got=$?
-  if [ "$got" -ne "$want" ]; then say_fail "$name: exit $got, want $want"; cat err; fi
-}
+. "$NMT_SOURCE_DIR/tests/harness.sh"
 
 # A toy parallel corpus: the target is the source with each word swapped for its "translation".
 . "$NMT_SOURCE_DIR/tests/tiny_model.sh"

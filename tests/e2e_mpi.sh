@@ -7,10 +7,7 @@
 # Skipped (exit 77) where mpirun is missing or nmt was built without MPI.
 set -u
 command -v mpirun >/dev/null || { echo "SKIP: mpirun not found (apt-get install openmpi-bin libopenmpi-dev)"; exit 77; }
-fail=0
-work=$(mktemp -d /tmp/nmt-e2e-mpi-XXXXXX)
-trap 'rm -rf "$work"' EXIT
-cd "$work"
+. "$NMT_SOURCE_DIR/tests/harness.sh"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
 mpi() { local n=$1; shift; timeout 120 mpirun --oversubscribe --bind-to none -np "$n" "$@"; }
 
@@ -34,8 +31,8 @@ YAML
 # The tensors of a safetensors file: what follows its 8-byte header length and JSON header.
 tensors() { local len; len=$(od -An -t u8 -N8 "$1" | tr -d ' '); tail -c +$((9 + len)) "$1"; }
 same_tensors() { # NAME FILE REFERENCE
-  if [ ! -s "$2" ]; then echo "FAIL $1: $2 missing"; fail=1
-  elif ! cmp -s <(tensors "$2") <(tensors "$3"); then echo "FAIL $1: $2 differs from $3"; fail=1; fi
+  if [ ! -s "$2" ]; then say_fail "$1: $2 missing"
+  elif ! cmp -s <(tensors "$2") <(tensors "$3"); then say_fail "$1: $2 differs from $3"; fi
 }
 losses() { grep -o '"step":[0-9]*,"epoch":[0-9]*,"loss":[^,]*' "$1" | awk -F'[:,]' -v max="$2" '$2 <= max'; }
 
@@ -54,10 +51,10 @@ mpi 4 "$NMT" train toy.yaml --set output=four --threads 1 --quiet 2>err.txt || {
 for dir in two three four; do
   same_tensors "$dir ranks" $dir/checkpoints/step-00000020.safetensors one/checkpoints/step-00000020.safetensors
   [ "$(losses $dir/train.log.jsonl 20)" = "$(losses one/train.log.jsonl 20)" ] && [ -n "$(losses one/train.log.jsonl 20)" ] ||
-    { echo "FAIL $dir ranks: train.log.jsonl losses differ from one process"; fail=1; }
+    say_fail "$dir ranks: train.log.jsonl losses differ from one process"
 done
 [ -e three/checkpoints/step-00000020.safetensors ] && cmp -s <(tensors three/checkpoints/step-00000010.safetensors) \
-  <(tensors three/checkpoints/step-00000020.safetensors) && { echo "FAIL steps 10 and 20 are equal: nothing trained"; fail=1; }
+  <(tensors three/checkpoints/step-00000020.safetensors) && say_fail "steps 10 and 20 are equal: nothing trained"
 
 # The sharded optimizer (ZeRO stage 1): 3 ranks each keep a third of the Adam moments; the checkpoint
 # holds them all, so a resume on 2 unsharded ranks (to step 30), then on 2 sharded ones (to 40), stays
@@ -77,8 +74,8 @@ mpi 3 "$NMT" train toy.yaml --set output=resumed --set train.max_steps=10 --thre
   { echo "FAIL resume, first part"; cat err.txt; fail=1; }
 mpi 2 "$NMT" train toy.yaml --set output=resumed --threads 1 2>err.txt || { echo "FAIL resume"; cat err.txt; fail=1; }
 grep -q "resuming from .*step-00000010" err.txt || { echo "FAIL resume did not start at step 10"; cat err.txt; fail=1; }
-grep -q "ranks 2 x 1 threads comm [0-9.]* ms/step" err.txt || { echo "FAIL progress lacks ranks and comm wait"; fail=1; }
-grep -q "gradient all-reduce: [1-9][0-9]* buckets" err.txt || { echo "FAIL 2 ranks: no overlapped all-reduce"; fail=1; }
+grep -q "ranks 2 x 1 threads comm [0-9.]* ms/step" err.txt || say_fail "progress lacks ranks and comm wait"
+grep -q "gradient all-reduce: [1-9][0-9]* buckets" err.txt || say_fail "2 ranks: no overlapped all-reduce"
 same_tensors "resumed with 2 ranks" resumed/checkpoints/step-00000020.safetensors one/checkpoints/step-00000020.safetensors
 
 # A killed rank: every rank ends within seconds, mpirun names it; the same command then resumes.
@@ -92,17 +89,17 @@ mpi 2 ./record_pid.sh "$NMT" train toy.yaml --set output=killed --set train.max_
 job=$!
 for _ in $(seq 600); do [ -e killed/checkpoints/step-00000010.safetensors ] && break; sleep 0.05; done
 if ! kill -0 $job 2>/dev/null || [ ! -s pid.1 ]; then
-  echo "FAIL killed rank: the run ended before the kill"; fail=1
+  say_fail "killed rank: the run ended before the kill"
 else
   kill -9 "$(cat pid.1)"
   start=$(date +%s)
   wait $job
   rc=$?
   took=$(( $(date +%s) - start ))
-  [ "$rc" -ne 0 ] || { echo "FAIL killed rank: mpirun exited 0"; fail=1; }
-  [ "$took" -le 15 ] || { echo "FAIL killed rank: the others took ${took}s to end"; fail=1; }
+  [ "$rc" -ne 0 ] || say_fail "killed rank: mpirun exited 0"
+  [ "$took" -le 15 ] || say_fail "killed rank: the others took ${took}s to end"
   grep -q "rank 1 .*on node .*signal 9" killed.txt || { echo "FAIL killed rank: no message naming rank 1"; cat killed.txt; fail=1; }
-  ls killed/checkpoints | grep -q tmp && { echo "FAIL a half-written checkpoint is left"; fail=1; }
+  ls killed/checkpoints | grep -q tmp && say_fail "a half-written checkpoint is left"
   mpi 3 "$NMT" train toy.yaml --set output=killed --set train.max_steps=60 --threads 1 --quiet 2>err.txt ||
     { echo "FAIL killed rank: the rerun failed"; cat err.txt; fail=1; }
   same_tensors "rerun after the kill" killed/checkpoints/step-00000060.safetensors one/checkpoints/step-00000060.safetensors
@@ -115,15 +112,15 @@ cat > rank1_elsewhere.sh <<'SH'
 [ "$OMPI_COMM_WORLD_RANK" = 1 ] && cd alt; exec "$@"
 SH
 chmod +x rank1_elsewhere.sh
-mpi 2 ./rank1_elsewhere.sh "$NMT" train toy.yaml --set output="$work/mismatch" --threads 1 --quiet 2>err.txt
+mpi 2 ./rank1_elsewhere.sh "$NMT" train toy.yaml --set output="$tmp/mismatch" --threads 1 --quiet 2>err.txt
 rc=$?
-[ "$rc" -ne 0 ] || { echo "FAIL mismatched data: exit 0"; fail=1; }
+[ "$rc" -ne 0 ] || say_fail "mismatched data: exit 0"
 grep -q "training corpus differs between ranks: rank 1 on host $(hostname)" err.txt ||
   { echo "FAIL mismatched data: message"; cat err.txt; fail=1; }
 
 # More ranks than pieces.
 mpi 2 "$NMT" train toy.yaml --set output=few --set train.batch_pieces=1 --set train.update_freq=1 --quiet 2>err.txt &&
-  { echo "FAIL 2 ranks on 1 piece a step: exit 0"; fail=1; }
+  say_fail "2 ranks on 1 piece a step: exit 0"
 grep -q "2 ranks but a step has only 1 pieces" err.txt || { echo "FAIL too many ranks: message"; cat err.txt; fail=1; }
 
 [ "$fail" -eq 0 ] && echo "e2e_mpi: all passed"

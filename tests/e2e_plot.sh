@@ -1,18 +1,10 @@
 #!/usr/bin/env bash
 # `nmt plot` end to end: curves of two model directories written here (one of them with an
 # unfinished last line, as while training), the options, and the errors and exit codes.
-set -u
-fail=0
-tmp=$(mktemp -d /tmp/nmt-e2e-plot-XXXXXX)
-trap 'rm -rf "$tmp"' EXIT
-check() { # check NAME EXPECTED_STATUS COMMAND...
-  local name=$1 want=$2; shift 2
-  "$@" >"$tmp/out" 2>"$tmp/err"; local got=$?
-  if [ "$got" -ne "$want" ]; then echo "FAIL $name: exit $got, want $want"; cat "$tmp/err"; fail=1; fi
-}
+. "$NMT_SOURCE_DIR/tests/harness.sh"
 expect() { # expect NAME FILE PATTERN COUNT: PATTERN occurs COUNT times in FILE
   local got; got=$(grep -o -- "$3" "$2" | wc -l)
-  [ "$got" -eq "$4" ] || { echo "FAIL $1: '$3' occurs $got times in $2, want $4"; fail=1; }
+  [ "$got" -eq "$4" ] || say_fail "$1: '$3' occurs $got times in $2, want $4"
 }
 
 mkdir -p "$tmp/runs/base" "$tmp/runs/prenorm"
@@ -28,8 +20,8 @@ printf '{"event":"train","step":100,"loss":7.5,"elapsed_s":150}\n{"event":"train
   >"$tmp/runs/prenorm/train.log.jsonl"
 
 check "two runs" 0 "$NMT" plot -o "$tmp/curves.svg" --title "base vs pre-LN" "$tmp/runs/base" "$tmp/runs/prenorm/"
-head -c 5 "$tmp/curves.svg" | grep -q '<?xml' || { echo "FAIL not an SVG document"; fail=1; }
-tail -n 1 "$tmp/curves.svg" | grep -q '^</svg>$' || { echo "FAIL unterminated SVG"; fail=1; }
+head -c 5 "$tmp/curves.svg" | grep -q '<?xml' || say_fail "not an SVG document"
+tail -n 1 "$tmp/curves.svg" | grep -q '^</svg>$' || say_fail "unterminated SVG"
 expect "curves" "$tmp/curves.svg" "<polyline" 6 # 3 panels x 2 runs
 expect "legend base" "$tmp/curves.svg" ">base</text>" 1
 expect "legend prenorm" "$tmp/curves.svg" ">prenorm</text>" 1
@@ -37,7 +29,7 @@ expect "title" "$tmp/curves.svg" ">base vs pre-LN</text>" 1
 expect "x axis" "$tmp/curves.svg" ">training time (minutes)</text>" 1
 grep -q "runs/base/train.log.jsonl: 6 train and 3 validation records" "$tmp/err" || { echo "FAIL summary"; cat "$tmp/err"; fail=1; }
 grep -q "line 4 is unfinished" "$tmp/err" || { echo "FAIL unfinished line not reported"; cat "$tmp/err"; fail=1; }
-grep -q "wrote $tmp/curves.svg" "$tmp/err" || { echo "FAIL wrote message"; fail=1; }
+grep -q "wrote $tmp/curves.svg" "$tmp/err" || say_fail "wrote message"
 
 check "steps, chosen metrics, stdout, quiet" 0 "$NMT" plot -q -x steps -m val_bleu,lr -o - "$tmp/runs/base/train.log.jsonl"
 [ -s "$tmp/err" ] && { echo "FAIL --quiet printed"; cat "$tmp/err"; fail=1; }
@@ -49,7 +41,7 @@ expect "no loss panel" "$tmp/out" ">train loss</text>" 0
 expect "legend from the log's directory" "$tmp/out" ">base</text>" 1
 
 check "--help" 0 "$NMT" plot --help
-grep -q "Usage: nmt plot" "$tmp/out" || { echo "FAIL --help"; fail=1; }
+grep -q "Usage: nmt plot" "$tmp/out" || say_fail "--help"
 check "no output" 2 "$NMT" plot "$tmp/runs/base"
 check "no runs" 2 "$NMT" plot -o "$tmp/x.svg"
 check "bad axis" 2 "$NMT" plot -o "$tmp/x.svg" --x epochs "$tmp/runs/base"
@@ -68,7 +60,7 @@ grep -q "runs/train.log.jsonl: cannot open" "$tmp/err" || { echo "FAIL missing m
 printf '{"event":"train","step":100,"loss":7.5}\n' >"$tmp/untimed.jsonl"
 check "minutes without times" 1 "$NMT" plot -o "$tmp/x.svg" "$tmp/untimed.jsonl"
 grep -q "has no elapsed_s" "$tmp/err" || { echo "FAIL untimed message"; cat "$tmp/err"; fail=1; }
-[ -e "$tmp/x.svg" ] && { echo "FAIL a failed plot left an output"; fail=1; }
+[ -e "$tmp/x.svg" ] && say_fail "a failed plot left an output"
 check "unwritable output" 1 "$NMT" plot -o "$tmp/no/such/dir/x.svg" "$tmp/runs/base"
 
 [ $fail -eq 0 ] && echo "e2e_plot: all passed"

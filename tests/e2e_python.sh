@@ -2,12 +2,7 @@
 # The Python bindings (python/nmt, ctypes over the installed libnmt.so) against the CLI on a tiny
 # model: translations, n-best hypotheses and their scores, forced-decoding scores, BLEU/chrF/TER with
 # their signatures, and errors.
-set -u
-fail=0
-tmp="$(mktemp -d)"
-trap 'rm -rf "$tmp"' EXIT
-cd "$tmp"
-say_fail() { echo "FAIL $*"; fail=1; }
+. "$NMT_SOURCE_DIR/tests/harness.sh"
 . "$NMT_SOURCE_DIR/tests/tiny_model.sh"
 . "$NMT_SOURCE_DIR/tests/install_prefix.sh"
 install_prefix "$tmp/prefix"

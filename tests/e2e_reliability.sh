@@ -5,17 +5,8 @@
 # overwritten by a fresh start; a refused run changes no file; changed settings are named on resume;
 # another vocabulary of the same size, a flipped bit in a checkpoint, a FIFO or /dev/zero in a model
 # directory, an endless line and a corpus without pairs each get a message that says what is wrong.
-set -u
-fail=0
-tmp="$(mktemp -d)"
-trap 'rm -rf "$tmp"' EXIT
-cd "$tmp"
-say_fail() { echo "FAIL $*"; fail=1; }
-check() { # check NAME EXPECTED_STATUS COMMAND... (stdout in out, stderr in err)
-  local name=$1 want=$2; shift 2
-  timeout 60 "$@" >out 2>err; local got=$?
-  if [ "$got" -ne "$want" ]; then say_fail "$name: exit $got, want $want"; cat err; fi
-}
+. "$NMT_SOURCE_DIR/tests/harness.sh"
+check_timeout=60
 said() { # said NAME TEXT: the last command's stderr holds TEXT
   grep -qF -- "$2" err || { say_fail "$1: stderr lacks '$2':"; cat err; }
 }

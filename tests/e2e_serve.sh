@@ -3,14 +3,9 @@
 # test: every endpoint, translations equal to `nmt translate` (alone and under 16 concurrent clients),
 # LibreTranslate form bodies, alternatives and HTML, OpenNMT-py and native n-best and alignment, the error
 # codes (400, 403, 404, 405, 413, 503 with Retry-After, 504), the access log, SIGTERM draining.
-set -u
-fail=0
-tmp="$(mktemp -d)"
+. "$NMT_SOURCE_DIR/tests/harness.sh"
 pids=()
-cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; rm -rf "$tmp"; }
-trap cleanup EXIT
-cd "$tmp"
-say_fail() { echo "FAIL $*"; fail=1; }
+at_exit 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done'
 command -v curl >/dev/null || { echo "SKIP e2e_serve: curl is not installed (tools/install-deps.sh installs it)"; exit 0; }
 . "$NMT_SOURCE_DIR/tests/tiny_model.sh"
 tiny_model "$tmp/model"

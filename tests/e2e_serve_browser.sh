@@ -4,13 +4,9 @@
 # be what `nmt translate` prints; the heat map must be drawn; a screenshot is kept in the build
 # directory (serve-page.png). Loopback only. Without Chromium or Node.js (and no way to install them):
 # SKIP.
-set -u
-fail=0
-tmp="$(mktemp -d)"
+. "$NMT_SOURCE_DIR/tests/harness.sh"
 server=""
-trap '[ -n "$server" ] && kill $server 2>/dev/null; rm -rf "$tmp"' EXIT
-cd "$tmp"
-say_fail() { echo "FAIL $*"; fail=1; }
+at_exit '[ -n "$server" ] && kill $server 2>/dev/null'
 
 need=()
 command -v chromium >/dev/null || need+=(chromium)

@@ -7,10 +7,7 @@
 # corpora (mismatched line counts, invalid UTF-8) and a changed model section fail with exit 1 and a
 # message saying what is wrong.
 set -u
-fail=0
-work=$(mktemp -d /tmp/nmt-e2e-train-XXXXXX)
-trap 'rm -rf "$work"' EXIT
-cd "$work"
+. "$NMT_SOURCE_DIR/tests/harness.sh"
 
 # A toy corpus: English colour words, German targets word for word.
 awk -v n=400 -v seed=1 -v src=train.en -v tgt=train.de -f "$NMT_SOURCE_DIR/tests/colours.awk"
@@ -40,31 +37,31 @@ expect() { # expect NAME STATUS PATTERN COMMAND...: exit status and a pattern in
   elif ! grep -q -- "$pattern" stderr.txt; then
     echo "FAIL $name: stderr lacks '$pattern'"; cat stderr.txt; fail=1
   fi
-  [ -s stdout.txt ] && { echo "FAIL $name: printed on stdout"; fail=1; }
+  [ -s stdout.txt ] && say_fail "$name: printed on stdout"
 }
 
 expect "quiet run" 0 "" "$NMT" train toy.yaml --quiet
 for f in model.safetensors spm.model config.yaml train.log.jsonl checkpoints/step-00000020.safetensors; do
-  [ -s "out/$f" ] || { echo "FAIL quiet run: out/$f missing"; fail=1; }
+  [ -s "out/$f" ] || say_fail "quiet run: out/$f missing"
 done
-grep -q '"event":"valid","step":20' out/train.log.jsonl || { echo "FAIL log lacks the validation at 20"; fail=1; }
+grep -q '"event":"valid","step":20' out/train.log.jsonl || say_fail "log lacks the validation at 20"
 # The output directory is a model directory.
 "$NMT" translate -m out < valid.en > hyp.de 2>translate.err || { echo "FAIL translate -m out"; cat translate.err; fail=1; }
-[ "$(wc -l < hyp.de)" -eq 40 ] || { echo "FAIL translate: $(wc -l < hyp.de) lines for 40"; fail=1; }
+[ "$(wc -l < hyp.de)" -eq 40 ] || say_fail "translate: $(wc -l < hyp.de) lines for 40"
 expect "progress" 0 "effective config" "$NMT" train toy.yaml --set train.max_steps=25
-grep -q "resuming from .*step-00000020" stderr.txt || { echo "FAIL resume message"; fail=1; }
+grep -q "resuming from .*step-00000020" stderr.txt || say_fail "resume message"
 grep -q "step 24 loss" stderr.txt || { echo "FAIL progress line"; cat stderr.txt; fail=1; }
 expect "model section changed" 1 "model.ffn is 64 in the checkpoint but 128 in the config" \
   "$NMT" train toy.yaml --set model.ffn=128
 
 # Validation BLEU is `nmt bleu` on `nmt translate --greedy` with the saved model, to the last digit.
 "$NMT" train toy.yaml --quiet --set output=bleu --set train.max_steps=100 --set train.valid_every=100 \
-  --set train.optimizer.lr=1e-2 --set model.dropout=0 || { echo "FAIL bleu run"; fail=1; }
+  --set train.optimizer.lr=1e-2 --set model.dropout=0 || say_fail "bleu run"
 logged=$(sed -n 's/.*"event":"valid","step":100,.*"bleu":\([0-9.]*\)[,}].*/\1/p' bleu/train.log.jsonl)
 "$NMT" translate -q -m bleu --greedy < valid.en > bleu.hyp
 offline=$("$NMT" bleu valid.de -i bleu.hyp -b -w 4)
-[ -n "$logged" ] && [ "$logged" = "$offline" ] || { echo "FAIL validation BLEU '$logged' != offline '$offline'"; fail=1; }
-awk -v b="$offline" 'BEGIN { exit !(b > 0) }' || { echo "FAIL BLEU is $offline: nothing was compared"; fail=1; }
+[ -n "$logged" ] && [ "$logged" = "$offline" ] || say_fail "validation BLEU '$logged' != offline '$offline'"
+awk -v b="$offline" 'BEGIN { exit !(b > 0) }' || say_fail "BLEU is $offline: nothing was compared"
 
 # SIGTERM after the first checkpoint: exit 143 with a checkpoint, then resume.
 "$NMT" train toy.yaml --set output=sig --set train.max_steps=1000000 --set train.save_every=5 --set train.patience=0 2>sig.log &
@@ -74,26 +71,26 @@ for _ in $(seq 600); do ls sig/checkpoints/step-*.safetensors >/dev/null 2>&1 &&
 kill -TERM "$pid"
 wait "$pid"; status=$?
 [ "$status" -eq 143 ] || { echo "FAIL SIGTERM: exit $status, want 143"; cat sig.log; fail=1; }
-grep -q '^{"event":"start","step":0,' sig/train.log.jsonl || { echo "FAIL SIGTERM: no start event"; fail=1; }
-grep -q '^{"event":"stop","step":[0-9]*,"reason":"signal",' sig/train.log.jsonl || { echo "FAIL SIGTERM: no stop event"; fail=1; }
-grep -q '"grad_norm":[0-9.e+-]*,"time":"20[0-9-]*T[0-9:]*Z"}$' sig/train.log.jsonl || { echo "FAIL train lines lack grad_norm, time"; fail=1; }
+grep -q '^{"event":"start","step":0,' sig/train.log.jsonl || say_fail "SIGTERM: no start event"
+grep -q '^{"event":"stop","step":[0-9]*,"reason":"signal",' sig/train.log.jsonl || say_fail "SIGTERM: no stop event"
+grep -q '"grad_norm":[0-9.e+-]*,"time":"20[0-9-]*T[0-9:]*Z"}$' sig/train.log.jsonl || say_fail "train lines lack grad_norm, time"
 # SIGINT: exit 130 (the status a shell gives a command ended by ^C), after its checkpoint.
 "$NMT" train toy.yaml --quiet --set output=int --set train.max_steps=1000000 --set train.save_every=5 --set train.patience=0 &
 pid=$!
 for _ in $(seq 600); do ls int/checkpoints/step-*.safetensors >/dev/null 2>&1 && break; sleep 0.1; done
 kill -INT "$pid"
 wait "$pid"; status=$?
-[ "$status" -eq 130 ] || { echo "FAIL SIGINT: exit $status, want 130"; fail=1; }
+[ "$status" -eq 130 ] || say_fail "SIGINT: exit $status, want 130"
 grep -q "stopped by signal" sig.log || { echo "FAIL SIGTERM: no stop message"; cat sig.log; fail=1; }
 last=$(ls sig/checkpoints | sort | tail -n 1)
 step=$((10#$(echo "$last" | sed 's/step-0*\([0-9]*\)\.safetensors/\1/;s/^$/0/')))
-[ "$step" -ge 5 ] || { echo "FAIL SIGTERM: last checkpoint $last"; fail=1; }
-ls sig sig/checkpoints | grep -q '\.tmp\.' && { echo "FAIL SIGTERM: temporary file left"; fail=1; }
+[ "$step" -ge 5 ] || say_fail "SIGTERM: last checkpoint $last"
+ls sig sig/checkpoints | grep -q '\.tmp\.' && say_fail "SIGTERM: temporary file left"
 expect "resume after SIGTERM" 0 "resuming from .*$last" \
   "$NMT" train toy.yaml --set output=sig --set "train.max_steps=$((step + 3))" --set train.patience=0
-[ -e "sig/checkpoints/$(printf 'step-%08d.safetensors' $((step + 3)))" ] || { echo "FAIL resume: no final checkpoint"; fail=1; }
-grep -q "^{\"event\":\"resume\",\"step\":$step," sig/train.log.jsonl || { echo "FAIL no resume event at $step"; fail=1; }
-grep -q "^{\"event\":\"stop\",\"step\":$((step + 3)),\"reason\":\"max_steps\"," sig/train.log.jsonl || { echo "FAIL no max_steps stop event"; fail=1; }
+[ -e "sig/checkpoints/$(printf 'step-%08d.safetensors' $((step + 3)))" ] || say_fail "resume: no final checkpoint"
+grep -q "^{\"event\":\"resume\",\"step\":$step," sig/train.log.jsonl || say_fail "no resume event at $step"
+grep -q "^{\"event\":\"stop\",\"step\":$((step + 3)),\"reason\":\"max_steps\"," sig/train.log.jsonl || say_fail "no max_steps stop event"
 
 # Bad corpora.
 printf 'one\ntwo\nthree\n' > three.en
@@ -108,30 +105,30 @@ expect "position table too small" 1 "data.max_length 128 needs model.max_positio
   "$NMT" train toy.yaml --set output=bad3 --set model.positions=learned --set model.max_positions=64
 # Fine-tuning: a fresh run (step 0, its own schedule) from out's weights and vocabulary, on new data.
 tac train.en >tune.en && tac train.de >tune.de
-expect "init_from" 0 "" "$NMT" train toy.yaml --quiet --set output=tuned --set "train.init_from=$work/out" \
+expect "init_from" 0 "" "$NMT" train toy.yaml --quiet --set output=tuned --set "train.init_from=$tmp/out" \
   --set 'data.train={src: tune.en, tgt: tune.de}' --set train.max_steps=5 --set model.dropout=0.3
-cmp -s out/spm.model tuned/spm.model || { echo "FAIL init_from: the vocabulary is not the model's"; fail=1; }
-grep -q '^{"event":"start","step":0,' tuned/train.log.jsonl || { echo "FAIL init_from: no fresh start"; fail=1; }
+cmp -s out/spm.model tuned/spm.model || say_fail "init_from: the vocabulary is not the model's"
+grep -q '^{"event":"start","step":0,' tuned/train.log.jsonl || say_fail "init_from: no fresh start"
 first_valid() { sed -n 's/.*"event":"valid","step":\([0-9]*\),"loss":\([0-9.]*\).*/\2/p' "$1" | head -n 1; }
 # Started from trained weights, the fine-tuned run's first validation loss is far below a fresh run's.
 awk -v a="$(sed -n 's/.*"event":"valid","step":5,"loss":\([0-9.]*\).*/\1/p' tuned/train.log.jsonl)" \
     -v b="$(first_valid out/train.log.jsonl)" 'BEGIN { exit !(a != "" && a + 0 < b + 0) }' ||
-  { echo "FAIL init_from: validation loss $(grep valid tuned/train.log.jsonl | head -n 1) not below a fresh run's"; fail=1; }
+  say_fail "init_from: validation loss $(grep valid tuned/train.log.jsonl | head -n 1) not below a fresh run's"
 expect "init_from, other architecture" 1 "model.ffn is 64 there but 128 in the config" \
-  "$NMT" train toy.yaml --set output=tuned2 --set "train.init_from=$work/out" --set model.ffn=128
+  "$NMT" train toy.yaml --set output=tuned2 --set "train.init_from=$tmp/out" --set model.ffn=128
 printf 'a vocabulary of its own' >other.model
 expect "init_from, other vocabulary" 1 "differs from .*out/spm.model, the vocabulary of train.init_from" \
-  "$NMT" train toy.yaml --set output=tuned3 --set "train.init_from=$work/out" --set "vocab.model=$work/other.model"
+  "$NMT" train toy.yaml --set output=tuned3 --set "train.init_from=$tmp/out" --set "vocab.model=$tmp/other.model"
 expect "init_from, no model" 1 "nowhere is not a model directory" \
-  "$NMT" train toy.yaml --set output=tuned4 --set "train.init_from=$work/nowhere"
+  "$NMT" train toy.yaml --set output=tuned4 --set "train.init_from=$tmp/nowhere"
 # gzip corpora: the same run as on the text.
 gzip -c train.en >train.en.gz && gzip -c train.de >train.de.gz
 expect "gzip corpora" 0 "" "$NMT" train toy.yaml --quiet --set output=gz --set 'data.train={src: train.en.gz, tgt: train.de.gz}'
-cmp -s out/model.safetensors gz/model.safetensors || { echo "FAIL gzip corpora train another model"; fail=1; }
+cmp -s out/model.safetensors gz/model.safetensors || say_fail "gzip corpora train another model"
 # --threads: the CPUs of the affinity mask.
 if command -v taskset >/dev/null; then
   taskset -c 0 "$NMT" train toy.yaml --set output=one --set train.max_steps=1 >/dev/null 2>one.log
-  grep -q "; 1 threads" one.log || { echo "FAIL taskset -c 0: $(grep threads one.log)"; fail=1; }
+  grep -q "; 1 threads" one.log || say_fail "taskset -c 0: $(grep threads one.log)"
 fi
 expect "missing config" 1 "nope.yaml" "$NMT" train nope.yaml
 expect "bad threads" 2 "--threads" "$NMT" train toy.yaml --threads 0

@@ -2,17 +2,7 @@
 # `nmt translate` and `nmt score` end to end, on a tiny model trained inside the test: line order
 # and empty lines, n-best and alignment formats, scores, alignment maps, invalid UTF-8, write errors
 # and a closed pipe, missing or corrupt model directories.
-set -u
-fail=0
-tmp="$(mktemp -d)"
-trap 'rm -rf "$tmp"' EXIT
-cd "$tmp"
-say_fail() { echo "FAIL $*"; fail=1; }
-check() { # check NAME EXPECTED_STATUS COMMAND... (stdout in out, stderr in err)
-  local name=$1 want=$2; shift 2
-  "$@" >out 2>err; local got=$?
-  if [ "$got" -ne "$want" ]; then say_fail "$name: exit $got, want $want"; cat err; fi
-}
+. "$NMT_SOURCE_DIR/tests/harness.sh"
 
 # A toy parallel corpus: the target is the source with each word swapped for its "translation".
 . "$NMT_SOURCE_DIR/tests/tiny_model.sh"

@@ -1,15 +1,7 @@
 #!/usr/bin/env bash
 # `nmt vocab` end to end: trains on a generated corpus, writes PREFIX.model and PREFIX.vocab with the
 # reserved pieces first, is silent with --quiet, and reports bad input with the right exit status.
-set -u
-fail=0
-tmp=$(mktemp -d /tmp/nmt-e2e-vocab-XXXXXX)
-trap 'rm -rf "$tmp"' EXIT
-check() { # check NAME EXPECTED_STATUS COMMAND...
-  local name=$1 want=$2; shift 2
-  "$@" >"$tmp/out" 2>"$tmp/err"; local got=$?
-  if [ "$got" -ne "$want" ]; then echo "FAIL $name: exit $got, want $want"; cat "$tmp/err"; fail=1; fi
-}
+. "$NMT_SOURCE_DIR/tests/harness.sh"
 # Two sides of a toy corpus: 500 lines of words built from 12 syllables by a fixed LCG.
 awk -v seed=7 'BEGIN { split("ka lo mi ne ru ta sho ber gen ach ing ter", s, " "); x = seed;
   for (i = 0; i < 500; i++) { n = 3 + i % 6; line = "";
@@ -19,12 +11,12 @@ awk -v seed=7 'BEGIN { split("ka lo mi ne ru ta sho ber gen ach ing ter", s, " "
 
 check "train unigram" 0 "$NMT" vocab --input "$tmp/train.en,$tmp/train.de" --size 120 --output "$tmp/sub/spm" --quiet
 [ -s "$tmp/err" ] && { echo "FAIL --quiet printed:"; head "$tmp/err"; fail=1; }
-[ -s "$tmp/out" ] && { echo "FAIL vocab wrote to stdout"; fail=1; }
-[ -s "$tmp/sub/spm.model" ] || { echo "FAIL no spm.model"; fail=1; }
+[ -s "$tmp/out" ] && say_fail "vocab wrote to stdout"
+[ -s "$tmp/sub/spm.model" ] || say_fail "no spm.model"
 [ "$(wc -l <"$tmp/sub/spm.vocab")" -eq 120 ] || { echo "FAIL spm.vocab has $(wc -l <"$tmp/sub/spm.vocab") lines, want 120"; fail=1; }
 [ "$(cut -f1 "$tmp/sub/spm.vocab" | head -4 | tr '\n' ' ')" = "<pad> <unk> <s> </s> " ] || { echo "FAIL reserved pieces"; head -4 "$tmp/sub/spm.vocab"; fail=1; }
 # Both sides are in the vocabulary: upper- and lower-case pieces.
-grep -q '^▁[A-Z]' "$tmp/sub/spm.vocab" && grep -q '^▁[a-z]' "$tmp/sub/spm.vocab" || { echo "FAIL joint vocabulary"; fail=1; }
+grep -q '^▁[A-Z]' "$tmp/sub/spm.vocab" && grep -q '^▁[a-z]' "$tmp/sub/spm.vocab" || say_fail "joint vocabulary"
 
 check "train bpe, repeated --input" 0 "$NMT" vocab -i "$tmp/train.en" -i "$tmp/train.de" -s 120 -o "$tmp/bpe" -t bpe --character-coverage 0.9995 --input-sentence-size 300
 grep -q "wrote $tmp/bpe.model and $tmp/bpe.vocab (120 pieces, bpe)" "$tmp/err" || { echo "FAIL summary line"; cat "$tmp/err"; fail=1; }

@@ -10,8 +10,9 @@
 #
 # STEPS defaults to 500 (~10 minutes each on 2 cores); --minutes M trains each run for M minutes of
 # wall-clock time instead (train.max_minutes, summed over resumes). A VARIANT is POSITIONS-NORM, e.g.
-# rope-pre; the default is sinusoidal-post learned-post rope-post sinusoidal-pre, and the first one
-# named is the baseline of the paired tests. Runs go to runs/abl-VARIANT[-Mmin] (resumed when
+# rope-pre, or settings KEY=VALUE[,KEY=VALUE...] of the config, e.g. model.dropout=0.3 (the recipe
+# with one change undone); the default is sinusoidal-post learned-post rope-post sinusoidal-pre, and
+# the first one named is the baseline of the paired tests. Runs go to runs/abl-VARIANT[-Mmin] (resumed when
 # interrupted: run the same command again) and share the vocabulary of runs/multi30k-small (trained
 # first if absent); the curves go to runs/abl-curves.svg. Environment: NMT (default build/bin/nmt),
 # DATA (default ../shared/corpora/multi30k), THREADS (2), ALPHA (the length penalty, 1.5).
@@ -40,10 +41,20 @@ if [ ! -f "$vocab" ]; then # the first run's vocabulary, trained without trainin
 fi
 dirs=() val_hyps=() test_hyps=() rows=()
 for variant in "${variants[@]}"; do
-  positions=${variant%-*} norm=${variant#*-}
-  out=runs/abl-$variant$suffix
+  settings=()
+  if [[ "$variant" == *=* ]]; then
+    IFS=, read -r -a pairs <<< "$variant"
+    for pair in "${pairs[@]}"; do settings+=(--set "$pair"); done
+    out=runs/abl-$(tr '=,' '-+' <<< "$variant")$suffix
+  elif [[ "$variant" =~ ^[a-z]+-(pre|post)$ ]]; then
+    settings=(--set "model.positions=${variant%-*}" --set "model.norm_position=${variant#*-}")
+    out=runs/abl-$variant$suffix
+  else
+    echo "multi30k-ablation: a variant is POSITIONS-NORM (e.g. rope-pre) or KEY=VALUE[,KEY=VALUE...], not '$variant'" >&2
+    exit 2
+  fi
   echo "ablation: $variant -> $out" >&2
-  "$NMT" train "$config" --set "model.positions=$positions" --set "model.norm_position=$norm" "${budget[@]}" \
+  "$NMT" train "$config" "${settings[@]}" "${budget[@]}" \
     --set train.patience=0 --set "vocab.model=../$vocab" --set "output=../$out" --threads "$THREADS" --quiet
   for split in val test_2016_flickr; do
     "$NMT" translate -m "$out" -q --threads "$THREADS" -k 5 --length-penalty "$ALPHA" -i "$DATA/$split.en" \
@@ -56,11 +67,11 @@ for variant in "${variants[@]}"; do
   val=$("$NMT" bleu -b "$DATA/val.de" -i "$out/val.hyp") test=$("$NMT" bleu -b "$DATA/test_2016_flickr.de" -i "$out/test_2016_flickr.hyp")
   chrf=$("$NMT" bleu -b "$DATA/test_2016_flickr.de" -i "$out/test_2016_flickr.hyp" -m chrf)
   dirs+=("$out") val_hyps+=("$out/val.hyp") test_hyps+=("$out/test_2016_flickr.hyp")
-  rows+=("| $positions | $norm | $steps | $minutes | $val | $test | $chrf |")
+  rows+=("| $variant | $steps | $minutes | $val | $test | $chrf |")
 done
 # p-values of each variant against the first, on test (sacreBLEU's paired bootstrap, 1,000 resamples).
 "$NMT" bleu "$DATA/test_2016_flickr.de" -i "${test_hyps[@]}" -m bleu chrf --paired-bs >&2
 "$NMT" plot -q -x minutes -o runs/abl-curves.svg "${dirs[@]}"
-echo "| positions | norm | steps | minutes | val BLEU (beam 5) | test BLEU (beam 5) | test chrF |"
-echo "| --- | --- | --- | --- | --- | --- | --- |"
+echo "| variant | steps | minutes | val BLEU (beam 5) | test BLEU (beam 5) | test chrF |"
+echo "| --- | --- | --- | --- | --- | --- |"
 printf '%s\n' "${rows[@]}"

@@ -4,6 +4,7 @@
 #include <unistd.h>
 #include <sched.h>
 #include <errno.h>
+#include <math.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -228,6 +229,15 @@ double nmt_now(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+void nmt_format_duration(char *out, size_t size, double seconds) {
+    if (!isfinite(seconds) || seconds < 0) {
+        snprintf(out, size, "-");
+        return;
+    }
+    long s = (long)(seconds + 0.5);
+    snprintf(out, size, "%ld:%02ld:%02ld", s / 3600, s / 60 % 60, s % 60);
 }
 
 int nmt_cpus_available(void) {

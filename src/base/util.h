@@ -82,6 +82,8 @@ int nmt_scratch_reserve(nmt_scratch *scratch, size_t bytes);
 
 /* Monotonic wall-clock seconds. */
 double nmt_now(void);
+/* seconds as H:MM:SS (rounded), or "-" when negative or not finite. */
+void nmt_format_duration(char *out, size_t size, double seconds);
 /* The CPUs this process may run on (sched_getaffinity: taskset and container limits count), at
  * least 1: the default thread count of every command and of the C API. */
 int nmt_cpus_available(void);

@@ -9,6 +9,7 @@
 #include "train/corpus.h"
 #include "train/output_dir.h"
 #include "train/precision.h"
+#include "train/train_data.h"
 #include "train/train_log.h"
 #include "base/hash.h"
 #include "base/io.h"
@@ -77,156 +78,20 @@ static void say(const trainer *t, const char *fmt, ...) {
     fflush(t->progress);
 }
 
-static void format_duration(char *out, size_t size, double seconds) {
-    if (!isfinite(seconds) || seconds < 0) {
-        snprintf(out, size, "-");
-        return;
-    }
-    long s = (long)(seconds + 0.5);
-    snprintf(out, size, "%ld:%02ld:%02ld", s / 3600, s / 60 % 60, s % 60);
-}
-
 /* ---- vocabulary and corpora ---- */
 
-/* Trains a vocabulary on both sides of the training data into OUTPUT/spm.model (and spm.vocab). */
-static int train_vocabulary(trainer *t) {
-    const nmt_config *cfg = t->cfg;
-    long lines, pairs; /* bad corpora are refused before minutes of vocabulary training, not after */
-    if (nmt_corpus_check(cfg->train.src, cfg->train.tgt, &lines) < 0 ||
-        (cfg->valid.src && nmt_corpus_check(cfg->valid.src, cfg->valid.tgt, &lines) < 0) ||
-        nmt_corpus_count_pairs(cfg->train.src, cfg->train.tgt, &lines, &pairs) < 0)
-        return -1;
-    if (pairs == 0)
-        return nmt_error_set("no sentence pairs in %s and %s after skipping %ld line%s with an empty side: nothing to "
-                             "train on", cfg->train.src, cfg->train.tgt, lines, lines == 1 ? "" : "s");
-    say(t, "training a %s vocabulary of %d pieces on %s and %s\n", cfg->vocab_type, cfg->vocab_size,
-        cfg->train.src, cfg->train.tgt);
-    char *prefix = nmt_path_join(cfg->output, "spm");
-    if (!prefix) return -1;
-    const char *inputs[] = {cfg->train.src, cfg->train.tgt};
-    nmt_spm_train_options options = {
-        .inputs = inputs,
-        .num_inputs = 2,
-        .vocab_size = cfg->vocab_size,
-        .model_type = cfg->vocab_type,
-        .character_coverage = 1.0,
-        .input_sentence_size = 1000000,
-        .output_prefix = prefix,
-        .quiet = 1,
-    };
-    int rc = nmt_spm_train(&options);
-    free(prefix);
-    return rc;
-}
-
-/* The vocabulary of a fine-tuning run is that of train.init_from; vocab.model may name the same. */
-static int init_from_vocabulary(const trainer *t, const char **given) {
-    if (!t->init_spm) return 0;
-    uint64_t a, b;
-    if (*given && (nmt_hash_file(*given, &a) < 0 || nmt_hash_file(t->init_spm, &b) < 0)) return -1;
-    if (*given && a != b)
-        return nmt_error_set("vocab.model %s differs from %s, the vocabulary of train.init_from: a fine-tuned model "
-                             "keeps its vocabulary", *given, t->init_spm);
-    *given = t->init_spm;
-    return 0;
-}
-
 static int prepare_vocabulary(trainer *t, int resuming) {
-    const nmt_config *cfg = t->cfg;
-    int have = nmt_file_exists(t->spm_path);
-    const char *given_model = cfg->vocab_model;
-    if (init_from_vocabulary(t, &given_model) < 0) return -1;
-    if (given_model) {
-        uint64_t given, current = 0;
-        if (nmt_hash_file(given_model, &given) < 0) return -1;
-        if (have && nmt_hash_file(t->spm_path, &current) < 0) return -1;
-        if (!have || given != current) {
-            if (have && resuming)
-                return nmt_error_set("vocab.model %s differs from %s, which the checkpoints were trained with",
-                                     given_model, t->spm_path);
-            if (nmt_copy_file(given_model, t->spm_path) < 0) return -1;
-        }
-    } else if (!have) {
-        if (resuming)
-            return nmt_error_set("%s holds checkpoints but no spm.model: the vocabulary they need is gone",
-                                 cfg->output);
-        if (train_vocabulary(t) < 0) return -1;
-    }
-    if (nmt_spm_load(&t->spm, t->spm_path) < 0) return -1;
+    if (nmt_train_data_vocabulary(t->cfg, t->spm_path, t->init_spm, resuming, t->progress, &t->spm) < 0) return -1;
     t->spm_hash = nmt_spm_fingerprint(t->spm);
-    if (!cfg->vocab_model && have && nmt_spm_vocab_size(t->spm) != cfg->vocab_size)
-        return nmt_error_set("vocab.size is %d but %s, trained at the first run into this directory, has %d pieces; "
-                             "set vocab.size %d, or train into a new output directory for another vocabulary",
-                             cfg->vocab_size, t->spm_path, nmt_spm_vocab_size(t->spm), nmt_spm_vocab_size(t->spm));
-    return 0;
-}
-
-static int spm_encode(const void *spm, const char *text, size_t len, int32_t **ids, size_t *cap, size_t *count) {
-    return nmt_spm_encode(spm, text, len, ids, cap, count);
-}
-
-static int read_references(trainer *t) {
-    const char *path = t->cfg->valid.tgt;
-    FILE *fp = fopen(path, "rb");
-    if (!fp) return nmt_error_set("%s: cannot open: %s", path, strerror(errno));
-    t->references = nmt_calloc((size_t)t->valid.num_pairs, sizeof *t->references);
-    nmt_lines lines;
-    nmt_lines_init(&lines, fp, path);
-    int rc = t->references ? 0 : -1, more = 0;
-    for (long i = 0; rc == 0 && i < t->valid.num_pairs; i++) {
-        more = nmt_lines_next(&lines);
-        if (more <= 0) rc = more < 0 ? -1 : nmt_error_set("%s: changed while being read", path);
-        else if (!(t->references[i] = nmt_strdup(lines.line))) rc = -1;
-    }
-    nmt_lines_free(&lines);
-    fclose(fp);
-    return rc;
-}
-
-static int read_corpus(trainer *t, nmt_corpus *corpus, const nmt_corpus_paths *paths, const char *cache_name,
-                       int max_length, int skip_empty) {
-    char *cache = nmt_path_join(t->cfg->output, cache_name);
-    if (!cache) return -1;
-    nmt_corpus_options options = {
-        .max_length = max_length, .skip_empty = skip_empty, .cache_path = cache, .encoder_hash = t->spm_hash};
-    if (!t->root && !nmt_file_exists(cache)) options.cache_path = NULL; /* rank 0 alone writes the output */
-    double start = nmt_now();
-    int rc = nmt_corpus_read(corpus, paths->src, paths->tgt, spm_encode, t->spm, &options);
-    free(cache);
-    if (rc < 0) return -1;
-    char took[32];
-    format_duration(took, sizeof took, nmt_now() - start);
-    char skipped[128] = "";
-    if (skip_empty)
-        snprintf(skipped, sizeof skipped, " (%ld skipped as empty, %ld as longer than %d pieces)", corpus->skipped_empty,
-                 corpus->skipped_long, max_length);
-    say(t, "%s: %ld pairs of %ld lines%s, %zu pieces, %s %s\n", paths->src, corpus->num_pairs, corpus->lines, skipped,
-        corpus->num_ids, corpus->from_cache ? "loaded from the cache in" : "encoded in", took);
-    return 0;
-}
-
-/* With learned positions no row may be longer than the position table: refused up front, not at the
- * first batch that hits it hours later. Checks the training limit (max_length), and each validation
- * pair when `valid` is given. Rows carry eos or bos: pieces + 1. */
-static int check_positions(const nmt_config *cfg, const nmt_corpus *valid) {
-    int limit = cfg->model.max_positions;
-    if (cfg->model.positions != NMT_POSITIONS_LEARNED) return 0;
-    if (cfg->max_length + 1 > limit)
-        return nmt_error_set("data.max_length %d needs model.max_positions of at least %d with learned positions, not %d",
-                             cfg->max_length, cfg->max_length + 1, limit);
-    for (long i = 0; valid && i < valid->num_pairs; i++) {
-        int longest = valid->src_len[i] > valid->tgt_len[i] ? valid->src_len[i] : valid->tgt_len[i];
-        if (longest + 1 > limit) /* validation keeps every line: pair i is line i + 1 */
-            return nmt_error_set("%s:%ld: %d pieces do not fit model.max_positions %d (learned positions)",
-                                 valid->src_len[i] >= valid->tgt_len[i] ? cfg->valid.src : cfg->valid.tgt, i + 1,
-                                 longest, limit);
-    }
     return 0;
 }
 
 static int prepare_corpora(trainer *t) {
     const nmt_config *cfg = t->cfg;
-    if (read_corpus(t, &t->train, &cfg->train, "corpus-train.bin", cfg->max_length, 1) < 0) return -1;
+    /* Rank 0 alone writes the output directory, caches included. */
+    if (nmt_train_data_corpus(cfg, &t->train, &cfg->train, "corpus-train.bin", cfg->max_length, 1, t->spm, t->root,
+                              t->progress) < 0)
+        return -1;
     /* The key the checkpoint recorded differing: the text changed under the same names. */
     if (t->state.train_data_key && t->state.train_data_key != t->train.key && t->warnings)
         fprintf(t->warnings, "warning: %s or %s is not the text the run being resumed was trained on (or "
@@ -239,7 +104,10 @@ static int prepare_corpora(trainer *t) {
     if (nmt_batcher_init(&t->batches, &t->train, cfg->batch_tokens, t->state.seed, 1) < 0) return -1;
     if (!cfg->valid.src || !t->root) return 0; /* rank 0 validates */
     /* Validation keeps every line, so hypotheses and references stay aligned. */
-    if (read_corpus(t, &t->valid, &cfg->valid, "corpus-valid.bin", 0, 0) < 0 || read_references(t) < 0) return -1;
+    if (nmt_train_data_corpus(cfg, &t->valid, &cfg->valid, "corpus-valid.bin", 0, 0, t->spm, t->root,
+                              t->progress) < 0 ||
+        nmt_train_data_references(cfg->valid.tgt, t->valid.num_pairs, &t->references) < 0)
+        return -1;
     if (t->valid.num_pairs == 0) return nmt_error_set("%s: the validation set is empty", cfg->valid.src);
     nmt_bleu_options bleu_options = nmt_bleu_options_default();
     if (!(t->bleu = nmt_bleu_create(&bleu_options))) return -1;
@@ -408,8 +276,8 @@ static int log_train(trainer *t) {
              s->step, s->epoch, loss, lr, tokens_per_s, s->elapsed_s, t->last_grad_norm, time_text);
     if (nmt_train_log_write(&t->log, line) < 0) return -1;
     char elapsed[32], eta[32];
-    format_duration(elapsed, sizeof elapsed, s->elapsed_s);
-    format_duration(eta, sizeof eta, eta_seconds(t, t->interval_steps ? took / (double)t->interval_steps : 0.0));
+    nmt_format_duration(elapsed, sizeof elapsed, s->elapsed_s);
+    nmt_format_duration(eta, sizeof eta, eta_seconds(t, t->interval_steps ? took / (double)t->interval_steps : 0.0));
     char ranks[96] = "";
     if (t->comm->size > 1) /* the wait: all-reduces, and for slower ranks (rank 0's view) */
         snprintf(ranks, sizeof ranks, " ranks %d x %d threads comm %.1f ms/step", t->comm->size, nmt_pool_threads(),
@@ -567,7 +435,8 @@ static int prepare_ranks(trainer *t, int found, const nmt_st_file *ckpt, const c
     if (t->comm->size > 1 && (share_start(t, &found) < 0 || (!t->root && prepare_corpora(t) < 0) ||
                               nmt_dist_check_inputs(t->comm, cfg, t->spm_hash, &t->train) < 0))
         return -1;
-    if (check_positions(cfg, &t->valid) < 0 || prepare_model(t, found && t->root ? ckpt : NULL, ckpt_path) < 0 ||
+    if (nmt_train_data_check_positions(cfg, &t->valid) < 0 ||
+        prepare_model(t, found && t->root ? ckpt : NULL, ckpt_path) < 0 ||
         nmt_dist_share_model(t->comm, &t->model, &t->adam) < 0)
         return -1;
     return nmt_dist_setup(&t->dist, t->comm, cfg->update_freq, cfg->batch_pieces, &t->model, &t->adam,
@@ -637,7 +506,7 @@ static int setup(trainer *t, const nmt_train_options *opt) {
             print_effective_config(t, config_path) < 0)
             goto done;
     }
-    if (check_positions(cfg, NULL) < 0 || prepare_ranks(t, found, &ckpt, ckpt_path) < 0 ||
+    if (nmt_train_data_check_positions(cfg, NULL) < 0 || prepare_ranks(t, found, &ckpt, ckpt_path) < 0 ||
         (t->root && nmt_config_save(cfg, config_path) < 0))
         goto done;
     t->resumed_from = found ? t->state.step : -1;
@@ -675,8 +544,7 @@ static void cleanup(trainer *t) {
     nmt_dist_free(&t->dist);
     nmt_batcher_free(&t->batches);
     nmt_batcher_free(&t->valid_batches);
-    for (long i = 0; t->references && i < t->valid.num_pairs; i++) free(t->references[i]);
-    free(t->references);
+    nmt_train_data_free_lines(t->references, t->valid.num_pairs);
     if (t->bleu) nmt_bleu_free(t->bleu);
     nmt_corpus_free(&t->train);
     nmt_corpus_free(&t->valid);
@@ -764,7 +632,7 @@ int nmt_train(const nmt_config *cfg, const nmt_train_options *opt, nmt_train_res
             .stopped_by = stopped_by,
         };
         char elapsed[32];
-        format_duration(elapsed, sizeof elapsed, s->elapsed_s);
+        nmt_format_duration(elapsed, sizeof elapsed, s->elapsed_s);
         say(&t, "stopped by %s at step %ld (epoch %ld) after %s of training%s\n", stopped_by, s->step, s->epoch, elapsed,
             strcmp(stopped_by, "signal") == 0 ? "; run again to resume" : "");
     }

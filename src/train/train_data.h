@@ -1,0 +1,40 @@
+/* train_data: what a training run reads before its first step: the vocabulary (given by vocab.model,
+ * inherited from train.init_from, or trained on the corpus at the first run), the corpora encoded
+ * with it (or loaded from their caches in the output directory), the validation references, and the
+ * check that learned positions fit every row. Progress lines go to `progress` (NULL: quiet).
+ */
+#ifndef NMT_TRAIN_DATA_H
+#define NMT_TRAIN_DATA_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "text/spm.h"
+#include "train/config.h"
+#include "train/corpus.h"
+
+/* Leaves in *spm the vocabulary at spm_path (OUTPUT/spm.model): copied there from vocab.model or
+ * from init_spm (train.init_from's, or NULL), or trained on both sides of the training data when
+ * neither is given and the directory has none. A resumed run (resuming) keeps the vocabulary its
+ * checkpoints were trained with: a different one is an error, as is a missing one. */
+int nmt_train_data_vocabulary(const nmt_config *cfg, const char *spm_path, const char *init_spm, int resuming,
+                              FILE *progress, nmt_spm **spm);
+
+/* Reads the pairs of `paths` into corpus, encoded by spm, through the cache OUTPUT/cache_name
+ * (written only when write_cache; read whenever it exists and is current). max_length 0 keeps
+ * every pair, skip_empty drops pairs with an empty side (validation keeps every line). */
+int nmt_train_data_corpus(const nmt_config *cfg, nmt_corpus *corpus, const nmt_corpus_paths *paths,
+                          const char *cache_name, int max_length, int skip_empty, const nmt_spm *spm,
+                          int write_cache, FILE *progress);
+
+/* The first n lines of path, each a string, into *lines (freed with nmt_train_data_free_lines, also
+ * after a failure). */
+int nmt_train_data_references(const char *path, long n, char ***lines);
+void nmt_train_data_free_lines(char **lines, long n);
+
+/* With learned positions no row may be longer than the position table: refused up front, not at the
+ * first batch that hits it hours later. Checks the training limit (data.max_length), and each
+ * validation pair when `valid` is given. */
+int nmt_train_data_check_positions(const nmt_config *cfg, const nmt_corpus *valid);
+
+#endif
