@@ -26,6 +26,7 @@
 #include "compute/kernels.h"
 #include "compute/packed.h"
 #include "infer/shortlist.h"
+#include "model/model_file.h"
 #include "base/util.h"
 
 #include <math.h>
@@ -142,14 +143,22 @@ void nmt_incremental_weights_free(nmt_incremental_weights *w) {
     free(w);
 }
 
+/* Packs weight[N, K] of the model (read where nmt_model_matrix finds it, its file pages let go
+ * again once packed). */
+static int pack(nmt_packed *pk, const nmt_model *model, const float *weight, int N, int K, nmt_precision precision) {
+    const int rc = nmt_packed_init(pk, nmt_model_matrix(model, weight), N, K, precision);
+    nmt_model_matrix_done(model, weight, (size_t)N * (size_t)K);
+    return rc;
+}
+
 /* The matrices every layer has: self-attention (q, k and v weights are consecutive: one [3D, D]
  * matrix) and the feed-forward pair. */
-static int pack_layer(nmt_packed *pk, const nmt_attention_params *self_attn, const nmt_ffn_params *ffn, int D, int F,
-                      nmt_precision precision) {
-    return nmt_packed_init(&pk[W_QKV], self_attn->q_weight, 3 * D, D, precision) < 0 ||
-                   nmt_packed_init(&pk[W_O], self_attn->o_weight, D, D, precision) < 0 ||
-                   nmt_packed_init(&pk[W_FC1], ffn->fc1_weight, F, D, precision) < 0 ||
-                   nmt_packed_init(&pk[W_FC2], ffn->fc2_weight, D, F, precision) < 0
+static int pack_layer(nmt_packed *pk, const nmt_model *model, const nmt_attention_params *self_attn,
+                      const nmt_ffn_params *ffn, int D, int F, nmt_precision precision) {
+    return pack(&pk[W_QKV], model, self_attn->q_weight, 3 * D, D, precision) < 0 ||
+                   pack(&pk[W_O], model, self_attn->o_weight, D, D, precision) < 0 ||
+                   pack(&pk[W_FC1], model, ffn->fc1_weight, F, D, precision) < 0 ||
+                   pack(&pk[W_FC2], model, ffn->fc2_weight, D, F, precision) < 0
                ? -1
                : 0;
 }
@@ -165,23 +174,26 @@ int nmt_incremental_weights_create(nmt_incremental_weights **out, const nmt_mode
     w->precision = precision;
     w->cache_format = precision == NMT_PRECISION_INT8 ? NMT_INCREMENTAL_INT8_CACHE : NMT_KV_F32;
     if (D / c->heads > NMT_ATTENTION_STORED_BLOCK) w->cache_format = NMT_KV_F32;
+    /* A deferred output matrix is not in params: int8 reads its rows from the packed copy. */
+    w->released = precision == NMT_PRECISION_INT8 && nmt_model_matrix(model, model->p.output) != model->p.output;
     w->encoder = nmt_calloc((size_t)c->encoder_layers * W_PER_LAYER, sizeof(nmt_packed));
     w->decoder = nmt_calloc((size_t)c->decoder_layers * W_PER_LAYER, sizeof(nmt_packed));
     if (!w->encoder || !w->decoder) goto fail;
     for (int l = 0; l < c->encoder_layers; l++) {
         const nmt_encoder_layer_params *e = &model->p.encoder[l];
-        if (pack_layer(w->encoder + (size_t)l * W_PER_LAYER, &e->self_attn, &e->ffn, D, F, precision) < 0) goto fail;
+        if (pack_layer(w->encoder + (size_t)l * W_PER_LAYER, model, &e->self_attn, &e->ffn, D, F, precision) < 0)
+            goto fail;
     }
     for (int l = 0; l < c->decoder_layers; l++) {
         const nmt_decoder_layer_params *d = &model->p.decoder[l];
         nmt_packed *pk = w->decoder + (size_t)l * W_PER_LAYER;
-        if (pack_layer(pk, &d->self_attn, &d->ffn, D, F, precision) < 0 ||
-            nmt_packed_init(&pk[W_CROSS_Q], d->cross_attn.q_weight, D, D, precision) < 0 ||
-            nmt_packed_init(&pk[W_CROSS_KV], d->cross_attn.k_weight, 2 * D, D, precision) < 0 ||
-            nmt_packed_init(&pk[W_CROSS_O], d->cross_attn.o_weight, D, D, precision) < 0)
+        if (pack_layer(pk, model, &d->self_attn, &d->ffn, D, F, precision) < 0 ||
+            pack(&pk[W_CROSS_Q], model, d->cross_attn.q_weight, D, D, precision) < 0 ||
+            pack(&pk[W_CROSS_KV], model, d->cross_attn.k_weight, 2 * D, D, precision) < 0 ||
+            pack(&pk[W_CROSS_O], model, d->cross_attn.o_weight, D, D, precision) < 0)
             goto fail;
     }
-    if (nmt_packed_init(&w->output, model->p.output, c->vocab_size, D, precision) < 0) goto fail;
+    if (pack(&w->output, model, model->p.output, c->vocab_size, D, precision) < 0) goto fail;
     *out = w;
     return 0;
 fail:
@@ -356,7 +368,8 @@ int nmt_incremental_reserve(nmt_incremental *inc, int batch, int width, int max_
 /* Row `token` of an embedding table, or of the int8 output matrix that replaced it (the same
  * values: the model was rounded to it). */
 static const float *embedding_row(const nmt_incremental *inc, const float *table, int32_t token, float *scratch) {
-    if (!inc->w->released || table != inc->model->p.output) return table + (size_t)token * (size_t)inc->D;
+    if (!inc->w->released || table != inc->model->p.output)
+        return nmt_model_matrix(inc->model, table) + (size_t)token * (size_t)inc->D;
     nmt_qgemm_row(&inc->w->output.q, token, scratch);
     return scratch;
 }

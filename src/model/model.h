@@ -150,7 +150,11 @@ typedef struct nmt_model {
     nmt_model_timing timing;     /* accumulated by forward/backward; the caller resets it */
     uint64_t vocab_fingerprint;  /* nmt_spm_fingerprint of the vocabulary it is trained with (0 = unknown) */
     size_t released;             /* bytes of params given back by nmt_model_release (they read as 0) */
-    int release_marked;          /* nmt_model_release was called: the forward passes refuse the model */
+    struct nmt_st_file *source;  /* nmt_model_load_deferred: the mapped file its deferred matrices stay in */
+    const float *source_floats;  /* that file's data, laid out like params */
+    unsigned char *deferred;     /* [num_tensors] or NULL: 1 = not in params (nmt_model_matrix reads it) */
+    int release_marked;          /* nmt_model_release was called, or matrices are deferred
+                                  * (nmt_model_load_deferred): the forward passes refuse the model */
 } nmt_model;
 
 int nmt_model_init(nmt_model *m, const nmt_model_config *config);
