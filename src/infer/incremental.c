@@ -209,29 +209,16 @@ void nmt_incremental_weights_set_cache_format(nmt_incremental_weights *w, nmt_kv
 nmt_kv_format nmt_incremental_weights_cache_format(const nmt_incremental_weights *w) { return w->cache_format; }
 
 size_t nmt_incremental_weights_release(nmt_incremental_weights *w, nmt_model *model) {
-    const nmt_model_config *c = &model->config;
-    const nmt_params *p = &model->p;
-    /* Embedding tables that are not the output matrix stay in float32 (they are not packed). */
     if (model != w->model || w->precision != NMT_PRECISION_INT8) return 0;
-    const size_t D = (size_t)c->d_model, F = (size_t)c->ffn;
-    size_t bytes = 0;
-    for (int l = 0; l < c->encoder_layers; l++) {
-        const nmt_encoder_layer_params *e = &p->encoder[l];
-        bytes += nmt_model_release(model, e->self_attn.q_weight, 3 * D * D) +
-                 nmt_model_release(model, e->self_attn.o_weight, D * D) + nmt_model_release(model, e->ffn.fc1_weight, F * D) +
-                 nmt_model_release(model, e->ffn.fc2_weight, D * F);
-    }
-    for (int l = 0; l < c->decoder_layers; l++) {
-        const nmt_decoder_layer_params *d = &p->decoder[l];
-        bytes += nmt_model_release(model, d->self_attn.q_weight, 3 * D * D) +
-                 nmt_model_release(model, d->self_attn.o_weight, D * D) +
-                 nmt_model_release(model, d->cross_attn.q_weight, D * D) +
-                 nmt_model_release(model, d->cross_attn.k_weight, 2 * D * D) +
-                 nmt_model_release(model, d->cross_attn.o_weight, D * D) + nmt_model_release(model, d->ffn.fc1_weight, F * D) +
-                 nmt_model_release(model, d->ffn.fc2_weight, D * F);
+    const nmt_model_config *c = &model->config;
+    /* Each packed matrix's source (a deferred one's is in the file: nothing in params to give). */
+    size_t bytes = nmt_model_release(model, w->output.weight, (size_t)w->output.N * (size_t)w->output.K);
+    for (int i = 0; i < (c->encoder_layers + c->decoder_layers) * W_PER_LAYER; i++) {
+        const nmt_packed *pk = i < c->encoder_layers * W_PER_LAYER ? &w->encoder[i] : &w->decoder[i - c->encoder_layers * W_PER_LAYER];
+        if (pk->weight) bytes += nmt_model_release(model, pk->weight, (size_t)pk->N * (size_t)pk->K);
     }
     w->released = 1;
-    return bytes + nmt_model_release(model, p->output, (size_t)c->vocab_size * D);
+    return bytes;
 }
 
 void nmt_incremental_weights_set_shortlist(nmt_incremental_weights *w, const nmt_shortlist *shortlist) {
