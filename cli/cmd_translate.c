@@ -96,8 +96,9 @@ static void usage(FILE *out) {
             "Memory is bounded by the flags whatever the input: at most --batch-tokens source pieces\n"
             "(each line at most --max-input-length) are decoded together, with beam-size hypotheses of\n"
             "at most R x L + 10 pieces each; the decoder's cache grows with beam x batch-tokens x (R + 1)\n"
-            "x layers x d_model floats. When a line fails (invalid UTF-8), the translations of the lines\n"
-            "before it are written first, then the error.\n");
+            "x layers x d_model floats (bytes with --precision int8, whose cache is int8). When a line\n"
+            "fails (invalid UTF-8), the translations of the lines before it are written first, then the\n"
+            "error.\n");
 }
 
 enum { NMT_TRANSLATE_BATCH_TOKENS = 8192, NMT_TRANSLATE_MAX_INPUT = 1000 };
