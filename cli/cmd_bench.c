@@ -511,7 +511,9 @@ static int bench_translate(const bench_options *o) {
     if (!o->model_dir || !o->input) return nmt_cli_usage_error("bench", "translate needs -m MODEL_DIR and -i FILE");
     nmt_model model;
     nmt_spm *spm = NULL;
-    if (nmt_model_dir_open(o->model_dir, &model, &spm) < 0) return nmt_cli_fail("bench");
+    if ((o->decode.precision == NMT_PRECISION_INT8 ? nmt_model_dir_open_int8 : nmt_model_dir_open)(o->model_dir, &model,
+                                                                                                  &spm) < 0)
+        return nmt_cli_fail("bench");
     int32_t **src = NULL;
     int *src_len = NULL, count = 0;
     nmt_translator *translator = NULL;
@@ -520,10 +522,10 @@ static int bench_translate(const bench_options *o) {
     nmt_decode_options decode = o->decode;
     int rc = NMT_EXIT_OK;
     if (read_sources(o, &model, spm, &src, &src_len, &count) < 0 || !(out = nmt_calloc((size_t)count + 1, sizeof *out)) ||
-        (o->decode.precision == NMT_PRECISION_INT8 && nmt_model_quantize_int8(&model) < 0) ||
         (o->shortlist && nmt_shortlist_load_dir(&shortlist, o->model_dir, model.config.vocab_size) < 0) ||
         ((decode.shortlist = shortlist), nmt_translator_create(&translator, &model, &decode) < 0))
         rc = nmt_cli_fail("bench");
+    if (rc == NMT_EXIT_OK) nmt_translator_release_model(translator, &model);
     if (rc == NMT_EXIT_OK) {
         if (!o->quiet)
             fprintf(stderr, "nmt bench: translating %d sentences of %s, %s, batches of %d, %d threads\n", count,

@@ -96,8 +96,9 @@ static void usage(FILE *out) {
             "Memory is bounded by the flags whatever the input: at most --batch-tokens source pieces\n"
             "(each line at most --max-input-length) are decoded together, with beam-size hypotheses of\n"
             "at most R x L + 10 pieces each; the decoder's cache grows with beam x batch-tokens x (R + 1)\n"
-            "x layers x d_model floats. When a line fails (invalid UTF-8), the translations of the lines\n"
-            "before it are written first, then the error.\n");
+            "x layers x d_model floats (bytes with --precision int8, whose cache is int8). When a line\n"
+            "fails (invalid UTF-8), the translations of the lines before it are written first, then the\n"
+            "error.\n");
 }
 
 enum { NMT_TRANSLATE_BATCH_TOKENS = 8192, NMT_TRANSLATE_MAX_INPUT = 1000 };
@@ -496,14 +497,16 @@ static int run(translate *t) {
     line *window = NULL;
     FILE *in = NULL;
     int count = 0, rc = -1, eof = 0, committed = 0;
-    if (nmt_model_dir_open(t->a.model_dir, &t->model, &t->spm) < 0) return -1;
-    if (t->a.decode.precision == NMT_PRECISION_INT8 && nmt_model_quantize_int8(&t->model) < 0) return -1;
+    if ((t->a.decode.precision == NMT_PRECISION_INT8 ? nmt_model_dir_open_int8 : nmt_model_dir_open)(
+            t->a.model_dir, &t->model, &t->spm) < 0)
+        return -1;
     if (t->a.shortlist) {
         if (nmt_shortlist_load_dir(&t->shortlist, t->a.model_dir, t->model.config.vocab_size) < 0) return -1;
         t->a.decode.shortlist = t->shortlist;
     }
     nmt_pool_set_threads((int)t->a.threads);
     if (nmt_translator_create(&t->translator, &t->model, &t->a.decode) < 0) return -1;
+    nmt_translator_release_model(t->translator, &t->model);
     if (!(in = nmt_input_open(t->a.input ? t->a.input : "-"))) return -1;
     t->out = stdout;
     t->out_name = "<stdout>";

@@ -100,9 +100,11 @@ static inline void assert_same(const nmt_translation *x, const nmt_translation *
 
 enum { SENTENCES = 9 };
 
-/* Decodes sentences [first, first + n) of src as one batch: cached or not, row-invariant or not. */
+/* Decodes sentences [first, first + n) of src as one batch: cached or not, row-invariant or not,
+ * keys and values stored in `kv`. */
 static inline void decode_batch(const nmt_model *m, const nmt_decode_options *o, int cached, int row_invariant,
-                                int32_t src[][MAX_LEN], const int *len, int first, int n, nmt_translation *out) {
+                                nmt_kv_format kv, int32_t src[][MAX_LEN], const int *len, int first, int n,
+                                nmt_translation *out) {
     int S = 0, pieces[SENTENCES], tokens[SENTENCES], steps = 0;
     for (int b = 0; b < n; b++) {
         if (len[first + b] + 1 > S) S = len[first + b] + 1;
@@ -115,9 +117,12 @@ static inline void decode_batch(const nmt_model *m, const nmt_decode_options *o,
         tokens[b] = pieces[b] + 1;
         nmt_vocab_row(NMT_ROW_SOURCE, src[first + b], pieces[b], matrix + b * S, S);
     }
+    nmt_incremental_weights *w;
     nmt_incremental *inc;
     nmt_search *search;
-    ck_assert_int_eq(nmt_incremental_create(&inc, m), 0);
+    ck_assert_int_eq(nmt_incremental_weights_create(&w, m, NMT_PRECISION_FP32), 0);
+    nmt_incremental_weights_set_cache_format(w, kv);
+    ck_assert_int_eq(nmt_incremental_create_shared(&inc, w), 0);
     ck_assert_int_eq(nmt_search_create(&search, o), 0);
     nmt_incremental_set_cached(inc, cached);
     nmt_incremental_set_row_invariant(inc, row_invariant);
@@ -127,6 +132,7 @@ static inline void decode_batch(const nmt_model *m, const nmt_decode_options *o,
     ck_assert_msg(nmt_search_run(search, &step, n, pieces, S, out) == 0, "%s", nmt_error());
     nmt_search_free(search);
     nmt_incremental_free(inc);
+    nmt_incremental_weights_free(w);
 }
 
 static inline nmt_decode_options options(int greedy, int beam, int n_best) {

@@ -2,7 +2,8 @@
  * shapes that exercise every tile and tail (one query, odd head sizes, fewer keys than a tile,
  * causal masks with a query offset, key lengths including 0, dropout, shared cache slots), and
  * the determinism rules: a row's results do not depend on the batch around it or on its padding,
- * nor on the thread count, bit for bit.
+ * nor on the thread count, bit for bit. Attention on stored (float16, int8) keys and values is
+ * attention on their widened floats, bit for bit, and within their rounding of the reference.
  *
  * Tolerance: the kernels sum at most 80 products of values below 2 in float, so outputs carry
  * about 1e-6 relative error; 2e-5 + 2e-5 |reference| passes that and fails any wrong term (a
@@ -275,6 +276,158 @@ START_TEST(attention_is_identical_on_any_thread_count) {
 }
 END_TEST
 
+/* Stored keys and values (kvstore.h) of problem p in `format`: tight rows [slots, Tk, H*dh], and
+ * their widened floats in p's own padded layout (kf, vf). */
+typedef struct stored_problem {
+    unsigned char *k, *v;
+    float *kf, *vf, *k_factor, *v_factor;
+} stored_problem;
+
+static stored_problem store(const problem *p, nmt_kv_format format) {
+    const nmt_attention_dims *d = &p->d;
+    const int W = d->heads * d->head_dim, rows = d->batch * d->k_len;
+    stored_problem s = {malloc((size_t)rows * W * 4), malloc((size_t)rows * W * 4), filled(k_size(p), 0),
+                        filled(k_size(p), 0), malloc(sizeof(float) * (size_t)rows * d->heads),
+                        malloc(sizeof(float) * (size_t)rows * d->heads)};
+    ck_assert(s.k && s.v && s.k_factor && s.v_factor);
+    nmt_kv_store(format, s.k, s.k_factor, 0, p->k, row_width(p), rows, d->heads, d->head_dim);
+    nmt_kv_store(format, s.v, s.v_factor, 0, p->v, row_width(p), rows, d->heads, d->head_dim);
+    for (int r = 0; r < rows; r++)
+        for (int h = 0; h < d->heads; h++) {
+            const size_t at = (size_t)r * W + (size_t)h * d->head_dim;
+            float *kf = s.kf + r * row_width(p) + h * d->head_dim, *vf = s.vf + r * row_width(p) + h * d->head_dim;
+            nmt_kv_widen(format, kf, d->head_dim, s.k, s.k_factor, at, W, 1, d->head_dim, d->head_dim);
+            nmt_kv_widen(format, vf, d->head_dim, s.v, s.v_factor, at, W, 1, d->head_dim, d->head_dim);
+        }
+    return s;
+}
+
+static void stored_free(stored_problem *s) {
+    void *all[] = {s->k, s->v, s->kf, s->vf, s->k_factor, s->v_factor};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) free(all[i]);
+}
+
+static nmt_kv_heads stored_view(const problem *p, const void *data, const float *factor, nmt_kv_format format) {
+    const long W = (long)p->d.heads * p->d.head_dim;
+    nmt_kv_heads h = {data, factor, p->d.k_len * W, W, p->use_slots ? p->slot : NULL, format};
+    return h;
+}
+
+static void run_stored(problem *p, const stored_problem *s, nmt_kv_format format, float *out, float *w) {
+    nmt_attention_forward_stored(view(p, out, p->d.q_len, 0), w, view(p, p->q, p->d.q_len, 0),
+                                 stored_view(p, s->k, s->k_factor, format), stored_view(p, s->v, s->v_factor, format),
+                                 &p->d);
+}
+
+/* Each output within what rounding the keys and values allows, against float64 on the unrounded
+ * ones. A key value x is off by at most e_k |x| (float16: e = 2^-11, the 11-bit significand's half
+ * ulp) or by half its head's factor (int8), so a score by at most es = scale sum_i |q_i| |dk_i|;
+ * softmax weights then move by at most (e^(2 es) - 1) of themselves and the output by that times
+ * max |v| plus the values' own error. */
+static void expect_within_rounding(const problem *p, const float *out, nmt_kv_format format) {
+    const nmt_attention_dims *d = &p->d;
+    const int Tq = d->q_len, Tk = d->k_len, dh = d->head_dim;
+    const long width = row_width(p);
+    double scores[256], o[128];
+    ck_assert(Tk <= 256 && dh <= 128);
+    for (int b = 0; b < d->batch; b++)
+        for (int h = 0; h < d->heads; h++) {
+            const int s = p->use_slots ? p->slot[b] : b;
+            const float *q = p->q + (long)b * Tq * width + h * dh;
+            const float *k = p->k + (long)s * Tk * width + h * dh, *v = p->v + (long)s * Tk * width + h * dh;
+            for (int t = 0; t < Tq; t++) {
+                int limit = d->k_lengths && d->k_lengths[b] < Tk ? d->k_lengths[b] : Tk;
+                if (d->causal && t + d->q_offset + 1 < limit) limit = t + d->q_offset + 1;
+                double max = -INFINITY, sum = 0.0, es = 0.0, vmax = 0.0, ev = 0.0;
+                for (int j = 0; j < limit; j++) {
+                    double score = 0.0, err = 0.0, kmax = 0.0, vrow = 0.0;
+                    for (int i = 0; i < dh; i++) {
+                        kmax = fmax(kmax, fabs(k[j * width + i]));
+                        vrow = fmax(vrow, fabs(v[j * width + i]));
+                    }
+                    for (int i = 0; i < dh; i++) {
+                        score += (double)q[t * width + i] * k[j * width + i];
+                        err += fabs(q[t * width + i]) *
+                               (format == NMT_KV_F16 ? ldexp(fabs(k[j * width + i]), -11) : kmax / 254.0);
+                    }
+                    scores[j] = score * d->scale;
+                    es = fmax(es, err * d->scale);
+                    vmax = fmax(vmax, vrow);
+                    ev = fmax(ev, format == NMT_KV_F16 ? ldexp(vrow, -11) : vrow / 254.0);
+                    max = fmax(max, scores[j]);
+                }
+                for (int j = 0; j < limit; j++) sum += scores[j] = exp(scores[j] - max);
+                for (int i = 0; i < dh; i++) o[i] = 0.0;
+                for (int j = 0; j < limit; j++)
+                    for (int i = 0; i < dh; i++) o[i] += scores[j] / sum * v[j * width + i];
+                const double tolerance = (exp(2.0 * es) - 1.0) * vmax + ev + 2e-5;
+                const float *got = out + ((long)b * Tq + t) * width + h * dh;
+                for (int i = 0; i < dh; i++)
+                    ck_assert_msg(fabs(got[i] - o[i]) <= tolerance, "%s b %d h %d t %d: %.7g, want %.7g (within %.2g)",
+                                  nmt_kv_format_name(format), b, h, t, got[i], o[i], tolerance);
+            }
+        }
+}
+
+/* Attention on stored keys and values is nmt_attention_forward on their widened floats, bit for
+ * bit (several key blocks, slots, causal offsets, lengths), within the rounding bound of the
+ * float64 reference, identical on 1, 2 and 3 threads, and a row's result is the same alone. */
+START_TEST(stored_attention_is_attention_on_the_widened_values) {
+    const shape shapes[] = {
+        {3, 2, 64, 1, 150, 0, 0, 1, 0, 0}, /* a decoding step over three key blocks (64 keys each) */
+        {3, 2, 64, 1, 70, 1, 69, 0, 0, 1}, /* self-attention through slots, two blocks */
+        {2, 4, 64, 5, 130, 0, 0, 1, 0, 1}, /* cross-attention: 5 beam rows per sentence */
+        {2, 3, 24, 7, 5, 1, 2, 1, 0, 0},   /* head size 24, causal with an offset, a short key block */
+    };
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
+        for (int f = 0; f < 3; f++) {
+            const shape *sh = &shapes[i];
+            const nmt_kv_format format = (nmt_kv_format)f;
+            problem p = {.pad = 3, .use_slots = sh->slots};
+            p.d = (nmt_attention_dims){.batch = sh->batch, .heads = sh->heads, .head_dim = sh->head_dim,
+                                       .q_len = sh->q_len, .k_len = sh->k_len, .causal = sh->causal,
+                                       .q_offset = sh->q_offset, .scale = 1.0f / sqrtf((float)sh->head_dim)};
+            if (sh->lengths) {
+                for (int b = 0; b < sh->batch; b++) p.lengths[b] = b == 1 ? 0 : sh->k_len - 1 - 2 * b;
+                p.d.k_lengths = p.lengths;
+            }
+            problem_init(&p, 300 + (unsigned)i);
+            stored_problem s = store(&p, format);
+            float *out[3], *w[3];
+            for (int n = 0; n < 3; n++) {
+                nmt_pool_set_threads(n + 1);
+                out[n] = filled(q_size(&p), 0);
+                w[n] = filled(w_size(&p), 0);
+                run_stored(&p, &s, format, out[n], w[n]);
+            }
+            nmt_pool_set_threads(2);
+            nmt_attention_forward(view(&p, p.out, p.d.q_len, 0), p.w, view(&p, p.q, p.d.q_len, 0),
+                                  view(&p, s.kf, p.d.k_len, 1), view(&p, s.vf, p.d.k_len, 1), &p.d);
+            for (int n = 0; n < 3; n++) {
+                ck_assert_msg(memcmp(out[n], p.out, sizeof(float) * (size_t)q_size(&p)) == 0, "shape %zu %s: out",
+                              i, nmt_kv_format_name(format));
+                ck_assert_msg(memcmp(w[n], p.w, sizeof(float) * (size_t)w_size(&p)) == 0, "shape %zu %s: weights", i,
+                              nmt_kv_format_name(format));
+            }
+            if (format != NMT_KV_F32) expect_within_rounding(&p, out[0], format);
+            /* Batch row 0 alone (a batch of one whose slot, if any, is its own). */
+            problem one = p;
+            one.d.batch = 1;
+            float *alone = filled(q_size(&one), 0), *w_alone = filled(w_size(&one), 0);
+            run_stored(&one, &s, format, alone, w_alone);
+            ck_assert(memcmp(alone, p.out, sizeof(float) * (size_t)q_size(&one)) == 0);
+            free(alone);
+            free(w_alone);
+            for (int n = 0; n < 3; n++) {
+                free(out[n]);
+                free(w[n]);
+            }
+            stored_free(&s);
+            problem_free(&p);
+        }
+}
+END_TEST
+
 static Suite *attention_suite(void) {
     Suite *s = suite_create("attention");
     TCase *tc = tcase_create("core");
@@ -282,6 +435,7 @@ static Suite *attention_suite(void) {
     tcase_add_test(tc, attention_matches_double_reference);
     tcase_add_test(tc, attention_rows_do_not_depend_on_the_batch);
     tcase_add_test(tc, attention_is_identical_on_any_thread_count);
+    tcase_add_test(tc, stored_attention_is_attention_on_the_widened_values);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -390,6 +390,7 @@ END_TEST
 int main(void) {
     Suite *s = suite_create("model_file");
     TCase *tc = tcase_create("model_file");
+    tcase_set_timeout(tc, 60); /* the allocation sweep takes seconds under ASan on a loaded machine */
     tcase_add_test(tc, save_load_round_trip_in_every_layout);
     tcase_add_test(tc, file_has_names_shapes_and_metadata);
     tcase_add_test(tc, bad_files_are_refused_by_name);

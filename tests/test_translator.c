@@ -1,11 +1,17 @@
 /* Tests of the translator on tiny Transformers with random weights (infer_models.h): sorting,
  * batching and the input order against decoding each sentence alone, greedy against beam 1, forced
  * scores against the decoder's own numbers, empty sources, learned positions, bf16 products, and
- * batches shared between threads (with allocation failures on either).
+ * batches shared between threads (with allocation failures on either), and int8 translators that
+ * keep no float32 matrices.
  */
 #include "infer/translator.h"
+#include "compute/packed.h"
 #include "compute/pool.h"
+#include "model/model_file.h"
 #include "infer_models.h"
+
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <check.h>
 #include <stdint.h>
@@ -35,7 +41,7 @@ START_TEST(translator_keeps_order_and_scores_agree) {
             continue;
         }
         nmt_translation alone;
-        decode_batch(&m, &o, 1, 0, src, len, i, 1, &alone);
+        decode_batch(&m, &o, 1, 0, NMT_KV_F32, src, len, i, 1, &alone);
         assert_same(&out[i], &alone, 0);
         nmt_translation_free(&alone);
         assert_forced_scores(&m, src_ptr[i], len[i], &out[i], 1e-4, 0);
@@ -165,12 +171,93 @@ START_TEST(threads_share_batches_exactly) {
 }
 END_TEST
 
+/* The first count floats from p that are resident (mincore), or -1 where that cannot be asked. */
+static long resident_pages(const float *p, size_t count) {
+    const uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    const uintptr_t lo = ((uintptr_t)p + page - 1) & ~(page - 1), hi = (uintptr_t)(p + count) & ~(page - 1);
+    unsigned char in[4096];
+    if (hi <= lo || (hi - lo) / page > sizeof in || mincore((void *)lo, hi - lo, in) != 0) return -1;
+    long n = 0;
+    for (size_t i = 0; i < (hi - lo) / page; i++) n += in[i] & 1;
+    return n;
+}
+
+/* An int8 translator needs none of the float32 matrices once it has packed them: a deferred load
+ * never brings them into memory (their pages are not resident, their params 0), a translator on
+ * a loaded model gives their pages back (they read 0 afterwards, and the forward passes refuse
+ * the model), and all three translate bit for bit alike, on 1, 2 or 3 threads (int8 caches). */
+START_TEST(int8_translator_needs_no_float_matrices) {
+    if (!nmt_packed_available(NMT_PRECISION_INT8)) return; /* neither AVX2 nor VNNI */
+    nmt_model_config c = nmt_model_config_default();
+    c.vocab_size = 300, c.d_model = 64, c.heads = 4, c.ffn = 512, c.encoder_layers = c.decoder_layers = 2;
+    c.norm_position = variants[_i].norm, c.positions = variants[_i].positions, c.tie_embeddings = variants[_i].tie;
+    c.max_positions = 64;
+    nmt_model m, deferred;
+    ck_assert_msg(nmt_model_init(&m, &c) == 0, "%s", nmt_error());
+    nmt_model_init_weights(&m, 5 + (uint64_t)_i);
+    nmt_test_tmpdir_make();
+    char path[128];
+    snprintf(path, sizeof path, "%s/model.safetensors", nmt_test_tmpdir);
+    ck_assert_msg(nmt_model_save(&m, path) == 0, "%s", nmt_error());
+    ck_assert_msg(nmt_model_load_deferred(&deferred, path) == 0, "%s", nmt_error());
+    const float *fc1 = deferred.p.decoder[1].ffn.fc1_weight;
+    const size_t fc1_count = (size_t)c.ffn * (size_t)c.d_model;
+    ck_assert(fc1[7] == 0.0f && nmt_model_matrix(&deferred, fc1)[7] == m.p.decoder[1].ffn.fc1_weight[7]);
+    ck_assert_int_eq(nmt_model_quantize_int8(&m), 0);
+    ck_assert_int_eq(nmt_model_quantize_int8(&deferred), 0);
+    ck_assert_int_eq(resident_pages(fc1, fc1_count), 0);
+    int32_t src[SENTENCES][MAX_LEN];
+    int len[SENTENCES];
+    random_sources(src, len, SENTENCES, 17);
+    const int32_t *src_ptr[SENTENCES];
+    for (int i = 0; i < SENTENCES; i++) src_ptr[i] = src[i];
+    nmt_decode_options o = options(0, 3, 2);
+    o.precision = NMT_PRECISION_INT8;
+    o.batch_size = 2;
+    nmt_translation want[SENTENCES], got[SENTENCES];
+    ck_assert_msg(nmt_decode_sentences(&m, &o, SENTENCES, src_ptr, len, want) == 0, "%s", nmt_error());
+    nmt_translator *t;
+    ck_assert_int_eq(nmt_translator_create(&t, &m, &o), 0);
+    ck_assert_uint_ge(nmt_translator_release_model(t, &m), fc1_count * sizeof(float) / 2);
+    ck_assert(m.p.decoder[1].ffn.fc1_weight[fc1_count / 2] == 0.0f);
+    for (int threads = 1; threads <= 3; threads++) {
+        ck_assert_int_eq(nmt_pool_set_threads(threads), 0);
+        ck_assert_msg(nmt_translator_run(t, SENTENCES, src_ptr, len, got) == 0, "%s", nmt_error());
+        for (int i = 0; i < SENTENCES; i++) {
+            assert_same(&want[i], &got[i], 1);
+            nmt_translation_free(&got[i]);
+        }
+    }
+    nmt_translator_free(t);
+    ck_assert_msg(nmt_decode_sentences(&deferred, &o, SENTENCES, src_ptr, len, got) == 0, "%s", nmt_error());
+    for (int i = 0; i < SENTENCES; i++) {
+        assert_same(&want[i], &got[i], 1);
+        nmt_translation_free(&got[i]);
+        nmt_translation_free(&want[i]);
+    }
+    ck_assert_int_eq(resident_pages(fc1, fc1_count), 0);
+    float logprob;
+    const nmt_batch batch = {.batch = 1, .src_len = 1, .tgt_len = 1, .src = src[0], .tgt_in = src[0], .tgt_out = src[0]};
+    ck_assert_int_eq(nmt_model_token_logprobs(&m, &batch, &logprob), -1);
+    ck_assert_int_eq(nmt_model_token_logprobs(&deferred, &batch, &logprob), -1);
+    /* fp32 translators give nothing back. */
+    o.precision = NMT_PRECISION_FP32;
+    ck_assert_int_eq(nmt_translator_create(&t, &deferred, &o), 0);
+    ck_assert_uint_eq(nmt_translator_release_model(t, &deferred), 0);
+    nmt_translator_free(t);
+    nmt_model_free(&m);
+    nmt_model_free(&deferred);
+    nmt_test_tmpdir_remove();
+}
+END_TEST
+
 int main(void) {
     Suite *s = suite_create("translator");
     TCase *tc = infer_models_tcase("translator");
     tcase_add_loop_test(tc, translator_keeps_order_and_scores_agree, 0, VARIANTS);
     tcase_add_loop_test(tc, threads_share_batches_exactly, 0, VARIANTS);
     tcase_add_loop_test(tc, bf16_translator_scores_close, 0, VARIANTS);
+    tcase_add_loop_test(tc, int8_translator_needs_no_float_matrices, 0, VARIANTS);
     tcase_add_test(tc, empty_sources_do_not_run_the_model);
     tcase_add_test(tc, learned_positions_bound_lengths);
     suite_add_tcase(s, tc);

@@ -271,6 +271,73 @@ void nmt_attention_forward(nmt_heads out, float *weights, nmt_heads q, nmt_heads
     nmt_pool_work(dims->batch, (long)dims->heads * dims->q_len * dims->k_len * dims->head_dim, attention_forward_range, &a);
 }
 
+/* Stored keys and values (inference caches): each (batch row, head) widens its keys block by
+ * block for the scores, then its values block by block, each block's weighted sum added to the
+ * output in key order (weighted_rows carried over blocks adds the same terms in the same order). */
+typedef struct stored_task {
+    nmt_heads out, q;
+    nmt_kv_heads k, v;
+    float *weights;
+    const nmt_attention_dims *dims;
+} stored_task;
+
+/* The value offset of (batch row b, key t, head h) in x. */
+NMT_INLINE size_t stored_at(const nmt_kv_heads *x, int b, int t, int h, int dh) {
+    return (size_t)((x->slot ? x->slot[b] : b) * x->batch_stride + t * x->row_stride + (long)h * dh);
+}
+
+/* The limits of l seen from key `first` on, for a block of n keys. */
+NMT_INLINE limits block_limits(const limits *l, int first, int n) {
+    limits part = {l->row - first < n ? l->row - first : n, l->causal, l->offset - first};
+    return part;
+}
+
+static void attention_stored_range(void *ctx, long begin, long end) {
+    const stored_task *a = ctx;
+    const nmt_attention_dims *d = a->dims;
+    const int dh = d->head_dim, Tq = d->q_len, Tk = d->k_len, block = NMT_ATTENTION_STORED_BLOCK / dh;
+    float widened[NMT_ATTENTION_STORED_BLOCK];
+    const matrix x = {widened, dh};
+    for (long item = begin * d->heads; item < end * d->heads; item++) {
+        const int b = (int)(item / d->heads), h = (int)(item % d->heads);
+        const limits l = limits_of(d, b);
+        const int seen = Tq > 0 ? limit_of(&l, Tq - 1) : 0;
+        const matrix q = head_of(a->q, b, h, dh), out = head_of(a->out, b, h, dh);
+        float *w = head_weights(a->weights, d, item);
+        for (int first = 0; first < seen; first += block) {
+            const int n = seen - first < block ? seen - first : block;
+            const limits part = block_limits(&l, first, n);
+            nmt_kv_widen(a->k.format, widened, dh, a->k.data, a->k.factor, stored_at(&a->k, b, first, h, dh),
+                         a->k.row_stride, n, dh, dh);
+            scores(w + first, Tk, q, x, &part, Tq, dh, d->scale);
+        }
+        for (int t = 0; t < Tq; t++) {
+            const int limit = limit_of(&l, t);
+            float *row = w + (long)t * Tk;
+            memset(row + limit, 0, (size_t)(Tk - limit) * sizeof(float));
+            nmt_softmax_rows(row, 1, limit);
+        }
+        zero_rows(out, Tq, dh);
+        for (int first = 0; first < seen; first += block) {
+            const int n = seen - first < block ? seen - first : block;
+            nmt_kv_widen(a->v.format, widened, dh, a->v.data, a->v.factor, stored_at(&a->v, b, first, h, dh),
+                         a->v.row_stride, n, dh, dh);
+            for (int t = 0; t < Tq;) {
+                const int R = Tq - t >= 4 ? 4 : 1, limit = limit_of(&l, t + R - 1);
+                const int count = (limit < first + n ? limit : first + n) - first;
+                if (count > 0) weighted(rows_from(out, t), w + (long)t * Tk + first, Tk, 1, x, count, dh, R, 1);
+                t += R;
+            }
+        }
+    }
+}
+
+void nmt_attention_forward_stored(nmt_heads out, float *weights, nmt_heads q, nmt_kv_heads k, nmt_kv_heads v,
+                                  const nmt_attention_dims *dims) {
+    stored_task a = {.out = out, .q = q, .k = k, .v = v, .weights = weights, .dims = dims};
+    nmt_pool_work(dims->batch, (long)dims->heads * dims->q_len * dims->k_len * dims->head_dim, attention_stored_range, &a);
+}
+
 /* Pulls the rows of batch row b (len rows of `width` floats from x.data) towards the cache. The
  * heads of one batch row are processed one after another, each reading a narrow column band of
  * rows a long stride apart, a pattern the hardware prefetchers miss; fetching the next batch row

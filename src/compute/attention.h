@@ -12,6 +12,7 @@
 #define NMT_ATTENTION_H
 
 #include "compute/kernels.h"
+#include "compute/kvstore.h"
 
 #include <stdint.h>
 
@@ -46,5 +47,26 @@ void nmt_attention_forward(nmt_heads out, float *weights, nmt_heads q, nmt_heads
 void nmt_attention_backward(nmt_heads dq, nmt_heads dk, nmt_heads dv, float *dweights, nmt_heads dout,
                             const float *weights, nmt_heads q, nmt_heads k, nmt_heads v,
                             const nmt_attention_dims *dims);
+
+/* Inference keys or values in a storage format (kvstore.h), read only: element (b, t, h, j) is the
+ * stored value at offset s * batch_stride + t * row_stride + h * head_dim + j (s = slot[b], or b
+ * when slot is NULL), its I8 factor at that offset / head_dim. */
+typedef struct nmt_kv_heads {
+    const void *data;
+    const float *factor; /* I8 only */
+    long batch_stride;
+    long row_stride;
+    const int32_t *slot; /* [batch] or NULL */
+    nmt_kv_format format;
+} nmt_kv_heads;
+
+enum { NMT_ATTENTION_STORED_BLOCK = 4096 }; /* floats of keys or values widened at once; head_dim <= this */
+
+/* nmt_attention_forward (no dropout) with stored keys and values, widened to float32 blocks of
+ * NMT_ATTENTION_STORED_BLOCK / head_dim keys on the stack: the same operations in the same order
+ * as nmt_attention_forward on the widened values, so the results are those bit for bit (NMT_KV_F32
+ * gives nmt_attention_forward's). */
+void nmt_attention_forward_stored(nmt_heads out, float *weights, nmt_heads q, nmt_kv_heads k, nmt_kv_heads v,
+                                  const nmt_attention_dims *dims);
 
 #endif

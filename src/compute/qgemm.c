@@ -9,6 +9,7 @@
 
 #include "base/util.h"
 #include "compute/pool.h"
+#include "compute/simd.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -47,9 +48,13 @@ const char *nmt_qgemm_kernel_name(nmt_qgemm_kernel kernel) {
     return kernel == NMT_QGEMM_VNNI ? "AVX-512 VNNI" : kernel == NMT_QGEMM_AVX2 ? "AVX2" : "C";
 }
 
-float nmt_qgemm_quantize_row(int8_t *q, const float *v, int K) {
+NMT_HOT float nmt_qgemm_quantize_row(int8_t *q, const float *v, int K) {
     float max = 0.0f;
-    for (int k = 0; k < K; k++) max = fmaxf(max, fabsf(v[k]));
+    /* A comparison, not fmaxf (a libm call without -ffast-math): the same maximum, NaNs skipped. */
+    for (int k = 0; k < K; k++) {
+        const float a = fabsf(v[k]);
+        max = a > max ? a : max;
+    }
     if (!(max > 0.0f) || !isfinite(max)) {
         memset(q, 0, (size_t)K);
         return 0.0f;
@@ -71,6 +76,13 @@ float nmt_qgemm_quantize_row(int8_t *q, const float *v, int K) {
 }
 
 static size_t groups(int K) { return ((size_t)K + GROUP - 1) / GROUP; }
+
+void nmt_qgemm_row(const nmt_qgemm *w, int n, float *out) {
+    const size_t j = (size_t)n / PANEL, c = (size_t)n % PANEL;
+    const int8_t *panel = w->panels + j * groups(w->K) * PANEL * GROUP + c * GROUP;
+    const float factor = w->factor[n];
+    for (size_t k = 0; k < (size_t)w->K; k++) out[k] = (float)panel[(k / GROUP) * PANEL * GROUP + k % GROUP] * factor;
+}
 
 int nmt_qgemm_init(nmt_qgemm *w, const float *weight, int N, int K) {
     *w = (nmt_qgemm){.N = N, .K = K};

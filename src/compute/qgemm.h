@@ -59,6 +59,10 @@ void nmt_qgemm_quantize(const nmt_qgemm *w, uint32_t *xq, const float *x, int M)
 void nmt_qgemm_columns(float *y, const uint32_t *xq, const nmt_qgemm *w, const float *bias, int M, int first,
                        int count);
 
+/* out[0 .. K) = row n of the matrix as the products see it: its int8 values times its factor
+ * (the row nmt_model_quantize_int8 leaves in a model). */
+void nmt_qgemm_row(const nmt_qgemm *w, int n, float *out);
+
 /* One row quantized as the products do: q[k] = round(v[k] / factor) in [-127, 127] for k < K,
  * returning factor = max |v| / 127 rounded to 17 significant bits (0 when v is all zeros or not
  * finite), so that quantizing the dequantized row q * factor gives q and factor again. Also used

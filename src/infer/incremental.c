@@ -4,9 +4,13 @@
  * F, V, Ld decoder layers. Buffers only grow (to the largest batch seen), so steps allocate nothing.
  *   cross_kv[Ld, B*S, 2D]   each decoder layer's cross-attention k|v of the encoder output, one
  *                           [S, 2D] block per sentence of the batch (finished ones are skipped)
- *   cache_k[l], cache_v[l]  [P, max_rows, D] self-attention keys and values of the fed positions:
+ *   cache[l][K], cache[l][V] [P, max_rows, D] self-attention keys and values of the fed positions:
  *                           position t of row r is at [t, slot[r]], so a step's appends are one
  *                           block and the pages touched grow with the positions actually fed
+ * Keys and values are stored in the weights' cache format (kvstore.h: float32, or float16 / int8
+ * for int8 weights), converted once when written; I8 keeps one factor per head beside them
+ * (cross_factor[Ld, B*S, 2H], cache[l][K_FACTOR] [P, max_rows, H], ...). The caches and cross_kv
+ * are ordinary pages (no huge pages), so that what a batch does not reach is never touched.
  *   history[max_rows, P]    the tokens fed to each row (uncached mode replays them)
  * Rows are contiguous per sentence (search.h), so a sentence's rows are the queries of one
  * cross-attention over its block, and sentences with as many rows each make one batched call
@@ -22,6 +26,7 @@
 #include "compute/kernels.h"
 #include "compute/packed.h"
 #include "infer/shortlist.h"
+#include "model/model_file.h"
 #include "base/util.h"
 
 #include <math.h>
@@ -37,6 +42,19 @@ static int buffer_reserve(buffer *b, size_t count, size_t size, const char *what
     return nmt_scratch_reserve(b, bytes);
 }
 
+/* The same in ordinary pages: memory that is reserved for the longest batch but touched only as
+ * far as a batch reaches (huge pages would fault in 2 MiB at the first byte). */
+static int plain_reserve(buffer *b, size_t count, size_t size) {
+    size_t bytes = 0;
+    if (nmt_size_mul(count ? count : 1, size ? size : 1, &bytes, "decoder cache") < 0) return -1;
+    if (bytes <= b->cap) return 0;
+    free(b->data);
+    b->cap = 0;
+    if (!(b->data = nmt_malloc_aligned(bytes))) return -1;
+    b->cap = bytes;
+    return 0;
+}
+
 enum { OUTPUT_COLUMNS = 256 }; /* vocabulary entries per chunk of the fused output layer */
 
 /* Every buffer, so that reserve and free walk one list. */
@@ -48,7 +66,8 @@ enum {
     BUF_GROUP_LEN, /* int32 [B]: their source tokens */
     BUF_HISTORY,   /* int32 [max_rows, P] */
     BUF_HISTORY_SPARE,
-    BUF_CROSS_KV,  /* [Ld, B*S, 2D] */
+    BUF_CROSS_KV,  /* [Ld, B*S, 2D] stored values (kvstore.h) */
+    BUF_CROSS_FACTOR, /* I8: float [Ld, B*S, 2H] */
     BUF_SLOT,      /* int32 [max_rows]: the cache slot of each live row */
     BUF_SLOT_SPARE,
     BUF_SLOT_TAKEN, /* unsigned char [max_rows]: slots that live rows hold during a reorder */
@@ -73,12 +92,18 @@ enum {
 /* A layer's matrices packed for nmt_packed_linear (encoder layers use the first four). */
 enum { W_QKV, W_O, W_FC1, W_FC2, W_CROSS_Q, W_CROSS_KV, W_CROSS_O, W_PER_LAYER };
 
+/* The buffers of one decoder layer's self-attention cache. */
+enum { CACHE_K, CACHE_V, CACHE_K_FACTOR, CACHE_V_FACTOR, CACHE_PARTS };
+
 struct nmt_incremental_weights {
     const nmt_model *model;
     nmt_packed *encoder; /* [encoder_layers * W_PER_LAYER] */
     nmt_packed *decoder; /* [decoder_layers * W_PER_LAYER] */
     nmt_packed output;   /* [V, D] */
     nmt_precision precision;
+    nmt_kv_format cache_format;     /* of the decoders' keys and values */
+    int released;                   /* the model's float32 matrices are gone: rows of the output
+                                     * matrix (tied embeddings, shortlists) come from its int8 copy */
     const nmt_shortlist *shortlist; /* or NULL: the output layer scores the whole vocabulary */
 };
 
@@ -95,7 +120,8 @@ struct nmt_incremental {
     int max_rows, max_steps;
     int positions_len;           /* positions in the BUF_POSITIONS table */
     buffer buf[BUF_COUNT];
-    buffer *cache_k, *cache_v;   /* [layers], each [P, max_rows, D] (position, then slot) */
+    nmt_kv_format kv;            /* the stored keys' and values' format */
+    buffer *cache;               /* [layers * CACHE_PARTS]: K, V [P, max_rows, D] (position, then slot), I8 factors */
     /* With a shortlist: the batch's candidate pieces, their output rows and those packed. */
     int shortlisted;             /* candidates of this batch; 0: no shortlist */
     int32_t *candidates;         /* [V] ascending */
@@ -117,14 +143,22 @@ void nmt_incremental_weights_free(nmt_incremental_weights *w) {
     free(w);
 }
 
+/* Packs weight[N, K] of the model (read where nmt_model_matrix finds it, its file pages let go
+ * again once packed). */
+static int pack(nmt_packed *pk, const nmt_model *model, const float *weight, int N, int K, nmt_precision precision) {
+    const int rc = nmt_packed_init(pk, nmt_model_matrix(model, weight), N, K, precision);
+    nmt_model_matrix_done(model, weight, (size_t)N * (size_t)K);
+    return rc;
+}
+
 /* The matrices every layer has: self-attention (q, k and v weights are consecutive: one [3D, D]
  * matrix) and the feed-forward pair. */
-static int pack_layer(nmt_packed *pk, const nmt_attention_params *self_attn, const nmt_ffn_params *ffn, int D, int F,
-                      nmt_precision precision) {
-    return nmt_packed_init(&pk[W_QKV], self_attn->q_weight, 3 * D, D, precision) < 0 ||
-                   nmt_packed_init(&pk[W_O], self_attn->o_weight, D, D, precision) < 0 ||
-                   nmt_packed_init(&pk[W_FC1], ffn->fc1_weight, F, D, precision) < 0 ||
-                   nmt_packed_init(&pk[W_FC2], ffn->fc2_weight, D, F, precision) < 0
+static int pack_layer(nmt_packed *pk, const nmt_model *model, const nmt_attention_params *self_attn,
+                      const nmt_ffn_params *ffn, int D, int F, nmt_precision precision) {
+    return pack(&pk[W_QKV], model, self_attn->q_weight, 3 * D, D, precision) < 0 ||
+                   pack(&pk[W_O], model, self_attn->o_weight, D, D, precision) < 0 ||
+                   pack(&pk[W_FC1], model, ffn->fc1_weight, F, D, precision) < 0 ||
+                   pack(&pk[W_FC2], model, ffn->fc2_weight, D, F, precision) < 0
                ? -1
                : 0;
 }
@@ -138,28 +172,53 @@ int nmt_incremental_weights_create(nmt_incremental_weights **out, const nmt_mode
     if (!w) return -1;
     w->model = model;
     w->precision = precision;
+    w->cache_format = precision == NMT_PRECISION_INT8 ? NMT_INCREMENTAL_INT8_CACHE : NMT_KV_F32;
+    if (D / c->heads > NMT_ATTENTION_STORED_BLOCK) w->cache_format = NMT_KV_F32;
+    /* A deferred output matrix is not in params: int8 reads its rows from the packed copy. */
+    w->released = precision == NMT_PRECISION_INT8 && nmt_model_matrix(model, model->p.output) != model->p.output;
     w->encoder = nmt_calloc((size_t)c->encoder_layers * W_PER_LAYER, sizeof(nmt_packed));
     w->decoder = nmt_calloc((size_t)c->decoder_layers * W_PER_LAYER, sizeof(nmt_packed));
     if (!w->encoder || !w->decoder) goto fail;
     for (int l = 0; l < c->encoder_layers; l++) {
         const nmt_encoder_layer_params *e = &model->p.encoder[l];
-        if (pack_layer(w->encoder + (size_t)l * W_PER_LAYER, &e->self_attn, &e->ffn, D, F, precision) < 0) goto fail;
+        if (pack_layer(w->encoder + (size_t)l * W_PER_LAYER, model, &e->self_attn, &e->ffn, D, F, precision) < 0)
+            goto fail;
     }
     for (int l = 0; l < c->decoder_layers; l++) {
         const nmt_decoder_layer_params *d = &model->p.decoder[l];
         nmt_packed *pk = w->decoder + (size_t)l * W_PER_LAYER;
-        if (pack_layer(pk, &d->self_attn, &d->ffn, D, F, precision) < 0 ||
-            nmt_packed_init(&pk[W_CROSS_Q], d->cross_attn.q_weight, D, D, precision) < 0 ||
-            nmt_packed_init(&pk[W_CROSS_KV], d->cross_attn.k_weight, 2 * D, D, precision) < 0 ||
-            nmt_packed_init(&pk[W_CROSS_O], d->cross_attn.o_weight, D, D, precision) < 0)
+        if (pack_layer(pk, model, &d->self_attn, &d->ffn, D, F, precision) < 0 ||
+            pack(&pk[W_CROSS_Q], model, d->cross_attn.q_weight, D, D, precision) < 0 ||
+            pack(&pk[W_CROSS_KV], model, d->cross_attn.k_weight, 2 * D, D, precision) < 0 ||
+            pack(&pk[W_CROSS_O], model, d->cross_attn.o_weight, D, D, precision) < 0)
             goto fail;
     }
-    if (nmt_packed_init(&w->output, model->p.output, c->vocab_size, D, precision) < 0) goto fail;
+    if (pack(&w->output, model, model->p.output, c->vocab_size, D, precision) < 0) goto fail;
     *out = w;
     return 0;
 fail:
     nmt_incremental_weights_free(w);
     return -1;
+}
+
+void nmt_incremental_weights_set_cache_format(nmt_incremental_weights *w, nmt_kv_format format) {
+    const nmt_model_config *c = &w->model->config;
+    w->cache_format = c->d_model / c->heads > NMT_ATTENTION_STORED_BLOCK ? NMT_KV_F32 : format;
+}
+
+nmt_kv_format nmt_incremental_weights_cache_format(const nmt_incremental_weights *w) { return w->cache_format; }
+
+size_t nmt_incremental_weights_release(nmt_incremental_weights *w, nmt_model *model) {
+    if (model != w->model || w->precision != NMT_PRECISION_INT8) return 0;
+    const nmt_model_config *c = &model->config;
+    /* Each packed matrix's source (a deferred one's is in the file: nothing in params to give). */
+    size_t bytes = nmt_model_release(model, w->output.weight, (size_t)w->output.N * (size_t)w->output.K);
+    for (int i = 0; i < (c->encoder_layers + c->decoder_layers) * W_PER_LAYER; i++) {
+        const nmt_packed *pk = i < c->encoder_layers * W_PER_LAYER ? &w->encoder[i] : &w->decoder[i - c->encoder_layers * W_PER_LAYER];
+        if (pk->weight) bytes += nmt_model_release(model, pk->weight, (size_t)pk->N * (size_t)pk->K);
+    }
+    w->released = 1;
+    return bytes;
 }
 
 void nmt_incremental_weights_set_shortlist(nmt_incremental_weights *w, const nmt_shortlist *shortlist) {
@@ -193,9 +252,9 @@ int nmt_incremental_create_shared(nmt_incremental **out, const nmt_incremental_w
     inc->layers = c->decoder_layers;
     inc->cached = 1;
     inc->scale = 1.0f / sqrtf((float)inc->dh);
-    inc->cache_k = nmt_calloc((size_t)inc->layers, sizeof(buffer));
-    inc->cache_v = nmt_calloc((size_t)inc->layers, sizeof(buffer));
-    if (!inc->cache_k || !inc->cache_v) {
+    inc->kv = weights->cache_format;
+    inc->cache = nmt_calloc((size_t)inc->layers * CACHE_PARTS, sizeof(buffer));
+    if (!inc->cache) {
         nmt_incremental_free(inc);
         return -1;
     }
@@ -205,12 +264,8 @@ int nmt_incremental_create_shared(nmt_incremental **out, const nmt_incremental_w
 
 void nmt_incremental_free(nmt_incremental *inc) {
     if (!inc) return;
-    for (int l = 0; l < inc->layers; l++) {
-        if (inc->cache_k) free(inc->cache_k[l].data);
-        if (inc->cache_v) free(inc->cache_v[l].data);
-    }
-    free(inc->cache_k);
-    free(inc->cache_v);
+    for (int i = 0; inc->cache && i < inc->layers * CACHE_PARTS; i++) free(inc->cache[i].data);
+    free(inc->cache);
     for (int i = 0; i < BUF_COUNT; i++) free(inc->buf[i].data);
     free(inc->candidates);
     free(inc->marks);
@@ -235,15 +290,25 @@ static void linear(const nmt_incremental *inc, float *y, const float *x, const n
         nmt_packed_linear(y + (size_t)r * (size_t)w->N, x + (size_t)r * (size_t)w->K, w, b, 1, scratch);
 }
 
+/* Sentences of width S encoded at once: as many as fit in max(ENCODE_ROWS, max_rows) rows (at
+ * least one), so that the encoder's activations are no bigger than the decoder's. */
+enum { ENCODE_ROWS = 256 };
+static int encode_sentences(int batch, int width, int max_rows) {
+    const int rows = max_rows > ENCODE_ROWS ? max_rows : ENCODE_ROWS, n = rows / width;
+    return n < 1 ? 1 : n < batch ? n : batch;
+}
+
 /* Sizes every buffer for a batch and prepares the position table for n positions. */
 int nmt_incremental_reserve(nmt_incremental *inc, int batch, int width, int max_rows, int max_steps) {
     const size_t D = (size_t)inc->D, bs = (size_t)batch * (size_t)width, rows = (size_t)max_rows;
-    const size_t m = bs > rows ? bs : rows, steps = (size_t)max_steps;
+    const size_t encoded = (size_t)encode_sentences(batch, width, max_rows), part = encoded * (size_t)width;
+    const size_t m = part > rows ? part : rows, steps = (size_t)max_steps;
     const size_t keys = steps > (size_t)width ? steps : (size_t)width;
     const size_t f = sizeof(float), i32 = sizeof(int32_t);
     size_t cache = 0, enc_weights = 0, dec_weights = 0, cross = 0;
+    const size_t kv = nmt_kv_value_bytes(inc->kv), factors = inc->kv == NMT_KV_I8 ? (size_t)inc->H : 0;
     if (nmt_size_mul(rows * steps, D, &cache, "decoder cache") < 0 ||
-        nmt_size_mul(bs * (size_t)width, (size_t)inc->H, &enc_weights, "encoder attention") < 0 ||
+        nmt_size_mul(part * (size_t)width, (size_t)inc->H, &enc_weights, "encoder attention") < 0 ||
         nmt_size_mul(rows * keys, (size_t)inc->H, &dec_weights, "decoder attention") < 0 ||
         nmt_size_mul(bs * 2 * D, (size_t)inc->layers, &cross, "cross-attention keys") < 0)
         return -1;
@@ -253,7 +318,7 @@ int nmt_incremental_reserve(nmt_incremental *inc, int batch, int width, int max_
     } sizes[] = {
         {BUF_SRC_LEN, (size_t)batch, i32},   {BUF_SENTENCE, rows, sizeof(int)},   {BUF_SENTENCE_SPARE, rows, sizeof(int)},
         {BUF_GROUP, (size_t)batch, i32},     {BUF_GROUP_LEN, (size_t)batch, i32},
-        {BUF_HISTORY, rows * steps, i32},    {BUF_HISTORY_SPARE, rows * steps, i32}, {BUF_CROSS_KV, cross, f},
+        {BUF_HISTORY, rows * steps, i32},    {BUF_HISTORY_SPARE, rows * steps, i32}, 
         {BUF_SLOT, rows, i32},               {BUF_SLOT_SPARE, rows, i32},          {BUF_SLOT_TAKEN, rows, 1},
         {BUF_X, m * D, f},                   {BUF_NORMED, m * D, f},
         {BUF_QKV, m * 3 * D, f},             {BUF_CTX, m * D, f},                 {BUF_DELTA, m * D, f},
@@ -265,10 +330,16 @@ int nmt_incremental_reserve(nmt_incremental *inc, int batch, int width, int max_
     };
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
         if (buffer_reserve(&inc->buf[sizes[i].id], sizes[i].count, sizes[i].size, "decoder buffer") < 0) return -1;
-    for (int l = 0; l < inc->layers; l++)
-        if (buffer_reserve(&inc->cache_k[l], cache, f, "decoder cache") < 0 ||
-            buffer_reserve(&inc->cache_v[l], cache, f, "decoder cache") < 0)
+    if (plain_reserve(&inc->buf[BUF_CROSS_KV], cross, kv) < 0 ||
+        plain_reserve(&inc->buf[BUF_CROSS_FACTOR], cross / (2 * D), 2 * factors * sizeof(float)) < 0)
+        return -1;
+    for (int l = 0; l < inc->layers; l++) {
+        buffer *part = inc->cache + (size_t)l * CACHE_PARTS;
+        if (plain_reserve(&part[CACHE_K], cache, kv) < 0 || plain_reserve(&part[CACHE_V], cache, kv) < 0 ||
+            plain_reserve(&part[CACHE_K_FACTOR], cache / D, factors * sizeof(float)) < 0 ||
+            plain_reserve(&part[CACHE_V_FACTOR], cache / D, factors * sizeof(float)) < 0)
             return -1;
+    }
     /* Positions 0 .. max(S, P) - 1 are used; learned ones are parameters. */
     const nmt_model_config *c = &inc->model->config;
     int n = (int)keys;
@@ -281,6 +352,15 @@ int nmt_incremental_reserve(nmt_incremental *inc, int batch, int width, int max_
     return 0;
 }
 
+/* Row `token` of an embedding table, or of the int8 output matrix that replaced it (the same
+ * values: the model was rounded to it). */
+static const float *embedding_row(const nmt_incremental *inc, const float *table, int32_t token, float *scratch) {
+    if (!inc->w->released || table != inc->model->p.output)
+        return nmt_model_matrix(inc->model, table) + (size_t)token * (size_t)inc->D;
+    nmt_qgemm_row(&inc->w->output.q, token, scratch);
+    return scratch;
+}
+
 /* x[n, D] = embedding[tokens] * sqrt(D) + the position's vector (none with rope). */
 static void embed(nmt_incremental *inc, const float *table, const float *learned, int n) {
     const nmt_model_config *c = &inc->model->config;
@@ -290,11 +370,11 @@ static void embed(nmt_incremental *inc, const float *table, const float *learned
     const float *sinusoids = BUF(inc, BUF_POSITIONS, float);
     float *x = BUF(inc, BUF_X, float);
     for (int i = 0; i < n; i++) {
-        const float *e = table + (size_t)tokens[i] * (size_t)D;
+        float *xi = x + (size_t)i * (size_t)D;
+        const float *e = embedding_row(inc, table, tokens[i], xi);
         const float *p = c->positions == NMT_POSITIONS_SINUSOIDAL ? sinusoids + (size_t)pos[i] * (size_t)D
                          : c->positions == NMT_POSITIONS_LEARNED ? learned + (size_t)pos[i] * (size_t)D
                                                                  : NULL;
-        float *xi = x + (size_t)i * (size_t)D;
         for (int j = 0; j < D; j++) xi[j] = e[j] * scale + (p ? p[j] : 0.0f);
     }
 }
@@ -345,20 +425,21 @@ static nmt_heads heads(float *data, long batch_stride, long row_stride) {
     return (nmt_heads){data, batch_stride, row_stride, NULL};
 }
 
-/* The encoder over src[B, S]; leaves each decoder layer's cross-attention k|v in BUF_CROSS_KV. */
-static void encode(nmt_incremental *inc, const int32_t *src) {
+/* The encoder over sentences [first, first + count) of src[B, S]; leaves each decoder layer's
+ * cross-attention k|v of them in BUF_CROSS_KV. */
+static void encode_part(nmt_incremental *inc, const int32_t *src, int first, int count) {
     const nmt_model *m = inc->model;
     const nmt_params *p = &m->p;
-    const int B = inc->batch, S = inc->width, D = inc->D, n = B * S;
+    const int S = inc->width, D = inc->D, n = count * S;
     int32_t *tokens = BUF(inc, BUF_TOKENS, int32_t), *pos = BUF(inc, BUF_POS, int32_t);
     for (int i = 0; i < n; i++) {
-        tokens[i] = src[i];
+        tokens[i] = src[(size_t)first * (size_t)S + (size_t)i];
         pos[i] = i % S;
     }
     embed(inc, p->src_embed, p->src_positions, n);
     float *qkv = BUF(inc, BUF_QKV, float), *ctx = BUF(inc, BUF_CTX, float);
-    const nmt_attention_dims dims = {.batch = B, .heads = inc->H, .head_dim = inc->dh, .q_len = S, .k_len = S,
-                                     .k_lengths = BUF(inc, BUF_SRC_LEN, int32_t), .scale = inc->scale};
+    const nmt_attention_dims dims = {.batch = count, .heads = inc->H, .head_dim = inc->dh, .q_len = S, .k_len = S,
+                                     .k_lengths = BUF(inc, BUF_SRC_LEN, int32_t) + first, .scale = inc->scale};
     for (int l = 0; l < m->config.encoder_layers; l++) {
         const nmt_encoder_layer_params *layer = &p->encoder[l];
         const nmt_packed *w = inc->w->encoder + (size_t)l * W_PER_LAYER;
@@ -378,10 +459,45 @@ static void encode(nmt_incremental *inc, const int32_t *src) {
                               p->encoder_norm.weight, p->encoder_norm.bias, n, D, m->config.norm_eps);
         memory = BUF(inc, BUF_NORMED, float);
     }
-    /* k and v weights are consecutive: one [2D, D] projection per decoder layer. */
-    for (int l = 0; l < inc->layers; l++)
-        linear(inc, BUF(inc, BUF_CROSS_KV, float) + (size_t)l * (size_t)n * 2 * (size_t)D, memory,
-               &inc->w->decoder[(size_t)l * W_PER_LAYER + W_CROSS_KV], p->decoder[l].cross_attn.k_bias, n);
+    /* k and v weights are consecutive: one [2D, D] projection per decoder layer, stored in the
+     * cache format through BUF_QKV (float32 straight into place). */
+    for (int l = 0; l < inc->layers; l++) {
+        const size_t at = ((size_t)l * (size_t)inc->batch + (size_t)first) * (size_t)S * 2 * (size_t)D;
+        float *kv = inc->kv == NMT_KV_F32 ? BUF(inc, BUF_CROSS_KV, float) + at : qkv;
+        linear(inc, kv, memory, &inc->w->decoder[(size_t)l * W_PER_LAYER + W_CROSS_KV], p->decoder[l].cross_attn.k_bias, n);
+        if (inc->kv != NMT_KV_F32)
+            nmt_kv_store(inc->kv, inc->buf[BUF_CROSS_KV].data, BUF(inc, BUF_CROSS_FACTOR, float), at, kv, 2L * D, n,
+                         2 * inc->H, inc->dh);
+    }
+}
+
+/* The encoder over src[B, S], a few sentences at a time (encode_sentences). */
+static void encode(nmt_incremental *inc, const int32_t *src) {
+    const int step = encode_sentences(inc->batch, inc->width, inc->max_rows);
+    for (int first = 0; first < inc->batch; first += step)
+        encode_part(inc, src, first, inc->batch - first < step ? inc->batch - first : step);
+}
+
+/* Attention over stored keys and values: float32 ones through nmt_attention_forward itself. */
+static void attention_stored(nmt_incremental *inc, nmt_heads out, nmt_heads q, nmt_kv_heads k, nmt_kv_heads v,
+                             const nmt_attention_dims *dims) {
+    float *weights = BUF(inc, BUF_WEIGHTS, float);
+    if (inc->kv == NMT_KV_F32) {
+        const nmt_heads keys = {(float *)k.data, k.batch_stride, k.row_stride, k.slot},
+                        values = {(float *)v.data, v.batch_stride, v.row_stride, v.slot};
+        nmt_attention_forward(out, weights, q, keys, values, dims);
+        return;
+    }
+    nmt_attention_forward_stored(out, weights, q, k, v, dims);
+}
+
+/* Keys or values `first` values into a stored array (I8 factors alongside). */
+static nmt_kv_heads stored(const nmt_incremental *inc, const buffer *data, const buffer *factor, size_t first,
+                           long batch_stride, long row_stride, const int32_t *slot) {
+    const size_t bytes = nmt_kv_value_bytes(inc->kv);
+    return (nmt_kv_heads){(const char *)data->data + first * bytes,
+                          inc->kv == NMT_KV_I8 ? (const float *)factor->data + first / (size_t)inc->dh : NULL,
+                          batch_stride, row_stride, slot, inc->kv};
 }
 
 /* Cross-attention of the R rows (queries in BUF_QKV[R, D]) over their sentences' encoder output.
@@ -394,7 +510,7 @@ static void cross_attention(nmt_incremental *inc, int l, float *attention) {
     const int32_t *src_len = BUF(inc, BUF_SRC_LEN, int32_t);
     int32_t *group = BUF(inc, BUF_GROUP, int32_t), *group_len = BUF(inc, BUF_GROUP_LEN, int32_t);
     float *q = BUF(inc, BUF_QKV, float), *ctx = BUF(inc, BUF_CTX, float), *w = BUF(inc, BUF_WEIGHTS, float);
-    float *kv = BUF(inc, BUF_CROSS_KV, float) + (size_t)l * (size_t)inc->batch * (size_t)S * 2 * (size_t)D;
+    const size_t kv = (size_t)l * (size_t)inc->batch * (size_t)S * 2 * (size_t)D;
     for (int first = 0, last = 0; first < R; first = last) {
         /* The group: the sentence of row `first` with its n rows, and the sentences after it that
          * have exactly n rows too. */
@@ -409,9 +525,10 @@ static void cross_attention(nmt_incremental *inc, int l, float *attention) {
         const nmt_attention_dims dims = {.batch = count, .heads = H, .head_dim = inc->dh, .q_len = n, .k_len = S,
                                          .k_lengths = group_len, .scale = inc->scale};
         const long q_stride = (long)n * D, kv_stride = 2L * S * D;
-        const nmt_heads keys = {kv, kv_stride, 2L * D, group}, values = {kv + D, kv_stride, 2L * D, group};
-        nmt_attention_forward(heads(ctx + (size_t)first * D, q_stride, D), w, heads(q + (size_t)first * D, q_stride, D),
-                              keys, values, &dims);
+        const buffer *data = &inc->buf[BUF_CROSS_KV], *factor = &inc->buf[BUF_CROSS_FACTOR];
+        attention_stored(inc, heads(ctx + (size_t)first * D, q_stride, D), heads(q + (size_t)first * D, q_stride, D),
+                         stored(inc, data, factor, kv, kv_stride, 2L * D, group),
+                         stored(inc, data, factor, kv + (size_t)D, kv_stride, 2L * D, group), &dims);
         if (!attention) continue;
         /* w[count, H, n, S] -> attention[row, :] = the mean over heads. */
         for (int r = first; r < last; r++) {
@@ -527,18 +644,20 @@ static void decode_position(nmt_incremental *inc, int t, const step_output *out)
     for (int l = 0; l < inc->layers; l++) {
         const nmt_decoder_layer_params *layer = &p->decoder[l];
         const nmt_packed *w = inc->w->decoder + (size_t)l * W_PER_LAYER;
-        float *ck = inc->cache_k[l].data, *cv = inc->cache_v[l].data;
+        const buffer *part = inc->cache + (size_t)l * CACHE_PARTS;
         const float *in = sublayer_input(inc, &layer->self_attn_norm, R);
         linear(inc, qkv, in, &w[W_QKV], layer->self_attn.q_bias, R);
         rope(inc, R);
         for (int r = 0; r < R; r++) {
             size_t at = ((size_t)t * (size_t)inc->max_rows + (size_t)slot[r]) * (size_t)D;
-            memcpy(ck + at, qkv + (size_t)r * 3 * D + D, (size_t)D * sizeof(float));
-            memcpy(cv + at, qkv + (size_t)r * 3 * D + 2 * D, (size_t)D * sizeof(float));
+            nmt_kv_store(inc->kv, part[CACHE_K].data, part[CACHE_K_FACTOR].data, at, qkv + (size_t)r * 3 * D + D, D, 1,
+                         inc->H, inc->dh);
+            nmt_kv_store(inc->kv, part[CACHE_V].data, part[CACHE_V_FACTOR].data, at, qkv + (size_t)r * 3 * D + 2 * D, D,
+                         1, inc->H, inc->dh);
         }
-        const nmt_heads keys = {ck, D, (long)inc->max_rows * D, slot}, values = {cv, D, (long)inc->max_rows * D, slot};
-        nmt_attention_forward(heads(ctx, D, D), BUF(inc, BUF_WEIGHTS, float), heads(qkv, 3L * D, 3L * D), keys,
-                              values, &self);
+        const long rows_stride = (long)inc->max_rows * D;
+        attention_stored(inc, heads(ctx, D, D), heads(qkv, 3L * D, 3L * D), stored(inc, &part[CACHE_K], &part[CACHE_K_FACTOR], 0, D, rows_stride, slot),
+                         stored(inc, &part[CACHE_V], &part[CACHE_V_FACTOR], 0, D, rows_stride, slot), &self);
         linear(inc, BUF(inc, BUF_DELTA, float), ctx, &w[W_O], layer->self_attn.o_bias, R);
         residual(inc, &layer->self_attn_norm, R);
 
@@ -569,8 +688,11 @@ static int shortlist_batch(nmt_incremental *inc, const int32_t *src, long count)
         if (!inc->candidates || !inc->marks || !inc->candidate_rows) return -1;
     }
     const int n = nmt_shortlist_union(inc->w->shortlist, src, count, inc->marks, inc->candidates);
-    for (int i = 0; i < n; i++)
-        memcpy(inc->candidate_rows + (size_t)i * D, inc->model->p.output + (size_t)inc->candidates[i] * D, D * sizeof(float));
+    for (int i = 0; i < n; i++) {
+        float *row = inc->candidate_rows + (size_t)i * D;
+        const float *from = embedding_row(inc, inc->model->p.output, inc->candidates[i], row);
+        if (from != row) memcpy(row, from, D * sizeof(float));
+    }
     nmt_packed_free(&inc->candidate_w);
     inc->shortlisted = 0;
     if (nmt_packed_init(&inc->candidate_w, inc->candidate_rows, n, inc->D, inc->w->precision) < 0) return -1;
@@ -681,8 +803,9 @@ static void reorder_slots(nmt_incremental *inc, int rows, const int32_t *parents
         for (size_t t = 0; t < fed; t++) {
             const size_t from = (t * rows_stride + (size_t)slot[parents[r]]) * D, to = (t * rows_stride + (size_t)free_slot) * D;
             for (int l = 0; l < inc->layers; l++) {
-                memcpy((float *)inc->cache_k[l].data + to, (float *)inc->cache_k[l].data + from, D * sizeof(float));
-                memcpy((float *)inc->cache_v[l].data + to, (float *)inc->cache_v[l].data + from, D * sizeof(float));
+                buffer *part = inc->cache + (size_t)l * CACHE_PARTS;
+                nmt_kv_copy(inc->kv, part[CACHE_K].data, part[CACHE_K_FACTOR].data, to, from, inc->D, inc->dh);
+                nmt_kv_copy(inc->kv, part[CACHE_V].data, part[CACHE_V_FACTOR].data, to, from, inc->D, inc->dh);
             }
         }
     }

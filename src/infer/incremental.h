@@ -18,9 +18,10 @@
  * they are row-invariant, so a row's numbers do not depend on the rest of the batch even in the
  * last bits. Without either (or with NMT_GEMM=openblas) they are OpenBLAS's, which computes a row
  * differently depending on where it falls in its micro-kernel tiles; row-invariant mode then
- * computes every product one row at a time (slower, for tests). Uncached mode recomputes the decoder over the whole prefix at each step
- * through the same code (the cache is refilled from position 0); with row invariance, cached and
- * uncached decoding, and a sentence decoded in a batch or alone, agree bit for bit.
+ * computes every product one row at a time (slower, for tests). Uncached mode recomputes the
+ * decoder over the whole prefix at each step through the same code (the cache is refilled from
+ * position 0); with row invariance, cached and uncached decoding, and a sentence decoded in a
+ * batch or alone, agree bit for bit.
  */
 #ifndef NMT_INCREMENTAL_H
 #define NMT_INCREMENTAL_H
@@ -31,6 +32,10 @@
 #include "model/model.h"
 #include "compute/packed.h"
 #include "infer/shortlist.h"
+#include "compute/kvstore.h"
+
+/* The keys and values an int8 translator's decoders keep (kvstore.h); fp32 and bf16 keep float32. */
+#define NMT_INCREMENTAL_INT8_CACHE NMT_KV_I8
 
 typedef struct nmt_incremental nmt_incremental;
 
@@ -39,6 +44,17 @@ typedef struct nmt_incremental nmt_incremental;
 typedef struct nmt_incremental_weights nmt_incremental_weights;
 int nmt_incremental_weights_create(nmt_incremental_weights **weights, const nmt_model *model, nmt_precision precision);
 void nmt_incremental_weights_free(nmt_incremental_weights *weights);
+/* The format of the keys and values that decoders created from now on keep (kvstore.h): float32
+ * by default, NMT_INCREMENTAL_INT8_CACHE for int8 weights; float32 whatever is asked when a head
+ * is wider than NMT_ATTENTION_STORED_BLOCK. */
+void nmt_incremental_weights_set_cache_format(nmt_incremental_weights *weights, nmt_kv_format format);
+nmt_kv_format nmt_incremental_weights_cache_format(const nmt_incremental_weights *weights);
+/* int8 weights: gives back the memory of the model's float32 copies of every matrix the weights
+ * hold quantized (nmt_model_release); from then on rows of the output matrix (the embeddings tied
+ * to it, shortlist candidates) are read from its int8 copy: the same values for a model rounded
+ * by nmt_model_quantize_int8. Embedding tables of their own stay float32. Returns the bytes given back; 0, and
+ * nothing changes, for other weights. The model then serves these weights only. */
+size_t nmt_incremental_weights_release(nmt_incremental_weights *weights, nmt_model *model);
 /* From the next batch on, the top lists of nmt_incremental_step_best score only the batch's
  * shortlist candidates (shortlist.h; the shortlist must outlive the weights), NULL: the whole
  * vocabulary again. Log-probabilities are then normalized over the candidates, and a sentence's

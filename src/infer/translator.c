@@ -80,6 +80,10 @@ void nmt_translator_free(nmt_translator *t) {
     free(t);
 }
 
+size_t nmt_translator_release_model(nmt_translator *t, nmt_model *model) {
+    return model == t->model ? nmt_incremental_weights_release(t->weights, model) : 0;
+}
+
 static int empty_translation(nmt_translation *out) {
     out->hyps = nmt_calloc(1, sizeof(nmt_hypothesis));
     if (!out->hyps) return -1;

@@ -643,6 +643,9 @@ static void scale_copy_range(void *ctx, long begin, long end) {
 
 static int forward(nmt_model *m, const nmt_batch *batch, int mode, const nmt_forward_options *opts, nmt_loss *loss,
                    float *logprobs) {
+    if (m->release_marked)
+        return nmt_error_set("model forward: the model's float32 matrices were given back to the system for an int8 "
+                             "translator");
     if (prepare(m, batch, mode, opts) < 0) {
         m->acts->mode = NMT_PASS_EVAL;
         return -1;

@@ -11,7 +11,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
-int nmt_model_dir_open(const char *dir, nmt_model *model, nmt_spm **spm) {
+/* nmt_model_dir_open, the matrices deferred or not. */
+static int open_dir(const char *dir, nmt_model *model, nmt_spm **spm, int deferred) {
     memset(model, 0, sizeof *model);
     *spm = NULL;
     struct stat st;
@@ -25,7 +26,7 @@ int nmt_model_dir_open(const char *dir, nmt_model *model, nmt_spm **spm) {
         nmt_error_set("%s: missing (is %s a model directory written by `nmt train`?)", model_path, dir);
         goto done;
     }
-    if (nmt_model_load(model, model_path) < 0) goto done;
+    if ((deferred ? nmt_model_load_deferred(model, model_path) : nmt_model_load(model, model_path)) < 0) goto done;
     if (nmt_spm_load(spm, spm_path) < 0) goto done;
     if (nmt_spm_vocab_size(*spm) != model->config.vocab_size) {
         nmt_error_set("%s has %d pieces but %s has a vocabulary of %d", spm_path, nmt_spm_vocab_size(*spm), model_path,
@@ -44,6 +45,17 @@ done:
     free(model_path);
     free(spm_path);
     return rc;
+}
+
+int nmt_model_dir_open(const char *dir, nmt_model *model, nmt_spm **spm) { return open_dir(dir, model, spm, 0); }
+
+int nmt_model_dir_open_int8(const char *dir, nmt_model *model, nmt_spm **spm) {
+    if (open_dir(dir, model, spm, 1) < 0) return -1;
+    if (nmt_model_quantize_int8(model) == 0) return 0;
+    nmt_spm_free(*spm);
+    *spm = NULL;
+    nmt_model_free(model);
+    return -1;
 }
 
 int nmt_model_dir_encode_line(const nmt_model *model, const nmt_spm *spm, const nmt_lines *lines, int32_t **ids,

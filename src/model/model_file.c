@@ -168,6 +168,7 @@ int nmt_model_tensor_read(const nmt_model *m, float *buffer, const char *prefix,
         snprintf(name, sizeof name, "%s%s", prefix, info->name);
         const nmt_st_tensor *t = nmt_st_find(file, name);
         if (!t) return nmt_error_set("%s: tensor '%s' is missing", path, name);
+        const int skip = buffer == m->params && m->deferred && m->deferred[i]; /* read from the file later */
         const int int8 = t->dtype == NMT_ST_I8 && info->rank == 2;
         if (t->dtype != NMT_ST_F32 && !int8)
             return nmt_error_set("%s: tensor '%s' is %s, not F32%s", path, name, nmt_st_dtype_name(t->dtype),
@@ -182,11 +183,14 @@ int nmt_model_tensor_read(const nmt_model *m, float *buffer, const char *prefix,
             return nmt_error_set("%s: tensor '%s' has shape %s, but the model's config needs %s", path, name, got_text,
                                  want_text);
         }
-        if (int8) {
+        if (skip) {
+            continue;
+        } else if (int8) {
             if (dequantize(buffer + info->offset, t, info->shape[0], info->shape[1], file, path) < 0) return -1;
         } else {
             memcpy(buffer + info->offset, t->data, info->count * sizeof(float));
         }
+        nmt_st_release(file, t->data, t->size); /* copied: a mapped file's pages may go */
     }
     return 0;
 }
@@ -268,7 +272,8 @@ int nmt_model_quantize_int8(nmt_model *m) {
     if (!q) return -1;
     for (int i = 0; i < m->num_tensors; i++) {
         const nmt_tensor_info *info = &m->tensors[i];
-        for (int r = 0; info->rank == 2 && r < info->shape[0]; r++) {
+        /* A deferred matrix is quantized from the file by its reader: the same int8 values. */
+        for (int r = 0; info->rank == 2 && !(m->deferred && m->deferred[i]) && r < info->shape[0]; r++) {
             float *row = m->params + info->offset + (size_t)r * (size_t)info->shape[1];
             const float factor = nmt_qgemm_quantize_row(q, row, info->shape[1]);
             for (int c = 0; c < info->shape[1]; c++) row[c] = (float)q[c] * factor;
@@ -321,21 +326,88 @@ fail:
     return -1;
 }
 
+/* Reads the parameters (all but the deferred ones) and refuses tensors the model does not have. */
+static int read_model(nmt_model *m, nmt_st_file *file, const char *path) {
+    int rc = nmt_model_tensor_read(m, m->params, "", file, path);
+    for (int i = 0; rc == 0 && i < file->num_tensors && file->num_tensors > m->num_tensors; i++) {
+        int known = 0;
+        for (int j = 0; !known && j < m->num_tensors; j++) known = strcmp(file->tensors[i].name, m->tensors[j].name) == 0;
+        known = known || is_int8_scale(m, file, file->tensors[i].name);
+        if (!known)
+            rc = nmt_error_set("%s: tensor '%s' is not part of the model (a checkpoint? `nmt average` turns "
+                               "checkpoints into a model file)", path, file->tensors[i].name);
+    }
+    return rc;
+}
+
 int nmt_model_load(nmt_model *m, const char *path) {
     nmt_st_file file;
     if (open_model(m, &file, path) < 0) return -1;
-    int rc = nmt_model_tensor_read(m, m->params, "", &file, path);
-    for (int i = 0; rc == 0 && i < file.num_tensors && file.num_tensors > m->num_tensors; i++) {
-        int known = 0;
-        for (int j = 0; !known && j < m->num_tensors; j++) known = strcmp(file.tensors[i].name, m->tensors[j].name) == 0;
-        known = known || is_int8_scale(m, &file, file.tensors[i].name);
-        if (!known)
-            rc = nmt_error_set("%s: tensor '%s' is not part of the model (a checkpoint? `nmt average` turns "
-                               "checkpoints into a model file)", path, file.tensors[i].name);
-    }
+    int rc = read_model(m, &file, path);
     nmt_st_free(&file);
     if (rc < 0) nmt_model_free(m);
     return rc;
+}
+
+/* The file's data where it is laid out exactly like params (every tensor F32 at its parameter
+ * offset: what nmt writes), else NULL. */
+static const float *same_layout(const nmt_model *m, const nmt_st_file *file) {
+    const nmt_st_tensor *first = m->num_tensors > 0 ? nmt_st_find(file, m->tensors[0].name) : NULL;
+    if (!first || first->dtype != NMT_ST_F32 || (uintptr_t)first->data % sizeof(float) != 0) return NULL;
+    const unsigned char *base = (const unsigned char *)first->data - m->tensors[0].offset * sizeof(float);
+    for (int i = 0; i < m->num_tensors; i++) {
+        const nmt_st_tensor *t = nmt_st_find(file, m->tensors[i].name);
+        if (!t || t->dtype != NMT_ST_F32 || t->size != m->tensors[i].count * sizeof(float) ||
+            (const unsigned char *)t->data != base + m->tensors[i].offset * sizeof(float))
+            return NULL;
+    }
+    return (const float *)(const void *)base;
+}
+
+int nmt_model_load_deferred(nmt_model *m, const char *path) {
+    nmt_st_file *file = nmt_malloc(sizeof *file);
+    if (!file) return -1;
+    if (open_model(m, file, path) < 0) {
+        free(file);
+        return -1;
+    }
+    const float *floats = same_layout(m, file);
+    const nmt_params *p = &m->p;
+    int rc = floats && !(m->deferred = nmt_calloc((size_t)m->num_tensors, 1)) ? -1 : 0;
+    for (int i = 0; rc == 0 && floats && i < m->num_tensors; i++) {
+        const float *at = m->params + m->tensors[i].offset;
+        const int table = at == p->src_embed || at == p->tgt_embed || at == p->src_positions || at == p->tgt_positions;
+        m->deferred[i] = m->tensors[i].rank == 2 && (!table || at == p->output);
+    }
+    if (rc == 0) rc = read_model(m, file, path);
+    if (rc == 0 && floats) {
+        m->source = file;
+        m->source_floats = floats;
+        m->release_marked = 1; /* params lack the deferred tensors */
+        return 0;
+    }
+    nmt_st_free(file);
+    free(file);
+    if (rc < 0) nmt_model_free(m);
+    return rc;
+}
+
+/* The deferred tensor holding params offset `at`, or -1. */
+static int deferred_tensor(const nmt_model *m, size_t at) {
+    for (int i = 0; m->deferred && i < m->num_tensors; i++)
+        if (at >= m->tensors[i].offset && at < m->tensors[i].offset + m->tensors[i].count) return m->deferred[i] ? i : -1;
+    return -1;
+}
+
+const float *nmt_model_matrix(const nmt_model *m, const float *p) {
+    if (!m->source || p < m->params || p >= m->params + m->num_params) return p;
+    const size_t at = (size_t)(p - m->params);
+    return deferred_tensor(m, at) >= 0 ? m->source_floats + at : p;
+}
+
+void nmt_model_matrix_done(const nmt_model *m, const float *p, size_t count) {
+    const float *from = nmt_model_matrix(m, p);
+    if (from != p) nmt_st_release(m->source, from, count * sizeof(float));
 }
 
 int nmt_model_init_from(nmt_model *m, const char *path) {

@@ -66,6 +66,19 @@ int nmt_model_quantize_int8(nmt_model *m);
  * with a tensor the model does not have. On failure *m holds nothing to free. */
 int nmt_model_load(nmt_model *m, const char *path);
 
+/* nmt_model_load for a reader that quantizes the matrices itself (an int8 translator): the matrices
+ * (rank-2 tensors but embedding and position tables other than the output matrix) are not copied
+ * into params; the file stays mapped in the model and nmt_model_matrix reads them there, its pages
+ * in memory only while they are read. Loads like nmt_model_load when the file is not laid out like
+ * the parameters (an int8 file, another writer's order). params then hold 0 at deferred tensors:
+ * the forward passes must not run on such a model (a deferred load is for translators). */
+int nmt_model_load_deferred(nmt_model *m, const char *path);
+/* The floats at params pointer p: p itself, or for a deferred tensor the same floats in the file. */
+const float *nmt_model_matrix(const nmt_model *m, const float *p);
+/* A reader done with count floats at params pointer p lets a deferred range's file pages leave
+ * this process's memory (nmt_st_release); nothing for others. */
+void nmt_model_matrix_done(const nmt_model *m, const float *p, size_t count);
+
 /* Fine-tuning: reads the parameters of the model file at `path` into m (already created), refusing
  * a file of another architecture: every model key but dropout and attention_dropout, and vocab_size,
  * must match (the error names the key and both values). */

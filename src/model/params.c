@@ -9,13 +9,21 @@
 #include "model/activations.h"
 #include "model/model.h"
 
+#include "model/model_file.h"
+#include "model/safetensors.h"
+
 #include "base/random.h"
 #include "base/util.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__unix__) || defined(__APPLE__)
+#include <sys/mman.h>
+#include <unistd.h>
+#endif
 
 
 typedef struct layout {
@@ -141,6 +149,31 @@ static float *aligned_floats(size_t n) {
     return nmt_malloc_aligned(bytes);
 }
 
+/* n zeroed floats, 64-byte aligned, for free_params: a big block straight from the system (mmap),
+ * whose pages cost no memory until they are written (a deferred load never writes some). */
+enum { MAPPED_PARAMS = 1 << 20 }; /* bytes */
+static float *zeroed_params(size_t n) {
+    float *p;
+#if (defined(__unix__) || defined(__APPLE__)) && defined(MAP_ANONYMOUS)
+    if (n * sizeof(float) >= MAPPED_PARAMS) {
+        p = mmap(NULL, n * sizeof(float), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (p != MAP_FAILED) return p;
+    }
+#endif
+    if ((p = aligned_floats(n))) memset(p, 0, n * sizeof(float));
+    return p;
+}
+
+static void free_params(float *p, size_t n) {
+#if (defined(__unix__) || defined(__APPLE__)) && defined(MAP_ANONYMOUS)
+    if (p && n * sizeof(float) >= MAPPED_PARAMS) {
+        munmap(p, n * sizeof(float));
+        return;
+    }
+#endif
+    free(p);
+}
+
 int nmt_model_init(nmt_model *m, const nmt_model_config *config) {
     memset(m, 0, sizeof *m);
     if (nmt_model_config_check(config) < 0) return -1;
@@ -158,9 +191,9 @@ int nmt_model_init(nmt_model *m, const nmt_model_config *config) {
     m->g.encoder = nmt_calloc((size_t)config->encoder_layers, sizeof *m->g.encoder);
     m->g.decoder = nmt_calloc((size_t)config->decoder_layers, sizeof *m->g.decoder);
     if (!m->acts || !m->tensors || !m->p.encoder || !m->p.decoder || !m->g.encoder || !m->g.decoder) goto fail;
-    m->params = aligned_floats(m->num_params);
-    if (!m->params) goto fail;
-    memset(m->params, 0, m->num_params * sizeof(float));
+    if (nmt_size_mul(m->num_params, sizeof(float), &(size_t){0}, "model parameters") < 0 ||
+        !(m->params = zeroed_params(m->num_params)))
+        goto fail;
 
     layout params = {.base = m->params, .table = m->tensors};
     layout_walk(&params, config, &m->p);
@@ -174,7 +207,10 @@ fail:
 
 void nmt_model_free(nmt_model *m) {
     nmt_activations_free(m->acts);
-    free(m->params);
+    free_params(m->params, m->num_params);
+    if (m->source) nmt_st_free(m->source);
+    free(m->source);
+    free(m->deferred);
     free(m->grads);
     free(m->tensors);
     free(m->p.encoder);
@@ -182,6 +218,22 @@ void nmt_model_free(nmt_model *m) {
     free(m->g.encoder);
     free(m->g.decoder);
     memset(m, 0, sizeof *m);
+}
+
+size_t nmt_model_release(nmt_model *m, const float *first, size_t count) {
+    if (!m->params || first < m->params || count > m->num_params || (size_t)(first - m->params) > m->num_params - count)
+        return 0;
+    m->release_marked = 1;
+    nmt_model_matrix_done(m, first, count);
+#if (defined(__unix__) || defined(__APPLE__)) && defined(MADV_DONTNEED)
+    const uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    const uintptr_t lo = ((uintptr_t)first + page - 1) & ~(page - 1), hi = (uintptr_t)(first + count) & ~(page - 1);
+    if (hi > lo && madvise((void *)lo, hi - lo, MADV_DONTNEED) == 0) {
+        m->released += hi - lo;
+        return hi - lo;
+    }
+#endif
+    return 0;
 }
 
 int nmt_model_zero_grads(nmt_model *m) {

@@ -27,6 +27,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#if defined(__unix__) || defined(__APPLE__)
+#include <sys/mman.h>
+#include <unistd.h>
+#define ST_MMAP 1
+#else
+#define ST_MMAP 0
+#endif
 
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "nmt reads and writes safetensors data as the host's floats, so it needs a little-endian machine"
@@ -347,7 +354,15 @@ static int check_checksum(nmt_st_file *file, const char *name, const unsigned ch
     uint64_t want = strtoull(text, &end, 16);
     if (errno || strlen(text) != 16 || *end != '\0')
         return nmt_error_set("%s: damaged: metadata \"%s\" is not 16 hexadecimal digits: \"%s\"", name, checksum_key, text);
-    uint64_t have = nmt_hash_bytes(data, size);
+    nmt_hash hash;
+    nmt_hash_init(&hash);
+    enum { HASH_BLOCK = 1 << 20 };
+    for (size_t at = 0; at < size; at += HASH_BLOCK) {
+        const size_t n = size - at < HASH_BLOCK ? size - at : HASH_BLOCK;
+        nmt_hash_add(&hash, data + at, n);
+        nmt_st_release(file, data + at, n);
+    }
+    uint64_t have = nmt_hash_final(&hash);
     if (have != want)
         return nmt_error_set("%s: damaged: the tensor data does not match the checksum in its header (%016" PRIx64
                              ", the data hashes to %016" PRIx64 "): a changed byte or a bad disk",
@@ -359,10 +374,23 @@ static int check_checksum(nmt_st_file *file, const char *name, const unsigned ch
     return 0;
 }
 
-int nmt_st_parse(nmt_st_file *file, void *blob, size_t size, const char *name) {
+void nmt_st_release(const nmt_st_file *file, const void *data, size_t size) {
+#if ST_MMAP && defined(MADV_DONTNEED)
+    if (!file->mapped) return;
+    const uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    const uintptr_t lo = ((uintptr_t)data + page - 1) & ~(page - 1), hi = ((uintptr_t)data + size) & ~(page - 1);
+    if (hi > lo) madvise((void *)lo, hi - lo, MADV_DONTNEED);
+#else
+    (void)file, (void)data, (void)size;
+#endif
+}
+
+/* nmt_st_parse on a blob that is malloc's or (mapped) a mapping of the file. */
+static int parse_blob(nmt_st_file *file, void *blob, size_t size, const char *name, int mapped) {
     memset(file, 0, sizeof *file);
     file->blob = blob;
     file->blob_size = size;
+    file->mapped = mapped;
     const unsigned char *bytes = blob;
     if (size < 8) {
         nmt_st_free(file);
@@ -407,11 +435,23 @@ int nmt_st_parse(nmt_st_file *file, void *blob, size_t size, const char *name) {
     return rc;
 }
 
+int nmt_st_parse(nmt_st_file *file, void *blob, size_t size, const char *name) {
+    return parse_blob(file, blob, size, name, 0);
+}
+
 int nmt_st_read(nmt_st_file *file, const char *path) {
     memset(file, 0, sizeof *file);
     FILE *fp;
     size_t size;
     if (nmt_open_regular(path, &fp, &size) < 0) return -1;
+#if ST_MMAP
+    /* A model is written to a new file and renamed into place, so the mapped file does not change. */
+    void *mapping = size ? mmap(NULL, size, PROT_READ, MAP_PRIVATE, fileno(fp), 0) : MAP_FAILED;
+    if (mapping != MAP_FAILED) {
+        fclose(fp);
+        return parse_blob(file, mapping, size, path, 1);
+    }
+#endif
     void *blob = nmt_malloc(size);
     if (!blob) {
         fclose(fp);
@@ -447,6 +487,11 @@ void nmt_st_free(nmt_st_file *file) {
     }
     free(file->tensors);
     free(file->metadata);
+#if ST_MMAP
+    if (file->mapped) munmap(file->blob, file->blob_size);
+    else free(file->blob);
+#else
     free(file->blob);
+#endif
     memset(file, 0, sizeof *file);
 }

@@ -37,6 +37,7 @@ typedef struct nmt_st_file {
     int num_metadata;
     void *blob;         /* the whole file, owned (reader) */
     size_t blob_size;
+    int mapped;         /* blob is a read-only mapping of the file (nmt_st_read), else malloc's */
 } nmt_st_file;
 
 size_t nmt_st_dtype_size(nmt_st_dtype dtype);        /* bytes of one element */
@@ -47,8 +48,13 @@ const char *nmt_st_dtype_name(nmt_st_dtype dtype);   /* "F32", "I64", "U8", "I8"
 int nmt_st_write(const char *path, const nmt_st_tensor *tensors, int num_tensors,
                  const nmt_st_metadata *metadata, int num_metadata);
 /* Reader: loads and validates the whole file (a regular file only: a FIFO is refused without
- * blocking), the data against its "data_checksum" when the file has one. */
+ * blocking), the data against its "data_checksum" when the file has one. The file is mapped
+ * (read into memory where it cannot be), and the checksum pass lets each block go again once
+ * hashed, so the file's pages do not all stay in the process's memory beside their copies. */
 int nmt_st_read(nmt_st_file *file, const char *path);
+/* A reader done with size bytes at data (inside file->blob) lets a mapped file's pages there leave
+ * this process's memory (they are read back from the file if touched again); nothing otherwise. */
+void nmt_st_release(const nmt_st_file *file, const void *data, size_t size);
 /* Parses a file already in memory (for fuzzing); takes ownership of blob (freed by nmt_st_free, or
  * at once when parsing fails; *file is then empty). Tensors keep the header's order. */
 int nmt_st_parse(nmt_st_file *file, void *blob, size_t size, const char *name);
