@@ -127,7 +127,8 @@ NMT_FAULT=write:2 "$NMT" translate -m $M $T -i in.txt -o faulty.txt >/dev/null 2
 [ $? -eq 1 ] && grep -q 'faulty.txt: write failed' err && [ ! -e faulty.txt ] || say_fail "write fault: $(cat err)"
 check "-o" 0 "$NMT" translate -m $M $T -i in.txt -o written.txt
 cmp -s written.txt all.txt || say_fail "-o output differs"
-yes 'the small dog runs' | head -n 3000 >many.txt
+# More output than a pipe holds (64 KiB), so that nmt cannot finish before head has exited.
+yes 'the small dog runs' | head -n 20000 >many.txt
 "$NMT" translate -m $M $T -i many.txt --greedy --batch-size 8 2>pipe.err | head -n 1 >/dev/null
 status=${PIPESTATUS[0]}
 [ "$status" -eq 141 ] && [ ! -s pipe.err ] || say_fail "closed pipe: exit $status, $(cat pipe.err)"
