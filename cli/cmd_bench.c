@@ -511,8 +511,7 @@ static int bench_translate(const bench_options *o) {
     if (!o->model_dir || !o->input) return nmt_cli_usage_error("bench", "translate needs -m MODEL_DIR and -i FILE");
     nmt_model model;
     nmt_spm *spm = NULL;
-    if ((o->decode.precision == NMT_PRECISION_INT8 ? nmt_model_dir_open_int8 : nmt_model_dir_open)(o->model_dir, &model,
-                                                                                                  &spm) < 0)
+    if (nmt_model_dir_open_for(o->model_dir, o->decode.precision, &model, &spm) < 0)
         return nmt_cli_fail("bench");
     int32_t **src = NULL;
     int *src_len = NULL, count = 0;

@@ -497,8 +497,7 @@ static int run(translate *t) {
     line *window = NULL;
     FILE *in = NULL;
     int count = 0, rc = -1, eof = 0, committed = 0;
-    if ((t->a.decode.precision == NMT_PRECISION_INT8 ? nmt_model_dir_open_int8 : nmt_model_dir_open)(
-            t->a.model_dir, &t->model, &t->spm) < 0)
+    if (nmt_model_dir_open_for(t->a.model_dir, t->a.decode.precision, &t->model, &t->spm) < 0)
         return -1;
     if (t->a.shortlist) {
         if (nmt_shortlist_load_dir(&t->shortlist, t->a.model_dir, t->model.config.vocab_size) < 0) return -1;

@@ -5,6 +5,7 @@
  * keep no float32 matrices.
  */
 #include "infer/translator.h"
+#include "compute/gemm.h"
 #include "compute/packed.h"
 #include "compute/pool.h"
 #include "model/model_file.h"
@@ -182,19 +183,20 @@ static long resident_pages(const float *p, size_t count) {
     return n;
 }
 
-/* An int8 translator needs none of the float32 matrices once it has packed them: a deferred load
- * never brings them into memory (their pages are not resident, their params 0), a translator on
- * a loaded model gives their pages back (they read 0 afterwards, and the forward passes refuse
- * the model), and all three translate bit for bit alike, on 1, 2 or 3 threads (int8 caches). */
-START_TEST(int8_translator_needs_no_float_matrices) {
-    if (!nmt_packed_available(NMT_PRECISION_INT8)) return; /* neither AVX2 nor VNNI */
+/* A translator whose packed matrices hold the weights whole (int8; fp32 on a packed kernel) needs
+ * none of the float32 matrices once it has packed them: a deferred load never brings them into
+ * memory (their pages are not resident, their params 0), a translator on a loaded model gives their
+ * pages back (they read 0 afterwards, and the forward passes refuse the model), and all three
+ * translate bit for bit alike, on 1, 2 or 3 threads. */
+static void check_translator_without_float_matrices(int variant, nmt_precision precision) {
     nmt_model_config c = nmt_model_config_default();
     c.vocab_size = 300, c.d_model = 64, c.heads = 4, c.ffn = 512, c.encoder_layers = c.decoder_layers = 2;
-    c.norm_position = variants[_i].norm, c.positions = variants[_i].positions, c.tie_embeddings = variants[_i].tie;
+    c.norm_position = variants[variant].norm, c.positions = variants[variant].positions;
+    c.tie_embeddings = variants[variant].tie;
     c.max_positions = 64;
     nmt_model m, deferred;
     ck_assert_msg(nmt_model_init(&m, &c) == 0, "%s", nmt_error());
-    nmt_model_init_weights(&m, 5 + (uint64_t)_i);
+    nmt_model_init_weights(&m, 5 + (uint64_t)variant);
     nmt_test_tmpdir_make();
     char path[128];
     snprintf(path, sizeof path, "%s/model.safetensors", nmt_test_tmpdir);
@@ -203,8 +205,10 @@ START_TEST(int8_translator_needs_no_float_matrices) {
     const float *fc1 = deferred.p.decoder[1].ffn.fc1_weight;
     const size_t fc1_count = (size_t)c.ffn * (size_t)c.d_model;
     ck_assert(fc1[7] == 0.0f && nmt_model_matrix(&deferred, fc1)[7] == m.p.decoder[1].ffn.fc1_weight[7]);
-    ck_assert_int_eq(nmt_model_quantize_int8(&m), 0);
-    ck_assert_int_eq(nmt_model_quantize_int8(&deferred), 0);
+    if (precision == NMT_PRECISION_INT8) {
+        ck_assert_int_eq(nmt_model_quantize_int8(&m), 0);
+        ck_assert_int_eq(nmt_model_quantize_int8(&deferred), 0);
+    }
     ck_assert_int_eq(resident_pages(fc1, fc1_count), 0);
     int32_t src[SENTENCES][MAX_LEN];
     int len[SENTENCES];
@@ -212,7 +216,7 @@ START_TEST(int8_translator_needs_no_float_matrices) {
     const int32_t *src_ptr[SENTENCES];
     for (int i = 0; i < SENTENCES; i++) src_ptr[i] = src[i];
     nmt_decode_options o = options(0, 3, 2);
-    o.precision = NMT_PRECISION_INT8;
+    o.precision = precision;
     o.batch_size = 2;
     nmt_translation want[SENTENCES], got[SENTENCES];
     ck_assert_msg(nmt_decode_sentences(&m, &o, SENTENCES, src_ptr, len, want) == 0, "%s", nmt_error());
@@ -240,14 +244,28 @@ START_TEST(int8_translator_needs_no_float_matrices) {
     const nmt_batch batch = {.batch = 1, .src_len = 1, .tgt_len = 1, .src = src[0], .tgt_in = src[0], .tgt_out = src[0]};
     ck_assert_int_eq(nmt_model_token_logprobs(&m, &batch, &logprob), -1);
     ck_assert_int_eq(nmt_model_token_logprobs(&deferred, &batch, &logprob), -1);
-    /* fp32 translators give nothing back. */
+    /* fp32 products on OpenBLAS read the float32 matrices: such a translator gives nothing back. */
+    const nmt_gemm_kernel kernel = nmt_gemm_kernel_used();
+    ck_assert_int_eq(nmt_gemm_set_kernel(NMT_GEMM_OPENBLAS), 0);
     o.precision = NMT_PRECISION_FP32;
     ck_assert_int_eq(nmt_translator_create(&t, &deferred, &o), 0);
     ck_assert_uint_eq(nmt_translator_release_model(t, &deferred), 0);
     nmt_translator_free(t);
+    ck_assert_int_eq(nmt_gemm_set_kernel(kernel), 0);
     nmt_model_free(&m);
     nmt_model_free(&deferred);
     nmt_test_tmpdir_remove();
+}
+
+START_TEST(int8_translator_needs_no_float_matrices) {
+    if (!nmt_packed_available(NMT_PRECISION_INT8)) return; /* neither AVX2 nor VNNI */
+    check_translator_without_float_matrices(_i, NMT_PRECISION_INT8);
+}
+END_TEST
+
+START_TEST(fp32_translator_on_packed_kernel_needs_no_float_matrices) {
+    if (!nmt_packed_self_contained(NMT_PRECISION_FP32)) return; /* products on OpenBLAS */
+    check_translator_without_float_matrices(_i, NMT_PRECISION_FP32);
 }
 END_TEST
 
@@ -258,6 +276,7 @@ int main(void) {
     tcase_add_loop_test(tc, threads_share_batches_exactly, 0, VARIANTS);
     tcase_add_loop_test(tc, bf16_translator_scores_close, 0, VARIANTS);
     tcase_add_loop_test(tc, int8_translator_needs_no_float_matrices, 0, VARIANTS);
+    tcase_add_loop_test(tc, fp32_translator_on_packed_kernel_needs_no_float_matrices, 0, VARIANTS);
     tcase_add_test(tc, empty_sources_do_not_run_the_model);
     tcase_add_test(tc, learned_positions_bound_lengths);
     suite_add_tcase(s, tc);

@@ -89,6 +89,20 @@ void nmt_packed_free(nmt_packed *p) {
     p->pairs = NULL;
 }
 
+int nmt_packed_self_contained(nmt_precision precision) {
+    return precision == NMT_PRECISION_INT8 || (precision == NMT_PRECISION_FP32 && nmt_packed_available(precision));
+}
+
+void nmt_packed_row(const nmt_packed *p, int n, float *out) {
+    if (p->q.panels) {
+        nmt_qgemm_row(&p->q, n, out);
+        return;
+    }
+    const size_t width = (size_t)p->width, K = (size_t)p->K;
+    const float *column = p->panels + (size_t)n / width * K * width + (size_t)n % width;
+    for (size_t k = 0; k < K; k++) out[k] = column[k * width];
+}
+
 int nmt_packed_fast(const nmt_packed *p) { return p->panels != NULL || p->pairs != NULL || p->q.panels != NULL; }
 
 #if PACKED_X86

@@ -53,6 +53,13 @@ int nmt_packed_fast(const nmt_packed *p);
  * environment), bf16 the AVX-512 one and AVX512_BF16, int8 AVX2 or AVX-512 VNNI (the plain C
  * kernel is far slower than fp32). */
 int nmt_packed_available(nmt_precision precision);
+/* 1 when matrices packed now in this precision hold all that their products and nmt_packed_row
+ * read, so that the original matrix may go: int8, and fp32 on a packed kernel (bf16 rounds its
+ * copy, which an exact row could not be read back from). */
+int nmt_packed_self_contained(nmt_precision precision);
+/* Row n (< N) of a self-contained packed matrix, out[K]: exactly the floats its products use (fp32:
+ * the weight's own; int8: the quantized row times its factor). */
+void nmt_packed_row(const nmt_packed *p, int n, float *out);
 
 /* y[M, N] = x[M, K] W^T + bias[N] (bias may be NULL); x rows are K apart, y rows N apart. scratch
  * holds nmt_packed_scratch(p, M) values (none for fp32: NULL will do). */

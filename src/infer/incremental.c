@@ -103,7 +103,7 @@ struct nmt_incremental_weights {
     nmt_precision precision;
     nmt_kv_format cache_format;     /* of the decoders' keys and values */
     int released;                   /* the model's float32 matrices are gone: rows of the output
-                                     * matrix (tied embeddings, shortlists) come from its int8 copy */
+                                     * matrix (tied embeddings, shortlists) come from its packed copy */
     const nmt_shortlist *shortlist; /* or NULL: the output layer scores the whole vocabulary */
 };
 
@@ -175,7 +175,7 @@ int nmt_incremental_weights_create(nmt_incremental_weights **out, const nmt_mode
     w->cache_format = precision == NMT_PRECISION_INT8 ? NMT_INCREMENTAL_INT8_CACHE : NMT_KV_F32;
     if (D / c->heads > NMT_ATTENTION_STORED_BLOCK) w->cache_format = NMT_KV_F32;
     /* A deferred output matrix is not in params: int8 reads its rows from the packed copy. */
-    w->released = precision == NMT_PRECISION_INT8 && nmt_model_matrix(model, model->p.output) != model->p.output;
+    w->released = nmt_packed_self_contained(precision) && nmt_model_matrix(model, model->p.output) != model->p.output;
     w->encoder = nmt_calloc((size_t)c->encoder_layers * W_PER_LAYER, sizeof(nmt_packed));
     w->decoder = nmt_calloc((size_t)c->decoder_layers * W_PER_LAYER, sizeof(nmt_packed));
     if (!w->encoder || !w->decoder) goto fail;
@@ -209,7 +209,7 @@ void nmt_incremental_weights_set_cache_format(nmt_incremental_weights *w, nmt_kv
 nmt_kv_format nmt_incremental_weights_cache_format(const nmt_incremental_weights *w) { return w->cache_format; }
 
 size_t nmt_incremental_weights_release(nmt_incremental_weights *w, nmt_model *model) {
-    if (model != w->model || w->precision != NMT_PRECISION_INT8) return 0;
+    if (model != w->model || !nmt_packed_fast(&w->output) || !nmt_packed_self_contained(w->precision)) return 0;
     const nmt_model_config *c = &model->config;
     /* Each packed matrix's source (a deferred one's is in the file: nothing in params to give). */
     size_t bytes = nmt_model_release(model, w->output.weight, (size_t)w->output.N * (size_t)w->output.K);
@@ -352,12 +352,12 @@ int nmt_incremental_reserve(nmt_incremental *inc, int batch, int width, int max_
     return 0;
 }
 
-/* Row `token` of an embedding table, or of the int8 output matrix that replaced it (the same
- * values: the model was rounded to it). */
+/* Row `token` of an embedding table, or of the packed output matrix that replaced it (the same
+ * values: fp32 panels hold the weight's own, and an int8 model was rounded to its int8 copy). */
 static const float *embedding_row(const nmt_incremental *inc, const float *table, int32_t token, float *scratch) {
     if (!inc->w->released || table != inc->model->p.output)
         return nmt_model_matrix(inc->model, table) + (size_t)token * (size_t)inc->D;
-    nmt_qgemm_row(&inc->w->output.q, token, scratch);
+    nmt_packed_row(&inc->w->output, token, scratch);
     return scratch;
 }
 

@@ -20,9 +20,9 @@ typedef struct nmt_translator nmt_translator;
 /* The model must outlive the translator. */
 int nmt_translator_create(nmt_translator **translator, const nmt_model *model, const nmt_decode_options *options);
 void nmt_translator_free(nmt_translator *translator);
-/* With int8 precision: gives the memory of the model's float32 matrices, which the translator has
- * quantized and no longer reads, back to the system (nmt_incremental_weights_release), returning
- * the bytes; 0 otherwise. model is the translator's own; from then on it serves this translator
+/* Where the translator's packed matrices hold the weights whole (int8, and fp32 on a packed kernel:
+ * nmt_packed_self_contained): gives the memory of the model's float32 matrices, which it no longer
+ * reads, back to the system (nmt_incremental_weights_release), returning the bytes; 0 otherwise. model is the translator's own; from then on it serves this translator
  * only (its forward passes refuse it). */
 size_t nmt_translator_release_model(nmt_translator *translator, nmt_model *model);
 /* Translates src[i] (src_len[i] pieces, no eos) into out[i] for i < count (free each with

@@ -49,9 +49,9 @@ done:
 
 int nmt_model_dir_open(const char *dir, nmt_model *model, nmt_spm **spm) { return open_dir(dir, model, spm, 0); }
 
-int nmt_model_dir_open_int8(const char *dir, nmt_model *model, nmt_spm **spm) {
-    if (open_dir(dir, model, spm, 1) < 0) return -1;
-    if (nmt_model_quantize_int8(model) == 0) return 0;
+int nmt_model_dir_open_for(const char *dir, nmt_precision precision, nmt_model *model, nmt_spm **spm) {
+    if (open_dir(dir, model, spm, nmt_packed_self_contained(precision)) < 0) return -1;
+    if (precision != NMT_PRECISION_INT8 || nmt_model_quantize_int8(model) == 0) return 0;
     nmt_spm_free(*spm);
     *spm = NULL;
     nmt_model_free(model);

@@ -12,16 +12,19 @@
 #include <stdint.h>
 
 #include "base/io.h"
+#include "compute/packed.h"
 #include "model/model.h"
 #include "text/spm.h"
 
 /* Opens DIR/model.safetensors into *model and DIR/spm.model into *spm. Errors name the file; on
  * failure nothing is left to free. */
 int nmt_model_dir_open(const char *dir, nmt_model *model, nmt_spm **spm);
-/* The same for an int8 translator (nmt_translator_release_model): the matrices deferred
- * (nmt_model_load_deferred), the rest rounded by nmt_model_quantize_int8. The model then serves
- * int8 translators only. */
-int nmt_model_dir_open_int8(const char *dir, nmt_model *model, nmt_spm **spm);
+/* The same for a translator of this precision that will release the model's float32 matrices
+ * (nmt_translator_release_model): where its packed matrices hold them whole
+ * (nmt_packed_self_contained), they are deferred (nmt_model_load_deferred: never all in memory),
+ * and for int8 the rest is rounded by nmt_model_quantize_int8. The model then serves translators of
+ * that precision only. */
+int nmt_model_dir_open_for(const char *dir, nmt_precision precision, nmt_model *model, nmt_spm **spm);
 
 /* Encodes the current line of `lines` into *ids (grown as needed; *cap its capacity) and sets
  * *count. Returns 0; NMT_MODEL_DIR_INVALID_UTF8 when the line is not UTF-8; -1 on other errors (too
