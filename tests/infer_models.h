@@ -73,11 +73,14 @@ static inline void random_pieces(int32_t *out, int n, uint64_t *s) {
     for (int i = 0; i < n; i++) out[i] = 4 + (int32_t)(rng(s) % (V - 4));
 }
 
-static inline void random_sources(int32_t src[][MAX_LEN], int *len, int n, uint64_t seed) {
+/* n random sentences of 1 .. MAX_LEN - 1 pieces, and (ptr not NULL) the pointers to them that the
+ * decoding API takes. */
+static inline void random_sources(int32_t src[][MAX_LEN], int *len, const int32_t **ptr, int n, uint64_t seed) {
     uint64_t s = seed;
     for (int i = 0; i < n; i++) {
         len[i] = 1 + (int)(rng(&s) % (MAX_LEN - 1));
         random_pieces(src[i], len[i], &s);
+        if (ptr) ptr[i] = src[i];
     }
 }
 

@@ -17,12 +17,11 @@ START_TEST(score_is_the_sum_of_step_logprobs) {
     make_model(&m, variants[_i], 64, 41 + (uint64_t)_i);
     int32_t src[SENTENCES][MAX_LEN], tgt[SENTENCES][MAX_LEN];
     int src_len[SENTENCES], tgt_len[SENTENCES];
-    random_sources(src, src_len, SENTENCES, 8);
-    random_sources(tgt, tgt_len, SENTENCES, 9);
+    const int32_t *sp[SENTENCES], *tp[SENTENCES];
+    random_sources(src, src_len, sp, SENTENCES, 8);
+    random_sources(tgt, tgt_len, tp, SENTENCES, 9);
     tgt_len[2] = 0;
     src_len[5] = 0;
-    const int32_t *sp[SENTENCES], *tp[SENTENCES];
-    for (int i = 0; i < SENTENCES; i++) sp[i] = src[i], tp[i] = tgt[i];
     double batched[SENTENCES];
     ck_assert_msg(nmt_forced_score(&m, SENTENCES, sp, src_len, tp, tgt_len, 4, batched) == 0, "%s", nmt_error());
     for (int i = 0; i < SENTENCES; i++) {

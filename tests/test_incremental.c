@@ -99,7 +99,7 @@ START_TEST(cached_equals_uncached_and_batched_equals_alone) {
     make_model(&m, variants[_i % VARIANTS], 64, 21 + (uint64_t)_i);
     int32_t src[SENTENCES][MAX_LEN];
     int len[SENTENCES];
-    random_sources(src, len, SENTENCES, 3 + (uint64_t)_i);
+    random_sources(src, len, NULL, SENTENCES, 3 + (uint64_t)_i);
     const nmt_decode_options opts[2] = {options(0, 4, 3), options(1, 1, 1)};
     const nmt_kv_format kv = (nmt_kv_format)(_i / VARIANTS); /* f32, f16, i8 caches */
     for (int k = 0; k < 2; k++)

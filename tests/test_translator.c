@@ -26,10 +26,9 @@ START_TEST(translator_keeps_order_and_scores_agree) {
     make_model(&m, variants[_i], 64, 31 + (uint64_t)_i);
     int32_t src[SENTENCES][MAX_LEN];
     int len[SENTENCES];
-    random_sources(src, len, SENTENCES, 7);
-    len[4] = 0; /* an empty line */
     const int32_t *src_ptr[SENTENCES];
-    for (int i = 0; i < SENTENCES; i++) src_ptr[i] = src[i];
+    random_sources(src, len, src_ptr, SENTENCES, 7);
+    len[4] = 0; /* an empty line */
     nmt_decode_options o = options(0, 3, 3);
     o.batch_size = 4;
     nmt_translation out[SENTENCES];
@@ -117,9 +116,8 @@ START_TEST(bf16_translator_scores_close) {
     make_model(&m, variants[_i], 64, 91 + (uint64_t)_i);
     int32_t src[SENTENCES][MAX_LEN];
     int len[SENTENCES];
-    random_sources(src, len, SENTENCES, 12);
     const int32_t *src_ptr[SENTENCES];
-    for (int i = 0; i < SENTENCES; i++) src_ptr[i] = src[i];
+    random_sources(src, len, src_ptr, SENTENCES, 12);
     nmt_decode_options o = options(0, 3, 2);
     o.precision = NMT_PRECISION_BF16;
     nmt_translation out[SENTENCES];
@@ -141,9 +139,8 @@ START_TEST(threads_share_batches_exactly) {
     make_model(&m, variants[_i], 64, 71 + (uint64_t)_i);
     int32_t src[SENTENCES][MAX_LEN];
     int len[SENTENCES];
-    random_sources(src, len, SENTENCES, 10);
     const int32_t *src_ptr[SENTENCES];
-    for (int i = 0; i < SENTENCES; i++) src_ptr[i] = src[i];
+    random_sources(src, len, src_ptr, SENTENCES, 10);
     nmt_decode_options o = options(0, 3, 2);
     o.batch_size = 2;
     nmt_translation one[SENTENCES], two[SENTENCES];
@@ -212,9 +209,8 @@ static void check_translator_without_float_matrices(int variant, nmt_precision p
     ck_assert_int_eq(resident_pages(fc1, fc1_count), 0);
     int32_t src[SENTENCES][MAX_LEN];
     int len[SENTENCES];
-    random_sources(src, len, SENTENCES, 17);
     const int32_t *src_ptr[SENTENCES];
-    for (int i = 0; i < SENTENCES; i++) src_ptr[i] = src[i];
+    random_sources(src, len, src_ptr, SENTENCES, 17);
     nmt_decode_options o = options(0, 3, 2);
     o.precision = precision;
     o.batch_size = 2;
