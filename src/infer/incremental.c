@@ -89,23 +89,8 @@ enum {
     BUF_COUNT
 };
 
-/* A layer's matrices packed for nmt_packed_linear (encoder layers use the first four). */
-enum { W_QKV, W_O, W_FC1, W_FC2, W_CROSS_Q, W_CROSS_KV, W_CROSS_O, W_PER_LAYER };
-
 /* The buffers of one decoder layer's self-attention cache. */
 enum { CACHE_K, CACHE_V, CACHE_K_FACTOR, CACHE_V_FACTOR, CACHE_PARTS };
-
-struct nmt_incremental_weights {
-    const nmt_model *model;
-    nmt_packed *encoder; /* [encoder_layers * W_PER_LAYER] */
-    nmt_packed *decoder; /* [decoder_layers * W_PER_LAYER] */
-    nmt_packed output;   /* [V, D] */
-    nmt_precision precision;
-    nmt_kv_format cache_format;     /* of the decoders' keys and values */
-    int released;                   /* the model's float32 matrices are gone: rows of the output
-                                     * matrix (tied embeddings, shortlists) come from its packed copy */
-    const nmt_shortlist *shortlist; /* or NULL: the output layer scores the whole vocabulary */
-};
 
 struct nmt_incremental {
     const nmt_model *model;
@@ -131,99 +116,6 @@ struct nmt_incremental {
 };
 
 #define BUF(inc, name, type) ((type *)(inc)->buf[name].data)
-
-void nmt_incremental_weights_free(nmt_incremental_weights *w) {
-    if (!w) return;
-    const nmt_model_config *c = &w->model->config;
-    for (int i = 0; w->encoder && i < c->encoder_layers * W_PER_LAYER; i++) nmt_packed_free(&w->encoder[i]);
-    for (int i = 0; w->decoder && i < c->decoder_layers * W_PER_LAYER; i++) nmt_packed_free(&w->decoder[i]);
-    nmt_packed_free(&w->output);
-    free(w->encoder);
-    free(w->decoder);
-    free(w);
-}
-
-/* Packs weight[N, K] of the model (read where nmt_model_matrix finds it, its file pages let go
- * again once packed). */
-static int pack(nmt_packed *pk, const nmt_model *model, const float *weight, int N, int K, nmt_precision precision) {
-    const int rc = nmt_packed_init(pk, nmt_model_matrix(model, weight), N, K, precision);
-    nmt_model_matrix_done(model, weight, (size_t)N * (size_t)K);
-    return rc;
-}
-
-/* The matrices every layer has: self-attention (q, k and v weights are consecutive: one [3D, D]
- * matrix) and the feed-forward pair. */
-static int pack_layer(nmt_packed *pk, const nmt_model *model, const nmt_attention_params *self_attn,
-                      const nmt_ffn_params *ffn, int D, int F, nmt_precision precision) {
-    return pack(&pk[W_QKV], model, self_attn->q_weight, 3 * D, D, precision) < 0 ||
-                   pack(&pk[W_O], model, self_attn->o_weight, D, D, precision) < 0 ||
-                   pack(&pk[W_FC1], model, ffn->fc1_weight, F, D, precision) < 0 ||
-                   pack(&pk[W_FC2], model, ffn->fc2_weight, D, F, precision) < 0
-               ? -1
-               : 0;
-}
-
-int nmt_incremental_weights_create(nmt_incremental_weights **out, const nmt_model *model, nmt_precision precision) {
-    *out = NULL;
-    const nmt_model_config *c = &model->config;
-    if (nmt_model_config_check(c) < 0) return -1;
-    const int D = c->d_model, F = c->ffn;
-    nmt_incremental_weights *w = nmt_calloc(1, sizeof *w);
-    if (!w) return -1;
-    w->model = model;
-    w->precision = precision;
-    w->cache_format = precision == NMT_PRECISION_INT8 ? NMT_INCREMENTAL_INT8_CACHE : NMT_KV_F32;
-    if (D / c->heads > NMT_ATTENTION_STORED_BLOCK) w->cache_format = NMT_KV_F32;
-    /* A deferred output matrix is not in params: int8 reads its rows from the packed copy. */
-    w->released = nmt_packed_self_contained(precision) && nmt_model_matrix(model, model->p.output) != model->p.output;
-    w->encoder = nmt_calloc((size_t)c->encoder_layers * W_PER_LAYER, sizeof(nmt_packed));
-    w->decoder = nmt_calloc((size_t)c->decoder_layers * W_PER_LAYER, sizeof(nmt_packed));
-    if (!w->encoder || !w->decoder) goto fail;
-    for (int l = 0; l < c->encoder_layers; l++) {
-        const nmt_encoder_layer_params *e = &model->p.encoder[l];
-        if (pack_layer(w->encoder + (size_t)l * W_PER_LAYER, model, &e->self_attn, &e->ffn, D, F, precision) < 0)
-            goto fail;
-    }
-    for (int l = 0; l < c->decoder_layers; l++) {
-        const nmt_decoder_layer_params *d = &model->p.decoder[l];
-        nmt_packed *pk = w->decoder + (size_t)l * W_PER_LAYER;
-        if (pack_layer(pk, model, &d->self_attn, &d->ffn, D, F, precision) < 0 ||
-            pack(&pk[W_CROSS_Q], model, d->cross_attn.q_weight, D, D, precision) < 0 ||
-            pack(&pk[W_CROSS_KV], model, d->cross_attn.k_weight, 2 * D, D, precision) < 0 ||
-            pack(&pk[W_CROSS_O], model, d->cross_attn.o_weight, D, D, precision) < 0)
-            goto fail;
-    }
-    if (pack(&w->output, model, model->p.output, c->vocab_size, D, precision) < 0) goto fail;
-    *out = w;
-    return 0;
-fail:
-    nmt_incremental_weights_free(w);
-    return -1;
-}
-
-void nmt_incremental_weights_set_cache_format(nmt_incremental_weights *w, nmt_kv_format format) {
-    const nmt_model_config *c = &w->model->config;
-    w->cache_format = c->d_model / c->heads > NMT_ATTENTION_STORED_BLOCK ? NMT_KV_F32 : format;
-}
-
-nmt_kv_format nmt_incremental_weights_cache_format(const nmt_incremental_weights *w) { return w->cache_format; }
-
-size_t nmt_incremental_weights_release(nmt_incremental_weights *w, nmt_model *model) {
-    if (model != w->model || !nmt_packed_fast(&w->output) || !nmt_packed_self_contained(w->precision)) return 0;
-    const nmt_model_config *c = &model->config;
-    /* Each packed matrix's source (a deferred one's is in the file: nothing in params to give). */
-    size_t bytes = nmt_model_release(model, w->output.weight, (size_t)w->output.N * (size_t)w->output.K);
-    for (int i = 0; i < (c->encoder_layers + c->decoder_layers) * W_PER_LAYER; i++) {
-        const nmt_packed *pk = i < c->encoder_layers * W_PER_LAYER ? &w->encoder[i] : &w->decoder[i - c->encoder_layers * W_PER_LAYER];
-        if (pk->weight) bytes += nmt_model_release(model, pk->weight, (size_t)pk->N * (size_t)pk->K);
-    }
-    w->released = 1;
-    return bytes;
-}
-
-void nmt_incremental_weights_set_shortlist(nmt_incremental_weights *w, const nmt_shortlist *shortlist) {
-    w->shortlist = shortlist;
-}
 
 int nmt_incremental_create(nmt_incremental **out, const nmt_model *model) {
     nmt_incremental_weights *w;
@@ -406,9 +298,9 @@ static void feed_forward(nmt_incremental *inc, const nmt_ffn_params *ffn, const 
                          const nmt_norm_params *norm, int n) {
     const float *in = sublayer_input(inc, norm, n);
     float *hidden = BUF(inc, BUF_HIDDEN, float);
-    linear(inc, hidden, in, &w[W_FC1], ffn->fc1_bias, n);
+    linear(inc, hidden, in, &w[NMT_WEIGHT_FC1], ffn->fc1_bias, n);
     nmt_relu_forward(hidden, (long)n * inc->F);
-    linear(inc, BUF(inc, BUF_DELTA, float), hidden, &w[W_FC2], ffn->fc2_bias, n);
+    linear(inc, BUF(inc, BUF_DELTA, float), hidden, &w[NMT_WEIGHT_FC2], ffn->fc2_bias, n);
     residual(inc, norm, n);
 }
 
@@ -442,14 +334,14 @@ static void encode_part(nmt_incremental *inc, const int32_t *src, int first, int
                                      .k_lengths = BUF(inc, BUF_SRC_LEN, int32_t) + first, .scale = inc->scale};
     for (int l = 0; l < m->config.encoder_layers; l++) {
         const nmt_encoder_layer_params *layer = &p->encoder[l];
-        const nmt_packed *w = inc->w->encoder + (size_t)l * W_PER_LAYER;
+        const nmt_packed *w = inc->w->encoder + (size_t)l * NMT_WEIGHTS_PER_LAYER;
         const float *in = sublayer_input(inc, &layer->self_attn_norm, n);
-        linear(inc, qkv, in, &w[W_QKV], layer->self_attn.q_bias, n);
+        linear(inc, qkv, in, &w[NMT_WEIGHT_QKV], layer->self_attn.q_bias, n);
         rope(inc, n);
         long bs = 3L * S * D;
         nmt_attention_forward(heads(ctx, (long)S * D, D), BUF(inc, BUF_WEIGHTS, float), heads(qkv, bs, 3L * D),
                               heads(qkv + D, bs, 3L * D), heads(qkv + 2 * D, bs, 3L * D), &dims);
-        linear(inc, BUF(inc, BUF_DELTA, float), ctx, &w[W_O], layer->self_attn.o_bias, n);
+        linear(inc, BUF(inc, BUF_DELTA, float), ctx, &w[NMT_WEIGHT_O], layer->self_attn.o_bias, n);
         residual(inc, &layer->self_attn_norm, n);
         feed_forward(inc, &layer->ffn, w, &layer->ffn_norm, n);
     }
@@ -464,7 +356,7 @@ static void encode_part(nmt_incremental *inc, const int32_t *src, int first, int
     for (int l = 0; l < inc->layers; l++) {
         const size_t at = ((size_t)l * (size_t)inc->batch + (size_t)first) * (size_t)S * 2 * (size_t)D;
         float *kv = inc->kv == NMT_KV_F32 ? BUF(inc, BUF_CROSS_KV, float) + at : qkv;
-        linear(inc, kv, memory, &inc->w->decoder[(size_t)l * W_PER_LAYER + W_CROSS_KV], p->decoder[l].cross_attn.k_bias, n);
+        linear(inc, kv, memory, &inc->w->decoder[(size_t)l * NMT_WEIGHTS_PER_LAYER + NMT_WEIGHT_CROSS_KV], p->decoder[l].cross_attn.k_bias, n);
         if (inc->kv != NMT_KV_F32)
             nmt_kv_store(inc->kv, inc->buf[BUF_CROSS_KV].data, BUF(inc, BUF_CROSS_FACTOR, float), at, kv, 2L * D, n,
                          2 * inc->H, inc->dh);
@@ -643,10 +535,10 @@ static void decode_position(nmt_incremental *inc, int t, const step_output *out)
                                      .scale = inc->scale};
     for (int l = 0; l < inc->layers; l++) {
         const nmt_decoder_layer_params *layer = &p->decoder[l];
-        const nmt_packed *w = inc->w->decoder + (size_t)l * W_PER_LAYER;
+        const nmt_packed *w = inc->w->decoder + (size_t)l * NMT_WEIGHTS_PER_LAYER;
         const buffer *part = inc->cache + (size_t)l * CACHE_PARTS;
         const float *in = sublayer_input(inc, &layer->self_attn_norm, R);
-        linear(inc, qkv, in, &w[W_QKV], layer->self_attn.q_bias, R);
+        linear(inc, qkv, in, &w[NMT_WEIGHT_QKV], layer->self_attn.q_bias, R);
         rope(inc, R);
         for (int r = 0; r < R; r++) {
             size_t at = ((size_t)t * (size_t)inc->max_rows + (size_t)slot[r]) * (size_t)D;
@@ -658,13 +550,13 @@ static void decode_position(nmt_incremental *inc, int t, const step_output *out)
         const long rows_stride = (long)inc->max_rows * D;
         attention_stored(inc, heads(ctx, D, D), heads(qkv, 3L * D, 3L * D), stored(inc, &part[CACHE_K], &part[CACHE_K_FACTOR], 0, D, rows_stride, slot),
                          stored(inc, &part[CACHE_V], &part[CACHE_V_FACTOR], 0, D, rows_stride, slot), &self);
-        linear(inc, BUF(inc, BUF_DELTA, float), ctx, &w[W_O], layer->self_attn.o_bias, R);
+        linear(inc, BUF(inc, BUF_DELTA, float), ctx, &w[NMT_WEIGHT_O], layer->self_attn.o_bias, R);
         residual(inc, &layer->self_attn_norm, R);
 
         in = sublayer_input(inc, &layer->cross_attn_norm, R);
-        linear(inc, qkv, in, &w[W_CROSS_Q], layer->cross_attn.q_bias, R);
+        linear(inc, qkv, in, &w[NMT_WEIGHT_CROSS_Q], layer->cross_attn.q_bias, R);
         cross_attention(inc, l, out && l == inc->layers - 1 ? out->attention : NULL);
-        linear(inc, BUF(inc, BUF_DELTA, float), ctx, &w[W_CROSS_O], layer->cross_attn.o_bias, R);
+        linear(inc, BUF(inc, BUF_DELTA, float), ctx, &w[NMT_WEIGHT_CROSS_O], layer->cross_attn.o_bias, R);
         residual(inc, &layer->cross_attn_norm, R);
         feed_forward(inc, &layer->ffn, w, &layer->ffn_norm, R);
     }

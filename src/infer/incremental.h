@@ -30,38 +30,9 @@
 
 #include "infer/search.h"
 #include "model/model.h"
-#include "compute/packed.h"
-#include "infer/shortlist.h"
-#include "compute/kvstore.h"
-
-/* The keys and values an int8 translator's decoders keep (kvstore.h); fp32 and bf16 keep float32. */
-#define NMT_INCREMENTAL_INT8_CACHE NMT_KV_I8
+#include "infer/incremental_weights.h"
 
 typedef struct nmt_incremental nmt_incremental;
-
-/* The model's weight matrices packed once for the decoder's products (packed.h); read-only, so
- * the decoders of several threads can share one. The model must outlive it. */
-typedef struct nmt_incremental_weights nmt_incremental_weights;
-int nmt_incremental_weights_create(nmt_incremental_weights **weights, const nmt_model *model, nmt_precision precision);
-void nmt_incremental_weights_free(nmt_incremental_weights *weights);
-/* The format of the keys and values that decoders created from now on keep (kvstore.h): float32
- * by default, NMT_INCREMENTAL_INT8_CACHE for int8 weights; float32 whatever is asked when a head
- * is wider than NMT_ATTENTION_STORED_BLOCK. */
-void nmt_incremental_weights_set_cache_format(nmt_incremental_weights *weights, nmt_kv_format format);
-nmt_kv_format nmt_incremental_weights_cache_format(const nmt_incremental_weights *weights);
-/* Weights that hold their matrices whole (nmt_packed_self_contained: int8, and fp32 on a packed
- * kernel): gives back the memory of the model's float32 copies of every matrix the weights hold
- * (nmt_model_release); from then on rows of the output matrix (the embeddings tied to it,
- * shortlist candidates) are read from its packed copy: the very floats for fp32, the same values
- * for a model rounded by nmt_model_quantize_int8. Embedding tables of their own stay float32.
- * Returns the bytes given back; 0, and nothing changes, for other weights. The model then serves
- * these weights only. */
-size_t nmt_incremental_weights_release(nmt_incremental_weights *weights, nmt_model *model);
-/* From the next batch on, the top lists of nmt_incremental_step_best score only the batch's
- * shortlist candidates (shortlist.h; the shortlist must outlive the weights), NULL: the whole
- * vocabulary again. Log-probabilities are then normalized over the candidates, and a sentence's
- * result can depend on the other sentences of its batch. */
-void nmt_incremental_weights_set_shortlist(nmt_incremental_weights *weights, const nmt_shortlist *shortlist);
 
 /* A decoder with packed weights of its own (fp32). The model must outlive the decoder; its parameters are
  * read, never written. */
