@@ -12,10 +12,11 @@
 # wall-clock time instead (train.max_minutes, summed over resumes). A VARIANT is POSITIONS-NORM, e.g.
 # rope-pre, or settings KEY=VALUE[,KEY=VALUE...] of the config, e.g. model.dropout=0.3 (the recipe
 # with one change undone); the default is sinusoidal-post learned-post rope-post sinusoidal-pre, and
-# the first one named is the baseline of the paired tests. Runs go to runs/abl-VARIANT[-Mmin] (resumed when
-# interrupted: run the same command again) and share the vocabulary of runs/multi30k-small (trained
-# first if absent); the curves go to runs/abl-curves.svg. Environment: NMT (default build/bin/nmt),
-# DATA (default ../shared/corpora/multi30k), THREADS (2), ALPHA (the length penalty, 1.5).
+# the first one named is the baseline of the paired tests. Runs go to runs/abl-VARIANT[-Mmin] (resumed
+# when interrupted: run the same command again; a finished run's translations are kept) and share the
+# vocabulary of runs/multi30k-small (trained first if absent); the curves go to runs/abl-curves.svg.
+# Environment: NMT (default build/bin/nmt), DATA (default ../shared/corpora/multi30k), THREADS (2),
+# ALPHA (the length penalty, 1.5).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
@@ -56,7 +57,8 @@ for variant in "${variants[@]}"; do
   echo "ablation: $variant -> $out" >&2
   "$NMT" train "$config" "${settings[@]}" "${budget[@]}" \
     --set train.patience=0 --set "vocab.model=../$vocab" --set "output=../$out" --threads "$THREADS" --quiet
-  for split in val test_2016_flickr; do
+  for split in val test_2016_flickr; do # translated again only after the model changed
+    [ "$out/$split.hyp" -nt "$out/model.safetensors" ] && continue
     "$NMT" translate -m "$out" -q --threads "$THREADS" -k 5 --length-penalty "$ALPHA" -i "$DATA/$split.en" \
       -o "$out/$split.hyp"
   done
