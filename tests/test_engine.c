@@ -1,9 +1,11 @@
 /* Tests of the public translation API (include/nmt/nmt.h): the engine's texts, n-best lists, scores
  * and alignments are those of the library's translator (what `nmt translate` runs), a line's result
- * does not depend on the rest of its call, concurrent callers get the same results, errors name the
- * line, and the corpus scores and their signatures are sacreBLEU's. */
+ * does not depend on the rest of its call, concurrent callers get the same results, given translations
+ * are scored with the model it translates with, errors name the line, and the corpus scores and their
+ * signatures are sacreBLEU's. */
 #include "nmt/nmt.h"
 
+#include "infer/forced.h"
 #include "infer/translator.h"
 #include "model/model_dir.h"
 #include "compute/pool.h"
@@ -253,6 +255,81 @@ START_TEST(test_allocation_failures) {
 }
 END_TEST
 
+/* The model's log-probabilities of lines[i] -> targets[i], computed as `nmt score` does, for a model
+ * rounded to int8 when int8 is set. */
+static void reference_scores(const char *const *targets, int int8, double *out) {
+    nmt_model model;
+    nmt_spm *spm;
+    ck_assert_int_eq(nmt_model_dir_open(nmt_test_tmpdir, &model, &spm), 0);
+    if (int8) ck_assert_int_eq(nmt_model_quantize_int8(&model), 0);
+    int32_t *src[LINES] = {0}, *tgt[LINES] = {0};
+    int src_len[LINES], tgt_len[LINES];
+    for (int i = 0; i < LINES; i++) {
+        size_t cap = 0, n = 0;
+        ck_assert_int_eq(nmt_spm_encode(spm, lines[i], strlen(lines[i]), &src[i], &cap, &n), 0);
+        src_len[i] = (int)n;
+        cap = n = 0;
+        ck_assert_int_eq(nmt_spm_encode(spm, targets[i], strlen(targets[i]), &tgt[i], &cap, &n), 0);
+        tgt_len[i] = (int)n;
+    }
+    ck_assert_int_eq(nmt_forced_score(&model, LINES, (const int32_t *const *)src, src_len, (const int32_t *const *)tgt,
+                                      tgt_len, 2, out), 0);
+    for (int i = 0; i < LINES; i++) {
+        free(src[i]);
+        free(tgt[i]);
+    }
+    nmt_spm_free(spm);
+    nmt_model_free(&model);
+}
+
+/* An engine scores given translations with the model it translates with, in every precision the CPU
+ * has: for int8 (and fp32 on nmt's own kernels) its translator keeps no float32 matrices, and the
+ * first score reads them again from the model file the engine mapped, even after the directory's
+ * file has been replaced by another model. */
+START_TEST(test_scoring) {
+    static const char *const precisions[] = {"fp32", "int8"};
+    for (int p = 0; p < 2; p++) {
+        if (!nmt_packed_available(p ? NMT_PRECISION_INT8 : NMT_PRECISION_FP32)) continue;
+        nmt_test_model_dir(nmt_test_tmpdir);
+        nmt_engine_options o = nmt_engine_options_default();
+        o.threads = 1;
+        o.max_batch = 2;
+        o.precision = precisions[p];
+        nmt_engine *e;
+        ck_assert_msg(nmt_engine_open(&e, nmt_test_tmpdir, &o) == 0, "%s", nmt_last_error());
+        nmt_result *r;
+        ck_assert_int_eq(nmt_engine_translate(e, LINES, lines, &r), 0);
+        const char *targets[LINES];
+        for (int i = 0; i < LINES; i++) targets[i] = nmt_result_text(r, i);
+        double want[LINES], got[LINES], again[LINES], other[LINES];
+        reference_scores(targets, p, want);
+
+        /* Another model under the same name, written as nmt writes models (a new file renamed over). */
+        nmt_model model;
+        nmt_spm *spm;
+        ck_assert_int_eq(nmt_model_dir_open(nmt_test_tmpdir, &model, &spm), 0);
+        nmt_model_init_weights(&model, 4);
+        char *path = nmt_path_join(nmt_test_tmpdir, "model.safetensors");
+        ck_assert_int_eq(nmt_model_save(&model, path), 0);
+        free(path);
+        nmt_spm_free(spm);
+        nmt_model_free(&model);
+        reference_scores(targets, p, other);
+
+        ck_assert_msg(nmt_engine_score(e, LINES, lines, targets, got) == 0, "%s", nmt_last_error());
+        ck_assert_int_eq(nmt_engine_score(e, LINES, lines, targets, again), 0);
+        for (int i = 0; i < LINES; i++) {
+            ck_assert_msg(got[i] == want[i] && again[i] == want[i], "%s line %d: %.17g, %.17g, want %.17g",
+                          precisions[p], i, got[i], again[i], want[i]);
+            ck_assert(other[i] != want[i]);
+            ck_assert(got[i] < 0);
+        }
+        nmt_result_free(r);
+        nmt_engine_close(e);
+    }
+}
+END_TEST
+
 START_TEST(test_scores) {
     const char *hyps[] = {"The cat sat on the mat.", "A dog runs."};
     const char *refs[] = {"The cat sat on the mat.", "A dog runs.", "The cat is on the mat.", "The dog runs."};
@@ -288,6 +365,7 @@ int main(void) {
     tcase_add_test(tc, test_concurrent_callers);
     tcase_add_test(tc, test_errors);
     tcase_add_test(tc, test_allocation_failures);
+    tcase_add_test(tc, test_scoring);
     tcase_add_test(tc, test_scores);
     suite_add_tcase(s, tc);
     return nmt_test_run(s);

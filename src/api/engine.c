@@ -3,7 +3,12 @@
  *
  * The top library layer (src/api) may use every lower one; nothing below includes it. An engine is
  * the model, its SentencePiece model and one nmt_translator, the same calls `nmt translate` makes, so
- * its translations are the command's. A mutex makes the engine shareable: calls take turns.
+ * its translations are the command's, and with the command's memory: a translator whose packed
+ * matrices hold the weights whole (int8, fp32 on nmt's own kernels) reads them from the mapped file
+ * and keeps no float32 copy. Scoring given translations needs the full forward pass, so the first
+ * nmt_engine_score of such an engine reads the float32 model whole from the same mapping (the file
+ * it translates with, even if the directory has changed since) and keeps it. A mutex makes the
+ * engine shareable: calls take turns.
  */
 #include "nmt/nmt.h"
 
@@ -26,7 +31,9 @@
 
 struct nmt_engine {
     nmt_engine_options options; /* as given, threads resolved; precision points at a static string */
-    nmt_model model;
+    nmt_model model;            /* the translator's (matrices deferred and released where it packs them whole) */
+    nmt_model scorer;           /* model whole for nmt_engine_score, made at its first call when model is not */
+    int have_scorer;
     nmt_spm *spm;
     nmt_translator *translator;
     pthread_mutex_t lock;       /* one translation at a time */
@@ -143,10 +150,7 @@ int nmt_engine_open(nmt_engine **out, const char *model_dir, const nmt_engine_op
     nmt_engine *e = nmt_calloc(1, sizeof *e);
     if (!e) return -1;
     e->options = o;
-    if (nmt_model_dir_open(model_dir, &e->model, &e->spm) < 0 ||
-        (d.precision == NMT_PRECISION_INT8 && nmt_model_quantize_int8(&e->model) < 0)) {
-        nmt_spm_free(e->spm);
-        nmt_model_free(&e->model);
+    if (nmt_model_dir_open_for(model_dir, d.precision, &e->model, &e->spm) < 0) {
         free(e);
         return -1;
     }
@@ -159,6 +163,8 @@ int nmt_engine_open(nmt_engine **out, const char *model_dir, const nmt_engine_op
         free(e);
         return -1;
     }
+    /* Only matrices the file still holds: scoring can read those again. */
+    if (e->model.source) nmt_translator_release_model(e->translator, &e->model);
     read_languages(e, model_dir);
     *out = e;
     return 0;
@@ -169,6 +175,7 @@ void nmt_engine_close(nmt_engine *e) {
     nmt_translator_free(e->translator);
     nmt_spm_free(e->spm);
     nmt_model_free(&e->model);
+    if (e->have_scorer) nmt_model_free(&e->scorer);
     pthread_mutex_destroy(&e->lock);
     free(e);
 }
@@ -311,16 +318,24 @@ int nmt_engine_translate(nmt_engine *e, int count, const char *const *lines, nmt
     return 0;
 }
 
+/* The model the forward passes accept: the engine's own, or its whole copy (made at the first call). */
+static nmt_model *scoring_model(nmt_engine *e) {
+    if (!e->model.release_marked) return &e->model;
+    if (!e->have_scorer && nmt_model_load_whole(&e->scorer, &e->model) == 0) e->have_scorer = 1;
+    return e->have_scorer ? &e->scorer : NULL;
+}
+
 int nmt_engine_score(nmt_engine *e, int count, const char *const *sources, const char *const *targets, double *out) {
     if (count < 0) return nmt_error_set("negative line count %d", count);
     int32_t **src = nmt_calloc(count ? (size_t)count : 1, sizeof *src), **tgt = nmt_calloc(count ? (size_t)count : 1, sizeof *tgt);
     int *src_len = nmt_calloc(count ? (size_t)count : 1, sizeof *src_len);
     int *tgt_len = nmt_calloc(count ? (size_t)count : 1, sizeof *tgt_len);
     int rc = -1;
+    nmt_model *model;
     pthread_mutex_lock(&e->lock);
     if (src && tgt && src_len && tgt_len && encode_lines(e, count, sources, src, src_len) == 0 &&
-        encode_lines(e, count, targets, tgt, tgt_len) == 0)
-        rc = nmt_forced_score(&e->model, count, (const int32_t *const *)src, src_len, (const int32_t *const *)tgt,
+        encode_lines(e, count, targets, tgt, tgt_len) == 0 && (model = scoring_model(e)))
+        rc = nmt_forced_score(model, count, (const int32_t *const *)src, src_len, (const int32_t *const *)tgt,
                               tgt_len, e->options.max_batch, out);
     pthread_mutex_unlock(&e->lock);
     for (int i = 0; i < count && src && tgt; i++) {

@@ -150,6 +150,7 @@ typedef struct nmt_model {
     nmt_model_timing timing;     /* accumulated by forward/backward; the caller resets it */
     uint64_t vocab_fingerprint;  /* nmt_spm_fingerprint of the vocabulary it is trained with (0 = unknown) */
     size_t released;             /* bytes of params given back by nmt_model_release (they read as 0) */
+    int int8_rounded;            /* nmt_model_quantize_int8 rounded its matrices */
     struct nmt_st_file *source;  /* nmt_model_load_deferred: the mapped file its deferred matrices stay in */
     const float *source_floats;  /* that file's data, laid out like params */
     unsigned char *deferred;     /* [num_tensors] or NULL: 1 = not in params (nmt_model_matrix reads it) */

@@ -264,21 +264,30 @@ done:
     return rc;
 }
 
-int nmt_model_quantize_int8(nmt_model *m) {
+/* Rounds the rows of matrix `info` in params to int8 and back; q holds a row. */
+static void quantize_matrix(nmt_model *m, const nmt_tensor_info *info, int8_t *q) {
+    for (int r = 0; info->rank == 2 && r < info->shape[0]; r++) {
+        float *row = m->params + info->offset + (size_t)r * (size_t)info->shape[1];
+        const float factor = nmt_qgemm_quantize_row(q, row, info->shape[1]);
+        for (int c = 0; c < info->shape[1]; c++) row[c] = (float)q[c] * factor;
+    }
+}
+
+/* A row's worth of int8 for the model's widest matrix. */
+static int8_t *quantize_scratch(const nmt_model *m) {
     size_t widest = 1;
     for (int i = 0; i < m->num_tensors; i++)
         if (m->tensors[i].rank == 2 && (size_t)m->tensors[i].shape[1] > widest) widest = (size_t)m->tensors[i].shape[1];
-    int8_t *q = nmt_malloc(widest);
+    return nmt_malloc(widest);
+}
+
+int nmt_model_quantize_int8(nmt_model *m) {
+    int8_t *q = quantize_scratch(m);
     if (!q) return -1;
-    for (int i = 0; i < m->num_tensors; i++) {
-        const nmt_tensor_info *info = &m->tensors[i];
-        /* A deferred matrix is quantized from the file by its reader: the same int8 values. */
-        for (int r = 0; info->rank == 2 && !(m->deferred && m->deferred[i]) && r < info->shape[0]; r++) {
-            float *row = m->params + info->offset + (size_t)r * (size_t)info->shape[1];
-            const float factor = nmt_qgemm_quantize_row(q, row, info->shape[1]);
-            for (int c = 0; c < info->shape[1]; c++) row[c] = (float)q[c] * factor;
-        }
-    }
+    /* A deferred matrix is quantized from the file by its reader: the same int8 values. */
+    for (int i = 0; i < m->num_tensors; i++)
+        if (!(m->deferred && m->deferred[i])) quantize_matrix(m, &m->tensors[i], q);
+    m->int8_rounded = 1;
     free(q);
     return 0;
 }
@@ -390,6 +399,30 @@ int nmt_model_load_deferred(nmt_model *m, const char *path) {
     free(file);
     if (rc < 0) nmt_model_free(m);
     return rc;
+}
+
+int nmt_model_load_whole(nmt_model *whole, const nmt_model *m) {
+    if (m->release_marked && !m->source)
+        return nmt_error_set("the model's matrices were given back and are in no file to read again");
+    if (nmt_model_init(whole, &m->config) < 0) return -1;
+    int8_t *q = m->int8_rounded ? quantize_scratch(m) : NULL;
+    if (m->int8_rounded && !q) {
+        nmt_model_free(whole);
+        return -1;
+    }
+    whole->vocab_fingerprint = m->vocab_fingerprint;
+    whole->int8_rounded = m->int8_rounded;
+    for (int i = 0; i < m->num_tensors; i++) {
+        const nmt_tensor_info *info = &m->tensors[i];
+        const int deferred = m->deferred && m->deferred[i];
+        memcpy(whole->params + info->offset, (deferred ? m->source_floats : m->params) + info->offset,
+               info->count * sizeof(float));
+        if (!deferred) continue;
+        nmt_st_release(m->source, m->source_floats + info->offset, info->count * sizeof(float));
+        if (q) quantize_matrix(whole, &whole->tensors[i], q);
+    }
+    free(q);
+    return 0;
 }
 
 /* The deferred tensor holding params offset `at`, or -1. */
