@@ -246,11 +246,26 @@ static int translate_attempt(void *context) {
     return 0;
 }
 
-/* Every allocation of a translation is checked: a failure anywhere fails the call cleanly. */
+static int score_attempt(void *context) {
+    sweep *s = context;
+    double out[LINES];
+    return nmt_engine_score(s->e, LINES, lines, lines, out);
+}
+
+/* Every allocation of a translation and of scoring is checked: a failure anywhere fails the call
+ * cleanly (an int8 engine's first score also makes its whole model). */
 START_TEST(test_allocation_failures) {
     nmt_test_model_dir(nmt_test_tmpdir);
     sweep s = {open_engine(2, 1)};
     ck_assert_int_gt(nmt_test_alloc_sweep(translate_attempt, &s), 10);
+    ck_assert_int_gt(nmt_test_alloc_sweep(score_attempt, &s), 4);
+    nmt_engine_close(s.e);
+    if (!nmt_packed_available(NMT_PRECISION_INT8)) return;
+    nmt_engine_options o = nmt_engine_options_default();
+    o.threads = 1;
+    o.precision = "int8";
+    ck_assert_int_eq(nmt_engine_open(&s.e, nmt_test_tmpdir, &o), 0);
+    ck_assert_int_gt(nmt_test_alloc_sweep(score_attempt, &s), 10);
     nmt_engine_close(s.e);
 }
 END_TEST
