@@ -300,7 +300,7 @@ static void reference_scores(const char *const *targets, int int8, double *out) 
 /* An engine scores given translations with the model it translates with, in every precision the CPU
  * has: for int8 (and fp32 on nmt's own kernels) its translator keeps no float32 matrices, and the
  * first score reads them again from the model file the engine mapped, even after the directory's
- * file has been replaced by another model. */
+ * file has been replaced by another model, and refuses to when that file was rewritten in place. */
 START_TEST(test_scoring) {
     static const char *const precisions[] = {"fp32", "int8"};
     for (int p = 0; p < 2; p++) {
@@ -339,6 +339,30 @@ START_TEST(test_scoring) {
             ck_assert(other[i] != want[i]);
             ck_assert(got[i] < 0);
         }
+        nmt_engine_close(e);
+
+        /* A file rewritten in place (as cp writes it) cannot be read again: an engine that would read
+         * it refuses to score, naming it; one that holds its model whole scores with it. */
+        ck_assert_msg(nmt_engine_open(&e, nmt_test_tmpdir, &o) == 0, "%s", nmt_last_error());
+        char *bytes;
+        size_t size;
+        path = nmt_path_join(nmt_test_tmpdir, "model.safetensors");
+        ck_assert_int_eq(nmt_read_file(path, &bytes, &size), 0);
+        bytes[size - 1] ^= 0x01;
+        FILE *fp = fopen(path, "wb");
+        ck_assert_ptr_nonnull(fp);
+        ck_assert_uint_eq(fwrite(bytes, 1, size, fp), size);
+        ck_assert_int_eq(fclose(fp), 0);
+        if (nmt_packed_self_contained(p ? NMT_PRECISION_INT8 : NMT_PRECISION_FP32)) {
+            ck_assert_int_eq(nmt_engine_score(e, LINES, lines, targets, got), -1);
+            ck_assert_msg(strstr(nmt_last_error(), "model.safetensors: changed on disk since it was loaded"), "%s",
+                          nmt_last_error());
+        } else {
+            ck_assert_int_eq(nmt_engine_score(e, LINES, lines, targets, got), 0);
+            for (int i = 0; i < LINES; i++) ck_assert(got[i] == other[i]);
+        }
+        free(bytes);
+        free(path);
         nmt_result_free(r);
         nmt_engine_close(e);
     }

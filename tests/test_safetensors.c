@@ -258,6 +258,56 @@ START_TEST(files_on_disk_truncated_or_missing) {
 }
 END_TEST
 
+/* A mapped file read again later: unchanged while it is what was read; rewritten in place with other
+ * data of the same size, or truncated, it is refused by name (never read, so never a SIGBUS); one
+ * replaced by a new file renamed over it leaves the mapped one intact. */
+START_TEST(a_mapped_file_rewritten_in_place_is_refused) {
+    float w[1024], v[1024];
+    for (int i = 0; i < 1024; i++) w[i] = (float)i, v[i] = (float)-i;
+    nmt_st_tensor t = {.name = "w", .dtype = NMT_ST_F32, .rank = 2, .shape = {32, 32}, .data = w, .size = sizeof w};
+    char *path = temp_path("mapped.safetensors");
+    ck_assert_int_eq(nmt_st_write(path, &t, 1, NULL, 0), 0);
+    nmt_st_file f;
+    ck_assert_int_eq(nmt_st_read(&f, path), 0);
+    ck_assert_int_eq(nmt_st_unchanged(&f), 0);
+    t.data = v;
+    ck_assert_int_eq(nmt_st_write(path, &t, 1, NULL, 0), 0); /* a new file under the same name */
+    ck_assert_int_eq(nmt_st_unchanged(&f), 0);
+    ck_assert_mem_eq(f.tensors[0].data, w, sizeof w);
+    nmt_st_free(&f);
+
+    ck_assert_int_eq(nmt_st_read(&f, path), 0);
+    char *bytes;
+    size_t size;
+    ck_assert_int_eq(nmt_read_file(path, &bytes, &size), 0);
+    bytes[size - 5] ^= 0x40;
+    FILE *fp = fopen(path, "wb"); /* as cp writes: the same file, truncated and written again */
+    ck_assert_ptr_nonnull(fp);
+    ck_assert_uint_eq(fwrite(bytes, 1, size, fp), size);
+    ck_assert_int_eq(fclose(fp), 0);
+    ck_assert_int_eq(nmt_st_unchanged(&f), -1);
+    ck_assert_msg(strstr(nmt_error(), "mapped.safetensors: changed on disk since it was loaded") &&
+                      strstr(nmt_error(), ", other data)"),
+                  "%s", nmt_error());
+    ck_assert_int_eq(truncate(path, (off_t)size / 2), 0);
+    ck_assert_int_eq(nmt_st_unchanged(&f), -1);
+    char want[64];
+    snprintf(want, sizeof want, "(%zu bytes then, %zu now)", size, size / 2);
+    ck_assert_msg(strstr(nmt_error(), want), "%s", nmt_error());
+    nmt_st_free(&f);
+    free(bytes);
+
+    /* Parsed in memory, a file has nothing to be read again. */
+    ck_assert_int_eq(nmt_st_write(path, &t, 1, NULL, 0), 0);
+    ck_assert_int_eq(nmt_read_file(path, &bytes, &size), 0);
+    ck_assert_int_eq(nmt_st_parse(&f, bytes, size, path), 0);
+    ck_assert_int_eq(unlink(path), 0);
+    ck_assert_int_eq(nmt_st_unchanged(&f), 0);
+    nmt_st_free(&f);
+    free(path);
+}
+END_TEST
+
 START_TEST(failed_write_keeps_the_old_file) {
     float a = 1, b = 2;
     nmt_st_tensor t = {.name = "x", .dtype = NMT_ST_F32, .rank = 1, .shape = {1}, .data = &a, .size = 4};
@@ -360,6 +410,7 @@ int main(void) {
     tcase_add_test(tc, reads_files_laid_out_by_other_writers);
     tcase_add_test(tc, damaged_files_are_refused_by_name);
     tcase_add_test(tc, files_on_disk_truncated_or_missing);
+    tcase_add_test(tc, a_mapped_file_rewritten_in_place_is_refused);
     tcase_add_test(tc, failed_write_keeps_the_old_file);
     tcase_add_test(tc, mutations_never_crash);
     tcase_add_test(tc, every_allocation_failure_is_reported);

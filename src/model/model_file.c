@@ -404,6 +404,7 @@ int nmt_model_load_deferred(nmt_model *m, const char *path) {
 int nmt_model_load_whole(nmt_model *whole, const nmt_model *m) {
     if (m->release_marked && !m->source)
         return nmt_error_set("the model's matrices were given back and are in no file to read again");
+    if (m->source && nmt_st_unchanged(m->source) < 0) return -1;
     if (nmt_model_init(whole, &m->config) < 0) return -1;
     int8_t *q = m->int8_rounded ? quantize_scratch(m) : NULL;
     if (m->int8_rounded && !q) {

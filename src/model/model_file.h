@@ -77,7 +77,7 @@ int nmt_model_load_deferred(nmt_model *m, const char *path);
  * file: every deferred matrix read from the file m keeps mapped, so that the forward passes, which
  * refuse m, accept *whole (a translator's model scoring given translations). m's released ranges
  * must be deferred ones (those a translator releases); a model released without a file to read
- * again is refused. */
+ * again is refused, and so is a file changed since it was loaded (nmt_st_unchanged). */
 int nmt_model_load_whole(nmt_model *whole, const nmt_model *m);
 /* The floats at params pointer p: p itself, or for a deferred tensor the same floats in the file. */
 const float *nmt_model_matrix(const nmt_model *m, const float *p);

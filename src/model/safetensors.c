@@ -28,6 +28,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #if defined(__unix__) || defined(__APPLE__)
+#include <fcntl.h>
 #include <sys/mman.h>
 #include <unistd.h>
 #define ST_MMAP 1
@@ -344,6 +345,19 @@ static int check_ranges(const char *name, entry *entries, int n, size_t data_siz
 
 /* Files nmt wrote carry the hash of their data; others (and nmt's older files) do not, and load. The
  * entry is the format's own: once checked it leaves the metadata the caller sees. */
+/* The hash of size bytes at data (inside file->blob), each block let go once hashed. */
+static uint64_t hash_data(const nmt_st_file *file, const unsigned char *data, size_t size) {
+    nmt_hash hash;
+    nmt_hash_init(&hash);
+    enum { HASH_BLOCK = 1 << 20 };
+    for (size_t at = 0; at < size; at += HASH_BLOCK) {
+        const size_t n = size - at < HASH_BLOCK ? size - at : HASH_BLOCK;
+        nmt_hash_add(&hash, data + at, n);
+        nmt_st_release(file, data + at, n);
+    }
+    return nmt_hash_final(&hash);
+}
+
 static int check_checksum(nmt_st_file *file, const char *name, const unsigned char *data, size_t size) {
     int at = 0;
     while (at < file->num_metadata && strcmp(file->metadata[at].key, checksum_key) != 0) at++;
@@ -354,15 +368,7 @@ static int check_checksum(nmt_st_file *file, const char *name, const unsigned ch
     uint64_t want = strtoull(text, &end, 16);
     if (errno || strlen(text) != 16 || *end != '\0')
         return nmt_error_set("%s: damaged: metadata \"%s\" is not 16 hexadecimal digits: \"%s\"", name, checksum_key, text);
-    nmt_hash hash;
-    nmt_hash_init(&hash);
-    enum { HASH_BLOCK = 1 << 20 };
-    for (size_t at = 0; at < size; at += HASH_BLOCK) {
-        const size_t n = size - at < HASH_BLOCK ? size - at : HASH_BLOCK;
-        nmt_hash_add(&hash, data + at, n);
-        nmt_st_release(file, data + at, n);
-    }
-    uint64_t have = nmt_hash_final(&hash);
+    const uint64_t have = hash_data(file, data, size);
     if (have != want)
         return nmt_error_set("%s: damaged: the tensor data does not match the checksum in its header (%016" PRIx64
                              ", the data hashes to %016" PRIx64 "): a changed byte or a bad disk",
@@ -371,6 +377,26 @@ static int check_checksum(nmt_st_file *file, const char *name, const unsigned ch
     free(file->metadata[at].value);
     memmove(&file->metadata[at], &file->metadata[at + 1], (size_t)(file->num_metadata - at - 1) * sizeof *file->metadata);
     file->num_metadata--;
+    file->has_checksum = 1;
+    file->checksum = want;
+    return 0;
+}
+
+int nmt_st_unchanged(const nmt_st_file *file) {
+#if ST_MMAP
+    if (!file->path) return 0;
+    struct stat st;
+    if (fstat(file->fd, &st) != 0) return nmt_error_set("%s: %s", file->path, strerror(errno));
+    const unsigned char *data = (const unsigned char *)file->blob + file->data_start;
+    if ((uintmax_t)st.st_size != file->blob_size ||
+        (file->has_checksum && hash_data(file, data, file->blob_size - file->data_start) != file->checksum))
+        return nmt_error_set("%s: changed on disk since it was loaded (%zu bytes then, %jd now%s): a file rewritten "
+                             "in place cannot be read again; load it anew",
+                             file->path, file->blob_size, (intmax_t)st.st_size,
+                             (uintmax_t)st.st_size == file->blob_size ? ", other data" : "");
+#else
+    (void)file;
+#endif
     return 0;
 }
 
@@ -423,6 +449,7 @@ static int parse_blob(nmt_st_file *file, void *blob, size_t size, const char *na
     }
     if (rc < 0) file->num_tensors = 0;
     size_t data_start = 8 + (size_t)header_len;
+    file->data_start = data_start;
     if (rc == 0) rc = check_names(name, file->tensors, file->num_tensors, file->metadata, file->num_metadata, 0);
     if (rc == 0) rc = check_ranges(name, entries, file->num_tensors, size - data_start);
     if (rc == 0) rc = check_checksum(file, name, bytes + data_start, size - data_start);
@@ -448,8 +475,19 @@ int nmt_st_read(nmt_st_file *file, const char *path) {
     /* A model is written to a new file and renamed into place, so the mapped file does not change. */
     void *mapping = size ? mmap(NULL, size, PROT_READ, MAP_PRIVATE, fileno(fp), 0) : MAP_FAILED;
     if (mapping != MAP_FAILED) {
+        const int fd = fcntl(fileno(fp), F_DUPFD_CLOEXEC, 0);
         fclose(fp);
-        return parse_blob(file, mapping, size, path, 1);
+        if (fd < 0) {
+            munmap(mapping, size);
+            return nmt_error_set("%s: %s", path, strerror(errno));
+        }
+        if (parse_blob(file, mapping, size, path, 1) < 0 || !(file->path = nmt_strdup(path))) {
+            close(fd);
+            nmt_st_free(file);
+            return -1;
+        }
+        file->fd = fd;
+        return 0;
     }
 #endif
     void *blob = nmt_malloc(size);
@@ -490,6 +528,8 @@ void nmt_st_free(nmt_st_file *file) {
 #if ST_MMAP
     if (file->mapped) munmap(file->blob, file->blob_size);
     else free(file->blob);
+    if (file->path) close(file->fd);
+    free(file->path);
 #else
     free(file->blob);
 #endif

@@ -38,6 +38,11 @@ typedef struct nmt_st_file {
     void *blob;         /* the whole file, owned (reader) */
     size_t blob_size;
     int mapped;         /* blob is a read-only mapping of the file (nmt_st_read), else malloc's */
+    char *path;         /* mapped: the file's path, and fd the file, kept open for nmt_st_unchanged */
+    int fd;
+    size_t data_start;  /* offset of the tensor data in blob */
+    int has_checksum;   /* the data's "data_checksum" was checked: checksum */
+    uint64_t checksum;
 } nmt_st_file;
 
 size_t nmt_st_dtype_size(nmt_st_dtype dtype);        /* bytes of one element */
@@ -55,6 +60,12 @@ int nmt_st_read(nmt_st_file *file, const char *path);
 /* A reader done with size bytes at data (inside file->blob) lets a mapped file's pages there leave
  * this process's memory (they are read back from the file if touched again); nothing otherwise. */
 void nmt_st_release(const nmt_st_file *file, const void *data, size_t size);
+/* 0 while a mapped file still holds what nmt_st_read validated: its size, and its data hashed again
+ * to its checksum when it has one. Pages given back by nmt_st_release are read from the file when
+ * touched again, so a reader that comes back to them later asks first: a file rewritten in place
+ * (by cp, say, where nmt writes a new file and renames it) would give other bytes, or a SIGBUS where
+ * it is shorter. An error naming the file otherwise; always 0 for a file read into memory. */
+int nmt_st_unchanged(const nmt_st_file *file);
 /* Parses a file already in memory (for fuzzing); takes ownership of blob (freed by nmt_st_free, or
  * at once when parsing fails; *file is then empty). Tensors keep the header's order. */
 int nmt_st_parse(nmt_st_file *file, void *blob, size_t size, const char *name);
