@@ -122,7 +122,7 @@ class Translator:
 
     The options are those of `nmt translate`: beam_size, n_best (the most hypotheses translate may
     return per line), greedy, length_penalty, max_length_ratio, threads (0: the CPUs this process may use),
-    precision ("fp32" or "bf16"), max_batch, max_input_length (0: no limit but the model's) and crop
+    precision ("fp32", "bf16" or "int8"), max_batch, max_input_length (0: no limit but the model's) and crop
     (a longer line is cropped instead of refused).
     """
 
