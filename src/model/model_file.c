@@ -402,27 +402,16 @@ int nmt_model_load_deferred(nmt_model *m, const char *path) {
 }
 
 int nmt_model_load_whole(nmt_model *whole, const nmt_model *m) {
-    if (m->release_marked && !m->source)
-        return nmt_error_set("the model's matrices were given back and are in no file to read again");
-    if (m->source && nmt_st_unchanged(m->source) < 0) return -1;
-    if (nmt_model_init(whole, &m->config) < 0) return -1;
-    int8_t *q = m->int8_rounded ? quantize_scratch(m) : NULL;
-    if (m->int8_rounded && !q) {
+    memset(whole, 0, sizeof *whole);
+    if (!m->source) return nmt_error_set("the model was not loaded deferred: it has no file to read again");
+    const char *path = m->source->path ? m->source->path : "the model file";
+    if (nmt_st_unchanged(m->source) < 0 || nmt_model_init(whole, &m->config) < 0) return -1;
+    whole->vocab_fingerprint = m->vocab_fingerprint;
+    if (nmt_model_tensor_read(whole, whole->params, "", m->source, path) < 0 ||
+        (m->int8_rounded && nmt_model_quantize_int8(whole) < 0)) {
         nmt_model_free(whole);
         return -1;
     }
-    whole->vocab_fingerprint = m->vocab_fingerprint;
-    whole->int8_rounded = m->int8_rounded;
-    for (int i = 0; i < m->num_tensors; i++) {
-        const nmt_tensor_info *info = &m->tensors[i];
-        const int deferred = m->deferred && m->deferred[i];
-        memcpy(whole->params + info->offset, (deferred ? m->source_floats : m->params) + info->offset,
-               info->count * sizeof(float));
-        if (!deferred) continue;
-        nmt_st_release(m->source, m->source_floats + info->offset, info->count * sizeof(float));
-        if (q) quantize_matrix(whole, &whole->tensors[i], q);
-    }
-    free(q);
     return 0;
 }
 

@@ -73,11 +73,10 @@ int nmt_model_load(nmt_model *m, const char *path);
  * the parameters (an int8 file, another writer's order). params then hold 0 at deferred tensors:
  * the forward passes must not run on such a model (a deferred load is for translators). */
 int nmt_model_load_deferred(nmt_model *m, const char *path);
-/* *whole = m as nmt_model_load (and nmt_model_quantize_int8, when m was rounded) makes it of the same
- * file: every deferred matrix read from the file m keeps mapped, so that the forward passes, which
- * refuse m, accept *whole (a translator's model scoring given translations). m's released ranges
- * must be deferred ones (those a translator releases); a model released without a file to read
- * again is refused, and so is a file changed since it was loaded (nmt_st_unchanged). */
+/* *whole = what nmt_model_load (and nmt_model_quantize_int8, when m was rounded) makes of the file
+ * m was loaded from deferred and keeps mapped, so that the forward passes, which refuse m, accept
+ * *whole (a translator's model scoring given translations). Refuses a model not loaded deferred,
+ * and a file changed since it was loaded (nmt_st_unchanged). */
 int nmt_model_load_whole(nmt_model *whole, const nmt_model *m);
 /* The floats at params pointer p: p itself, or for a deferred tensor the same floats in the file. */
 const float *nmt_model_matrix(const nmt_model *m, const float *p);
