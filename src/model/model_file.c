@@ -264,31 +264,23 @@ done:
     return rc;
 }
 
-/* Rounds the rows of matrix `info` in params to int8 and back; q holds a row. */
-static void quantize_matrix(nmt_model *m, const nmt_tensor_info *info, int8_t *q) {
-    for (int r = 0; info->rank == 2 && r < info->shape[0]; r++) {
-        float *row = m->params + info->offset + (size_t)r * (size_t)info->shape[1];
-        const float factor = nmt_qgemm_quantize_row(q, row, info->shape[1]);
-        for (int c = 0; c < info->shape[1]; c++) row[c] = (float)q[c] * factor;
-    }
-}
-
-/* A row's worth of int8 for the model's widest matrix. */
-static int8_t *quantize_scratch(const nmt_model *m) {
+int nmt_model_quantize_int8(nmt_model *m) {
     size_t widest = 1;
     for (int i = 0; i < m->num_tensors; i++)
         if (m->tensors[i].rank == 2 && (size_t)m->tensors[i].shape[1] > widest) widest = (size_t)m->tensors[i].shape[1];
-    return nmt_malloc(widest);
-}
-
-int nmt_model_quantize_int8(nmt_model *m) {
-    int8_t *q = quantize_scratch(m);
+    int8_t *q = nmt_malloc(widest);
     if (!q) return -1;
-    /* A deferred matrix is quantized from the file by its reader: the same int8 values. */
-    for (int i = 0; i < m->num_tensors; i++)
-        if (!(m->deferred && m->deferred[i])) quantize_matrix(m, &m->tensors[i], q);
-    m->int8_rounded = 1;
+    for (int i = 0; i < m->num_tensors; i++) {
+        const nmt_tensor_info *info = &m->tensors[i];
+        /* A deferred matrix is quantized from the file by its reader: the same int8 values. */
+        for (int r = 0; info->rank == 2 && !(m->deferred && m->deferred[i]) && r < info->shape[0]; r++) {
+            float *row = m->params + info->offset + (size_t)r * (size_t)info->shape[1];
+            const float factor = nmt_qgemm_quantize_row(q, row, info->shape[1]);
+            for (int c = 0; c < info->shape[1]; c++) row[c] = (float)q[c] * factor;
+        }
+    }
     free(q);
+    m->int8_rounded = 1;
     return 0;
 }
 
