@@ -14,9 +14,9 @@
 # with one change undone); the default is sinusoidal-post learned-post rope-post sinusoidal-pre, and
 # the first one named is the baseline of the paired tests. Runs go to runs/abl-VARIANT[-Mmin] (resumed
 # when interrupted: run the same command again; a finished run's translations are kept) and share the
-# vocabulary of runs/multi30k-small (trained first if absent); the curves go to runs/abl-curves.svg.
-# Environment: NMT (default build/bin/nmt), DATA (default ../shared/corpora/multi30k), THREADS (2),
-# ALPHA (the length penalty, 1.5).
+# vocabulary of runs/multi30k-small (trained first if absent); the curves go to runs/abl-curves.svg
+# (against steps; against minutes with --minutes). Environment: NMT (default build/bin/nmt), DATA
+# (default ../shared/corpora/multi30k), THREADS (2), ALPHA (the length penalty, 1.5).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
@@ -24,10 +24,10 @@ NMT="${NMT:-build/bin/nmt}"
 DATA="${DATA:-../shared/corpora/multi30k}"
 THREADS="${THREADS:-2}"
 ALPHA="${ALPHA:-1.5}"
-budget=(--set train.max_steps=500) suffix=""
+budget=(--set train.max_steps=500) suffix="" axis=steps
 if [ "${1:-}" = "--minutes" ]; then
   [ $# -ge 2 ] || { echo "multi30k-ablation: --minutes needs a number" >&2; exit 2; }
-  budget=(--set "train.max_minutes=$2" --set train.max_steps=0) suffix="-${2}min"
+  budget=(--set "train.max_minutes=$2" --set train.max_steps=0) suffix="-${2}min" axis=minutes
   shift 2
 elif [ $# -gt 0 ] && [[ "$1" =~ ^[0-9]+$ ]]; then
   budget=(--set "train.max_steps=$1" --set train.max_minutes=0)
@@ -73,7 +73,7 @@ for variant in "${variants[@]}"; do
 done
 # p-values of each variant against the first, on test (sacreBLEU's paired bootstrap, 1,000 resamples).
 "$NMT" bleu "$DATA/test_2016_flickr.de" -i "${test_hyps[@]}" -m bleu chrf --paired-bs >&2
-"$NMT" plot -q -x minutes -o runs/abl-curves.svg "${dirs[@]}"
+"$NMT" plot -q -x "$axis" -o runs/abl-curves.svg "${dirs[@]}"
 echo "| variant | steps | minutes | val BLEU (beam 5) | test BLEU (beam 5) | test chrF |"
 echo "| --- | --- | --- | --- | --- | --- |"
 printf '%s\n' "${rows[@]}"
