@@ -132,7 +132,7 @@ static inline void decode_batch(const nmt_model *m, const nmt_decode_options *o,
     const int rows = n * (o->greedy ? 1 : o->beam_size);
     ck_assert_msg(nmt_incremental_start(inc, matrix, tokens, n, S, rows, steps) == 0, "%s", nmt_error());
     nmt_decode_step step = nmt_incremental_decode_step(inc);
-    ck_assert_msg(nmt_search_run(search, &step, n, pieces, S, out) == 0, "%s", nmt_error());
+    ck_assert_msg(nmt_search_run(search, &step, n, pieces, NULL, S, out) == 0, "%s", nmt_error());
     nmt_search_free(search);
     nmt_incremental_free(inc);
     nmt_incremental_weights_free(w);

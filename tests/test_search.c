@@ -77,9 +77,8 @@ static void rows_to_best(const float *logprobs, int rows, int V, int k, nmt_scor
     }
 }
 
-static int toy_step(void *ctx, int rows, const int32_t *tokens, int k, nmt_scored_token *best, float *eos,
-                    float *attention) {
-    static float logprobs[TOY_MAX_ROWS * TOY_V];
+/* The hash scorer's full rows: the step for sampling. */
+static int toy_step_logprobs(void *ctx, int rows, const int32_t *tokens, float *logprobs, float *attention) {
     toy *t = ctx;
     t->calls++;
     if (t->fail_at_call && t->calls == t->fail_at_call) return nmt_error_set("toy scorer failed on purpose");
@@ -89,6 +88,13 @@ static int toy_step(void *ctx, int rows, const int32_t *tokens, int k, nmt_score
                 TOY_WIDTH);
     if (t->nan_at_call && t->calls == t->nan_at_call)
         for (int i = 0; i < rows * TOY_V; i++) logprobs[i] = NAN;
+    return 0;
+}
+
+static int toy_step(void *ctx, int rows, const int32_t *tokens, int k, nmt_scored_token *best, float *eos,
+                    float *attention) {
+    static float logprobs[TOY_MAX_ROWS * TOY_V];
+    if (toy_step_logprobs(ctx, rows, tokens, logprobs, attention) < 0) return -1;
     rows_to_best(logprobs, rows, TOY_V, k, best, eos);
     return 0;
 }
@@ -120,8 +126,8 @@ static void toy_decode(const nmt_decode_options *o, int first, int batch, double
     toy_prime(&t, batch, seeds, pieces);
     nmt_search *s;
     ck_assert_int_eq(nmt_search_create(&s, o), 0);
-    nmt_decode_step step = {&t, TOY_V, 0, toy_step, toy_reorder};
-    ck_assert_msg(nmt_search_run(s, &step, batch, pieces, TOY_WIDTH, out) == 0, "%s", nmt_error());
+    nmt_decode_step step = {&t, TOY_V, 0, toy_step, toy_reorder, toy_step_logprobs};
+    ck_assert_msg(nmt_search_run(s, &step, batch, pieces, NULL, TOY_WIDTH, out) == 0, "%s", nmt_error());
     nmt_search_free(s);
 }
 
@@ -416,9 +422,9 @@ START_TEST(eos_forced_at_the_maximum_length) {
     nmt_search *s;
     o = beam_options(2, 2, 0.6);
     ck_assert_int_eq(nmt_search_create(&s, &o), 0);
-    nmt_decode_step step = {&tk, TOY_V, 6, toy_step, toy_reorder};
+    nmt_decode_step step = {&tk, TOY_V, 6, toy_step, toy_reorder, toy_step_logprobs};
     nmt_translation one;
-    ck_assert_int_eq(nmt_search_run(s, &step, 1, &pieces, TOY_WIDTH, &one), 0);
+    ck_assert_int_eq(nmt_search_run(s, &step, 1, &pieces, NULL, TOY_WIDTH, &one), 0);
     ck_assert_int_eq(one.count, 2);
     ck_assert_int_eq(one.hyps[0].length, 5);
     ck_assert_int_eq(tk.length[0], 6);
@@ -441,9 +447,9 @@ START_TEST(step_errors_propagate) {
             nmt_decode_options o = greedy ? greedy_options() : beam_options(4, 2, 0.6);
             nmt_search *s;
             ck_assert_int_eq(nmt_search_create(&s, &o), 0);
-            nmt_decode_step step = {&t, TOY_V, 0, toy_step, toy_reorder};
+            nmt_decode_step step = {&t, TOY_V, 0, toy_step, toy_reorder, toy_step_logprobs};
             nmt_translation out[3];
-            ck_assert_int_eq(nmt_search_run(s, &step, 3, pieces, TOY_WIDTH, out), -1);
+            ck_assert_int_eq(nmt_search_run(s, &step, 3, pieces, NULL, TOY_WIDTH, out), -1);
             ck_assert_ptr_nonnull(strstr(nmt_error(), mode == 0 ? "failed on purpose" : "non-finite"));
             for (int i = 0; i < 3; i++) ck_assert_ptr_null(out[i].hyps);
             nmt_search_free(s);
@@ -528,10 +534,10 @@ static void table_expect(const table_entry *entries, int count, const nmt_decode
     memcpy(t.fallback, fallback, sizeof fallback);
     nmt_search *s;
     ck_assert_int_eq(nmt_search_create(&s, o), 0);
-    nmt_decode_step step = {&t, TABLE_V, 0, table_step, table_reorder};
+    nmt_decode_step step = {&t, TABLE_V, 0, table_step, table_reorder, NULL};
     nmt_translation out;
     int pieces = 1;
-    ck_assert_int_eq(nmt_search_run(s, &step, 1, &pieces, 2, &out), 0);
+    ck_assert_int_eq(nmt_search_run(s, &step, 1, &pieces, NULL, 2, &out), 0);
     const nmt_hypothesis *h = &out.hyps[0];
     char best[64];
     for (int j = 0; j < h->length; j++) best[j] = h->tokens[j] == TOK_A ? 'A' : h->tokens[j] == TOK_B ? 'B' : 'u';

@@ -724,6 +724,10 @@ static int step_callback(void *ctx, int rows, const int32_t *tokens, int k, nmt_
     return nmt_incremental_step_best(ctx, rows, tokens, k, best, eos_logprob, attention);
 }
 
+static int logprobs_callback(void *ctx, int rows, const int32_t *tokens, float *logprobs, float *attention) {
+    return nmt_incremental_step(ctx, rows, tokens, logprobs, attention);
+}
+
 static int reorder_callback(void *ctx, int rows, const int32_t *parents) {
     return nmt_incremental_reorder(ctx, rows, parents);
 }
@@ -736,5 +740,6 @@ nmt_decode_step nmt_incremental_decode_step(nmt_incremental *inc) {
         .max_steps = c->positions == NMT_POSITIONS_LEARNED ? c->max_positions : 0,
         .step = step_callback,
         .reorder = reorder_callback,
+        .step_logprobs = logprobs_callback,
     };
 }

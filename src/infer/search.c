@@ -26,6 +26,7 @@ nmt_decode_options nmt_decode_options_default(void) {
         .attention = 0,
         .batch_size = 64,
         .precision = NMT_PRECISION_FP32,
+        .sampling = nmt_sampling_default(),
     };
 }
 
@@ -41,6 +42,12 @@ int nmt_decode_options_check(const nmt_decode_options *o) {
         return nmt_error_set("maximum length ratio must be from 0 to 100, got %g", o->max_length_ratio);
     if (o->batch_size < 1) return nmt_error_set("batch size must be at least 1, got %d", o->batch_size);
     if (o->batch_tokens < 0) return nmt_error_set("batch tokens must not be negative, got %d", o->batch_tokens);
+    if (o->sampling.enabled) {
+        if (!o->greedy)
+            return nmt_error_set("sampling draws one translation a line: it replaces greedy search's choice, not a beam");
+        if (o->shortlist) return nmt_error_set("sampling draws from the whole vocabulary: it cannot use a shortlist");
+        return nmt_sampling_check(&o->sampling);
+    }
     return 0;
 }
 
@@ -129,6 +136,8 @@ struct nmt_search {
     finished *done;      /* [batch, n_best], best first */
     int *done_count;     /* [batch] */
     candidate *cand;     /* [2K] */
+    float *logprobs;     /* [rows_max, V] with sampling, else NULL */
+    nmt_sampling_scratch draw; /* [V] each, with sampling */
 };
 
 int nmt_search_create(nmt_search **search, const nmt_decode_options *options) {
@@ -159,7 +168,7 @@ static size_t layout_add(size_t *total, size_t count, size_t size) {
 }
 
 /* Sizes the block for a batch and points every buffer into it. */
-static int search_reserve(nmt_search *s, int batch, int steps, int width) {
+static int search_reserve(nmt_search *s, int batch, int steps, int width, int V) {
     size_t rows = (size_t)batch * (size_t)s->beam, total = 0;
     size_t cells = 0;
     if (nmt_size_mul(rows, (size_t)steps, &cells, "beam search history") < 0) return -1;
@@ -178,6 +187,12 @@ static int search_reserve(nmt_search *s, int batch, int steps, int width) {
     size_t o_done = layout_add(&total, (size_t)batch * (size_t)s->n_best, sizeof(finished));
     size_t o_done_count = layout_add(&total, (size_t)batch, sizeof(int));
     size_t o_cand = layout_add(&total, 2 * (size_t)s->beam, sizeof(candidate));
+    const size_t sampled = s->options.sampling.enabled ? (size_t)V : 0;
+    size_t logprobs = 0;
+    if (nmt_size_mul(rows, sampled, &logprobs, "sampling's distributions") < 0) return -1;
+    size_t o_logprobs = layout_add(&total, logprobs, sizeof(float));
+    size_t o_probs = layout_add(&total, sampled, sizeof(float));
+    size_t o_candidates = layout_add(&total, sampled, sizeof(nmt_sampling_candidate));
     if (nmt_scratch_reserve(&s->block, total) < 0) return -1;
     char *base = s->block.data;
     s->rows_max = (int)rows;
@@ -195,6 +210,8 @@ static int search_reserve(nmt_search *s, int batch, int steps, int width) {
     s->done = (finished *)(base + o_done);
     s->done_count = (int *)(base + o_done_count);
     s->cand = (candidate *)(base + o_cand);
+    s->logprobs = sampled ? (float *)(base + o_logprobs) : NULL;
+    s->draw = (nmt_sampling_scratch){(float *)(base + o_probs), (nmt_sampling_candidate *)(base + o_candidates)};
     return 0;
 }
 
@@ -353,8 +370,28 @@ fail:
     return -1;
 }
 
-int nmt_search_run(nmt_search *s, const nmt_decode_step *step, int batch, const int *src_pieces, int src_width,
-                   nmt_translation *out) {
+/* A sampling step (greedy's rows: one per live sentence, in order): the rows' full distributions,
+ * and for each row the drawn token as its best and its eos log-probability (NaN when nothing in
+ * the row was finite, which select_greedy reports). */
+static int search_sample(nmt_search *s, const nmt_decode_step *step, int t, int rows, int batch, const uint64_t *keys,
+                         float *attention) {
+    if (!step->step_logprobs) return nmt_error_set("sampling: this decoder gives no full distributions");
+    const size_t at = (size_t)t * (size_t)s->rows_max;
+    if (step->step_logprobs(step->ctx, rows, s->token + at, s->logprobs, attention) < 0) return -1;
+    const int V = step->vocab_size;
+    for (int b = 0, r = 0; b < batch; b++) {
+        if (s->rows[b] == 0) continue;
+        const float *row = s->logprobs + (size_t)r * (size_t)V;
+        const int32_t token = nmt_sampling_draw(&s->options.sampling, row, V, keys ? keys[b] : (uint64_t)b, t, s->draw);
+        s->best[r] = token < 0 ? (nmt_scored_token){-INFINITY, -1} : (nmt_scored_token){row[token], token};
+        s->eos[r] = token < 0 ? NAN : row[NMT_EOS];
+        r++;
+    }
+    return 0;
+}
+
+int nmt_search_run(nmt_search *s, const nmt_decode_step *step, int batch, const int *src_pieces, const uint64_t *keys,
+                   int src_width, nmt_translation *out) {
     memset(out, 0, (size_t)(batch > 0 ? batch : 0) * sizeof *out);
     if (batch < 1) return nmt_error_set("beam search: empty batch");
     if (step->vocab_size <= NMT_EOS) return nmt_error_set("beam search: vocabulary of %d tokens", step->vocab_size);
@@ -365,7 +402,7 @@ int nmt_search_run(nmt_search *s, const nmt_decode_step *step, int batch, const 
         int len = search_max_length(s, step, src_pieces[b]);
         if (len + 1 > steps) steps = len + 1;
     }
-    if (search_reserve(s, batch, steps, src_width) < 0) return -1;
+    if (search_reserve(s, batch, steps, src_width, step->vocab_size) < 0) return -1;
     for (int b = 0; b < batch; b++) {
         s->max_len[b] = search_max_length(s, step, src_pieces[b]);
         s->rows[b] = 1;
@@ -378,7 +415,9 @@ int nmt_search_run(nmt_search *s, const nmt_decode_step *step, int batch, const 
     for (int t = 0; rows > 0; t++) {
         const size_t at = (size_t)t * (size_t)s->rows_max;
         float *attention = s->attention ? s->attention + at * (size_t)s->width : NULL;
-        if (step->step(step->ctx, rows, s->token + at, s->top, s->best, s->eos, attention) < 0) return -1;
+        if (s->options.sampling.enabled ? search_sample(s, step, t, rows, batch, keys, attention) < 0
+                                        : step->step(step->ctx, rows, s->token + at, s->top, s->best, s->eos, attention) < 0)
+            return -1;
         int next = 0, first = 0;
         for (int b = 0; b < batch; b++) {
             int n = s->rows[b];

@@ -24,7 +24,10 @@
  * and the smaller token id, so results are deterministic and a sentence's result does not depend
  * on the rest of its batch.
  *
- * Greedy search (a dedicated path): each row takes its most probable token until eos.
+ * Greedy search (a dedicated path): each row takes its most probable token until eos. With sampling
+ * (sampling.h) it takes a token drawn from the row's full distribution instead, which the step's
+ * step_logprobs gives; the draws are keyed by each sentence's key, so a sentence's result again does
+ * not depend on its batch.
  */
 #ifndef NMT_SEARCH_H
 #define NMT_SEARCH_H
@@ -32,6 +35,7 @@
 #include <stdint.h>
 
 #include "compute/packed.h"
+#include "infer/sampling.h"
 
 /* One of a row's most probable next tokens. */
 typedef struct nmt_scored_token {
@@ -61,6 +65,9 @@ typedef struct nmt_decode_step {
     /* There are `rows` new rows; new row r continues old row parents[r] (a row of the same
      * sentence: the parents of one sentence's rows stay within its old rows). */
     int (*reorder)(void *ctx, int rows, const int32_t *parents);
+    /* Advances rows as step does, filling logprobs[rows, V] with each row's log-probabilities over
+     * the whole vocabulary (for sampling); NULL where the decoder has no such step. */
+    int (*step_logprobs)(void *ctx, int rows, const int32_t *tokens, float *logprobs, float *attention);
 } nmt_decode_step;
 
 typedef struct nmt_decode_options {
@@ -76,6 +83,7 @@ typedef struct nmt_decode_options {
                                min(batch_size, max(1, batch_tokens / (L + 1))) (0 = no bound) */
     nmt_precision precision;/* of the translator's matrix products (fp32) */
     const struct nmt_shortlist *shortlist; /* the output layer's candidates per batch (shortlist.h), or NULL */
+    nmt_sampling sampling;  /* enabled: greedy search draws its tokens (no shortlist then) */
 } nmt_decode_options;
 
 nmt_decode_options nmt_decode_options_default(void);
@@ -114,10 +122,10 @@ typedef struct nmt_search nmt_search;
 int nmt_search_create(nmt_search **search, const nmt_decode_options *options);
 void nmt_search_free(nmt_search *search);
 /* Decodes one batch of `batch` sentences whose decoder `step` has just been primed (one row per
- * sentence). src_pieces[batch] (each >= 1) sets the maximum lengths; src_width is the S of the
- * step's attention rows (>= every src_pieces + 1). Fills out[batch] (free each with
- * nmt_translation_free). */
+ * sentence). src_pieces[batch] (each >= 1) sets the maximum lengths; keys[batch] are the sentences'
+ * sampling keys (NULL: their indices in the batch); src_width is the S of the step's attention rows
+ * (>= every src_pieces + 1). Fills out[batch] (free each with nmt_translation_free). */
 int nmt_search_run(nmt_search *search, const nmt_decode_step *step, int batch, const int *src_pieces,
-                   int src_width, nmt_translation *out);
+                   const uint64_t *keys, int src_width, nmt_translation *out);
 
 #endif

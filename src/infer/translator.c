@@ -24,6 +24,7 @@ typedef struct translate_worker {
     nmt_incremental *decoder;
     int32_t *matrix;
     int *tokens, *pieces; /* [B] source tokens (pieces + eos) and pieces of each sentence */
+    uint64_t *keys;       /* [B] their sampling keys: the first key of the run + the input index */
     nmt_translation *batch_out; /* [B] */
 } translate_worker;
 
@@ -41,6 +42,7 @@ static void worker_free(translate_worker *w) {
     free(w->matrix);
     free(w->tokens);
     free(w->pieces);
+    free(w->keys);
     free(w->batch_out);
 }
 
@@ -60,8 +62,9 @@ int nmt_translator_create(nmt_translator **out, const nmt_model *model, const nm
         translate_worker *w = &t->worker[i];
         w->tokens = nmt_malloc((size_t)B * sizeof(int));
         w->pieces = nmt_malloc((size_t)B * sizeof(int));
+        w->keys = nmt_malloc((size_t)B * sizeof(uint64_t));
         w->batch_out = nmt_malloc((size_t)B * sizeof *w->batch_out);
-        if (!w->tokens || !w->pieces || !w->batch_out || nmt_search_create(&w->search, options) < 0 ||
+        if (!w->tokens || !w->pieces || !w->keys || !w->batch_out || nmt_search_create(&w->search, options) < 0 ||
             nmt_incremental_create_shared(&w->decoder, t->weights) < 0)
             goto fail;
     }
@@ -106,7 +109,7 @@ static int batch_steps(const nmt_translator *t, int pieces) {
 
 /* Decodes the sentences order[0 .. n) (sorted by length, all non-empty) as one batch on worker w. */
 static int translate_batch(const nmt_translator *t, translate_worker *w, const nmt_order_entry *order, int n,
-                           const int32_t *const *src, nmt_translation *out) {
+                           const int32_t *const *src, uint64_t first_key, nmt_translation *out) {
     const int S = order[n - 1].length + 1, K = t->options.greedy ? 1 : t->options.beam_size;
     const int steps = batch_steps(t, order[n - 1].length);
     for (int b = 0; b < n; b++) {
@@ -115,10 +118,11 @@ static int translate_batch(const nmt_translator *t, translate_worker *w, const n
         nmt_vocab_row(NMT_ROW_SOURCE, src[order[b].index], len, row, S);
         w->tokens[b] = len + 1;
         w->pieces[b] = len;
+        w->keys[b] = first_key + (uint64_t)order[b].index;
     }
     if (nmt_incremental_start(w->decoder, w->matrix, w->tokens, n, S, n * K, steps) < 0) return -1;
     nmt_decode_step step = nmt_incremental_decode_step(w->decoder);
-    if (nmt_search_run(w->search, &step, n, w->pieces, S, w->batch_out) < 0) return -1;
+    if (nmt_search_run(w->search, &step, n, w->pieces, w->keys, S, w->batch_out) < 0) return -1;
     for (int b = 0; b < n; b++) out[order[b].index] = w->batch_out[b];
     return 0;
 }
@@ -130,6 +134,7 @@ typedef struct translate_run {
     const nmt_order_entry *order;
     int sentences, batches, batch; /* batch: sentences per batch (the last may have fewer) */
     const int32_t *const *src;
+    uint64_t first_key;
     nmt_translation *out;
     atomic_int next_batch;
     atomic_int failed;
@@ -143,7 +148,7 @@ static void translate_worker_task(void *ctx, long begin, long end) {
         translate_worker *w = &run->t->worker[i];
         for (int b; !atomic_load(&run->failed) && (b = atomic_fetch_add(&run->next_batch, 1)) < run->batches;) {
             const int first = b * B, n = run->sentences - first < B ? run->sentences - first : B;
-            if (translate_batch(run->t, w, run->order + first, n, run->src, run->out) < 0 &&
+            if (translate_batch(run->t, w, run->order + first, n, run->src, run->first_key, run->out) < 0 &&
                 atomic_exchange(&run->failed, 1) == 0)
                 snprintf(run->error, sizeof run->error, "%s", nmt_error());
         }
@@ -152,6 +157,11 @@ static void translate_worker_task(void *ctx, long begin, long end) {
 
 int nmt_translator_run(nmt_translator *t, int count, const int32_t *const *src, const int *src_len,
                        nmt_translation *out) {
+    return nmt_translator_run_from(t, 0, count, src, src_len, out);
+}
+
+int nmt_translator_run_from(nmt_translator *t, uint64_t first_key, int count, const int32_t *const *src,
+                            const int *src_len, nmt_translation *out) {
     memset(out, 0, (size_t)(count > 0 ? count : 0) * sizeof *out);
     if (count <= 0) return 0;
     int B = t->options.batch_size, n = 0, longest = 0, rc = -1;
@@ -173,7 +183,7 @@ int nmt_translator_run(nmt_translator *t, int count, const int32_t *const *src, 
     const int tokens = t->options.batch_tokens;
     if (tokens > 0 && tokens / (longest + 1) < B) B = tokens / (longest + 1) > 1 ? tokens / (longest + 1) : 1;
     translate_run run = {.t = t, .order = order, .sentences = n, .batches = (n + B - 1) / B, .batch = B, .src = src,
-                         .out = out};
+                         .first_key = first_key, .out = out};
     /* Several batches: one per thread at a time, each on one core, which keeps every product
      * whole and the search's serial work off the other threads' path. One batch: all threads on it. */
     const int workers = run.batches < t->workers ? run.batches : t->workers;

@@ -22,14 +22,20 @@ int nmt_translator_create(nmt_translator **translator, const nmt_model *model, c
 void nmt_translator_free(nmt_translator *translator);
 /* Where the translator's packed matrices hold the weights whole (int8, and fp32 on a packed kernel:
  * nmt_packed_self_contained): gives the memory of the model's float32 matrices, which it no longer
- * reads, back to the system (nmt_incremental_weights_release), returning the bytes; 0 otherwise. model is the translator's own; from then on it serves this translator
- * only (its forward passes refuse it). */
+ * reads, back to the system (nmt_incremental_weights_release), returning the bytes; 0 otherwise.
+ * model is the translator's own; from then on it serves this translator only (its forward passes
+ * refuse it). */
 size_t nmt_translator_release_model(nmt_translator *translator, nmt_model *model);
 /* Translates src[i] (src_len[i] pieces, no eos) into out[i] for i < count (free each with
  * nmt_translation_free). An empty source gives one empty hypothesis (log-probability 0, no
  * attention) without running the model. */
 int nmt_translator_run(nmt_translator *translator, int count, const int32_t *const *src, const int *src_len,
                        nmt_translation *out);
+/* The same for sentences numbered first_key, first_key + 1, ...: the keys of their sampling draws
+ * (sampling.h; nmt_translator_run numbers them from 0), so that a sampled line's translation
+ * depends on its line number, not on the call or the batch it is in. */
+int nmt_translator_run_from(nmt_translator *translator, uint64_t first_key, int count, const int32_t *const *src,
+                            const int *src_len, nmt_translation *out);
 /* The same in one call (for validation during training). */
 int nmt_decode_sentences(const nmt_model *model, const nmt_decode_options *options, int count,
                          const int32_t *const *src, const int *src_len, nmt_translation *out);
