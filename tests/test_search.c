@@ -112,22 +112,23 @@ static int toy_reorder(void *ctx, int rows, const int32_t *parents) {
     return 0;
 }
 
-/* Decodes `batch` sentences (seeds 1000 + first .. ) with the hash scorer. */
+/* Decodes `batch` sentences (seeds 1000 + first .., sampling keys first ..) with the hash scorer. */
 static void toy_decode(const nmt_decode_options *o, int first, int batch, double eos_slope, nmt_translation *out) {
     static toy t; /* large: keep it off the stack */
     memset(&t, 0, sizeof t);
     t.eos_slope = eos_slope;
-    uint64_t seeds[64];
+    uint64_t seeds[64], keys[64];
     int pieces[64];
     for (int b = 0; b < batch; b++) {
         seeds[b] = 1000u + (uint64_t)(first + b);
+        keys[b] = (uint64_t)(first + b);
         pieces[b] = 1 + (first + b) % (TOY_WIDTH - 1);
     }
     toy_prime(&t, batch, seeds, pieces);
     nmt_search *s;
     ck_assert_int_eq(nmt_search_create(&s, o), 0);
     nmt_decode_step step = {&t, TOY_V, 0, toy_step, toy_reorder, toy_step_logprobs};
-    ck_assert_msg(nmt_search_run(s, &step, batch, pieces, NULL, TOY_WIDTH, out) == 0, "%s", nmt_error());
+    ck_assert_msg(nmt_search_run(s, &step, batch, pieces, keys, TOY_WIDTH, out) == 0, "%s", nmt_error());
     nmt_search_free(s);
 }
 
@@ -166,6 +167,15 @@ static nmt_decode_options beam_options(int beam, int n_best, double alpha) {
 static nmt_decode_options greedy_options(void) {
     nmt_decode_options o = nmt_decode_options_default();
     o.greedy = 1;
+    return o;
+}
+
+static nmt_decode_options sampling_options(int top_k, double top_p, uint64_t seed) {
+    nmt_decode_options o = greedy_options();
+    o.sampling.enabled = 1;
+    o.sampling.top_k = top_k;
+    o.sampling.top_p = top_p;
+    o.sampling.seed = seed;
     return o;
 }
 
@@ -368,9 +378,53 @@ START_TEST(n_best_sorted_distinct_and_replayable) {
 }
 END_TEST
 
+/* Sampled translations: each is a path of the scorer with its own log-probability, the same seed
+ * draws the same ones, another seed others, and top-k 1 draws greedy search's. */
+START_TEST(sampling_draws_paths_of_the_model) {
+    nmt_translation a[SENTENCES], b[SENTENCES], c[SENTENCES], g[SENTENCES], k1[SENTENCES];
+    nmt_decode_options o = sampling_options(0, 1, 3), greedy = greedy_options(), top1 = sampling_options(1, 1, 3);
+    o.attention = 1;
+    toy_decode(&o, 0, SENTENCES, 0.2, a);
+    toy_decode(&o, 0, SENTENCES, 0.2, b);
+    o.sampling.seed = 4;
+    toy_decode(&o, 0, SENTENCES, 0.2, c);
+    toy_decode(&greedy, 0, SENTENCES, 0.2, g);
+    toy_decode(&top1, 0, SENTENCES, 0.2, k1);
+    int differ = 0, from_greedy = 0;
+    for (int i = 0; i < SENTENCES; i++) {
+        ck_assert_int_eq(a[i].count, 1);
+        check_replay(&a[i].hyps[0], i, 0.2);
+        ck_assert(same_tokens(&a[i].hyps[0], &b[i].hyps[0]) && a[i].hyps[0].logprob == b[i].hyps[0].logprob);
+        differ += !same_tokens(&a[i].hyps[0], &c[i].hyps[0]);
+        from_greedy += !same_tokens(&a[i].hyps[0], &g[i].hyps[0]);
+        ck_assert(same_tokens(&k1[i].hyps[0], &g[i].hyps[0]) && k1[i].hyps[0].logprob == g[i].hyps[0].logprob);
+    }
+    ck_assert_int_gt(differ, SENTENCES / 2);
+    ck_assert_int_gt(from_greedy, SENTENCES / 2);
+    free_all(a, SENTENCES);
+    free_all(b, SENTENCES);
+    free_all(c, SENTENCES);
+    free_all(g, SENTENCES);
+    free_all(k1, SENTENCES);
+    /* A decoder that gives no full distributions cannot be sampled. */
+    static toy t;
+    memset(&t, 0, sizeof t);
+    uint64_t seed = 1;
+    int pieces = 2;
+    toy_prime(&t, 1, &seed, &pieces);
+    nmt_search *s;
+    ck_assert_int_eq(nmt_search_create(&s, &o), 0);
+    nmt_decode_step step = {&t, TOY_V, 0, toy_step, toy_reorder, NULL};
+    ck_assert_int_eq(nmt_search_run(s, &step, 1, &pieces, NULL, TOY_WIDTH, a), -1);
+    ck_assert_str_eq(nmt_error(), "sampling: this decoder gives no full distributions");
+    nmt_search_free(s);
+}
+END_TEST
+
 START_TEST(batched_equals_one_at_a_time) {
-    const nmt_decode_options opts[] = {beam_options(5, 3, 0.6), beam_options(3, 1, 0.0), greedy_options()};
-    for (int k = 0; k < 3; k++) {
+    const nmt_decode_options opts[] = {beam_options(5, 3, 0.6), beam_options(3, 1, 0.0), greedy_options(),
+                                       sampling_options(0, 1, 7), sampling_options(3, 0.9, 7)};
+    for (int k = 0; k < 5; k++) {
         nmt_decode_options o = opts[k];
         o.attention = 1;
         nmt_translation batched[SENTENCES];
@@ -436,7 +490,7 @@ END_TEST
 START_TEST(step_errors_propagate) {
     static toy t;
     for (int mode = 0; mode < 2; mode++) {
-        for (int greedy = 0; greedy < 2; greedy++) {
+        for (int greedy = 0; greedy < 3; greedy++) { /* beam, greedy, sampling */
             memset(&t, 0, sizeof t);
             t.eos_slope = 0.2;
             uint64_t seeds[3] = {1, 2, 3};
@@ -444,7 +498,7 @@ START_TEST(step_errors_propagate) {
             toy_prime(&t, 3, seeds, pieces);
             if (mode == 0) t.fail_at_call = 3;
             else t.nan_at_call = 2;
-            nmt_decode_options o = greedy ? greedy_options() : beam_options(4, 2, 0.6);
+            nmt_decode_options o = greedy == 2 ? sampling_options(0, 1, 1) : greedy ? greedy_options() : beam_options(4, 2, 0.6);
             nmt_search *s;
             ck_assert_int_eq(nmt_search_create(&s, &o), 0);
             nmt_decode_step step = {&t, TOY_V, 0, toy_step, toy_reorder, toy_step_logprobs};
@@ -469,6 +523,13 @@ START_TEST(options_checked) {
     o = beam_options(2, 1, -1.0);
     ck_assert_int_eq(nmt_search_create(&s, &o), -1);
     ck_assert_ptr_nonnull(strstr(nmt_error(), "length penalty"));
+    o = sampling_options(0, 1, 1);
+    o.greedy = 0;
+    ck_assert_int_eq(nmt_search_create(&s, &o), -1);
+    ck_assert_ptr_nonnull(strstr(nmt_error(), "replaces greedy search's choice, not a beam"));
+    o = sampling_options(0, 0, 1);
+    ck_assert_int_eq(nmt_search_create(&s, &o), -1);
+    ck_assert_ptr_nonnull(strstr(nmt_error(), "top-p"));
     /* ((5 + 7) / 6)^0.6 = 2^0.6 = 1.515716566510398 */
     ck_assert_double_eq_tol(nmt_length_penalty(0.6, 7), 1.515716566510398, 1e-12);
     ck_assert_double_eq(nmt_length_penalty(0.0, 40), 1.0);
@@ -617,6 +678,7 @@ int main(void) {
     tcase_add_test(tc, eos_forced_at_the_maximum_length);
     tcase_add_test(tc, step_errors_propagate);
     tcase_add_test(tc, options_checked);
+    tcase_add_test(tc, sampling_draws_paths_of_the_model);
     tcase_add_test(tc, beam_finds_what_greedy_misses);
     tcase_add_test(tc, length_penalty_keeps_searching_past_the_first_eos);
     suite_add_tcase(s, tc);
