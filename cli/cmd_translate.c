@@ -23,6 +23,7 @@
 #include "base/util.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -66,6 +67,15 @@ static void usage(FILE *out) {
             "      --threads N             threads (default: the CPUs this process may use; alias\n"
             "                              --cpu-threads)\n"
             "      --greedy                greedy search (the fastest; no n-best)\n"
+            "      --sampling              draw each target piece from the model's distribution instead\n"
+            "                              of searching (back-translation of monolingual text); the draws\n"
+            "                              are a function of --seed and the line number only: the same\n"
+            "                              on any thread count and batch size\n"
+            "      --sampling-topk K       draw from the K most probable pieces only (default 0: all)\n"
+            "      --sampling-topp P       draw from the fewest most probable pieces holding probability\n"
+            "                              P, in (0, 1] (nucleus sampling; default 1: all)\n"
+            "      --temperature T         divide the log-probabilities by T before drawing (default 1)\n"
+            "      --seed N                the draws' seed (default 1)\n"
             "      --precision P           fp32 (default), bf16, int8 or auto: the matrix products'\n"
             "                              arithmetic. bf16: bfloat16 values, float32 sums (AVX512_BF16\n"
             "                              CPUs: 1.6x fp32 on AMD Zen 4, but 0.65x on Intel Xeon,\n"
@@ -139,7 +149,8 @@ typedef struct translate {
 
 static int parse_args(int argc, char **argv, args *a) {
     enum { O_NBEST = 256, O_LP, O_RATIO, O_MAXIN, O_CROP, O_BATCH, O_TOKENS, O_THREADS, O_GREEDY, O_PRECISION,
-           O_ALIGN, O_ALIGN_HARD, O_UNIT, O_PIECES, O_MAP, O_SKIP, O_STREAM, O_NO_STREAM, O_SHORTLIST };
+           O_ALIGN, O_ALIGN_HARD, O_UNIT, O_PIECES, O_MAP, O_SKIP, O_STREAM, O_NO_STREAM, O_SHORTLIST, O_SAMPLING,
+           O_TOPK, O_TOPP, O_TEMPERATURE, O_SEED };
     static const struct option options[] = {
         {"model", required_argument, NULL, 'm'},
         {"input", required_argument, NULL, 'i'},
@@ -161,6 +172,11 @@ static int parse_args(int argc, char **argv, args *a) {
         {"threads", required_argument, NULL, O_THREADS},
         {"cpu-threads", required_argument, NULL, O_THREADS},
         {"greedy", no_argument, NULL, O_GREEDY},
+        {"sampling", no_argument, NULL, O_SAMPLING},
+        {"sampling-topk", required_argument, NULL, O_TOPK},
+        {"sampling-topp", required_argument, NULL, O_TOPP},
+        {"temperature", required_argument, NULL, O_TEMPERATURE},
+        {"seed", required_argument, NULL, O_SEED},
         {"precision", required_argument, NULL, O_PRECISION},
         {"print-alignment", no_argument, NULL, O_ALIGN},
         {"alignment", required_argument, NULL, O_ALIGN_HARD},
@@ -181,6 +197,9 @@ static int parse_args(int argc, char **argv, args *a) {
     a->threads = nmt_cli_threads_default();
     a->max_input = NMT_TRANSLATE_MAX_INPUT;
     a->stream = -1;
+    const char *sampling_flag = NULL; /* the last sampling option given */
+    int beam_given = 0;
+    long top_k = 0, seed = 1;
     optind = 1;
     int c;
     while ((c = nmt_cli_getopt("translate", argc, argv, "m:i:o:k:b:qh", options, NULL)) != -1) {
@@ -191,6 +210,7 @@ static int parse_args(int argc, char **argv, args *a) {
         case 'b':
         case 'k':
             if (nmt_cli_long("translate", "--beam-size", optarg, 1, 1000, &beam) < 0) return -1;
+            beam_given = 1;
             break;
         case O_NBEST:
             if (nmt_cli_long("translate", "--n-best", optarg, 1, 1000, &n_best) < 0) return -1;
@@ -216,6 +236,28 @@ static int parse_args(int argc, char **argv, args *a) {
             if (nmt_cli_long("translate", "--threads", optarg, 1, 1024, &a->threads) < 0) return -1;
             break;
         case O_GREEDY: a->decode.greedy = 1; break;
+        case O_SAMPLING: a->decode.sampling.enabled = 1; break;
+        case O_TOPK:
+            if (nmt_cli_long("translate", "--sampling-topk", optarg, 0, 1 << 24, &top_k) < 0) return -1;
+            sampling_flag = "--sampling-topk";
+            break;
+        case O_TOPP:
+            if (nmt_cli_double("translate", "--sampling-topp", optarg, 0, 1, &a->decode.sampling.top_p) < 0) return -1;
+            if (!(a->decode.sampling.top_p > 0))
+                return nmt_cli_usage_error("translate", "--sampling-topp: expected a number in (0, 1], got '%s'", optarg), -1;
+            sampling_flag = "--sampling-topp";
+            break;
+        case O_TEMPERATURE:
+            if (nmt_cli_double("translate", "--temperature", optarg, 0, 1000, &a->decode.sampling.temperature) < 0)
+                return -1;
+            if (!(a->decode.sampling.temperature > 0))
+                return nmt_cli_usage_error("translate", "--temperature: expected a number > 0, got '%s'", optarg), -1;
+            sampling_flag = "--temperature";
+            break;
+        case O_SEED:
+            if (nmt_cli_long("translate", "--seed", optarg, 0, LONG_MAX, &seed) < 0) return -1;
+            sampling_flag = "--seed";
+            break;
         case O_PRECISION:
             if (nmt_cli_precision("translate", optarg, &a->decode.precision) < 0) return -1;
             break;
@@ -250,6 +292,18 @@ static int parse_args(int argc, char **argv, args *a) {
     if (a->output && nmt_cli_output("translate", "--output", a->output, inputs, "--input") < 0) return -1;
     if (a->map && strcmp(a->map, "-") != 0 && nmt_cli_output("translate", "--alignment-map", a->map, written, NULL) < 0)
         return -1;
+    if (sampling_flag && !a->decode.sampling.enabled)
+        return nmt_cli_usage_error("translate", "%s is for --sampling", sampling_flag), -1;
+    if (a->decode.sampling.enabled) {
+        if (beam_given || n_best > 1)
+            return nmt_cli_usage_error("translate", "--sampling draws one translation a line: it takes no %s",
+                                       beam_given ? "--beam-size" : "--n-best"), -1;
+        if (a->shortlist)
+            return nmt_cli_usage_error("translate", "--sampling draws from the whole vocabulary: it takes no --shortlist"), -1;
+        a->decode.greedy = 1;
+        a->decode.sampling.top_k = (int)top_k;
+        a->decode.sampling.seed = (uint64_t)seed;
+    }
     if (a->decode.greedy && n_best > 1)
         return nmt_cli_usage_error("translate", "--greedy gives one hypothesis: --n-best must be 1"), -1;
     if (!a->decode.greedy && n_best > beam)
@@ -462,7 +516,7 @@ static int translate_window(translate *t, line *window, int count, long first_in
         src[i] = window[i].ids;
         len[i] = window[i].count;
     }
-    if (nmt_translator_run(t->translator, count, src, len, out) < 0) goto done;
+    if (nmt_translator_run_from(t->translator, (uint64_t)first_index, count, src, len, out) < 0) goto done;
     for (int i = 0; i < count; i++) {
         if (write_translation(t, first_index + i, &window[i], &out[i]) < 0) goto done;
         if (t->a.map && draw_map(t, &window[i], first_index + i, &out[i].hyps[0]) < 0) goto done;

@@ -29,6 +29,30 @@ grep -q 'no-such-file.txt' err || say_fail "missing input message: $(cat err)"
 # Greedy, and stdin to stdout.
 "$NMT" translate -m $M $T --greedy <in.txt >greedy.txt 2>err || say_fail "greedy: $(cat err)"
 [ "$(wc -l <greedy.txt)" -eq 5 ] || say_fail "greedy line count"
+# Sampling: a function of the seed and the line number only (the same on 1 and 2 threads and in
+# batches of 1 and 64; twelve copies of each line drawn apart); another seed draws other lines (at
+# temperature 5 even this peaked model's); top-k 1 is greedy search.
+for i in $(seq 12); do cat in.txt; done >twelve.txt
+check "sampling" 0 "$NMT" translate -m $M --threads 2 --sampling --seed 3 --temperature 5 -i twelve.txt
+cp out sampled.txt
+check "sampling, one thread, batches of 1" 0 "$NMT" translate -m $M --threads 1 --batch-size 1 --sampling --seed 3 --temperature 5 -i twelve.txt
+cmp -s out sampled.txt || say_fail "sampling depends on threads or batches: $(diff out sampled.txt | head -5)"
+[ "$(wc -l <sampled.txt)" -eq 60 ] && [ -z "$(sed -n 2p sampled.txt)" ] || say_fail "sampling kept neither lines nor empty lines"
+[ "$(sort -u sampled.txt | wc -l)" -gt 5 ] || say_fail "sampling at temperature 5 drew the same lines again: $(sort -u sampled.txt)"
+check "sampling, another seed" 0 "$NMT" translate -m $M $T --sampling --seed 4 --temperature 5 -i twelve.txt
+cmp -s out sampled.txt && say_fail "seeds 3 and 4 drew the same translations"
+check "top-k 1" 0 "$NMT" translate -m $M $T --sampling --sampling-topk 1 --seed 9 -i in.txt
+cmp -s out greedy.txt || say_fail "top-k 1 sampling is not greedy: $(diff out greedy.txt | head -5)"
+check "nucleus" 0 "$NMT" translate -m $M $T --sampling --sampling-topp 0.9 --temperature 2 -i in.txt
+[ "$(wc -l <out)" -eq 5 ] || say_fail "nucleus sampling line count"
+check "sampling option without --sampling" 2 "$NMT" translate -m $M $T --sampling-topk 5 -i in.txt
+grep -q -- '--sampling-topk is for --sampling' err || say_fail "message: $(cat err)"
+check "sampling with a beam" 2 "$NMT" translate -m $M $T --sampling -k 4 -i in.txt
+grep -q 'one translation a line: it takes no --beam-size' err || say_fail "message: $(cat err)"
+check "sampling with n-best" 2 "$NMT" translate -m $M $T --sampling --n-best 2 -i in.txt
+check "temperature 0" 2 "$NMT" translate -m $M $T --sampling --temperature 0 -i in.txt
+grep -q 'expected a number > 0' err || say_fail "message: $(cat err)"
+check "top-p 1.5" 2 "$NMT" translate -m $M $T --sampling --sampling-topp 1.5 -i in.txt
 # bf16 products where the CPU has them (same lines, in order); a clear refusal where it has not.
 if grep -qw avx512_bf16 /proc/cpuinfo 2>/dev/null && [ "${NMT_GEMM:-}" != openblas ]; then
   check "bf16" 0 "$NMT" translate -m $M $T --precision bf16 -i in.txt
