@@ -1,8 +1,8 @@
 /* Tests of the translator on tiny Transformers with random weights (infer_models.h): sorting,
  * batching and the input order against decoding each sentence alone, greedy against beam 1, forced
  * scores against the decoder's own numbers, empty sources, learned positions, bf16 products, and
- * batches shared between threads (with allocation failures on either), and int8 translators that
- * keep no float32 matrices.
+ * batches shared between threads (with allocation failures on either), sampled lines keyed by
+ * their numbers, and int8 translators that keep no float32 matrices.
  */
 #include "infer/translator.h"
 #include "compute/gemm.h"
@@ -169,6 +169,49 @@ START_TEST(threads_share_batches_exactly) {
 }
 END_TEST
 
+/* Sampled translations are keyed by line: a line numbered first + i in a run of all the lines is
+ * what it is alone as line first + i (bit for bit where the products are row-invariant: nmt's own
+ * kernels), on one thread or two, and other line numbers draw other translations. Their
+ * log-probabilities are the model's (forced scoring). */
+START_TEST(sampled_lines_are_keyed_by_number) {
+    nmt_model m;
+    make_model(&m, variants[_i], 64, 91 + (uint64_t)_i);
+    int32_t src[SENTENCES][MAX_LEN];
+    int len[SENTENCES];
+    const int32_t *src_ptr[SENTENCES];
+    random_sources(src, len, src_ptr, SENTENCES, 12);
+    nmt_decode_options o = options(1, 1, 1);
+    o.batch_size = 3;
+    o.sampling.enabled = 1;
+    o.sampling.temperature = 3; /* a random model's rows are flat already; flatter still */
+    const int exact = nmt_packed_available(NMT_PRECISION_FP32);
+    nmt_translation all[SENTENCES], shifted[SENTENCES];
+    for (int threads = 1; threads <= 2; threads++) {
+        ck_assert_int_eq(nmt_pool_set_threads(threads), 0);
+        nmt_translator *t;
+        ck_assert_msg(nmt_translator_create(&t, &m, &o) == 0, "%s", nmt_error());
+        ck_assert_int_eq(nmt_translator_run_from(t, 100, SENTENCES, src_ptr, len, all), 0);
+        ck_assert_int_eq(nmt_translator_run_from(t, 101, SENTENCES, src_ptr, len, shifted), 0);
+        int differ = 0;
+        for (int i = 0; i < SENTENCES; i++) {
+            nmt_translation alone;
+            ck_assert_int_eq(nmt_translator_run_from(t, 100 + (uint64_t)i, 1, &src_ptr[i], &len[i], &alone), 0);
+            if (exact) assert_same(&all[i], &alone, 1);
+            assert_forced_scores(&m, src_ptr[i], len[i], &all[i], 1e-4, 0);
+            differ += all[i].hyps[0].length != shifted[i].hyps[0].length ||
+                      memcmp(all[i].hyps[0].tokens, shifted[i].hyps[0].tokens, (size_t)all[i].hyps[0].length * 4) != 0;
+            nmt_translation_free(&alone);
+            nmt_translation_free(&all[i]);
+            nmt_translation_free(&shifted[i]);
+        }
+        ck_assert_int_gt(differ, SENTENCES / 2);
+        nmt_translator_free(t);
+    }
+    ck_assert_int_eq(nmt_pool_set_threads(1), 0);
+    nmt_model_free(&m);
+}
+END_TEST
+
 /* The first count floats from p that are resident (mincore), or -1 where that cannot be asked. */
 static long resident_pages(const float *p, size_t count) {
     const uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
@@ -270,6 +313,7 @@ int main(void) {
     TCase *tc = infer_models_tcase("translator");
     tcase_add_loop_test(tc, translator_keeps_order_and_scores_agree, 0, VARIANTS);
     tcase_add_loop_test(tc, threads_share_batches_exactly, 0, VARIANTS);
+    tcase_add_loop_test(tc, sampled_lines_are_keyed_by_number, 0, VARIANTS);
     tcase_add_loop_test(tc, bf16_translator_scores_close, 0, VARIANTS);
     tcase_add_loop_test(tc, int8_translator_needs_no_float_matrices, 0, VARIANTS);
     tcase_add_loop_test(tc, fp32_translator_on_packed_kernel_needs_no_float_matrices, 0, VARIANTS);
