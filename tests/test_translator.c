@@ -24,34 +24,32 @@
 START_TEST(translator_keeps_order_and_scores_agree) {
     nmt_model m;
     make_model(&m, variants[_i], 64, 31 + (uint64_t)_i);
-    int32_t src[SENTENCES][MAX_LEN];
-    int len[SENTENCES];
-    const int32_t *src_ptr[SENTENCES];
-    random_sources(src, len, src_ptr, SENTENCES, 7);
-    len[4] = 0; /* an empty line */
+    sources in;
+    sources_make(&in, 7);
+    in.len[4] = 0; /* an empty line */
     nmt_decode_options o = options(0, 3, 3);
     o.batch_size = 4;
     nmt_translation out[SENTENCES];
-    ck_assert_msg(nmt_decode_sentences(&m, &o, SENTENCES, src_ptr, len, out) == 0, "%s", nmt_error());
+    ck_assert_msg(nmt_decode_sentences(&m, &o, SENTENCES, in.ptr, in.len, out) == 0, "%s", nmt_error());
     for (int i = 0; i < SENTENCES; i++) {
-        if (len[i] == 0) {
+        if (in.len[i] == 0) {
             ck_assert_int_eq(out[i].count, 1);
             ck_assert_int_eq(out[i].hyps[0].length, 0);
             ck_assert(out[i].hyps[0].logprob == 0 && out[i].hyps[0].attention == NULL);
             continue;
         }
         nmt_translation alone;
-        decode_batch(&m, &o, 1, 0, NMT_KV_F32, src, len, i, 1, &alone);
+        decode_batch(&m, &o, 1, 0, NMT_KV_F32, in.ids, in.len, i, 1, &alone);
         assert_same(&out[i], &alone, 0);
         nmt_translation_free(&alone);
-        assert_forced_scores(&m, src_ptr[i], len[i], &out[i], 1e-4, 0);
+        assert_forced_scores(&m, in.ptr[i], in.len[i], &out[i], 1e-4, 0);
     }
     /* Greedy is beam 1 without a length penalty. */
     nmt_decode_options g = options(1, 1, 1), b1 = options(0, 1, 1);
     g.length_penalty = b1.length_penalty = 0;
     nmt_translation greedy[SENTENCES], beam1[SENTENCES];
-    ck_assert_int_eq(nmt_decode_sentences(&m, &g, SENTENCES, src_ptr, len, greedy), 0);
-    ck_assert_int_eq(nmt_decode_sentences(&m, &b1, SENTENCES, src_ptr, len, beam1), 0);
+    ck_assert_int_eq(nmt_decode_sentences(&m, &g, SENTENCES, in.ptr, in.len, greedy), 0);
+    ck_assert_int_eq(nmt_decode_sentences(&m, &b1, SENTENCES, in.ptr, in.len, beam1), 0);
     for (int i = 0; i < SENTENCES; i++) {
         assert_same(&greedy[i], &beam1[i], 1);
         nmt_translation_free(&greedy[i]);
@@ -114,17 +112,15 @@ START_TEST(bf16_translator_scores_close) {
     if (!nmt_packed_available(NMT_PRECISION_BF16)) return; /* no AVX512_BF16 on this CPU */
     nmt_model m;
     make_model(&m, variants[_i], 64, 91 + (uint64_t)_i);
-    int32_t src[SENTENCES][MAX_LEN];
-    int len[SENTENCES];
-    const int32_t *src_ptr[SENTENCES];
-    random_sources(src, len, src_ptr, SENTENCES, 12);
+    sources in;
+    sources_make(&in, 12);
     nmt_decode_options o = options(0, 3, 2);
     o.precision = NMT_PRECISION_BF16;
     nmt_translation out[SENTENCES];
-    ck_assert_msg(nmt_decode_sentences(&m, &o, SENTENCES, src_ptr, len, out) == 0, "%s", nmt_error());
+    ck_assert_msg(nmt_decode_sentences(&m, &o, SENTENCES, in.ptr, in.len, out) == 0, "%s", nmt_error());
     for (int i = 0; i < SENTENCES; i++) {
         ck_assert_int_eq(out[i].count, 2);
-        assert_forced_scores(&m, src_ptr[i], len[i], &out[i], 0, 0.05);
+        assert_forced_scores(&m, in.ptr[i], in.len[i], &out[i], 0, 0.05);
         nmt_translation_free(&out[i]);
     }
     nmt_model_free(&m);
@@ -137,16 +133,14 @@ END_TEST
 START_TEST(threads_share_batches_exactly) {
     nmt_model m;
     make_model(&m, variants[_i], 64, 71 + (uint64_t)_i);
-    int32_t src[SENTENCES][MAX_LEN];
-    int len[SENTENCES];
-    const int32_t *src_ptr[SENTENCES];
-    random_sources(src, len, src_ptr, SENTENCES, 10);
+    sources in;
+    sources_make(&in, 10);
     nmt_decode_options o = options(0, 3, 2);
     o.batch_size = 2;
     nmt_translation one[SENTENCES], two[SENTENCES];
-    ck_assert_msg(nmt_decode_sentences(&m, &o, SENTENCES, src_ptr, len, one) == 0, "%s", nmt_error());
+    ck_assert_msg(nmt_decode_sentences(&m, &o, SENTENCES, in.ptr, in.len, one) == 0, "%s", nmt_error());
     ck_assert_int_eq(nmt_pool_set_threads(2), 0);
-    ck_assert_msg(nmt_decode_sentences(&m, &o, SENTENCES, src_ptr, len, two) == 0, "%s", nmt_error());
+    ck_assert_msg(nmt_decode_sentences(&m, &o, SENTENCES, in.ptr, in.len, two) == 0, "%s", nmt_error());
     for (int i = 0; i < SENTENCES; i++) {
         assert_same(&one[i], &two[i], 1);
         nmt_translation_free(&one[i]);
@@ -155,7 +149,7 @@ START_TEST(threads_share_batches_exactly) {
     int failures = 0;
     for (long k = 1;; k++) {
         nmt_alloc_fail_at(k);
-        int rc = nmt_decode_sentences(&m, &o, SENTENCES, src_ptr, len, two);
+        int rc = nmt_decode_sentences(&m, &o, SENTENCES, in.ptr, in.len, two);
         nmt_alloc_fail_at(0);
         if (rc == 0) {
             for (int i = 0; i < SENTENCES; i++) nmt_translation_free(&two[i]);
@@ -176,10 +170,8 @@ END_TEST
 START_TEST(sampled_lines_are_keyed_by_number) {
     nmt_model m;
     make_model(&m, variants[_i], 64, 91 + (uint64_t)_i);
-    int32_t src[SENTENCES][MAX_LEN];
-    int len[SENTENCES];
-    const int32_t *src_ptr[SENTENCES];
-    random_sources(src, len, src_ptr, SENTENCES, 12);
+    sources in;
+    sources_make(&in, 12);
     nmt_decode_options o = options(1, 1, 1);
     o.batch_size = 3;
     o.sampling.enabled = 1;
@@ -190,14 +182,14 @@ START_TEST(sampled_lines_are_keyed_by_number) {
         ck_assert_int_eq(nmt_pool_set_threads(threads), 0);
         nmt_translator *t;
         ck_assert_msg(nmt_translator_create(&t, &m, &o) == 0, "%s", nmt_error());
-        ck_assert_int_eq(nmt_translator_run_from(t, 100, SENTENCES, src_ptr, len, all), 0);
-        ck_assert_int_eq(nmt_translator_run_from(t, 101, SENTENCES, src_ptr, len, shifted), 0);
+        ck_assert_int_eq(nmt_translator_run_from(t, 100, SENTENCES, in.ptr, in.len, all), 0);
+        ck_assert_int_eq(nmt_translator_run_from(t, 101, SENTENCES, in.ptr, in.len, shifted), 0);
         int differ = 0;
         for (int i = 0; i < SENTENCES; i++) {
             nmt_translation alone;
-            ck_assert_int_eq(nmt_translator_run_from(t, 100 + (uint64_t)i, 1, &src_ptr[i], &len[i], &alone), 0);
+            ck_assert_int_eq(nmt_translator_run_from(t, 100 + (uint64_t)i, 1, &in.ptr[i], &in.len[i], &alone), 0);
             if (exact) assert_same(&all[i], &alone, 1);
-            assert_forced_scores(&m, src_ptr[i], len[i], &all[i], 1e-4, 0);
+            assert_forced_scores(&m, in.ptr[i], in.len[i], &all[i], 1e-4, 0);
             differ += all[i].hyps[0].length != shifted[i].hyps[0].length ||
                       memcmp(all[i].hyps[0].tokens, shifted[i].hyps[0].tokens, (size_t)all[i].hyps[0].length * 4) != 0;
             nmt_translation_free(&alone);
@@ -250,29 +242,27 @@ static void check_translator_without_float_matrices(int variant, nmt_precision p
         ck_assert_int_eq(nmt_model_quantize_int8(&deferred), 0);
     }
     ck_assert_int_eq(resident_pages(fc1, fc1_count), 0);
-    int32_t src[SENTENCES][MAX_LEN];
-    int len[SENTENCES];
-    const int32_t *src_ptr[SENTENCES];
-    random_sources(src, len, src_ptr, SENTENCES, 17);
+    sources in;
+    sources_make(&in, 17);
     nmt_decode_options o = options(0, 3, 2);
     o.precision = precision;
     o.batch_size = 2;
     nmt_translation want[SENTENCES], got[SENTENCES];
-    ck_assert_msg(nmt_decode_sentences(&m, &o, SENTENCES, src_ptr, len, want) == 0, "%s", nmt_error());
+    ck_assert_msg(nmt_decode_sentences(&m, &o, SENTENCES, in.ptr, in.len, want) == 0, "%s", nmt_error());
     nmt_translator *t;
     ck_assert_int_eq(nmt_translator_create(&t, &m, &o), 0);
     ck_assert_uint_ge(nmt_translator_release_model(t, &m), fc1_count * sizeof(float) / 2);
     ck_assert(m.p.decoder[1].ffn.fc1_weight[fc1_count / 2] == 0.0f);
     for (int threads = 1; threads <= 3; threads++) {
         ck_assert_int_eq(nmt_pool_set_threads(threads), 0);
-        ck_assert_msg(nmt_translator_run(t, SENTENCES, src_ptr, len, got) == 0, "%s", nmt_error());
+        ck_assert_msg(nmt_translator_run(t, SENTENCES, in.ptr, in.len, got) == 0, "%s", nmt_error());
         for (int i = 0; i < SENTENCES; i++) {
             assert_same(&want[i], &got[i], 1);
             nmt_translation_free(&got[i]);
         }
     }
     nmt_translator_free(t);
-    ck_assert_msg(nmt_decode_sentences(&deferred, &o, SENTENCES, src_ptr, len, got) == 0, "%s", nmt_error());
+    ck_assert_msg(nmt_decode_sentences(&deferred, &o, SENTENCES, in.ptr, in.len, got) == 0, "%s", nmt_error());
     for (int i = 0; i < SENTENCES; i++) {
         assert_same(&want[i], &got[i], 1);
         nmt_translation_free(&got[i]);
@@ -280,7 +270,7 @@ static void check_translator_without_float_matrices(int variant, nmt_precision p
     }
     ck_assert_int_eq(resident_pages(fc1, fc1_count), 0);
     float logprob;
-    const nmt_batch batch = {.batch = 1, .src_len = 1, .tgt_len = 1, .src = src[0], .tgt_in = src[0], .tgt_out = src[0]};
+    const nmt_batch batch = {.batch = 1, .src_len = 1, .tgt_len = 1, .src = in.ids[0], .tgt_in = in.ids[0], .tgt_out = in.ids[0]};
     ck_assert_int_eq(nmt_model_token_logprobs(&m, &batch, &logprob), -1);
     ck_assert_int_eq(nmt_model_token_logprobs(&deferred, &batch, &logprob), -1);
     /* fp32 products on OpenBLAS read the float32 matrices: such a translator gives nothing back. */
