@@ -84,15 +84,6 @@ static inline void random_sources(int32_t src[][MAX_LEN], int *len, const int32_
     }
 }
 
-/* SENTENCES random sources with the pointers the decoding API takes. */
-typedef struct sources {
-    int32_t ids[SENTENCES][MAX_LEN];
-    int len[SENTENCES];
-    const int32_t *ptr[SENTENCES];
-} sources;
-
-static inline void sources_make(sources *s, uint64_t seed) { random_sources(s->ids, s->len, s->ptr, SENTENCES, seed); }
-
 static inline void assert_same(const nmt_translation *x, const nmt_translation *y, int bitwise) {
     ck_assert_int_eq(x->count, y->count);
     for (int j = 0; j < x->count; j++) {

@@ -19,6 +19,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* SENTENCES random sources with the pointers the decoding API takes. */
+typedef struct sources {
+    int32_t ids[SENTENCES][MAX_LEN];
+    int len[SENTENCES];
+    const int32_t *ptr[SENTENCES];
+} sources;
+
+static inline void sources_make(sources *s, uint64_t seed) { random_sources(s->ids, s->len, s->ptr, SENTENCES, seed); }
+
 /* The translator (sorting, batching, input order) against decoding each sentence alone; greedy
  * against beam 1 without a length penalty; forced scoring against the decoder's own numbers. */
 START_TEST(translator_keeps_order_and_scores_agree) {
