@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The Python bindings (python/nmt, ctypes over the installed libnmt.so) against the CLI on a tiny
-# model: translations, n-best hypotheses and their scores, forced-decoding scores, BLEU/chrF/TER with
-# their signatures, and errors.
+# model: translations, n-best hypotheses and their scores, sampled translations in parts, forced-decoding
+# scores, BLEU/chrF/TER with their signatures, and errors.
 . "$NMT_SOURCE_DIR/tests/harness.sh"
 . "$NMT_SOURCE_DIR/tests/tiny_model.sh"
 . "$NMT_SOURCE_DIR/tests/install_prefix.sh"
@@ -18,6 +18,9 @@ printf 'der katze sieht ein hund\n\ngross rot haus\nder klein baum rennt\nein hu
 "$NMT" translate -m model --threads 1 -q -i in.txt >want.txt || say_fail "nmt translate"
 "$NMT" translate -m model --threads 1 -q -i in.txt --n-best 3 >want-nbest.txt || say_fail "nmt translate --n-best"
 "$NMT" score -m model --threads 1 -s in.txt -t want.txt >want-scores.txt || say_fail "nmt score"
+for i in 1 2 3 4; do cat in.txt; done >in4.txt
+"$NMT" translate -m model --threads 1 -q -i in4.txt --sampling --temperature 4 --sampling-topp 0.95 --seed 8 \
+  >want-sampled.txt || say_fail "nmt translate --sampling"
 "$NMT" bleu ref.txt -i want.txt -m bleu chrf ter -b -w 6 | tr -d '[],' | sed '/^$/d' >want-metrics.txt
 "$NMT" bleu ref.txt -i want.txt -m bleu chrf ter | sed -n 's/^ "signature": "\(.*\)",$/\1/p' >want-signatures.txt
 
@@ -48,6 +51,13 @@ with nmt.Translator("model", beam_size=5, threads=1) as t:
         raise AssertionError("an unencodable line was accepted")
     except UnicodeEncodeError:
         pass
+
+# Sampled in two parts, each given its first line number: the CLI's draws over the whole file.
+src4, sampled = lines("in4.txt"), lines("want-sampled.txt")
+with nmt.Translator("model", threads=1, sampling=True, temperature=4, sampling_topp=0.95, seed=8) as t:
+    got = t.translate(src4[:7]) + t.translate(src4[7:], first_line=7)
+    assert got == sampled, (got, sampled)
+    assert t.translate(src4[7:]) != sampled[7:], "line numbers do not key the draws"
 
 with nmt.Translator("model", beam_size=5, threads=1, n_best=3) as t:
     nbest = t.translate(src, n_best=3, scores=True)

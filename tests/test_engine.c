@@ -1,8 +1,8 @@
 /* Tests of the public translation API (include/nmt/nmt.h): the engine's texts, n-best lists, scores
  * and alignments are those of the library's translator (what `nmt translate` runs), a line's result
- * does not depend on the rest of its call, concurrent callers get the same results, given translations
- * are scored with the model it translates with, errors name the line, and the corpus scores and their
- * signatures are sacreBLEU's. */
+ * does not depend on the rest of its call (a sampled line's: on its number only), concurrent callers
+ * get the same results, given translations are scored with the model it translates with, errors name
+ * the line, and the corpus scores and their signatures are sacreBLEU's. */
 #include "nmt/nmt.h"
 
 #include "infer/forced.h"
@@ -113,6 +113,71 @@ START_TEST(test_matches_translator) {
     nmt_spm_free(spm);
     nmt_model_free(&model);
     nmt_result_free(r);
+    nmt_engine_close(e);
+}
+END_TEST
+
+/* A sampling engine draws what the translator draws for the same line numbers, a line alone as
+ * among the others (bit for bit where the products are row-invariant), and no n-best. */
+START_TEST(test_sampling) {
+    nmt_test_model_dir(nmt_test_tmpdir);
+    nmt_engine_options o = nmt_engine_options_default();
+    o.threads = 1;
+    o.max_batch = 2;
+    o.sampling = 1;
+    o.temperature = 3;
+    o.seed = 5;
+    o.n_best = 2;
+    nmt_engine *e;
+    ck_assert_int_eq(nmt_engine_open(&e, nmt_test_tmpdir, &o), -1);
+    ck_assert_str_eq(nmt_last_error(), "sampling draws one translation a line: n_best must be 1, got 2");
+    o.n_best = 1;
+    ck_assert_msg(nmt_engine_open(&e, nmt_test_tmpdir, &o) == 0, "%s", nmt_last_error());
+    ck_assert_int_eq(nmt_engine_get_options(e)->beam_size, 1);
+    nmt_result *r, *again;
+    ck_assert_int_eq(nmt_engine_translate_from(e, 40, LINES, lines, &r), 0);
+    ck_assert_int_eq(nmt_engine_translate_from(e, 41, LINES, lines, &again), 0);
+
+    nmt_model model;
+    nmt_spm *spm;
+    ck_assert_int_eq(nmt_model_dir_open(nmt_test_tmpdir, &model, &spm), 0);
+    nmt_decode_options d = nmt_decode_options_default();
+    d.greedy = 1;
+    d.beam_size = 1;
+    d.batch_size = 2;
+    d.sampling = (nmt_sampling){.enabled = 1, .top_p = 1, .temperature = 3, .seed = 5};
+    nmt_translator *t;
+    ck_assert_int_eq(nmt_translator_create(&t, &model, &d), 0);
+    int32_t *ids[LINES] = {0};
+    int len[LINES];
+    for (int i = 0; i < LINES; i++) {
+        size_t cap = 0, n = 0;
+        ck_assert_int_eq(nmt_spm_encode(spm, lines[i], strlen(lines[i]), &ids[i], &cap, &n), 0);
+        len[i] = (int)n;
+    }
+    nmt_translation out[LINES];
+    ck_assert_int_eq(nmt_translator_run_from(t, 40, LINES, (const int32_t *const *)ids, len, out), 0);
+    int differ = 0;
+    for (int i = 0; i < LINES; i++) {
+        char *text = nmt_spm_decode(spm, out[i].hyps[0].tokens, (size_t)out[i].hyps[0].length);
+        ck_assert_str_eq(nmt_result_text(r, i), text);
+        free(text);
+        differ += strcmp(nmt_result_text(r, i), nmt_result_text(again, i)) != 0;
+        if (nmt_packed_available(NMT_PRECISION_FP32)) {
+            nmt_result *one;
+            ck_assert_int_eq(nmt_engine_translate_from(e, 40 + (unsigned long long)i, 1, &lines[i], &one), 0);
+            ck_assert_str_eq(nmt_result_text(one, 0), nmt_result_text(r, i));
+            nmt_result_free(one);
+        }
+        nmt_translation_free(&out[i]);
+        free(ids[i]);
+    }
+    ck_assert_int_ge(differ, 2); /* other line numbers, other draws (the empty line stays empty) */
+    nmt_translator_free(t);
+    nmt_spm_free(spm);
+    nmt_model_free(&model);
+    nmt_result_free(r);
+    nmt_result_free(again);
     nmt_engine_close(e);
 }
 END_TEST
@@ -401,6 +466,7 @@ int main(void) {
     tcase_add_checked_fixture(tc, nmt_test_tmpdir_make, nmt_test_tmpdir_remove);
     tcase_add_test(tc, test_matches_translator);
     tcase_add_test(tc, test_row_invariant);
+    tcase_add_test(tc, test_sampling);
     tcase_add_test(tc, test_concurrent_callers);
     tcase_add_test(tc, test_errors);
     tcase_add_test(tc, test_allocation_failures);

@@ -107,6 +107,14 @@ typedef struct nmt_engine_options {
     int max_input_length;    /* source pieces per line (0: no limit but the model's) */
     int crop;                /* a longer line: 1 = cropped to max_input_length, 0 = an error (0) */
     int alignment;           /* 1: compute alignments and attention (0) */
+    int sampling;            /* 1: draw each piece from the model's distribution instead of searching
+                              * (back-translation; one hypothesis a line, no beam) (0) */
+    int sampling_topk;       /* with sampling: from the k most probable pieces only (0: all) */
+    double sampling_topp;    /* with sampling: from the fewest most probable pieces holding this
+                              * probability, in (0, 1] (1: all) */
+    double temperature;      /* with sampling: the log-probabilities divided by it first (1) */
+    unsigned long long seed; /* with sampling: the draws' seed (1); a line's draws depend on the seed
+                              * and its line number (nmt_engine_translate_from) only */
 } nmt_engine_options;
 
 nmt_engine_options nmt_engine_options_default(void);
@@ -125,6 +133,11 @@ const char *nmt_engine_target_language(const nmt_engine *engine);
  * new *out (free it with nmt_result_free). Invalid UTF-8 or an over-long line without crop fails the
  * whole call, naming the line ("line 3: invalid UTF-8 at byte 7"). */
 int nmt_engine_translate(nmt_engine *engine, int count, const char *const *lines, nmt_result **out);
+/* The same for lines numbered first_line, first_line + 1, ... (nmt_engine_translate numbers them
+ * from 0): with sampling, line n is drawn as `nmt translate --sampling` draws line n of a file (from
+ * 0), so that a text translated in parts is drawn as the whole. */
+int nmt_engine_translate_from(nmt_engine *engine, unsigned long long first_line, int count, const char *const *lines,
+                              nmt_result **out);
 
 /* Forced decoding: out[i] = the natural-log probability of targets[i] (its pieces and the end of
  * sentence) given sources[i], for i < count, as `nmt score` writes it (each side limited like a line

@@ -46,6 +46,11 @@ class _EngineOptions(ctypes.Structure):
         ("max_input_length", ctypes.c_int),
         ("crop", ctypes.c_int),
         ("alignment", ctypes.c_int),
+        ("sampling", ctypes.c_int),
+        ("sampling_topk", ctypes.c_int),
+        ("sampling_topp", ctypes.c_double),
+        ("temperature", ctypes.c_double),
+        ("seed", ctypes.c_ulonglong),
     ]
 
 
@@ -77,7 +82,7 @@ def library():
         "nmt_engine_options_default": (_EngineOptions, []),
         "nmt_engine_open": (c_int, [ctypes.POINTER(c_void_p), c_char_p, ctypes.POINTER(_EngineOptions)]),
         "nmt_engine_close": (None, [c_void_p]),
-        "nmt_engine_translate": (c_int, [c_void_p, c_int, strings, ctypes.POINTER(c_void_p)]),
+        "nmt_engine_translate_from": (c_int, [c_void_p, ctypes.c_ulonglong, c_int, strings, ctypes.POINTER(c_void_p)]),
         "nmt_engine_score": (c_int, [c_void_p, c_int, strings, strings, ctypes.POINTER(c_double)]),
         "nmt_result_free": (None, [c_void_p]),
         "nmt_result_hypotheses": (c_int, [c_void_p, c_int]),
@@ -123,11 +128,14 @@ class Translator:
     The options are those of `nmt translate`: beam_size, n_best (the most hypotheses translate may
     return per line), greedy, length_penalty, max_length_ratio, threads (0: the CPUs this process may use),
     precision ("fp32", "bf16" or "int8"), max_batch, max_input_length (0: no limit but the model's) and crop
-    (a longer line is cropped instead of refused).
+    (a longer line is cropped instead of refused). sampling=True draws each piece from the model's
+    distribution instead of searching, as `nmt translate --sampling` does, with sampling_topk,
+    sampling_topp, temperature and seed (its --sampling-topk, --sampling-topp, --temperature, --seed).
     """
 
     def __init__(self, model_dir, beam_size=5, threads=0, n_best=1, greedy=False, length_penalty=0.6,
-                 max_length_ratio=2.0, precision="fp32", max_batch=64, max_input_length=1000, crop=False):
+                 max_length_ratio=2.0, precision="fp32", max_batch=64, max_input_length=1000, crop=False,
+                 sampling=False, sampling_topk=0, sampling_topp=1.0, temperature=1.0, seed=1):
         # n_best changes when the search may stop, so it is the translator's: 1 gives `nmt translate`'s
         # translations, N those of `nmt translate --n-best N`.
         lib = library()
@@ -143,6 +151,11 @@ class Translator:
         o.max_batch = max_batch
         o.max_input_length = max_input_length
         o.crop = int(bool(crop))
+        o.sampling = int(bool(sampling))
+        o.sampling_topk = sampling_topk
+        o.sampling_topp = sampling_topp
+        o.temperature = temperature
+        o.seed = seed
         self._engine = ctypes.c_void_p()
         if lib.nmt_engine_open(ctypes.byref(self._engine), os.fsencode(model_dir), ctypes.byref(o)) < 0:
             raise _fail()
@@ -163,10 +176,12 @@ class Translator:
     def __exit__(self, *exc):
         self.close()
 
-    def translate(self, lines, n_best=1, scores=False):
+    def translate(self, lines, n_best=1, scores=False, first_line=0):
         """Translates a list of sentences. Returns a list of str; with scores=True, a list of
         (translation, score) pairs; with n_best=N > 1, a list of lists of up to N hypotheses (or of
-        (hypothesis, score) pairs), best first. The score is the rank: log-probability / length penalty."""
+        (hypothesis, score) pairs), best first. The score is the rank: log-probability / length penalty.
+        With sampling, lines[i] is drawn as line first_line + i (from 0) of a file `nmt translate
+        --sampling` reads: give each part of a long text its first line number."""
         if self._engine is None:
             raise NmtError("the translator is closed")
         if not 1 <= n_best <= self.n_best_max:
@@ -174,7 +189,7 @@ class Translator:
         lib = library()
         array, count = _strings(lines, "lines")
         result = ctypes.c_void_p()
-        if lib.nmt_engine_translate(self._engine, count, array, ctypes.byref(result)) < 0:
+        if lib.nmt_engine_translate_from(self._engine, first_line, count, array, ctypes.byref(result)) < 0:
             raise _fail()
         try:
             out = []

@@ -73,6 +73,11 @@ nmt_engine_options nmt_engine_options_default(void) {
         .max_input_length = 0,
         .crop = 0,
         .alignment = 0,
+        .sampling = 0,
+        .sampling_topk = d.sampling.top_k,
+        .sampling_topp = d.sampling.top_p,
+        .temperature = d.sampling.temperature,
+        .seed = d.sampling.seed,
     };
 }
 
@@ -119,6 +124,11 @@ static int decode_options(const nmt_engine_options *o, nmt_decode_options *d) {
     d->max_length_ratio = o->max_length_ratio;
     d->batch_size = o->max_batch;
     d->attention = o->alignment;
+    d->sampling = (nmt_sampling){.enabled = o->sampling != 0, .top_k = o->sampling_topk, .top_p = o->sampling_topp,
+                                 .temperature = o->temperature, .seed = o->seed};
+    if (o->sampling && o->n_best > 1)
+        return nmt_error_set("sampling draws one translation a line: n_best must be 1, got %d", o->n_best);
+    if (o->sampling) d->greedy = 1, d->beam_size = 1;
     if (o->max_batch < 1 || o->max_batch > 65536) return nmt_error_set("max_batch must be 1..65536, got %d", o->max_batch);
     if (o->max_input_length < 0) return nmt_error_set("max_input_length must be >= 0, got %d", o->max_input_length);
     if (o->threads < 0 || o->threads > 1024) return nmt_error_set("threads must be 0..1024, got %d", o->threads);
@@ -146,7 +156,7 @@ int nmt_engine_open(nmt_engine **out, const char *model_dir, const nmt_engine_op
     if (decode_options(&o, &d) < 0) return -1;
     o.precision = nmt_packed_precision_name(d.precision);
     if (o.threads == 0) o.threads = nmt_cpus_available() > 1024 ? 1024 : nmt_cpus_available();
-    if (o.greedy) o.beam_size = o.n_best = 1;
+    if (o.greedy || o.sampling) o.beam_size = o.n_best = 1;
     nmt_engine *e = nmt_calloc(1, sizeof *e);
     if (!e) return -1;
     e->options = o;
@@ -271,13 +281,13 @@ static int fill_line(nmt_engine *e, result_line *l, const int32_t *src, int src_
     return 0;
 }
 
-static int translate_locked(nmt_engine *e, int count, const char *const *lines, nmt_result *r) {
+static int translate_locked(nmt_engine *e, uint64_t first_line, int count, const char *const *lines, nmt_result *r) {
     int32_t **src = nmt_calloc((size_t)count, sizeof *src);
     int *len = nmt_calloc((size_t)count, sizeof *len);
     nmt_translation *out = nmt_calloc((size_t)count, sizeof *out);
     int rc = -1;
     if (!src || !len || !out || encode_lines(e, count, lines, src, len) < 0) goto done;
-    if (nmt_translator_run(e->translator, count, (const int32_t *const *)src, len, out) < 0) goto done;
+    if (nmt_translator_run_from(e->translator, first_line, count, (const int32_t *const *)src, len, out) < 0) goto done;
     for (int i = 0; i < count; i++) {
         r->lines[i].translation = out[i];
         out[i] = (nmt_translation){0};
@@ -297,6 +307,11 @@ done:
 }
 
 int nmt_engine_translate(nmt_engine *e, int count, const char *const *lines, nmt_result **out) {
+    return nmt_engine_translate_from(e, 0, count, lines, out);
+}
+
+int nmt_engine_translate_from(nmt_engine *e, unsigned long long first_line, int count, const char *const *lines,
+                              nmt_result **out) {
     *out = NULL;
     if (count < 0) return nmt_error_set("negative line count %d", count);
     nmt_result *r = nmt_calloc(1, sizeof *r);
@@ -308,7 +323,7 @@ int nmt_engine_translate(nmt_engine *e, int count, const char *const *lines, nmt
     }
     r->count = count;
     pthread_mutex_lock(&e->lock);
-    int rc = translate_locked(e, count, lines, r);
+    int rc = translate_locked(e, first_line, count, lines, r);
     pthread_mutex_unlock(&e->lock);
     if (rc < 0) {
         nmt_result_free(r);
