@@ -32,8 +32,8 @@
 struct nmt_engine {
     nmt_engine_options options; /* as given, threads resolved; precision points at a static string */
     nmt_model model;            /* the translator's (matrices deferred and released where it packs them whole) */
-    nmt_model scorer;           /* model whole for nmt_engine_score, made at its first call when model is not */
-    int have_scorer;
+    nmt_model scorer;           /* model whole for nmt_engine_score, made at its first call when model is not
+                                 * (params NULL until then) */
     nmt_spm *spm;
     nmt_translator *translator;
     pthread_mutex_t lock;       /* one translation at a time */
@@ -185,7 +185,7 @@ void nmt_engine_close(nmt_engine *e) {
     nmt_translator_free(e->translator);
     nmt_spm_free(e->spm);
     nmt_model_free(&e->model);
-    if (e->have_scorer) nmt_model_free(&e->scorer);
+    nmt_model_free(&e->scorer);
     pthread_mutex_destroy(&e->lock);
     free(e);
 }
@@ -336,8 +336,8 @@ int nmt_engine_translate_from(nmt_engine *e, unsigned long long first_line, int 
 /* The model the forward passes accept: the engine's own, or its whole copy (made at the first call). */
 static nmt_model *scoring_model(nmt_engine *e) {
     if (!e->model.release_marked) return &e->model;
-    if (!e->have_scorer && nmt_model_load_whole(&e->scorer, &e->model) == 0) e->have_scorer = 1;
-    return e->have_scorer ? &e->scorer : NULL;
+    if (!e->scorer.params && nmt_model_load_whole(&e->scorer, &e->model) < 0) return NULL;
+    return &e->scorer;
 }
 
 int nmt_engine_score(nmt_engine *e, int count, const char *const *sources, const char *const *targets, double *out) {

@@ -343,8 +343,6 @@ static int check_ranges(const char *name, entry *entries, int n, size_t data_siz
 
 /* ---- reading ---- */
 
-/* Files nmt wrote carry the hash of their data; others (and nmt's older files) do not, and load. The
- * entry is the format's own: once checked it leaves the metadata the caller sees. */
 /* The hash of size bytes at data (inside file->blob), each block let go once hashed. */
 static uint64_t hash_data(const nmt_st_file *file, const unsigned char *data, size_t size) {
     nmt_hash hash;
@@ -358,6 +356,8 @@ static uint64_t hash_data(const nmt_st_file *file, const unsigned char *data, si
     return nmt_hash_final(&hash);
 }
 
+/* Files nmt wrote carry the hash of their data; others (and nmt's older files) do not, and load. The
+ * entry is the format's own: once checked it leaves the metadata the caller sees. */
 static int check_checksum(nmt_st_file *file, const char *name, const unsigned char *data, size_t size) {
     int at = 0;
     while (at < file->num_metadata && strcmp(file->metadata[at].key, checksum_key) != 0) at++;
@@ -472,7 +472,8 @@ int nmt_st_read(nmt_st_file *file, const char *path) {
     size_t size;
     if (nmt_open_regular(path, &fp, &size) < 0) return -1;
 #if ST_MMAP
-    /* A model is written to a new file and renamed into place, so the mapped file does not change. */
+    /* A model is written to a new file and renamed into place, so the mapped file does not change
+     * (another program may rewrite it in place: nmt_st_unchanged, for readers that come back). */
     void *mapping = size ? mmap(NULL, size, PROT_READ, MAP_PRIVATE, fileno(fp), 0) : MAP_FAILED;
     if (mapping != MAP_FAILED) {
         const int fd = fcntl(fileno(fp), F_DUPFD_CLOEXEC, 0);
