@@ -75,7 +75,8 @@ static void usage(FILE *out) {
             "      --sampling-topp P       draw from the fewest most probable pieces holding probability\n"
             "                              P, in (0, 1] (nucleus sampling; default 1: all)\n"
             "      --temperature T         divide the log-probabilities by T before drawing (default 1)\n"
-            "      --seed N                the draws' seed (default 1)\n"
+            "      --seed N                the draws' seed (default 1); with --n-best N, N samples a\n"
+            "                              line, best score first (they may repeat)\n"
             "      --precision P           fp32 (default), bf16, int8 or auto: the matrix products'\n"
             "                              arithmetic. bf16: bfloat16 values, float32 sums (AVX512_BF16\n"
             "                              CPUs: 1.6x fp32 on AMD Zen 4, but 0.65x on Intel Xeon,\n"
@@ -295,16 +296,16 @@ static int parse_args(int argc, char **argv, args *a) {
     if (sampling_flag && !a->decode.sampling.enabled)
         return nmt_cli_usage_error("translate", "%s is for --sampling", sampling_flag), -1;
     if (a->decode.sampling.enabled) {
-        if (beam_given || n_best > 1)
-            return nmt_cli_usage_error("translate", "--sampling draws one translation a line: it takes no %s",
-                                       beam_given ? "--beam-size" : "--n-best"), -1;
+        if (beam_given)
+            return nmt_cli_usage_error("translate", "--sampling draws instead of searching: it takes no --beam-size "
+                                                    "(--n-best N draws N samples a line)"), -1;
         if (a->shortlist)
             return nmt_cli_usage_error("translate", "--sampling draws from the whole vocabulary: it takes no --shortlist"), -1;
         a->decode.greedy = 1;
         a->decode.sampling.top_k = (int)top_k;
         a->decode.sampling.seed = (uint64_t)seed;
     }
-    if (a->decode.greedy && n_best > 1)
+    if (a->decode.greedy && !a->decode.sampling.enabled && n_best > 1)
         return nmt_cli_usage_error("translate", "--greedy gives one hypothesis: --n-best must be 1"), -1;
     if (!a->decode.greedy && n_best > beam)
         return nmt_cli_usage_error("translate", "--n-best %ld is more than the beam size %ld", n_best, beam), -1;

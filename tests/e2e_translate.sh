@@ -48,8 +48,16 @@ check "nucleus" 0 "$NMT" translate -m $M $T --sampling --sampling-topp 0.9 --tem
 check "sampling option without --sampling" 2 "$NMT" translate -m $M $T --sampling-topk 5 -i in.txt
 grep -q -- '--sampling-topk is for --sampling' err || say_fail "message: $(cat err)"
 check "sampling with a beam" 2 "$NMT" translate -m $M $T --sampling -k 4 -i in.txt
-grep -q 'one translation a line: it takes no --beam-size' err || say_fail "message: $(cat err)"
-check "sampling with n-best" 2 "$NMT" translate -m $M $T --sampling --n-best 2 -i in.txt
+grep -q 'it takes no --beam-size' err || say_fail "message: $(cat err)"
+# --n-best N draws N samples a line (Moses lines, best score first); the single sample is among them.
+check "samples" 0 "$NMT" translate -m $M $T --sampling --seed 3 --temperature 5 --n-best 3 -i in.txt
+[ "$(wc -l <out)" -eq 11 ] || say_fail "3 samples of 3 lines and 1 of each of 2 empty ones: $(cat out)"
+cp out samples.txt
+check "one sample" 0 "$NMT" translate -m $M $T --sampling --seed 3 --temperature 5 -i in.txt
+for i in 0 2 3; do
+  grep -qxF "$(sed -n "$((i + 1))p" out)" <(awk -F' [|][|][|] ' -v i=$i '$1 == i { print $2 }' samples.txt) ||
+    say_fail "line $i's sample is not among its 3 samples: $(cat samples.txt)"
+done
 check "temperature 0" 2 "$NMT" translate -m $M $T --sampling --temperature 0 -i in.txt
 grep -q 'expected a number > 0' err || say_fail "message: $(cat err)"
 check "top-p 1.5" 2 "$NMT" translate -m $M $T --sampling --sampling-topp 1.5 -i in.txt

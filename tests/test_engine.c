@@ -118,7 +118,8 @@ START_TEST(test_matches_translator) {
 END_TEST
 
 /* A sampling engine draws what the translator draws for the same line numbers, a line alone as
- * among the others (bit for bit where the products are row-invariant), and no n-best. */
+ * among the others (bit for bit where the products are row-invariant), and with n_best N, N samples
+ * a line, best score first, the single sample among them. */
 START_TEST(test_sampling) {
     nmt_test_model_dir(nmt_test_tmpdir);
     nmt_engine_options o = nmt_engine_options_default();
@@ -127,10 +128,15 @@ START_TEST(test_sampling) {
     o.sampling = 1;
     o.temperature = 3;
     o.seed = 5;
-    o.n_best = 2;
     nmt_engine *e;
+    o.n_best = 1001;
     ck_assert_int_eq(nmt_engine_open(&e, nmt_test_tmpdir, &o), -1);
-    ck_assert_str_eq(nmt_last_error(), "sampling draws one translation a line: n_best must be 1, got 2");
+    ck_assert_str_eq(nmt_last_error(), "sampling draws 1 to 1000 translations a line, not 1001");
+    o.n_best = 3; /* three samples a line: the first line's, drawn again, hold its single sample */
+    ck_assert_msg(nmt_engine_open(&e, nmt_test_tmpdir, &o) == 0, "%s", nmt_last_error());
+    nmt_result *three;
+    ck_assert_int_eq(nmt_engine_translate_from(e, 40, LINES, lines, &three), 0);
+    nmt_engine_close(e);
     o.n_best = 1;
     ck_assert_msg(nmt_engine_open(&e, nmt_test_tmpdir, &o) == 0, "%s", nmt_last_error());
     ck_assert_int_eq(nmt_engine_get_options(e)->beam_size, 1);
@@ -163,6 +169,13 @@ START_TEST(test_sampling) {
         ck_assert_str_eq(nmt_result_text(r, i), text);
         free(text);
         differ += strcmp(nmt_result_text(r, i), nmt_result_text(again, i)) != 0;
+        ck_assert_int_eq(nmt_result_hypotheses(three, i), lines[i][0] ? 3 : 1);
+        int found = 0;
+        for (int k = 0; k < nmt_result_hypotheses(three, i); k++) {
+            found += strcmp(nmt_result_hypothesis(three, i, k), nmt_result_text(r, i)) == 0;
+            if (k) ck_assert(nmt_result_score(three, i, k - 1) >= nmt_result_score(three, i, k));
+        }
+        if (nmt_packed_available(NMT_PRECISION_FP32)) ck_assert_int_ge(found, 1); /* row-invariant products */
         if (nmt_packed_available(NMT_PRECISION_FP32)) {
             nmt_result *one;
             ck_assert_int_eq(nmt_engine_translate_from(e, 40 + (unsigned long long)i, 1, &lines[i], &one), 0);
@@ -178,6 +191,7 @@ START_TEST(test_sampling) {
     nmt_model_free(&model);
     nmt_result_free(r);
     nmt_result_free(again);
+    nmt_result_free(three);
     nmt_engine_close(e);
 }
 END_TEST

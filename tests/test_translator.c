@@ -175,7 +175,7 @@ END_TEST
 /* Sampled translations are keyed by line: a line numbered first + i in a run of all the lines is
  * what it is alone as line first + i (bit for bit where the products are row-invariant: nmt's own
  * kernels), on one thread or two, and other line numbers draw other translations. Their
- * log-probabilities are the model's (forced scoring). */
+ * log-probabilities are the model's (forced scoring). Several samples a line hold the single one. */
 START_TEST(sampled_lines_are_keyed_by_number) {
     nmt_model m;
     make_model(&m, variants[_i], 64, 91 + (uint64_t)_i);
@@ -208,6 +208,33 @@ START_TEST(sampled_lines_are_keyed_by_number) {
         ck_assert_int_gt(differ, SENTENCES / 2);
         nmt_translator_free(t);
     }
+    /* Four samples a line: sample 0 is the single sample, the list is in score order, and a line
+     * alone draws the same four. */
+    nmt_decode_options four = o;
+    four.n_best = 4;
+    nmt_translator *single, *t;
+    ck_assert_int_eq(nmt_translator_create(&single, &m, &o), 0);
+    ck_assert_int_eq(nmt_translator_create(&t, &m, &four), 0);
+    ck_assert_int_eq(nmt_translator_run_from(single, 100, SENTENCES, in.ptr, in.len, all), 0);
+    ck_assert_int_eq(nmt_translator_run_from(t, 100, SENTENCES, in.ptr, in.len, shifted), 0);
+    for (int i = 0; i < SENTENCES; i++) {
+        const nmt_translation *x = &shifted[i];
+        ck_assert_int_eq(x->count, 4);
+        int found = 0;
+        for (int k = 0; k < 4; k++) {
+            found += x->hyps[k].logprob == all[i].hyps[0].logprob && x->hyps[k].length == all[i].hyps[0].length;
+            if (k) ck_assert(x->hyps[k - 1].score >= x->hyps[k].score);
+        }
+        if (exact) ck_assert_int_ge(found, 1);
+        nmt_translation alone;
+        ck_assert_int_eq(nmt_translator_run_from(t, 100 + (uint64_t)i, 1, &in.ptr[i], &in.len[i], &alone), 0);
+        if (exact) assert_same(x, &alone, 1);
+        nmt_translation_free(&alone);
+        nmt_translation_free(&all[i]);
+        nmt_translation_free(&shifted[i]);
+    }
+    nmt_translator_free(single);
+    nmt_translator_free(t);
     ck_assert_int_eq(nmt_pool_set_threads(1), 0);
     nmt_model_free(&m);
 }

@@ -108,7 +108,7 @@ typedef struct nmt_engine_options {
     int crop;                /* a longer line: 1 = cropped to max_input_length, 0 = an error (0) */
     int alignment;           /* 1: compute alignments and attention (0) */
     int sampling;            /* 1: draw each piece from the model's distribution instead of searching
-                              * (back-translation; one hypothesis a line, no beam) (0) */
+                              * (back-translation; no beam; n_best samples a line, best score first) (0) */
     int sampling_topk;       /* with sampling: from the k most probable pieces only (0: all) */
     double sampling_topp;    /* with sampling: from the fewest most probable pieces holding this
                               * probability, in (0, 1] (1: all) */

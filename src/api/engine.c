@@ -126,9 +126,7 @@ static int decode_options(const nmt_engine_options *o, nmt_decode_options *d) {
     d->attention = o->alignment;
     d->sampling = (nmt_sampling){.enabled = o->sampling != 0, .top_k = o->sampling_topk, .top_p = o->sampling_topp,
                                  .temperature = o->temperature, .seed = o->seed};
-    if (o->sampling && o->n_best > 1)
-        return nmt_error_set("sampling draws one translation a line: n_best must be 1, got %d", o->n_best);
-    if (o->sampling) d->greedy = 1, d->beam_size = 1;
+    if (o->sampling) d->greedy = 1, d->beam_size = 1, d->n_best = o->n_best; /* n_best samples a line */
     if (o->max_batch < 1 || o->max_batch > 65536) return nmt_error_set("max_batch must be 1..65536, got %d", o->max_batch);
     if (o->max_input_length < 0) return nmt_error_set("max_input_length must be >= 0, got %d", o->max_input_length);
     if (o->threads < 0 || o->threads > 1024) return nmt_error_set("threads must be 0..1024, got %d", o->threads);
@@ -156,7 +154,8 @@ int nmt_engine_open(nmt_engine **out, const char *model_dir, const nmt_engine_op
     if (decode_options(&o, &d) < 0) return -1;
     o.precision = nmt_packed_precision_name(d.precision);
     if (o.threads == 0) o.threads = nmt_cpus_available() > 1024 ? 1024 : nmt_cpus_available();
-    if (o.greedy || o.sampling) o.beam_size = o.n_best = 1;
+    if (o.greedy || o.sampling) o.beam_size = 1;
+    if (o.greedy && !o.sampling) o.n_best = 1;
     nmt_engine *e = nmt_calloc(1, sizeof *e);
     if (!e) return -1;
     e->options = o;

@@ -33,7 +33,10 @@ nmt_decode_options nmt_decode_options_default(void) {
 int nmt_decode_options_check(const nmt_decode_options *o) {
     if (o->beam_size < 1 || o->beam_size > 1000)
         return nmt_error_set("beam size must be from 1 to 1000, got %d", o->beam_size);
-    if (o->greedy && o->n_best != 1) return nmt_error_set("greedy search returns one hypothesis, not %d", o->n_best);
+    if (o->greedy && !o->sampling.enabled && o->n_best != 1)
+        return nmt_error_set("greedy search returns one hypothesis, not %d", o->n_best);
+    if (o->sampling.enabled && (o->n_best < 1 || o->n_best > 1000))
+        return nmt_error_set("sampling draws 1 to 1000 translations a line, not %d", o->n_best);
     if (!o->greedy && (o->n_best < 1 || o->n_best > o->beam_size))
         return nmt_error_set("n-best must be from 1 to the beam size %d, got %d", o->beam_size, o->n_best);
     if (!isfinite(o->length_penalty) || o->length_penalty < 0 || o->length_penalty > 10)

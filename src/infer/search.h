@@ -73,7 +73,8 @@ typedef struct nmt_decode_step {
 typedef struct nmt_decode_options {
     int greedy;             /* 1: the greedy path (beam_size and n_best are then 1) */
     int beam_size;          /* K (5) */
-    int n_best;             /* hypotheses returned per sentence, 1..K (1) */
+    int n_best;             /* hypotheses returned per sentence, 1..K (1); with sampling, the samples
+                               drawn per sentence (nmt_translator_run) */
     double length_penalty;  /* alpha (0.6); 0 ranks by plain log-probability */
     double max_length_ratio;/* R (2): at most floor(R * |x|) + 10 target pieces */
     int attention;          /* 1: return each hypothesis's cross-attention rows (alignments, maps) */

@@ -12,6 +12,7 @@
 #include "text/vocab.h"
 #include "base/util.h"
 
+#include <limits.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -109,7 +110,7 @@ static int batch_steps(const nmt_translator *t, int pieces) {
 
 /* Decodes the sentences order[0 .. n) (sorted by length, all non-empty) as one batch on worker w. */
 static int translate_batch(const nmt_translator *t, translate_worker *w, const nmt_order_entry *order, int n,
-                           const int32_t *const *src, uint64_t first_key, nmt_translation *out) {
+                           const int32_t *const *src, const uint64_t *keys, nmt_translation *out) {
     const int S = order[n - 1].length + 1, K = t->options.greedy ? 1 : t->options.beam_size;
     const int steps = batch_steps(t, order[n - 1].length);
     for (int b = 0; b < n; b++) {
@@ -118,7 +119,7 @@ static int translate_batch(const nmt_translator *t, translate_worker *w, const n
         nmt_vocab_row(NMT_ROW_SOURCE, src[order[b].index], len, row, S);
         w->tokens[b] = len + 1;
         w->pieces[b] = len;
-        w->keys[b] = first_key + (uint64_t)order[b].index;
+        w->keys[b] = keys[order[b].index];
     }
     if (nmt_incremental_start(w->decoder, w->matrix, w->tokens, n, S, n * K, steps) < 0) return -1;
     nmt_decode_step step = nmt_incremental_decode_step(w->decoder);
@@ -134,7 +135,7 @@ typedef struct translate_run {
     const nmt_order_entry *order;
     int sentences, batches, batch; /* batch: sentences per batch (the last may have fewer) */
     const int32_t *const *src;
-    uint64_t first_key;
+    const uint64_t *keys; /* [sentences]: each one's sampling key */
     nmt_translation *out;
     atomic_int next_batch;
     atomic_int failed;
@@ -148,7 +149,7 @@ static void translate_worker_task(void *ctx, long begin, long end) {
         translate_worker *w = &run->t->worker[i];
         for (int b; !atomic_load(&run->failed) && (b = atomic_fetch_add(&run->next_batch, 1)) < run->batches;) {
             const int first = b * B, n = run->sentences - first < B ? run->sentences - first : B;
-            if (translate_batch(run->t, w, run->order + first, n, run->src, run->first_key, run->out) < 0 &&
+            if (translate_batch(run->t, w, run->order + first, n, run->src, run->keys, run->out) < 0 &&
                 atomic_exchange(&run->failed, 1) == 0)
                 snprintf(run->error, sizeof run->error, "%s", nmt_error());
         }
@@ -160,8 +161,9 @@ int nmt_translator_run(nmt_translator *t, int count, const int32_t *const *src, 
     return nmt_translator_run_from(t, 0, count, src, src_len, out);
 }
 
-int nmt_translator_run_from(nmt_translator *t, uint64_t first_key, int count, const int32_t *const *src,
-                            const int *src_len, nmt_translation *out) {
+/* nmt_translator_run_from with each sentence's sampling key given. */
+static int run_sentences(nmt_translator *t, const uint64_t *keys, int count, const int32_t *const *src,
+                         const int *src_len, nmt_translation *out) {
     memset(out, 0, (size_t)(count > 0 ? count : 0) * sizeof *out);
     if (count <= 0) return 0;
     int B = t->options.batch_size, n = 0, longest = 0, rc = -1;
@@ -183,7 +185,7 @@ int nmt_translator_run_from(nmt_translator *t, uint64_t first_key, int count, co
     const int tokens = t->options.batch_tokens;
     if (tokens > 0 && tokens / (longest + 1) < B) B = tokens / (longest + 1) > 1 ? tokens / (longest + 1) : 1;
     translate_run run = {.t = t, .order = order, .sentences = n, .batches = (n + B - 1) / B, .batch = B, .src = src,
-                         .first_key = first_key, .out = out};
+                         .keys = keys, .out = out};
     /* Several batches: one per thread at a time, each on one core, which keeps every product
      * whole and the search's serial work off the other threads' path. One batch: all threads on it. */
     const int workers = run.batches < t->workers ? run.batches : t->workers;
@@ -207,6 +209,75 @@ done:
     if (rc < 0)
         for (int i = 0; i < count; i++) nmt_translation_free(&out[i]);
     free(order);
+    return rc;
+}
+
+/* Sample j of line n is drawn with key n + j * 2^40: sample 0 is the line's only sample when one is
+ * asked for, and lines below 2^40 never share a key. */
+#define SAMPLE_KEY(line, j) ((line) + ((uint64_t)(j) << 40))
+
+/* Hypotheses from the best score down (the n-best order); equal ones keep the sample order. */
+static void sort_by_score(nmt_hypothesis *h, int n) {
+    for (int i = 1; i < n; i++) {
+        const nmt_hypothesis x = h[i];
+        int j = i;
+        for (; j > 0 && h[j - 1].score < x.score; j--) h[j] = h[j - 1];
+        h[j] = x;
+    }
+}
+
+/* S samples of each sentence: each sentence repeated S times, run as sentences of their own, and
+ * gathered into one translation of S hypotheses (one for an empty sentence), best score first. */
+static int run_samples(nmt_translator *t, uint64_t first_key, int count, const int32_t *const *src,
+                       const int *src_len, int S, nmt_translation *out) {
+    memset(out, 0, (size_t)count * sizeof *out);
+    if ((size_t)count * (size_t)S > INT_MAX) return nmt_error_set("%d lines of %d samples each: too many at once", count, S);
+    const int total = count * S;
+    const int32_t **all_src = nmt_malloc((size_t)total * sizeof *all_src);
+    int *all_len = nmt_malloc((size_t)total * sizeof *all_len);
+    uint64_t *keys = nmt_malloc((size_t)total * sizeof *keys);
+    nmt_translation *all = nmt_calloc((size_t)total, sizeof *all);
+    int rc = -1;
+    if (!all_src || !all_len || !keys || !all) goto done;
+    for (int i = 0; i < count; i++)
+        for (int j = 0; j < S; j++) {
+            all_src[(size_t)i * S + j] = src[i];
+            all_len[(size_t)i * S + j] = src_len[i];
+            keys[(size_t)i * S + j] = SAMPLE_KEY(first_key + (uint64_t)i, j);
+        }
+    if (run_sentences(t, keys, total, all_src, all_len, all) < 0) goto done;
+    for (int i = 0; i < count; i++) {
+        const int n = src_len[i] > 0 ? S : 1;
+        if (!(out[i].hyps = nmt_calloc((size_t)n, sizeof *out[i].hyps))) goto done;
+        for (int j = 0; j < n; j++) { /* each sample's one hypothesis moves into the line's list */
+            nmt_translation *one = &all[(size_t)i * S + j];
+            out[i].hyps[out[i].count++] = one->hyps[0];
+            one->hyps[0] = (nmt_hypothesis){0};
+        }
+        sort_by_score(out[i].hyps, n);
+    }
+    rc = 0;
+done:
+    for (int i = 0; all && i < total; i++) nmt_translation_free(&all[i]);
+    if (rc < 0)
+        for (int i = 0; i < count; i++) nmt_translation_free(&out[i]);
+    free(all_src);
+    free(all_len);
+    free(keys);
+    free(all);
+    return rc;
+}
+
+int nmt_translator_run_from(nmt_translator *t, uint64_t first_key, int count, const int32_t *const *src,
+                            const int *src_len, nmt_translation *out) {
+    const int samples = t->options.sampling.enabled ? t->options.n_best : 1;
+    if (samples > 1) return run_samples(t, first_key, count > 0 ? count : 0, src, src_len, samples, out);
+    if (count <= 0) return run_sentences(t, NULL, count, src, src_len, out);
+    uint64_t *keys = nmt_malloc((size_t)count * sizeof *keys);
+    if (!keys) return -1;
+    for (int i = 0; i < count; i++) keys[i] = SAMPLE_KEY(first_key + (uint64_t)i, 0);
+    const int rc = run_sentences(t, keys, count, src, src_len, out);
+    free(keys);
     return rc;
 }
 

@@ -33,7 +33,9 @@ int nmt_translator_run(nmt_translator *translator, int count, const int32_t *con
                        nmt_translation *out);
 /* The same for sentences numbered first_key, first_key + 1, ...: the keys of their sampling draws
  * (sampling.h; nmt_translator_run numbers them from 0), so that a sampled line's translation
- * depends on its line number, not on the call or the batch it is in. */
+ * depends on its line number, not on the call or the batch it is in. With sampling and n_best N,
+ * each sentence is drawn N times (sample j of line n keyed n + j * 2^40, so sample 0 is the single
+ * sample), its translation the N samples, best score first (they may repeat). */
 int nmt_translator_run_from(nmt_translator *translator, uint64_t first_key, int count, const int32_t *const *src,
                             const int *src_len, nmt_translation *out);
 /* The same in one call (for validation during training). */
