@@ -21,6 +21,16 @@ static const char *const lines[] = {"the cat sees a dog", "", "big red house and
                                     "the dog likes the blue bird and the cat runs"};
 enum { LINES = 5 };
 
+/* The pieces of text[0..LINES) (free each ids[i]). */
+static void encode_lines_of(const nmt_spm *spm, const char *const *text, int32_t **ids, int *len) {
+    for (int i = 0; i < LINES; i++) {
+        size_t cap = 0, n = 0;
+        ids[i] = NULL;
+        ck_assert_int_eq(nmt_spm_encode(spm, text[i], strlen(text[i]), &ids[i], &cap, &n), 0);
+        len[i] = (int)n;
+    }
+}
+
 static nmt_engine *open_engine(int n_best, int alignment) {
     nmt_engine_options o = nmt_engine_options_default();
     o.threads = 1;
@@ -54,13 +64,9 @@ START_TEST(test_matches_translator) {
     d.batch_size = 2;
     nmt_translator *t;
     ck_assert_int_eq(nmt_translator_create(&t, &model, &d), 0);
-    int32_t *ids[LINES] = {0};
+    int32_t *ids[LINES];
     int len[LINES];
-    for (int i = 0; i < LINES; i++) {
-        size_t cap = 0, n = 0;
-        ck_assert_int_eq(nmt_spm_encode(spm, lines[i], strlen(lines[i]), &ids[i], &cap, &n), 0);
-        len[i] = (int)n;
-    }
+    encode_lines_of(spm, lines, ids, len);
     nmt_translation out[LINES];
     ck_assert_int_eq(nmt_translator_run(t, LINES, (const int32_t *const *)ids, len, out), 0);
     int hypotheses = 0;
@@ -154,13 +160,9 @@ START_TEST(test_sampling) {
     d.sampling = (nmt_sampling){.enabled = 1, .top_p = 1, .temperature = 3, .seed = 5};
     nmt_translator *t;
     ck_assert_int_eq(nmt_translator_create(&t, &model, &d), 0);
-    int32_t *ids[LINES] = {0};
+    int32_t *ids[LINES];
     int len[LINES];
-    for (int i = 0; i < LINES; i++) {
-        size_t cap = 0, n = 0;
-        ck_assert_int_eq(nmt_spm_encode(spm, lines[i], strlen(lines[i]), &ids[i], &cap, &n), 0);
-        len[i] = (int)n;
-    }
+    encode_lines_of(spm, lines, ids, len);
     nmt_translation out[LINES];
     ck_assert_int_eq(nmt_translator_run_from(t, 40, LINES, (const int32_t *const *)ids, len, out), 0);
     int differ = 0;
@@ -356,16 +358,10 @@ static void reference_scores(const char *const *targets, int int8, double *out) 
     nmt_spm *spm;
     ck_assert_int_eq(nmt_model_dir_open(nmt_test_tmpdir, &model, &spm), 0);
     if (int8) ck_assert_int_eq(nmt_model_quantize_int8(&model), 0);
-    int32_t *src[LINES] = {0}, *tgt[LINES] = {0};
+    int32_t *src[LINES], *tgt[LINES];
     int src_len[LINES], tgt_len[LINES];
-    for (int i = 0; i < LINES; i++) {
-        size_t cap = 0, n = 0;
-        ck_assert_int_eq(nmt_spm_encode(spm, lines[i], strlen(lines[i]), &src[i], &cap, &n), 0);
-        src_len[i] = (int)n;
-        cap = n = 0;
-        ck_assert_int_eq(nmt_spm_encode(spm, targets[i], strlen(targets[i]), &tgt[i], &cap, &n), 0);
-        tgt_len[i] = (int)n;
-    }
+    encode_lines_of(spm, lines, src, src_len);
+    encode_lines_of(spm, targets, tgt, tgt_len);
     ck_assert_int_eq(nmt_forced_score(&model, LINES, (const int32_t *const *)src, src_len, (const int32_t *const *)tgt,
                                       tgt_len, 2, out), 0);
     for (int i = 0; i < LINES; i++) {
