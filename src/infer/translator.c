@@ -25,7 +25,7 @@ typedef struct translate_worker {
     nmt_incremental *decoder;
     int32_t *matrix;
     int *tokens, *pieces; /* [B] source tokens (pieces + eos) and pieces of each sentence */
-    uint64_t *keys;       /* [B] their sampling keys: the first key of the run + the input index */
+    uint64_t *keys;       /* [B] their sampling keys, from the run's (one per input sentence) */
     nmt_translation *batch_out; /* [B] */
 } translate_worker;
 
