@@ -372,15 +372,35 @@ static void reference_scores(const char *const *targets, int int8, double *out) 
     nmt_model_free(&model);
 }
 
+/* Writes the test directory's model file again as nmt writes models (a new file renamed over): with
+ * fresh weights of `seed` (0: its own), in int8 when int8 is set. */
+static void rewrite_model_file(uint64_t seed, int int8) {
+    nmt_model model;
+    nmt_spm *spm;
+    ck_assert_int_eq(nmt_model_dir_open(nmt_test_tmpdir, &model, &spm), 0);
+    if (seed) nmt_model_init_weights(&model, seed);
+    char *path = nmt_path_join(nmt_test_tmpdir, "model.safetensors");
+    ck_assert_int_eq(int8 ? nmt_model_save_int8(&model, path) : nmt_model_save(&model, path), 0);
+    free(path);
+    nmt_spm_free(spm);
+    nmt_model_free(&model);
+}
+
 /* An engine scores given translations with the model it translates with, in every precision the CPU
  * has: for int8 (and fp32 on nmt's own kernels) its translator keeps no float32 matrices, and the
  * first score reads them again from the model file the engine mapped, even after the directory's
- * file has been replaced by another model, and refuses to when that file was rewritten in place. */
+ * file has been replaced by another model, and refuses to when that file was rewritten in place;
+ * the same from an int8 file (`nmt convert`'s). */
 START_TEST(test_scoring) {
     static const char *const precisions[] = {"fp32", "int8"};
-    for (int p = 0; p < 2; p++) {
+    static const struct {
+        int p, int8_file;
+    } cases[] = {{0, 0}, {1, 0}, {1, 1}};
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        const int p = cases[c].p;
         if (!nmt_packed_available(p ? NMT_PRECISION_INT8 : NMT_PRECISION_FP32)) continue;
         nmt_test_model_dir(nmt_test_tmpdir);
+        if (cases[c].int8_file) rewrite_model_file(0, 1);
         nmt_engine_options o = nmt_engine_options_default();
         o.threads = 1;
         o.max_batch = 2;
@@ -394,16 +414,7 @@ START_TEST(test_scoring) {
         double want[LINES], got[LINES], again[LINES], other[LINES];
         reference_scores(targets, p, want);
 
-        /* Another model under the same name, written as nmt writes models (a new file renamed over). */
-        nmt_model model;
-        nmt_spm *spm;
-        ck_assert_int_eq(nmt_model_dir_open(nmt_test_tmpdir, &model, &spm), 0);
-        nmt_model_init_weights(&model, 4);
-        char *path = nmt_path_join(nmt_test_tmpdir, "model.safetensors");
-        ck_assert_int_eq(nmt_model_save(&model, path), 0);
-        free(path);
-        nmt_spm_free(spm);
-        nmt_model_free(&model);
+        rewrite_model_file(4, 0); /* another model under the same name */
         reference_scores(targets, p, other);
 
         ck_assert_msg(nmt_engine_score(e, LINES, lines, targets, got) == 0, "%s", nmt_last_error());
@@ -421,7 +432,7 @@ START_TEST(test_scoring) {
         ck_assert_msg(nmt_engine_open(&e, nmt_test_tmpdir, &o) == 0, "%s", nmt_last_error());
         char *bytes;
         size_t size;
-        path = nmt_path_join(nmt_test_tmpdir, "model.safetensors");
+        char *path = nmt_path_join(nmt_test_tmpdir, "model.safetensors");
         ck_assert_int_eq(nmt_read_file(path, &bytes, &size), 0);
         bytes[size - 1] ^= 0x01;
         FILE *fp = fopen(path, "wb");

@@ -255,8 +255,10 @@ static long resident_pages(const float *p, size_t count) {
  * none of the float32 matrices once it has packed them: a deferred load never brings them into
  * memory (their pages are not resident, their params 0), a translator on a loaded model gives their
  * pages back (they read 0 afterwards, and the forward passes refuse the model), and all three
- * translate bit for bit alike, on 1, 2 or 3 threads. */
-static void check_translator_without_float_matrices(int variant, nmt_precision precision) {
+ * translate bit for bit alike, on 1, 2 or 3 threads. The same from an int8 file (`nmt convert`'s),
+ * whose matrices are read into params one at a time while they are packed; a fallback translator
+ * (fp32 on OpenBLAS) keeps those it reads. */
+static void check_translator_without_float_matrices(int variant, nmt_precision precision, int int8_file) {
     nmt_model_config c = nmt_model_config_default();
     c.vocab_size = 300, c.d_model = 64, c.heads = 4, c.ffn = 512, c.encoder_layers = c.decoder_layers = 2;
     c.norm_position = variants[variant].norm, c.positions = variants[variant].positions;
@@ -268,11 +270,18 @@ static void check_translator_without_float_matrices(int variant, nmt_precision p
     nmt_test_tmpdir_make();
     char path[128];
     snprintf(path, sizeof path, "%s/model.safetensors", nmt_test_tmpdir);
-    ck_assert_msg(nmt_model_save(&m, path) == 0, "%s", nmt_error());
+    if (int8_file) {
+        ck_assert_msg(nmt_model_save_int8(&m, path) == 0, "%s", nmt_error());
+        ck_assert_int_eq(nmt_model_quantize_int8(&m), 0); /* what the file holds */
+    } else {
+        ck_assert_msg(nmt_model_save(&m, path) == 0, "%s", nmt_error());
+    }
     ck_assert_msg(nmt_model_load_deferred(&deferred, path) == 0, "%s", nmt_error());
     const float *fc1 = deferred.p.decoder[1].ffn.fc1_weight;
     const size_t fc1_count = (size_t)c.ffn * (size_t)c.d_model;
-    ck_assert(fc1[7] == 0.0f && nmt_model_matrix(&deferred, fc1)[7] == m.p.decoder[1].ffn.fc1_weight[7]);
+    ck_assert(nmt_model_matrix_deferred(&deferred, fc1) && !nmt_model_matrix_deferred(&deferred, deferred.p.decoder[1].ffn.fc1_bias));
+    ck_assert(fc1[7] == 0.0f && nmt_model_matrix(&deferred, fc1, fc1_count)[7] == m.p.decoder[1].ffn.fc1_weight[7]);
+    nmt_model_matrix_done(&deferred, fc1, fc1_count);
     if (precision == NMT_PRECISION_INT8) {
         ck_assert_int_eq(nmt_model_quantize_int8(&m), 0);
         ck_assert_int_eq(nmt_model_quantize_int8(&deferred), 0);
@@ -305,16 +314,30 @@ static void check_translator_without_float_matrices(int variant, nmt_precision p
         nmt_translation_free(&want[i]);
     }
     ck_assert_int_eq(resident_pages(fc1, fc1_count), 0);
+    ck_assert_int_eq(resident_pages(deferred.p.output, (size_t)c.vocab_size * (size_t)c.d_model), 0);
     float logprob;
     const nmt_batch batch = {.batch = 1, .src_len = 1, .tgt_len = 1, .src = in.ids[0], .tgt_in = in.ids[0], .tgt_out = in.ids[0]};
     ck_assert_int_eq(nmt_model_token_logprobs(&m, &batch, &logprob), -1);
     ck_assert_int_eq(nmt_model_token_logprobs(&deferred, &batch, &logprob), -1);
-    /* fp32 products on OpenBLAS read the float32 matrices: such a translator gives nothing back. */
+    /* fp32 products on OpenBLAS read the float32 matrices: such a translator gives nothing back. One
+     * on an int8 file translates as that file loaded whole (the matrices it read stay in params). */
     const nmt_gemm_kernel kernel = nmt_gemm_kernel_used();
     ck_assert_int_eq(nmt_gemm_set_kernel(NMT_GEMM_OPENBLAS), 0);
     o.precision = NMT_PRECISION_FP32;
     ck_assert_int_eq(nmt_translator_create(&t, &deferred, &o), 0);
     ck_assert_uint_eq(nmt_translator_release_model(t, &deferred), 0);
+    if (int8_file) {
+        nmt_model whole;
+        ck_assert_msg(nmt_model_load(&whole, path) == 0, "%s", nmt_error());
+        ck_assert_msg(nmt_decode_sentences(&whole, &o, SENTENCES, in.ptr, in.len, want) == 0, "%s", nmt_error());
+        ck_assert_msg(nmt_translator_run(t, SENTENCES, in.ptr, in.len, got) == 0, "%s", nmt_error());
+        for (int i = 0; i < SENTENCES; i++) {
+            assert_same(&want[i], &got[i], 1);
+            nmt_translation_free(&got[i]);
+            nmt_translation_free(&want[i]);
+        }
+        nmt_model_free(&whole);
+    }
     nmt_translator_free(t);
     ck_assert_int_eq(nmt_gemm_set_kernel(kernel), 0);
     nmt_model_free(&m);
@@ -324,13 +347,19 @@ static void check_translator_without_float_matrices(int variant, nmt_precision p
 
 START_TEST(int8_translator_needs_no_float_matrices) {
     if (!nmt_packed_available(NMT_PRECISION_INT8)) return; /* neither AVX2 nor VNNI */
-    check_translator_without_float_matrices(_i, NMT_PRECISION_INT8);
+    check_translator_without_float_matrices(_i, NMT_PRECISION_INT8, 0);
+}
+END_TEST
+
+START_TEST(int8_file_translator_needs_no_float_matrices) {
+    if (!nmt_packed_available(NMT_PRECISION_INT8)) return;
+    check_translator_without_float_matrices(_i, NMT_PRECISION_INT8, 1);
 }
 END_TEST
 
 START_TEST(fp32_translator_on_packed_kernel_needs_no_float_matrices) {
     if (!nmt_packed_self_contained(NMT_PRECISION_FP32)) return; /* products on OpenBLAS */
-    check_translator_without_float_matrices(_i, NMT_PRECISION_FP32);
+    check_translator_without_float_matrices(_i, NMT_PRECISION_FP32, 0);
 }
 END_TEST
 
@@ -342,6 +371,7 @@ int main(void) {
     tcase_add_loop_test(tc, sampled_lines_are_keyed_by_number, 0, VARIANTS);
     tcase_add_loop_test(tc, bf16_translator_scores_close, 0, VARIANTS);
     tcase_add_loop_test(tc, int8_translator_needs_no_float_matrices, 0, VARIANTS);
+    tcase_add_loop_test(tc, int8_file_translator_needs_no_float_matrices, 0, VARIANTS);
     tcase_add_loop_test(tc, fp32_translator_on_packed_kernel_needs_no_float_matrices, 0, VARIANTS);
     tcase_add_test(tc, empty_sources_do_not_run_the_model);
     tcase_add_test(tc, learned_positions_bound_lengths);

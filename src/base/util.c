@@ -100,6 +100,17 @@ void *nmt_malloc_huge(size_t size) {
     return p;
 }
 
+size_t nmt_pages_release(const void *data, size_t size) {
+#ifdef MADV_DONTNEED
+    const uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    const uintptr_t lo = ((uintptr_t)data + page - 1) & ~(page - 1), hi = ((uintptr_t)data + size) & ~(page - 1);
+    if (hi > lo && madvise((void *)lo, hi - lo, MADV_DONTNEED) == 0) return hi - lo;
+#else
+    (void)data, (void)size;
+#endif
+    return 0;
+}
+
 int nmt_scratch_reserve(nmt_scratch *s, size_t bytes) {
     if (bytes <= s->cap) return 0;
     size_t grown = s->cap + s->cap / 2;

@@ -41,6 +41,10 @@ void *nmt_malloc_aligned(size_t size);
  * and backed by 2 MiB pages where the kernel allows, so that touching it costs few page faults and
  * TLB entries. free() releases it. */
 void *nmt_malloc_huge(size_t size);
+/* Gives the memory pages lying wholly inside [data, data + size) back to the system (madvise
+ * MADV_DONTNEED; nothing where that does not exist) and returns their bytes. Anonymous pages then
+ * read as zeros; a file mapping's are read from the file again when touched. */
+size_t nmt_pages_release(const void *data, size_t size);
 void *nmt_calloc(size_t count, size_t size);
 void *nmt_realloc(void *ptr, size_t size);
 char *nmt_strdup(const char *s);

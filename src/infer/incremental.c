@@ -248,7 +248,7 @@ int nmt_incremental_reserve(nmt_incremental *inc, int batch, int width, int max_
  * values: fp32 panels hold the weight's own, and an int8 model was rounded to its int8 copy). */
 static const float *embedding_row(const nmt_incremental *inc, const float *table, int32_t token, float *scratch) {
     if (!inc->w->released || table != inc->model->p.output)
-        return nmt_model_matrix(inc->model, table) + (size_t)token * (size_t)inc->D;
+        return nmt_model_matrix(inc->model, table + (size_t)token * (size_t)inc->D, (size_t)inc->D);
     nmt_packed_row(&inc->w->output, token, scratch);
     return scratch;
 }

@@ -18,11 +18,12 @@ void nmt_incremental_weights_free(nmt_incremental_weights *w) {
     free(w);
 }
 
-/* Packs weight[N, K] of the model (read where nmt_model_matrix finds it, its file pages let go
- * again once packed). */
+/* Packs weight[N, K] of the model (read where nmt_model_matrix finds it, its pages let go again
+ * once a packed copy holds the weights whole; the fallback keeps reading them). */
 static int pack(nmt_packed *pk, const nmt_model *model, const float *weight, int N, int K, nmt_precision precision) {
-    const int rc = nmt_packed_init(pk, nmt_model_matrix(model, weight), N, K, precision);
-    nmt_model_matrix_done(model, weight, (size_t)N * (size_t)K);
+    const size_t count = (size_t)N * (size_t)K;
+    const int rc = nmt_packed_init(pk, nmt_model_matrix(model, weight, count), N, K, precision);
+    if (nmt_packed_self_contained(precision)) nmt_model_matrix_done(model, weight, count);
     return rc;
 }
 
@@ -50,7 +51,7 @@ int nmt_incremental_weights_create(nmt_incremental_weights **out, const nmt_mode
     w->cache_format = precision == NMT_PRECISION_INT8 ? NMT_INCREMENTAL_INT8_CACHE : NMT_KV_F32;
     if (D / c->heads > NMT_ATTENTION_STORED_BLOCK) w->cache_format = NMT_KV_F32;
     /* A deferred output matrix is not in params: int8 reads its rows from the packed copy. */
-    w->released = nmt_packed_self_contained(precision) && nmt_model_matrix(model, model->p.output) != model->p.output;
+    w->released = nmt_packed_self_contained(precision) && nmt_model_matrix_deferred(model, model->p.output);
     w->encoder = nmt_calloc((size_t)c->encoder_layers * NMT_WEIGHTS_PER_LAYER, sizeof(nmt_packed));
     w->decoder = nmt_calloc((size_t)c->decoder_layers * NMT_WEIGHTS_PER_LAYER, sizeof(nmt_packed));
     if (!w->encoder || !w->decoder) goto fail;

@@ -137,6 +137,14 @@ typedef struct nmt_model_timing {
     double backward[NMT_STAGES];
 } nmt_model_timing;
 
+/* Where a tensor of a model loaded deferred (nmt_model_load_deferred) is. */
+typedef enum nmt_tensor_place {
+    NMT_TENSOR_IN_PARAMS, /* read into params at load, as nmt_model_load does */
+    NMT_TENSOR_MAPPED,    /* not in params: nmt_model_matrix reads the file's floats where they lie */
+    NMT_TENSOR_UNREAD,    /* not in params: nmt_model_matrix reads it into them (an int8 file) */
+    NMT_TENSOR_READ       /* read into params by nmt_model_matrix, until nmt_model_matrix_done */
+} nmt_tensor_place;
+
 typedef struct nmt_model {
     nmt_model_config config;
     size_t num_params;           /* floats in params (tied tensors counted once) */
@@ -152,8 +160,8 @@ typedef struct nmt_model {
     size_t released;             /* bytes of params given back by nmt_model_release (they read as 0) */
     int int8_rounded;            /* nmt_model_quantize_int8 rounded its matrices */
     struct nmt_st_file *source;  /* nmt_model_load_deferred: the mapped file its deferred matrices stay in */
-    const float *source_floats;  /* that file's data, laid out like params */
-    unsigned char *deferred;     /* [num_tensors] or NULL: 1 = not in params (nmt_model_matrix reads it) */
+    const float *source_floats;  /* that file's data where it is laid out like params, else NULL */
+    unsigned char *deferred;     /* [num_tensors] nmt_tensor_place, or NULL: all in params */
     int release_marked;          /* nmt_model_release was called, or matrices are deferred
                                   * (nmt_model_load_deferred): the forward passes refuse the model */
 } nmt_model;

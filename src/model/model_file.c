@@ -140,24 +140,43 @@ static void format_shape(char *out, size_t size, int rank, const int64_t *shape)
     if (used > 0 && (size_t)used < size) snprintf(out + used, size - (size_t)used, "]");
 }
 
-/* out[rows, cols] = the I8 tensor q times its rows' factors, tensor "<name>.scale" (F32 [rows]). */
-static int dequantize(float *out, const nmt_st_tensor *q, int rows, int cols, const nmt_st_file *file,
-                      const char *path) {
+/* The row factors of the I8 tensor q: tensor "<name>.scale", F32 [rows], each a finite number >= 0;
+ * NULL (the error set) when they are not. */
+static const nmt_st_tensor *int8_factors(const nmt_st_tensor *q, int rows, const nmt_st_file *file, const char *path) {
     char name[272];
     snprintf(name, sizeof name, "%s.scale", q->name);
     const nmt_st_tensor *scale = nmt_st_find(file, name);
-    if (!scale || scale->dtype != NMT_ST_F32 || scale->rank != 1 || scale->shape[0] != rows)
-        return nmt_error_set("%s: int8 tensor '%s' needs '%s', F32 of shape [%d]", path, q->name, name, rows);
+    if (!scale || scale->dtype != NMT_ST_F32 || scale->rank != 1 || scale->shape[0] != rows) {
+        nmt_error_set("%s: int8 tensor '%s' needs '%s', F32 of shape [%d]", path, q->name, name, rows);
+        return NULL;
+    }
+    for (int r = 0; r < rows; r++) {
+        float factor;
+        memcpy(&factor, (const char *)scale->data + (size_t)r * sizeof factor, sizeof factor);
+        if (!isfinite(factor) || factor < 0.0f) {
+            nmt_error_set("%s: '%s' row %d: factor %g is not a finite number >= 0", path, name, r, (double)factor);
+            return NULL;
+        }
+    }
+    return scale;
+}
+
+/* out[rows, cols] = the I8 tensor q times its rows' factors (checked by int8_factors). */
+static void dequantize(float *out, const nmt_st_tensor *q, const nmt_st_tensor *scale, int rows, int cols) {
     const int8_t *values = q->data;
     for (int r = 0; r < rows; r++) {
         float factor;
         memcpy(&factor, (const char *)scale->data + (size_t)r * sizeof factor, sizeof factor);
-        if (!isfinite(factor) || factor < 0.0f)
-            return nmt_error_set("%s: '%s' row %d: factor %g is not a finite number >= 0", path, name, r, (double)factor);
         for (int c = 0; c < cols; c++)
             out[(size_t)r * (size_t)cols + (size_t)c] = (float)values[(size_t)r * (size_t)cols + (size_t)c] * factor;
     }
-    return 0;
+}
+
+/* Tensor i of m into buffer from its file tensor t (checked: F32, or I8 with valid factors). */
+static void tensor_copy(const nmt_model *m, int i, float *buffer, const nmt_st_tensor *t, const nmt_st_tensor *scale) {
+    const nmt_tensor_info *info = &m->tensors[i];
+    if (t->dtype == NMT_ST_I8) dequantize(buffer + info->offset, t, scale, info->shape[0], info->shape[1]);
+    else memcpy(buffer + info->offset, t->data, info->count * sizeof(float));
 }
 
 int nmt_model_tensor_read(const nmt_model *m, float *buffer, const char *prefix, const nmt_st_file *file,
@@ -183,13 +202,10 @@ int nmt_model_tensor_read(const nmt_model *m, float *buffer, const char *prefix,
             return nmt_error_set("%s: tensor '%s' has shape %s, but the model's config needs %s", path, name, got_text,
                                  want_text);
         }
-        if (skip) {
-            continue;
-        } else if (int8) {
-            if (dequantize(buffer + info->offset, t, info->shape[0], info->shape[1], file, path) < 0) return -1;
-        } else {
-            memcpy(buffer + info->offset, t->data, info->count * sizeof(float));
-        }
+        const nmt_st_tensor *scale = int8 ? int8_factors(t, info->shape[0], file, path) : NULL;
+        if (int8 && !scale) return -1;
+        if (skip) continue; /* checked now: nmt_model_matrix reads it later and cannot fail */
+        tensor_copy(m, i, buffer, t, scale);
         nmt_st_release(file, t->data, t->size); /* copied: a mapped file's pages may go */
     }
     return 0;
@@ -372,25 +388,28 @@ int nmt_model_load_deferred(nmt_model *m, const char *path) {
         free(file);
         return -1;
     }
+    /* Read in place where the file is laid out like params; else (an int8 file) read into params
+     * a matrix at a time, when its reader asks. */
     const float *floats = same_layout(m, file);
     const nmt_params *p = &m->p;
-    int rc = floats && !(m->deferred = nmt_calloc((size_t)m->num_tensors, 1)) ? -1 : 0;
-    for (int i = 0; rc == 0 && floats && i < m->num_tensors; i++) {
+    int rc = (m->deferred = nmt_calloc((size_t)m->num_tensors, 1)) ? 0 : -1;
+    for (int i = 0; rc == 0 && i < m->num_tensors; i++) {
         const float *at = m->params + m->tensors[i].offset;
         const int table = at == p->src_embed || at == p->tgt_embed || at == p->src_positions || at == p->tgt_positions;
-        m->deferred[i] = m->tensors[i].rank == 2 && (!table || at == p->output);
+        if (m->tensors[i].rank == 2 && (!table || at == p->output))
+            m->deferred[i] = floats ? NMT_TENSOR_MAPPED : NMT_TENSOR_UNREAD;
     }
     if (rc == 0) rc = read_model(m, file, path);
-    if (rc == 0 && floats) {
-        m->source = file;
-        m->source_floats = floats;
-        m->release_marked = 1; /* params lack the deferred tensors */
-        return 0;
+    if (rc < 0) {
+        nmt_st_free(file);
+        free(file);
+        nmt_model_free(m);
+        return -1;
     }
-    nmt_st_free(file);
-    free(file);
-    if (rc < 0) nmt_model_free(m);
-    return rc;
+    m->source = file;
+    m->source_floats = floats;
+    m->release_marked = 1; /* params lack the deferred tensors */
+    return 0;
 }
 
 int nmt_model_load_whole(nmt_model *whole, const nmt_model *m) {
@@ -407,22 +426,57 @@ int nmt_model_load_whole(nmt_model *whole, const nmt_model *m) {
     return 0;
 }
 
-/* The deferred tensor holding params offset `at`, or -1. */
-static int deferred_tensor(const nmt_model *m, size_t at) {
-    for (int i = 0; m->deferred && i < m->num_tensors; i++)
-        if (at >= m->tensors[i].offset && at < m->tensors[i].offset + m->tensors[i].count) return m->deferred[i] ? i : -1;
-    return -1;
+/* 1 when tensor i overlaps params [at, at + count). */
+static int overlaps(const nmt_tensor_info *t, size_t at, size_t count) {
+    return t->offset < at + count && at < t->offset + t->count;
 }
 
-const float *nmt_model_matrix(const nmt_model *m, const float *p) {
-    if (!m->source || p < m->params || p >= m->params + m->num_params) return p;
-    const size_t at = (size_t)(p - m->params);
-    return deferred_tensor(m, at) >= 0 ? m->source_floats + at : p;
+/* The place of the tensor holding params offset `at`: NMT_TENSOR_IN_PARAMS for all but a deferred one. */
+static nmt_tensor_place place_at(const nmt_model *m, size_t at) {
+    for (int i = 0; m->deferred && i < m->num_tensors; i++)
+        if (overlaps(&m->tensors[i], at, 1)) return (nmt_tensor_place)m->deferred[i];
+    return NMT_TENSOR_IN_PARAMS;
+}
+
+/* Params offset of p, or (size_t)-1 outside params or on a model without deferred tensors. */
+static size_t deferred_offset(const nmt_model *m, const float *p) {
+    if (!m->deferred || p < m->params || p >= m->params + m->num_params) return (size_t)-1;
+    return (size_t)(p - m->params);
+}
+
+int nmt_model_matrix_deferred(const nmt_model *m, const float *p) {
+    const size_t at = deferred_offset(m, p);
+    return at != (size_t)-1 && place_at(m, at) != NMT_TENSOR_IN_PARAMS;
+}
+
+const float *nmt_model_matrix(const nmt_model *m, const float *p, size_t count) {
+    const size_t at = deferred_offset(m, p);
+    if (at == (size_t)-1) return p;
+    if (place_at(m, at) == NMT_TENSOR_MAPPED) return m->source_floats + at;
+    /* Reads the unread tensors of the range into their own (so far untouched) pages of params: the
+     * model is const to its readers, but those pages are no one else's. Checked at load. */
+    for (int i = 0; i < m->num_tensors; i++) {
+        if (m->deferred[i] != NMT_TENSOR_UNREAD || !overlaps(&m->tensors[i], at, count)) continue;
+        const nmt_st_tensor *t = nmt_st_find(m->source, m->tensors[i].name);
+        const nmt_st_tensor *scale = NULL;
+        if (t->dtype == NMT_ST_I8) scale = int8_factors(t, m->tensors[i].shape[0], m->source, m->source->path);
+        tensor_copy(m, i, m->params, t, scale);
+        nmt_st_release(m->source, t->data, t->size);
+        m->deferred[i] = NMT_TENSOR_READ;
+    }
+    return p;
 }
 
 void nmt_model_matrix_done(const nmt_model *m, const float *p, size_t count) {
-    const float *from = nmt_model_matrix(m, p);
-    if (from != p) nmt_st_release(m->source, from, count * sizeof(float));
+    const size_t at = deferred_offset(m, p);
+    if (at == (size_t)-1) return;
+    if (place_at(m, at) == NMT_TENSOR_MAPPED) {
+        nmt_st_release(m->source, m->source_floats + at, count * sizeof(float));
+        return;
+    }
+    nmt_pages_release(p, count * sizeof(float));
+    for (int i = 0; i < m->num_tensors; i++)
+        if (m->deferred[i] == NMT_TENSOR_READ && overlaps(&m->tensors[i], at, count)) m->deferred[i] = NMT_TENSOR_UNREAD;
 }
 
 int nmt_model_init_from(nmt_model *m, const char *path) {

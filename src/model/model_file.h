@@ -66,22 +66,30 @@ int nmt_model_quantize_int8(nmt_model *m);
  * with a tensor the model does not have. On failure *m holds nothing to free. */
 int nmt_model_load(nmt_model *m, const char *path);
 
-/* nmt_model_load for a reader that quantizes the matrices itself (an int8 translator): the matrices
+/* nmt_model_load for a reader that packs the matrices itself (an int8 translator): the matrices
  * (rank-2 tensors but embedding and position tables other than the output matrix) are not copied
  * into params; the file stays mapped in the model and nmt_model_matrix reads them there, its pages
- * in memory only while they are read. Loads like nmt_model_load when the file is not laid out like
- * the parameters (an int8 file, another writer's order). params then hold 0 at deferred tensors:
- * the forward passes must not run on such a model (a deferred load is for translators). */
+ * in memory only while they are read. Where the file is not laid out like the parameters (an int8
+ * file, another writer's order) nmt_model_matrix reads the matrices asked for into params, and
+ * nmt_model_matrix_done gives their pages back. Every tensor is checked here, so those later reads
+ * cannot fail. params hold 0 at deferred tensors: the forward passes must not run on such a model
+ * (a deferred load is for translators). */
 int nmt_model_load_deferred(nmt_model *m, const char *path);
 /* *whole = what nmt_model_load (and nmt_model_quantize_int8, when m was rounded) makes of the file
  * m was loaded from deferred and keeps mapped, so that the forward passes, which refuse m, accept
  * *whole (a translator's model scoring given translations). Refuses a model not loaded deferred,
  * and a file changed since it was loaded (nmt_st_unchanged). */
 int nmt_model_load_whole(nmt_model *whole, const nmt_model *m);
-/* The floats at params pointer p: p itself, or for a deferred tensor the same floats in the file. */
-const float *nmt_model_matrix(const nmt_model *m, const float *p);
-/* A reader done with count floats at params pointer p lets a deferred range's file pages leave
- * this process's memory (nmt_st_release); nothing for others. */
+/* 1 when params pointer p lies in a deferred tensor (nmt_model_load_deferred). */
+int nmt_model_matrix_deferred(const nmt_model *m, const float *p);
+/* The count floats at params pointer p: p itself, or for a deferred range the same floats in the
+ * file, or p once the range's tensors were read into params (a file laid out otherwise). That read
+ * writes params: not while another thread reads the same model's deferred tensors (translators
+ * call it while they pack, before they decode). */
+const float *nmt_model_matrix(const nmt_model *m, const float *p, size_t count);
+/* A reader done with count floats at params pointer p lets a deferred range's pages leave this
+ * process's memory: the file's (nmt_st_release), or those of params it was read into (which read 0
+ * until nmt_model_matrix reads them again); nothing for others. */
 void nmt_model_matrix_done(const nmt_model *m, const float *p, size_t count);
 
 /* Fine-tuning: reads the parameters of the model file at `path` into m (already created), refusing

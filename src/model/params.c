@@ -225,15 +225,9 @@ size_t nmt_model_release(nmt_model *m, const float *first, size_t count) {
         return 0;
     m->release_marked = 1;
     nmt_model_matrix_done(m, first, count);
-#if (defined(__unix__) || defined(__APPLE__)) && defined(MADV_DONTNEED)
-    const uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
-    const uintptr_t lo = ((uintptr_t)first + page - 1) & ~(page - 1), hi = (uintptr_t)(first + count) & ~(page - 1);
-    if (hi > lo && madvise((void *)lo, hi - lo, MADV_DONTNEED) == 0) {
-        m->released += hi - lo;
-        return hi - lo;
-    }
-#endif
-    return 0;
+    const size_t released = nmt_pages_release(first, count * sizeof(float));
+    m->released += released;
+    return released;
 }
 
 int nmt_model_zero_grads(nmt_model *m) {

@@ -401,14 +401,7 @@ int nmt_st_unchanged(const nmt_st_file *file) {
 }
 
 void nmt_st_release(const nmt_st_file *file, const void *data, size_t size) {
-#if ST_MMAP && defined(MADV_DONTNEED)
-    if (!file->mapped) return;
-    const uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
-    const uintptr_t lo = ((uintptr_t)data + page - 1) & ~(page - 1), hi = ((uintptr_t)data + size) & ~(page - 1);
-    if (hi > lo) madvise((void *)lo, hi - lo, MADV_DONTNEED);
-#else
-    (void)file, (void)data, (void)size;
-#endif
+    if (file->mapped) nmt_pages_release(data, size);
 }
 
 /* nmt_st_parse on a blob that is malloc's or (mapped) a mapping of the file. */
