@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # `nmt serve` end to end with curl, on loopback only (127.0.0.1) and a tiny model trained inside the
-# test: every endpoint, translations equal to `nmt translate` (alone and under 16 concurrent clients),
+# test: every endpoint (LibreTranslate's frontend settings too), translations equal to `nmt translate` (alone and under 16 concurrent clients),
 # LibreTranslate form bodies, alternatives and HTML, OpenNMT-py and native n-best and alignment, the error
 # codes (400, 403, 404, 405, 413, 503 with Retry-After, 504), the access log, SIGTERM draining.
 . "$NMT_SOURCE_DIR/tests/harness.sh"
@@ -72,6 +72,11 @@ two="$(printf 'The cat sees a dog.\nA big house.\n' | "$NMT" translate -m $M --t
 [ "$body" = "{\"translatedText\":\"$two\"}" ] || say_fail "two sentences: $body, want $two"
 code="$(curl -s -o resp -w '%{http_code}' "$url/languages")"
 [ "$(cat resp)" = '[{"code":"en","name":"English","targets":["de"]}]' ] || say_fail "languages: $(cat resp)"
+# LibreTranslate's frontend settings: this server's limit, no keys, the pair.
+settings='{"charLimit":300,"frontendTimeout":500,"apiKeys":false,"keyRequired":false,"suggestions":false,'
+settings+='"filesTranslation":false,"supportedFilesFormat":[],'
+settings+='"language":{"source":{"code":"en","name":"English"},"target":{"code":"de","name":"German"}}}'
+[ "$(curl -s "$url/frontend/settings")" = "$settings" ] || say_fail "frontend settings: $(curl -s "$url/frontend/settings")"
 
 # OpenNMT-py: tgt, pred_score (the log-probability) and align as `nmt translate` prints them.
 post /translator/translate "[{\"src\": \"${lines[1]}\", \"id\": 100}]"
@@ -153,6 +158,10 @@ kill -TERM $server; wait $server; [ $? -eq 0 ] || say_fail "SIGTERM: exit status
 # API keys: 403 without or with a wrong key, 200 with a listed one (and --quiet: no log).
 printf '# keys\nsecret-1\n\n  secret-2  \n' >keys.txt
 start keys --api-keys keys.txt --quiet
+case "$(curl -s "$url/frontend/settings")" in
+  '{"charLimit":-1,'*'"apiKeys":true,"keyRequired":true,'*) ;;
+  *) say_fail "frontend settings with keys: $(curl -s "$url/frontend/settings")";;
+esac
 post /translate '{"q": "the cat", "source": "en", "target": "de"}'; expect "no key" 403 'Please provide an API key'
 post /translate '{"q": "the cat", "source": "en", "target": "de", "api_key": "nope"}'; expect "wrong key" 403 'Invalid API key'
 post /translate '{"q": "the cat", "source": "en", "target": "de", "api_key": "secret-2"}'; expect "good key" 200 "$(want 5)"

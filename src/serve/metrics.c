@@ -6,7 +6,7 @@
 #include <string.h>
 
 static const char *const endpoints[NMT_METRICS_ENDPOINTS] = {
-    "/translate", "/languages", "/translator/translate", "/v1/translate", "/health", "/metrics", "/", "other"};
+    "/translate", "/languages", "/translator/translate", "/v1/translate", "/health", "/metrics", "/frontend/settings", "/", "other"};
 static const int codes[NMT_METRICS_CODES] = {200, 400, 403, 404, 405, 413, 500, 503, 504, 0};
 static const double bounds[NMT_METRICS_BUCKETS - 1] = {0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10};
 

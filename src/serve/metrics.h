@@ -12,7 +12,7 @@
 #include <pthread.h>
 #include <stdio.h>
 
-enum { NMT_METRICS_ENDPOINTS = 8, NMT_METRICS_CODES = 10, NMT_METRICS_BUCKETS = 12 };
+enum { NMT_METRICS_ENDPOINTS = 9, NMT_METRICS_CODES = 10, NMT_METRICS_BUCKETS = 12 };
 
 typedef struct nmt_serve_metrics {
     pthread_mutex_t lock;

@@ -264,6 +264,40 @@ static void languages(nmt_serve *s, answer *a) {
     end_json(a, out, &text, &len);
 }
 
+/* A {"code", "name"} object of a language. */
+static void language_object(FILE *out, const char *code) {
+    fputs("{\"code\":", out);
+    nmt_json_write_string(out, code);
+    fputs(",\"name\":", out);
+    nmt_json_write_string(out, language_name(code));
+    fputc('}', out);
+}
+
+/* LibreTranslate's settings for its web frontend and clients: the limits and keys of this server,
+ * no suggestions or file translation (neither is served), the language pair where it is known, and
+ * frontendTimeout, the pause after typing before a frontend asks, at LibreTranslate's 500 ms. */
+static void frontend_settings(nmt_serve *s, answer *a) {
+    char *text;
+    size_t len;
+    FILE *out = begin_json(&text, &len);
+    if (out) {
+        fprintf(out,
+                "{\"charLimit\":%ld,\"frontendTimeout\":500,\"apiKeys\":%s,\"keyRequired\":%s,\"suggestions\":false,"
+                "\"filesTranslation\":false,\"supportedFilesFormat\":[]",
+                s->options.char_limit > 0 ? s->options.char_limit : -1L, s->key_count ? "true" : "false",
+                s->key_count ? "true" : "false");
+        if (s->source[0] && s->target[0]) {
+            fputs(",\"language\":{\"source\":", out);
+            language_object(out, s->source);
+            fputs(",\"target\":", out);
+            language_object(out, s->target);
+            fputc('}', out);
+        }
+        fputc('}', out);
+    }
+    end_json(a, out, &text, &len);
+}
+
 static void metrics(nmt_serve *s, answer *a) {
     char *text;
     size_t len;
@@ -288,7 +322,7 @@ static void route(nmt_serve *s, const char *method, const char *url, const char 
         const char *path;
         int post;
     } known[] = {{"/translate", 1}, {"/translator/translate", 1}, {"/v1/translate", 1}, {"/languages", 0},
-                 {"/health", 0},    {"/metrics", 0},              {"/", 0}};
+                 {"/health", 0},    {"/metrics", 0},              {"/frontend/settings", 0}, {"/", 0}};
     int found = -1;
     for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
         if (strcmp(url, known[i].path) == 0) found = (int)i;
@@ -315,6 +349,7 @@ static void route(nmt_serve *s, const char *method, const char *url, const char 
     case 3: return languages(s, a);
     case 4: return static_text(a, "application/json", "{\"status\":\"ok\"}");
     case 5: return metrics(s, a);
+    case 6: return frontend_settings(s, a);
     default: return static_text(a, "text/html; charset=utf-8", nmt_serve_page);
     }
 }

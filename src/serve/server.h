@@ -4,6 +4,7 @@
  *   POST /translate             LibreTranslate: {"translatedText": ...} (+ "alternatives",
  *                               "detectedLanguage" for source "auto")
  *   GET  /languages             LibreTranslate: [{"code", "name", "targets"}] from the model's pair
+ *   GET  /frontend/settings     LibreTranslate: its web frontend's settings (limits, keys, the pair)
  *   POST /translator/translate  OpenNMT-py: [[{"src", "tgt", "n_best", "pred_score", "align"}]]
  *   POST /v1/translate          native: per text the translation, the n-best with scores, alignment
  *                               pairs, and the heat map SVG of the first line on request
