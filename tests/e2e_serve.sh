@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # `nmt serve` end to end with curl, on loopback only (127.0.0.1) and a tiny model trained inside the
-# test: every endpoint (LibreTranslate's frontend settings too), translations equal to `nmt translate` (alone and under 16 concurrent clients),
-# LibreTranslate form bodies, alternatives and HTML, OpenNMT-py and native n-best and alignment, the error
-# codes (400, 403, 404, 405, 413, 503 with Retry-After, 504), the access log, SIGTERM draining.
+# test: every endpoint (LibreTranslate's frontend settings too), translations equal to `nmt
+# translate` (alone and under 16 concurrent clients), LibreTranslate form bodies, alternatives and
+# HTML, OpenNMT-py and native n-best and alignment, the error codes (400, 403, 404, 405, 413, 503
+# with Retry-After, 504), the access log, SIGTERM draining.
 . "$NMT_SOURCE_DIR/tests/harness.sh"
 pids=()
 at_exit 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done'
