@@ -282,6 +282,13 @@ static void check_translator_without_float_matrices(int variant, nmt_precision p
     ck_assert(nmt_model_matrix_deferred(&deferred, fc1) && !nmt_model_matrix_deferred(&deferred, deferred.p.decoder[1].ffn.fc1_bias));
     ck_assert(fc1[7] == 0.0f && nmt_model_matrix(&deferred, fc1, fc1_count)[7] == m.p.decoder[1].ffn.fc1_weight[7]);
     nmt_model_matrix_done(&deferred, fc1, fc1_count);
+    /* What was read at load stays: a reader done with it gives nothing back. */
+    const float *embed = deferred.p.src_embed;
+    const size_t embed_count = (size_t)c.vocab_size * (size_t)c.d_model;
+    if (!nmt_model_matrix_deferred(&deferred, embed)) {
+        nmt_model_matrix_done(&deferred, embed, embed_count);
+        ck_assert(embed[embed_count / 2] == m.p.src_embed[embed_count / 2] && embed[embed_count / 2] != 0.0f);
+    }
     if (precision == NMT_PRECISION_INT8) {
         ck_assert_int_eq(nmt_model_quantize_int8(&m), 0);
         ck_assert_int_eq(nmt_model_quantize_int8(&deferred), 0);

@@ -469,8 +469,9 @@ const float *nmt_model_matrix(const nmt_model *m, const float *p, size_t count) 
 
 void nmt_model_matrix_done(const nmt_model *m, const float *p, size_t count) {
     const size_t at = deferred_offset(m, p);
-    if (at == (size_t)-1) return;
-    if (place_at(m, at) == NMT_TENSOR_MAPPED) {
+    const nmt_tensor_place place = at == (size_t)-1 ? NMT_TENSOR_IN_PARAMS : place_at(m, at);
+    if (place == NMT_TENSOR_IN_PARAMS) return;
+    if (place == NMT_TENSOR_MAPPED) {
         nmt_st_release(m->source, m->source_floats + at, count * sizeof(float));
         return;
     }
