@@ -40,6 +40,18 @@ int nmt_cli_output(const char *command, const char *flag, const char *path, cons
     return 0;
 }
 
+int nmt_cli_model_dir_output(const char *command, const char *flag, const char *dir, int overwrite) {
+    if (!*dir) return nmt_cli_usage_error(command, "%s '': an empty path; name the model directory to write", flag), -1;
+    char *model = nmt_path_join(dir, "model.safetensors");
+    if (!model) return nmt_cli_fail(command), -1;
+    const int taken = !overwrite && nmt_file_exists(model);
+    if (taken)
+        nmt_cli_usage_error(command, "%s %s already holds a model (%s); choose another directory, or add --overwrite "
+                                     "to replace it", flag, dir, model);
+    free(model);
+    return taken ? -1 : 0;
+}
+
 int nmt_cli_long(const char *command, const char *flag, const char *text, long min, long max, long *out) {
     char *end;
     errno = 0;

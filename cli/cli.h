@@ -40,6 +40,10 @@ int nmt_cli_double(const char *command, const char *flag, const char *text, doub
  * usage error, printed; returns -1 then, else 0. */
 int nmt_cli_output(const char *command, const char *flag, const char *path, const char *const *inputs,
                    const char *input_flag);
+/* Checks a model directory given as `flag` before any work: an empty path, or (without overwrite)
+ * a directory that already holds a model (model.safetensors) is a usage error, printed, naming the
+ * file and --overwrite; returns -1 then, else 0. */
+int nmt_cli_model_dir_output(const char *command, const char *flag, const char *dir, int overwrite);
 /* --precision fp32|bf16|int8|auto (packed.h); bf16 on a CPU without AVX512_BF16, or int8 without
  * AVX2 or AVX-512 VNNI, is an error naming what is missing; auto measures the products of each
  * precision available here and takes the fastest (nmt_packed_fastest). */

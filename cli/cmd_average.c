@@ -25,9 +25,11 @@ static void usage(FILE *out) {
             "so `nmt translate -m OUT_DIR` and every other subcommand take it. The inputs must share that\n"
             "vocabulary. With --last N, averages the N latest checkpoints in MODEL_DIR/checkpoints/.\n"
             "\n"
-            "  -o, --output DIR     the model directory to write (created; OUT.safetensors writes only\n"
-            "                       the averaged weights file)\n"
+            "  -o, --output DIR     the model directory to write (created; one that holds a model is\n"
+            "                       refused without --overwrite; OUT.safetensors writes only the\n"
+            "                       averaged weights file)\n"
             "  -l, --last N         average the last N checkpoints of MODEL_DIR\n"
+            "      --overwrite      replace the model in -o DIR\n"
             "  -q, --quiet          print only errors\n"
             "  -h, --help           show this help\n");
 }
@@ -107,16 +109,18 @@ static int write_model_dir(const char *const *paths, int count, const char *out_
 }
 
 int nmt_cmd_average(int argc, char **argv) {
+    enum { OPT_OVERWRITE = 256 };
     static const struct option options[] = {
         {"output", required_argument, NULL, 'o'},
         {"last", required_argument, NULL, 'l'},
+        {"overwrite", no_argument, NULL, OPT_OVERWRITE},
         {"quiet", no_argument, NULL, 'q'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     const char *output = NULL;
     long last = 0;
-    int quiet = 0, c;
+    int quiet = 0, overwrite = 0, c;
     optind = 1;
     while ((c = nmt_cli_getopt("average", argc, argv, "o:l:qh", options, NULL)) != -1) {
         switch (c) {
@@ -124,6 +128,7 @@ int nmt_cmd_average(int argc, char **argv) {
         case 'l':
             if (nmt_cli_long("average", "--last", optarg, 1, 1000000, &last) < 0) return NMT_EXIT_USAGE;
             break;
+        case OPT_OVERWRITE: overwrite = 1; break;
         case 'q': quiet = 1; break;
         case 'h': usage(stdout); return NMT_EXIT_OK;
         default: return NMT_EXIT_USAGE;
@@ -157,7 +162,7 @@ int nmt_cmd_average(int argc, char **argv) {
     /* A model directory is created; a bare weights file must not overwrite an input. */
     const int bare = ends_with(output, ".safetensors");
     if (bare ? nmt_cli_output("average", "--output", output, paths, NULL) < 0
-             : !*output && nmt_cli_usage_error("average", "--output: an empty path")) {
+             : nmt_cli_model_dir_output("average", "--output", output, overwrite) < 0) {
         usage = 1;
         goto done;
     }

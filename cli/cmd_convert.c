@@ -30,8 +30,10 @@ static void usage(FILE *out) {
             "shortlist.bin) are copied.\n"
             "\n"
             "  -m, --model DIR       the model directory to read\n"
-            "  -o, --output DIR      the model directory to write (created; files in it are replaced)\n"
+            "  -o, --output DIR      the model directory to write (created; one that holds a model\n"
+            "                        is refused without --overwrite)\n"
             "      --precision P     int8 or fp32\n"
+            "      --overwrite       replace the model in -o DIR\n"
             "  -q, --quiet           print only errors\n"
             "  -h, --help            show this help\n");
 }
@@ -48,20 +50,22 @@ static int copy_file(const char *from_dir, const char *to_dir, const char *name)
 }
 
 int nmt_cmd_convert(int argc, char **argv) {
-    enum { OPT_PRECISION = 256 };
+    enum { OPT_PRECISION = 256, OPT_OVERWRITE };
     static const struct option options[] = {
         {"model", required_argument, NULL, 'm'},  {"output", required_argument, NULL, 'o'},
-        {"precision", required_argument, NULL, OPT_PRECISION}, {"quiet", no_argument, NULL, 'q'},
+        {"precision", required_argument, NULL, OPT_PRECISION}, {"overwrite", no_argument, NULL, OPT_OVERWRITE},
+        {"quiet", no_argument, NULL, 'q'},
         {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0},
     };
     const char *model_dir = NULL, *output = NULL, *precision = NULL;
-    int quiet = 0, c;
+    int quiet = 0, overwrite = 0, c;
     optind = 1;
     while ((c = nmt_cli_getopt("convert", argc, argv, "m:o:qh", options, NULL)) != -1) {
         switch (c) {
         case 'm': model_dir = optarg; break;
         case 'o': output = optarg; break;
         case OPT_PRECISION: precision = optarg; break;
+        case OPT_OVERWRITE: overwrite = 1; break;
         case 'q': quiet = 1; break;
         case 'h': usage(stdout); return NMT_EXIT_OK;
         default: return NMT_EXIT_USAGE;
@@ -77,6 +81,7 @@ int nmt_cmd_convert(int argc, char **argv) {
         return nmt_cli_usage_error("convert", "-o %s: not a directory (-o names the model directory to write)", output);
     if (stat(model_dir, &a) == 0 && stat(output, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino)
         return nmt_cli_usage_error("convert", "-o %s is the model directory itself", output);
+    if (nmt_cli_model_dir_output("convert", "-o", output, overwrite) < 0) return NMT_EXIT_USAGE;
     nmt_model model;
     nmt_spm *spm = NULL;
     if (nmt_model_dir_open(model_dir, &model, &spm) < 0) return nmt_cli_fail("convert");

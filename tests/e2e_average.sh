@@ -39,6 +39,12 @@ check "model directory" 0 "$NMT" average -q -o "$tmp/avg" --last 2 "$tmp/run"
 [ "$(first_float "$tmp/avg/model.safetensors")" = "6.5" ] || say_fail "model directory weights"
 cmp -s "$tmp/run/spm.model" "$tmp/avg/spm.model" && cmp -s "$tmp/run/config.yaml" "$tmp/avg/config.yaml" ||
   say_fail "model directory: spm.model or config.yaml not copied"
+# A model directory that holds a model is written again only with --overwrite.
+check "onto a model" 2 "$NMT" average -q -o "$tmp/avg" --last 3 "$tmp/run"
+grep -q "avg already holds a model (.*avg/model.safetensors).*--overwrite" "$tmp/err" || say_fail "onto a model: $(cat "$tmp/err")"
+[ "$(first_float "$tmp/avg/model.safetensors")" = "6.5" ] || say_fail "a refused average changed the model"
+check "--overwrite" 0 "$NMT" average -q -o "$tmp/avg" --last 3 "$tmp/run" --overwrite
+[ "$(first_float "$tmp/avg/model.safetensors")" != "6.5" ] || say_fail "--overwrite did not replace the model"
 # Operands may come before and after the options.
 check "operands around options" 0 "$NMT" average "$tmp/run/checkpoints/step-00000001.safetensors" -q -o "$tmp/avg2" \
   "$tmp/run/checkpoints/step-00000003.safetensors"

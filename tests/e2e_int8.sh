@@ -46,6 +46,13 @@ check "score int8 dir" 0 "$NMT" score -m m8 -s in.txt -t int8.txt --threads 1
 check "convert back" 0 "$NMT" convert -m m8 --precision fp32 -o m32 -q
 [ "$(stat -c %s m32/model.safetensors)" -eq "$full" ] || say_fail "fp32 from int8 is not the fp32 size"
 check "convert onto itself" 2 "$NMT" convert -m $M --precision int8 -o $M
+# A directory that holds a model is not written without --overwrite (the model stays as it was).
+cp m8/model.safetensors m8.before
+check "convert onto a model" 2 "$NMT" convert -m m32 --precision fp32 -o m8
+grep -q "m8 already holds a model (m8/model.safetensors).*--overwrite" err || say_fail "convert onto a model: $(cat err)"
+cmp -s m8/model.safetensors m8.before || say_fail "a refused convert changed the model"
+check "convert --overwrite" 0 "$NMT" convert -m m32 --precision fp32 -o m8 --overwrite -q
+[ "$(stat -c %s m8/model.safetensors)" -eq "$full" ] || say_fail "convert --overwrite did not replace the model"
 check "convert bad precision" 2 "$NMT" convert -m $M --precision int4 -o x
 check "bad precision" 2 "$NMT" translate -m $M -i in.txt --precision fp16
 
