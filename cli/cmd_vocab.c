@@ -54,9 +54,29 @@ static int make_parent_dir(const char *prefix) {
     return rc;
 }
 
-/* PREFIX names two files, PREFIX.model and PREFIX.vocab: neither may be empty, a directory or an input. */
+/* 1 when PREFIX.model is the vocabulary of a model: DIR/spm.model beside DIR/model.safetensors. */
+static int is_model_vocabulary(const char *prefix) {
+    const char *slash = strrchr(prefix, '/'), *base = slash ? slash + 1 : prefix;
+    if (strcmp(base, "spm") != 0) return 0;
+    char *dir = nmt_strdup(prefix);
+    if (!dir) return 0;
+    dir[base - prefix] = '\0';
+    char *model = nmt_path_join(*dir ? dir : ".", "model.safetensors"), *vocab = nmt_path_join(*dir ? dir : ".", "spm.model");
+    const int taken = model && vocab && nmt_file_exists(model) && nmt_file_exists(vocab);
+    free(model);
+    free(vocab);
+    free(dir);
+    return taken;
+}
+
+/* PREFIX names two files, PREFIX.model and PREFIX.vocab: neither may be empty, a directory or an
+ * input, and PREFIX.model not the vocabulary a trained model needs. */
 static int check_prefix(const char *prefix, const char *const *inputs) {
     if (nmt_cli_output("vocab", "--output", prefix, NULL, NULL) < 0) return -1;
+    if (is_model_vocabulary(prefix))
+        return nmt_cli_usage_error("vocab", "--output %s: %s.model is the vocabulary of the model beside it "
+                                            "(model.safetensors); another would leave that model unusable: choose "
+                                            "another prefix", prefix, prefix), -1;
     static const char *const extensions[] = {".model", ".vocab"};
     for (int i = 0; i < 2; i++) {
         size_t n = strlen(prefix) + 8;

@@ -127,7 +127,8 @@ said "a damaged later checkpoint" "warning: skipping a damaged checkpoint: $tmp/
 
 # Another vocabulary of the same size: refused by its fingerprint.
 cp -r model other
-"$NMT" vocab --input toy.train.de,toy.train.en --size 40 --type bpe --output other/spm --quiet || say_fail "vocab"
+"$NMT" vocab --input toy.train.de,toy.train.en --size 40 --type bpe --output other-vocab/spm --quiet || say_fail "vocab"
+cp other-vocab/spm.model other/spm.model # (nmt vocab refuses to write it there)
 check "another spm.model" 1 "${tr_base[@]}" -m other -i in.txt
 said "another spm.model" "other/spm.model is not the vocabulary other/model.safetensors was trained with (fingerprint"
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # `nmt vocab` end to end: trains on a generated corpus, writes PREFIX.model and PREFIX.vocab with the
-# reserved pieces first, is silent with --quiet, and reports bad input with the right exit status.
+# reserved pieces first, is silent with --quiet, never replaces the vocabulary of a trained model, and
+# reports bad input with the right exit status.
 . "$NMT_SOURCE_DIR/tests/harness.sh"
 # Two sides of a toy corpus: 500 lines of words built from 12 syllables by a fixed LCG.
 awk -v seed=7 'BEGIN { split("ka lo mi ne ru ta sho ber gen ach ing ter", s, " "); x = seed;
@@ -20,6 +21,14 @@ grep -q '^▁[A-Z]' "$tmp/sub/spm.vocab" && grep -q '^▁[a-z]' "$tmp/sub/spm.vo
 
 check "train bpe, repeated --input" 0 "$NMT" vocab -i "$tmp/train.en" -i "$tmp/train.de" -s 120 -o "$tmp/bpe" -t bpe --character-coverage 0.9995 --input-sentence-size 300
 grep -q "wrote $tmp/bpe.model and $tmp/bpe.vocab (120 pieces, bpe)" "$tmp/err" || { echo "FAIL summary line"; cat "$tmp/err"; fail=1; }
+
+# A vocabulary again to the same prefix replaces it; not the spm.model of a trained model beside it.
+check "train again" 0 "$NMT" vocab -i "$tmp/train.en" -s 100 -o "$tmp/sub/spm" -q
+printf 'weights' >"$tmp/sub/model.safetensors"
+cp "$tmp/sub/spm.model" "$tmp/kept.model"
+check "onto a model's vocabulary" 2 "$NMT" vocab -i "$tmp/train.en" -s 120 -o "$tmp/sub/spm" -q
+grep -q "$tmp/sub/spm.model is the vocabulary of the model beside it" "$tmp/err" || say_fail "model vocabulary message: $(cat "$tmp/err")"
+cmp -s "$tmp/sub/spm.model" "$tmp/kept.model" || say_fail "a refused vocab changed the model's vocabulary"
 
 check "missing file" 1 "$NMT" vocab -i "$tmp/none.txt" -s 100 -o "$tmp/x" -q
 grep -q "$tmp/none.txt: cannot open" "$tmp/err" || { echo "FAIL missing file message"; cat "$tmp/err"; fail=1; }
