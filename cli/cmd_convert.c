@@ -75,7 +75,6 @@ int nmt_cmd_convert(int argc, char **argv) {
     if (!model_dir || !output) return nmt_cli_usage_error("convert", "-m MODEL_DIR and -o OUT_DIR are required");
     if (!precision || (strcmp(precision, "int8") != 0 && strcmp(precision, "fp32") != 0))
         return nmt_cli_usage_error("convert", "--precision: expected int8 or fp32, got '%s'", precision ? precision : "");
-    if (!*output) return nmt_cli_usage_error("convert", "-o '': an empty path; name the model directory to write");
     struct stat a, b;
     if (stat(output, &b) == 0 && !S_ISDIR(b.st_mode))
         return nmt_cli_usage_error("convert", "-o %s: not a directory (-o names the model directory to write)", output);
