@@ -24,7 +24,7 @@ echo "e2e_crash: seed $seed (rerun with NMT_CRASH_SEED=$seed)"
 # A vocabulary made beforehand, so that a run starts in milliseconds and random kills fall among the
 # training steps rather than mostly into vocabulary training.
 "$NMT" vocab --input data/train.en,data/train.hi --size 160 --output spm --quiet || { echo "FAIL nmt vocab"; exit 1; }
-steps=60
+steps=150
 cat > crash.yaml <<YAML
 model: {d_model: 16, heads: 2, ffn: 32, encoder_layers: 1, decoder_layers: 1}
 vocab: {model: spm.model}
@@ -34,7 +34,7 @@ train:
   batch_tokens: 200
   optimizer: {lr: 3.0e-3, warmup: 10}
   max_steps: $steps
-  valid_every: 20
+  valid_every: 50
   save_every: 1
   keep_last: 3
 output: out
@@ -107,13 +107,28 @@ kill_run() {
   fi
 }
 
-# At least 10 kills at random moments (uniform over the first sixteenth of the uninterrupted run's
-# time, which includes building the shortlist at its end, so that a run gets a few steps done on
-# average while ten of them cover about a third of the training even when the machine's load changes
-# between the reference run and these), then 5 aimed at checkpoint writes, as long as training is not over.
+# last_step: the step of the newest whole checkpoint in out/ (0 before the first).
+last_step() {
+  local f n=0
+  for f in out/checkpoints/step-*.safetensors; do [ -e "$f" ] && n=${f##*step-}; done
+  n=${n%.safetensors}; echo $((10#$n))
+}
+
+# At least 10 kills at random moments, uniform over a window that starts at a fortieth of the
+# uninterrupted run's time (which includes building the shortlist at its end) and then follows the
+# steps each killed run got done: shrunk by a third after a run that did more than 3, widened by half
+# after one that did none. So a run gets a few steps done on average and ten of them cover about a
+# third of the training, whatever the machine's load did to the reference run's time or does to these
+# (a run's start-up time varies so much that a window fixed by the reference's time once let six runs
+# do all 60 steps of a shorter training). Then 5 kills aimed at checkpoint writes, as long as training
+# is not over.
+window_ms=$((ref_ms / 40 + 1))
 while [ $finished -eq 0 ] && [ $kills -lt 10 ]; do
-  ms=$((RANDOM % (ref_ms / 16 + 1)))
+  ms=$((RANDOM % window_ms)) before=$(last_step)
   kill_run "$((ms / 1000)).$(printf '%03d' $((ms % 1000)))"
+  done_steps=$(( $(last_step) - before ))
+  if [ "$done_steps" -gt 3 ]; then window_ms=$((window_ms * 2 / 3 + 1))
+  elif [ "$done_steps" -eq 0 ] && [ "$window_ms" -lt "$ref_ms" ]; then window_ms=$((window_ms * 3 / 2 + 1)); fi
 done
 for _ in 1 2 3 4 5; do [ $finished -eq 0 ] && kill_run write; done
 [ $finished -eq 0 ] && { "${run[@]}" output=out || say_fail "the last resumed run failed"; }
