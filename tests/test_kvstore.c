@@ -14,6 +14,7 @@
 #include <string.h>
 
 #if defined(__x86_64__) && defined(__GNUC__)
+#include <cpuid.h>
 #include <immintrin.h>
 #define HAVE_F16C_TEST 1
 __attribute__((target("avx,f16c"))) static uint16_t f16c_half(float x) {
@@ -22,7 +23,10 @@ __attribute__((target("avx,f16c"))) static uint16_t f16c_half(float x) {
 __attribute__((target("avx,f16c"))) static float f16c_float(uint16_t h) {
     return _mm_cvtss_f32(_mm_cvtph_ps(_mm_cvtsi32_si128(h)));
 }
-static int cpu_f16c(void) { return __builtin_cpu_supports("f16c") && __builtin_cpu_supports("avx"); }
+static int cpu_f16c(void) { /* from CPUID: clang's __builtin_cpu_supports does not know "f16c" */
+    unsigned eax, ebx, ecx, edx;
+    return __builtin_cpu_supports("avx") && __get_cpuid(1, &eax, &ebx, &ecx, &edx) && (ecx & bit_F16C);
+}
 #else
 #define HAVE_F16C_TEST 0
 #endif

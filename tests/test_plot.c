@@ -94,7 +94,7 @@ START_TEST(alignment_svg_cells_and_escaping) {
 END_TEST
 
 START_TEST(alignment_text_matches_the_drawing) {
-    const char *src[3] = {"ab", "c", "\xE2\x96\x81" "d"};
+    const char *src[3] = {"ab", "c", ("\xE2\x96\x81" "d")};
     const char *tgt[2] = {"x", "yz"};
     /* Levels: round(4w) = (4,0,0) and (1,2,1). */
     const float w[6] = {1.0f, 0.0f, 0.0f, 0.3f, 0.5f, 0.2f};

@@ -407,7 +407,7 @@ NMT_HOT static void log_softmax_range(void *ctx, long begin, long end) {
     }
 }
 
-NMT_HOT void nmt_logsumexp_add(nmt_logsumexp *s, const float *x, int n) {
+NMT_HOT static void logsumexp_add(nmt_logsumexp *s, const float *x, int n) {
     if (n <= 0) return;
     float chunk_max = max_of(x, n);
     if (chunk_max > s->max) {
@@ -417,9 +417,11 @@ NMT_HOT void nmt_logsumexp_add(nmt_logsumexp *s, const float *x, int n) {
     s->sum += sum_exp(x, n, s->max);
 }
 
+void nmt_logsumexp_add(nmt_logsumexp *s, const float *x, int n) { logsumexp_add(s, x, n); }
+
 float nmt_logsumexp_value(nmt_logsumexp s) { return s.max + logf(s.sum); }
 
-NMT_HOT int nmt_first_above(const float *x, int n, float threshold) {
+NMT_HOT static int first_above(const float *x, int n, float threshold) {
     int i = 0;
     for (; i + 16 <= n; i += 16) {
         v16i above = V16_LOAD(x + i) > threshold;
@@ -431,6 +433,8 @@ NMT_HOT int nmt_first_above(const float *x, int n, float threshold) {
         if (x[i] > threshold) return i;
     return n;
 }
+
+int nmt_first_above(const float *x, int n, float threshold) { return first_above(x, n, threshold); }
 
 void nmt_log_softmax_rows(float *x, int rows, int n) {
     if (n <= 0) return;

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #if defined(__x86_64__) && defined(__GNUC__)
+#include <cpuid.h>
 #include <immintrin.h>
 #define KV_F16C 1
 #else
@@ -83,7 +84,10 @@ __attribute__((target("avx,f16c"))) static void floats_from_f16c(float *dst, con
 
 static int has_f16c(void) {
 #if KV_F16C
-    return __builtin_cpu_supports("f16c") && __builtin_cpu_supports("avx");
+    /* F16C from CPUID itself: clang's __builtin_cpu_supports does not know the name (AVX's test
+     * covers the OS saving the ymm registers). */
+    unsigned eax, ebx, ecx, edx;
+    return __builtin_cpu_supports("avx") && __get_cpuid(1, &eax, &ebx, &ecx, &edx) && (ecx & bit_F16C);
 #else
     return 0;
 #endif

@@ -48,7 +48,7 @@ const char *nmt_qgemm_kernel_name(nmt_qgemm_kernel kernel) {
     return kernel == NMT_QGEMM_VNNI ? "AVX-512 VNNI" : kernel == NMT_QGEMM_AVX2 ? "AVX2" : "C";
 }
 
-NMT_HOT float nmt_qgemm_quantize_row(int8_t *q, const float *v, int K) {
+NMT_HOT static float quantize_row(int8_t *q, const float *v, int K) {
     float max = 0.0f;
     /* A comparison, not fmaxf (a libm call without -ffast-math): the same maximum, NaNs skipped. */
     for (int k = 0; k < K; k++) {
@@ -74,6 +74,8 @@ NMT_HOT float nmt_qgemm_quantize_row(int8_t *q, const float *v, int K) {
     }
     return factor;
 }
+
+float nmt_qgemm_quantize_row(int8_t *q, const float *v, int K) { return quantize_row(q, v, K); }
 
 static size_t groups(int K) { return ((size_t)K + GROUP - 1) / GROUP; }
 

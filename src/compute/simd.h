@@ -5,6 +5,10 @@
  * turns FMA contraction off), so results do not depend on the CPU's vector width. Lane-wise
  * arithmetic is the same at any width; reductions go through a 16-lane accumulator summed in one
  * fixed order (v16_sum), whether it is held as one v16 or as two v8 halves.
+ *
+ * NMT_HOT goes on static functions only: clang before 16 names a multiversioned function's
+ * dispatcher NAME.ifunc, which no other file can call, so an exported hot function is a plain
+ * function calling its static, multiversioned body.
  */
 #ifndef NMT_SIMD_H
 #define NMT_SIMD_H

@@ -742,7 +742,7 @@ static void write_value(FILE *out, const nmt_config *c, const key_spec *k) {
     case KEY_DOUBLE: format_number(VALUE(c, double, k->offset), 0, a, sizeof a); fputs(a, out); break;
     case KEY_FLOAT: format_number(VALUE(c, float, k->offset), 1, a, sizeof a); fputs(a, out); break;
     case KEY_ENUM: fputs(k->names[VALUE(c, int, k->offset)], out); break;
-    case KEY_CHOICE: fputs(VALUE(c, const char *, k->offset), out); break;
+    case KEY_CHOICE: fputs(VALUE(c, char *, k->offset), out); break;
     case KEY_PATH: write_quoted(out, VALUE(c, char *, k->offset)); break;
     case KEY_PAIR:
         format_number(VALUE(c, double, k->offset), 0, a, sizeof a);

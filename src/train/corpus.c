@@ -129,7 +129,8 @@ int nmt_corpus_count_pairs(const char *src_path, const char *tgt_path, long *lin
     *lines = src.number;
     nmt_lines_free(&src);
     nmt_lines_free(&tgt);
-    if ((nmt_input_close(fs, src_path) < 0) | (nmt_input_close(ft, tgt_path) < 0)) more = -1;
+    const int src_closed = nmt_input_close(fs, src_path), tgt_closed = nmt_input_close(ft, tgt_path); /* both */
+    if (src_closed < 0 || tgt_closed < 0) more = -1;
     return more;
 }
 
