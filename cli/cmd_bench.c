@@ -265,8 +265,9 @@ static const char *const stage_names[NMT_STAGES] = {"embed", "attention", "ffn",
 
 /* The report of either training benchmark; r->optimizer_s < 0 when the optimizer was not run. */
 /* data_src, data_tgt: the training corpus (NULL for a synthetic batch). */
+/* precision: train.precision's word, the products' arithmetic. */
 static void report_train(const bench_options *o, const nmt_model_config *c, const char *data_src,
-                         const char *data_tgt, double peak, const nmt_train_bench_result *r) {
+                         const char *data_tgt, const char *precision, double peak, const nmt_train_bench_result *r) {
     double n = (double)r->steps, step_s = r->seconds / n, gflops = r->flops / r->seconds / 1e9;
     double fastest_gflops = r->fastest_step_flops / r->fastest_step_s / 1e9;
     if (o->json) {
@@ -280,7 +281,7 @@ static void report_train(const bench_options *o, const nmt_model_config *c, cons
         } else {
             printf("\"synthetic\"");
         }
-        printf(", \"threads\": %d, \"gemm\": \"%s\", \"blas_core\": \"%s\", "
+        printf(", \"threads\": %d, \"gemm\": \"%s\", \"blas_core\": \"%s\", \"precision\": \"%s\", "
                "\"model\": {\"d_model\": %d, \"heads\": %d, \"ffn\": %d, \"encoder_layers\": %d, \"decoder_layers\": %d, "
                "\"vocab_size\": %d}, \"steps\": %ld, \"step_seconds\": %.4f, \"sentences_per_step\": %.1f, "
                "\"target_tokens_per_step\": %.1f, \"source_tokens_per_step\": %.1f, \"target_tokens_per_s\": %.1f, "
@@ -289,7 +290,7 @@ static void report_train(const bench_options *o, const nmt_model_config *c, cons
                "\"fastest_fraction_of_peak\": %.4f, \"peak_rss_gib\": %.3f, \"first_loss\": %.4f, \"last_loss\": %.4f, "
                "\"ranks\": %d, \"buckets\": %d, \"compute_seconds\": %.4f, \"comm_seconds\": %.4f, \"reduce_seconds\": %.4f, \"skew_seconds\": %.4f, "
                "\"stages\": {",
-               o->threads, gemm_name(), nmt_gemm_blas_core(), c->d_model, c->heads, c->ffn, c->encoder_layers,
+               o->threads, gemm_name(), nmt_gemm_blas_core(), precision, c->d_model, c->heads, c->ffn, c->encoder_layers,
                c->decoder_layers, c->vocab_size, r->steps, step_s, r->sentences / n, r->target_tokens / n,
                r->source_tokens / n, r->target_tokens / r->seconds, (r->target_tokens + r->source_tokens) / r->seconds,
                r->flops / (double)r->target_tokens, gflops, peak, gflops / peak, r->fastest_step_s, fastest_gflops / peak,
@@ -303,8 +304,8 @@ static void report_train(const bench_options *o, const nmt_model_config *c, cons
         printf("}}\n");
         return;
     }
-    printf("model d%d h%d ff%d %d+%d V%d, %d threads, %s kernels\n", c->d_model, c->heads, c->ffn,
-           c->encoder_layers, c->decoder_layers, c->vocab_size, o->threads, gemm_name());
+    printf("model d%d h%d ff%d %d+%d V%d, %d threads, %s kernels, %s products\n", c->d_model, c->heads, c->ffn,
+           c->encoder_layers, c->decoder_layers, c->vocab_size, o->threads, gemm_name(), precision);
     if (data_src) printf("data                     %s -> %s\n", data_src, data_tgt);
     else printf("data                     one synthetic batch\n");
     printf("per step                 %.0f sentences, %.0f target + %.0f source tokens\n", r->sentences / n,
@@ -374,7 +375,7 @@ static int bench_train_synthetic(const bench_options *o) {
         }
         r.timing = m.timing;
     }
-    if (rc == NMT_EXIT_OK) report_train(o, &c, NULL, NULL, peak, &r);
+    if (rc == NMT_EXIT_OK) report_train(o, &c, NULL, NULL, "fp32", peak, &r);
     free(src);
     free(tgt_in);
     free(tgt_out);
@@ -410,7 +411,8 @@ static int bench_train_config(const bench_options *o, const char *path) {
     if (rc == NMT_EXIT_OK && root) {
         nmt_model_config c = config.model;
         c.vocab_size = r.vocab_size;
-        report_train(o, &c, config.train.src, config.train.tgt, peak, &r);
+        report_train(o, &c, config.train.src, config.train.tgt, nmt_packed_precision_name((nmt_precision)config.precision),
+                     peak, &r);
     }
     nmt_config_free(&config);
     return rc;

@@ -31,7 +31,14 @@ output: model
 EOF
 check "train CONFIG" 0 "$NMT" bench train "$tmp/config.yaml" --steps 2 --warmup 1 --threads 1 --json
 has_keys "train CONFIG" target_tokens_per_s source_target_tokens_per_s gflops_per_s fraction_of_peak peak_rss_gib \
-  optimizer first_loss src tgt
+  optimizer first_loss src tgt precision
+grep -q '"precision": "fp32"' "$out" || say_fail "train CONFIG: not fp32 products"
+# bf16 products where this CPU trains in them; elsewhere the refusal, exit 1, naming the key.
+if "$NMT" bench train "$tmp/config.yaml" --set train.precision=bf16 --steps 1 --warmup 0 --threads 1 --json >"$out" 2>"$err"; then
+  grep -q '"precision": "bf16"' "$out" || say_fail "train CONFIG bf16: $(cat "$out")"
+else
+  grep -q "train.precision: bf16 is refused on this CPU" "$err" || say_fail "train CONFIG bf16: $(cat "$err")"
+fi
 [ ! -e "$tmp/model" ] || say_fail "train CONFIG wrote into the output directory"
 check "train CONFIG --set" 2 "$NMT" bench train "$tmp/config.yaml" --set train.batch_tokenz=3 --steps 1
 grep -q "batch_tokenz" "$err" || { echo "FAIL --set error: $(cat "$err")"; fail=1; }

@@ -9,6 +9,7 @@
  * missing residual, a dropped mask, a transposed product, a wrong scale) moves a derivative by
  * tens of percent.
  */
+#include "compute/gemm.h"
 #include "compute/pool.h"
 #include "model/model.h"
 
@@ -316,10 +317,9 @@ static void check_backward_hook(nmt_model *m) {
     free(got.times);
 }
 
-/* Every parameter tensor of the model against central differences, for one configuration. */
-static void check_model_gradients(nmt_norm_position norm, nmt_positions positions, nmt_tie tie, float dropout,
-                                  int layers) {
-    nmt_pool_set_threads(2);
+/* The tiny model of one configuration with the weights the gradient checks use. */
+static void checked_model(nmt_model *m, nmt_norm_position norm, nmt_positions positions, nmt_tie tie, float dropout,
+                          int layers) {
     nmt_model_config c = tiny_config();
     c.norm_position = norm;
     c.positions = positions;
@@ -328,22 +328,29 @@ static void check_model_gradients(nmt_norm_position norm, nmt_positions position
     c.attention_dropout = dropout;
     c.encoder_layers = c.decoder_layers = layers;
     c.max_positions = 6;
-    nmt_model m;
-    ck_assert_int_eq(nmt_model_init(&m, &c), 0);
-    nmt_model_init_weights(&m, 7);
+    ck_assert_int_eq(nmt_model_init(m, &c), 0);
+    nmt_model_init_weights(m, 7);
     /* Non-trivial LayerNorm gains and biases, so their gradients are exercised fully. */
     uint64_t seed = 99;
-    for (int i = 0; i < m.num_tensors; i++)
-        if (m.tensors[i].rank == 1)
-            for (size_t j = 0; j < m.tensors[i].count; j++)
-                m.params[m.tensors[i].offset + j] += 0.2f * (float)((double)(gc_rng(&seed) >> 11) / 9007199254740992.0 - 0.5);
+    for (int i = 0; i < m->num_tensors; i++)
+        if (m->tensors[i].rank == 1)
+            for (size_t j = 0; j < m->tensors[i].count; j++)
+                m->params[m->tensors[i].offset + j] += 0.2f * (float)((double)(gc_rng(&seed) >> 11) / 9007199254740992.0 - 0.5);
     /* FFN biases of +-2.5 keep every ReLU input about 3 standard deviations from the kink, half of
      * the units on and half off: a central difference across a kink would be wrong by O(h). */
     for (int l = 0; l < layers; l++)
         for (int f = 0; f < c.ffn; f++) {
-            m.p.encoder[l].ffn.fc1_bias[f] = f % 2 ? 2.5f : -2.5f;
-            m.p.decoder[l].ffn.fc1_bias[f] = f % 2 ? -2.5f : 2.5f;
+            m->p.encoder[l].ffn.fc1_bias[f] = f % 2 ? 2.5f : -2.5f;
+            m->p.decoder[l].ffn.fc1_bias[f] = f % 2 ? -2.5f : 2.5f;
         }
+}
+
+/* Every parameter tensor of the model against central differences, for one configuration. */
+static void check_model_gradients(nmt_norm_position norm, nmt_positions positions, nmt_tie tie, float dropout,
+                                  int layers) {
+    nmt_pool_set_threads(2);
+    nmt_model m;
+    checked_model(&m, norm, positions, tie, dropout, layers);
     model_ctx ctx = {&m, tiny_batch(tiny_src, tiny_tgt_in, tiny_tgt_out), {1, 0.1f, 1234}};
     nmt_model_zero_grads(&m);
     model_loss(&ctx);
@@ -374,6 +381,62 @@ END_TEST
 START_TEST(gradients_post_ln_rope_dropout) { check_model_gradients(NMT_NORM_POST, NMT_POSITIONS_ROPE, NMT_TIE_NONE, 0.2f, 2); }
 END_TEST
 START_TEST(gradients_pre_ln_rope_tie_decoder) { check_model_gradients(NMT_NORM_PRE, NMT_POSITIONS_ROPE, NMT_TIE_DECODER, 0.0f, 1); }
+END_TEST
+
+/* bf16 products (train.precision bf16) against fp32 ones: the loss and every gradient tensor agree
+ * to what bfloat16's 8-bit significand allows. Each product rounds its two operands by at most
+ * u = 2^-8 of their size, so each product's terms are off by at most 2u; the loss passes through
+ * ~4 products a layer and side (attention in, out, FFN in, out), the gradients through twice as
+ * many, so with 2 layers a side the bound is 2u per product times 8 products forward, 16 backward
+ * (the errors of random roundings mostly cancel: this bounds the worst case). Central differences
+ * cannot check bf16 itself: the rounded loss is a step function at that scale. */
+static void check_bf16_gradients(nmt_norm_position norm, nmt_positions positions, nmt_tie tie) {
+    if (nmt_gemm_set_sgemm_bf16(1) < 0) return; /* no AVX512_BF16 here */
+    nmt_gemm_set_sgemm_bf16(0);
+    nmt_pool_set_threads(2);
+    nmt_model m;
+    checked_model(&m, norm, positions, tie, 0.0f, 2);
+    model_ctx ctx = {&m, tiny_batch(tiny_src, tiny_tgt_in, tiny_tgt_out), {1, 0.1f, 1234}};
+    float *fp32 = malloc(m.num_params * sizeof(float));
+    ck_assert_ptr_nonnull(fp32);
+    nmt_model_zero_grads(&m);
+    const double loss32 = model_loss(&ctx);
+    ck_assert_int_eq(nmt_model_backward(&m, 1.0f), 0);
+    memcpy(fp32, m.grads, m.num_params * sizeof(float));
+    ck_assert_int_eq(nmt_gemm_set_sgemm_bf16(1), 0);
+    nmt_model_zero_grads(&m);
+    const double loss16 = model_loss(&ctx);
+    ck_assert_int_eq(nmt_model_backward(&m, 1.0f), 0);
+    ck_assert_int_eq(nmt_gemm_set_sgemm_bf16(0), 0);
+    const double u = 0x1p-8;
+    ck_assert_msg(fabs(loss16 - loss32) <= 8 * 2 * u * fabs(loss32), "loss %.9g in bf16, %.9g in fp32", loss16, loss32);
+    int differs = loss16 != loss32;
+    /* Gradients that are zero in exact arithmetic (the key biases: softmax ignores a shift) are
+     * rounding noise in both precisions, bounded against the whole gradient's size instead. */
+    double norm_all = 0;
+    for (size_t j = 0; j < m.num_params; j++) norm_all += (double)fp32[j] * fp32[j];
+    norm_all = sqrt(norm_all);
+    for (int i = 0; i < m.num_tensors; i++) {
+        const nmt_tensor_info *t = &m.tensors[i];
+        double diff = 0, norm32 = 0;
+        for (size_t j = 0; j < t->count; j++) {
+            const double d = (double)m.grads[t->offset + j] - fp32[t->offset + j];
+            diff += d * d;
+            norm32 += (double)fp32[t->offset + j] * fp32[t->offset + j];
+        }
+        ck_assert_msg(sqrt(diff) <= 16 * 2 * u * sqrt(norm32) + 1e-6 * norm_all, "%s: |bf16 - fp32| = %.3g, |fp32| = %.3g",
+                      t->name, sqrt(diff), sqrt(norm32));
+        differs |= diff > 0;
+    }
+    ck_assert_msg(differs, "bf16 gradients equal fp32's: the products were not rounded");
+    free(fp32);
+    nmt_model_free(&m);
+}
+
+START_TEST(gradients_bf16_pre_ln_sinusoidal_tied) { check_bf16_gradients(NMT_NORM_PRE, NMT_POSITIONS_SINUSOIDAL, NMT_TIE_ALL); }
+END_TEST
+
+START_TEST(gradients_bf16_post_ln_rope_untied) { check_bf16_gradients(NMT_NORM_POST, NMT_POSITIONS_ROPE, NMT_TIE_NONE); }
 END_TEST
 
 /* ---------------------------------------------------------------------------------------------- */
@@ -638,6 +701,8 @@ static Suite *model_suite(void) {
     tcase_add_test(grad, gradients_pre_ln_learned_untied);
     tcase_add_test(grad, gradients_post_ln_rope_dropout);
     tcase_add_test(grad, gradients_pre_ln_rope_tie_decoder);
+    tcase_add_test(grad, gradients_bf16_pre_ln_sinusoidal_tied);
+    tcase_add_test(grad, gradients_bf16_post_ln_rope_untied);
     suite_add_tcase(s, grad);
     TCase *behaviour = tcase_create("behaviour");
     tcase_set_timeout(behaviour, 120);

@@ -6,6 +6,7 @@
  */
 #include "compute/gemm.h"
 
+#include "compute/bf16.h"
 #include "compute/pool.h"
 #include "base/util.h"
 
@@ -35,6 +36,7 @@ enum { AVX512_ROWS = NMT_GEMM_TILE_ROWS, AVX2_ROWS = 6, AVX2_VECS = 2 };
 
 /* The kernels of packed products and of nmt_sgemm; -1 until the first call. */
 static int kernel_set = -1, sgemm_set = -1;
+static int sgemm_bf16; /* nmt_sgemm on bf16.h's kernel */
 
 nmt_gemm_kernel nmt_gemm_best(void) {
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -78,6 +80,14 @@ static int set_kernel(int *slot, nmt_gemm_kernel kernel) {
 
 int nmt_gemm_set_kernel(nmt_gemm_kernel kernel) { return set_kernel(&kernel_set, kernel); }
 int nmt_gemm_set_sgemm_kernel(nmt_gemm_kernel kernel) { return set_kernel(&sgemm_set, kernel); }
+
+int nmt_gemm_set_sgemm_bf16(int on) {
+    if (on && !nmt_bf16_available()) return nmt_error_set("bf16 products need a CPU with AVX512_BF16");
+    sgemm_bf16 = on != 0;
+    return 0;
+}
+
+int nmt_gemm_sgemm_bf16(void) { return sgemm_bf16; }
 
 int nmt_gemm_own(void) { return nmt_gemm_sgemm_kernel() != NMT_GEMM_OPENBLAS; }
 
@@ -457,6 +467,8 @@ static float *shared_panels_reserve(size_t size) {
 void nmt_sgemm(int trans_a, int trans_b, int M, int N, int K, float alpha, const float *A, int lda, const float *B,
                int ldb, float beta, float *C, int ldc) {
     if (M <= 0 || N <= 0) return;
+    /* Only when memory for the converted operands runs out does a bf16 product run in fp32 instead. */
+    if (sgemm_bf16 && nmt_bf16_gemm(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc) == 0) return;
     blas_single_thread();
     const nmt_gemm_kernel kernel = nmt_gemm_sgemm_kernel();
     const int own = kernel != NMT_GEMM_OPENBLAS;

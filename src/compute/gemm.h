@@ -55,6 +55,11 @@ nmt_gemm_kernel nmt_gemm_sgemm_kernel(void);
  * run); not while products run. Return 0, or -1 with the error set. */
 int nmt_gemm_set_kernel(nmt_gemm_kernel kernel);
 int nmt_gemm_set_sgemm_kernel(nmt_gemm_kernel kernel);
+/* From now on (on = 1) nmt_sgemm rounds its operands to bfloat16 and sums in float32 on
+ * bf16.h's kernel, or not (0, the default): the products of train.precision bf16. Not while
+ * products run. Returns 0, or -1 with the error set where the CPU has no AVX512_BF16. */
+int nmt_gemm_set_sgemm_bf16(int on);
+int nmt_gemm_sgemm_bf16(void);
 /* 1 when nmt_sgemm runs on an own kernel, 0 when on OpenBLAS's. */
 int nmt_gemm_own(void);
 /* "AVX-512", "AVX2+FMA" or "OpenBLAS". */

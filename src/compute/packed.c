@@ -1,13 +1,12 @@
 /* packed: weights packed once into 32-column panels, and the products on them.
  *
  * fp32 products run gemm.h's own micro-kernel (AVX-512 or AVX2+FMA) over the pre-packed panels
- * (nothing is packed per call). The bf16 kernel here computes a tile of up to 12 rows x 32 columns in 24 zmm
- * accumulators: per pair of k it loads the panel's 32 weight pairs (two vectors) and broadcasts
- * each row's x pair, so one dot-product instruction adds two products per column. A task owns
+ * (nothing is packed per call), bf16 ones bf16.h's, with the bias as each sum's start. A task owns
  * whole panels and walks all row tiles over each, so a panel stays in L1/L2 while x streams.
  */
 #include "compute/packed.h"
 
+#include "compute/bf16.h"
 #include "compute/gemm.h"
 #include "compute/pool.h"
 #include "compute/kernels.h"
@@ -20,7 +19,6 @@
 enum { PANEL = NMT_GEMM_PANEL, TILE_ROWS = NMT_GEMM_TILE_ROWS };
 
 #if defined(__x86_64__) && defined(__GNUC__)
-#include <immintrin.h>
 #define PACKED_X86 1
 #else
 #define PACKED_X86 0
@@ -31,7 +29,7 @@ int nmt_packed_available(nmt_precision precision) {
 #if PACKED_X86
     const nmt_gemm_kernel kernel = nmt_gemm_kernel_used();
     if (precision == NMT_PRECISION_FP32) return kernel != NMT_GEMM_OPENBLAS;
-    return kernel == NMT_GEMM_AVX512 && __builtin_cpu_supports("avx512bf16");
+    return kernel == NMT_GEMM_AVX512 && nmt_bf16_available();
 #else
     (void)precision;
     return 0;
@@ -105,65 +103,6 @@ void nmt_packed_row(const nmt_packed *p, int n, float *out) {
 
 int nmt_packed_fast(const nmt_packed *p) { return p->panels != NULL || p->pairs != NULL || p->q.panels != NULL; }
 
-#if PACKED_X86
-/* dst[0 .. ceil(n/2)) = x[0 .. n) as bf16 pairs, an odd n padded with 0. */
-__attribute__((target("avx512f,avx512bf16"))) static void to_bf16_pairs(uint32_t *dst, const float *x, int n) {
-    for (int j = 0; j < n; j += 32) {
-        const int m = n - j, pairs = m >= 32 ? 16 : (m + 1) / 2;
-        const __mmask16 lo = (__mmask16)(m >= 16 ? 0xffff : (1u << m) - 1),
-                        hi = (__mmask16)(m >= 32 ? 0xffff : m <= 16 ? 0 : (1u << (m - 16)) - 1);
-        const __m512 a = _mm512_maskz_loadu_ps(lo, x + j), b = _mm512_maskz_loadu_ps(hi, x + j + 16);
-        _mm512_mask_storeu_epi32(dst + j / 2, (__mmask16)((1u << pairs) - 1), (__m512i)_mm512_cvtne2ps_pbh(b, a));
-    }
-}
-
-/* tile() in bf16 on x already in pairs (rows `pair_stride` apart): per pair of k, one dot-product
- * instruction per 16 columns adds both products. */
-__attribute__((target("avx512f,avx512bf16"), always_inline)) static inline void
-tile_bf16(int rows, const uint32_t *x, int pair_stride, int pairs, const uint32_t *panel, const float *bias, float *y,
-          int ldy, int cols) {
-    const __mmask16 lo = (__mmask16)(cols >= 16 ? 0xffff : (1u << cols) - 1),
-                    hi = (__mmask16)(cols >= 32 ? 0xffff : cols <= 16 ? 0 : (1u << (cols - 16)) - 1);
-    __m512 acc[TILE_ROWS][2];
-    const __m512 b0 = bias ? _mm512_maskz_loadu_ps(lo, bias) : _mm512_setzero_ps(),
-                 b1 = bias ? _mm512_maskz_loadu_ps(hi, bias + 16) : _mm512_setzero_ps();
-#pragma GCC unroll 12
-    for (int i = 0; i < rows; i++) {
-        acc[i][0] = b0;
-        acc[i][1] = b1;
-    }
-    for (int d = 0; d < pairs; d++) {
-        const __m512bh w0 = (__m512bh)_mm512_load_si512((const void *)(panel + (size_t)d * PANEL)),
-                       w1 = (__m512bh)_mm512_load_si512((const void *)(panel + (size_t)d * PANEL + 16));
-#pragma GCC unroll 12
-        for (int i = 0; i < rows; i++) {
-            const __m512bh a = (__m512bh)_mm512_set1_epi32((int)x[(size_t)i * (size_t)pair_stride + (size_t)d]);
-            acc[i][0] = _mm512_dpbf16_ps(acc[i][0], a, w0);
-            acc[i][1] = _mm512_dpbf16_ps(acc[i][1], a, w1);
-        }
-    }
-#pragma GCC unroll 12
-    for (int i = 0; i < rows; i++) {
-        _mm512_mask_storeu_ps(y + (size_t)i * (size_t)ldy, lo, acc[i][0]);
-        _mm512_mask_storeu_ps(y + (size_t)i * (size_t)ldy + 16, hi, acc[i][1]);
-    }
-}
-
-__attribute__((target("avx512f,avx512bf16"))) static void tile_rows_bf16(int rows, const uint32_t *x, int pairs,
-                                                                         const uint32_t *panel, const float *bias,
-                                                                         float *y, int ldy, int cols) {
-    switch (rows) {
-#define TILE_CASE(r) \
-    case r: tile_bf16(r, x, pairs, pairs, panel, bias, y, ldy, cols); break;
-        TILE_CASE(1) TILE_CASE(2) TILE_CASE(3) TILE_CASE(4) TILE_CASE(5) TILE_CASE(6)
-        TILE_CASE(7) TILE_CASE(8) TILE_CASE(9) TILE_CASE(10) TILE_CASE(11) TILE_CASE(12)
-#undef TILE_CASE
-    default: break;
-    }
-}
-
-#endif
-
 typedef struct product {
     float *y;             /* [M, count] */
     const float *x, *bias;
@@ -174,20 +113,18 @@ typedef struct product {
 
 /* The bf16 kernel over panels [begin, end) of the product, all rows. */
 static void bf16_panels(const product *t, long begin, long end) {
-#if PACKED_X86
     const size_t pair_rows = ((size_t)t->p->K + 1) / 2;
     for (long j = begin; j < end; j++) {
         const size_t panel = (size_t)(t->first / PANEL + j);
         const int column = (int)j * PANEL, cols = t->count - column < PANEL ? t->count - column : PANEL;
         const float *bias = t->bias ? t->bias + t->first + column : NULL;
-        for (int m = 0; m < t->M; m += TILE_ROWS)
-            tile_rows_bf16(t->M - m < TILE_ROWS ? t->M - m : TILE_ROWS, t->x_pairs + (size_t)m * pair_rows,
-                           (int)pair_rows, t->p->pairs + panel * pair_rows * PANEL, bias,
-                           t->y + (size_t)m * (size_t)t->count + (size_t)column, t->count, cols);
+        for (int m = 0; m < t->M; m += TILE_ROWS) {
+            const nmt_bf16_view x = {t->x_pairs + (size_t)m * pair_rows, pair_rows, 1};
+            nmt_bf16_tile(t->M - m < TILE_ROWS ? t->M - m : TILE_ROWS, x, (int)pair_rows,
+                          t->p->pairs + panel * pair_rows * PANEL, bias, t->y + (size_t)m * (size_t)t->count + (size_t)column,
+                          t->count, cols, 1.0f, 0.0f);
+        }
     }
-#else
-    (void)t, (void)begin, (void)end;
-#endif
 }
 
 /* Panels [begin, end) of the product: bf16's kernel, or the fp32 one of gemm.h (the bias first
@@ -222,13 +159,9 @@ typedef struct conversion {
 } conversion;
 
 static void convert_rows(void *ctx, long begin, long end) {
-#if PACKED_X86
     const conversion *c = ctx;
     const size_t stride = ((size_t)c->K + 1) / 2;
-    for (long r = begin; r < end; r++) to_bf16_pairs(c->pairs + (size_t)r * stride, c->x + (size_t)r * (size_t)c->K, c->K);
-#else
-    (void)ctx, (void)begin, (void)end;
-#endif
+    for (long r = begin; r < end; r++) nmt_bf16_pairs(c->pairs + (size_t)r * stride, c->x + (size_t)r * (size_t)c->K, c->K);
 }
 
 void nmt_packed_to_pairs(const nmt_packed *p, uint32_t *pairs, const float *x, int M) {

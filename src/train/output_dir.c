@@ -80,6 +80,7 @@ static const struct {
     {"train.optimizer.clip_norm", SETTING_DOUBLE, offsetof(nmt_config, clip_norm)},
     {"train.label_smoothing", SETTING_DOUBLE, offsetof(nmt_config, label_smoothing)},
     {"train.ema_decay", SETTING_DOUBLE, offsetof(nmt_config, ema_decay)},
+    {"train.precision", SETTING_INT, offsetof(nmt_config, precision)},
 };
 
 /* A resume compares the config with the one the interrupted run saved (OUTPUT/config.yaml) and warns,

@@ -14,6 +14,7 @@
 #include "base/hash.h"
 #include "base/io.h"
 #include "base/json.h"
+#include "compute/gemm.h"
 #include "compute/pool.h"
 #include "model/model.h"
 #include "model/model_file.h"
@@ -450,6 +451,13 @@ static int agree_stop(trainer *t, volatile sig_atomic_t *stop, const char **stop
     return nmt_dist_agree_stop(t->comm, stop && *stop, stopped_by);
 }
 
+/* The products' precision, train.precision, checked against this CPU (precision.h) and switched on
+ * for the run (cleanup switches it off). */
+static int products_precision(const nmt_config *cfg) {
+    if (nmt_train_precision_check((nmt_precision)cfg->precision) < 0) return -1;
+    return nmt_gemm_set_sgemm_bf16(cfg->precision == NMT_PRECISION_BF16);
+}
+
 /* A fresh start (no usable checkpoint) in a directory that holds a trained model would overwrite it:
  * refused unless `overwrite`. */
 static int setup(trainer *t, const nmt_train_options *opt) {
@@ -464,7 +472,7 @@ static int setup(trainer *t, const nmt_train_options *opt) {
     int rc = -1, found = 0;
     if (!t->ckpt_dir || !t->log_path || !t->model_path || !t->spm_path || !config_path) goto done;
     if (nmt_pool_set_threads(opt->threads > 0 ? opt->threads : 2) < 0 ||
-        nmt_train_precision_check((nmt_precision)cfg->precision) < 0)
+        products_precision(cfg) < 0)
         goto done;
     t->state = nmt_train_state_initial(cfg->seed);
     if (t->root) {
@@ -537,6 +545,7 @@ done:
 }
 
 static void cleanup(trainer *t) {
+    nmt_gemm_set_sgemm_bf16(0);
     nmt_train_log_close(&t->log);
     if (t->model_created) nmt_model_free(&t->model);
     nmt_adam_free(&t->adam);
@@ -702,7 +711,7 @@ int nmt_train_bench(const nmt_config *config, const nmt_train_options *opt, long
     t.state = nmt_train_state_initial(cfg.seed);
     int rc = -1;
     if ((t.spm_path = nmt_path_join(dir, "spm.model")) && nmt_pool_set_threads(opt->threads > 0 ? opt->threads : 2) == 0 &&
-        prepare_ranks(&t, 0, NULL, NULL) == 0) {
+        products_precision(&cfg) == 0 && prepare_ranks(&t, 0, NULL, NULL) == 0) {
         t.state.threads = nmt_pool_threads();
         say(&t, "model: %zu parameters, vocabulary %d (%s); %ld batches an epoch of at most %d target tokens, %d per "
                 "step in %d pieces; %d ranks x %d threads\n",
