@@ -503,10 +503,6 @@ static int setup(trainer *t, const nmt_train_options *opt) {
             fprintf(t->warnings, "warning: train.seed is %lu but the checkpoint was trained with %lu; keeping %lu so "
                                  "that the run continues as it began\n",
                     cfg->seed, (unsigned long)t->state.seed, (unsigned long)t->state.seed);
-        if (found && t->state.threads != nmt_pool_threads() && t->warnings)
-            fprintf(t->warnings, "warning: the checkpoint was trained with %ld threads and this run uses %d: the "
-                                 "continuation is not bit-identical to an uninterrupted run\n",
-                    t->state.threads, nmt_pool_threads());
         t->state.threads = nmt_pool_threads();
         /* Every check comes before config.yaml is written: a refused run changes no file. */
         if ((!found && nmt_output_dir_check_fresh(cfg->output, opt->overwrite, cfg->save_every) < 0) ||
