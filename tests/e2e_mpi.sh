@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # nmt train under mpirun: 2, 3 and 4 ranks (dropout on, update_freq 2, 3 pieces a batch; the gradient
 # all-reduced in buckets overlapping the backward) write the same parameters and losses as one process,
-# bit for bit, also with the optimizer sharded over the ranks; a run resumed with another rank count
+# bit for bit, also with the optimizer sharded over the ranks and with bf16 products (where the CPU
+# trains in bf16); a run resumed with another rank count
 # (sharded or not) continues bit for bit; a killed rank ends the whole run within seconds with a
 # message naming it, and the same command then resumes; a rank whose data differs, and more ranks than a step has pieces, are refused.
 # Skipped (exit 77) where mpirun is missing or nmt was built without MPI.
@@ -55,6 +56,20 @@ for dir in two three four; do
 done
 [ -e three/checkpoints/step-00000020.safetensors ] && cmp -s <(tensors three/checkpoints/step-00000010.safetensors) \
   <(tensors three/checkpoints/step-00000020.safetensors) && say_fail "steps 10 and 20 are equal: nothing trained"
+
+# bf16 products (train.precision bf16), where this CPU trains in them: 2 ranks give one process's
+# bits too, and not fp32's; elsewhere every rank refuses.
+if "$NMT" train toy.yaml --set output=one16 --set train.precision=bf16 --threads 1 --quiet 2>err.txt; then
+  mpi 2 "$NMT" train toy.yaml --set output=two16 --set train.precision=bf16 --threads 1 --quiet 2>err.txt ||
+    { echo "FAIL 2 ranks in bf16"; cat err.txt; fail=1; }
+  same_tensors "2 ranks in bf16" two16/checkpoints/step-00000020.safetensors one16/checkpoints/step-00000020.safetensors
+  cmp -s <(tensors one16/checkpoints/step-00000020.safetensors) <(tensors one/checkpoints/step-00000020.safetensors) &&
+    say_fail "bf16 trained fp32's model"
+else
+  grep -q "train.precision: bf16 is refused on this CPU" err.txt || { echo "FAIL bf16: $(cat err.txt)"; fail=1; }
+  mpi 2 "$NMT" train toy.yaml --set output=two16 --set train.precision=bf16 --threads 1 --quiet 2>err.txt &&
+    say_fail "2 ranks trained in bf16 where one process refused"
+fi
 
 # The sharded optimizer (ZeRO stage 1): 3 ranks each keep a third of the Adam moments; the checkpoint
 # holds them all, so a resume on 2 unsharded ranks (to step 30), then on 2 sharded ones (to 40), stays

@@ -452,10 +452,16 @@ static int agree_stop(trainer *t, volatile sig_atomic_t *stop, const char **stop
 }
 
 /* The products' precision, train.precision, checked against this CPU (precision.h) and switched on
- * for the run (cleanup switches it off). */
-static int products_precision(const nmt_config *cfg) {
-    if (nmt_train_precision_check((nmt_precision)cfg->precision) < 0) return -1;
-    return nmt_gemm_set_sgemm_bf16(cfg->precision == NMT_PRECISION_BF16);
+ * for the run (cleanup switches it off). Each rank measures its own CPU; where one refuses, all do,
+ * so that the ranks never compute in different precisions. */
+static int products_precision(trainer *t) {
+    const nmt_precision precision = (nmt_precision)t->cfg->precision;
+    int32_t refused = nmt_train_precision_check(precision) < 0;
+    const int here = refused;
+    if (nmt_comm_max_i32(t->comm, &refused, 1) < 0) return -1;
+    if (refused && !here) return nmt_error_set("train.precision: bf16 is refused on the CPU of another rank");
+    if (refused) return -1;
+    return nmt_gemm_set_sgemm_bf16(precision == NMT_PRECISION_BF16);
 }
 
 /* A fresh start (no usable checkpoint) in a directory that holds a trained model would overwrite it:
@@ -472,7 +478,7 @@ static int setup(trainer *t, const nmt_train_options *opt) {
     int rc = -1, found = 0;
     if (!t->ckpt_dir || !t->log_path || !t->model_path || !t->spm_path || !config_path) goto done;
     if (nmt_pool_set_threads(opt->threads > 0 ? opt->threads : 2) < 0 ||
-        products_precision(cfg) < 0)
+        products_precision(t) < 0)
         goto done;
     t->state = nmt_train_state_initial(cfg->seed);
     if (t->root) {
@@ -707,7 +713,7 @@ int nmt_train_bench(const nmt_config *config, const nmt_train_options *opt, long
     t.state = nmt_train_state_initial(cfg.seed);
     int rc = -1;
     if ((t.spm_path = nmt_path_join(dir, "spm.model")) && nmt_pool_set_threads(opt->threads > 0 ? opt->threads : 2) == 0 &&
-        products_precision(&cfg) == 0 && prepare_ranks(&t, 0, NULL, NULL) == 0) {
+        products_precision(&t) == 0 && prepare_ranks(&t, 0, NULL, NULL) == 0) {
         t.state.threads = nmt_pool_threads();
         say(&t, "model: %zu parameters, vocabulary %d (%s); %ld batches an epoch of at most %d target tokens, %d per "
                 "step in %d pieces; %d ranks x %d threads\n",
