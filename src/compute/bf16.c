@@ -48,13 +48,17 @@ BF16_TARGET void nmt_bf16_pairs(uint32_t *dst, const float *x, int n) {
     }
 }
 
-/* dst[0 .. n) = the pairs (lo[c], hi[c]) of 16-lane rows lo and hi (n <= 16 of them). */
-BF16_TARGET static void interleave(uint32_t *dst, const float *lo, const float *hi, int n) {
+/* dst[0 .. n) = pair d of columns 0 .. n of x[K, ld]: (x[2d][c], x[2d + 1][c]), the second 0 past K. */
+BF16_TARGET static void row_pairs(uint32_t *dst, const float *x, size_t ld, int K, int d, int n) {
     const __m512i order = _mm512_set_epi16(31, 15, 30, 14, 29, 13, 28, 12, 27, 11, 26, 10, 25, 9, 24, 8, 23, 7, 22, 6,
                                            21, 5, 20, 4, 19, 3, 18, 2, 17, 1, 16, 0);
-    const __m512 l = _mm512_maskz_loadu_ps(lanes(n), lo), h = hi ? _mm512_maskz_loadu_ps(lanes(n), hi) : _mm512_setzero_ps();
-    const __m512i both = (__m512i)_mm512_cvtne2ps_pbh(h, l); /* [l0 .. l15, h0 .. h15] */
-    _mm512_mask_storeu_epi32(dst, lanes(n), _mm512_permutexvar_epi16(order, both));
+    const float *lo = x + (size_t)(2 * d) * ld, *hi = 2 * d + 1 < K ? lo + ld : NULL;
+    for (int c = 0; c < n; c += 16) {
+        const __mmask16 m = lanes(n - c);
+        const __m512 l = _mm512_maskz_loadu_ps(m, lo + c), h = hi ? _mm512_maskz_loadu_ps(m, hi + c) : _mm512_setzero_ps();
+        const __m512i both = (__m512i)_mm512_cvtne2ps_pbh(h, l); /* [l0 .. l15, h0 .. h15] */
+        _mm512_mask_storeu_epi32(dst + c, m, _mm512_permutexvar_epi16(order, both));
+    }
 }
 
 __attribute__((target("avx512f,avx512bw,avx512bf16"), always_inline)) static inline void
@@ -128,13 +132,8 @@ static void a_rows(void *ctx, long begin, long end) {
 /* Pairs [begin, end) of op(A) = A^T: pair d of every row i from rows 2d and 2d + 1 of A. */
 static void a_columns(void *ctx, long begin, long end) {
     const bgemm_task *t = ctx;
-    for (long d = begin; d < end; d++) {
-        const float *lo = t->A + (size_t)(2 * d) * (size_t)t->lda;
-        const float *hi = 2 * d + 1 < t->K ? lo + t->lda : NULL;
-        for (int i = 0; i < t->M; i += 16)
-            interleave(t->a_pairs + (size_t)d * (size_t)t->M + (size_t)i, lo + i, hi ? hi + i : NULL,
-                       t->M - i < 16 ? t->M - i : 16);
-    }
+    for (long d = begin; d < end; d++)
+        row_pairs(t->a_pairs + (size_t)d * (size_t)t->M, t->A, (size_t)t->lda, t->K, (int)d, t->M);
 }
 
 /* Panels [begin, end) of op(B), columns past N zero. */
@@ -145,12 +144,8 @@ BF16_TARGET static void b_panels(void *ctx, long begin, long end) {
         const int column = (int)j * PANEL, cols = t->N - column < PANEL ? t->N - column : PANEL;
         if (cols < PANEL) memset(panel, 0, (size_t)t->pairs * PANEL * sizeof(uint32_t));
         if (!t->trans_b) { /* op(B) = B[K, N]: pair d of column n from rows 2d, 2d + 1 */
-            for (int d = 0; d < t->pairs; d++) {
-                const float *lo = t->B + (size_t)(2 * d) * (size_t)t->ldb + (size_t)column;
-                const float *hi = 2 * d + 1 < t->K ? lo + t->ldb : NULL;
-                for (int c = 0; c < cols; c += 16)
-                    interleave(panel + (size_t)d * PANEL + (size_t)c, lo + c, hi ? hi + c : NULL, cols - c < 16 ? cols - c : 16);
-            }
+            for (int d = 0; d < t->pairs; d++)
+                row_pairs(panel + (size_t)d * PANEL, t->B + column, (size_t)t->ldb, t->K, d, cols);
             continue;
         }
         for (int c = 0; c < cols; c++) { /* op(B) = B[N, K]^T: column n is row n of B */
