@@ -159,6 +159,12 @@ BF16_TARGET static void b_panels(void *ctx, long begin, long end) {
     }
 }
 
+void nmt_bf16_panels(uint32_t *panels, const float *B, int ldb, int trans_b, int K, int N) {
+    bgemm_task t = {.trans_b = trans_b, .N = N, .K = K, .ldb = ldb, .pairs = K > 0 ? (K + 1) / 2 : 0, .B = B,
+                    .panels = panels};
+    nmt_pool_work((N + PANEL - 1) / PANEL, 2L * t.pairs * PANEL, b_panels, &t);
+}
+
 /* C[., panels [begin, end)) from the converted operands. */
 static void product_panels(void *ctx, long begin, long end) {
     const bgemm_task *t = ctx;
@@ -207,7 +213,7 @@ int nmt_bf16_gemm(int trans_a, int trans_b, int M, int N, int K, float alpha, co
         t.panels = buffers.b;
         if (trans_a) nmt_pool_work(pairs, 2L * M, a_columns, &t);
         else nmt_pool_work(M, K, a_rows, &t);
-        nmt_pool_work(panels, 2L * pairs * PANEL, b_panels, &t);
+        nmt_bf16_panels(t.panels, B, ldb, trans_b, K, N);
         nmt_pool_work(panels, 2L * M * pairs * PANEL, product_panels, &t);
     }
     pthread_mutex_unlock(&buffers.lock);
@@ -216,6 +222,9 @@ int nmt_bf16_gemm(int trans_a, int trans_b, int M, int N, int K, float alpha, co
 
 #else
 void nmt_bf16_pairs(uint32_t *dst, const float *x, int n) { (void)dst, (void)x, (void)n; }
+void nmt_bf16_panels(uint32_t *panels, const float *B, int ldb, int trans_b, int K, int N) {
+    (void)panels, (void)B, (void)ldb, (void)trans_b, (void)K, (void)N;
+}
 void nmt_bf16_tile(int rows, nmt_bf16_view x, int pairs, const uint32_t *panel, const float *init, float *y, int ldy,
                    int cols, float alpha, float beta) {
     (void)rows, (void)x, (void)pairs, (void)panel, (void)init, (void)y, (void)ldy, (void)cols, (void)alpha, (void)beta;

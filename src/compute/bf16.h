@@ -33,6 +33,10 @@ typedef struct nmt_bf16_view {
 /* dst[0 .. ceil(n/2)) = x[0 .. n) as pairs. */
 void nmt_bf16_pairs(uint32_t *dst, const float *x, int n);
 
+/* panels [ceil(N/32), ceil(K/2), 32] = op(B)[K, N] as pairs, op(B) = B^T of B[N, K] with trans_b, else
+ * B[K, N] (rows ldb apart); columns past N zero. Over the pool's threads. */
+void nmt_bf16_panels(uint32_t *panels, const float *B, int ldb, int trans_b, int K, int N);
+
 /* y[rows, cols] (rows ldy apart, rows <= 12, cols <= 32) = (init + x panel) where y is set, with x
  * `pairs` pairs of each row and panel [pairs, 32]; init (NULL: zeros) is added first, per column,
  * as a bias: y = alpha (init + sum) when beta is 0, y += alpha sum when beta is 1 (init NULL), else

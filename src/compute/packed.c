@@ -36,15 +36,6 @@ int nmt_packed_available(nmt_precision precision) {
 #endif
 }
 
-/* x rounded to the nearest bfloat16, ties to even, as VCVTNE2PS2BF16 rounds (subnormals to zero). */
-static uint32_t bf16_bits(float x) {
-    uint32_t u;
-    memcpy(&u, &x, sizeof u);
-    if ((u & 0x7f800000u) == 0) return (u >> 16) & 0x8000u;
-    if ((u & 0x7fffffffu) > 0x7f800000u) return (u >> 16) | 0x40u; /* NaN stays a (quiet) NaN */
-    return (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
-}
-
 int nmt_packed_init(nmt_packed *p, const float *weight, int N, int K, nmt_precision precision) {
     *p = (nmt_packed){.weight = weight, .N = N, .K = K};
     if (N < 1 || K < 1) return nmt_error_set("packed matrix of %d x %d", N, K);
@@ -58,23 +49,20 @@ int nmt_packed_init(nmt_packed *p, const float *weight, int N, int K, nmt_precis
     if (nmt_size_mul(panels * PANEL, depth, &cells, "packed matrix") < 0) return -1;
     void *data = nmt_malloc_aligned(cells * sizeof(float));
     if (!data) return -1;
-    if (precision == NMT_PRECISION_BF16) p->pairs = data;
-    else p->panels = data;
-    p->width = p->pairs ? PANEL : nmt_gemm_panel_width();
+    if (precision == NMT_PRECISION_BF16) {
+        p->pairs = data;
+        p->width = PANEL;
+        nmt_bf16_panels(p->pairs, weight, K, 1, K, N); /* W^T: the weight's rows are the columns */
+        return 0;
+    }
+    p->panels = data;
+    p->width = nmt_gemm_panel_width();
     const size_t width = (size_t)p->width;
     /* Row n of the weight is column c of panel j; reading it whole keeps the source sequential. */
     for (size_t n = 0; n < panels * PANEL; n++) {
         const size_t j = n / width, c = n % width;
         const float *w = n < (size_t)N ? weight + n * (size_t)K : NULL;
-        for (size_t d = 0; d < depth; d++) {
-            const size_t at = (j * depth + d) * width + c;
-            if (p->pairs) {
-                const float even = w ? w[2 * d] : 0.0f, odd = w && 2 * d + 1 < (size_t)K ? w[2 * d + 1] : 0.0f;
-                p->pairs[at] = bf16_bits(even) | bf16_bits(odd) << 16;
-            } else {
-                p->panels[at] = w ? w[d] : 0.0f;
-            }
-        }
+        for (size_t d = 0; d < depth; d++) p->panels[(j * depth + d) * width + c] = w ? w[d] : 0.0f;
     }
     return 0;
 }
