@@ -411,7 +411,7 @@ static int bench_train_config(const bench_options *o, const char *path) {
     if (rc == NMT_EXIT_OK && root) {
         nmt_model_config c = config.model;
         c.vocab_size = r.vocab_size;
-        report_train(o, &c, config.train.src, config.train.tgt, nmt_packed_precision_name((nmt_precision)config.precision),
+        report_train(o, &c, config.train.src, config.train.tgt, nmt_packed_precision_name(r.precision),
                      peak, &r);
     }
     nmt_config_free(&config);

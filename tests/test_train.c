@@ -239,7 +239,7 @@ END_TEST
 
 /* The same in bf16, where this CPU trains in it. */
 START_TEST(resume_is_bit_identical_in_bf16) {
-    if (nmt_train_precision_check(NMT_PRECISION_BF16) == 0) check_resume("bf16");
+    if (nmt_train_precision_check(NMT_PRECISION_BF16, NULL) == 0) check_resume("bf16");
 }
 END_TEST
 
@@ -269,7 +269,7 @@ START_TEST(bf16_is_refused_where_it_does_not_pay) {
     const char *bf16[] = {"output=p", "train.precision=bf16", "train.max_steps=2", NULL};
     const char *fp32[] = {"output=q", "train.precision=fp32", "train.max_steps=2", NULL};
     ck_assert_msg(train(&r, NULL, stderr, fp32) == 0, "%s", nmt_error());
-    if (nmt_train_precision_check(NMT_PRECISION_BF16) == 0) {
+    if (nmt_train_precision_check(NMT_PRECISION_BF16, NULL) == 0) {
         ck_assert_msg(train(&r, NULL, stderr, bf16) == 0, "%s", nmt_error());
         char *pa = out_path("p", "model.safetensors"), *pb = out_path("q", "model.safetensors"), *a, *b;
         size_t na, nb;
@@ -285,6 +285,37 @@ START_TEST(bf16_is_refused_where_it_does_not_pay) {
     char *dir = nmt_path_join(nmt_test_tmpdir, "p");
     ck_assert(!nmt_file_exists(dir));
     free(dir);
+}
+END_TEST
+
+START_TEST(auto_trains_in_the_precision_the_measurement_chooses) {
+    /* train.precision auto trains the very bytes of the precision this CPU's measurement accepts, and
+     * the run's config.yaml says which, so that resuming on the same CPU raises no warning. */
+    nmt_train_result r;
+    const char *chosen = nmt_train_precision_check(NMT_PRECISION_BF16, NULL) == 0 ? "bf16" : "fp32";
+    char setting[64], line[64];
+    snprintf(setting, sizeof setting, "train.precision=%s", chosen);
+    snprintf(line, sizeof line, "\n  precision: %s\n", chosen);
+    const char *automatic[] = {"output=a", "train.precision=auto", "train.max_steps=2", NULL};
+    const char *explicit[] = {"output=b", setting, "train.max_steps=2", NULL};
+    ck_assert_msg(train(&r, NULL, stderr, automatic) == 0, "%s", nmt_error());
+    ck_assert_msg(train(&r, NULL, stderr, explicit) == 0, "%s", nmt_error());
+    char *pa = out_path("a", "model.safetensors"), *pb = out_path("b", "model.safetensors"), *a, *b;
+    size_t na, nb;
+    ck_assert_int_eq(nmt_read_file(pa, &a, &na), 0);
+    ck_assert_int_eq(nmt_read_file(pb, &b, &nb), 0);
+    ck_assert(na == nb && memcmp(a, b, na) == 0);
+    free(a), free(b), free(pa), free(pb);
+    char *saved = slurp("a", "config.yaml");
+    ck_assert_msg(strstr(saved, line), "config.yaml does not record %s:\n%s", chosen, saved);
+    free(saved);
+    FILE *warnings = tmpfile();
+    ck_assert_ptr_nonnull(warnings);
+    const char *resume[] = {"output=a", "train.precision=auto", "train.max_steps=3", NULL};
+    ck_assert_msg(train(&r, NULL, warnings, resume) == 0, "%s", nmt_error());
+    ck_assert_int_eq(r.resumed_from, 2);
+    ck_assert_int_eq(ftell(warnings), 0);
+    fclose(warnings);
 }
 END_TEST
 
@@ -324,6 +355,7 @@ int main(void) {
     tcase_add_test(tc, resume_is_bit_identical);
     tcase_add_test(tc, resume_is_bit_identical_in_bf16);
     tcase_add_test(tc, bf16_is_refused_where_it_does_not_pay);
+    tcase_add_test(tc, auto_trains_in_the_precision_the_measurement_chooses);
     tcase_add_test(tc, stop_request_saves_a_checkpoint);
     tcase_add_test(tc, stop_conditions);
     suite_add_tcase(s, tc);

@@ -8,7 +8,7 @@
  * final, so that a saved config means the same thing wherever it is read from.
  */
 #include "train/config.h"
-#include "compute/packed.h"
+#include "train/precision.h"
 #include "base/io.h"
 #include "model/model_config.h"
 #include "base/util.h"
@@ -52,8 +52,9 @@ typedef struct key_spec {
 } key_spec;
 
 static const char *const vocab_type_names[] = {"unigram", "bpe", NULL};
-static const char *const precision_names[] = {"fp32", "bf16", NULL}; /* in nmt_precision's order */
-_Static_assert(NMT_PRECISION_FP32 == 0 && NMT_PRECISION_BF16 == 1, "train.precision's words follow nmt_precision");
+static const char *const precision_names[] = {"fp32", "bf16", "auto", NULL}; /* in nmt_train_precision's order */
+_Static_assert(NMT_TRAIN_PRECISION_FP32 == 0 && NMT_TRAIN_PRECISION_BF16 == 1 && NMT_TRAIN_PRECISION_AUTO == 2,
+               "train.precision's words follow nmt_train_precision");
 static const char *const switch_names[] = {"false", "true", NULL};
 
 #define AT(field) offsetof(nmt_config, field)

@@ -45,8 +45,8 @@ typedef struct nmt_config {
     int warmup;                 /* train.optimizer.warmup (800): linear warm-up steps, then 1/sqrt decay */
     double clip_norm;           /* train.optimizer.clip_norm (0 = off) */
     double label_smoothing;     /* train.label_smoothing (0.1) */
-    int precision;              /* train.precision: NMT_PRECISION_FP32 (fp32) or _BF16 (bf16; train/precision.h
-                                   refuses it where the CPU does not reward it) */
+    int precision;              /* train.precision: an nmt_train_precision, fp32 (default), bf16 (refused where
+                                   the CPU does not reward it) or auto (bf16 where it pays; train/precision.h) */
     double ema_decay;           /* train.ema_decay (0 = off): validate and save a moving average of the
                                    weights (train/ema.h), as Marian's exponential smoothing */
     long max_steps;             /* train.max_steps (0 = no limit) */

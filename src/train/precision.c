@@ -3,9 +3,12 @@
 
 #include "base/util.h"
 
+#include <stdio.h>
+
 enum { SHAPE_M = 4096, SHAPE_N = 1024, SHAPE_K = 256 };
 
-int nmt_train_precision_check(nmt_precision precision) {
+int nmt_train_precision_check(nmt_precision precision, double *speedup) {
+    if (speedup) *speedup = 0;
     if (precision == NMT_PRECISION_FP32) return 0;
     if (precision != NMT_PRECISION_BF16)
         return nmt_error_set("train.precision: %s is not a training precision (fp32 or bf16)",
@@ -27,10 +30,26 @@ int nmt_train_precision_check(nmt_precision precision) {
     }
     measured = 1;
     if (fp32 <= 0 || bf16 <= 0) return nmt_error_prefix("train.precision: measuring the bf16 and fp32 products");
+    if (speedup) *speedup = bf16 / fp32;
     if (bf16 < NMT_TRAIN_BF16_MIN_SPEEDUP * fp32)
         return nmt_error_set("train.precision: bf16 is refused on this CPU: its bf16 products run at %.1f GOP/s "
                              "against fp32's %.1f (%.2fx, measured now at %dx%dx%d), below the %.1fx at which bf16 "
                              "training pays; train in fp32",
                              bf16, fp32, bf16 / fp32, SHAPE_M, SHAPE_N, SHAPE_K, NMT_TRAIN_BF16_MIN_SPEEDUP);
+    return 0;
+}
+
+int nmt_train_precision_choose(nmt_train_precision setting, nmt_precision *chosen, char *why, size_t size) {
+    double speedup;
+    *chosen = setting == NMT_TRAIN_PRECISION_FP32 ? NMT_PRECISION_FP32 : NMT_PRECISION_BF16;
+    snprintf(why, size, "%s", "");
+    if (setting == NMT_TRAIN_PRECISION_FP32) return 0;
+    if (nmt_train_precision_check(NMT_PRECISION_BF16, &speedup) == 0) {
+        snprintf(why, size, "bf16 products measured at %.2fx fp32's here", speedup);
+        return 0;
+    }
+    if (setting == NMT_TRAIN_PRECISION_BF16) return -1;
+    *chosen = NMT_PRECISION_FP32;
+    snprintf(why, size, "auto chose fp32: %s", nmt_error());
     return 0;
 }

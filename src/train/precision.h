@@ -9,6 +9,9 @@
  * 0.65x fp32 (measured on beam search); on AMD Zen 4 it runs at 2.0-2.8x (2 threads, at that shape
  * and at 2048^3). The refusal names the rates. Where it pays, the run's products go through bf16.h
  * (gemm.h's nmt_gemm_set_sgemm_bf16); everything else stays in float32.
+ *
+ * train.precision: auto makes the same measurement the choice instead of the condition: bf16 where
+ * it pays, fp32 elsewhere, so that one config trains at the best rate on any CPU.
  */
 #ifndef NMT_TRAIN_PRECISION_H
 #define NMT_TRAIN_PRECISION_H
@@ -17,8 +20,21 @@
 
 #define NMT_TRAIN_BF16_MIN_SPEEDUP 1.3
 
+/* train.precision's values: nmt_precision's fp32 and bf16, or auto. */
+typedef enum nmt_train_precision {
+    NMT_TRAIN_PRECISION_FP32 = NMT_PRECISION_FP32,
+    NMT_TRAIN_PRECISION_BF16 = NMT_PRECISION_BF16,
+    NMT_TRAIN_PRECISION_AUTO
+} nmt_train_precision;
+
 /* 0 when training may run in `precision` here (fp32 always may); -1 with the error set, naming the
- * measured rates, when it may not. Measuring takes about half a second, once a process. */
-int nmt_train_precision_check(nmt_precision precision);
+ * measured rates, when it may not. Measuring takes about half a second, once a process; *speedup
+ * (may be NULL) gets bf16's measured rate over fp32's (0 where nothing was measured). */
+int nmt_train_precision_check(nmt_precision precision, double *speedup);
+
+/* The precision a run with train.precision `setting` trains in here: fp32 or bf16 as set (-1 with
+ * the error set where bf16 is refused), and for auto bf16 where nmt_train_precision_check accepts
+ * it, else fp32. why[size] gets a sentence for the log saying what was measured ("" for fp32 set). */
+int nmt_train_precision_choose(nmt_train_precision setting, nmt_precision *chosen, char *why, size_t size);
 
 #endif

@@ -65,6 +65,8 @@ typedef struct trainer {
     double last_loss;
     double last_grad_norm;   /* of the last step, before clipping (logged on train lines) */
     /* the last step's work, for `nmt bench train` */
+    nmt_precision precision; /* of the products: train.precision as resolved here (products_precision) */
+    char precision_why[384];  /* what decided it, for the log ("" for fp32 as set) */
     double step_flops, step_optimizer_s, step_wait_s;
     long step_src_tokens, step_sentences;
 } trainer;
@@ -396,9 +398,9 @@ static const char *stop_reason(const trainer *t, volatile sig_atomic_t *stop) {
     return NULL;
 }
 
-static int print_effective_config(trainer *t, const char *path) {
+static int print_effective_config(trainer *t, const nmt_config *cfg, const char *path) {
     if (!t->progress) return 0;
-    char *text = nmt_config_format(t->cfg);
+    char *text = nmt_config_format(cfg);
     if (!text) return nmt_error_prefix("showing the effective config");
     say(t, "effective config (%s):\n%s", path, text);
     free(text);
@@ -451,17 +453,23 @@ static int agree_stop(trainer *t, volatile sig_atomic_t *stop, const char **stop
     return nmt_dist_agree_stop(t->comm, stop && *stop, stopped_by);
 }
 
-/* The products' precision, train.precision, checked against this CPU (precision.h) and switched on
- * for the run (cleanup switches it off). Each rank measures its own CPU; where one refuses, all do,
- * so that the ranks never compute in different precisions. */
+/* The products' precision: train.precision resolved against this CPU (precision.h) and switched on
+ * for the run (cleanup switches it off). Each rank measures its own CPU; where one trains in fp32,
+ * all do (bf16 set explicitly is then refused), so that the ranks never compute in different
+ * precisions. */
 static int products_precision(trainer *t) {
-    const nmt_precision precision = (nmt_precision)t->cfg->precision;
-    int32_t refused = nmt_train_precision_check(precision) < 0;
-    const int here = refused;
-    if (nmt_comm_max_i32(t->comm, &refused, 1) < 0) return -1;
-    if (refused && !here) return nmt_error_set("train.precision: bf16 is refused on the CPU of another rank");
-    if (refused) return -1;
-    return nmt_gemm_set_sgemm_bf16(precision == NMT_PRECISION_BF16);
+    const nmt_train_precision setting = (nmt_train_precision)t->cfg->precision;
+    const int refused = nmt_train_precision_choose(setting, &t->precision, t->precision_why, sizeof t->precision_why) < 0;
+    const int32_t fp32_here = refused || t->precision == NMT_PRECISION_FP32;
+    int32_t fp32 = fp32_here;
+    if (nmt_comm_max_i32(t->comm, &fp32, 1) < 0 || refused) return -1;
+    if (fp32 && !fp32_here) {
+        if (setting == NMT_TRAIN_PRECISION_BF16)
+            return nmt_error_set("train.precision: bf16 is refused on the CPU of another rank");
+        t->precision = NMT_PRECISION_FP32;
+        snprintf(t->precision_why, sizeof t->precision_why, "auto chose fp32: bf16 does not pay on another rank's CPU");
+    }
+    return nmt_gemm_set_sgemm_bf16(t->precision == NMT_PRECISION_BF16);
 }
 
 /* A fresh start (no usable checkpoint) in a directory that holds a trained model would overwrite it:
@@ -475,11 +483,15 @@ static int setup(trainer *t, const nmt_train_options *opt) {
     char *config_path = nmt_path_join(cfg->output, "config.yaml");
     nmt_st_file ckpt = {0};
     char *ckpt_path = NULL;
+    /* The settings as this run trains: train.precision auto resolved, so that config.yaml says what
+     * ran and a resume that would resolve it otherwise (another CPU) is warned about. */
+    nmt_config ran = *cfg; /* shallow: nothing of it is freed */
     int rc = -1, found = 0;
     if (!t->ckpt_dir || !t->log_path || !t->model_path || !t->spm_path || !config_path) goto done;
     if (nmt_pool_set_threads(opt->threads > 0 ? opt->threads : 2) < 0 ||
         products_precision(t) < 0)
         goto done;
+    ran.precision = (int)t->precision;
     t->state = nmt_train_state_initial(cfg->seed);
     if (t->root) {
         struct stat st;
@@ -512,12 +524,12 @@ static int setup(trainer *t, const nmt_train_options *opt) {
         t->state.threads = nmt_pool_threads();
         /* Every check comes before config.yaml is written: a refused run changes no file. */
         if ((!found && nmt_output_dir_check_fresh(cfg->output, opt->overwrite, cfg->save_every) < 0) ||
-            (found && nmt_output_dir_check_settings(cfg, config_path, t->warnings) < 0) ||
-            print_effective_config(t, config_path) < 0)
+            (found && nmt_output_dir_check_settings(&ran, config_path, t->warnings) < 0) ||
+            print_effective_config(t, &ran, config_path) < 0)
             goto done;
     }
     if (nmt_train_data_check_positions(cfg, NULL) < 0 || prepare_ranks(t, found, &ckpt, ckpt_path) < 0 ||
-        (t->root && nmt_config_save(cfg, config_path) < 0))
+        (t->root && nmt_config_save(&ran, config_path) < 0))
         goto done;
     t->resumed_from = found ? t->state.step : -1;
     if (nmt_batcher_seek(&t->batches, t->state.epoch, t->state.cursor) < 0) {
@@ -533,9 +545,10 @@ static int setup(trainer *t, const nmt_train_options *opt) {
     if (t->comm->size > 1) snprintf(ranks, sizeof ranks, "%d ranks x ", t->comm->size);
     if (t->dist.num_buckets) say(t, "gradient all-reduce: %d buckets, each started as the backward finishes it\n", t->dist.num_buckets);
     say(t, "model: %zu parameters, vocabulary %d; %ld batches an epoch of at most %d target tokens, %d per step "
-           "in %d pieces; %s%d threads\n",
+           "in %d pieces; %s%d threads; products in %s%s%s%s\n",
         t->model.num_params, t->model.config.vocab_size, t->batches.num_batches, cfg->batch_tokens, cfg->update_freq,
-        t->dist.pieces, ranks, nmt_pool_threads());
+        t->dist.pieces, ranks, nmt_pool_threads(), nmt_packed_precision_name(t->precision),
+        t->precision_why[0] ? " (" : "", t->precision_why, t->precision_why[0] ? ")" : "");
     if (!cfg->max_steps && !cfg->max_epochs && cfg->max_minutes <= 0 && !(cfg->valid.src && cfg->patience > 0))
         say(t, "no stop condition is set: training runs until interrupted\n");
     rc = 0;
@@ -720,6 +733,7 @@ int nmt_train_bench(const nmt_config *config, const nmt_train_options *opt, long
             t.model.num_params, t.model.config.vocab_size, cfg.vocab_model ? cfg.vocab_model : "trained for this run",
             t.batches.num_batches, cfg.batch_tokens, cfg.update_freq, t.dist.pieces, t.comm->size, nmt_pool_threads());
         rc = bench_steps(&t, warmup_steps, steps, result);
+        result->precision = t.precision;
     }
     cleanup(&t);
     nmt_remove_tree(dir);

@@ -61,6 +61,7 @@
 #include <stdio.h>
 
 #include "base/comm.h"
+#include "compute/packed.h"
 #include "train/config.h"
 #include "model/model.h"
 
@@ -107,6 +108,7 @@ typedef struct nmt_train_bench_result {
     double comm_s;              /* waiting in all-reduces (transfer and slower ranks), in the backward or after */
     double skew_s;              /* of reduce_s, waiting for the slowest rank to end its backward */
     int ranks;                  /* processes of the run */
+    nmt_precision precision;    /* of the products (train.precision as resolved on this CPU) */
     int buckets;                /* buckets of the all-reduce overlapped with the backward (0: none) */
     double first_loss, last_loss; /* label-smoothed loss per token of the first and last step */
     int vocab_size;
