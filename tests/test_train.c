@@ -315,7 +315,22 @@ START_TEST(auto_trains_in_the_precision_the_measurement_chooses) {
     ck_assert_msg(train(&r, NULL, warnings, resume) == 0, "%s", nmt_error());
     ck_assert_int_eq(r.resumed_from, 2);
     ck_assert_int_eq(ftell(warnings), 0);
+    /* A run begun in fp32 and resumed under auto keeps fp32, even where auto would choose bf16: it
+     * continues bit for bit as a straight fp32 run. */
+    const char *begun[] = {"output=c", "train.precision=fp32", "train.max_steps=2", NULL};
+    const char *resumed[] = {"output=c", "train.precision=auto", "train.max_steps=3", NULL};
+    const char *straight[] = {"output=d", "train.precision=fp32", "train.max_steps=3", NULL};
+    ck_assert_msg(train(&r, NULL, stderr, begun) == 0, "%s", nmt_error());
+    ck_assert_msg(train(&r, NULL, warnings, resumed) == 0, "%s", nmt_error());
+    ck_assert_int_eq(r.resumed_from, 2);
+    ck_assert_int_eq(ftell(warnings), 0);
     fclose(warnings);
+    ck_assert_msg(train(&r, NULL, stderr, straight) == 0, "%s", nmt_error());
+    pa = out_path("c", "model.safetensors"), pb = out_path("d", "model.safetensors");
+    ck_assert_int_eq(nmt_read_file(pa, &a, &na), 0);
+    ck_assert_int_eq(nmt_read_file(pb, &b, &nb), 0);
+    ck_assert(na == nb && memcmp(a, b, na) == 0);
+    free(a), free(b), free(pa), free(pb);
 }
 END_TEST
 

@@ -116,3 +116,17 @@ int nmt_output_dir_check_settings(const nmt_config *cfg, const char *saved_path,
     nmt_config_free(&saved);
     return 0;
 }
+
+int nmt_output_dir_resumed_precision(const char *dir) {
+    char *path = nmt_path_join(dir, "config.yaml"), **checkpoints = NULL;
+    int count = 0, precision = -1;
+    nmt_config saved;
+    if (path && nmt_file_exists(path) && nmt_model_checkpoints(dir, &checkpoints, &count) == 0 && count > 0 &&
+        nmt_config_load(&saved, path, NULL) == 0) {
+        precision = saved.precision;
+        nmt_config_free(&saved);
+    }
+    if (checkpoints) nmt_model_paths_free(checkpoints);
+    free(path);
+    return precision;
+}

@@ -23,5 +23,8 @@ int nmt_output_dir_check_fresh(const char *dir, int overwrite, long first_checkp
  * differs from the saved run's config (saved_path), a warning naming the key on warnings (NULL:
  * none). The new value is used. */
 int nmt_output_dir_check_settings(const nmt_config *cfg, const char *saved_path, FILE *warnings);
+/* The products' precision (an nmt_precision) that the run in dir trained in, from its config.yaml,
+ * where dir holds a checkpoint to resume; -1 for a fresh start (or a config.yaml that does not load). */
+int nmt_output_dir_resumed_precision(const char *dir);
 
 #endif

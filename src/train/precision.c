@@ -39,11 +39,17 @@ int nmt_train_precision_check(nmt_precision precision, double *speedup) {
     return 0;
 }
 
-int nmt_train_precision_choose(nmt_train_precision setting, nmt_precision *chosen, char *why, size_t size) {
+int nmt_train_precision_choose(nmt_train_precision setting, int resumed, nmt_precision *chosen, char *why, size_t size) {
     double speedup;
     *chosen = setting == NMT_TRAIN_PRECISION_FP32 ? NMT_PRECISION_FP32 : NMT_PRECISION_BF16;
     snprintf(why, size, "%s", "");
     if (setting == NMT_TRAIN_PRECISION_FP32) return 0;
+    if (setting == NMT_TRAIN_PRECISION_AUTO &&
+        (resumed == NMT_PRECISION_FP32 || (resumed == NMT_PRECISION_BF16 && nmt_packed_available(NMT_PRECISION_BF16)))) {
+        *chosen = (nmt_precision)resumed;
+        snprintf(why, size, "auto keeps the %s of the run being resumed", nmt_packed_precision_name(*chosen));
+        return 0;
+    }
     if (nmt_train_precision_check(NMT_PRECISION_BF16, &speedup) == 0) {
         snprintf(why, size, "bf16 products measured at %.2fx fp32's here", speedup);
         return 0;

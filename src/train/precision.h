@@ -34,7 +34,10 @@ int nmt_train_precision_check(nmt_precision precision, double *speedup);
 
 /* The precision a run with train.precision `setting` trains in here: fp32 or bf16 as set (-1 with
  * the error set where bf16 is refused), and for auto bf16 where nmt_train_precision_check accepts
- * it, else fp32. why[size] gets a sentence for the log saying what was measured ("" for fp32 set). */
-int nmt_train_precision_choose(nmt_train_precision setting, nmt_precision *chosen, char *why, size_t size);
+ * it, else fp32. A resumed run (resumed: the precision it trained in, an nmt_precision; -1 for a
+ * fresh one) keeps its precision under auto wherever this CPU can run it, so that it continues bit
+ * for bit even where a loaded machine would measure otherwise. why[size] gets a sentence for the
+ * log saying what decided ("" for fp32 as set). */
+int nmt_train_precision_choose(nmt_train_precision setting, int resumed, nmt_precision *chosen, char *why, size_t size);
 
 #endif

@@ -454,12 +454,14 @@ static int agree_stop(trainer *t, volatile sig_atomic_t *stop, const char **stop
 }
 
 /* The products' precision: train.precision resolved against this CPU (precision.h) and switched on
- * for the run (cleanup switches it off). Each rank measures its own CPU; where one trains in fp32,
- * all do (bf16 set explicitly is then refused), so that the ranks never compute in different
- * precisions. */
-static int products_precision(trainer *t) {
+ * for the run (cleanup switches it off). resumed: the precision of the run being resumed, known to
+ * rank 0 (-1: a fresh run). Each rank measures its own CPU; where one trains in fp32, all do (bf16
+ * set explicitly is then refused), so that the ranks never compute in different precisions. */
+static int products_precision(trainer *t, int32_t resumed) {
     const nmt_train_precision setting = (nmt_train_precision)t->cfg->precision;
-    const int refused = nmt_train_precision_choose(setting, &t->precision, t->precision_why, sizeof t->precision_why) < 0;
+    if (nmt_comm_bcast(t->comm, &resumed, sizeof resumed, 0) < 0) return -1;
+    const int refused =
+        nmt_train_precision_choose(setting, resumed, &t->precision, t->precision_why, sizeof t->precision_why) < 0;
     const int32_t fp32_here = refused || t->precision == NMT_PRECISION_FP32;
     int32_t fp32 = fp32_here;
     if (nmt_comm_max_i32(t->comm, &fp32, 1) < 0 || refused) return -1;
@@ -489,7 +491,7 @@ static int setup(trainer *t, const nmt_train_options *opt) {
     int rc = -1, found = 0;
     if (!t->ckpt_dir || !t->log_path || !t->model_path || !t->spm_path || !config_path) goto done;
     if (nmt_pool_set_threads(opt->threads > 0 ? opt->threads : 2) < 0 ||
-        products_precision(t) < 0)
+        products_precision(t, t->root ? nmt_output_dir_resumed_precision(cfg->output) : -1) < 0)
         goto done;
     ran.precision = (int)t->precision;
     t->state = nmt_train_state_initial(cfg->seed);
@@ -726,7 +728,7 @@ int nmt_train_bench(const nmt_config *config, const nmt_train_options *opt, long
     t.state = nmt_train_state_initial(cfg.seed);
     int rc = -1;
     if ((t.spm_path = nmt_path_join(dir, "spm.model")) && nmt_pool_set_threads(opt->threads > 0 ? opt->threads : 2) == 0 &&
-        products_precision(&t) == 0 && prepare_ranks(&t, 0, NULL, NULL) == 0) {
+        products_precision(&t, -1) == 0 && prepare_ranks(&t, 0, NULL, NULL) == 0) {
         t.state.threads = nmt_pool_threads();
         say(&t, "model: %zu parameters, vocabulary %d (%s); %ld batches an epoch of at most %d target tokens, %d per "
                 "step in %d pieces; %d ranks x %d threads\n",
