@@ -7,8 +7,9 @@
  * AVX512_BF16 (AMD Zen 3 and older, most Intel cores before Cooper Lake) bf16 products would be
  * emulated; on Intel Xeons without AMX, vdpbf16ps issues at half the FMA rate and bf16 runs at about
  * 0.65x fp32 (measured on beam search); on AMD Zen 4 it runs at 2.0-2.8x (2 threads, at that shape
- * and at 2048^3), on Zen 5, whose fp32 FMAs are full-width, at 1.5x at that shape. The refusal names the rates. Where it pays, the run's products go through bf16.h
- * (gemm.h's nmt_gemm_set_sgemm_bf16); everything else stays in float32.
+ * and at 2048^3), on Zen 5, whose fp32 FMAs are full-width, at 1.5x at that shape. The refusal
+ * names the rates. Where it pays, the run's products go through bf16.h (gemm.h's
+ * nmt_gemm_set_sgemm_bf16); everything else stays in float32.
  *
  * train.precision: auto makes the same measurement the choice instead of the condition: bf16 where
  * it pays, fp32 elsewhere, so that one config trains at the best rate on any CPU.
