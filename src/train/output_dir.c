@@ -86,16 +86,10 @@ static const struct {
 /* A resume compares the config with the one the interrupted run saved (OUTPUT/config.yaml) and warns,
  * naming the key, for every setting above that changed: the new value is used, and the run is no
  * longer bit-identical to an uninterrupted one. (A different model or vocabulary is refused later.) */
-int nmt_output_dir_check_settings(const nmt_config *cfg, const char *saved_path, FILE *warnings) {
-    struct stat st;
-    if (stat(saved_path, &st) != 0 || !S_ISREG(st.st_mode) || !warnings) return 0;
-    nmt_config saved;
-    if (nmt_config_load(&saved, saved_path, NULL) < 0) {
-        fprintf(warnings, "warning: cannot compare with the settings of the run being resumed: %s\n", nmt_error());
-        return 0;
-    }
+void nmt_output_dir_check_settings(const nmt_config *cfg, const nmt_config *saved, FILE *warnings) {
+    if (!warnings) return;
     for (size_t i = 0; i < sizeof settings / sizeof settings[0]; i++) {
-        const char *now = (const char *)cfg + settings[i].offset, *then = (const char *)&saved + settings[i].offset;
+        const char *now = (const char *)cfg + settings[i].offset, *then = (const char *)saved + settings[i].offset;
         char a[64], b[64];
         const char *x = a, *y = b;
         if (settings[i].kind == SETTING_INT) {
@@ -113,20 +107,19 @@ int nmt_output_dir_check_settings(const nmt_config *cfg, const char *saved_path,
                                  "value and is not bit-identical to an uninterrupted run\n",
                     settings[i].key, x, y);
     }
-    nmt_config_free(&saved);
-    return 0;
 }
 
-int nmt_output_dir_resumed_precision(const char *dir) {
+int nmt_output_dir_saved_config(const char *dir, nmt_config *saved, FILE *warnings) {
     char *path = nmt_path_join(dir, "config.yaml"), **checkpoints = NULL;
-    int count = 0, precision = -1;
-    nmt_config saved;
-    if (path && nmt_file_exists(path) && nmt_model_checkpoints(dir, &checkpoints, &count) == 0 && count > 0 &&
-        nmt_config_load(&saved, path, NULL) == 0) {
-        precision = saved.precision;
-        nmt_config_free(&saved);
+    int count = 0, loaded = 0;
+    struct stat st;
+    if (path && stat(path, &st) == 0 && S_ISREG(st.st_mode) && nmt_model_checkpoints(dir, &checkpoints, &count) == 0 &&
+        count > 0) {
+        loaded = nmt_config_load(saved, path, NULL) == 0;
+        if (!loaded && warnings)
+            fprintf(warnings, "warning: cannot compare with the settings of the run being resumed: %s\n", nmt_error());
     }
     if (checkpoints) nmt_model_paths_free(checkpoints);
     free(path);
-    return precision;
+    return loaded;
 }

@@ -488,10 +488,12 @@ static int setup(trainer *t, const nmt_train_options *opt) {
     /* The settings as this run trains: train.precision auto resolved, so that config.yaml says what
      * ran and a resume that would resolve it otherwise (another CPU) is warned about. */
     nmt_config ran = *cfg; /* shallow: nothing of it is freed */
-    int rc = -1, found = 0;
+    nmt_config saved;      /* the settings of the run being resumed, where have_saved */
+    int rc = -1, found = 0, have_saved = 0;
     if (!t->ckpt_dir || !t->log_path || !t->model_path || !t->spm_path || !config_path) goto done;
+    have_saved = t->root && nmt_output_dir_saved_config(cfg->output, &saved, t->warnings);
     if (nmt_pool_set_threads(opt->threads > 0 ? opt->threads : 2) < 0 ||
-        products_precision(t, t->root ? nmt_output_dir_resumed_precision(cfg->output) : -1) < 0)
+        products_precision(t, have_saved ? saved.precision : -1) < 0)
         goto done;
     ran.precision = (int)t->precision;
     t->state = nmt_train_state_initial(cfg->seed);
@@ -525,8 +527,8 @@ static int setup(trainer *t, const nmt_train_options *opt) {
                     cfg->seed, (unsigned long)t->state.seed, (unsigned long)t->state.seed);
         t->state.threads = nmt_pool_threads();
         /* Every check comes before config.yaml is written: a refused run changes no file. */
+        if (found && have_saved) nmt_output_dir_check_settings(&ran, &saved, t->warnings);
         if ((!found && nmt_output_dir_check_fresh(cfg->output, opt->overwrite, cfg->save_every) < 0) ||
-            (found && nmt_output_dir_check_settings(&ran, config_path, t->warnings) < 0) ||
             print_effective_config(t, &ran, config_path) < 0)
             goto done;
     }
@@ -555,6 +557,7 @@ static int setup(trainer *t, const nmt_train_options *opt) {
         say(t, "no stop condition is set: training runs until interrupted\n");
     rc = 0;
 done:
+    if (have_saved) nmt_config_free(&saved);
     nmt_st_free(&ckpt);
     free(ckpt_path);
     free(config_path);
