@@ -185,7 +185,7 @@ START_TEST(errors_name_line_and_column) {
     /* Unknown keys, with the closest valid key (also across sections) or the list of valid keys. */
     expect_error("model:\n  head: 4\n", NULL, ":2:3: unknown key 'model.head' (did you mean 'model.heads'?)");
     expect_error("train:\n  lr: 0.1\n", NULL, ":2:3: unknown key 'train.lr' (did you mean 'train.optimizer.lr'?)");
-    expect_error("vocab:\n  zzzzzzzz: 1\n", NULL, ":2:3: unknown key 'vocab.zzzzzzzz' (valid keys in vocab: model, size, type)");
+    expect_error("vocab:\n  zzzzzzzz: 1\n", NULL, ":2:3: unknown key 'vocab.zzzzzzzz' (valid keys in vocab: model, size, type, sampling_alpha)");
     /* Wrong types point at the value. */
     expect_error("model:\n  heads: four\n", NULL, ":2:10: model.heads: expected an integer from 1 to 4096, got 'four'");
     expect_error("model:\n  heads: \"4\"\n", NULL, ":2:10: model.heads: expected an integer from 1 to 4096, got a quoted string");

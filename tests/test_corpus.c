@@ -1,5 +1,6 @@
 /* Tests of corpus: pairs and their lengths, skipping and counting, the errors for mismatched line
- * counts and bad UTF-8, and the cache (used when nothing changed, refreshed when anything did).
+ * counts and bad UTF-8, the cache (used when nothing changed, refreshed when anything did), and the
+ * resampling of a corpus read with its text.
  *
  * The encoder is a byte encoder (id = 4 + byte, one piece per byte, spaces dropped), so expected
  * lengths are byte counts that can be read off the test text. */
@@ -211,6 +212,87 @@ static int read_attempt(void *cache_path) {
     return rc;
 }
 
+/* A stand-in for subword sampling: seed 0 is byte_encode; another seed doubles byte k's piece where
+ * bit k of the seed is set, so that draws differ in length and content and undoubling recovers the text. */
+static int doubling_sample(const void *ctx, const char *text, size_t len, uint64_t seed, int32_t **ids, size_t *cap,
+                           size_t *count) {
+    if (byte_encode(ctx, text, len, ids, cap, count) < 0 || seed == 0) return 0;
+    int32_t bytes[64];
+    size_t n = *count;
+    ck_assert_uint_le(n, 64);
+    memcpy(bytes, *ids, n * sizeof *bytes);
+    if (*cap < 2 * n) {
+        int32_t *p = nmt_realloc(*ids, 2 * n * sizeof *p);
+        if (!p) return -1;
+        *ids = p;
+        *cap = 2 * n;
+    }
+    *count = 0;
+    for (size_t k = 0; k < n; k++) {
+        (*ids)[(*count)++] = bytes[k];
+        if (seed >> (k % 64) & 1) (*ids)[(*count)++] = -bytes[k];
+    }
+    return 0;
+}
+
+/* The corpus's pieces with the doubled ones (negative) left out. */
+static void undoubled(const nmt_corpus *c, int32_t *out, size_t *n) {
+    *n = 0;
+    for (size_t i = 0; i < c->num_ids; i++)
+        if (c->ids[i] > 0) out[(*n)++] = c->ids[i];
+}
+
+START_TEST(resampling_redraws_every_side_from_the_seed) {
+    char *src = write_file("s.en", "abc\nde\n\nfghij\n"), *tgt = write_file("s.de", "xy\nzzz\nq\nuvw\n");
+    char *cache = nmt_path_join(nmt_test_tmpdir, "s.bin");
+    nmt_corpus c, d;
+    nmt_corpus_options opt = {.max_length = 5, .skip_empty = 1, .cache_path = cache, .keep_text = 1};
+    ck_assert_int_eq(nmt_corpus_read(&c, src, tgt, byte_encode, NULL, &opt), 0);
+    ck_assert_int_eq(nmt_corpus_read(&d, src, tgt, byte_encode, NULL, &opt), 0);
+    ck_assert_int_eq(d.from_cache, 0); /* the text is needed, so it is read, not the cache */
+    ck_assert_int_eq(c.num_pairs, 3);
+    int32_t plain[64], drawn[64];
+    size_t n_plain, n_drawn;
+    undoubled(&c, plain, &n_plain);
+    /* A draw is a function of the seed: equal corpora stay equal, another seed draws otherwise. */
+    ck_assert_int_eq(nmt_corpus_resample(&c, doubling_sample, NULL, 42, opt.max_length), 0);
+    ck_assert_int_eq(nmt_corpus_resample(&d, doubling_sample, NULL, 42, opt.max_length), 0);
+    ck_assert_uint_eq(c.num_ids, d.num_ids);
+    ck_assert_mem_eq(c.ids, d.ids, c.num_ids * sizeof *c.ids);
+    ck_assert_mem_eq(c.src_len, d.src_len, 3 * sizeof *c.src_len);
+    int differ = 0;
+    for (uint64_t seed = 1; seed < 20; seed++) {
+        ck_assert_int_eq(nmt_corpus_resample(&d, doubling_sample, NULL, seed, opt.max_length), 0);
+        differ += d.num_ids != c.num_ids || memcmp(d.ids, c.ids, c.num_ids * sizeof *c.ids) != 0;
+        /* Every side holds its own text's pieces, within max_length (a longer draw gives way to the
+         * undrawn segmentation), and the offsets and lengths agree. */
+        undoubled(&d, drawn, &n_drawn);
+        ck_assert_uint_eq(n_drawn, n_plain);
+        ck_assert_mem_eq(drawn, plain, n_plain * sizeof *plain);
+        size_t total = 0;
+        for (long i = 0; i < d.num_pairs; i++) {
+            ck_assert_uint_eq(d.offset[i], total);
+            ck_assert_int_le(d.src_len[i], opt.max_length);
+            ck_assert_int_le(d.tgt_len[i], opt.max_length);
+            total += (size_t)d.src_len[i] + (size_t)d.tgt_len[i];
+        }
+        ck_assert_uint_eq(total, d.num_ids);
+    }
+    ck_assert_int_gt(differ, 15);
+    nmt_corpus_free(&c);
+    nmt_corpus_free(&d);
+    /* Without its text a corpus cannot be resampled. */
+    opt.keep_text = 0;
+    ck_assert_int_eq(nmt_corpus_read(&c, src, tgt, byte_encode, NULL, &opt), 0);
+    ck_assert_int_eq(nmt_corpus_resample(&c, doubling_sample, NULL, 1, 0), -1);
+    ck_assert_str_eq(nmt_error(), "the corpus was read without its text: nothing to resample");
+    nmt_corpus_free(&c);
+    free(src);
+    free(tgt);
+    free(cache);
+}
+END_TEST
+
 START_TEST(allocation_failures_are_reported) {
     free(write_file("f.en", "one\ntwo\n\nthree\nfour\n"));
     free(write_file("f.de", "eins\nzwei\nnull\ndrei\nvier\n"));
@@ -252,6 +334,7 @@ int main(void) {
     tcase_add_test(tc, encoder_error_names_the_line);
     tcase_add_test(tc, cache_is_used_until_something_changes);
     tcase_add_test(tc, file_hash_sees_content);
+    tcase_add_test(tc, resampling_redraws_every_side_from_the_seed);
     tcase_add_test(tc, allocation_failures_are_reported);
     suite_add_tcase(s, tc);
     return nmt_test_run(s);

@@ -1,6 +1,6 @@
 /* Tests of spm: train a ~100-piece vocabulary on a corpus generated here, check the reserved ids and
  * pieces, encode -> decode round trips, unknown characters, determinism, silence when quiet, and the
- * refusal of models that are not nmt's. */
+ * refusal of models that are not nmt's; subword sampling against the exact distribution. */
 #include "base/io.h"
 #include "model/model.h"
 #include "text/spm.h"
@@ -9,6 +9,7 @@
 
 #include <check.h>
 #include <fcntl.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -134,6 +135,114 @@ END_TEST
 START_TEST(bpe_model) { check_model("bpe"); }
 END_TEST
 
+/* The pieces of PREFIX.vocab with their scores: the test's own reading of the model. */
+typedef struct vocab_entry {
+    char piece[64];
+    double score;
+} vocab_entry;
+
+static int read_vocab(const char *prefix, vocab_entry *entries, int max) {
+    char path[512];
+    snprintf(path, sizeof path, "%s.vocab", prefix);
+    FILE *fp = fopen(path, "r");
+    ck_assert_ptr_nonnull(fp);
+    int n = 0;
+    while (n < max && fscanf(fp, "%63[^\t]\t%lf\n", entries[n].piece, &entries[n].score) == 2) n++;
+    fclose(fp);
+    return n;
+}
+
+/* exp(alpha x score) summed over every segmentation of text[0 ..) into normal pieces (ids > eos), and
+ * the same for those whose first piece is `first` (NULL: any). */
+static double segmentations(const vocab_entry *v, int n, const char *text, double alpha, const char *first) {
+    if (!*text) return 1;
+    double sum = 0;
+    for (int id = NMT_EOS + 1; id < n; id++) {
+        size_t len = strlen(v[id].piece);
+        if (strncmp(text, v[id].piece, len) != 0 || (first && strcmp(first, v[id].piece) != 0)) continue;
+        sum += exp(alpha * v[id].score) * segmentations(v, n, text + len, alpha, NULL);
+    }
+    return sum;
+}
+
+START_TEST(sampling_draws_from_the_unigram_distribution) {
+    char *prefix = train("unigram", 1);
+    nmt_spm *spm = load(prefix);
+    ck_assert_int_eq(nmt_spm_can_sample(spm), 1);
+    int32_t *ids = NULL, *again = NULL;
+    size_t cap = 0, cap2 = 0, count = 0, count2 = 0;
+    /* A large alpha puts all the mass on the best segmentation: encode's. */
+    const char *sentences[] = {"the kalo mine rutaßeü", "the shoberach gening", "elan terachüße kaka the",
+                               "  the   ka  ", "ж the жж kalo"};
+    for (int s = 0; s < 5; s++) {
+        const char *text = sentences[s];
+        ck_assert_int_eq(nmt_spm_encode(spm, text, strlen(text), &again, &cap2, &count2), 0);
+        ck_assert_int_eq(nmt_spm_sample(spm, text, strlen(text), 1000.0, 7, &ids, &cap, &count), 0);
+        ck_assert_uint_eq(count, count2);
+        ck_assert_mem_eq(ids, again, count * sizeof *ids);
+    }
+    /* A small alpha spreads it: every draw decodes to the text, draws differ, a seed repeats its draw. */
+    const char *text = sentences[0];
+    int differ = 0;
+    for (uint64_t seed = 1; seed <= 50; seed++) {
+        ck_assert_int_eq(nmt_spm_sample(spm, text, strlen(text), 0.1, seed, &ids, &cap, &count), 0);
+        char *decoded = nmt_spm_decode(spm, ids, count);
+        ck_assert_str_eq(decoded, text);
+        free(decoded);
+        ck_assert_int_eq(nmt_spm_sample(spm, text, strlen(text), 0.1, seed, &again, &cap2, &count2), 0);
+        ck_assert_uint_eq(count, count2);
+        ck_assert_mem_eq(ids, again, count * sizeof *ids);
+        ck_assert_int_eq(nmt_spm_sample(spm, text, strlen(text), 0.1, seed + 1000, &again, &cap2, &count2), 0);
+        differ += count != count2 || memcmp(ids, again, count * sizeof *ids) != 0;
+    }
+    ck_assert_int_gt(differ, 25);
+    /* The first piece's frequency over many draws against its exact probability, summed here over
+     * every segmentation of "▁kalomi" (three standard errors). */
+    vocab_entry vocab[100];
+    int n = read_vocab(prefix, vocab, 100);
+    ck_assert_int_eq(n, 100);
+    const char *word = "\xe2\x96\x81kalomi";
+    const double alpha = 0.1, total = segmentations(vocab, n, word, alpha, NULL);
+    const int draws = 4000;
+    int checked = 0;
+    for (int id = NMT_EOS + 1; id < n; id++) {
+        double p = segmentations(vocab, n, word, alpha, vocab[id].piece) / total;
+        if (p < 0.03) continue;
+        int hits = 0;
+        for (int d = 0; d < draws; d++) {
+            ck_assert_int_eq(nmt_spm_sample(spm, "kalomi", 6, alpha, (uint64_t)d, &ids, &cap, &count), 0);
+            hits += ids[0] == id;
+        }
+        double sigma = sqrt(p * (1 - p) / draws);
+        ck_assert_msg(fabs((double)hits / draws - p) < 3 * sigma, "first piece %s: %d of %d draws, P = %.4f",
+                      vocab[id].piece, hits, draws, p);
+        checked++;
+    }
+    ck_assert_int_ge(checked, 2);
+    /* A character no piece covers is unk, as in encoding. */
+    ck_assert_int_eq(nmt_spm_sample(spm, "ж", strlen("ж"), 0.1, 3, &ids, &cap, &count), 0);
+    int unk = 0;
+    for (size_t i = 0; i < count; i++) unk += ids[i] == NMT_UNK;
+    ck_assert_int_eq(unk, 1);
+    free(ids);
+    free(again);
+    nmt_spm_free(spm);
+    free(prefix);
+
+    /* BPE has no distribution over segmentations to draw from. */
+    prefix = train("bpe", 1);
+    spm = load(prefix);
+    ck_assert_int_eq(nmt_spm_can_sample(spm), 0);
+    ids = NULL;
+    cap = 0;
+    ck_assert_int_eq(nmt_spm_sample(spm, "the", 3, 0.1, 1, &ids, &cap, &count), -1);
+    ck_assert_str_eq(nmt_error(), "subword sampling needs a unigram vocabulary, not a BPE one");
+    free(ids);
+    nmt_spm_free(spm);
+    free(prefix);
+}
+END_TEST
+
 START_TEST(training_is_deterministic_and_quiet) {
     /* Capture stderr: a quiet training run prints nothing. */
     char *log = nmt_path_join(nmt_test_tmpdir, "stderr.txt");
@@ -222,6 +331,7 @@ int main(void) {
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, unigram_model);
     tcase_add_test(tc, bpe_model);
+    tcase_add_test(tc, sampling_draws_from_the_unigram_distribution);
     tcase_add_test(tc, training_is_deterministic_and_quiet);
     tcase_add_test(tc, foreign_models_and_bad_input_are_refused);
     tcase_add_checked_fixture(tc, nmt_test_tmpdir_make, nmt_test_tmpdir_remove);

@@ -11,6 +11,7 @@ extern "C" {
 #include "text/spm.h"
 #include "base/hash.h"
 #include "base/input.h"
+#include "base/random.h"
 #include "base/io.h"
 #include "text/vocab.h"
 #include "base/utf8.h"
@@ -21,6 +22,7 @@ extern "C" {
 #include <sentencepiece_trainer.h>
 
 #include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -31,9 +33,32 @@ extern "C" {
 #include <unordered_map>
 #include <vector>
 
+namespace {
+
+/* One piece of a unigram model in the sampler's hash table (slot id < 0: empty). */
+struct LatticePiece {
+    uint64_t hash;   /* piece_hash of its bytes */
+    uint32_t offset; /* its bytes: SamplingTable::bytes[offset .. offset + len) */
+    uint32_t len;
+    int32_t id;
+    float score;     /* log probability */
+};
+
+/* A unigram model's normal pieces, found by their bytes while a lattice is built. */
+struct SamplingTable {
+    std::vector<LatticePiece> slots; /* open addressing, a power of two at least twice the pieces */
+    std::string bytes;
+    size_t max_len = 0;              /* bytes of the longest piece */
+    float unknown_score = 0;         /* a character no piece covers: SentencePiece's min score - 10 */
+};
+
+}  // namespace
+
 struct nmt_spm {
     sentencepiece::SentencePieceProcessor processor;
-    uint64_t fingerprint; /* nmt_hash_bytes of the model file */
+    uint64_t fingerprint;   /* nmt_hash_bytes of the model file */
+    bool unigram;           /* the model type: only a unigram model has a distribution to sample */
+    SamplingTable sampling; /* built at load for a unigram model */
 };
 
 namespace {
@@ -185,6 +210,190 @@ int train(const nmt_spm_train_options *o) {
     return write_vocab(serialized, prefix + ".vocab");
 }
 
+/* ---- subword sampling (unigram models) ---- */
+
+/* FNV-1a, extended one byte at a time as a lattice tries longer pieces at one position. */
+const uint64_t kHashStart = 0xcbf29ce484222325ull, kHashPrime = 0x100000001b3ull;
+inline uint64_t piece_hash_add(uint64_t h, unsigned char byte) { return (h ^ byte) * kHashPrime; }
+
+/* Varint of a serialized protocol buffer at *p (advanced), or false at a malformed one. */
+bool proto_varint(const unsigned char *&p, const unsigned char *end, uint64_t *value) {
+    *value = 0;
+    for (int shift = 0; p < end && shift < 64; shift += 7) {
+        unsigned char byte = *p++;
+        *value |= (uint64_t)(byte & 0x7f) << shift;
+        if (!(byte & 0x80)) return true;
+    }
+    return false;
+}
+
+/* Skips field `key`'s value, or returns false at a malformed one; *inner = a length-delimited value. */
+bool proto_skip(const unsigned char *&p, const unsigned char *end, uint64_t key, const unsigned char **inner,
+                size_t *inner_len) {
+    uint64_t v;
+    switch (key & 7) {
+    case 0: return proto_varint(p, end, &v);
+    case 1: if (end - p < 8) return false; p += 8; return true;
+    case 5: if (end - p < 4) return false; p += 4; return true;
+    case 2:
+        if (!proto_varint(p, end, &v) || v > (uint64_t)(end - p)) return false;
+        *inner = p;
+        *inner_len = (size_t)v;
+        p += v;
+        return true;
+    default: return false;
+    }
+}
+
+/* The model type of a serialized ModelProto: trainer_spec (field 2) . model_type (field 3), where
+ * 1 is UNIGRAM, the default when absent (sentencepiece_model.proto). The installed headers do not
+ * expose the proto, so the two fields are read directly. */
+bool is_unigram(const std::string &model) {
+    const unsigned char *p = reinterpret_cast<const unsigned char *>(model.data()), *end = p + model.size();
+    uint64_t key, type = 1;
+    while (p < end && proto_varint(p, end, &key)) {
+        const unsigned char *spec = nullptr;
+        size_t spec_len = 0;
+        if (!proto_skip(p, end, key, &spec, &spec_len)) break;
+        if (key != (2 << 3 | 2) || !spec) continue;
+        for (const unsigned char *q = spec, *q_end = spec + spec_len; q < q_end && proto_varint(q, q_end, &key);) {
+            const unsigned char *unused;
+            size_t unused_len;
+            if (key == (3 << 3 | 0)) {
+                if (!proto_varint(q, q_end, &type)) break;
+            } else if (!proto_skip(q, q_end, key, &unused, &unused_len)) {
+                break;
+            }
+        }
+    }
+    return type == 1;
+}
+
+void build_sampling_table(const sentencepiece::SentencePieceProcessor &sp, SamplingTable *t) {
+    int size = sp.GetPieceSize();
+    size_t slots = 16;
+    while (slots < 2 * (size_t)size) slots *= 2;
+    t->slots.assign(slots, LatticePiece{0, 0, 0, -1, 0});
+    float min_score = 0;
+    for (int id = 0; id < size; id++) {
+        if (sp.IsUnknown(id) || sp.IsControl(id) || sp.IsUnused(id)) continue;
+        const std::string &piece = sp.IdToPiece(id);
+        if (piece.empty()) continue;
+        uint64_t h = kHashStart;
+        for (unsigned char c : piece) h = piece_hash_add(h, c);
+        size_t slot = h & (slots - 1);
+        while (t->slots[slot].id >= 0) slot = (slot + 1) & (slots - 1);
+        t->slots[slot] = LatticePiece{h, (uint32_t)t->bytes.size(), (uint32_t)piece.size(), id, sp.GetScore(id)};
+        t->bytes += piece;
+        if (piece.size() > t->max_len) t->max_len = piece.size();
+        if (sp.GetScore(id) < min_score) min_score = sp.GetScore(id);
+    }
+    t->unknown_score = min_score - 10.0f;
+}
+
+/* The piece whose bytes are text[0 .. len) (hash h), or nullptr. */
+const LatticePiece *find_piece(const SamplingTable &t, const char *text, size_t len, uint64_t h) {
+    size_t mask = t.slots.size() - 1;
+    for (size_t slot = h & mask; t.slots[slot].id >= 0; slot = (slot + 1) & mask) {
+        const LatticePiece &p = t.slots[slot];
+        if (p.hash == h && p.len == len && memcmp(t.bytes.data() + p.offset, text, len) == 0) return &p;
+    }
+    return nullptr;
+}
+
+/* A lattice edge: the piece id covering normalized bytes [start, end). */
+struct Edge {
+    uint32_t start, end;
+    int32_t id;
+    double weight; /* alpha x score */
+};
+
+/* Forward-filtering backward-sampling over every segmentation of the normalized text into pieces
+ * (Kudo 2018; SentencePiece's Lattice::Sample): forward[j] = log sum of exp(weights) of all paths
+ * to byte j, then from the end an edge into j is drawn with probability exp(forward[start] + weight -
+ * forward[j]). */
+int sample(const nmt_spm *spm, const char *text, size_t len, double alpha, uint64_t seed, int32_t **ids, size_t *cap,
+           size_t *count) {
+    const SamplingTable &t = spm->sampling;
+    /* The normalized text, as SentencePiece's encoder sees it: its pieces' bytes end to end (an
+     * unknown piece keeps its text). */
+    auto encoded = spm->processor.EncodeAsImmutableProto(std::string(text, len));
+    std::string normalized;
+    for (size_t i = 0; i < encoded.pieces_size(); i++) normalized += encoded.pieces((int)i).piece();
+    const size_t n = normalized.size();
+    const char *s = normalized.data();
+
+    std::vector<Edge> edges;
+    for (size_t i = 0; i < n;) {
+        size_t first_char = (size_t)nmt_utf8_length((unsigned char)s[i]);
+        if (first_char == 0 || first_char > n - i) first_char = 1;
+        bool covered = false;
+        uint64_t h = kHashStart;
+        for (size_t l = 1; l <= t.max_len && i + l <= n; l++) {
+            h = piece_hash_add(h, (unsigned char)s[i + l - 1]);
+            if (i + l < n && ((unsigned char)s[i + l] & 0xC0) == 0x80) continue; /* inside a character */
+            const LatticePiece *p = find_piece(t, s + i, l, h);
+            if (!p) continue;
+            edges.push_back(Edge{(uint32_t)i, (uint32_t)(i + l), p->id, alpha * p->score});
+            covered |= l == first_char;
+        }
+        if (!covered) edges.push_back(Edge{(uint32_t)i, (uint32_t)(i + first_char), NMT_UNK, alpha * t.unknown_score});
+        i += first_char;
+    }
+    /* Edges by end position (a counting sort), then the forward sums in byte order. */
+    std::vector<uint32_t> first(n + 2, 0);
+    for (const Edge &e : edges) first[e.end + 1]++;
+    for (size_t j = 1; j < n + 2; j++) first[j] += first[j - 1];
+    std::vector<uint32_t> by_end(edges.size());
+    std::vector<uint32_t> fill(first.begin(), first.end() - 1);
+    for (uint32_t k = 0; k < edges.size(); k++) by_end[fill[edges[k].end]++] = k;
+    const double none = -HUGE_VAL;
+    std::vector<double> forward(n + 1, none);
+    forward[0] = 0;
+    for (size_t j = 1; j <= n; j++) {
+        double best = none;
+        for (uint32_t k = first[j]; k < first[j + 1]; k++) {
+            const Edge &e = edges[by_end[k]];
+            if (forward[e.start] + e.weight > best) best = forward[e.start] + e.weight;
+        }
+        if (best == none) continue;
+        double sum = 0;
+        for (uint32_t k = first[j]; k < first[j + 1]; k++) {
+            const Edge &e = edges[by_end[k]];
+            sum += exp(forward[e.start] + e.weight - best);
+        }
+        forward[j] = best + log(sum);
+    }
+    std::vector<int32_t> drawn;
+    uint64_t rng = seed;
+    for (size_t j = n; j > 0;) {
+        double u = (double)(nmt_random_next(&rng) >> 11) * 0x1p-53, acc = 0;
+        const Edge *chosen = nullptr;
+        for (uint32_t k = first[j]; k < first[j + 1]; k++) {
+            const Edge &e = edges[by_end[k]];
+            if (forward[e.start] == none) continue;
+            chosen = &e;
+            acc += exp(forward[e.start] + e.weight - forward[j]);
+            if (u < acc) break;
+        }
+        if (!chosen) return nmt_error_set("sampling a segmentation: no piece ends at byte %zu", j);
+        /* Adjacent unknown characters are one unk, as SentencePiece's encoder makes them. */
+        if (chosen->id != NMT_UNK || drawn.empty() || drawn.back() != NMT_UNK) drawn.push_back(chosen->id);
+        j = chosen->start;
+    }
+    if (drawn.size() > *cap) {
+        size_t bytes;
+        if (nmt_size_mul(drawn.size(), sizeof **ids, &bytes, "encoded sentence") < 0) return -1;
+        int32_t *grown = static_cast<int32_t *>(nmt_realloc(*ids, bytes));
+        if (!grown) return -1;
+        *ids = grown;
+        *cap = drawn.size();
+    }
+    for (size_t i = 0; i < drawn.size(); i++) (*ids)[i] = drawn[drawn.size() - 1 - i];
+    *count = drawn.size();
+    return 0;
+}
+
 }  // namespace
 
 /* Runs body (an expression yielding int), turning a C++ exception into an nmt error and `failed`. */
@@ -226,6 +435,8 @@ static int load(nmt_spm **out, const char *path) {
     if (!status.ok()) return status_error(status, path, "not a SentencePiece model (the file does not parse as one)");
     if (check_special_ids(spm->processor, path) < 0) return -1;
     spm->fingerprint = nmt_hash_bytes(bytes.data(), bytes.size());
+    spm->unigram = is_unigram(bytes);
+    if (spm->unigram) build_sampling_table(spm->processor, &spm->sampling);
     *out = spm.release();
     return 0;
 }
@@ -266,6 +477,15 @@ static int encode(const nmt_spm *spm, const char *text, size_t len, int32_t **id
 int nmt_spm_encode(const nmt_spm *spm, const char *text, size_t len, int32_t **ids, size_t *cap, size_t *count) {
     *count = 0;
     NMT_SPM_GUARD(-1, encode(spm, text, len, ids, cap, count));
+}
+
+int nmt_spm_can_sample(const nmt_spm *spm) { return spm->unigram; }
+
+int nmt_spm_sample(const nmt_spm *spm, const char *text, size_t len, double alpha, uint64_t seed, int32_t **ids,
+                   size_t *cap, size_t *count) {
+    *count = 0;
+    if (!spm->unigram) return nmt_error_set("subword sampling needs a unigram vocabulary, not a BPE one");
+    NMT_SPM_GUARD(-1, sample(spm, text, len, alpha, seed, ids, cap, count));
 }
 
 static char *decode(const nmt_spm *spm, const int32_t *ids, size_t count) {

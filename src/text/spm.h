@@ -33,6 +33,17 @@ uint64_t nmt_spm_fingerprint(const nmt_spm *spm);
 /* Encodes text (len bytes, valid UTF-8) into *ids (grown with nmt_realloc as needed; *cap tracks
  * its capacity) and sets *count. */
 int nmt_spm_encode(const nmt_spm *spm, const char *text, size_t len, int32_t **ids, size_t *cap, size_t *count);
+/* Subword sampling (Kudo 2018, "subword regularization"): draws one segmentation of text from the
+ * unigram model's distribution over all of them, P(pieces) proportional to exp(alpha x the sum of their
+ * scores) -- SentencePiece's SampleEncode with nbest_size -1 -- with nmt's own generator started at
+ * seed, so that a draw is a pure function of (model, text, alpha, seed): training on samples stays
+ * bit-identical across resumes and thread counts. alpha 0 makes every segmentation equally likely; a
+ * large alpha concentrates on nmt_spm_encode's best one. Pieces that no normal piece covers become
+ * unk, as in encoding. Needs a unigram model (nmt_spm_can_sample); *ids, *cap, *count as encode's. */
+int nmt_spm_sample(const nmt_spm *spm, const char *text, size_t len, double alpha, uint64_t seed, int32_t **ids,
+                   size_t *cap, size_t *count);
+/* 1 for a unigram model (which nmt_spm_sample can sample), 0 for BPE. */
+int nmt_spm_can_sample(const nmt_spm *spm);
 /* Decodes ids (pad/bos/eos skipped) into a new NUL-terminated string. */
 char *nmt_spm_decode(const nmt_spm *spm, const int32_t *ids, size_t count);
 /* The piece of an id ("▁tea"), for alignment maps; "" when out of range. */

@@ -11,6 +11,10 @@
  * would have seen. The batch boundaries (and so the buffer sizes) are the same in every epoch; after
  * nmt_batcher_init nothing is allocated except when an epoch begins.
  *
+ * Subword sampling: a batcher made with a resample callback lets it re-segment the corpus as each
+ * epoch begins (a pure function of the epoch, so seeking still recovers the exact batches), then
+ * plans that epoch's batches from the new lengths; the row buffers grow when an epoch needs more.
+ *
  * Rows: source = pieces + eos; decoder input = bos + pieces; decoder target = pieces + eos; padded
  * with NMT_PAD (nmt_vocab_row, vocab.h).
  */
@@ -22,17 +26,23 @@
 #include "train/corpus.h"
 #include "model/model.h"
 
+/* Re-segments the batcher's corpus for `epoch` (nmt_corpus_resample); 0 or -1 with the error set. */
+typedef int (*nmt_batcher_resample_fn)(void *ctx, long epoch);
+
 typedef struct nmt_batcher {
     const nmt_corpus *corpus;
+    int batch_tokens;     /* bound on a batch's padded target (and source) tokens */
+    nmt_batcher_resample_fn resample; /* NULL: the corpus keeps its segmentation */
+    void *resample_ctx;
     uint64_t seed;
     int shuffle;          /* 0: length order, batches in order (for validation) */
-    long num_batches;     /* per epoch */
+    long num_batches;     /* in this epoch (in every epoch, without resampling) */
     long epoch;           /* 1-based epoch whose order is loaded */
     long cursor;          /* batches of this epoch already handed out */
     long *sorted;         /* [num_pairs] pair indices by (tgt_len, src_len) */
     long *order;          /* [num_pairs] this epoch's pair indices (sorted, equal lengths shuffled) */
     long *batch_start;    /* [num_batches + 1] batch k is order[batch_start[k] .. batch_start[k+1]) */
-    long *batch_order;    /* [num_batches] this epoch's permutation of batches */
+    long *batch_order;    /* [num_batches] this epoch's permutation of batches (room for num_pairs) */
     int32_t *src;         /* [capacity] row buffers of the current batch */
     int32_t *tgt_in;
     int32_t *tgt_out;
@@ -40,12 +50,15 @@ typedef struct nmt_batcher {
 } nmt_batcher;
 
 int nmt_batcher_init(nmt_batcher *b, const nmt_corpus *corpus, int batch_tokens, uint64_t seed, int shuffle);
+/* nmt_batcher_init with resample called as every epoch begins (the first one included). */
+int nmt_batcher_init_resampled(nmt_batcher *b, const nmt_corpus *corpus, int batch_tokens, uint64_t seed,
+                               int shuffle, nmt_batcher_resample_fn resample, void *resample_ctx);
 void nmt_batcher_free(nmt_batcher *b);
 /* Moves to batch `cursor` (0 .. num_batches) of `epoch` (>= 1), as saved in a checkpoint. */
 int nmt_batcher_seek(nmt_batcher *b, long epoch, long cursor);
 /* Fills *batch with the next batch (valid until the next call), starting a new epoch when this one is
- * used up; *tokens = its non-pad target tokens (pieces + eos). */
-void nmt_batcher_next(nmt_batcher *b, nmt_batch *batch, long *tokens);
+ * used up; *tokens = its non-pad target tokens (pieces + eos). -1 only where resampling failed. */
+int nmt_batcher_next(nmt_batcher *b, nmt_batch *batch, long *tokens);
 /* Epochs fully handed out so far. */
 long nmt_batcher_epochs_done(const nmt_batcher *b);
 

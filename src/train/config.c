@@ -75,6 +75,7 @@ static const key_spec keys[] = {
     PATH("vocab.model", vocab_model, FROM_CONFIG_DIR),
     NUMBER("vocab.size", KEY_INT, vocab_size, 8, 1 << 24, 0),
     WORD("vocab.type", KEY_CHOICE, vocab_type, vocab_type_names),
+    NUMBER("vocab.sampling_alpha", KEY_DOUBLE, sampling_alpha, 0, INFINITY, 0),
     SECTION("data"),
     PATH("data.root", data_root, FROM_CONFIG_DIR),
     SECTION("data.train"),

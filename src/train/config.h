@@ -27,6 +27,8 @@ typedef struct nmt_config {
     char *vocab_model;          /* vocab.model: an existing SentencePiece model (resolved), or NULL */
     int vocab_size;             /* vocab.size: pieces of a vocabulary trained at the first run (8000) */
     const char *vocab_type;     /* vocab.type: "unigram" | "bpe" (a static string, not freed) */
+    double sampling_alpha;      /* vocab.sampling_alpha (0 = off): subword regularization, every epoch's training
+                                   pairs re-segmented by draws from the unigram vocabulary at this alpha */
 
     char *data_root;            /* data.root, resolved */
     nmt_corpus_paths train;     /* data.train.{src,tgt} (required) */

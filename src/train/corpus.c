@@ -13,6 +13,7 @@
 #include "base/hash.h"
 #include "base/input.h"
 #include "base/io.h"
+#include "base/random.h"
 #include "base/utf8.h"
 #include "base/util.h"
 
@@ -73,6 +74,10 @@ void nmt_corpus_free(nmt_corpus *corpus) {
     free(corpus->offset);
     free(corpus->src_len);
     free(corpus->tgt_len);
+    free(corpus->text);
+    free(corpus->text_offset);
+    free(corpus->spare_ids);
+    free(corpus->draw_ids);
     memset(corpus, 0, sizeof *corpus);
 }
 
@@ -147,8 +152,13 @@ static int encode_text(nmt_corpus *c, const char *src_path, const char *tgt_path
     nmt_lines_init(&src, fs, src_path);
     nmt_lines_init(&tgt, ft, tgt_path);
     int32_t *src_ids = NULL, *tgt_ids = NULL;
-    size_t src_cap = 0, tgt_cap = 0, ids_cap = 0, src_len_cap = 0, tgt_len_cap = 0;
+    size_t src_cap = 0, tgt_cap = 0, src_len_cap = 0, tgt_len_cap = 0, text_cap = 0, text_offset_cap = 0,
+           text_bytes = 0;
     int rc = -1, more;
+    if (opt->keep_text) {
+        if (grow((void **)&c->text_offset, &text_offset_cap, 1, sizeof *c->text_offset) < 0) goto done;
+        c->text_offset[0] = 0;
+    }
     while ((more = next_pair(&src, &tgt)) > 0) {
         size_t ns, nt;
         if (encode(ctx, src.line, src.len, &src_ids, &src_cap, &ns) < 0) {
@@ -167,7 +177,17 @@ static int encode_text(nmt_corpus *c, const char *src_path, const char *tgt_path
             c->skipped_long++;
             continue;
         }
-        if (grow((void **)&c->ids, &ids_cap, c->num_ids + ns + nt, sizeof *c->ids) < 0) goto done;
+        if (grow((void **)&c->ids, &c->ids_cap, c->num_ids + ns + nt, sizeof *c->ids) < 0) goto done;
+        if (opt->keep_text) {
+            if (grow((void **)&c->text, &text_cap, text_bytes + src.len + tgt.len, 1) < 0 ||
+                grow((void **)&c->text_offset, &text_offset_cap, 2 * (size_t)c->num_pairs + 3,
+                     sizeof *c->text_offset) < 0)
+                goto done;
+            if (src.len > 0) memcpy(c->text + text_bytes, src.line, src.len);
+            if (tgt.len > 0) memcpy(c->text + text_bytes + src.len, tgt.line, tgt.len);
+            c->text_offset[2 * c->num_pairs + 1] = text_bytes + src.len;
+            c->text_offset[2 * c->num_pairs + 2] = text_bytes += src.len + tgt.len;
+        }
         if (grow((void **)&c->src_len, &src_len_cap, (size_t)c->num_pairs + 1, sizeof *c->src_len) < 0 ||
             grow((void **)&c->tgt_len, &tgt_len_cap, (size_t)c->num_pairs + 1, sizeof *c->tgt_len) < 0)
             goto done;
@@ -274,7 +294,7 @@ int nmt_corpus_read(nmt_corpus *c, const char *src_path, const char *tgt_path, n
     uint64_t key_words[] = {1 /* cache format */, hash[0], hash[1], opt->encoder_hash, (uint64_t)opt->max_length,
                             (uint64_t)opt->skip_empty};
     const uint64_t key = nmt_hash_bytes(key_words, sizeof key_words);
-    if (opt->cache_path) {
+    if (opt->cache_path && !opt->keep_text) {
         int loaded = cache_load(c, opt->cache_path, key, src_lines);
         if (loaded < 0) return -1;
         if (loaded) {
@@ -289,5 +309,33 @@ int nmt_corpus_read(nmt_corpus *c, const char *src_path, const char *tgt_path, n
         return -1;
     }
     c->key = key;
+    return 0;
+}
+
+int nmt_corpus_resample(nmt_corpus *c, nmt_corpus_sample_fn sample, const void *ctx, uint64_t seed, int max_length) {
+    if (!c->text_offset) return nmt_error_set("the corpus was read without its text: nothing to resample");
+    size_t at = 0, count = 0;
+    for (long i = 0; i < c->num_pairs; i++) {
+        c->offset[i] = at;
+        for (int k = 0; k < 2; k++) {
+            const size_t from = c->text_offset[2 * i + k], len = c->text_offset[2 * i + k + 1] - from;
+            const uint64_t draw = nmt_random_at(seed, 2 * (uint64_t)i + (uint64_t)k) | 1;
+            if (sample(ctx, c->text + from, len, draw, &c->draw_ids, &c->draw_cap, &count) < 0 ||
+                (max_length > 0 && count > (size_t)max_length &&
+                 sample(ctx, c->text + from, len, 0, &c->draw_ids, &c->draw_cap, &count) < 0) ||
+                grow((void **)&c->spare_ids, &c->spare_cap, at + count, sizeof *c->spare_ids) < 0)
+                return -1;
+            if (count > 0) memcpy(c->spare_ids + at, c->draw_ids, count * sizeof *c->draw_ids);
+            *(k == 0 ? &c->src_len[i] : &c->tgt_len[i]) = (int32_t)count;
+            at += count;
+        }
+    }
+    int32_t *ids = c->ids;
+    size_t cap = c->ids_cap;
+    c->ids = c->spare_ids;
+    c->ids_cap = c->spare_cap;
+    c->spare_ids = ids;
+    c->spare_cap = cap;
+    c->num_ids = at;
     return 0;
 }

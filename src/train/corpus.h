@@ -15,6 +15,10 @@
  *
  * Layout in memory: the pieces of pair i are ids[offset[i] .. offset[i] + src_len[i]) for the source,
  * followed directly by its target's tgt_len[i] pieces.
+ *
+ * Subword sampling. With keep_text the corpus also holds the text of every kept pair, and
+ * nmt_corpus_resample replaces all pieces by a fresh draw of segmentations (an epoch's, in training).
+ * Such a corpus is encoded from the text, not loaded from the cache, since the text is needed anyway.
  */
 #ifndef NMT_CORPUS_H
 #define NMT_CORPUS_H
@@ -27,9 +31,15 @@
 typedef int (*nmt_corpus_encode_fn)(const void *ctx, const char *text, size_t len, int32_t **ids, size_t *cap,
                                     size_t *count);
 
+/* Draws a segmentation of text seeded by seed (!= 0); seed 0 asks for the encoder's own, undrawn one.
+ * Returns and grows like nmt_corpus_encode_fn; nmt_spm_sample fits. */
+typedef int (*nmt_corpus_sample_fn)(const void *ctx, const char *text, size_t len, uint64_t seed, int32_t **ids,
+                                    size_t *cap, size_t *count);
+
 typedef struct nmt_corpus_options {
     int max_length;         /* skip pairs with a side of more pieces than this (0 = no limit) */
     int skip_empty;         /* skip pairs with a side of zero pieces */
+    int keep_text;          /* keep the text of the kept pairs, for nmt_corpus_resample */
     const char *cache_path; /* binary cache file, or NULL for none */
     uint64_t encoder_hash;  /* identifies the encoder in the cache key (hash of the model file) */
 } nmt_corpus_options;
@@ -45,6 +55,14 @@ typedef struct nmt_corpus {
     long skipped_empty;     /* pairs skipped because a side was empty */
     long skipped_long;      /* pairs skipped because a side was longer than max_length */
     int from_cache;         /* 1 when loaded from the cache file */
+    char *text;             /* with keep_text: the text of every kept pair's sides, end to end */
+    size_t *text_offset;    /* [2 num_pairs + 1] with keep_text: side k (0 source, 1 target) of pair i is
+                             * text[text_offset[2i + k] .. text_offset[2i + k + 1]) */
+    size_t ids_cap;         /* ids' capacity */
+    int32_t *spare_ids;     /* [spare_cap] nmt_corpus_resample's second buffer, swapped with ids */
+    size_t spare_cap;
+    int32_t *draw_ids;      /* [draw_cap] one side's draw */
+    size_t draw_cap;
     uint64_t key;           /* hash of both texts, the encoder and the reading options (the cache key):
                              * equal keys mean the same pairs, encoded the same way */
 } nmt_corpus;
@@ -53,6 +71,12 @@ typedef struct nmt_corpus {
 int nmt_corpus_read(nmt_corpus *corpus, const char *src_path, const char *tgt_path, nmt_corpus_encode_fn encode,
                     const void *encode_ctx, const nmt_corpus_options *options);
 void nmt_corpus_free(nmt_corpus *corpus);
+/* Re-segments every pair of a corpus read with keep_text: side k of pair i becomes sample's draw with
+ * seed nmt_random_at(seed, 2i + k) | 1, so that the whole corpus is a pure function of seed. A draw of
+ * more than max_length pieces (> 0) is replaced by the encoder's own segmentation (seed 0), which the
+ * reading kept within it. Allocates only when the pieces outgrow every earlier segmentation. */
+int nmt_corpus_resample(nmt_corpus *corpus, nmt_corpus_sample_fn sample, const void *ctx, uint64_t seed,
+                        int max_length);
 
 /* Only the checks of nmt_corpus_read (UTF-8, equal line counts), e.g. before training a vocabulary on
  * the files; *lines = lines of each file. */

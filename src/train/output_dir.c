@@ -69,6 +69,7 @@ static const struct {
     {"data.valid.src", SETTING_PATH, offsetof(nmt_config, valid.src)},
     {"data.valid.tgt", SETTING_PATH, offsetof(nmt_config, valid.tgt)},
     {"data.max_length", SETTING_INT, offsetof(nmt_config, max_length)},
+    {"vocab.sampling_alpha", SETTING_DOUBLE, offsetof(nmt_config, sampling_alpha)},
     {"train.batch_tokens", SETTING_INT, offsetof(nmt_config, batch_tokens)},
     {"train.update_freq", SETTING_INT, offsetof(nmt_config, update_freq)},
     {"train.batch_pieces", SETTING_INT, offsetof(nmt_config, batch_pieces)},

@@ -48,6 +48,7 @@ typedef struct trainer {
     char **references;       /* [valid.num_pairs] target lines of the validation set */
     nmt_bleu *bleu;          /* the validation BLEU scorer */
     nmt_batcher batches, valid_batches;
+    nmt_train_sampler sampler; /* the training corpus's subword sampling, with vocab.sampling_alpha */
     nmt_model model;
     int model_created;
     nmt_adam adam;           /* with train.shard_optimizer on several ranks, this rank's slice (dist.h) */
@@ -92,8 +93,10 @@ static int prepare_vocabulary(trainer *t, int resuming) {
 static int prepare_corpora(trainer *t) {
     const nmt_config *cfg = t->cfg;
     /* Rank 0 alone writes the output directory, caches included. */
-    if (nmt_train_data_corpus(cfg, &t->train, &cfg->train, "corpus-train.bin", cfg->max_length, 1, t->spm, t->root,
-                              t->progress) < 0)
+    const int sampling = cfg->sampling_alpha > 0;
+    if (nmt_train_data_corpus(cfg, &t->train, &cfg->train, "corpus-train.bin", cfg->max_length, 1, sampling, t->spm,
+                              t->root, t->progress) < 0 ||
+        (sampling && nmt_train_data_sampler(&t->sampler, cfg, &t->train, t->spm, t->state.seed) < 0))
         return -1;
     /* The key the checkpoint recorded differing: the text changed under the same names. */
     if (t->state.train_data_key && t->state.train_data_key != t->train.key && t->warnings)
@@ -104,10 +107,12 @@ static int prepare_corpora(trainer *t) {
     if (t->train.num_pairs == 0)
         return nmt_error_set("%s and %s hold no usable sentence pairs (all empty or longer than %d pieces)",
                              cfg->train.src, cfg->train.tgt, cfg->max_length);
-    if (nmt_batcher_init(&t->batches, &t->train, cfg->batch_tokens, t->state.seed, 1) < 0) return -1;
+    if (nmt_batcher_init_resampled(&t->batches, &t->train, cfg->batch_tokens, t->state.seed, 1,
+                                   sampling ? nmt_train_data_resample : NULL, &t->sampler) < 0)
+        return -1;
     if (!cfg->valid.src || !t->root) return 0; /* rank 0 validates */
     /* Validation keeps every line, so hypotheses and references stay aligned. */
-    if (nmt_train_data_corpus(cfg, &t->valid, &cfg->valid, "corpus-valid.bin", 0, 0, t->spm, t->root,
+    if (nmt_train_data_corpus(cfg, &t->valid, &cfg->valid, "corpus-valid.bin", 0, 0, 0, t->spm, t->root,
                               t->progress) < 0 ||
         nmt_train_data_references(cfg->valid.tgt, t->valid.num_pairs, &t->references) < 0)
         return -1;
@@ -208,7 +213,7 @@ static int train_step(trainer *t, nmt_loss *sum) {
     for (int k = 0, local = 0; k < cfg->update_freq; k++) {
         nmt_batch batch;
         long tokens;
-        nmt_batcher_next(&t->batches, &batch, &tokens); /* every rank walks the same batch plan */
+        if (nmt_batcher_next(&t->batches, &batch, &tokens) < 0) return -1; /* every rank walks the same plan */
         for (int j = 0; j < d->batch_pieces; j++) {
             int p = k * d->batch_pieces + j, lo, hi;
             if (!nmt_dist_owns(d, p)) continue;
@@ -306,7 +311,7 @@ static int valid_loss(trainer *t, double *loss, double *ppl) {
         nmt_batch batch;
         long tokens;
         nmt_loss l;
-        nmt_batcher_next(&t->valid_batches, &batch, &tokens);
+        if (nmt_batcher_next(&t->valid_batches, &batch, &tokens) < 0) return -1;
         if (nmt_model_forward(&t->model, &batch, &fo, &l) < 0) return nmt_error_prefix("validation");
         sum.loss_sum += l.loss_sum;
         sum.nll_sum += l.nll_sum;

@@ -3,6 +3,7 @@
 
 #include "base/hash.h"
 #include "base/io.h"
+#include "base/random.h"
 #include "base/util.h"
 
 #include <errno.h>
@@ -85,6 +86,29 @@ static int spm_encode(const void *spm, const char *text, size_t len, int32_t **i
     return nmt_spm_encode(spm, text, len, ids, cap, count);
 }
 
+/* An nmt_corpus_sample_fn over a sampler: nmt_spm_sample, or nmt_spm_encode for seed 0. */
+static int spm_sample(const void *ctx, const char *text, size_t len, uint64_t seed, int32_t **ids, size_t *cap,
+                      size_t *count) {
+    const nmt_train_sampler *s = ctx;
+    if (!seed) return nmt_spm_encode(s->spm, text, len, ids, cap, count);
+    return nmt_spm_sample(s->spm, text, len, s->alpha, seed, ids, cap, count);
+}
+
+int nmt_train_data_sampler(nmt_train_sampler *sampler, const nmt_config *cfg, nmt_corpus *corpus, const nmt_spm *spm,
+                           uint64_t seed) {
+    if (!nmt_spm_can_sample(spm))
+        return nmt_error_set("vocab.sampling_alpha %g needs a unigram vocabulary to draw segmentations from, and "
+                             "this run's is BPE", cfg->sampling_alpha);
+    *sampler = (nmt_train_sampler){corpus, spm, cfg->sampling_alpha, cfg->max_length, seed};
+    return 0;
+}
+
+int nmt_train_data_resample(void *ctx, long epoch) {
+    const nmt_train_sampler *s = ctx;
+    const uint64_t seed = nmt_random_at(s->seed ^ 0x5ab5a3b1e5eedull, (uint64_t)epoch);
+    return nmt_corpus_resample(s->corpus, spm_sample, s, seed, s->max_length);
+}
+
 int nmt_train_data_references(const char *path, long n, char ***references) {
     FILE *fp = fopen(path, "rb");
     if (!fp) return nmt_error_set("%s: cannot open: %s", path, strerror(errno));
@@ -108,12 +132,13 @@ void nmt_train_data_free_lines(char **lines, long n) {
 }
 
 int nmt_train_data_corpus(const nmt_config *cfg, nmt_corpus *corpus, const nmt_corpus_paths *paths,
-                          const char *cache_name, int max_length, int skip_empty, const nmt_spm *spm,
+                          const char *cache_name, int max_length, int skip_empty, int keep_text, const nmt_spm *spm,
                           int write_cache, FILE *progress) {
     char *cache = nmt_path_join(cfg->output, cache_name);
     if (!cache) return -1;
     nmt_corpus_options options = {.max_length = max_length,
                                   .skip_empty = skip_empty,
+                                  .keep_text = keep_text,
                                   .cache_path = cache,
                                   .encoder_hash = nmt_spm_fingerprint(spm)};
     if (!write_cache && !nmt_file_exists(cache)) options.cache_path = NULL;

@@ -22,10 +22,27 @@ int nmt_train_data_vocabulary(const nmt_config *cfg, const char *spm_path, const
 
 /* Reads the pairs of `paths` into corpus, encoded by spm, through the cache OUTPUT/cache_name
  * (written only when write_cache; read whenever it exists and is current). max_length 0 keeps
- * every pair, skip_empty drops pairs with an empty side (validation keeps every line). */
+ * every pair, skip_empty drops pairs with an empty side (validation keeps every line); keep_text
+ * keeps their text for nmt_train_data_resample. */
 int nmt_train_data_corpus(const nmt_config *cfg, nmt_corpus *corpus, const nmt_corpus_paths *paths,
-                          const char *cache_name, int max_length, int skip_empty, const nmt_spm *spm,
+                          const char *cache_name, int max_length, int skip_empty, int keep_text, const nmt_spm *spm,
                           int write_cache, FILE *progress);
+
+/* Subword sampling of a training corpus (read with keep_text) at vocab.sampling_alpha. */
+typedef struct nmt_train_sampler {
+    nmt_corpus *corpus;
+    const nmt_spm *spm;  /* a unigram vocabulary (nmt_train_data_sampler refuses BPE) */
+    double alpha;
+    int max_length;
+    uint64_t seed;       /* the run's train.seed */
+} nmt_train_sampler;
+
+/* Sets up *sampler for cfg's sampling_alpha, or refuses a vocabulary that cannot be sampled. */
+int nmt_train_data_sampler(nmt_train_sampler *sampler, const nmt_config *cfg, nmt_corpus *corpus, const nmt_spm *spm,
+                           uint64_t seed);
+/* An nmt_batcher_resample_fn: the corpus segmented by the draws of `epoch` (from the seed and the epoch
+ * alone, so that a resumed run draws what an uninterrupted one did). */
+int nmt_train_data_resample(void *sampler, long epoch);
 
 /* The first n lines of path, each a string, into *lines (freed with nmt_train_data_free_lines, also
  * after a failure). */
