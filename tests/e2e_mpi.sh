@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # nmt train under mpirun: 2, 3 and 4 ranks (dropout on, update_freq 2, 3 pieces a batch; the gradient
 # all-reduced in buckets overlapping the backward) write the same parameters and losses as one process,
-# bit for bit, also with the optimizer sharded over the ranks and with bf16 products (where the CPU
-# trains in bf16); a run resumed with another rank count
+# bit for bit, also with the optimizer sharded over the ranks, with subword sampling and with bf16
+# products (where the CPU trains in bf16); a run resumed with another rank count
 # (sharded or not) continues bit for bit; a killed rank ends the whole run within seconds with a
 # message naming it, and the same command then resumes; a rank whose data differs, and more ranks than a step has pieces, are refused.
 # Skipped (exit 77) where mpirun is missing or nmt was built without MPI.
@@ -75,6 +75,17 @@ else
   mpi 2 "$NMT" train toy.yaml --set output=two16 --set train.precision=bf16 --threads 1 --quiet 2>err.txt &&
     say_fail "2 ranks trained in bf16 where one process refused"
 fi
+
+# Subword sampling (vocab.sampling_alpha): every rank draws the epoch's segmentations itself, and 3
+# ranks still give one process's bits.
+"$NMT" train toy.yaml --set output=one-sampled --set vocab.sampling_alpha=0.1 --threads 1 --quiet 2>err.txt ||
+  { echo "FAIL sampling, one process"; cat err.txt; fail=1; }
+mpi 3 "$NMT" train toy.yaml --set output=three-sampled --set vocab.sampling_alpha=0.1 --threads 1 --quiet 2>err.txt ||
+  { echo "FAIL sampling, 3 ranks"; cat err.txt; fail=1; }
+same_tensors "3 ranks with subword sampling" three-sampled/checkpoints/step-00000020.safetensors \
+  one-sampled/checkpoints/step-00000020.safetensors
+cmp -s <(tensors one-sampled/checkpoints/step-00000020.safetensors) <(tensors one/checkpoints/step-00000020.safetensors) &&
+  say_fail "subword sampling trained the unsampled model"
 
 # The sharded optimizer (ZeRO stage 1): 3 ranks each keep a third of the Adam moments; the checkpoint
 # holds them all, so a resume on 2 unsharded ranks (to step 30), then on 2 sharded ones (to 40), stays
