@@ -210,6 +210,18 @@ int train(const nmt_spm_train_options *o) {
     return write_vocab(serialized, prefix + ".vocab");
 }
 
+/* Grows *ids (capacity *cap) to hold n pieces. */
+int reserve_ids(size_t n, int32_t **ids, size_t *cap) {
+    if (n <= *cap) return 0;
+    size_t bytes;
+    if (nmt_size_mul(n, sizeof **ids, &bytes, "encoded sentence") < 0) return -1;
+    int32_t *grown = static_cast<int32_t *>(nmt_realloc(*ids, bytes));
+    if (!grown) return -1;
+    *ids = grown;
+    *cap = n;
+    return 0;
+}
+
 /* ---- subword sampling (unigram models) ---- */
 
 /* FNV-1a, extended one byte at a time as a lattice tries longer pieces at one position. */
@@ -315,15 +327,28 @@ struct Edge {
 int sample(const nmt_spm *spm, const char *text, size_t len, double alpha, uint64_t seed, int32_t **ids, size_t *cap,
            size_t *count) {
     const SamplingTable &t = spm->sampling;
+    /* Reused from sentence to sentence (a corpus is resampled every epoch): cleared, never shrunk. */
+    thread_local struct {
+        std::string normalized;
+        std::vector<Edge> edges;
+        std::vector<uint32_t> first, by_end, fill;
+        std::vector<double> forward;
+        std::vector<int32_t> drawn;
+    } scratch;
+    auto &normalized = scratch.normalized;
+    auto &edges = scratch.edges;
+    auto &first = scratch.first, &by_end = scratch.by_end, &fill = scratch.fill;
+    auto &forward = scratch.forward;
+    auto &drawn = scratch.drawn;
     /* The normalized text, as SentencePiece's encoder sees it: its pieces' bytes end to end (an
      * unknown piece keeps its text). */
     auto encoded = spm->processor.EncodeAsImmutableProto(std::string(text, len));
-    std::string normalized;
+    normalized.clear();
     for (size_t i = 0; i < encoded.pieces_size(); i++) normalized += encoded.pieces((int)i).piece();
     const size_t n = normalized.size();
     const char *s = normalized.data();
 
-    std::vector<Edge> edges;
+    edges.clear();
     for (size_t i = 0; i < n;) {
         size_t first_char = (size_t)nmt_utf8_length((unsigned char)s[i]);
         if (first_char == 0 || first_char > n - i) first_char = 1;
@@ -341,14 +366,14 @@ int sample(const nmt_spm *spm, const char *text, size_t len, double alpha, uint6
         i += first_char;
     }
     /* Edges by end position (a counting sort), then the forward sums in byte order. */
-    std::vector<uint32_t> first(n + 2, 0);
+    first.assign(n + 2, 0);
     for (const Edge &e : edges) first[e.end + 1]++;
     for (size_t j = 1; j < n + 2; j++) first[j] += first[j - 1];
-    std::vector<uint32_t> by_end(edges.size());
-    std::vector<uint32_t> fill(first.begin(), first.end() - 1);
+    by_end.resize(edges.size());
+    fill.assign(first.begin(), first.end() - 1);
     for (uint32_t k = 0; k < edges.size(); k++) by_end[fill[edges[k].end]++] = k;
     const double none = -HUGE_VAL;
-    std::vector<double> forward(n + 1, none);
+    forward.assign(n + 1, none);
     forward[0] = 0;
     for (size_t j = 1; j <= n; j++) {
         double best = none;
@@ -364,7 +389,7 @@ int sample(const nmt_spm *spm, const char *text, size_t len, double alpha, uint6
         }
         forward[j] = best + log(sum);
     }
-    std::vector<int32_t> drawn;
+    drawn.clear();
     uint64_t rng = seed;
     for (size_t j = n; j > 0;) {
         double u = (double)(nmt_random_next(&rng) >> 11) * 0x1p-53, acc = 0;
@@ -381,14 +406,7 @@ int sample(const nmt_spm *spm, const char *text, size_t len, double alpha, uint6
         if (chosen->id != NMT_UNK || drawn.empty() || drawn.back() != NMT_UNK) drawn.push_back(chosen->id);
         j = chosen->start;
     }
-    if (drawn.size() > *cap) {
-        size_t bytes;
-        if (nmt_size_mul(drawn.size(), sizeof **ids, &bytes, "encoded sentence") < 0) return -1;
-        int32_t *grown = static_cast<int32_t *>(nmt_realloc(*ids, bytes));
-        if (!grown) return -1;
-        *ids = grown;
-        *cap = drawn.size();
-    }
+    if (reserve_ids(drawn.size(), ids, cap) < 0) return -1;
     for (size_t i = 0; i < drawn.size(); i++) (*ids)[i] = drawn[drawn.size() - 1 - i];
     *count = drawn.size();
     return 0;
@@ -461,14 +479,7 @@ static int encode(const nmt_spm *spm, const char *text, size_t len, int32_t **id
     std::vector<int> pieces;
     auto status = spm->processor.Encode(std::string(text, len), &pieces);
     if (!status.ok()) return status_error(status, "encoding with SentencePiece");
-    if (pieces.size() > *cap) {
-        size_t bytes;
-        if (nmt_size_mul(pieces.size(), sizeof **ids, &bytes, "encoded sentence") < 0) return -1;
-        int32_t *grown = static_cast<int32_t *>(nmt_realloc(*ids, bytes));
-        if (!grown) return -1;
-        *ids = grown;
-        *cap = pieces.size();
-    }
+    if (reserve_ids(pieces.size(), ids, cap) < 0) return -1;
     for (size_t i = 0; i < pieces.size(); i++) (*ids)[i] = pieces[i];
     *count = pieces.size();
     return 0;
