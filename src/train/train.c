@@ -558,6 +558,10 @@ static int setup(trainer *t, const nmt_train_options *opt) {
         t->model.num_params, t->model.config.vocab_size, t->batches.num_batches, cfg->batch_tokens, cfg->update_freq,
         t->dist.pieces, ranks, nmt_pool_threads(), nmt_packed_precision_name(t->precision),
         t->precision_why[0] ? " (" : "", t->precision_why, t->precision_why[0] ? ")" : "");
+    if (cfg->sampling_alpha > 0)
+        say(t, "subword sampling: every epoch's pairs segmented by draws at vocab.sampling_alpha %g (this one's: %zu "
+               "pieces, %.2fx the best segmentation's)\n",
+            cfg->sampling_alpha, t->train.num_ids, (double)t->train.num_ids / (double)t->sampler.best_pieces);
     if (!cfg->max_steps && !cfg->max_epochs && cfg->max_minutes <= 0 && !(cfg->valid.src && cfg->patience > 0))
         say(t, "no stop condition is set: training runs until interrupted\n");
     rc = 0;

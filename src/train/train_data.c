@@ -99,7 +99,7 @@ int nmt_train_data_sampler(nmt_train_sampler *sampler, const nmt_config *cfg, nm
     if (!nmt_spm_can_sample(spm))
         return nmt_error_set("vocab.sampling_alpha %g needs a unigram vocabulary to draw segmentations from, and "
                              "this run's is BPE", cfg->sampling_alpha);
-    *sampler = (nmt_train_sampler){corpus, spm, cfg->sampling_alpha, cfg->max_length, seed};
+    *sampler = (nmt_train_sampler){corpus, spm, cfg->sampling_alpha, cfg->max_length, seed, corpus->num_ids};
     return 0;
 }
 

@@ -35,6 +35,7 @@ typedef struct nmt_train_sampler {
     double alpha;
     int max_length;
     uint64_t seed;       /* the run's train.seed */
+    size_t best_pieces;  /* the corpus's pieces in the best segmentation (as read), for progress */
 } nmt_train_sampler;
 
 /* Sets up *sampler for cfg's sampling_alpha, or refuses a vocabulary that cannot be sampled. */
