@@ -245,8 +245,13 @@ bool proto_skip(const unsigned char *&p, const unsigned char *end, uint64_t key,
     uint64_t v;
     switch (key & 7) {
     case 0: return proto_varint(p, end, &v);
-    case 1: if (end - p < 8) return false; p += 8; return true;
-    case 5: if (end - p < 4) return false; p += 4; return true;
+    case 1: /* 64-bit */
+    case 5: { /* 32-bit */
+        const long width = (key & 7) == 1 ? 8 : 4;
+        if (end - p < width) return false;
+        p += width;
+        return true;
+    }
     case 2:
         if (!proto_varint(p, end, &v) || v > (uint64_t)(end - p)) return false;
         *inner = p;
