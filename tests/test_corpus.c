@@ -1,6 +1,6 @@
 /* Tests of corpus: pairs and their lengths, skipping and counting, the errors for mismatched line
  * counts and bad UTF-8, the cache (used when nothing changed, refreshed when anything did), and the
- * resampling of a corpus read with its text.
+ * resampling of a corpus read with its text (the same on any thread count, failures on any thread reported).
  *
  * The encoder is a byte encoder (id = 4 + byte, one piece per byte, spaces dropped), so expected
  * lengths are byte counts that can be read off the test text. */
@@ -8,6 +8,7 @@
 #include "base/hash.h"
 #include "base/io.h"
 #include "base/util.h"
+#include "compute/pool.h"
 
 #include "testing.h"
 
@@ -18,9 +19,8 @@
 
 static int encode_calls;
 
-static int byte_encode(const void *ctx, const char *text, size_t len, int32_t **ids, size_t *cap, size_t *count) {
-    (void)ctx;
-    encode_calls++;
+/* One piece per byte, spaces dropped; pure, so that pool threads may call it at once. */
+static int bytes_encode(const char *text, size_t len, int32_t **ids, size_t *cap, size_t *count) {
     if (*cap < len + 1) {
         int32_t *p = nmt_realloc(*ids, (len + 1) * sizeof *p);
         if (!p) return -1;
@@ -32,6 +32,12 @@ static int byte_encode(const void *ctx, const char *text, size_t len, int32_t **
         if (text[i] != ' ') (*ids)[n++] = 4 + (unsigned char)text[i];
     *count = n;
     return 0;
+}
+
+static int byte_encode(const void *ctx, const char *text, size_t len, int32_t **ids, size_t *cap, size_t *count) {
+    (void)ctx;
+    encode_calls++;
+    return bytes_encode(text, len, ids, cap, count);
 }
 
 static int failing_encode(const void *ctx, const char *text, size_t len, int32_t **ids, size_t *cap, size_t *count) {
@@ -216,10 +222,12 @@ static int read_attempt(void *cache_path) {
  * bit k of the seed is set, so that draws differ in length and content and undoubling recovers the text. */
 static int doubling_sample(const void *ctx, const char *text, size_t len, uint64_t seed, int32_t **ids, size_t *cap,
                            size_t *count) {
-    if (byte_encode(ctx, text, len, ids, cap, count) < 0 || seed == 0) return 0;
+    (void)ctx;
+    if (bytes_encode(text, len, ids, cap, count) < 0) return -1;
+    if (seed == 0) return 0;
     int32_t bytes[64];
     size_t n = *count;
-    ck_assert_uint_le(n, 64);
+    if (n > 64) return nmt_error_set("doubling_sample takes at most 64 bytes");
     memcpy(bytes, *ids, n * sizeof *bytes);
     if (*cap < 2 * n) {
         int32_t *p = nmt_realloc(*ids, 2 * n * sizeof *p);
@@ -233,6 +241,13 @@ static int doubling_sample(const void *ctx, const char *text, size_t len, uint64
         if (seed >> (k % 64) & 1) (*ids)[(*count)++] = -bytes[k];
     }
     return 0;
+}
+
+/* Fails on the text of line 1400 (its first bytes "1400 "), whichever thread draws it. */
+static int failing_sample(const void *ctx, const char *text, size_t len, uint64_t seed, int32_t **ids, size_t *cap,
+                          size_t *count) {
+    if (len > 5 && memcmp(text, "1400 ", 5) == 0) return nmt_error_set("cannot draw pair 1400");
+    return doubling_sample(ctx, text, len, seed, ids, cap, count);
 }
 
 /* The corpus's pieces with the doubled ones (negative) left out. */
@@ -293,6 +308,58 @@ START_TEST(resampling_redraws_every_side_from_the_seed) {
 }
 END_TEST
 
+/* Writes a corpus of `pairs` numbered lines on each side, more pairs than one unit of resampling holds. */
+static void write_numbered(const char *name, long pairs, const char *words) {
+    char *text = nmt_malloc((size_t)pairs * 64), *at = text;
+    ck_assert_ptr_nonnull(text);
+    for (long i = 0; i < pairs; i++) at += sprintf(at, "%ld %s %ld\n", i, words, i * 7919 % 1000);
+    char *path = nmt_path_join(nmt_test_tmpdir, name);
+    ck_assert_int_eq(nmt_atomic_write(path, text, (size_t)(at - text)), 0);
+    free(path);
+    free(text);
+}
+
+static int resample_attempt(void *corpus) {
+    nmt_corpus *c = corpus;
+    char *src = nmt_path_join(nmt_test_tmpdir, "n.en"), *tgt = nmt_path_join(nmt_test_tmpdir, "n.de");
+    nmt_corpus_options opt = {.max_length = 40, .skip_empty = 1, .keep_text = 1};
+    int rc = src && tgt ? nmt_corpus_read(c, src, tgt, byte_encode, NULL, &opt) : -1;
+    if (rc == 0 && (rc = nmt_corpus_resample(c, doubling_sample, NULL, 7, opt.max_length)) < 0) nmt_corpus_free(c);
+    free(src);
+    free(tgt);
+    return rc;
+}
+
+START_TEST(resampling_is_the_same_on_any_thread_count) {
+    write_numbered("n.en", 1500, "a man rides a bike");
+    write_numbered("n.de", 1500, "ein Mann faehrt Rad");
+    nmt_corpus one, three;
+    ck_assert_int_eq(nmt_pool_set_threads(1), 0);
+    ck_assert_int_eq(resample_attempt(&one), 0);
+    ck_assert_int_eq(nmt_pool_set_threads(3), 0);
+    ck_assert_int_eq(resample_attempt(&three), 0);
+    ck_assert_int_eq(one.num_pairs, 1500);
+    ck_assert_uint_eq(one.num_ids, three.num_ids);
+    ck_assert_mem_eq(one.ids, three.ids, one.num_ids * sizeof *one.ids);
+    ck_assert_mem_eq(one.src_len, three.src_len, 1500 * sizeof *one.src_len);
+    ck_assert_mem_eq(one.tgt_len, three.tgt_len, 1500 * sizeof *one.tgt_len);
+    ck_assert_mem_eq(one.offset, three.offset, 1500 * sizeof *one.offset);
+    /* A failure on any thread is reported, and leaves the corpus as it was. */
+    const size_t num_ids = three.num_ids;
+    ck_assert_int_eq(nmt_corpus_resample(&three, failing_sample, NULL, 7, 40), -1);
+    ck_assert_str_eq(nmt_error(), "cannot draw pair 1400");
+    ck_assert_uint_eq(three.num_ids, num_ids);
+    ck_assert_mem_eq(one.ids, three.ids, num_ids * sizeof *one.ids);
+    ck_assert_mem_eq(one.src_len, three.src_len, 1500 * sizeof *one.src_len);
+    nmt_corpus_free(&one);
+    nmt_corpus_free(&three);
+    /* Every allocation, on the workers too, is checked. */
+    ck_assert_int_gt(nmt_test_alloc_sweep(resample_attempt, &one), 10);
+    nmt_corpus_free(&one);
+    ck_assert_int_eq(nmt_pool_set_threads(1), 0);
+}
+END_TEST
+
 START_TEST(allocation_failures_are_reported) {
     free(write_file("f.en", "one\ntwo\n\nthree\nfour\n"));
     free(write_file("f.de", "eins\nzwei\nnull\ndrei\nvier\n"));
@@ -335,6 +402,7 @@ int main(void) {
     tcase_add_test(tc, cache_is_used_until_something_changes);
     tcase_add_test(tc, file_hash_sees_content);
     tcase_add_test(tc, resampling_redraws_every_side_from_the_seed);
+    tcase_add_test(tc, resampling_is_the_same_on_any_thread_count);
     tcase_add_test(tc, allocation_failures_are_reported);
     suite_add_tcase(s, tc);
     return nmt_test_run(s);

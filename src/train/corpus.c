@@ -16,8 +16,10 @@
 #include "base/random.h"
 #include "base/utf8.h"
 #include "base/util.h"
+#include "compute/pool.h"
 
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +27,18 @@
 static const char cache_magic[8] = {'N', 'M', 'T', 'C', 'O', 'R', 'P', '1'};
 enum { CACHE_HEADER_WORDS = 7 };
 static const uint64_t cache_byte_order = 0x0102030405060708ull;
+
+/* Resampling draws units of DRAW_UNIT consecutive pairs on the pool, each into its own buffers (kept
+ * for the next epoch), so that no draw depends on the thread count; the caller then joins the units. */
+enum { DRAW_UNIT = 256 };
+
+typedef struct nmt_corpus_draws {
+    int32_t *ids;       /* [cap] the unit's pieces, pair by pair, source then target */
+    size_t cap, count;
+    int32_t len[2 * DRAW_UNIT]; /* [DRAW_UNIT, 2] source and target pieces of each of its pairs */
+    int32_t *side;      /* [side_cap] one side's draw */
+    size_t side_cap;
+} nmt_corpus_draws;
 
 static int check_utf8(const nmt_lines *lines) {
     long bad = nmt_utf8_invalid_at(lines->line, lines->len);
@@ -76,8 +90,11 @@ void nmt_corpus_free(nmt_corpus *corpus) {
     free(corpus->tgt_len);
     free(corpus->text);
     free(corpus->text_offset);
-    free(corpus->spare_ids);
-    free(corpus->draw_ids);
+    for (long u = 0; u < corpus->num_draws; u++) {
+        free(corpus->draws[u].ids);
+        free(corpus->draws[u].side);
+    }
+    free(corpus->draws);
     memset(corpus, 0, sizeof *corpus);
 }
 
@@ -312,30 +329,70 @@ int nmt_corpus_read(nmt_corpus *c, const char *src_path, const char *tgt_path, n
     return 0;
 }
 
-int nmt_corpus_resample(nmt_corpus *c, nmt_corpus_sample_fn sample, const void *ctx, uint64_t seed, int max_length) {
-    if (!c->text_offset) return nmt_error_set("the corpus was read without its text: nothing to resample");
-    size_t at = 0, count = 0;
-    for (long i = 0; i < c->num_pairs; i++) {
-        c->offset[i] = at;
+typedef struct resample_task {
+    nmt_corpus *corpus;
+    nmt_corpus_sample_fn sample;
+    const void *ctx;
+    uint64_t seed;
+    int max_length;
+    atomic_int failed;
+    char error[1024]; /* the first failure's message, from the worker's thread */
+} resample_task;
+
+static int draw_unit(const resample_task *t, long unit) {
+    const nmt_corpus *c = t->corpus;
+    nmt_corpus_draws *d = &c->draws[unit];
+    const long first = unit * DRAW_UNIT, end = first + DRAW_UNIT < c->num_pairs ? first + DRAW_UNIT : c->num_pairs;
+    size_t count = 0;
+    d->count = 0;
+    for (long i = first; i < end; i++)
         for (int k = 0; k < 2; k++) {
             const size_t from = c->text_offset[2 * i + k], len = c->text_offset[2 * i + k + 1] - from;
-            const uint64_t draw = nmt_random_at(seed, 2 * (uint64_t)i + (uint64_t)k) | 1;
-            if (sample(ctx, c->text + from, len, draw, &c->draw_ids, &c->draw_cap, &count) < 0 ||
-                (max_length > 0 && count > (size_t)max_length &&
-                 sample(ctx, c->text + from, len, 0, &c->draw_ids, &c->draw_cap, &count) < 0) ||
-                grow((void **)&c->spare_ids, &c->spare_cap, at + count, sizeof *c->spare_ids) < 0)
+            const uint64_t draw = nmt_random_at(t->seed, 2 * (uint64_t)i + (uint64_t)k) | 1;
+            if (t->sample(t->ctx, c->text + from, len, draw, &d->side, &d->side_cap, &count) < 0 ||
+                (t->max_length > 0 && count > (size_t)t->max_length &&
+                 t->sample(t->ctx, c->text + from, len, 0, &d->side, &d->side_cap, &count) < 0) ||
+                grow((void **)&d->ids, &d->cap, d->count + count, sizeof *d->ids) < 0)
                 return -1;
-            if (count > 0) memcpy(c->spare_ids + at, c->draw_ids, count * sizeof *c->draw_ids);
-            *(k == 0 ? &c->src_len[i] : &c->tgt_len[i]) = (int32_t)count;
-            at += count;
+            if (count > 0) memcpy(d->ids + d->count, d->side, count * sizeof *d->side);
+            d->len[2 * (i - first) + k] = (int32_t)count;
+            d->count += count;
+        }
+    return 0;
+}
+
+static void draw_units(void *ctx, long begin, long end) {
+    resample_task *t = ctx;
+    for (long u = begin; u < end && !atomic_load(&t->failed); u++)
+        if (draw_unit(t, u) < 0 && atomic_exchange(&t->failed, 1) == 0)
+            snprintf(t->error, sizeof t->error, "%s", nmt_error());
+}
+
+int nmt_corpus_resample(nmt_corpus *c, nmt_corpus_sample_fn sample, const void *ctx, uint64_t seed, int max_length) {
+    if (!c->text_offset) return nmt_error_set("the corpus was read without its text: nothing to resample");
+    const long units = (c->num_pairs + DRAW_UNIT - 1) / DRAW_UNIT;
+    if (!c->draws) {
+        if (!(c->draws = nmt_calloc((size_t)units, sizeof *c->draws))) return -1;
+        c->num_draws = units;
+    }
+    resample_task t = {.corpus = c, .sample = sample, .ctx = ctx, .seed = seed, .max_length = max_length};
+    atomic_init(&t.failed, 0);
+    nmt_pool_for(units, 1, draw_units, &t);
+    if (atomic_load(&t.failed)) return nmt_error_set("%s", t.error);
+    size_t total = 0;
+    for (long u = 0; u < units; u++) total += c->draws[u].count;
+    if (grow((void **)&c->ids, &c->ids_cap, total, sizeof *c->ids) < 0) return -1;
+    size_t at = 0;
+    for (long u = 0; u < units; u++) {
+        const nmt_corpus_draws *d = &c->draws[u];
+        if (d->count > 0) memcpy(c->ids + at, d->ids, d->count * sizeof *d->ids);
+        for (long i = u * DRAW_UNIT, j = 0; i < c->num_pairs && j < DRAW_UNIT; i++, j++) {
+            c->offset[i] = at;
+            c->src_len[i] = d->len[2 * j];
+            c->tgt_len[i] = d->len[2 * j + 1];
+            at += (size_t)d->len[2 * j] + (size_t)d->len[2 * j + 1];
         }
     }
-    int32_t *ids = c->ids;
-    size_t cap = c->ids_cap;
-    c->ids = c->spare_ids;
-    c->ids_cap = c->spare_cap;
-    c->spare_ids = ids;
-    c->spare_cap = cap;
-    c->num_ids = at;
+    c->num_ids = total;
     return 0;
 }

@@ -59,10 +59,8 @@ typedef struct nmt_corpus {
     size_t *text_offset;    /* [2 num_pairs + 1] with keep_text: side k (0 source, 1 target) of pair i is
                              * text[text_offset[2i + k] .. text_offset[2i + k + 1]) */
     size_t ids_cap;         /* ids' capacity */
-    int32_t *spare_ids;     /* [spare_cap] nmt_corpus_resample's second buffer, swapped with ids */
-    size_t spare_cap;
-    int32_t *draw_ids;      /* [draw_cap] one side's draw */
-    size_t draw_cap;
+    struct nmt_corpus_draws *draws; /* [num_draws] nmt_corpus_resample's buffers, one per unit of pairs */
+    long num_draws;
     uint64_t key;           /* hash of both texts, the encoder and the reading options (the cache key):
                              * equal keys mean the same pairs, encoded the same way */
 } nmt_corpus;
@@ -74,7 +72,9 @@ void nmt_corpus_free(nmt_corpus *corpus);
 /* Re-segments every pair of a corpus read with keep_text: side k of pair i becomes sample's draw with
  * seed nmt_random_at(seed, 2i + k) | 1, so that the whole corpus is a pure function of seed. A draw of
  * more than max_length pieces (> 0) is replaced by the encoder's own segmentation (seed 0), which the
- * reading kept within it. Allocates only when the pieces outgrow every earlier segmentation. */
+ * reading kept within it. The pairs are drawn on the pool's threads (sample must be thread-safe), with
+ * the same result on any number of threads. Allocates only when the pieces outgrow every earlier
+ * segmentation; on failure the corpus keeps the segmentation it had. */
 int nmt_corpus_resample(nmt_corpus *corpus, nmt_corpus_sample_fn sample, const void *ctx, uint64_t seed,
                         int max_length);
 
