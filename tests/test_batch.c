@@ -1,8 +1,9 @@
 /* Tests of batch: every pair once per epoch, the padded-token bound, row layout (bos/eos/pad),
  * determinism from (seed, epoch), seeking to a saved position, and reshuffling between epochs.
  *
- * The corpus is built in memory: pair i has source length 1 + i % 7 and target length 1 + i % 5, and
- * its first source piece is 100 + i, so a row tells which pair it holds. */
+ * The corpus is built in memory: pair i has source length 1 + i % 7 and target length 1 + i % 5 (other
+ * lengths in each epoch of a resampled batcher), and its first source piece is 100 + i, so a row tells
+ * which pair it holds. */
 #include "train/batch.h"
 #include "base/util.h"
 
@@ -14,17 +15,12 @@
 
 enum { PAIRS = 300 };
 
-static void make_corpus(nmt_corpus *c, long pairs) {
-    memset(c, 0, sizeof *c);
-    c->num_pairs = pairs;
-    c->src_len = nmt_malloc((size_t)pairs * sizeof *c->src_len);
-    c->tgt_len = nmt_malloc((size_t)pairs * sizeof *c->tgt_len);
-    c->offset = nmt_malloc((size_t)pairs * sizeof *c->offset);
-    c->ids = nmt_malloc((size_t)pairs * 12 * sizeof *c->ids);
+/* Lays out pair i with source length 1 + (i + shift) % 7 and target length 1 + (i + 2 shift) % 5. */
+static void fill_corpus(nmt_corpus *c, long shift) {
     size_t at = 0;
-    for (long i = 0; i < pairs; i++) {
-        c->src_len[i] = 1 + (int32_t)(i % 7);
-        c->tgt_len[i] = 1 + (int32_t)(i % 5);
+    for (long i = 0; i < c->num_pairs; i++) {
+        c->src_len[i] = 1 + (int32_t)((i + shift) % 7);
+        c->tgt_len[i] = 1 + (int32_t)((i + 2 * shift) % 5);
         c->offset[i] = at;
         for (int k = 0; k < c->src_len[i] + c->tgt_len[i]; k++) c->ids[at + (size_t)k] = k == 0 ? 100 + (int32_t)i : 4 + k;
         at += (size_t)(c->src_len[i] + c->tgt_len[i]);
@@ -32,11 +28,21 @@ static void make_corpus(nmt_corpus *c, long pairs) {
     c->num_ids = at;
 }
 
+static void make_corpus(nmt_corpus *c, long pairs) {
+    memset(c, 0, sizeof *c);
+    c->num_pairs = pairs;
+    c->src_len = nmt_malloc((size_t)pairs * sizeof *c->src_len);
+    c->tgt_len = nmt_malloc((size_t)pairs * sizeof *c->tgt_len);
+    c->offset = nmt_malloc((size_t)pairs * sizeof *c->offset);
+    c->ids = nmt_malloc((size_t)pairs * 12 * sizeof *c->ids);
+    fill_corpus(c, 0);
+}
+
 /* Takes one epoch of batches; checks each batch's bound and layout and returns the pair of every
  * row, in order, in seen[] (which must hold PAIRS). */
 static long take_epoch(nmt_batcher *b, const nmt_corpus *c, int bound, long *seen) {
-    long rows_seen = 0;
-    for (long k = 0; k < b->num_batches; k++) {
+    long rows_seen = 0, k = 0;
+    do { /* the first batch may load the epoch, and with it num_batches */
         nmt_batch batch;
         long tokens;
         nmt_batcher_next(b, &batch, &tokens);
@@ -61,7 +67,7 @@ static long take_epoch(nmt_batcher *b, const nmt_corpus *c, int bound, long *see
             seen[rows_seen++] = p;
         }
         ck_assert_int_eq(tokens, want_tokens);
-    }
+    } while (++k < b->num_batches);
     return rows_seen;
 }
 
@@ -157,6 +163,44 @@ START_TEST(same_seed_same_batches_and_seek_resumes) {
 }
 END_TEST
 
+/* A stand-in for subword sampling: epoch e lays the pairs out with shift e (other lengths each epoch). */
+static long relength_calls, relength_epoch;
+
+static int relength(void *corpus, long epoch) {
+    relength_calls++;
+    relength_epoch = epoch;
+    fill_corpus(corpus, epoch);
+    return 0;
+}
+
+START_TEST(resampled_epochs_are_planned_from_their_draws) {
+    nmt_corpus c;
+    make_corpus(&c, PAIRS);
+    nmt_batcher a, b;
+    relength_calls = 0;
+    ck_assert_int_eq(nmt_batcher_init_resampled(&a, &c, 40, 11, 1, relength, &c), 0);
+    ck_assert_int_eq(relength_calls, 0); /* nothing drawn before the data position is known */
+    /* A resume draws only the epoch it seeks; every row matches that epoch's lengths. */
+    ck_assert_int_eq(nmt_batcher_seek(&a, 3, 0), 0);
+    ck_assert_int_eq(relength_calls, 1);
+    ck_assert_int_eq(relength_epoch, 3);
+    long third[PAIRS], again[PAIRS];
+    ck_assert_int_eq(take_epoch(&a, &c, 40, third), PAIRS);
+    /* A fresh batcher starts at epoch 1 at its first batch and moves on to epoch 2 as an epoch ends. */
+    ck_assert_int_eq(nmt_batcher_init_resampled(&b, &c, 40, 11, 1, relength, &c), 0);
+    ck_assert_int_eq(take_epoch(&b, &c, 40, again), PAIRS);
+    ck_assert_int_eq(relength_epoch, 1);
+    ck_assert_int_eq(take_epoch(&b, &c, 40, again), PAIRS);
+    ck_assert_int_eq(take_epoch(&b, &c, 40, again), PAIRS);
+    ck_assert_int_eq(relength_epoch, 3);
+    ck_assert_mem_eq(third, again, sizeof third);
+    ck_assert_int_eq(relength_calls, 4);
+    nmt_batcher_free(&a);
+    nmt_batcher_free(&b);
+    nmt_corpus_free(&c);
+}
+END_TEST
+
 START_TEST(oversized_pair_is_its_own_batch) {
     nmt_corpus c;
     make_corpus(&c, 10);
@@ -201,6 +245,7 @@ int main(void) {
     tcase_add_test(tc, each_pair_once_per_epoch_within_bound);
     tcase_add_test(tc, batches_are_length_buckets);
     tcase_add_test(tc, same_seed_same_batches_and_seek_resumes);
+    tcase_add_test(tc, resampled_epochs_are_planned_from_their_draws);
     tcase_add_test(tc, oversized_pair_is_its_own_batch);
     tcase_add_test(tc, allocation_failures_are_reported);
     suite_add_tcase(s, tc);

@@ -114,8 +114,8 @@ int nmt_batcher_init_resampled(nmt_batcher *b, const nmt_corpus *corpus, int bat
     b->order = nmt_malloc((size_t)n * sizeof *b->order);
     b->batch_start = nmt_malloc(((size_t)n + 1) * sizeof *b->batch_start);
     b->batch_order = nmt_malloc((size_t)n * sizeof *b->batch_order); /* at most one batch a pair */
-    if (!b->sorted || !b->order || !b->batch_start || !b->batch_order || (!resample && plan(b) < 0) ||
-        nmt_batcher_seek(b, 1, 0) < 0) {
+    if (!b->sorted || !b->order || !b->batch_start || !b->batch_order ||
+        (!resample && (plan(b) < 0 || nmt_batcher_seek(b, 1, 0) < 0))) {
         nmt_batcher_free(b);
         return -1;
     }

@@ -37,7 +37,7 @@ typedef struct nmt_batcher {
     uint64_t seed;
     int shuffle;          /* 0: length order, batches in order (for validation) */
     long num_batches;     /* in this epoch (in every epoch, without resampling) */
-    long epoch;           /* 1-based epoch whose order is loaded */
+    long epoch;           /* 1-based epoch whose order is loaded (0: none yet) */
     long cursor;          /* batches of this epoch already handed out */
     long *sorted;         /* [num_pairs] pair indices by (tgt_len, src_len) */
     long *order;          /* [num_pairs] this epoch's pair indices (sorted, equal lengths shuffled) */
@@ -50,7 +50,9 @@ typedef struct nmt_batcher {
 } nmt_batcher;
 
 int nmt_batcher_init(nmt_batcher *b, const nmt_corpus *corpus, int batch_tokens, uint64_t seed, int shuffle);
-/* nmt_batcher_init with resample called as every epoch begins (the first one included). */
+/* nmt_batcher_init with resample called as every epoch begins (the first one included). No epoch is
+ * loaded (epoch 0, num_batches 0) until the first nmt_batcher_seek or nmt_batcher_next, so a resumed
+ * run draws only the epoch it seeks. */
 int nmt_batcher_init_resampled(nmt_batcher *b, const nmt_corpus *corpus, int batch_tokens, uint64_t seed,
                                int shuffle, nmt_batcher_resample_fn resample, void *resample_ctx);
 void nmt_batcher_free(nmt_batcher *b);

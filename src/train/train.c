@@ -740,7 +740,8 @@ int nmt_train_bench(const nmt_config *config, const nmt_train_options *opt, long
     t.state = nmt_train_state_initial(cfg.seed);
     int rc = -1;
     if ((t.spm_path = nmt_path_join(dir, "spm.model")) && nmt_pool_set_threads(opt->threads > 0 ? opt->threads : 2) == 0 &&
-        products_precision(&t, -1) == 0 && prepare_ranks(&t, 0, NULL, NULL) == 0) {
+        products_precision(&t, -1) == 0 && prepare_ranks(&t, 0, NULL, NULL) == 0 &&
+        nmt_batcher_seek(&t.batches, 1, 0) == 0) {
         t.state.threads = nmt_pool_threads();
         say(&t, "model: %zu parameters, vocabulary %d (%s); %ld batches an epoch of at most %d target tokens, %d per "
                 "step in %d pieces; %d ranks x %d threads\n",
