@@ -124,6 +124,18 @@ check "a damaged later checkpoint" 0 "${train[@]}" --set train.max_steps=40 --se
 said "a damaged later checkpoint" "warning: skipping a damaged checkpoint: $tmp/model/checkpoints/step-00000099.safetensors"
 [ "$(ls model/checkpoints | tr '\n' ' ')" = "step-00000030.safetensors step-00000040.safetensors " ] ||
   say_fail "after pruning: $(ls model/checkpoints)"
+# A config.yaml that no longer loads: the resume goes on without the comparison, and says so; a
+# directory whose checkpoints are all damaged is no resume, so its config.yaml is not read at all.
+cp -r model broken
+echo 'model: [' >model/config.yaml
+check "resume with a broken config.yaml" 0 "${train[@]}" --set train.max_steps=50 --set train.batch_tokens=250
+said "resume with a broken config.yaml" "warning: cannot compare with the settings of the run being resumed: "
+grep -q "batch_tokens: 250" model/config.yaml || say_fail "the resume did not write config.yaml again"
+echo 'model: [' >broken/config.yaml
+for c in broken/checkpoints/*; do head -c 100 /dev/urandom >"$c"; done
+check "no checkpoint left, broken config.yaml" 1 "${train[@]}" --set output=broken
+said "no checkpoint left, broken config.yaml" "and 2 checkpoints, none usable to resume from"
+grep -qF "cannot compare" err && say_fail "a fresh start read the config.yaml of a run it does not resume"
 
 # Another vocabulary of the same size: refused by its fingerprint.
 cp -r model other

@@ -111,16 +111,14 @@ void nmt_output_dir_check_settings(const nmt_config *cfg, const nmt_config *save
 }
 
 int nmt_output_dir_saved_config(const char *dir, nmt_config *saved, FILE *warnings) {
-    char *path = nmt_path_join(dir, "config.yaml"), **checkpoints = NULL;
-    int count = 0, loaded = 0;
+    char *path = nmt_path_join(dir, "config.yaml");
     struct stat st;
-    if (path && stat(path, &st) == 0 && S_ISREG(st.st_mode) && nmt_model_checkpoints(dir, &checkpoints, &count) == 0 &&
-        count > 0) {
+    int loaded = 0;
+    if (path && stat(path, &st) == 0 && S_ISREG(st.st_mode)) {
         loaded = nmt_config_load(saved, path, NULL) == 0;
         if (!loaded && warnings)
             fprintf(warnings, "warning: cannot compare with the settings of the run being resumed: %s\n", nmt_error());
     }
-    if (checkpoints) nmt_model_paths_free(checkpoints);
     free(path);
     return loaded;
 }

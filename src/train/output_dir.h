@@ -19,9 +19,9 @@ int nmt_output_dir_lock(const char *dir);
  * checkpoint (train.save_every: a checkpoint was made and is gone), unless overwrite. A run killed
  * before its first checkpoint starts again. */
 int nmt_output_dir_check_fresh(const char *dir, int overwrite, long first_checkpoint);
-/* The settings of the run in dir, read from its config.yaml into *saved where dir holds a checkpoint to
- * resume: 1 (free it with nmt_config_free), else 0 -- a fresh start, or a config.yaml that does not load
- * (said on warnings, NULL: not said; the resume goes on without the comparison below). */
+/* The settings of the run being resumed in dir, read from its config.yaml into *saved: 1 (free it with
+ * nmt_config_free), else 0 -- no config.yaml, or one that does not load (said on warnings, NULL: not
+ * said; the resume goes on without the comparison below). */
 int nmt_output_dir_saved_config(const char *dir, nmt_config *saved, FILE *warnings);
 /* A resume: for every setting that makes the continuation differ from an uninterrupted run and
  * differs from the saved run's, a warning naming the key on warnings (NULL: none). The new value is used. */

@@ -496,12 +496,6 @@ static int setup(trainer *t, const nmt_train_options *opt) {
     nmt_config saved;      /* the settings of the run being resumed, where have_saved */
     int rc = -1, found = 0, have_saved = 0;
     if (!t->ckpt_dir || !t->log_path || !t->model_path || !t->spm_path || !config_path) goto done;
-    have_saved = t->root && nmt_output_dir_saved_config(cfg->output, &saved, t->warnings);
-    if (nmt_pool_set_threads(opt->threads > 0 ? opt->threads : 2) < 0 ||
-        products_precision(t, have_saved ? saved.precision : -1) < 0)
-        goto done;
-    ran.precision = (int)t->precision;
-    t->state = nmt_train_state_initial(cfg->seed);
     if (t->root) {
         struct stat st;
         if (stat(cfg->output, &st) == 0 && !S_ISDIR(st.st_mode)) {
@@ -513,6 +507,14 @@ static int setup(trainer *t, const nmt_train_options *opt) {
         nmt_remove_stale_temporaries(t->ckpt_dir);
         found = nmt_checkpoint_find_latest(cfg->output, &ckpt, &ckpt_path, t->warnings);
         if (found < 0) goto done;
+        have_saved = found && nmt_output_dir_saved_config(cfg->output, &saved, t->warnings);
+    }
+    if (nmt_pool_set_threads(opt->threads > 0 ? opt->threads : 2) < 0 ||
+        products_precision(t, have_saved ? saved.precision : -1) < 0)
+        goto done;
+    ran.precision = (int)t->precision;
+    t->state = nmt_train_state_initial(cfg->seed);
+    if (t->root) {
         if (cfg->init_from && !found) {
             t->init_model = nmt_path_join(cfg->init_from, "model.safetensors");
             t->init_spm = nmt_path_join(cfg->init_from, "spm.model");
@@ -532,7 +534,7 @@ static int setup(trainer *t, const nmt_train_options *opt) {
                     cfg->seed, (unsigned long)t->state.seed, (unsigned long)t->state.seed);
         t->state.threads = nmt_pool_threads();
         /* Every check comes before config.yaml is written: a refused run changes no file. */
-        if (found && have_saved) nmt_output_dir_check_settings(&ran, &saved, t->warnings);
+        if (have_saved) nmt_output_dir_check_settings(&ran, &saved, t->warnings);
         if ((!found && nmt_output_dir_check_fresh(cfg->output, opt->overwrite, cfg->save_every) < 0) ||
             print_effective_config(t, &ran, config_path) < 0)
             goto done;
