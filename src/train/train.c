@@ -496,15 +496,12 @@ static int setup(trainer *t, const nmt_train_options *opt) {
     nmt_config saved;      /* the settings of the run being resumed, where have_saved */
     int rc = -1, found = 0, have_saved = 0;
     if (!t->ckpt_dir || !t->log_path || !t->model_path || !t->spm_path || !config_path) goto done;
-    if (t->root) {
+    if (t->root) { /* only reading: a run refused before the lock below leaves no trace */
         struct stat st;
         if (stat(cfg->output, &st) == 0 && !S_ISDIR(st.st_mode)) {
             nmt_error_set("output %s: not a directory (output names the model directory to train into)", cfg->output);
             goto done;
         }
-        if (nmt_mkdirs(t->ckpt_dir) < 0 || (t->lock_fd = nmt_output_dir_lock(cfg->output)) < 0) goto done;
-        nmt_remove_stale_temporaries(cfg->output);
-        nmt_remove_stale_temporaries(t->ckpt_dir);
         found = nmt_checkpoint_find_latest(cfg->output, &ckpt, &ckpt_path, t->warnings);
         if (found < 0) goto done;
         have_saved = found && nmt_output_dir_saved_config(cfg->output, &saved, t->warnings);
@@ -515,6 +512,10 @@ static int setup(trainer *t, const nmt_train_options *opt) {
     ran.precision = (int)t->precision;
     t->state = nmt_train_state_initial(cfg->seed);
     if (t->root) {
+        /* The lock first: the temporaries of a run still training here are not stale (its lock fails this one). */
+        if (nmt_mkdirs(t->ckpt_dir) < 0 || (t->lock_fd = nmt_output_dir_lock(cfg->output)) < 0) goto done;
+        nmt_remove_stale_temporaries(cfg->output);
+        nmt_remove_stale_temporaries(t->ckpt_dir);
         if (cfg->init_from && !found) {
             t->init_model = nmt_path_join(cfg->init_from, "model.safetensors");
             t->init_spm = nmt_path_join(cfg->init_from, "spm.model");
