@@ -313,9 +313,7 @@ static void write_numbered(const char *name, long pairs, const char *words) {
     char *text = nmt_malloc((size_t)pairs * 64), *at = text;
     ck_assert_ptr_nonnull(text);
     for (long i = 0; i < pairs; i++) at += sprintf(at, "%ld %s %ld\n", i, words, i * 7919 % 1000);
-    char *path = nmt_path_join(nmt_test_tmpdir, name);
-    ck_assert_int_eq(nmt_atomic_write(path, text, (size_t)(at - text)), 0);
-    free(path);
+    free(write_file(name, text));
     free(text);
 }
 
