@@ -266,9 +266,12 @@ static const char *const stage_names[NMT_STAGES] = {"embed", "attention", "ffn",
 /* The report of either training benchmark; r->optimizer_s < 0 when the optimizer was not run. */
 /* data_src, data_tgt: the training corpus (NULL for a synthetic batch). */
 /* precision: train.precision's word, the products' arithmetic. */
+/* budget_minutes: the config's train.max_minutes (0: none), turned into the steps it allows at this pace. */
 static void report_train(const bench_options *o, const nmt_model_config *c, const char *data_src,
-                         const char *data_tgt, const char *precision, double peak, const nmt_train_bench_result *r) {
+                         const char *data_tgt, const char *precision, double peak, double budget_minutes,
+                         const nmt_train_bench_result *r) {
     double n = (double)r->steps, step_s = r->seconds / n, gflops = r->flops / r->seconds / 1e9;
+    long budget_steps = budget_minutes > 0 ? (long)(budget_minutes * 60.0 / step_s) : 0;
     double fastest_gflops = r->fastest_step_flops / r->fastest_step_s / 1e9;
     if (o->json) {
         printf("{\"command\": \"bench train\", \"data\": ");
@@ -283,18 +286,18 @@ static void report_train(const bench_options *o, const nmt_model_config *c, cons
         }
         printf(", \"threads\": %d, \"gemm\": \"%s\", \"blas_core\": \"%s\", \"precision\": \"%s\", "
                "\"model\": {\"d_model\": %d, \"heads\": %d, \"ffn\": %d, \"encoder_layers\": %d, \"decoder_layers\": %d, "
-               "\"vocab_size\": %d}, \"steps\": %ld, \"step_seconds\": %.4f, \"sentences_per_step\": %.1f, "
+               "\"vocab_size\": %d}, \"steps\": %ld, \"step_seconds\": %.6f, \"sentences_per_step\": %.1f, "
                "\"target_tokens_per_step\": %.1f, \"source_tokens_per_step\": %.1f, \"target_tokens_per_s\": %.1f, "
                "\"source_target_tokens_per_s\": %.1f, \"flops_per_target_token\": %.0f, \"gflops_per_s\": %.2f, "
                "\"peak_gflops\": %.2f, \"fraction_of_peak\": %.4f, \"fastest_step_seconds\": %.4f, "
                "\"fastest_fraction_of_peak\": %.4f, \"peak_rss_gib\": %.3f, \"first_loss\": %.4f, \"last_loss\": %.4f, "
-               "\"ranks\": %d, \"buckets\": %d, \"compute_seconds\": %.4f, \"comm_seconds\": %.4f, \"reduce_seconds\": %.4f, \"skew_seconds\": %.4f, "
+               "\"budget_steps\": %ld, \"ranks\": %d, \"buckets\": %d, \"compute_seconds\": %.4f, \"comm_seconds\": %.4f, \"reduce_seconds\": %.4f, \"skew_seconds\": %.4f, "
                "\"stages\": {",
                o->threads, gemm_name(), nmt_gemm_blas_core(), precision, c->d_model, c->heads, c->ffn, c->encoder_layers,
                c->decoder_layers, c->vocab_size, r->steps, step_s, r->sentences / n, r->target_tokens / n,
                r->source_tokens / n, r->target_tokens / r->seconds, (r->target_tokens + r->source_tokens) / r->seconds,
                r->flops / (double)r->target_tokens, gflops, peak, gflops / peak, r->fastest_step_s, fastest_gflops / peak,
-               peak_rss_gib(), r->first_loss, r->last_loss, r->ranks > 0 ? r->ranks : 1, r->buckets, (r->seconds - r->comm_s) / n,
+               peak_rss_gib(), r->first_loss, r->last_loss, budget_steps, r->ranks > 0 ? r->ranks : 1, r->buckets, (r->seconds - r->comm_s) / n,
                r->comm_s / n, r->reduce_s / n, r->skew_s / n);
         for (int i = 0; i < NMT_STAGES; i++)
             printf("\"%s\": {\"forward_s\": %.4f, \"backward_s\": %.4f}, ", stage_names[i], r->timing.forward[i] / n,
@@ -312,6 +315,10 @@ static void report_train(const bench_options *o, const nmt_model_config *c, cons
            r->target_tokens / n, r->source_tokens / n);
     printf("step%-21s%.3f s (mean of %ld)\n", r->optimizer_s >= 0 ? " (with Adam)" : " (forward+backward)", step_s,
            r->steps);
+    if (budget_steps > 0)
+        printf("steps in the budget      %ld in train.max_minutes %g at this pace (validation not counted): the "
+               "train.optimizer.decay_steps of a schedule that ends with the budget\n",
+               budget_steps, budget_minutes);
     if (r->ranks > 1)
         printf("ranks                    %d x %d threads: compute %.3f s, communication %.3f s a step (all-reduces, "
                "waiting for the slowest rank included); the exact sum after the backward %.3f s, %.3f s of it "
@@ -375,7 +382,7 @@ static int bench_train_synthetic(const bench_options *o) {
         }
         r.timing = m.timing;
     }
-    if (rc == NMT_EXIT_OK) report_train(o, &c, NULL, NULL, "fp32", peak, &r);
+    if (rc == NMT_EXIT_OK) report_train(o, &c, NULL, NULL, "fp32", peak, 0, &r);
     free(src);
     free(tgt_in);
     free(tgt_out);
@@ -412,7 +419,7 @@ static int bench_train_config(const bench_options *o, const char *path) {
         nmt_model_config c = config.model;
         c.vocab_size = r.vocab_size;
         report_train(o, &c, config.train.src, config.train.tgt, nmt_packed_precision_name(r.precision),
-                     peak, &r);
+                     peak, config.max_minutes, &r);
     }
     nmt_config_free(&config);
     return rc;

@@ -33,6 +33,14 @@ check "train CONFIG" 0 "$NMT" bench train "$tmp/config.yaml" --steps 2 --warmup 
 has_keys "train CONFIG" target_tokens_per_s source_target_tokens_per_s gflops_per_s fraction_of_peak peak_rss_gib \
   optimizer first_loss src tgt precision
 grep -q '"precision": "fp32"' "$out" || say_fail "train CONFIG: not fp32 products"
+grep -q '"budget_steps": 0,' "$out" || say_fail "train CONFIG: budget steps without train.max_minutes"
+# With a time budget: the steps it allows at the measured pace (budget_steps x step_seconds = 60 minutes).
+check "train CONFIG budget" 0 "$NMT" bench train "$tmp/config.yaml" --set train.max_minutes=60 --steps 2 --warmup 1 \
+  --threads 1 --json
+awk '{ match($0, /"step_seconds": [0-9.]+/); s = substr($0, RSTART + 16, RLENGTH - 16)
+       match($0, /"budget_steps": [0-9]+/); b = substr($0, RSTART + 16, RLENGTH - 16)
+       exit !(b > 0 && (b + 1) * s > 3600 * 0.99 && b * s < 3600 * 1.01) }' "$out" ||
+  say_fail "train CONFIG budget: $(cat "$out")"
 # bf16 products where this CPU trains in them; elsewhere the refusal, exit 1, naming the key.
 if "$NMT" bench train "$tmp/config.yaml" --set train.precision=bf16 --steps 1 --warmup 0 --threads 1 --json >"$out" 2>"$err"; then
   grep -q '"precision": "bf16"' "$out" || say_fail "train CONFIG bf16: $(cat "$out")"

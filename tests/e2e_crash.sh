@@ -2,7 +2,8 @@
 # Crash consistency of `nmt train`: killed with SIGKILL at random moments (and on purpose while a
 # checkpoint is being written), then resumed, again and again, a run must end with exactly the
 # parameters, optimizer state and loss log of a run that was never interrupted, and at no moment may
-# the output directory hold a truncated or half-written file.
+# the output directory hold a truncated or half-written file. (The run's learning rate follows a cosine
+# that ends before the last step, so every resumed step must take its own step's rate.)
 #
 # After every kill: each *.safetensors present (checkpoints, model.safetensors) reads back whole
 # (`nmt average` of it alone loads every tensor), every line of train.log.jsonl is complete, and
@@ -32,7 +33,7 @@ data:
   train: {src: data/train.en, tgt: data/train.hi}
 train:
   batch_tokens: 200
-  optimizer: {lr: 3.0e-3, warmup: 10}
+  optimizer: {lr: 3.0e-3, warmup: 10, schedule: cosine, decay_steps: 120, min_lr: 1.0e-4}
   max_steps: $steps
   valid_every: 50
   save_every: 1

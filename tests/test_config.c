@@ -2,6 +2,7 @@
  * (positions counted by hand in the YAML texts below), overrides, path resolution, and the
  * save -> load round trip. */
 #include "train/config.h"
+#include "train/optim.h"
 #include "base/io.h"
 #include "base/util.h"
 #include "testing.h"
@@ -110,7 +111,8 @@ static const char full_example[] =
     "train:\n"
     "  batch_tokens: 2048\n"
     "  update_freq: 4\n"
-    "  optimizer: {lr: 5.0e-4, betas: [0.85, 0.995], eps: 1.0e-8, warmup: 4000, clip_norm: 1.5}\n"
+    "  optimizer: {lr: 5.0e-4, betas: [0.85, 0.995], eps: 1.0e-8, warmup: 4000, schedule: cosine, decay_steps: 50000,\n"
+    "              min_lr: 1.0e-5, clip_norm: 1.5}\n"
     "  label_smoothing: 0.2\n"
     "  max_steps: 100000\n"
     "  max_epochs: 30\n"
@@ -149,6 +151,9 @@ START_TEST(full_example_parses) {
     ck_assert_double_eq(c.beta2, 0.995);
     ck_assert_double_eq(c.adam_eps, 1e-8);
     ck_assert_int_eq(c.warmup, 4000);
+    ck_assert_int_eq(c.lr_schedule, NMT_LR_COSINE);
+    ck_assert_int_eq(c.decay_steps, 50000);
+    ck_assert_double_eq(c.min_lr, 1e-5);
     ck_assert_double_eq(c.clip_norm, 1.5);
     ck_assert_double_eq(c.label_smoothing, 0.2);
     ck_assert_int_eq(c.max_steps, 100000);
@@ -256,7 +261,18 @@ START_TEST(overrides_apply_and_fail_by_name) {
     const char *bad_type[] = {"model.heads=four", NULL};
     expect_error(minimal, bad_type, "--set model.heads=four: model.heads: expected an integer from 1 to 4096, got 'four'");
     const char *unknown[] = {"train.optimizer.learning_rate=1", NULL};
-    expect_error(minimal, unknown, "--set train.optimizer.learning_rate=1: unknown key 'train.optimizer.learning_rate' (valid keys in train.optimizer: lr, betas, eps, warmup, clip_norm)");
+    expect_error(minimal, unknown, "--set train.optimizer.learning_rate=1: unknown key 'train.optimizer.learning_rate' (valid keys in train.optimizer: lr, betas, eps, warmup, schedule, decay_steps, min_lr, clip_norm)");
+    const char *no_end[] = {"train.optimizer.schedule=linear", NULL};
+    expect_error(minimal, no_end, "--set train.optimizer.schedule=linear: train.optimizer.schedule linear needs "
+                                  "train.optimizer.decay_steps after the warm-up (800), got 0");
+    const char *early_end[] = {"train.optimizer.schedule=cosine", "train.optimizer.decay_steps=800", NULL};
+    expect_error(minimal, early_end, "--set train.optimizer.decay_steps=800: train.optimizer.schedule cosine needs");
+    const char *high_floor[] = {"train.optimizer.schedule=cosine", "train.optimizer.decay_steps=900",
+                                "train.optimizer.min_lr=0.01", NULL};
+    expect_error(minimal, high_floor, "--set train.optimizer.min_lr=0.01: train.optimizer.min_lr 0.01 is above the peak "
+                                      "train.optimizer.lr 0.001");
+    const char *bad_shape[] = {"train.optimizer.schedule=step", NULL};
+    expect_error(minimal, bad_shape, "--set train.optimizer.schedule=step: train.optimizer.schedule:");
     const char *top[] = {"zzzzzzzz.a=1", NULL};
     expect_error(minimal, top, "unknown key 'zzzzzzzz.a' (valid keys: model, vocab, data, train, output)");
     const char *no_equals[] = {"model.heads", NULL};
@@ -311,6 +327,9 @@ START_TEST(save_then_load_gives_the_same_config) {
     ck_assert(a.beta1 == b.beta1 && a.beta2 == b.beta2);
     ck_assert(a.adam_eps == b.adam_eps);
     ck_assert_int_eq(a.warmup, b.warmup);
+    ck_assert_int_eq(a.lr_schedule, b.lr_schedule);
+    ck_assert_int_eq(a.decay_steps, b.decay_steps);
+    ck_assert_double_eq(a.min_lr, b.min_lr);
     ck_assert(a.clip_norm == b.clip_norm);
     ck_assert(a.label_smoothing == b.label_smoothing);
     ck_assert_int_eq(a.max_steps, b.max_steps);

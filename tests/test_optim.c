@@ -1,4 +1,4 @@
-/* Tests of optim: the learning-rate schedule at worked steps, two Adam updates against a hand
+/* Tests of optim: the learning-rate schedules at worked steps, two Adam updates against a hand
  * computation, gradient-norm clipping, results that do not depend on the thread count, and slices
  * (a sharded optimizer's) whose updates together give the whole update's bits.
  *
@@ -18,18 +18,54 @@
 #include <stdlib.h>
 #include <string.h>
 
+static double lr_at(double lr, long warmup, long step) {
+    return nmt_lr_at(&(nmt_lr_schedule){.lr = lr, .warmup = warmup, .decay = NMT_LR_INVERSE_SQRT}, step);
+}
+
 START_TEST(schedule_worked_numbers) {
     /* lr 1e-3, warmup 800: linear to the peak at step 800, then lr * sqrt(800 / t). */
-    ck_assert_double_eq_tol(nmt_lr_at(1e-3, 800, 1), 1.25e-6, 1e-15);
-    ck_assert_double_eq_tol(nmt_lr_at(1e-3, 800, 400), 5e-4, 1e-15);
-    ck_assert_double_eq_tol(nmt_lr_at(1e-3, 800, 800), 1e-3, 1e-15);
-    ck_assert_double_eq_tol(nmt_lr_at(1e-3, 800, 3200), 5e-4, 1e-15);
-    ck_assert_double_eq_tol(nmt_lr_at(1e-3, 800, 12800), 2.5e-4, 1e-15);
+    ck_assert_double_eq_tol(lr_at(1e-3, 800, 1), 1.25e-6, 1e-15);
+    ck_assert_double_eq_tol(lr_at(1e-3, 800, 400), 5e-4, 1e-15);
+    ck_assert_double_eq_tol(lr_at(1e-3, 800, 800), 1e-3, 1e-15);
+    ck_assert_double_eq_tol(lr_at(1e-3, 800, 3200), 5e-4, 1e-15);
+    ck_assert_double_eq_tol(lr_at(1e-3, 800, 12800), 2.5e-4, 1e-15);
     /* 4000 warm-up steps, the paper's: at step 16000 the rate is half the peak. */
-    ck_assert_double_eq_tol(nmt_lr_at(7e-4, 4000, 16000), 3.5e-4, 1e-15);
+    ck_assert_double_eq_tol(lr_at(7e-4, 4000, 16000), 3.5e-4, 1e-15);
     /* No warm-up: constant. */
-    ck_assert_double_eq(nmt_lr_at(5e-4, 0, 1), 5e-4);
-    ck_assert_double_eq(nmt_lr_at(5e-4, 0, 100000), 5e-4);
+    ck_assert_double_eq(lr_at(5e-4, 0, 1), 5e-4);
+    ck_assert_double_eq(lr_at(5e-4, 0, 100000), 5e-4);
+}
+END_TEST
+
+START_TEST(schedules_that_end_reach_their_floor) {
+    /* Peak 1e-3 at step 1000, floor 1e-4 at step 5000 (4000 decay steps). */
+    nmt_lr_schedule s = {.lr = 1e-3, .warmup = 1000, .decay = NMT_LR_LINEAR, .decay_steps = 5000, .min_lr = 1e-4};
+    ck_assert_double_eq_tol(nmt_lr_at(&s, 500), 5e-4, 1e-15); /* the warm-up is the same for every shape */
+    ck_assert_double_eq_tol(nmt_lr_at(&s, 1000), 1e-3, 1e-15);
+    ck_assert_double_eq_tol(nmt_lr_at(&s, 2000), 7.75e-4, 1e-15); /* a quarter down: 1e-4 + 9e-4 * 3/4 */
+    ck_assert_double_eq_tol(nmt_lr_at(&s, 3000), 5.5e-4, 1e-15);
+    ck_assert_double_eq_tol(nmt_lr_at(&s, 4999), 1e-4 + 9e-4 / 4000, 1e-15);
+    ck_assert_double_eq(nmt_lr_at(&s, 5000), 1e-4);
+    ck_assert_double_eq(nmt_lr_at(&s, 1000000), 1e-4);
+    s.decay = NMT_LR_COSINE; /* 1e-4 + 9e-4 * (1 + cos(pi * done)) / 2 */
+    ck_assert_double_eq_tol(nmt_lr_at(&s, 250), 2.5e-4, 1e-15);
+    ck_assert_double_eq_tol(nmt_lr_at(&s, 1000), 1e-3, 1e-15);
+    ck_assert_double_eq_tol(nmt_lr_at(&s, 2000), 1e-4 + 9e-4 * (1 + sqrt(0.5)) / 2, 1e-15); /* done 1/4 */
+    ck_assert_double_eq_tol(nmt_lr_at(&s, 3000), 5.5e-4, 1e-15);                           /* half-way */
+    ck_assert_double_eq_tol(nmt_lr_at(&s, 4000), 1e-4 + 9e-4 * (1 - sqrt(0.5)) / 2, 1e-15);
+    ck_assert_double_eq(nmt_lr_at(&s, 5000), 1e-4);
+    ck_assert_double_eq(nmt_lr_at(&s, 7000), 1e-4);
+    /* Without a warm-up the decay starts at the peak on step 0 (step 1 is the first update). */
+    s = (nmt_lr_schedule){.lr = 2e-3, .decay = NMT_LR_LINEAR, .decay_steps = 100};
+    ck_assert_double_eq_tol(nmt_lr_at(&s, 1), 2e-3 * 0.99, 1e-15);
+    ck_assert_double_eq_tol(nmt_lr_at(&s, 50), 1e-3, 1e-15);
+    ck_assert_double_eq(nmt_lr_at(&s, 100), 0.0);
+    /* Every step's rate lies between the floor and the peak, and falls after the warm-up. */
+    s = (nmt_lr_schedule){.lr = 1e-3, .warmup = 10, .decay = NMT_LR_COSINE, .decay_steps = 1000, .min_lr = 1e-5};
+    for (long t = 11; t <= 1200; t++) {
+        ck_assert(nmt_lr_at(&s, t) <= nmt_lr_at(&s, t - 1));
+        ck_assert(nmt_lr_at(&s, t) >= 1e-5 && nmt_lr_at(&s, t) <= 1e-3);
+    }
 }
 END_TEST
 
@@ -163,6 +199,7 @@ int main(void) {
     Suite *s = suite_create("optim");
     TCase *tc = tcase_create("optim");
     tcase_add_test(tc, schedule_worked_numbers);
+    tcase_add_test(tc, schedules_that_end_reach_their_floor);
     tcase_add_test(tc, adam_matches_hand_computation);
     tcase_add_test(tc, clipping);
     tcase_add_test(tc, threads_do_not_change_results);

@@ -8,6 +8,7 @@
  * final, so that a saved config means the same thing wherever it is read from.
  */
 #include "train/config.h"
+#include "train/optim.h"
 #include "train/precision.h"
 #include "base/io.h"
 #include "model/model_config.h"
@@ -56,6 +57,7 @@ static const char *const precision_names[] = {"fp32", "bf16", "auto", NULL}; /* 
 _Static_assert(NMT_TRAIN_PRECISION_FP32 == 0 && NMT_TRAIN_PRECISION_BF16 == 1 && NMT_TRAIN_PRECISION_AUTO == 2,
                "train.precision's words follow nmt_train_precision");
 static const char *const switch_names[] = {"false", "true", NULL};
+static const char *const lr_schedule_names[] = {"inverse_sqrt", "linear", "cosine", NULL}; /* nmt_lr_decay's order */
 
 #define AT(field) offsetof(nmt_config, field)
 #define SECTION(p) {.path = p, .kind = KEY_SECTION}
@@ -95,6 +97,9 @@ static const key_spec keys[] = {
      .min = 0, .max = 1, .open = MAX_OPEN},
     NUMBER("train.optimizer.eps", KEY_DOUBLE, adam_eps, 0, INFINITY, MIN_OPEN),
     NUMBER("train.optimizer.warmup", KEY_INT, warmup, 0, INT_MAX, 0),
+    WORD("train.optimizer.schedule", KEY_ENUM, lr_schedule, lr_schedule_names),
+    NUMBER("train.optimizer.decay_steps", KEY_INT, decay_steps, 0, INT_MAX, 0),
+    NUMBER("train.optimizer.min_lr", KEY_DOUBLE, min_lr, 0, INFINITY, 0),
     NUMBER("train.optimizer.clip_norm", KEY_DOUBLE, clip_norm, 0, INFINITY, 0),
     NUMBER("train.label_smoothing", KEY_DOUBLE, label_smoothing, 0, 1, MAX_OPEN),
     NUMBER("train.ema_decay", KEY_DOUBLE, ema_decay, 0, 1, MAX_OPEN),
@@ -625,6 +630,26 @@ static int check_model(const loader *L) {
     return 0;
 }
 
+/* linear and cosine end at decay_steps, which must lie after the warm-up; min_lr no higher than the peak. */
+static int check_schedule(const loader *L) {
+    const nmt_config *c = L->config;
+    if (c->lr_schedule == NMT_LR_INVERSE_SQRT) return 0;
+    const char *name = lr_schedule_names[c->lr_schedule];
+    origin at = key_origin(L, "train.optimizer.decay_steps");
+    if (!was_set(at)) at = key_origin(L, "train.optimizer.schedule");
+    if (c->decay_steps <= c->warmup)
+        return fail(L, at,
+                    "train.optimizer.schedule %s needs train.optimizer.decay_steps after the warm-up (%d), got %d: the "
+                    "step where the rate reaches min_lr, e.g. the steps train.max_minutes allows",
+                    name, c->warmup, c->decay_steps);
+    if (c->min_lr > c->lr) {
+        origin m = key_origin(L, "train.optimizer.min_lr");
+        return fail(L, was_set(m) ? m : at, "train.optimizer.min_lr %g is above the peak train.optimizer.lr %g", c->min_lr,
+                    c->lr);
+    }
+    return 0;
+}
+
 int nmt_config_load(nmt_config *c, const char *path, const char *const *overrides) {
     char *text;
     size_t size;
@@ -681,7 +706,7 @@ int nmt_config_parse(nmt_config *c, const char *text, size_t size, const char *p
         if (apply_override(&L, *o) < 0) {
             goto done;
         }
-    if (check_model(&L) < 0 || require_corpus(&L, "data.train", &c->train, 1) < 0 ||
+    if (check_model(&L) < 0 || check_schedule(&L) < 0 || require_corpus(&L, "data.train", &c->train, 1) < 0 ||
         require_corpus(&L, "data.valid", &c->valid, 0) < 0 || resolve_paths(&L) < 0)
         goto done;
     rc = 0;

@@ -44,7 +44,12 @@ typedef struct nmt_config {
     double lr;                  /* train.optimizer.lr (1e-3): peak learning rate */
     double beta1, beta2;        /* train.optimizer.betas ([0.9, 0.98]) */
     double adam_eps;            /* train.optimizer.eps (1e-9) */
-    int warmup;                 /* train.optimizer.warmup (800): linear warm-up steps, then 1/sqrt decay */
+    int warmup;                 /* train.optimizer.warmup (800): linear warm-up steps to the peak lr */
+    int lr_schedule;            /* train.optimizer.schedule: an nmt_lr_decay, the shape after the warm-up:
+                                   inverse_sqrt (default), linear or cosine (train/optim.h) */
+    int decay_steps;            /* train.optimizer.decay_steps: where linear and cosine reach min_lr (required
+                                   for them, > warmup; set it to the steps the budget allows) */
+    double min_lr;              /* train.optimizer.min_lr (0): linear and cosine's floor */
     double clip_norm;           /* train.optimizer.clip_norm (0 = off) */
     double label_smoothing;     /* train.label_smoothing (0.1) */
     int precision;              /* train.precision: an nmt_train_precision, fp32 (default), bf16 (refused where

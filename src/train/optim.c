@@ -1,4 +1,4 @@
-/* optim: fused Adam update, gradient norm and the warm-up / inverse-square-root schedule. */
+/* optim: fused Adam update, gradient norm and the learning-rate schedules. */
 #include "train/optim.h"
 #include "compute/pool.h"
 #include "base/util.h"
@@ -57,10 +57,13 @@ int nmt_adam_keep_slice(nmt_adam *a, size_t lo, size_t hi) {
     return 0;
 }
 
-double nmt_lr_at(double lr, long warmup, long step) {
-    if (warmup <= 0) return lr;
-    if (step <= warmup) return lr * (double)step / (double)warmup;
-    return lr * sqrt((double)warmup / (double)step);
+double nmt_lr_at(const nmt_lr_schedule *s, long step) {
+    if (step < s->warmup) return s->lr * (double)step / (double)s->warmup;
+    if (s->decay == NMT_LR_INVERSE_SQRT) return s->warmup > 0 ? s->lr * sqrt((double)s->warmup / (double)step) : s->lr;
+    if (step >= s->decay_steps) return s->min_lr;
+    double done = (double)(step - s->warmup) / (double)(s->decay_steps - s->warmup); /* in [0, 1) */
+    double left = s->decay == NMT_LR_LINEAR ? 1.0 - done : 0.5 * (1.0 + cos(M_PI * done));
+    return s->min_lr + (s->lr - s->min_lr) * left;
 }
 
 double nmt_clip_factor(double norm, double max_norm) {

@@ -8,8 +8,14 @@
  * micro-batches of a step and passes 1/tokens times the clipping factor here, so normalising and
  * clipping cost no extra pass. The update also zeroes the gradients for the next step.
  *
- * Schedule (Vaswani et al. 2017, peak-normalised): lr(t) = lr * t / warmup for t <= warmup, then
- * lr * sqrt(warmup / t); warmup = 0 means a constant lr. Steps count from 1.
+ * Schedule: a linear warm-up to the peak lr at step `warmup` (none when warmup = 0), then one of
+ *   inverse_sqrt  lr * sqrt(warmup / t) (Vaswani et al. 2017, peak-normalised; constant when warmup = 0)
+ *   linear        straight down to min_lr at step decay_steps        (fairseq's polynomial_decay, power 1)
+ *   cosine        half a cosine down to min_lr at step decay_steps   (Loshchilov & Hutter 2017, one cycle)
+ * and min_lr after decay_steps. A schedule that ends suits a fixed budget: the rate reaches its floor
+ * as the steps the budget allows run out, instead of staying at a fraction of its peak. The rate is a
+ * function of the step alone, so a resumed run, any thread count and any rank count follow it exactly.
+ * Steps count from 1.
  *
  * Slice (ZeRO stage 1, nmt_adam_keep_slice): an optimizer may keep the moments of parameters [lo, hi)
  * only and update just those; each element's arithmetic is the same, so the slices of several ranks
@@ -40,8 +46,19 @@ void nmt_adam_free(nmt_adam *adam);
 /* Keeps the moments of parameters [lo, hi) only (of a whole optimizer), from now on updating those. */
 int nmt_adam_keep_slice(nmt_adam *adam, size_t lo, size_t hi);
 
+typedef enum { NMT_LR_INVERSE_SQRT, NMT_LR_LINEAR, NMT_LR_COSINE } nmt_lr_decay;
+
+typedef struct nmt_lr_schedule {
+    double lr;          /* the peak rate, reached at step warmup */
+    long warmup;        /* linear warm-up steps (0 = start at the peak) */
+    nmt_lr_decay decay; /* the shape after the warm-up */
+    long decay_steps;   /* linear, cosine: the step (counted from 1, warm-up included) where min_lr is reached;
+                           must exceed warmup */
+    double min_lr;      /* linear, cosine: the floor */
+} nmt_lr_schedule;
+
 /* The learning rate of step t (1-based). */
-double nmt_lr_at(double lr, long warmup, long step);
+double nmt_lr_at(const nmt_lr_schedule *schedule, long step);
 
 /* sqrt(sum grads^2) over the n gradients, in double. */
 double nmt_adam_grad_norm(nmt_adam *adam, const float *grads);

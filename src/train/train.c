@@ -52,6 +52,7 @@ typedef struct trainer {
     nmt_model model;
     int model_created;
     nmt_adam adam;           /* with train.shard_optimizer on several ranks, this rank's slice (dist.h) */
+    nmt_lr_schedule schedule; /* the learning rate of every step, from train.optimizer */
     nmt_ema ema;             /* the weights' moving average (rank 0 keeps it; off without train.ema_decay) */
     nmt_train_state state;
     long resumed_from;
@@ -143,6 +144,8 @@ static int prepare_model(trainer *t, const nmt_st_file *ckpt, const char *ckpt_p
     if (nmt_model_zero_grads(&t->model) < 0) return -1;
     t->model.vocab_fingerprint = nmt_spm_fingerprint(t->spm);
     if (nmt_adam_init(&t->adam, t->model.num_params, cfg->beta1, cfg->beta2, cfg->adam_eps) < 0) return -1;
+    t->schedule = (nmt_lr_schedule){.lr = cfg->lr, .warmup = cfg->warmup, .decay = (nmt_lr_decay)cfg->lr_schedule,
+                                     .decay_steps = cfg->decay_steps, .min_lr = cfg->min_lr};
     if (!ckpt) {
         nmt_model_init_weights(&t->model, t->state.seed);
         if (t->init_model && nmt_model_init_from(&t->model, t->init_model) < 0) return -1;
@@ -239,7 +242,7 @@ static int train_step(trainer *t, nmt_loss *sum) {
     if (!isfinite(sum->loss_sum) || !isfinite(norm))
         return nmt_error_set("step %ld: the %s is not finite; lower train.optimizer.lr or set train.optimizer.clip_norm",
                              step, isfinite(sum->loss_sum) ? "gradient" : "loss");
-    double lr = nmt_lr_at(cfg->lr, cfg->warmup, step);
+    double lr = nmt_lr_at(&t->schedule, step);
     nmt_adam_update(&t->adam, t->model.params, t->model.grads, lr, scale * nmt_clip_factor(norm, cfg->clip_norm));
     if (nmt_dist_gather_params(d, t->model.params) < 0) return nmt_error_prefix("step %ld", step);
     nmt_ema_update(&t->ema, t->model.params, step);
@@ -274,7 +277,7 @@ static int log_train(trainer *t) {
     nmt_train_state *s = &t->state;
     double now = nmt_now(), took = now - t->interval_start;
     double loss = s->log_loss_sum / (double)s->log_tokens, ppl = exp(s->log_nll_sum / (double)s->log_tokens);
-    double lr = nmt_lr_at(t->cfg->lr, t->cfg->warmup, s->step);
+    double lr = nmt_lr_at(&t->schedule, s->step);
     double tokens_per_s = took > 0 ? (double)t->interval_tokens / took : 0.0;
     char line[512], time_text[32];
     nmt_train_log_time(time_text, sizeof time_text);
