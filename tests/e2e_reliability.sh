@@ -96,6 +96,12 @@ check "--overwrite" 0 "${train[@]}" --set output=kept --overwrite
 # A changed setting is named; the new value is used.
 check "resume with a changed batch" 0 "${train[@]}" --set train.max_steps=30 --set train.batch_tokens=250
 said "resume with a changed batch" "warning: train.batch_tokens is 250 but the run being resumed used 300: the continuation uses the new value and is not bit-identical"
+# (the values as config.yaml holds them: words, shortest numbers, pairs)
+check "resume with a changed schedule" 0 "${train[@]}" --set train.max_steps=30 --set train.batch_tokens=250 \
+  --set train.optimizer.schedule=cosine --set train.optimizer.decay_steps=1000 --set train.optimizer.betas=[0.9,0.99]
+said "resume with a changed schedule" "warning: train.optimizer.schedule is cosine but the run being resumed used inverse_sqrt"
+said "resume with a changed schedule" "warning: train.optimizer.decay_steps is 1000 but the run being resumed used 0"
+said "resume with a changed schedule" "warning: train.optimizer.betas is [0.9, 0.99] but the run being resumed used [0.9, 0.98]"
 cp toy.train.en toy.orig.en && sed -i '1s/.*/the red house/' toy.train.en
 check "resume on changed text" 0 "${train[@]}" --set train.max_steps=20 --set train.batch_tokens=250
 said "resume on changed text" "warning: $tmp/toy.train.en or $tmp/toy.train.de is not the text the run being resumed was trained on"

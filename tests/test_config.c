@@ -352,6 +352,30 @@ START_TEST(save_then_load_gives_the_same_config) {
     ck_assert_ptr_nonnull(strstr(text, "\ntrain:\n  batch_tokens: 2048\n  update_freq: 4\n  batch_pieces: 1\n  optimizer:\n    lr: 0.3333333333333333\n    betas: [0.85, 0.995]\n"));
     ck_assert_ptr_nonnull(strstr(text, "\n  label_smoothing: 0.2\n"));
     free(text);
+    /* One key's value as the file writes it (what a resume's warnings show). */
+    const struct { const char *key, *want; } values[] = {
+        {"train.optimizer.lr", "0.3333333333333333"}, {"train.optimizer.betas", "[0.85, 0.995]"},
+        {"train.optimizer.schedule", "cosine"},       {"train.optimizer.min_lr", "1e-05"},
+        {"train.batch_tokens", "2048"},               {"model.norm_position", "pre"},
+        {"vocab.type", "bpe"},                        {"train.seed", "18446744073709551615"},
+    };
+    for (size_t i = 0; i < sizeof values / sizeof values[0]; i++) {
+        text = nmt_config_value_text(&a, values[i].key);
+        ck_assert_ptr_nonnull(text);
+        ck_assert_str_eq(text, values[i].want);
+        free(text);
+    }
+    text = nmt_config_value_text(&a, "output");
+    ck_assert_ptr_nonnull(strstr(text, "sub dir: \\\"odd\\\"\""));
+    free(text);
+    free(a.init_from);
+    a.init_from = NULL;
+    text = nmt_config_value_text(&a, "train.init_from");
+    ck_assert_str_eq(text, "(none)");
+    free(text);
+    ck_assert_ptr_null(nmt_config_value_text(&a, "train.optimizer"));
+    ck_assert_ptr_nonnull(strstr(nmt_error(), "'train.optimizer' is not a config key"));
+    ck_assert_ptr_null(nmt_config_value_text(&a, "train.nope"));
     free(saved_file);
     free(saved);
     nmt_config_free(&a);

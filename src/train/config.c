@@ -57,7 +57,9 @@ static const char *const precision_names[] = {"fp32", "bf16", "auto", NULL}; /* 
 _Static_assert(NMT_TRAIN_PRECISION_FP32 == 0 && NMT_TRAIN_PRECISION_BF16 == 1 && NMT_TRAIN_PRECISION_AUTO == 2,
                "train.precision's words follow nmt_train_precision");
 static const char *const switch_names[] = {"false", "true", NULL};
-static const char *const lr_schedule_names[] = {"inverse_sqrt", "linear", "cosine", NULL}; /* nmt_lr_decay's order */
+static const char *const lr_schedule_names[] = {"inverse_sqrt", "linear", "cosine", NULL}; /* in nmt_lr_decay's order */
+_Static_assert(NMT_LR_INVERSE_SQRT == 0 && NMT_LR_LINEAR == 1 && NMT_LR_COSINE == 2,
+               "train.optimizer.schedule's words follow nmt_lr_decay");
 
 #define AT(field) offsetof(nmt_config, field)
 #define SECTION(p) {.path = p, .kind = KEY_SECTION}
@@ -804,6 +806,30 @@ char *nmt_config_format(const nmt_config *c) {
     if (fclose(out) != 0 || failed || !text) {
         free(text);
         nmt_error_set("out of memory building the config text");
+        return NULL;
+    }
+    return text;
+}
+
+char *nmt_config_value_text(const nmt_config *c, const char *key) {
+    const key_spec *k = find_key(key);
+    if (!k || k->kind == KEY_SECTION) {
+        nmt_error_set("'%s' is not a config key", key);
+        return NULL;
+    }
+    if (k->kind == KEY_PATH && !VALUE(c, char *, k->offset)) return nmt_strdup("(none)");
+    char *text = NULL;
+    size_t size = 0;
+    FILE *out = open_memstream(&text, &size);
+    if (!out) {
+        nmt_error_set("cannot format %s: %s", key, strerror(errno));
+        return NULL;
+    }
+    write_value(out, c, k);
+    int failed = ferror(out);
+    if (fclose(out) != 0 || failed || !text) {
+        free(text);
+        nmt_error_set("out of memory formatting %s", key);
         return NULL;
     }
     return text;

@@ -88,6 +88,10 @@ int nmt_config_parse(nmt_config *config, const char *text, size_t size, const ch
 /* The resolved config as YAML text of the file's shape (a new string; NULL when memory runs out), e.g.
  * to show the effective config at the start of a run. */
 char *nmt_config_format(const nmt_config *config);
+/* The value of one key ("train.optimizer.lr", "train.optimizer.betas") as nmt_config_format writes it (a path
+ * quoted, "(none)" when unset), allocated; NULL with the error set for a name that is not a key's. Equal
+ * texts mean equal values: numbers are written in the shortest form that reads back the same. */
+char *nmt_config_value_text(const nmt_config *config, const char *key);
 /* Writes the resolved config as YAML of the same shape (atomic write); loading that file gives the
  * same struct (except `path`). */
 int nmt_config_save(const nmt_config *config, const char *path);

@@ -58,59 +58,30 @@ int nmt_output_dir_check_fresh(const char *dir, int overwrite, long first_checkp
 }
 
 /* The settings whose change makes a resumed run differ from an uninterrupted one. */
-typedef enum { SETTING_INT, SETTING_DOUBLE, SETTING_PATH } setting_kind;
-static const struct {
-    const char *key;
-    setting_kind kind;
-    size_t offset; /* into nmt_config */
-} settings[] = {
-    {"data.train.src", SETTING_PATH, offsetof(nmt_config, train.src)},
-    {"data.train.tgt", SETTING_PATH, offsetof(nmt_config, train.tgt)},
-    {"data.valid.src", SETTING_PATH, offsetof(nmt_config, valid.src)},
-    {"data.valid.tgt", SETTING_PATH, offsetof(nmt_config, valid.tgt)},
-    {"data.max_length", SETTING_INT, offsetof(nmt_config, max_length)},
-    {"vocab.sampling_alpha", SETTING_DOUBLE, offsetof(nmt_config, sampling_alpha)},
-    {"train.batch_tokens", SETTING_INT, offsetof(nmt_config, batch_tokens)},
-    {"train.update_freq", SETTING_INT, offsetof(nmt_config, update_freq)},
-    {"train.batch_pieces", SETTING_INT, offsetof(nmt_config, batch_pieces)},
-    {"train.optimizer.lr", SETTING_DOUBLE, offsetof(nmt_config, lr)},
-    {"train.optimizer.betas[0]", SETTING_DOUBLE, offsetof(nmt_config, beta1)},
-    {"train.optimizer.betas[1]", SETTING_DOUBLE, offsetof(nmt_config, beta2)},
-    {"train.optimizer.eps", SETTING_DOUBLE, offsetof(nmt_config, adam_eps)},
-    {"train.optimizer.warmup", SETTING_INT, offsetof(nmt_config, warmup)},
-    {"train.optimizer.schedule", SETTING_INT, offsetof(nmt_config, lr_schedule)},
-    {"train.optimizer.decay_steps", SETTING_INT, offsetof(nmt_config, decay_steps)},
-    {"train.optimizer.min_lr", SETTING_DOUBLE, offsetof(nmt_config, min_lr)},
-    {"train.optimizer.clip_norm", SETTING_DOUBLE, offsetof(nmt_config, clip_norm)},
-    {"train.label_smoothing", SETTING_DOUBLE, offsetof(nmt_config, label_smoothing)},
-    {"train.ema_decay", SETTING_DOUBLE, offsetof(nmt_config, ema_decay)},
-    {"train.precision", SETTING_INT, offsetof(nmt_config, precision)},
+static const char *const settings[] = {
+    "data.train.src",         "data.train.tgt",            "data.valid.src",              "data.valid.tgt",
+    "data.max_length",        "vocab.sampling_alpha",      "train.batch_tokens",          "train.update_freq",
+    "train.batch_pieces",     "train.optimizer.lr",        "train.optimizer.betas",       "train.optimizer.eps",
+    "train.optimizer.warmup", "train.optimizer.schedule",  "train.optimizer.decay_steps", "train.optimizer.min_lr",
+    "train.optimizer.clip_norm", "train.label_smoothing",  "train.ema_decay",             "train.precision",
 };
 
 /* A resume compares the config with the one the interrupted run saved (OUTPUT/config.yaml) and warns,
  * naming the key, for every setting above that changed: the new value is used, and the run is no
  * longer bit-identical to an uninterrupted one. (A different model or vocabulary is refused later.) */
-void nmt_output_dir_check_settings(const nmt_config *cfg, const nmt_config *saved, FILE *warnings) {
-    if (!warnings) return;
+int nmt_output_dir_check_settings(const nmt_config *cfg, const nmt_config *saved, FILE *warnings) {
+    if (!warnings) return 0;
     for (size_t i = 0; i < sizeof settings / sizeof settings[0]; i++) {
-        const char *now = (const char *)cfg + settings[i].offset, *then = (const char *)saved + settings[i].offset;
-        char a[64], b[64];
-        const char *x = a, *y = b;
-        if (settings[i].kind == SETTING_INT) {
-            snprintf(a, sizeof a, "%d", *(const int *)now);
-            snprintf(b, sizeof b, "%d", *(const int *)then);
-        } else if (settings[i].kind == SETTING_DOUBLE) {
-            snprintf(a, sizeof a, "%.17g", *(const double *)now);
-            snprintf(b, sizeof b, "%.17g", *(const double *)then);
-        } else {
-            x = *(char *const *)now ? *(char *const *)now : "(none)";
-            y = *(char *const *)then ? *(char *const *)then : "(none)";
-        }
-        if (strcmp(x, y) != 0)
+        char *now = nmt_config_value_text(cfg, settings[i]), *then = now ? nmt_config_value_text(saved, settings[i]) : NULL;
+        if (now && then && strcmp(now, then) != 0)
             fprintf(warnings, "warning: %s is %s but the run being resumed used %s: the continuation uses the new "
-                                 "value and is not bit-identical to an uninterrupted run\n",
-                    settings[i].key, x, y);
+                              "value and is not bit-identical to an uninterrupted run\n",
+                    settings[i], now, then);
+        free(now);
+        free(then);
+        if (!now || !then) return -1;
     }
+    return 0;
 }
 
 int nmt_output_dir_saved_config(const char *dir, nmt_config *saved, FILE *warnings) {

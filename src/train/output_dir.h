@@ -24,7 +24,8 @@ int nmt_output_dir_check_fresh(const char *dir, int overwrite, long first_checkp
  * said; the resume goes on without the comparison below). */
 int nmt_output_dir_saved_config(const char *dir, nmt_config *saved, FILE *warnings);
 /* A resume: for every setting that makes the continuation differ from an uninterrupted run and
- * differs from the saved run's, a warning naming the key on warnings (NULL: none). The new value is used. */
-void nmt_output_dir_check_settings(const nmt_config *cfg, const nmt_config *saved, FILE *warnings);
+ * differs from the saved run's, a warning naming the key and both values as config.yaml writes them on
+ * warnings (NULL: none). The new value is used. 0, or -1 when out of memory. */
+int nmt_output_dir_check_settings(const nmt_config *cfg, const nmt_config *saved, FILE *warnings);
 
 #endif

@@ -538,8 +538,8 @@ static int setup(trainer *t, const nmt_train_options *opt) {
                     cfg->seed, (unsigned long)t->state.seed, (unsigned long)t->state.seed);
         t->state.threads = nmt_pool_threads();
         /* Every check comes before config.yaml is written: a refused run changes no file. */
-        if (have_saved) nmt_output_dir_check_settings(&ran, &saved, t->warnings);
-        if ((!found && nmt_output_dir_check_fresh(cfg->output, opt->overwrite, cfg->save_every) < 0) ||
+        if ((have_saved && nmt_output_dir_check_settings(&ran, &saved, t->warnings) < 0) ||
+            (!found && nmt_output_dir_check_fresh(cfg->output, opt->overwrite, cfg->save_every) < 0) ||
             print_effective_config(t, &ran, config_path) < 0)
             goto done;
     }
