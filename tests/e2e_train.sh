@@ -63,6 +63,17 @@ offline=$("$NMT" bleu valid.de -i bleu.hyp -b -w 4)
 [ -n "$logged" ] && [ "$logged" = "$offline" ] || say_fail "validation BLEU '$logged' != offline '$offline'"
 awk -v b="$offline" 'BEGIN { exit !(b > 0) }' || say_fail "BLEU is $offline: nothing was compared"
 
+# With train.valid_beam, it is `nmt translate -k` with train.valid_length_penalty as --length-penalty.
+"$NMT" train toy.yaml --quiet --set output=beam --set train.max_steps=100 --set train.valid_every=100 \
+  --set train.optimizer.lr=1e-2 --set model.dropout=0 --set train.valid_beam=3 \
+  --set train.valid_length_penalty=2 || say_fail "beam run"
+logged=$(sed -n 's/.*"event":"valid","step":100,.*"bleu":\([0-9.]*\)[,}].*/\1/p' beam/train.log.jsonl)
+"$NMT" translate -q -m beam -k 3 --length-penalty 2 < valid.en > beam.hyp
+"$NMT" translate -q -m beam -k 3 < valid.en > beam-default.hyp
+offline=$("$NMT" bleu valid.de -i beam.hyp -b -w 4)
+[ -n "$logged" ] && [ "$logged" = "$offline" ] || say_fail "beam validation BLEU '$logged' != offline '$offline'"
+cmp -s beam.hyp beam-default.hyp && say_fail "length penalty 2 and the default 0.6 agree: nothing was compared"
+
 # SIGTERM after the first checkpoint: exit 143 with a checkpoint, then resume.
 "$NMT" train toy.yaml --set output=sig --set train.max_steps=1000000 --set train.save_every=5 --set train.patience=0 2>sig.log &
 pid=$!

@@ -67,6 +67,7 @@ START_TEST(defaults_and_resolved_paths) {
     ck_assert_double_eq(c.max_minutes, 0.0);
     ck_assert_int_eq(c.valid_every, 500);
     ck_assert_int_eq(c.valid_beam, 1);
+    ck_assert_double_eq(c.valid_length_penalty, 0.6);
     ck_assert_int_eq(c.save_every, 500);
     ck_assert_int_eq(c.keep_last, 5);
     ck_assert_int_eq(c.patience, 10);
@@ -119,6 +120,7 @@ static const char full_example[] =
     "  max_minutes: 90.5\n"
     "  valid_every: 1000\n"
     "  valid_beam: 4\n"
+    "  valid_length_penalty: 1.5\n"
     "  save_every: 250\n"
     "  keep_last: 3\n"
     "  patience: 0\n"
@@ -161,6 +163,7 @@ START_TEST(full_example_parses) {
     ck_assert_double_eq(c.max_minutes, 90.5);
     ck_assert_int_eq(c.valid_every, 1000);
     ck_assert_int_eq(c.valid_beam, 4);
+    ck_assert_double_eq(c.valid_length_penalty, 1.5);
     ck_assert_int_eq(c.save_every, 250);
     ck_assert_int_eq(c.keep_last, 3);
     ck_assert_int_eq(c.patience, 0);
@@ -208,6 +211,8 @@ START_TEST(errors_name_line_and_column) {
     expect_error("train:\n  optimizer: {lr: 0}\n", NULL, "train.optimizer.lr: expected a number > 0, got 0");
     expect_error("model:\n  norm_eps: 0\n", NULL, "model.norm_eps: expected a number in (0, 1), got 0");
     expect_error("train:\n  label_smoothing: 1\n", NULL, "train.label_smoothing: expected a number in [0, 1)");
+    expect_error("train:\n  valid_length_penalty: 11\n", NULL,
+                 ":2:25: train.valid_length_penalty: expected a number in [0, 10], got 11");
     expect_error("train:\n  seed: -1\n", NULL, ":2:9: train.seed: expected an integer from 0 to");
     expect_error("train:\n  max_steps: 99999999999999999999999\n", NULL, "train.max_steps: expected an integer from 0 to");
     expect_error("model:\n  d_model: 100\n  heads: 8\n", NULL, ":3:3: model.d_model 100 is not divisible by model.heads 8");
@@ -337,6 +342,7 @@ START_TEST(save_then_load_gives_the_same_config) {
     ck_assert(a.max_minutes == b.max_minutes);
     ck_assert_int_eq(a.valid_every, b.valid_every);
     ck_assert_int_eq(a.valid_beam, b.valid_beam);
+    ck_assert(a.valid_length_penalty == b.valid_length_penalty);
     ck_assert_int_eq(a.save_every, b.save_every);
     ck_assert_int_eq(a.keep_last, b.keep_last);
     ck_assert_int_eq(a.patience, b.patience);

@@ -112,6 +112,7 @@ static const key_spec keys[] = {
     NUMBER("train.max_minutes", KEY_DOUBLE, max_minutes, 0, INFINITY, 0),
     NUMBER("train.valid_every", KEY_INT, valid_every, 1, INT_MAX, 0),
     NUMBER("train.valid_beam", KEY_INT, valid_beam, 1, 1024, 0),
+    NUMBER("train.valid_length_penalty", KEY_DOUBLE, valid_length_penalty, 0, 10, 0),
     NUMBER("train.save_every", KEY_INT, save_every, 1, INT_MAX, 0),
     NUMBER("train.keep_last", KEY_INT, keep_last, 1, 1000000, 0),
     NUMBER("train.patience", KEY_INT, patience, 0, INT_MAX, 0),
@@ -143,6 +144,7 @@ nmt_config nmt_config_default(void) {
     c->label_smoothing = 0.1;
     c->valid_every = 500;
     c->valid_beam = 1;
+    c->valid_length_penalty = 0.6;
     c->save_every = 500;
     c->keep_last = 5;
     c->patience = 10;

@@ -61,6 +61,8 @@ typedef struct nmt_config {
     double max_minutes;         /* train.max_minutes (0 = no limit) */
     int valid_every;            /* train.valid_every (500) */
     int valid_beam;             /* train.valid_beam (1 = greedy) */
+    double valid_length_penalty; /* train.valid_length_penalty: the beam's GNMT alpha (0.6), as nmt translate's
+                                    --length-penalty; only with valid_beam > 1 */
     int save_every;             /* train.save_every (500) */
     int keep_last;              /* train.keep_last (5) */
     int patience;               /* train.patience (10; 0 = no early stopping) */

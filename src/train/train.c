@@ -342,6 +342,7 @@ static int valid_bleu(trainer *t, double *bleu) {
     nmt_decode_options options = nmt_decode_options_default();
     options.greedy = t->cfg->valid_beam <= 1;
     options.beam_size = t->cfg->valid_beam;
+    options.length_penalty = t->cfg->valid_length_penalty;
     if (nmt_decode_sentences(&t->model, &options, n, sources, lengths, out) < 0) goto done;
     nmt_bleu_clear(t->bleu);
     for (int i = 0; i < n; i++) {

@@ -45,8 +45,8 @@
  * A rank whose nmt_train fails must end the run (nmt_comm_abort): the others wait for it.
  *
  * Validation every valid_every steps and when training ends: label-smoothed loss and perplexity
- * (teacher forcing), and BLEU of greedy (valid_beam 1) or beam decoding, computed as `nmt bleu`
- * computes it. A train log line every min(100, valid_every/5) steps (at least 1), averaged over those
+ * (teacher forcing), and BLEU of greedy (valid_beam 1) or beam decoding (with valid_length_penalty),
+ * computed as `nmt bleu` computes it. A train log line every min(100, valid_every/5) steps (at least 1), averaged over those
  * steps.
  *
  * Stops at the first of max_steps, max_epochs, max_minutes (training wall-clock time summed over all
