@@ -242,6 +242,12 @@ double nmt_now(void) {
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+double nmt_cpu_seconds(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
 void nmt_format_duration(char *out, size_t size, double seconds) {
     if (!isfinite(seconds) || seconds < 0) {
         snprintf(out, size, "-");

@@ -86,6 +86,9 @@ int nmt_scratch_reserve(nmt_scratch *scratch, size_t bytes);
 
 /* Monotonic wall-clock seconds. */
 double nmt_now(void);
+/* CPU seconds that all of this process's threads have run, summed (less than threads x wall-clock
+ * seconds where they waited or other processes held the CPUs). */
+double nmt_cpu_seconds(void);
 /* seconds as H:MM:SS (rounded), or "-" when negative or not finite. */
 void nmt_format_duration(char *out, size_t size, double seconds);
 /* The CPUs this process may run on (sched_getaffinity: taskset and container limits count), at

@@ -20,6 +20,9 @@
 #include "compute/packed.h"
 
 #define NMT_TRAIN_BF16_MIN_SPEEDUP 1.3
+/* Below this share of its threads' time during the measurement, the machine counts as busy and the
+ * choice says so (its rates may mislead). */
+#define NMT_TRAIN_QUIET_SHARE 0.8
 
 /* train.precision's values: nmt_precision's fp32 and bf16, or auto. */
 typedef enum nmt_train_precision {

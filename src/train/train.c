@@ -67,7 +67,7 @@ typedef struct trainer {
     double last_loss;
     double last_grad_norm;   /* of the last step, before clipping (logged on train lines) */
     nmt_precision precision; /* of the products: train.precision as resolved here (products_precision) */
-    char precision_why[384]; /* what decided it, for the log ("" for fp32 as set) */
+    char precision_why[768]; /* what decided it, for the log ("" for fp32 as set) */
     /* the last step's work, for `nmt bench train` */
     double step_flops, step_optimizer_s, step_wait_s;
     long step_src_tokens, step_sentences;
