@@ -154,6 +154,25 @@ START_TEST(bf16_products) {
 }
 END_TEST
 
+/* Rates come back in the order asked, one a precision however often it is asked for: positive for
+ * every precision this CPU runs, -1 for the others; the fastest is one that runs here. */
+START_TEST(rates_are_measured_for_each_precision) {
+    static const nmt_precision asked[] = {NMT_PRECISION_INT8, NMT_PRECISION_FP32, NMT_PRECISION_BF16,
+                                          NMT_PRECISION_FP32};
+    double rates[4];
+    nmt_packed_rates(asked, 4, 8, 64, 32, 2, 0.0, rates);
+    for (int i = 0; i < 4; i++) {
+        const int here = asked[i] == NMT_PRECISION_FP32 || nmt_packed_available(asked[i]);
+        ck_assert_msg(here ? rates[i] > 0 : rates[i] == -1.0, "%s: %g GOP/s", nmt_packed_precision_name(asked[i]),
+                      rates[i]);
+    }
+    double all[3];
+    const nmt_precision best = nmt_packed_fastest(8, 64, 32, 0.0, all);
+    ck_assert(best == NMT_PRECISION_FP32 || nmt_packed_available(best));
+    ck_assert(all[best] >= all[NMT_PRECISION_FP32]);
+}
+END_TEST
+
 /* Bad shapes are refused; an allocation failure while packing is reported. */
 START_TEST(packed_errors) {
     float w[4] = {0};
@@ -179,6 +198,7 @@ int main(void) {
     tcase_add_loop_test(tc, packed_rows_are_invariant, 0, 2);
     tcase_add_test(tc, packed_fallback_is_blas);
     tcase_add_loop_test(tc, bf16_products, 0, SHAPES);
+    tcase_add_test(tc, rates_are_measured_for_each_precision);
     tcase_add_test(tc, packed_errors);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);

@@ -12,6 +12,7 @@
 #include "compute/kernels.h"
 #include "base/util.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -225,12 +226,22 @@ double nmt_packed_gops(nmt_precision precision, int M, int N, int K, double min_
     return best;
 }
 
+void nmt_packed_rates(const nmt_precision *precisions, int count, int M, int N, int K, int rounds,
+                      double min_seconds, double *rates) {
+    for (int i = 0; i < count; i++) rates[i] = -1.0;
+    for (int round = 0; round < rounds; round++)
+        for (int i = 0; i < count; i++) rates[i] = fmax(rates[i], nmt_packed_gops(precisions[i], M, N, K, min_seconds));
+}
+
 nmt_precision nmt_packed_fastest(int M, int N, int K, double min_seconds, double rates[3]) {
     static const nmt_precision order[] = {NMT_PRECISION_FP32, NMT_PRECISION_BF16, NMT_PRECISION_INT8};
+    enum { ROUNDS = 3 };
+    double measured[3];
+    nmt_packed_rates(order, 3, M, N, K, ROUNDS, min_seconds / ROUNDS, measured);
     nmt_precision best = NMT_PRECISION_FP32;
     double best_rate = 0.0;
     for (size_t i = 0; i < sizeof order / sizeof order[0]; i++) {
-        const double r = nmt_packed_gops(order[i], M, N, K, min_seconds);
+        const double r = measured[i];
         if (rates) rates[order[i]] = r;
         /* A lower precision must beat fp32 clearly, so that noise does not flip the choice. */
         if (r > best_rate * (order[i] == NMT_PRECISION_FP32 ? 1.0 : 1.1)) {

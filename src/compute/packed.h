@@ -83,7 +83,13 @@ const char *nmt_packed_kernel_name(nmt_precision precision);
 /* Best GOP/s (2 M N K operations a product) of y[M, N] = x[M, K] W^T through packed weights over
  * repetitions lasting at least min_seconds; -1 where the precision is not available here. */
 double nmt_packed_gops(nmt_precision precision, int M, int N, int K, double min_seconds);
-/* The precision whose products of this shape run fastest on this CPU, measured now (a lower one
+/* The best GOP/s of each of `count` precisions at one shape, rates[i] for precisions[i] (-1 where it
+ * is not available here), over `rounds` rounds that take each in turn for at least min_seconds, so
+ * that a burst of load on the machine slows all alike instead of the one being measured. */
+void nmt_packed_rates(const nmt_precision *precisions, int count, int M, int N, int K, int rounds,
+                      double min_seconds, double *rates);
+/* The precision whose products of this shape run fastest on this CPU, measured now in alternating
+ * rounds (nmt_packed_rates; a lower one
  * must be at least 1.1x faster than the one before it); rates[precision] receives the GOP/s of
  * each (-1: not available). Every precision here is one whose translations were checked against
  * fp32 (README). */

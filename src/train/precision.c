@@ -9,8 +9,7 @@
 enum { SHAPE_M = 4096, SHAPE_N = 1024, SHAPE_K = 256 };
 
 /* The products' rates, measured once a process, so that every run of a process (a test's, a library
- * user's) gets the same answer, and in alternating rounds, best of each, so that a burst of load on
- * the machine slows both alike instead of the one being measured. Load that lasts the whole
+ * user's) gets the same answer, in alternating rounds (nmt_packed_rates). Load that lasts the whole
  * measurement can still slow one more than the other (1.06x here with a beam search running beside
  * it, 1.5x alone), which the pool's share of the CPU time shows. */
 static struct {
@@ -22,12 +21,11 @@ static struct {
 static void measure(void) {
     if (rates.measured) return;
     const double wall = nmt_now(), cpu = nmt_cpu_seconds();
-    for (int round = 0; round < 6; round++) {
-        const double f = nmt_packed_gops(NMT_PRECISION_FP32, SHAPE_M, SHAPE_N, SHAPE_K, 0.05);
-        const double b = nmt_packed_gops(NMT_PRECISION_BF16, SHAPE_M, SHAPE_N, SHAPE_K, 0.05);
-        if (f > rates.fp32) rates.fp32 = f;
-        if (b > rates.bf16) rates.bf16 = b;
-    }
+    static const nmt_precision both[] = {NMT_PRECISION_FP32, NMT_PRECISION_BF16};
+    double measured[2];
+    nmt_packed_rates(both, 2, SHAPE_M, SHAPE_N, SHAPE_K, 6, 0.05, measured);
+    rates.fp32 = measured[0];
+    rates.bf16 = measured[1];
     rates.share = (nmt_cpu_seconds() - cpu) / ((nmt_now() - wall) * nmt_pool_threads());
     rates.measured = 1;
 }
