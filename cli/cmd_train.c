@@ -34,6 +34,8 @@ static void usage(FILE *out) {
             "gradients, Adam, norms, softmax and loss stay float32), only where this CPU's bf16 products\n"
             "measure at least 1.3x fp32's (AMD Zen 4: 2-2.8x, Zen 5: 1.5x; Intel Xeons without AMX: 0.65x,\n"
             "refused with the rates); `auto` takes bf16 where it pays and fp32 elsewhere; fp32 is the default.\n"
+            "The measurement wants a quiet machine: other processes' load can flip it, and the choice says\n"
+            "when the machine was busy. Under `auto` a resumed run keeps the precision it started in.\n"
             "\n"
             "Options:\n"
             "      --set KEY=VALUE  override a config key, e.g. --set train.optimizer.lr=5e-4 (repeatable)\n"
