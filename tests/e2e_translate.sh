@@ -167,7 +167,10 @@ cmp -s out all.txt || say_fail "gzip input differs"
 "$NMT" translate -m $M $T -i - <in.txt >dash.txt 2>err && cmp -s dash.txt all.txt || say_fail "-i -: $(cat err)"
 
 # Streaming: a coprocess gets each answer before it sends the next line.
+# Bash unsets TR_PID once it reaps the coprocess, which can happen as soon as its input closes, so the
+# PID to wait for is kept (bash keeps the exit status of a reaped child for `wait`).
 coproc TR { "$NMT" translate -m $M $T -q 2>&1; }
+tr_pid=$TR_PID
 for l in 'the cat sees a dog' 'big red house'; do
   echo "$l" >&"${TR[1]}"
   IFS= read -r -t 60 answer <&"${TR[0]}" || { say_fail "--stream: no answer to '$l' within 60 s"; break; }
@@ -175,7 +178,7 @@ for l in 'the cat sees a dog' 'big red house'; do
     say_fail "--stream answered '$answer' to '$l'"
 done
 exec {TR[1]}>&-
-wait "$TR_PID" || say_fail "--stream coprocess exit"
+wait "$tr_pid" || say_fail "--stream coprocess exit"
 
 # Options are matched exactly; habits from Marian and fairseq are aliases; a repeated option is refused.
 check "abbreviated option" 2 "$NMT" translate -m $M --max-length-r 3
