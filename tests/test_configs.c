@@ -30,8 +30,7 @@ static void parent_of_repository(char *out, size_t size) {
     *slash = '\0';
 }
 
-/* batch_tokens and every (valid_every = save_every): the trial on val that halved En→De's batches (README)
- * has not been run on the other pairs, whose configs keep 4,096 tokens and 250 steps. */
+/* One Multi30k config, `name` translating English into `tgt`: every pair shares the README's recipe. */
 static void check_multi30k(const char *name, const char *tgt) {
     char path[512], parent[512], want[640];
     snprintf(path, sizeof path, "%s/configs/%s.yaml", NMT_SOURCE_DIR, name);
