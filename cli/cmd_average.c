@@ -15,8 +15,8 @@ const char nmt_cmd_average_summary[] = "average the parameters of models or chec
 
 static void usage(FILE *out) {
     fprintf(out,
-            "Usage: nmt average -o OUT_DIR MODEL...\n"
-            "       nmt average -o OUT_DIR --last N MODEL_DIR\n"
+            "Usage: nmt average [--ema] -o OUT_DIR MODEL...\n"
+            "       nmt average -o OUT_DIR --last N [--ema] MODEL_DIR\n"
             "\n"
             "Writes a model directory whose parameters are the element-wise mean of those of the given\n"
             "models (model directories, their model.safetensors, or checkpoints in DIR/checkpoints/; all\n"
@@ -24,11 +24,14 @@ static void usage(FILE *out) {
             "model.safetensors, and the spm.model and config.yaml of the first input's model directory,\n"
             "so `nmt translate -m OUT_DIR` and every other subcommand take it. The inputs must share that\n"
             "vocabulary. With --last N, averages the N latest checkpoints in MODEL_DIR/checkpoints/.\n"
+            "With --ema, averages the checkpoints' moving averages of the weights (train.ema_decay's,\n"
+            "which model.safetensors holds) instead of their trained weights.\n"
             "\n"
             "  -o, --output DIR     the model directory to write (created; one that holds a model is\n"
             "                       refused without --overwrite; OUT.safetensors writes only the\n"
             "                       averaged weights file)\n"
             "  -l, --last N         average the last N checkpoints of MODEL_DIR\n"
+            "      --ema            average the checkpoints' moving averages (their ema.* tensors)\n"
             "      --overwrite      replace the model in -o DIR\n"
             "  -q, --quiet          print only errors\n"
             "  -h, --help           show this help\n");
@@ -97,30 +100,31 @@ done:
 }
 
 /* Averages into OUT_DIR/model.safetensors with the vocabulary and config beside it. */
-static int write_model_dir(const char *const *paths, int count, const char *out_dir) {
+static int write_model_dir(const char *const *paths, int count, const char *prefix, const char *out_dir) {
     if (nmt_mkdirs(out_dir) < 0) return -1;
     char *weights = nmt_path_join(out_dir, "model.safetensors");
     if (!weights) return -1;
     int rc = copy_shared(paths, count, "spm.model", out_dir, 1);
     if (rc == 0) rc = copy_shared(paths, count, "config.yaml", out_dir, 0);
-    if (rc == 0) rc = nmt_model_average(paths, count, weights);
+    if (rc == 0) rc = nmt_model_average(paths, count, prefix, weights);
     free(weights);
     return rc;
 }
 
 int nmt_cmd_average(int argc, char **argv) {
-    enum { OPT_OVERWRITE = 256 };
+    enum { OPT_OVERWRITE = 256, OPT_EMA };
     static const struct option options[] = {
         {"output", required_argument, NULL, 'o'},
         {"last", required_argument, NULL, 'l'},
         {"overwrite", no_argument, NULL, OPT_OVERWRITE},
+        {"ema", no_argument, NULL, OPT_EMA},
         {"quiet", no_argument, NULL, 'q'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     const char *output = NULL;
     long last = 0;
-    int quiet = 0, overwrite = 0, c;
+    int quiet = 0, overwrite = 0, ema = 0, c;
     optind = 1;
     while ((c = nmt_cli_getopt("average", argc, argv, "o:l:qh", options, NULL)) != -1) {
         switch (c) {
@@ -129,6 +133,7 @@ int nmt_cmd_average(int argc, char **argv) {
             if (nmt_cli_long("average", "--last", optarg, 1, 1000000, &last) < 0) return NMT_EXIT_USAGE;
             break;
         case OPT_OVERWRITE: overwrite = 1; break;
+        case OPT_EMA: ema = 1; break;
         case 'q': quiet = 1; break;
         case 'h': usage(stdout); return NMT_EXIT_OK;
         default: return NMT_EXIT_USAGE;
@@ -166,9 +171,11 @@ int nmt_cmd_average(int argc, char **argv) {
         usage = 1;
         goto done;
     }
-    rc = bare ? nmt_model_average(paths, count, output) : write_model_dir(paths, count, output);
+    const char *prefix = ema ? "ema." : "";
+    rc = bare ? nmt_model_average(paths, count, prefix, output) : write_model_dir(paths, count, prefix, output);
     if (rc == 0 && !quiet) {
-        fprintf(stderr, "nmt average: wrote %s, the mean of %d model%s:\n", output, count, count == 1 ? "" : "s");
+        fprintf(stderr, "nmt average: wrote %s, the mean of %s%d model%s:\n", output,
+                ema ? "the moving averages of " : "", count, count == 1 ? "" : "s");
         for (int i = 0; i < count; i++) fprintf(stderr, "  %s\n", paths[i]);
     }
 done:

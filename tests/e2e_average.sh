@@ -26,6 +26,9 @@ check "--last 3 --quiet" 0 "$NMT" average -q -o "$tmp/c.safetensors" --last 3 "$
 "$gen" "$tmp/other.safetensors" 1 4
 check "different configs" 1 "$NMT" average -o "$tmp/d.safetensors" "$tmp/a.safetensors" "$tmp/other.safetensors"
 grep -q "its model differs from .* (heads: 4, not 2)" "$tmp/err" || { echo "FAIL config message"; cat "$tmp/err"; fail=1; }
+check "--ema without moving averages" 1 "$NMT" average --ema -o "$tmp/d.safetensors" --last 2 "$tmp/run"
+grep -q "step-00000003.safetensors: no ema.\* tensors (a checkpoint of a run without train.ema_decay" "$tmp/err" ||
+  { echo "FAIL --ema message"; cat "$tmp/err"; fail=1; }
 check "too few checkpoints" 1 "$NMT" average -o "$tmp/d.safetensors" --last 5 "$tmp/run"
 grep -q "holds 4 checkpoints, fewer than --last 5" "$tmp/err" || { echo "FAIL --last message"; cat "$tmp/err"; fail=1; }
 printf 'not a model' >"$tmp/junk.safetensors"

@@ -263,20 +263,38 @@ START_TEST(average_of_known_models) {
     nmt_model_metadata_init(&md, &c);
     write_variant(pc, &ck, ck.num_tensors, md.entries, NMT_MODEL_METADATA, "adam_m.");
     const char *paths[] = {pa, pb, pc};
-    ck_assert_msg(nmt_model_average(paths, 3, out) == 0, "%s", nmt_error());
+    ck_assert_msg(nmt_model_average(paths, 3, "", out) == 0, "%s", nmt_error());
     nmt_model avg;
     ck_assert_int_eq(nmt_model_load(&avg, out), 0);
     for (size_t i = 0; i < avg.num_params; i++) ck_assert_float_eq(avg.params[i], (float)(i % 1000) + 2.0f);
     nmt_model_free(&avg);
     /* Two models: (p + 3p + 2) / 2 = 2p + 1. One model: itself. */
-    ck_assert_int_eq(nmt_model_average(paths, 2, out), 0);
+    ck_assert_int_eq(nmt_model_average(paths, 2, "", out), 0);
     ck_assert_int_eq(nmt_model_load(&avg, out), 0);
     for (size_t i = 0; i < avg.num_params; i++) ck_assert_float_eq(avg.params[i], 2.0f * (float)(i % 1000) + 1.0f);
     nmt_model_free(&avg);
-    ck_assert_int_eq(nmt_model_average(paths + 1, 1, out), 0);
+    ck_assert_int_eq(nmt_model_average(paths + 1, 1, "", out), 0);
     ck_assert_int_eq(nmt_model_load(&avg, out), 0);
     ck_assert_mem_eq(avg.params, b.params, b.num_params * sizeof(float));
     nmt_model_free(&avg);
+
+    /* The moving averages: checkpoints c and e hold q(i) = i % 7 and q(i) + 2 as "ema." tensors
+     * beside their weights, so their mean is q(i) + 1; a model file without them is refused. */
+    char *pe = temp_path("e.safetensors");
+    for (size_t i = 0; i < ck.num_params; i++) ck.grads[i] = (float)(i % 7);
+    write_variant(pc, &ck, ck.num_tensors, md.entries, NMT_MODEL_METADATA, "ema.");
+    for (size_t i = 0; i < ck.num_params; i++) ck.grads[i] += 2.0f;
+    write_variant(pe, &ck, ck.num_tensors, md.entries, NMT_MODEL_METADATA, "ema.");
+    const char *emas[] = {pc, pe, pa};
+    ck_assert_msg(nmt_model_average(emas, 2, "ema.", out) == 0, "%s", nmt_error());
+    ck_assert_int_eq(nmt_model_load(&avg, out), 0);
+    for (size_t i = 0; i < avg.num_params; i++) ck_assert_float_eq(avg.params[i], (float)(i % 7) + 1.0f);
+    nmt_model_free(&avg);
+    ck_assert_int_eq(nmt_model_average(emas, 3, "ema.", out), -1);
+    char no_ema[300];
+    snprintf(no_ema, sizeof no_ema, "%s: no ema.* tensors (a checkpoint of a run without train.ema_decay, or not a checkpoint)", pa);
+    ck_assert_str_eq(nmt_error(), no_ema);
+    free(pe);
 
     /* Models of different configs are not averaged. */
     nmt_model_config other = c;
@@ -284,11 +302,11 @@ START_TEST(average_of_known_models) {
     nmt_model d;
     make_model(&d, &other, 1.0f, 0.0f);
     ck_assert_int_eq(nmt_model_save(&d, pb), 0);
-    ck_assert_int_eq(nmt_model_average(paths, 2, out), -1);
+    ck_assert_int_eq(nmt_model_average(paths, 2, "", out), -1);
     char want[300];
     snprintf(want, sizeof want, "%s: its model differs from %s's (heads: 4, not 2)", pb, pa);
     ck_assert_str_eq(nmt_error(), want);
-    ck_assert_int_eq(nmt_model_average(paths, 0, out), -1);
+    ck_assert_int_eq(nmt_model_average(paths, 0, "", out), -1);
     nmt_model_free(&a);
     nmt_model_free(&b);
     nmt_model_free(&ck);
@@ -319,7 +337,7 @@ START_TEST(the_vocabulary_fingerprint_travels_with_the_model) {
                                   "training run");
     ck_assert_int_eq(nmt_model_check_vocab(0, "old.safetensors", 0x1111111111111111ull, "spm.model"), 0); /* unrecorded */
     const char *both[] = {pa, pb};
-    ck_assert_int_eq(nmt_model_average(both, 2, out), -1);
+    ck_assert_int_eq(nmt_model_average(both, 2, "", out), -1);
     ck_assert_ptr_nonnull(strstr(nmt_error(), "trained with another vocabulary than"));
     nmt_model_free(&a);
     nmt_model_free(&b);
@@ -369,7 +387,7 @@ static int load_and_average(void *path) {
     int rc = out ? nmt_model_load(&back, path) : -1;
     if (rc == 0) {
         nmt_model_free(&back);
-        rc = nmt_model_average(paths, 2, out);
+        rc = nmt_model_average(paths, 2, "", out);
     }
     free(out);
     return rc;

@@ -502,7 +502,13 @@ int nmt_model_init_from(nmt_model *m, const char *path) {
     return rc;
 }
 
-int nmt_model_average(const char *const *paths, int count, const char *out) {
+/* Whether file holds the tensor prefix + name. */
+static int has_prefixed(const nmt_st_file *file, const char *prefix, const char *name) {
+    char full[256];
+    return snprintf(full, sizeof full, "%s%s", prefix, name) < (int)sizeof full && nmt_st_find(file, full) != NULL;
+}
+
+int nmt_model_average(const char *const *paths, int count, const char *prefix, const char *out) {
     if (count < 1) return nmt_error_set("no models to average");
     nmt_model m;
     nmt_st_file file;
@@ -527,7 +533,10 @@ int nmt_model_average(const char *const *paths, int count, const char *out) {
             rc = nmt_error_set("%s: trained with another vocabulary than %s (vocab_fingerprint %016" PRIx64 ", not %016" PRIx64 ")",
                                paths[k], paths[0], fingerprint, m.vocab_fingerprint);
         /* m.grads is free scratch space while averaging (made by nmt_model_zero_grads). */
-        if (rc == 0) rc = nmt_model_tensor_read(&m, m.grads, "", &file, paths[k]);
+        if (rc == 0 && *prefix && !has_prefixed(&file, prefix, m.tensors[0].name))
+            rc = nmt_error_set("%s: no %s* tensors (a checkpoint of a run without train.ema_decay, or not a "
+                               "checkpoint)", paths[k], prefix);
+        if (rc == 0) rc = nmt_model_tensor_read(&m, m.grads, prefix, &file, paths[k]);
         for (size_t j = 0; rc == 0 && j < m.num_params; j++) m.params[j] += m.grads[j];
         nmt_st_free(&file);
     }

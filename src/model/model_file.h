@@ -98,8 +98,9 @@ void nmt_model_matrix_done(const nmt_model *m, const float *p, size_t count);
 int nmt_model_init_from(nmt_model *m, const char *path);
 
 /* The element-wise mean of the parameters of the model files or checkpoints in paths, which must
- * share one config, written as a model file to out. */
-int nmt_model_average(const char *const *paths, int count, const char *out);
+ * share one config, written as a model file to out. The tensors read are prefix + each model tensor's
+ * name: "" for the weights, "ema." for the moving averages that checkpoints of train.ema_decay hold. */
+int nmt_model_average(const char *const *paths, int count, const char *prefix, const char *out);
 /* model_dir/checkpoints/step-<step as 8 digits or more>.safetensors, a new string. */
 char *nmt_model_checkpoint_path(const char *model_dir, long step);
 /* The checkpoints in model_dir/checkpoints/, lowest step first: a NULL-terminated array of paths and

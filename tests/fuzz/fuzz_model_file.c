@@ -48,7 +48,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     int rc = nmt_model_load(&m, path);
     const char *out = fuzz_file(1, "average.safetensors", "", 0);
     const char *paths[] = {path};
-    int averaged = nmt_model_average(paths, 1, out);
+    int averaged = nmt_model_average(paths, 1, "", out);
     if (rc < 0) {
         FUZZ_CHECK(averaged < 0 || nmt_model_load(&m, path) < 0, "averaged a file that does not load");
         FUZZ_CHECK(strncmp(nmt_error(), path, strlen(path)) == 0 || strstr(nmt_error(), "out of memory"),
