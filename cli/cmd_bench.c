@@ -368,7 +368,7 @@ static int bench_train_synthetic(const bench_options *o) {
         double flops = nmt_model_flops(&c, &batch);
         for (long step = 0; step < o->warmup + o->steps; step++) {
             if (step == o->warmup) memset(&m.timing, 0, sizeof m.timing);
-            nmt_forward_options opts = {1, 0.1f, (uint64_t)step};
+            nmt_forward_options opts = {.training = 1, .label_smoothing = 0.1f, .dropout_seed = (uint64_t)step};
             nmt_loss loss;
             double start = nmt_now();
             if (nmt_model_zero_grads(&m) < 0 || nmt_model_forward(&m, &batch, &opts, &loss) < 0 ||

@@ -115,6 +115,8 @@ static const char full_example[] =
     "  optimizer: {lr: 5.0e-4, betas: [0.85, 0.995], eps: 1.0e-8, warmup: 4000, schedule: cosine, decay_steps: 50000,\n"
     "              min_lr: 1.0e-5, clip_norm: 1.5}\n"
     "  label_smoothing: 0.2\n"
+    "  dropout_src: 0.1\n"
+    "  dropout_trg: 0.15\n"
     "  max_steps: 100000\n"
     "  max_epochs: 30\n"
     "  max_minutes: 90.5\n"
@@ -158,6 +160,8 @@ START_TEST(full_example_parses) {
     ck_assert_double_eq(c.min_lr, 1e-5);
     ck_assert_double_eq(c.clip_norm, 1.5);
     ck_assert_double_eq(c.label_smoothing, 0.2);
+    ck_assert_double_eq(c.dropout_src, 0.1);
+    ck_assert_double_eq(c.dropout_trg, 0.15);
     ck_assert_int_eq(c.max_steps, 100000);
     ck_assert_int_eq(c.max_epochs, 30);
     ck_assert_double_eq(c.max_minutes, 90.5);
@@ -211,6 +215,7 @@ START_TEST(errors_name_line_and_column) {
     expect_error("train:\n  optimizer: {lr: 0}\n", NULL, "train.optimizer.lr: expected a number > 0, got 0");
     expect_error("model:\n  norm_eps: 0\n", NULL, "model.norm_eps: expected a number in (0, 1), got 0");
     expect_error("train:\n  label_smoothing: 1\n", NULL, "train.label_smoothing: expected a number in [0, 1)");
+    expect_error("train:\n  dropout_src: 1\n", NULL, ":2:16: train.dropout_src: expected a number in [0, 1), got 1");
     expect_error("train:\n  valid_length_penalty: 11\n", NULL,
                  ":2:25: train.valid_length_penalty: expected a number in [0, 10], got 11");
     expect_error("train:\n  seed: -1\n", NULL, ":2:9: train.seed: expected an integer from 0 to");
@@ -337,6 +342,7 @@ START_TEST(save_then_load_gives_the_same_config) {
     ck_assert_double_eq(a.min_lr, b.min_lr);
     ck_assert(a.clip_norm == b.clip_norm);
     ck_assert(a.label_smoothing == b.label_smoothing);
+    ck_assert(a.dropout_src == b.dropout_src && a.dropout_trg == b.dropout_trg);
     ck_assert_int_eq(a.max_steps, b.max_steps);
     ck_assert_int_eq(a.max_epochs, b.max_epochs);
     ck_assert(a.max_minutes == b.max_minutes);

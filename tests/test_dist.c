@@ -207,7 +207,7 @@ static void pieces_reduce(nmt_model *m, int overlap, int empty_last, float *out)
                 piece.src += lo * TL;
                 piece.tgt_in += lo * TL;
                 piece.tgt_out += lo * TL;
-                nmt_forward_options fo = {1, 0.1f, 100 + (uint64_t)p};
+                nmt_forward_options fo = {.training = 1, .label_smoothing = 0.1f, .dropout_seed = 100 + (uint64_t)p};
                 nmt_loss loss;
                 ck_assert_int_eq(nmt_model_forward(m, &piece, &fo, &loss), 0);
                 ck_assert_int_eq(nmt_model_backward_hooked(m, 1.0f, nmt_dist_hook(&d, p)), 0);

@@ -351,7 +351,10 @@ static void check_model_gradients(nmt_norm_position norm, nmt_positions position
     nmt_pool_set_threads(2);
     nmt_model m;
     checked_model(&m, norm, positions, tie, dropout, layers);
-    model_ctx ctx = {&m, tiny_batch(tiny_src, tiny_tgt_in, tiny_tgt_out), {1, 0.1f, 1234}};
+    /* With dropout, whole words too: a dropped word's embedding gets no gradient, a kept one's is scaled. */
+    const nmt_forward_options opts = {
+        .training = 1, .label_smoothing = 0.1f, .dropout_seed = 1234, .dropout_src = dropout, .dropout_trg = dropout};
+    model_ctx ctx = {&m, tiny_batch(tiny_src, tiny_tgt_in, tiny_tgt_out), opts};
     nmt_model_zero_grads(&m);
     model_loss(&ctx);
     check_backward_hook(&m);
@@ -396,7 +399,7 @@ static void check_bf16_gradients(nmt_norm_position norm, nmt_positions positions
     nmt_pool_set_threads(2);
     nmt_model m;
     checked_model(&m, norm, positions, tie, 0.0f, 2);
-    model_ctx ctx = {&m, tiny_batch(tiny_src, tiny_tgt_in, tiny_tgt_out), {1, 0.1f, 1234}};
+    model_ctx ctx = {&m, tiny_batch(tiny_src, tiny_tgt_in, tiny_tgt_out), {.training = 1, .label_smoothing = 0.1f, .dropout_seed = 1234}};
     float *fp32 = malloc(m.num_params * sizeof(float));
     ck_assert_ptr_nonnull(fp32);
     nmt_model_zero_grads(&m);
@@ -494,7 +497,7 @@ START_TEST(logprobs_loss_and_encoder_agree) {
     ck_assert_int_eq(nmt_model_init(&m, &c), 0);
     nmt_model_init_weights(&m, 5);
     nmt_batch b = tiny_batch(tiny_src, tiny_tgt_in, tiny_tgt_out);
-    nmt_forward_options eval = {0, 0.0f, 0};
+    nmt_forward_options eval = {.training = 0};
     nmt_loss loss;
     ck_assert_int_eq(nmt_model_forward(&m, &b, &eval, &loss), 0);
     ck_assert_int_eq(loss.tokens, 9);
@@ -505,7 +508,7 @@ START_TEST(logprobs_loss_and_encoder_agree) {
     for (int i = 0; i < TB * TT; i++) total += lp[i];
     ck_assert_double_eq_tol(-total, loss.nll_sum, 1e-4);
     /* Label smoothing changes the loss, not the NLL (the kernel test checks its value). */
-    nmt_forward_options smoothed = {0, 0.1f, 0};
+    nmt_forward_options smoothed = {.label_smoothing = 0.1f};
     double nll = loss.nll_sum;
     ck_assert_int_eq(nmt_model_forward(&m, &b, &smoothed, &loss), 0);
     ck_assert_double_eq_tol(loss.nll_sum, nll, 1e-9);
@@ -527,7 +530,7 @@ START_TEST(bad_batches_are_refused) {
     c.max_positions = 4;
     nmt_model m;
     ck_assert_int_eq(nmt_model_init(&m, &c), 0);
-    nmt_forward_options opts = {1, 0.1f, 1};
+    nmt_forward_options opts = {.training = 1, .label_smoothing = 0.1f, .dropout_seed = 1};
     nmt_loss loss;
     nmt_batch b = tiny_batch(tiny_src, tiny_tgt_in, tiny_tgt_out); /* S = 5 > 4 */
     ck_assert_int_eq(nmt_model_forward(&m, &b, &opts, &loss), -1);
@@ -563,7 +566,7 @@ static double train_steps(nmt_model *m, const nmt_batch *b, int steps, float lr,
     float *mom1 = calloc(m->num_params, sizeof(float)), *mom2 = calloc(m->num_params, sizeof(float));
     double last = 0;
     for (int step = 1; step <= steps; step++) {
-        nmt_forward_options opts = {1, smoothing, (uint64_t)step};
+        nmt_forward_options opts = {.training = 1, .label_smoothing = smoothing, .dropout_seed = (uint64_t)step};
         nmt_loss loss;
         nmt_model_zero_grads(m);
         ck_assert_int_eq(nmt_model_forward(m, b, &opts, &loss), 0);
@@ -639,6 +642,49 @@ START_TEST(training_is_deterministic) {
 }
 END_TEST
 
+/* Word dropout zeroes whole embeddings: at a rate so close to 1 that every word of a side is dropped,
+ * the loss no longer depends on that side's tokens (only on its positions and padding), while it
+ * does at a rate of 0.5; evaluation ignores both rates. */
+START_TEST(word_dropout_drops_whole_words) {
+    nmt_model_config c = tiny_config();
+    c.dropout = 0.0f;
+    c.positions = NMT_POSITIONS_SINUSOIDAL;
+    nmt_model m;
+    ck_assert_int_eq(nmt_model_init(&m, &c), 0);
+    nmt_model_init_weights(&m, 3);
+    int32_t other_src[TB * TS], other_tgt_in[TB * TT];
+    for (int i = 0; i < TB * TS; i++) other_src[i] = tiny_src[i] == NMT_PAD ? NMT_PAD : 4 + (tiny_src[i] + 1) % 9;
+    for (int i = 0; i < TB * TT; i++) other_tgt_in[i] = tiny_tgt_in[i] == NMT_PAD ? NMT_PAD : 4 + (tiny_tgt_in[i] + 3) % 9;
+    const nmt_batch given = tiny_batch(tiny_src, tiny_tgt_in, tiny_tgt_out);
+    const nmt_batch src_changed = tiny_batch(other_src, tiny_tgt_in, tiny_tgt_out);
+    const nmt_batch tgt_changed = tiny_batch(tiny_src, other_tgt_in, tiny_tgt_out);
+    const float all = 0.999999f;
+    model_ctx ctx = {&m, given, {.training = 1, .dropout_seed = 5, .dropout_src = all}};
+    const double src_dropped = model_loss(&ctx);
+    ctx.batch = src_changed;
+    ck_assert_double_eq(model_loss(&ctx), src_dropped);
+    ctx.batch = tgt_changed;
+    ck_assert_double_ne(model_loss(&ctx), src_dropped);
+    ctx.opts = (nmt_forward_options){.training = 1, .dropout_seed = 5, .dropout_trg = all};
+    const double tgt_dropped = model_loss(&ctx);
+    ctx.batch = given;
+    ck_assert_double_eq(model_loss(&ctx), tgt_dropped);
+    ctx.batch = src_changed;
+    ck_assert_double_ne(model_loss(&ctx), tgt_dropped);
+    /* Half the words: the loss differs from no word dropout in training, and not at all in evaluation. */
+    ctx.batch = given;
+    ctx.opts = (nmt_forward_options){.training = 1, .dropout_seed = 5};
+    const double none = model_loss(&ctx);
+    ctx.opts.dropout_src = ctx.opts.dropout_trg = 0.5f;
+    ck_assert_double_ne(model_loss(&ctx), none);
+    ctx.opts.training = 0;
+    const double eval_with = model_loss(&ctx);
+    ctx.opts.dropout_src = ctx.opts.dropout_trg = 0.0f;
+    ck_assert_double_eq(model_loss(&ctx), eval_with);
+    nmt_model_free(&m);
+}
+END_TEST
+
 /* The d256/h4/ff1024/3+3/8k configuration of configs/multi30k-small.yaml at Multi30k-like lengths (source 13, target
  * 14 pieces): forward+backward is about 45 MFLOP per target token. By hand, per target token:
  * encoder 3 x 6 x (4 D^2 + 2 D F) x 13/14 = 13.1M, decoder 3 x 6 x (6 D^2 + 2 D F) = 16.5M plus
@@ -666,7 +712,7 @@ static int create_and_forward(void *context) {
     if (nmt_model_init(&m, &c) < 0) return -1;
     nmt_model_init_weights(&m, 1);
     nmt_batch b = tiny_batch(tiny_src, tiny_tgt_in, tiny_tgt_out);
-    nmt_forward_options opts = {1, 0.1f, 1};
+    nmt_forward_options opts = {.training = 1, .label_smoothing = 0.1f, .dropout_seed = 1};
     nmt_loss loss;
     int rc = nmt_model_zero_grads(&m);
     if (rc == 0) rc = nmt_model_forward(&m, &b, &opts, &loss);
@@ -711,6 +757,7 @@ static Suite *model_suite(void) {
     tcase_add_test(behaviour, bad_batches_are_refused);
     tcase_add_test(behaviour, tiny_model_overfits_ten_pairs);
     tcase_add_test(behaviour, training_is_deterministic);
+    tcase_add_test(behaviour, word_dropout_drops_whole_words);
     tcase_add_test(behaviour, flops_per_target_token_of_the_small_config);
     tcase_add_test(behaviour, create_and_forward_survive_every_allocation_failure);
     suite_add_tcase(s, behaviour);

@@ -95,6 +95,7 @@ struct nmt_activations {
     int mode;                 /* of the last forward */
     nmt_dropout drop;         /* residual dropout of the last forward (rate 0 in evaluation) */
     float attention_dropout;  /* likewise for attention weights */
+    float dropout_src, dropout_trg; /* likewise for whole source / decoder-input words */
     int32_t *src_lengths;     /* [B] source row b's keys are [0, src_lengths[b]) */
     float *positions;         /* sinusoidal: [max(S,T), D]; rope: [max(S,T), dh/2, 2]; else unused */
     side src, tgt;

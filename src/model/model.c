@@ -87,6 +87,8 @@ static int prepare(nmt_model *m, const nmt_batch *b, int mode, const nmt_forward
     int dropout_on = mode == NMT_PASS_TRAIN && opts && opts->training;
     A->drop = (nmt_dropout){dropout_on ? c->dropout : 0.0f, opts ? opts->dropout_seed : 0, 0};
     A->attention_dropout = dropout_on ? c->attention_dropout : 0.0f;
+    A->dropout_src = dropout_on ? opts->dropout_src : 0.0f;
+    A->dropout_trg = dropout_on ? opts->dropout_trg : 0.0f;
     for (int i = 0; i < b->batch; i++) A->src_lengths[i] = row_length(b->src + (long)i * b->src_len, b->src_len);
     int longest = b->src_len > T ? b->src_len : T;
     if (c->positions == NMT_POSITIONS_SINUSOIDAL) nmt_sinusoidal_positions(A->positions, longest, c->d_model);
@@ -105,14 +107,18 @@ static int prepare(nmt_model *m, const nmt_batch *b, int mode, const nmt_forward
 }
 
 /* Dropout sites: a stream per (layer, site); layer 0 is the embeddings, then encoder layers, then
- * decoder layers. */
-enum { SITE_SRC_EMBED, SITE_TGT_EMBED, SITE_SELF, SITE_SELF_WEIGHTS, SITE_CROSS, SITE_CROSS_WEIGHTS, SITE_FFN,
-       SITES };
+ * decoder layers. Layer 0's sites are the two sides' embeddings and their whole words; the layers'
+ * sites follow them, so every (layer, site) has a stream of its own. */
+enum { SITE_SRC_EMBED, SITE_TGT_EMBED, SITE_SRC_WORDS, SITE_TGT_WORDS };
+enum { SITE_SELF = SITE_SRC_WORDS, SITE_SELF_WEIGHTS, SITE_CROSS, SITE_CROSS_WEIGHTS, SITE_FFN, SITES };
 
 static nmt_dropout dropout_at(const nmt_model *m, int layer, int site) {
     const nmt_activations *A = m->acts;
-    int weights = site == SITE_SELF_WEIGHTS || site == SITE_CROSS_WEIGHTS;
-    nmt_dropout d = {weights ? A->attention_dropout : A->drop.rate, A->drop.seed, (uint32_t)(layer * SITES + site)};
+    float rate = A->drop.rate;
+    if (layer == 0 && site == SITE_SRC_WORDS) rate = A->dropout_src;
+    else if (layer == 0 && site == SITE_TGT_WORDS) rate = A->dropout_trg;
+    else if (layer > 0 && (site == SITE_SELF_WEIGHTS || site == SITE_CROSS_WEIGHTS)) rate = A->attention_dropout;
+    nmt_dropout d = {rate, A->drop.seed, (uint32_t)(layer * SITES + site)};
     return d;
 }
 
@@ -120,7 +126,9 @@ static int encoder_layer_id(int l) { return 1 + l; }
 static int decoder_layer_id(const nmt_model *m, int l) { return 1 + m->config.encoder_layers + l; }
 
 /* ---------------------------------------------------------------------------------------------- */
-/* Embeddings: x = table[token] * sqrt(D) + position, then dropout. */
+/* Embeddings: x = words(r) table[token] * sqrt(D) + position, then dropout, where words(r) is row r's
+ * word-dropout factor (0 for a dropped word, else 1 / (1 - p); 1 outside training): a dropped word
+ * keeps its position, as in Marian, so the model still knows where the word it cannot see stands. */
 
 typedef struct embed_task {
     float *x;                /* [M, D] forward output; backward: its gradient */
@@ -130,8 +138,16 @@ typedef struct embed_task {
     const float *positions;  /* [*, D] added per position, or NULL (rope) */
     const int32_t *tokens, *pos;
     int M, D;
-    float scale;
+    float scale;             /* sqrt(D) */
+    nmt_dropout words;       /* whole-row dropout of the table's part */
 } embed_task;
+
+/* The factor of row r's table part: scale times its word-dropout factor. */
+static float embed_row_scale(const embed_task *t, long r) {
+    float keep;
+    nmt_dropout_factors(&keep, t->words, (uint64_t)r, 1);
+    return t->scale * keep;
+}
 
 static void embed_rows(void *ctx, long begin, long end) {
     const embed_task *t = ctx;
@@ -139,8 +155,9 @@ static void embed_rows(void *ctx, long begin, long end) {
     for (long r = begin; r < end; r++) {
         const float *e = t->table + (long)t->tokens[r] * D;
         const float *pe = t->positions ? t->positions + (long)t->pos[r] * D : NULL;
+        const float scale = embed_row_scale(t, r);
         float *x = t->x + r * D;
-        for (int d = 0; d < D; d++) x[d] = e[d] * t->scale + (pe ? pe[d] : 0.0f);
+        for (int d = 0; d < D; d++) x[d] = e[d] * scale + (pe ? pe[d] : 0.0f);
     }
 }
 
@@ -151,7 +168,8 @@ static void embed_backward_columns(void *ctx, long begin, long end) {
     for (int r = 0; r < t->M; r++) {
         const float *g = t->x + (long)r * D;
         float *dt = t->d_table + (long)t->tokens[r] * D;
-        for (long d = begin; d < end; d++) dt[d] += t->scale * g[d];
+        const float scale = embed_row_scale(t, r);
+        for (long d = begin; d < end; d++) dt[d] += scale * g[d];
         if (t->d_positions) {
             float *dp = t->d_positions + (long)t->pos[r] * D;
             for (long d = begin; d < end; d++) dp[d] += g[d];
@@ -159,26 +177,29 @@ static void embed_backward_columns(void *ctx, long begin, long end) {
     }
 }
 
-static embed_task embed_task_of(const nmt_model *m, const side *s, const float *table, const float *learned) {
+static embed_task embed_task_of(const nmt_model *m, const side *s, const float *table, const float *learned,
+                                nmt_dropout words) {
     const float *positions = learned;
     if (m->config.positions == NMT_POSITIONS_SINUSOIDAL) positions = m->acts->positions;
     embed_task t = {.x = s->x0, .table = table, .positions = positions, .tokens = s->tokens, .pos = s->pos,
-                    .M = s->M, .D = m->config.d_model, .scale = sqrtf((float)m->config.d_model)};
+                    .M = s->M, .D = m->config.d_model, .scale = sqrtf((float)m->config.d_model), .words = words};
     return t;
 }
 
-static void embed_forward(nmt_model *m, side *s, const float *table, const float *learned, nmt_dropout drop) {
+static void embed_forward(nmt_model *m, side *s, const float *table, const float *learned, nmt_dropout words,
+                          nmt_dropout drop) {
     STAGE_START;
-    embed_task t = embed_task_of(m, s, table, learned);
+    embed_task t = embed_task_of(m, s, table, learned, words);
     nmt_pool_work(s->M, t.D, embed_rows, &t);
     nmt_dropout_add(s->x0, NULL, s->x0, drop, (long)s->M * t.D);
     STAGE_END(forward, NMT_STAGE_EMBED);
 }
 
 /* dx [M, D]: the gradient of the embeddings' output (clobbered). */
-static void embed_backward(nmt_model *m, side *s, float *d_table, float *d_learned, float *dx, nmt_dropout drop) {
+static void embed_backward(nmt_model *m, side *s, float *d_table, float *d_learned, float *dx, nmt_dropout words,
+                           nmt_dropout drop) {
     STAGE_START;
-    embed_task t = embed_task_of(m, s, NULL, NULL);
+    embed_task t = embed_task_of(m, s, NULL, NULL, words);
     t.x = dx;
     t.d_table = d_table;
     t.d_positions = d_learned;
@@ -544,7 +565,8 @@ static void stack_finish_backward(nmt_model *m, const side *s, const float *x, c
 static void encoder_forward(nmt_model *m) {
     nmt_activations *A = m->acts;
     int L = m->config.encoder_layers;
-    embed_forward(m, &A->src, m->p.src_embed, m->p.src_positions, dropout_at(m, 0, SITE_SRC_EMBED));
+    embed_forward(m, &A->src, m->p.src_embed, m->p.src_positions, dropout_at(m, 0, SITE_SRC_WORDS),
+                  dropout_at(m, 0, SITE_SRC_EMBED));
     for (int l = 0; l < L; l++) encoder_layer_forward(m, l);
     stack_finish(m, &A->src, A->enc[L - 1].ffn_sub.out, &m->p.encoder_norm);
 }
@@ -558,14 +580,16 @@ static void encoder_backward(nmt_model *m, const nmt_grad_hook *h) {
     stack_finish_backward(m, &A->src, A->enc[L - 1].ffn_sub.out, &m->p.encoder_norm, &m->g.encoder_norm);
     stack_ready(m, h, &m->p.encoder_norm);
     for (int l = L - 1; l >= 0; l--) encoder_layer_backward(m, l, h);
-    embed_backward(m, &A->src, m->g.src_embed, m->g.src_positions, g->d, dropout_at(m, 0, SITE_SRC_EMBED));
+    embed_backward(m, &A->src, m->g.src_embed, m->g.src_positions, g->d, dropout_at(m, 0, SITE_SRC_WORDS),
+                   dropout_at(m, 0, SITE_SRC_EMBED));
     embed_ready(m, h, m->p.src_embed, m->p.src_positions, 1);
 }
 
 static void decoder_forward(nmt_model *m) {
     nmt_activations *A = m->acts;
     int L = m->config.decoder_layers;
-    embed_forward(m, &A->tgt, m->p.tgt_embed, m->p.tgt_positions, dropout_at(m, 0, SITE_TGT_EMBED));
+    embed_forward(m, &A->tgt, m->p.tgt_embed, m->p.tgt_positions, dropout_at(m, 0, SITE_TGT_WORDS),
+                  dropout_at(m, 0, SITE_TGT_EMBED));
     for (int l = 0; l < L; l++) decoder_layer_forward(m, l);
     stack_finish(m, &A->tgt, A->dec[L - 1].ffn_sub.out, &m->p.decoder_norm);
 }
@@ -579,7 +603,8 @@ static void decoder_backward(nmt_model *m, const nmt_grad_hook *h) {
     stack_finish_backward(m, &A->tgt, A->dec[L - 1].ffn_sub.out, &m->p.decoder_norm, &m->g.decoder_norm);
     stack_ready(m, h, &m->p.decoder_norm);
     for (int l = L - 1; l >= 0; l--) decoder_layer_backward(m, l, h);
-    embed_backward(m, &A->tgt, m->g.tgt_embed, m->g.tgt_positions, g->d, dropout_at(m, 0, SITE_TGT_EMBED));
+    embed_backward(m, &A->tgt, m->g.tgt_embed, m->g.tgt_positions, g->d, dropout_at(m, 0, SITE_TGT_WORDS),
+                   dropout_at(m, 0, SITE_TGT_EMBED));
     embed_ready(m, h, m->p.tgt_embed, m->p.tgt_positions, 0);
 }
 

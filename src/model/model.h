@@ -112,6 +112,9 @@ typedef struct nmt_forward_options {
     float label_smoothing; /* epsilon of the label-smoothed cross-entropy */
     uint64_t dropout_seed; /* dropout masks are a pure function of (seed, site, position in the batch),
                             * so a trainer only needs to derive a seed per step */
+    float dropout_src;     /* word dropout (training): the probability that a source token's embedding is
+                            * zeroed whole (the rest scaled by 1/(1 - p)); Marian's --dropout-src */
+    float dropout_trg;     /* the same for the decoder's input tokens; Marian's --dropout-trg */
 } nmt_forward_options;
 
 typedef struct nmt_loss {

@@ -104,6 +104,8 @@ static const key_spec keys[] = {
     NUMBER("train.optimizer.min_lr", KEY_DOUBLE, min_lr, 0, INFINITY, 0),
     NUMBER("train.optimizer.clip_norm", KEY_DOUBLE, clip_norm, 0, INFINITY, 0),
     NUMBER("train.label_smoothing", KEY_DOUBLE, label_smoothing, 0, 1, MAX_OPEN),
+    NUMBER("train.dropout_src", KEY_DOUBLE, dropout_src, 0, 1, MAX_OPEN),
+    NUMBER("train.dropout_trg", KEY_DOUBLE, dropout_trg, 0, 1, MAX_OPEN),
     NUMBER("train.ema_decay", KEY_DOUBLE, ema_decay, 0, 1, MAX_OPEN),
     WORD("train.precision", KEY_ENUM, precision, precision_names),
     WORD("train.shard_optimizer", KEY_ENUM, shard_optimizer, switch_names),

@@ -52,6 +52,9 @@ typedef struct nmt_config {
     double min_lr;              /* train.optimizer.min_lr (0): linear and cosine's floor */
     double clip_norm;           /* train.optimizer.clip_norm (0 = off) */
     double label_smoothing;     /* train.label_smoothing (0.1) */
+    double dropout_src;         /* train.dropout_src (0 = off): word dropout, the probability that a source token's
+                                   embedding is zeroed whole in training (Marian's --dropout-src; model.h) */
+    double dropout_trg;         /* train.dropout_trg (0 = off): the same for the decoder's input tokens */
     int precision;              /* train.precision: an nmt_train_precision, fp32 (default), bf16 (refused where
                                    the CPU does not reward it) or auto (bf16 where it pays; train/precision.h) */
     double ema_decay;           /* train.ema_decay (0 = off): validate and save a moving average of the

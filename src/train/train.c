@@ -190,7 +190,9 @@ static int piece_step(trainer *t, const nmt_batch *batch, int lo, int hi, long s
     piece.tgt_out += (size_t)lo * batch->tgt_len;
     nmt_forward_options fo = {.training = 1,
                               .label_smoothing = (float)t->cfg->label_smoothing,
-                              .dropout_seed = nmt_dist_piece_seed(t->state.seed, step, p)};
+                              .dropout_seed = nmt_dist_piece_seed(t->state.seed, step, p),
+                              .dropout_src = (float)t->cfg->dropout_src,
+                              .dropout_trg = (float)t->cfg->dropout_trg};
     nmt_loss loss;
     if (nmt_model_forward(&t->model, &piece, &fo, &loss) < 0 || nmt_model_backward_hooked(&t->model, 1.0f, hook) < 0) {
         if (strstr(nmt_error(), "out of memory")) /* the batch's activations: say what sizes them */
