@@ -113,7 +113,7 @@ static const char full_example[] =
     "  batch_tokens: 2048\n"
     "  update_freq: 4\n"
     "  optimizer: {lr: 5.0e-4, betas: [0.85, 0.995], eps: 1.0e-8, warmup: 4000, schedule: cosine, decay_steps: 50000,\n"
-    "              min_lr: 1.0e-5, clip_norm: 1.5}\n"
+    "              min_lr: 1.0e-5, clip_norm: 1.5, weight_decay: 0.01}\n"
     "  label_smoothing: 0.2\n"
     "  dropout_src: 0.1\n"
     "  dropout_trg: 0.15\n"
@@ -158,6 +158,7 @@ START_TEST(full_example_parses) {
     ck_assert_int_eq(c.lr_schedule, NMT_LR_COSINE);
     ck_assert_int_eq(c.decay_steps, 50000);
     ck_assert_double_eq(c.min_lr, 1e-5);
+    ck_assert_double_eq(c.weight_decay, 0.01);
     ck_assert_double_eq(c.clip_norm, 1.5);
     ck_assert_double_eq(c.label_smoothing, 0.2);
     ck_assert_double_eq(c.dropout_src, 0.1);
@@ -215,6 +216,8 @@ START_TEST(errors_name_line_and_column) {
     expect_error("train:\n  optimizer: {lr: 0}\n", NULL, "train.optimizer.lr: expected a number > 0, got 0");
     expect_error("model:\n  norm_eps: 0\n", NULL, "model.norm_eps: expected a number in (0, 1), got 0");
     expect_error("train:\n  label_smoothing: 1\n", NULL, "train.label_smoothing: expected a number in [0, 1)");
+    expect_error("train:\n  optimizer: {weight_decay: 1}\n", NULL,
+                 ":2:29: train.optimizer.weight_decay: expected a number in [0, 1), got 1");
     expect_error("train:\n  dropout_src: 1\n", NULL, ":2:16: train.dropout_src: expected a number in [0, 1), got 1");
     expect_error("train:\n  valid_length_penalty: 11\n", NULL,
                  ":2:25: train.valid_length_penalty: expected a number in [0, 10], got 11");
@@ -271,7 +274,7 @@ START_TEST(overrides_apply_and_fail_by_name) {
     const char *bad_type[] = {"model.heads=four", NULL};
     expect_error(minimal, bad_type, "--set model.heads=four: model.heads: expected an integer from 1 to 4096, got 'four'");
     const char *unknown[] = {"train.optimizer.learning_rate=1", NULL};
-    expect_error(minimal, unknown, "--set train.optimizer.learning_rate=1: unknown key 'train.optimizer.learning_rate' (valid keys in train.optimizer: lr, betas, eps, warmup, schedule, decay_steps, min_lr, clip_norm)");
+    expect_error(minimal, unknown, "--set train.optimizer.learning_rate=1: unknown key 'train.optimizer.learning_rate' (valid keys in train.optimizer: lr, betas, eps, warmup, schedule, decay_steps, min_lr, clip_norm, weight_decay)");
     const char *no_end[] = {"train.optimizer.schedule=linear", NULL};
     expect_error(minimal, no_end, "--set train.optimizer.schedule=linear: train.optimizer.schedule linear needs "
                                   "train.optimizer.decay_steps after the warm-up (800), got 0");
@@ -281,6 +284,9 @@ START_TEST(overrides_apply_and_fail_by_name) {
                                 "train.optimizer.min_lr=0.01", NULL};
     expect_error(minimal, high_floor, "--set train.optimizer.min_lr=0.01: train.optimizer.min_lr 0.01 is above the peak "
                                       "train.optimizer.lr 0.001");
+    const char *whole_decay[] = {"train.optimizer.lr=2", "train.optimizer.weight_decay=0.5", NULL};
+    expect_error(minimal, whole_decay, "--set train.optimizer.weight_decay=0.5: train.optimizer.weight_decay 0.5 times "
+                                       "the peak train.optimizer.lr 2 is 1: each step would scale the weights by 1 - 1");
     const char *bad_shape[] = {"train.optimizer.schedule=step", NULL};
     expect_error(minimal, bad_shape, "--set train.optimizer.schedule=step: train.optimizer.schedule:");
     const char *top[] = {"zzzzzzzz.a=1", NULL};
@@ -341,6 +347,7 @@ START_TEST(save_then_load_gives_the_same_config) {
     ck_assert_int_eq(a.decay_steps, b.decay_steps);
     ck_assert_double_eq(a.min_lr, b.min_lr);
     ck_assert(a.clip_norm == b.clip_norm);
+    ck_assert(a.weight_decay == b.weight_decay);
     ck_assert(a.label_smoothing == b.label_smoothing);
     ck_assert(a.dropout_src == b.dropout_src && a.dropout_trg == b.dropout_trg);
     ck_assert_int_eq(a.max_steps, b.max_steps);

@@ -1,5 +1,5 @@
 /* Tests of optim: the learning-rate schedules at worked steps, two Adam updates against a hand
- * computation, gradient-norm clipping, results that do not depend on the thread count, and slices
+ * computation, AdamW's decoupled weight decay, gradient-norm clipping, results that do not depend on the thread count, and slices
  * (a sharded optimizer's) whose updates together give the whole update's bits.
  *
  * Expected Adam values come from the update written out in Python floats (double precision):
@@ -95,6 +95,27 @@ START_TEST(adam_matches_hand_computation) {
     ck_assert_float_eq_tol(adam.m[0], 0.195f, 1e-7f);
     ck_assert_float_eq_tol(adam.v[0], 0.0499f, 1e-7f);
     ck_assert_float_eq_tol(adam.v[2], 0.18f, 1e-7f);
+    nmt_adam_free(&adam);
+}
+END_TEST
+
+/* AdamW: each parameter first shrinks by 1 - lr wd, then takes Adam's step (torch.optim.AdamW). */
+START_TEST(adamw_decays_then_steps) {
+    nmt_adam adam;
+    ck_assert_int_eq(nmt_adam_init(&adam, 3, 0.9, 0.98, 1e-9), 0);
+    ck_assert(adam.weight_decay == 0.0);
+    adam.weight_decay = 0.5;
+    float p[3] = {1.0f, -1.0f, 0.0f};
+    float g[3] = {0.0f, 1.0f, -2.0f};
+    nmt_adam_update(&adam, p, g, 0.1, 1.0);
+    ck_assert_float_eq_tol(p[0], 0.95f, 1e-7f);         /* no gradient: decay alone */
+    ck_assert_float_eq_tol(p[1], -0.95f - 0.1f, 1e-6f); /* decay, then Adam's first step of lr against the sign */
+    ck_assert_float_eq_tol(p[2], 0.1f, 1e-6f);          /* zero does not decay */
+    /* Second step, the same gradient for p[1]: m = 0.19 and v = 0.0396 equal their bias corrections
+     * 1 - 0.9^2 and 1 - 0.98^2, so Adam's step is lr again, after the decay of -1.05. */
+    g[1] = 1.0f;
+    nmt_adam_update(&adam, p, g, 0.1, 1.0);
+    ck_assert_float_eq_tol(p[1], -1.05f * 0.95f - 0.1f, 1e-6f);
     nmt_adam_free(&adam);
 }
 END_TEST
@@ -201,6 +222,7 @@ int main(void) {
     tcase_add_test(tc, schedule_worked_numbers);
     tcase_add_test(tc, schedules_that_end_reach_their_floor);
     tcase_add_test(tc, adam_matches_hand_computation);
+    tcase_add_test(tc, adamw_decays_then_steps);
     tcase_add_test(tc, clipping);
     tcase_add_test(tc, threads_do_not_change_results);
     tcase_add_test(tc, slices_update_like_the_whole);

@@ -183,11 +183,11 @@ static char *train_lines(const char *output) {
 
 /* 2N = 40 steps straight, against 15 steps, stop, resume to 40, in train.precision `precision` (fp32
  * or bf16) with vocab.sampling_alpha `alpha`, into PRECISION-ALPHA-a and PRECISION-ALPHA-b. Dropout and two micro-batches a step exercise every source
- * of randomness; 15 is neither a multiple of the log interval (4) nor of the checkpoint interval,
+ * of randomness, and weight decay, the moving average and validation every state; 15 is neither a multiple of the log interval (4) nor of the checkpoint interval,
  * and 128-token batches make about 20 steps an epoch, so both runs cross an epoch boundary. */
 static void check_resume(const char *precision, const char *alpha) {
-#define RESUME_SETTINGS "model.dropout=0.1", "train.ema_decay=0.9", "train.batch_tokens=128", "train.update_freq=2", "train.valid_every=20", \
-                        "train.save_every=1000"
+#define RESUME_SETTINGS "model.dropout=0.1", "train.ema_decay=0.9", "train.optimizer.weight_decay=0.1", "train.batch_tokens=128", \
+                        "train.update_freq=2", "train.valid_every=20", "train.save_every=1000"
     char setting[64], sampling[64], dir_a[32], dir_b[32], out_a[48], out_b[48];
     snprintf(setting, sizeof setting, "train.precision=%s", precision);
     snprintf(sampling, sizeof sampling, "vocab.sampling_alpha=%s", alpha);
@@ -247,7 +247,15 @@ static void check_resume(const char *precision, const char *alpha) {
     free(lb);
 }
 
-START_TEST(resume_is_bit_identical) { check_resume("fp32", "0"); }
+/* Weight decay is part of the update: without it the same run ends elsewhere. */
+START_TEST(resume_is_bit_identical) {
+    check_resume("fp32", "0");
+    const char *undecayed[] = {"output=undecayed", "train.max_steps=40", "train.precision=fp32", RESUME_SETTINGS,
+                               "train.optimizer.weight_decay=0", NULL};
+    nmt_train_result r;
+    ck_assert_msg(train(&r, NULL, stderr, undecayed) == 0, "%s", nmt_error());
+    ck_assert(!same_model("undecayed", "fp32-0-a"));
+}
 END_TEST
 
 /* The same in bf16, where this CPU trains in it. */

@@ -103,6 +103,7 @@ static const key_spec keys[] = {
     NUMBER("train.optimizer.decay_steps", KEY_INT, decay_steps, 0, INT_MAX, 0),
     NUMBER("train.optimizer.min_lr", KEY_DOUBLE, min_lr, 0, INFINITY, 0),
     NUMBER("train.optimizer.clip_norm", KEY_DOUBLE, clip_norm, 0, INFINITY, 0),
+    NUMBER("train.optimizer.weight_decay", KEY_DOUBLE, weight_decay, 0, 1, MAX_OPEN),
     NUMBER("train.label_smoothing", KEY_DOUBLE, label_smoothing, 0, 1, MAX_OPEN),
     NUMBER("train.dropout_src", KEY_DOUBLE, dropout_src, 0, 1, MAX_OPEN),
     NUMBER("train.dropout_trg", KEY_DOUBLE, dropout_trg, 0, 1, MAX_OPEN),
@@ -656,6 +657,16 @@ static int check_schedule(const loader *L) {
     return 0;
 }
 
+/* Weight decay scales each parameter by 1 - lr wd a step; at lr wd >= 1 that would zero or flip it. */
+static int check_weight_decay(const loader *L) {
+    const nmt_config *c = L->config;
+    if (c->lr * c->weight_decay < 1) return 0;
+    return fail(L, key_origin(L, "train.optimizer.weight_decay"),
+                "train.optimizer.weight_decay %g times the peak train.optimizer.lr %g is %g: each step would scale "
+                "the weights by 1 - %g, which must stay above 0",
+                c->weight_decay, c->lr, c->lr * c->weight_decay, c->lr * c->weight_decay);
+}
+
 int nmt_config_load(nmt_config *c, const char *path, const char *const *overrides) {
     char *text;
     size_t size;
@@ -712,7 +723,7 @@ int nmt_config_parse(nmt_config *c, const char *text, size_t size, const char *p
         if (apply_override(&L, *o) < 0) {
             goto done;
         }
-    if (check_model(&L) < 0 || check_schedule(&L) < 0 || require_corpus(&L, "data.train", &c->train, 1) < 0 ||
+    if (check_model(&L) < 0 || check_schedule(&L) < 0 || check_weight_decay(&L) < 0 || require_corpus(&L, "data.train", &c->train, 1) < 0 ||
         require_corpus(&L, "data.valid", &c->valid, 0) < 0 || resolve_paths(&L) < 0)
         goto done;
     rc = 0;

@@ -51,6 +51,7 @@ typedef struct nmt_config {
                                    for them, > warmup; set it to the steps the budget allows) */
     double min_lr;              /* train.optimizer.min_lr (0): linear and cosine's floor */
     double clip_norm;           /* train.optimizer.clip_norm (0 = off) */
+    double weight_decay;        /* train.optimizer.weight_decay (0 = off): decoupled, AdamW's (train/optim.h) */
     double label_smoothing;     /* train.label_smoothing (0.1) */
     double dropout_src;         /* train.dropout_src (0 = off): word dropout, the probability that a source token's
                                    embedding is zeroed whole in training (Marian's --dropout-src; model.h) */

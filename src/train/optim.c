@@ -98,6 +98,7 @@ typedef struct update_task {
     nmt_adam *adam;
     float *params, *grads;
     float grad_scale, beta1, beta2, one_minus_beta1, one_minus_beta2;
+    float keep;           /* 1 - lr wd: the share of each parameter that weight decay keeps */
     float step_size;      /* lr / (1 - b1^t) */
     float inv_bc2_sqrt;   /* 1 / sqrt(1 - b2^t) */
     float eps;
@@ -114,7 +115,7 @@ static void update_range(void *ctx, long begin, long end) {
         float gi = g[i] * t->grad_scale;
         m[i] = t->beta1 * m[i] + t->one_minus_beta1 * gi;
         v[i] = t->beta2 * v[i] + t->one_minus_beta2 * gi * gi;
-        p[i] -= t->step_size * m[i] / (sqrtf(v[i]) * t->inv_bc2_sqrt + t->eps);
+        p[i] = p[i] * t->keep - t->step_size * m[i] / (sqrtf(v[i]) * t->inv_bc2_sqrt + t->eps);
         g[i] = 0.0f;
     }
 }
@@ -131,6 +132,7 @@ void nmt_adam_update(nmt_adam *a, float *params, float *grads, double lr, double
         .beta2 = (float)a->beta2,
         .one_minus_beta1 = (float)(1.0 - a->beta1),
         .one_minus_beta2 = (float)(1.0 - a->beta2),
+        .keep = (float)(1.0 - lr * a->weight_decay),
         .step_size = (float)(lr / bc1),
         .inv_bc2_sqrt = (float)(1.0 / sqrt(bc2)),
         .eps = (float)a->eps,

@@ -144,6 +144,7 @@ static int prepare_model(trainer *t, const nmt_st_file *ckpt, const char *ckpt_p
     if (nmt_model_zero_grads(&t->model) < 0) return -1;
     t->model.vocab_fingerprint = nmt_spm_fingerprint(t->spm);
     if (nmt_adam_init(&t->adam, t->model.num_params, cfg->beta1, cfg->beta2, cfg->adam_eps) < 0) return -1;
+    t->adam.weight_decay = cfg->weight_decay;
     t->schedule = (nmt_lr_schedule){.lr = cfg->lr, .warmup = cfg->warmup, .decay = (nmt_lr_decay)cfg->lr_schedule,
                                      .decay_steps = cfg->decay_steps, .min_lr = cfg->min_lr};
     if (!ckpt) {

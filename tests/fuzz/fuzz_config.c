@@ -47,9 +47,10 @@ static void check_sane(const nmt_config *c) {
                "model rates");
     FUZZ_CHECK(c->vocab_size > 0 && c->max_length > 0 && c->batch_tokens > 0 && c->update_freq > 0, "sizes");
     FUZZ_CHECK(c->lr > 0 && c->beta1 >= 0 && c->beta1 < 1 && c->beta2 >= 0 && c->beta2 < 1 && c->adam_eps > 0 &&
-                   c->warmup >= 0 && c->clip_norm >= 0 && c->label_smoothing >= 0 && c->label_smoothing < 1,
-               "optimizer lr %g betas %g %g eps %g warmup %d clip %g smoothing %g", c->lr, c->beta1, c->beta2,
-               c->adam_eps, c->warmup, c->clip_norm, c->label_smoothing);
+                   c->warmup >= 0 && c->clip_norm >= 0 && c->label_smoothing >= 0 && c->label_smoothing < 1 &&
+                   c->weight_decay >= 0 && c->lr * c->weight_decay < 1,
+               "optimizer lr %g betas %g %g eps %g warmup %d clip %g smoothing %g weight decay %g", c->lr, c->beta1,
+               c->beta2, c->adam_eps, c->warmup, c->clip_norm, c->label_smoothing, c->weight_decay);
     FUZZ_CHECK(c->max_steps >= 0 && c->max_epochs >= 0 && c->max_minutes >= 0 && c->valid_every > 0 &&
                    c->valid_beam > 0 && c->save_every > 0 && c->keep_last >= 0 && c->patience >= 0,
                "train limits");

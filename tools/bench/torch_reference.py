@@ -11,7 +11,8 @@ Subcommands (each has --help):
   check      label-smoothed loss, NLL and per-sentence log-probs of a model on a batch (float64 by
              default); compares them with nmt's (`nmt score`) to a relative tolerance
   train      training throughput (non-pad target tokens/s), GFLOP/s and peak RSS, on Multi30k-like
-             synthetic batches or real id files, with torch.optim.Adam and the warmup schedule
+             synthetic batches or real id files, with torch.optim.AdamW (Adam at weight decay 0) and the
+             warmup schedule
   translate  greedy or beam-search decoding speed with cached keys/values (sentences/s, tokens/s)
   selftest   consistency checks of this file (incremental = full decoding, loss formula = PyTorch's,
              worked numbers of the sinusoids and of RoPE, masking, safetensors round trip)
@@ -847,7 +848,8 @@ def load_yaml_config(path):
                 "label_smoothing": float(train.get("label_smoothing", 0.1)),
                 "lr": float(optimizer.get("lr", 1e-3)), "betas": tuple(optimizer.get("betas", (0.9, 0.98))),
                 "adam_eps": float(optimizer.get("eps", 1e-9)), "warmup": int(optimizer.get("warmup", 800)),
-                "clip_norm": float(optimizer.get("clip_norm", 0.0)), "seed": int(train.get("seed", 1)),
+                "clip_norm": float(optimizer.get("clip_norm", 0.0)),
+                "weight_decay": float(optimizer.get("weight_decay", 0.0)), "seed": int(train.get("seed", 1)),
                 "max_length": int((doc.get("data") or {}).get("max_length", 128)),
                 "src": os.path.join(root, train_data["src"]) if "src" in train_data else None,
                 "tgt": os.path.join(root, train_data["tgt"]) if "tgt" in train_data else None,
@@ -890,8 +892,8 @@ def cmd_train(args):
     torch.manual_seed(args.seed)
     rng = random.Random(args.seed)
     settings = {"model": dict(DEFAULT_CONFIG), "batch_tokens": 4096, "label_smoothing": 0.1, "lr": 1e-3,
-                "betas": (0.9, 0.98), "adam_eps": 1e-9, "warmup": 800, "clip_norm": 0.0, "max_length": 128,
-                "src": None, "tgt": None, "spm": None}
+                "betas": (0.9, 0.98), "adam_eps": 1e-9, "warmup": 800, "clip_norm": 0.0, "weight_decay": 0.0,
+                "max_length": 128, "src": None, "tgt": None, "spm": None}
     if args.config:
         settings.update(load_yaml_config(args.config))
         if not args.src_ids and settings["src"] and settings["spm"] and os.path.exists(settings["spm"]):
@@ -906,8 +908,8 @@ def cmd_train(args):
     model = Transformer(cfg)
     model.init_weights(args.seed)
     model.train()
-    optimizer = torch.optim.Adam(model.parameters(), lr=settings["lr"], betas=tuple(settings["betas"]),
-                                 eps=settings["adam_eps"])
+    optimizer = torch.optim.AdamW(model.parameters(), lr=settings["lr"], betas=tuple(settings["betas"]),
+                                  eps=settings["adam_eps"], weight_decay=settings["weight_decay"])
     warmup, peak_lr, eps = settings["warmup"], settings["lr"], settings["label_smoothing"]
     vocab = cfg["vocab_size"]
     total_steps = args.warmup_steps + args.steps
