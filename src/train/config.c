@@ -637,9 +637,13 @@ static int check_model(const loader *L) {
     return 0;
 }
 
-/* linear and cosine end at decay_steps, which must lie after the warm-up; min_lr no higher than the peak. */
+/* linear and cosine end at decay_steps after the warm-up, min_lr at most the peak; 1 - lr wd stays above 0. */
 static int check_schedule(const loader *L) {
     const nmt_config *c = L->config;
+    if (c->lr * c->weight_decay >= 1)
+        return fail(L, key_origin(L, "train.optimizer.weight_decay"), "train.optimizer.weight_decay %g times the peak "
+                    "train.optimizer.lr %g is %g: each step would scale the weights by 1 - %g, which must stay above 0",
+                    c->weight_decay, c->lr, c->lr * c->weight_decay, c->lr * c->weight_decay);
     if (c->lr_schedule == NMT_LR_INVERSE_SQRT) return 0;
     const char *name = lr_schedule_names[c->lr_schedule];
     origin at = key_origin(L, "train.optimizer.decay_steps");
@@ -651,20 +655,10 @@ static int check_schedule(const loader *L) {
                     name, c->warmup, c->decay_steps);
     if (c->min_lr > c->lr) {
         origin m = key_origin(L, "train.optimizer.min_lr");
-        return fail(L, was_set(m) ? m : at, "train.optimizer.min_lr %g is above the peak train.optimizer.lr %g", c->min_lr,
-                    c->lr);
+        return fail(L, was_set(m) ? m : at, "train.optimizer.min_lr %g is above the peak train.optimizer.lr %g",
+                    c->min_lr, c->lr);
     }
     return 0;
-}
-
-/* Weight decay scales each parameter by 1 - lr wd a step; at lr wd >= 1 that would zero or flip it. */
-static int check_weight_decay(const loader *L) {
-    const nmt_config *c = L->config;
-    if (c->lr * c->weight_decay < 1) return 0;
-    return fail(L, key_origin(L, "train.optimizer.weight_decay"),
-                "train.optimizer.weight_decay %g times the peak train.optimizer.lr %g is %g: each step would scale "
-                "the weights by 1 - %g, which must stay above 0",
-                c->weight_decay, c->lr, c->lr * c->weight_decay, c->lr * c->weight_decay);
 }
 
 int nmt_config_load(nmt_config *c, const char *path, const char *const *overrides) {
@@ -719,11 +713,8 @@ int nmt_config_parse(nmt_config *c, const char *text, size_t size, const char *p
             goto done;
         }
     }
-    for (const char *const *o = overrides; o && *o; o++)
-        if (apply_override(&L, *o) < 0) {
-            goto done;
-        }
-    if (check_model(&L) < 0 || check_schedule(&L) < 0 || check_weight_decay(&L) < 0 || require_corpus(&L, "data.train", &c->train, 1) < 0 ||
+    for (const char *const *o = overrides; o && *o; o++) if (apply_override(&L, *o) < 0) goto done;
+    if (check_model(&L) < 0 || check_schedule(&L) < 0 || require_corpus(&L, "data.train", &c->train, 1) < 0 ||
         require_corpus(&L, "data.valid", &c->valid, 0) < 0 || resolve_paths(&L) < 0)
         goto done;
     rc = 0;
