@@ -1,6 +1,7 @@
 /* Tests of optim: the learning-rate schedules at worked steps, two Adam updates against a hand
- * computation, AdamW's decoupled weight decay, gradient-norm clipping, results that do not depend on the thread count, and slices
- * (a sharded optimizer's) whose updates together give the whole update's bits.
+ * computation, AdamW's decoupled weight decay, gradient-norm clipping, results that do not depend on
+ * the thread count, and slices (a sharded optimizer's) whose updates together give the whole update's
+ * bits.
  *
  * Expected Adam values come from the update written out in Python floats (double precision):
  *     m = b1 m + (1-b1) g;  v = b2 v + (1-b2) g^2;  p -= lr/(1-b1^t) * m / (sqrt(v)/sqrt(1-b2^t) + eps)

@@ -4,13 +4,13 @@
  * Adam (Kingma & Ba 2015), in PyTorch's form so runs compare with torch.optim.Adam:
  *     m = b1 m + (1 - b1) g        v = b2 v + (1 - b2) g^2
  *     p -= lr / (1 - b1^t) * m / (sqrt(v) / sqrt(1 - b2^t) + eps)
+ * where g = grad_scale * grads: the trainer accumulates summed (not averaged) gradients over the
+ * micro-batches of a step and passes 1/tokens times the clipping factor here, so normalising and
+ * clipping cost no extra pass. The update also zeroes the gradients for the next step.
  * With weight decay wd > 0 it is AdamW (Loshchilov & Hutter 2019) as torch.optim.AdamW computes it:
  * p *= 1 - lr wd first, on every parameter (fairseq's --weight-decay; embeddings, biases and LayerNorm
  * gains alike), decoupled from the gradient so Adam's per-parameter scaling does not weaken it. At
  * wd = 0 the factor is exactly 1 and the update's bits are plain Adam's.
- * where g = grad_scale * grads: the trainer accumulates summed (not averaged) gradients over the
- * micro-batches of a step and passes 1/tokens times the clipping factor here, so normalising and
- * clipping cost no extra pass. The update also zeroes the gradients for the next step.
  *
  * Schedule: a linear warm-up to the peak lr at step `warmup` (none when warmup = 0), then one of
  *   inverse_sqrt  lr * sqrt(warmup / t) (Vaswani et al. 2017, peak-normalised; constant when warmup = 0)
