@@ -117,6 +117,7 @@ static const char full_example[] =
     "  label_smoothing: 0.2\n"
     "  dropout_src: 0.1\n"
     "  dropout_trg: 0.15\n"
+    "  rdrop_alpha: 5\n"
     "  max_steps: 100000\n"
     "  max_epochs: 30\n"
     "  max_minutes: 90.5\n"
@@ -163,6 +164,7 @@ START_TEST(full_example_parses) {
     ck_assert_double_eq(c.label_smoothing, 0.2);
     ck_assert_double_eq(c.dropout_src, 0.1);
     ck_assert_double_eq(c.dropout_trg, 0.15);
+    ck_assert_double_eq(c.rdrop_alpha, 5);
     ck_assert_int_eq(c.max_steps, 100000);
     ck_assert_int_eq(c.max_epochs, 30);
     ck_assert_double_eq(c.max_minutes, 90.5);
@@ -219,6 +221,7 @@ START_TEST(errors_name_line_and_column) {
     expect_error("train:\n  optimizer: {weight_decay: 1}\n", NULL,
                  ":2:29: train.optimizer.weight_decay: expected a number in [0, 1), got 1");
     expect_error("train:\n  dropout_src: 1\n", NULL, ":2:16: train.dropout_src: expected a number in [0, 1), got 1");
+    expect_error("train:\n  rdrop_alpha: -1\n", NULL, ":2:16: train.rdrop_alpha: expected a number in [0, 1000], got -1");
     expect_error("train:\n  valid_length_penalty: 11\n", NULL,
                  ":2:25: train.valid_length_penalty: expected a number in [0, 10], got 11");
     expect_error("train:\n  seed: -1\n", NULL, ":2:9: train.seed: expected an integer from 0 to");
@@ -349,7 +352,7 @@ START_TEST(save_then_load_gives_the_same_config) {
     ck_assert(a.clip_norm == b.clip_norm);
     ck_assert(a.weight_decay == b.weight_decay);
     ck_assert(a.label_smoothing == b.label_smoothing);
-    ck_assert(a.dropout_src == b.dropout_src && a.dropout_trg == b.dropout_trg);
+    ck_assert(a.dropout_src == b.dropout_src && a.dropout_trg == b.dropout_trg && a.rdrop_alpha == b.rdrop_alpha);
     ck_assert_int_eq(a.max_steps, b.max_steps);
     ck_assert_int_eq(a.max_epochs, b.max_epochs);
     ck_assert(a.max_minutes == b.max_minutes);

@@ -484,6 +484,68 @@ START_TEST(cross_entropy_worked_numbers_and_gradient) {
 }
 END_TEST
 
+typedef struct pairs_ctx {
+    xent_ctx x;
+    float alpha;
+} pairs_ctx;
+
+static double pairs_loss(void *ctx) {
+    pairs_ctx *c = ctx;
+    memcpy(c->x.work, c->x.logits, sizeof(float) * c->x.rows * c->x.V);
+    nmt_cross_entropy_pairs(c->x.work, c->x.loss, c->x.nll, c->x.targets, c->x.rows / 2, c->x.V, 0.1f, c->alpha, 0);
+    double s = 0;
+    for (int r = 0; r < c->x.rows; r++) s += c->x.loss[r];
+    return s;
+}
+
+/* A pair's float loss is ~30 here (ulp 2e-6): a step of 5e-2 keeps the central difference's rounding
+ * (ulp / 2h) well under the 1e-4 floor. */
+static const gc_tolerance PAIRS_TOL = {5e-2, 1e-2, 1e-4};
+
+START_TEST(cross_entropy_pairs_worked_numbers_and_gradient) {
+    /* Twins (0, 0.5, 2) and (1, 0, 0), target 2: log p_a = (-2.30636, -1.80636, -0.30636), log p_b =
+     * (-0.55144, -1.55144, -1.55144); KL(p_a||p_b) = 0.69984, KL(p_b||p_a) = 0.80117; with alpha 2 each
+     * row adds 2/4 * 1.50101 = 0.75051 to its label-smoothed loss (a's 0.42303, b's 1.51811). */
+    float z[6] = {0.0f, 0.5f, 2.0f, 1.0f, 0.0f, 0.0f}, loss[2], nll[2];
+    int32_t targets[2] = {2, 2};
+    nmt_cross_entropy_pairs(z, loss, nll, targets, 1, 3, 0.1f, 2.0f, 0);
+    ck_assert_float_eq_tol(nll[0], 0.30636f, 1e-5f);
+    ck_assert_float_eq_tol(nll[1], 1.55144f, 1e-5f);
+    ck_assert_float_eq_tol(loss[0], 0.42303f + 0.75051f, 1e-4f);
+    ck_assert_float_eq_tol(loss[1], 1.51811f + 0.75051f, 1e-4f);
+    /* Identical twins: no divergence, so the loss and the gradient are the cross-entropy's. */
+    float same[6] = {0.0f, 0.5f, 2.0f, 0.0f, 0.5f, 2.0f};
+    nmt_cross_entropy_pairs(same, loss, nll, targets, 1, 3, 0.1f, 5.0f, 1);
+    ck_assert_float_eq_tol(loss[1], 0.42303f, 1e-5f);
+    for (int k = 0; k < 2; k++) {
+        ck_assert_float_eq_tol(same[3 * k], 0.06629f, 1e-5f);
+        ck_assert_float_eq_tol(same[3 * k + 2], -0.19721f, 1e-5f);
+    }
+    /* Many pairs, over threads, against central differences. */
+    nmt_pool_set_threads(2);
+    enum { ROWS = 40, V = 1000 };
+    pairs_ctx c = {{.rows = ROWS, .V = V}, 3.0f};
+    c.x.logits = malloc(sizeof(float) * ROWS * V);
+    c.x.work = malloc(sizeof(float) * ROWS * V);
+    c.x.loss = malloc(sizeof(float) * ROWS);
+    c.x.nll = malloc(sizeof(float) * ROWS);
+    float *grad = malloc(sizeof(float) * ROWS * V);
+    ck_assert(c.x.logits && c.x.work && c.x.loss && c.x.nll && grad);
+    int32_t pair_targets[ROWS];
+    for (int r = 0; r < ROWS; r++) pair_targets[r] = (r / 2 * 37) % V;
+    c.x.targets = pair_targets;
+    gc_fill(c.x.logits, ROWS * V, 73, 3.0f);
+    memcpy(grad, c.x.logits, sizeof(float) * ROWS * V);
+    nmt_cross_entropy_pairs(grad, c.x.loss, c.x.nll, pair_targets, ROWS / 2, V, 0.1f, c.alpha, 1);
+    ck_assert(gc_check("cross_entropy_pairs.logits", c.x.logits, grad, ROWS * V, pairs_loss, &c, PAIRS_TOL, 8, 74));
+    free(c.x.logits);
+    free(c.x.work);
+    free(c.x.loss);
+    free(c.x.nll);
+    free(grad);
+}
+END_TEST
+
 /* ---------------------------------------------------------------------------------------------- */
 /* ReLU and dropout */
 
@@ -557,6 +619,7 @@ static Suite *kernels_suite(void) {
     tcase_add_test(tc, attention_masks_padding_and_future);
     tcase_add_test(tc, attention_gradients);
     tcase_add_test(tc, cross_entropy_worked_numbers_and_gradient);
+    tcase_add_test(tc, cross_entropy_pairs_worked_numbers_and_gradient);
     tcase_add_test(tc, relu_forward_and_backward);
     tcase_add_test(tc, dropout_masks_are_pure_functions_of_seed_and_index);
     suite_add_tcase(s, tc);

@@ -345,16 +345,29 @@ static void checked_model(nmt_model *m, nmt_norm_position norm, nmt_positions po
         }
 }
 
-/* Every parameter tensor of the model against central differences, for one configuration. */
+/* The tiny batch twice over, R-Drop's batch: [2 TB, TS] and [2 TB, TT]. */
+static int32_t twin_src[2 * TB * TS], twin_tgt_in[2 * TB * TT], twin_tgt_out[2 * TB * TT];
+
+static nmt_batch twin_batch(void) {
+    for (int k = 0; k < 2; k++) {
+        memcpy(twin_src + k * TB * TS, tiny_src, sizeof tiny_src);
+        memcpy(twin_tgt_in + k * TB * TT, tiny_tgt_in, sizeof tiny_tgt_in);
+        memcpy(twin_tgt_out + k * TB * TT, tiny_tgt_out, sizeof tiny_tgt_out);
+    }
+    return (nmt_batch){2 * TB, TS, TT, twin_src, twin_tgt_in, twin_tgt_out};
+}
+
+/* Every parameter tensor of the model against central differences, for one configuration; with
+ * rdrop_alpha > 0, R-Drop's loss over the tiny batch twice over. */
 static void check_model_gradients(nmt_norm_position norm, nmt_positions positions, nmt_tie tie, float dropout,
-                                  int layers) {
+                                  int layers, float rdrop_alpha) {
     nmt_pool_set_threads(2);
     nmt_model m;
     checked_model(&m, norm, positions, tie, dropout, layers);
     /* With dropout, whole words too: a dropped word's embedding gets no gradient, a kept one's is scaled. */
-    const nmt_forward_options opts = {
-        .training = 1, .label_smoothing = 0.1f, .dropout_seed = 1234, .dropout_src = dropout, .dropout_trg = dropout};
-    model_ctx ctx = {&m, tiny_batch(tiny_src, tiny_tgt_in, tiny_tgt_out), opts};
+    const nmt_forward_options opts = {.training = 1, .label_smoothing = 0.1f, .dropout_seed = 1234,
+                                      .dropout_src = dropout, .dropout_trg = dropout, .rdrop_alpha = rdrop_alpha};
+    model_ctx ctx = {&m, rdrop_alpha > 0 ? twin_batch() : tiny_batch(tiny_src, tiny_tgt_in, tiny_tgt_out), opts};
     nmt_model_zero_grads(&m);
     model_loss(&ctx);
     check_backward_hook(&m);
@@ -367,23 +380,27 @@ static void check_model_gradients(nmt_norm_position norm, nmt_positions position
         ok &= gc_check(t->name, m.params + t->offset, grads + t->offset, (long)t->count, model_loss, &ctx, tol, 3,
                        (uint64_t)i + 1);
     }
-    ck_assert_msg(ok, "gradient check failed (norm %d, positions %d, tie %d, dropout %g, layers %d)", norm,
-                  positions, tie, (double)dropout, layers);
+    ck_assert_msg(ok, "gradient check failed (norm %d, positions %d, tie %d, dropout %g, layers %d, R-Drop %g)",
+                  norm, positions, tie, (double)dropout, layers, (double)rdrop_alpha);
     free(grads);
     nmt_model_free(&m);
 }
 
-START_TEST(gradients_post_ln_sinusoidal_tied) { check_model_gradients(NMT_NORM_POST, NMT_POSITIONS_SINUSOIDAL, NMT_TIE_ALL, 0.0f, 2); }
+START_TEST(gradients_post_ln_sinusoidal_tied) { check_model_gradients(NMT_NORM_POST, NMT_POSITIONS_SINUSOIDAL, NMT_TIE_ALL, 0.0f, 2, 0.0f); }
 END_TEST
-START_TEST(gradients_pre_ln_sinusoidal_dropout) { check_model_gradients(NMT_NORM_PRE, NMT_POSITIONS_SINUSOIDAL, NMT_TIE_ALL, 0.2f, 1); }
+START_TEST(gradients_pre_ln_sinusoidal_dropout) { check_model_gradients(NMT_NORM_PRE, NMT_POSITIONS_SINUSOIDAL, NMT_TIE_ALL, 0.2f, 1, 4.0f); }
 END_TEST
-START_TEST(gradients_post_ln_learned_tie_decoder) { check_model_gradients(NMT_NORM_POST, NMT_POSITIONS_LEARNED, NMT_TIE_DECODER, 0.0f, 1); }
+START_TEST(gradients_post_ln_learned_tie_decoder) { check_model_gradients(NMT_NORM_POST, NMT_POSITIONS_LEARNED, NMT_TIE_DECODER, 0.0f, 1, 0.0f); }
 END_TEST
-START_TEST(gradients_pre_ln_learned_untied) { check_model_gradients(NMT_NORM_PRE, NMT_POSITIONS_LEARNED, NMT_TIE_NONE, 0.0f, 2); }
+START_TEST(gradients_pre_ln_learned_untied) { check_model_gradients(NMT_NORM_PRE, NMT_POSITIONS_LEARNED, NMT_TIE_NONE, 0.0f, 2, 0.0f); }
 END_TEST
-START_TEST(gradients_post_ln_rope_dropout) { check_model_gradients(NMT_NORM_POST, NMT_POSITIONS_ROPE, NMT_TIE_NONE, 0.2f, 2); }
+START_TEST(gradients_post_ln_rope_dropout) { check_model_gradients(NMT_NORM_POST, NMT_POSITIONS_ROPE, NMT_TIE_NONE, 0.2f, 2, 0.0f); }
 END_TEST
-START_TEST(gradients_pre_ln_rope_tie_decoder) { check_model_gradients(NMT_NORM_PRE, NMT_POSITIONS_ROPE, NMT_TIE_DECODER, 0.0f, 1); }
+START_TEST(gradients_pre_ln_rope_tie_decoder) { check_model_gradients(NMT_NORM_PRE, NMT_POSITIONS_ROPE, NMT_TIE_DECODER, 0.0f, 1, 0.0f); }
+END_TEST
+/* R-Drop: each sentence's two copies see different dropout masks, and the consistency term's gradient
+ * reaches every parameter through both. */
+START_TEST(gradients_post_ln_rope_rdrop) { check_model_gradients(NMT_NORM_POST, NMT_POSITIONS_ROPE, NMT_TIE_NONE, 0.2f, 2, 2.0f); }
 END_TEST
 
 /* bf16 products (train.precision bf16) against fp32 ones: the loss and every gradient tensor agree
@@ -542,6 +559,29 @@ START_TEST(bad_batches_are_refused) {
     b = (nmt_batch){TB, 4, TT, bad, tiny_tgt_in, tiny_tgt_out};
     ck_assert_int_eq(nmt_model_forward(&m, &b, &opts, &loss), -1);
     ck_assert_ptr_nonnull(strstr(nmt_error(), "id 13"));
+    nmt_model_free(&m);
+}
+END_TEST
+
+/* R-Drop's batch must hold each sentence twice, its second half repeating its first row for row. */
+START_TEST(rdrop_batches_must_repeat) {
+    nmt_model_config c = tiny_config();
+    nmt_model m;
+    ck_assert_int_eq(nmt_model_init(&m, &c), 0);
+    nmt_model_init_weights(&m, 3);
+    nmt_forward_options opts = {.training = 1, .dropout_seed = 1, .rdrop_alpha = 1.0f};
+    nmt_loss loss;
+    nmt_batch twins = twin_batch();
+    ck_assert_int_eq(nmt_model_forward(&m, &twins, &opts, &loss), 0);
+    ck_assert_int_eq(loss.tokens, 18);
+    nmt_batch odd = tiny_batch(tiny_src, tiny_tgt_in, tiny_tgt_out);
+    ck_assert_int_eq(nmt_model_forward(&m, &odd, &opts, &loss), -1);
+    ck_assert_str_eq(nmt_error(), "R-Drop: the batch's second half must repeat its first, row for row");
+    twin_tgt_out[2 * TB * TT - 2] = 4;
+    ck_assert_int_eq(nmt_model_forward(&m, &twins, &opts, &loss), -1);
+    /* Evaluation has no twins to compare. */
+    opts.training = 0;
+    ck_assert_int_eq(nmt_model_forward(&m, &odd, &opts, &loss), 0);
     nmt_model_free(&m);
 }
 END_TEST
@@ -747,6 +787,7 @@ static Suite *model_suite(void) {
     tcase_add_test(grad, gradients_pre_ln_learned_untied);
     tcase_add_test(grad, gradients_post_ln_rope_dropout);
     tcase_add_test(grad, gradients_pre_ln_rope_tie_decoder);
+    tcase_add_test(grad, gradients_post_ln_rope_rdrop);
     tcase_add_test(grad, gradients_bf16_pre_ln_sinusoidal_tied);
     tcase_add_test(grad, gradients_bf16_post_ln_rope_untied);
     suite_add_tcase(s, grad);
@@ -755,6 +796,7 @@ static Suite *model_suite(void) {
     tcase_add_test(behaviour, decoder_is_causal_and_source_padding_is_masked);
     tcase_add_test(behaviour, logprobs_loss_and_encoder_agree);
     tcase_add_test(behaviour, bad_batches_are_refused);
+    tcase_add_test(behaviour, rdrop_batches_must_repeat);
     tcase_add_test(behaviour, tiny_model_overfits_ten_pairs);
     tcase_add_test(behaviour, training_is_deterministic);
     tcase_add_test(behaviour, word_dropout_drops_whole_words);

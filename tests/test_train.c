@@ -182,22 +182,24 @@ static char *train_lines(const char *output) {
 }
 
 /* 2N = 40 steps straight, against 15 steps, stop, resume to 40, in train.precision `precision` (fp32
- * or bf16) with vocab.sampling_alpha `alpha`, into PRECISION-ALPHA-a and PRECISION-ALPHA-b. Dropout and two micro-batches a step exercise every source
+ * or bf16) with vocab.sampling_alpha `alpha` and train.rdrop_alpha `rdrop`, into PRECISION-ALPHA-RDROP-a
+ * and PRECISION-ALPHA-RDROP-b. Dropout and two micro-batches a step exercise every source
  * of randomness, and weight decay, the moving average and validation every state; 15 is neither a multiple of the log interval (4) nor of the checkpoint interval,
  * and 128-token batches make about 20 steps an epoch, so both runs cross an epoch boundary. */
-static void check_resume(const char *precision, const char *alpha) {
+static void check_resume(const char *precision, const char *alpha, const char *rdrop) {
 #define RESUME_SETTINGS "model.dropout=0.1", "train.ema_decay=0.9", "train.optimizer.weight_decay=0.1", "train.batch_tokens=128", \
                         "train.update_freq=2", "train.valid_every=20", "train.save_every=1000"
-    char setting[64], sampling[64], dir_a[32], dir_b[32], out_a[48], out_b[48];
+    char setting[64], sampling[64], pairs[64], dir_a[48], dir_b[48], out_a[64], out_b[64];
     snprintf(setting, sizeof setting, "train.precision=%s", precision);
     snprintf(sampling, sizeof sampling, "vocab.sampling_alpha=%s", alpha);
-    snprintf(dir_a, sizeof dir_a, "%s-%s-a", precision, alpha);
-    snprintf(dir_b, sizeof dir_b, "%s-%s-b", precision, alpha);
+    snprintf(pairs, sizeof pairs, "train.rdrop_alpha=%s", rdrop);
+    snprintf(dir_a, sizeof dir_a, "%s-%s-%s-a", precision, alpha, rdrop);
+    snprintf(dir_b, sizeof dir_b, "%s-%s-%s-b", precision, alpha, rdrop);
     snprintf(out_a, sizeof out_a, "output=%s", dir_a);
     snprintf(out_b, sizeof out_b, "output=%s", dir_b);
-    const char *straight[] = {out_a, "train.max_steps=40", setting, sampling, RESUME_SETTINGS, NULL};
-    const char *first[] = {out_b, "train.max_steps=15", setting, sampling, RESUME_SETTINGS, NULL};
-    const char *second[] = {out_b, "train.max_steps=40", setting, sampling, RESUME_SETTINGS, NULL};
+    const char *straight[] = {out_a, "train.max_steps=40", setting, sampling, pairs, RESUME_SETTINGS, NULL};
+    const char *first[] = {out_b, "train.max_steps=15", setting, sampling, pairs, RESUME_SETTINGS, NULL};
+    const char *second[] = {out_b, "train.max_steps=40", setting, sampling, pairs, RESUME_SETTINGS, NULL};
     nmt_train_result r;
     ck_assert_msg(train(&r, NULL, stderr, straight) == 0, "%s", nmt_error());
     ck_assert_int_ge(r.epoch, 2);
@@ -249,29 +251,39 @@ static void check_resume(const char *precision, const char *alpha) {
 
 /* Weight decay is part of the update: without it the same run ends elsewhere. */
 START_TEST(resume_is_bit_identical) {
-    check_resume("fp32", "0");
+    check_resume("fp32", "0", "0");
     const char *undecayed[] = {"output=undecayed", "train.max_steps=40", "train.precision=fp32", RESUME_SETTINGS,
                                "train.optimizer.weight_decay=0", NULL};
     nmt_train_result r;
     ck_assert_msg(train(&r, NULL, stderr, undecayed) == 0, "%s", nmt_error());
-    ck_assert(!same_model("undecayed", "fp32-0-a"));
+    ck_assert(!same_model("undecayed", "fp32-0-0-a"));
+}
+END_TEST
+
+/* And with R-Drop, whose twin rows double every piece: the consistency term changes the training. */
+START_TEST(resume_is_bit_identical_with_rdrop) {
+    check_resume("fp32", "0", "2");
+    const char *unpaired[] = {"output=unpaired", "train.max_steps=40", "train.precision=fp32", RESUME_SETTINGS, NULL};
+    nmt_train_result r;
+    ck_assert_msg(train(&r, NULL, stderr, unpaired) == 0, "%s", nmt_error());
+    ck_assert(!same_model("unpaired", "fp32-0-2-a"));
 }
 END_TEST
 
 /* The same in bf16, where this CPU trains in it. */
 START_TEST(resume_is_bit_identical_in_bf16) {
-    if (nmt_train_precision_check(NMT_PRECISION_BF16, NULL) == 0) check_resume("bf16", "0");
+    if (nmt_train_precision_check(NMT_PRECISION_BF16, NULL) == 0) check_resume("bf16", "0", "0");
 }
 END_TEST
 
 /* And with subword sampling, whose draws change every epoch: they are made again on resume, on any
  * thread count. The draws change the training: the model differs from the same run without them. */
 START_TEST(resume_is_bit_identical_with_subword_sampling) {
-    check_resume("fp32", "0.1");
+    check_resume("fp32", "0.1", "0");
     const char *unsampled[] = {"output=plain", "train.max_steps=40", "train.precision=fp32", RESUME_SETTINGS, NULL};
     nmt_train_result r;
     ck_assert_msg(train(&r, NULL, stderr, unsampled) == 0, "%s", nmt_error());
-    ck_assert(!same_model("plain", "fp32-0.1-a"));
+    ck_assert(!same_model("plain", "fp32-0.1-0-a"));
     /* A BPE vocabulary has no distribution to draw from. */
     const char *bpe[] = {"output=bpe", "vocab.type=bpe", "vocab.sampling_alpha=0.5", NULL};
     ck_assert_int_eq(train(&r, NULL, stderr, bpe), -1);
@@ -393,6 +405,7 @@ int main(void) {
     tcase_add_test(tc, resume_is_bit_identical);
     tcase_add_test(tc, resume_is_bit_identical_in_bf16);
     tcase_add_test(tc, resume_is_bit_identical_with_subword_sampling);
+    tcase_add_test(tc, resume_is_bit_identical_with_rdrop);
     tcase_add_test(tc, bf16_is_refused_where_it_does_not_pay);
     tcase_add_test(tc, auto_trains_in_the_precision_the_measurement_chooses);
     tcase_add_test(tc, stop_request_saves_a_checkpoint);

@@ -480,6 +480,79 @@ void nmt_cross_entropy_rows(float *logits, float *loss, float *nll, const int32_
     nmt_pool_work(rows, V, cross_entropy_range, &t);
 }
 
+/* Row z's logits become its log-probabilities; returns its label-smoothed loss and sets *nll. */
+NMT_INLINE float log_softmax_loss(float *z, int V, int target, float smoothing, float *nll) {
+    float max = max_of(z, V), sum_z = sum(z, V);
+    float lse = max + logf(sum_exp(z, V, max));
+    *nll = lse - z[target];
+    for (int j = 0; j < V; j++) z[j] -= lse;
+    return (1.0f - smoothing) * *nll + smoothing * (lse - sum_z / (float)V);
+}
+
+/* Both Kullback-Leibler divergences between rows of log-probabilities a and b: kl[0] = KL(p_a || p_b) =
+ * sum p_a (a - b), kl[1] = KL(p_b || p_a), in 16-lane accumulators. */
+NMT_INLINE void divergences(const float *a, const float *b, int n, float kl[2]) {
+    v16 ab = {0}, ba = {0};
+    int i = 0;
+    for (; i + 16 <= n; i += 16) {
+        float pa[16], pb[16];
+        for (int k = 0; k < 16; k++) {
+            pa[k] = exp_fast(a[i + k]);
+            pb[k] = exp_fast(b[i + k]);
+        }
+        v16 d = V16_LOAD(a + i) - V16_LOAD(b + i);
+        ab += V16_LOAD(pa) * d;
+        ba -= V16_LOAD(pb) * d;
+    }
+    kl[0] = v16_sum(&ab);
+    kl[1] = v16_sum(&ba);
+    for (; i < n; i++) {
+        kl[0] += exp_fast(a[i]) * (a[i] - b[i]);
+        kl[1] += exp_fast(b[i]) * (b[i] - a[i]);
+    }
+}
+
+typedef struct pair_task {
+    float *logits, *loss, *nll;
+    const int32_t *targets;
+    int V, want_grad;
+    float smoothing, alpha;
+} pair_task;
+
+/* A pair's loss is L = CE_a + CE_b + alpha/2 (KL(p_a||p_b) + KL(p_b||p_a)). With d = a - b (log-
+ * probabilities), dKL(p_a||p_b)/dz_a = p_a (d - KL(p_a||p_b)) and dKL(p_b||p_a)/dz_a = p_a - p_b, so
+ * dL/dz_a = p_a - q + alpha/2 (p_a (d - KL(p_a||p_b)) + p_a - p_b), and b's mirrors it. */
+NMT_HOT static void cross_entropy_pair_range(void *ctx, long begin, long end) {
+    const pair_task *t = ctx;
+    int V = t->V;
+    for (long k = begin; k < end; k++) {
+        long r = 2 * k;
+        float *a = t->logits + r * V, *b = a + V, kl[2];
+        t->loss[r] = log_softmax_loss(a, V, t->targets[r], t->smoothing, &t->nll[r]);
+        t->loss[r + 1] = log_softmax_loss(b, V, t->targets[r + 1], t->smoothing, &t->nll[r + 1]);
+        divergences(a, b, V, kl);
+        float consistency = 0.25f * t->alpha * (kl[0] + kl[1]);
+        t->loss[r] += consistency;
+        t->loss[r + 1] += consistency;
+        if (!t->want_grad) continue;
+        float half = 0.5f * t->alpha, uniform = t->smoothing / (float)V;
+        for (int j = 0; j < V; j++) {
+            float pa = exp_fast(a[j]), pb = exp_fast(b[j]), d = a[j] - b[j];
+            a[j] = pa - uniform + half * (pa * (d - kl[0]) + pa - pb);
+            b[j] = pb - uniform + half * (pb * (-d - kl[1]) + pb - pa);
+        }
+        a[t->targets[r]] -= 1.0f - t->smoothing;
+        b[t->targets[r + 1]] -= 1.0f - t->smoothing;
+    }
+}
+
+void nmt_cross_entropy_pairs(float *logits, float *loss, float *nll, const int32_t *targets, int pairs, int V,
+                             float smoothing, float alpha, int want_grad) {
+    pair_task t = {logits, loss, nll, targets, V, want_grad, smoothing, alpha};
+    if (V <= 0) return;
+    nmt_pool_work(pairs, 2L * V, cross_entropy_pair_range, &t);
+}
+
 void nmt_sinusoidal_positions(float *pe, int positions, int D) {
     for (int i = 0; 2 * i < D; i++) {
         double inv_freq = pow(10000.0, -2.0 * i / D);

@@ -78,6 +78,13 @@ int nmt_first_above(const float *x, int n, float threshold);
  * The logits are clobbered; with want_grad they become d loss[r] / d logits = p - q. */
 void nmt_cross_entropy_rows(float *logits, float *loss, float *nll, const int32_t *targets, int rows, int V,
                             float smoothing, int want_grad);
+/* nmt_cross_entropy_rows over twin rows 2k and 2k + 1 (one sentence's target under two dropout
+ * draws) plus R-Drop's consistency term (Liang et al. 2021; fairseq's rdrop criterion): each row's
+ * loss adds alpha/4 (KL(p_2k || p_2k+1) + KL(p_2k+1 || p_2k)), so a pair's adds alpha/2 of the
+ * symmetric divergence. The logits become log-probabilities, or with want_grad the gradient of the
+ * pair's loss by each row's logits. */
+void nmt_cross_entropy_pairs(float *logits, float *loss, float *nll, const int32_t *targets, int pairs, int V,
+                             float smoothing, float alpha, int want_grad);
 
 /* pe[pos, D] for pos in [0, positions): PE(pos,2i) = sin(pos/10000^(2i/D)), PE(pos,2i+1) = cos(...). */
 void nmt_sinusoidal_positions(float *pe, int positions, int D);

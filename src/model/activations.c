@@ -103,7 +103,7 @@ static void plan(carver *c, nmt_activations *A, const nmt_model_config *cf, int 
     /* Chunks of about 4M logits (16 MB): big enough for efficient products, small enough for cache-
      * friendly loss passes and a bounded footprint at any vocabulary size. */
     size_t chunk = ((size_t)1 << 22) / V;
-    o->chunk = (int)(chunk < 32 ? 32 : chunk > 2048 ? 2048 : chunk);
+    o->chunk = (int)(chunk < 32 ? 32 : chunk > 2048 ? 2048 : chunk) & ~1; /* even: R-Drop's twins share one */
     o->x = carve_floats(c, (size_t)o->chunk * D);
     o->logits = carve_floats(c, (size_t)o->chunk * V);
     o->dx = carve_floats(c, (size_t)o->chunk * D);

@@ -96,6 +96,7 @@ struct nmt_activations {
     nmt_dropout drop;         /* residual dropout of the last forward (rate 0 in evaluation) */
     float attention_dropout;  /* likewise for attention weights */
     float dropout_src, dropout_trg; /* likewise for whole source / decoder-input words */
+    float rdrop_alpha;        /* of the last forward in training (else 0); out.rows then come in twin pairs */
     int32_t *src_lengths;     /* [B] source row b's keys are [0, src_lengths[b]) */
     float *positions;         /* sinusoidal: [max(S,T), D]; rope: [max(S,T), dh/2, 2]; else unused */
     side src, tgt;

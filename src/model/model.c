@@ -72,6 +72,23 @@ static void prepare_side(side *s, const int32_t *ids) {
     for (int r = 0; r < s->M; r++) s->pos[r] = r % s->len;
 }
 
+/* R-Drop's output rows: each target row of the batch's first half, then its twin in the second. */
+static int pair_rows(output_acts *o, const nmt_batch *b) {
+    long half = (long)b->batch / 2 * b->tgt_len, src_half = (long)b->batch / 2 * b->src_len;
+    if (b->batch % 2 || memcmp(b->src, b->src + src_half, (size_t)src_half * sizeof(int32_t)) ||
+        memcmp(b->tgt_in, b->tgt_in + half, (size_t)half * sizeof(int32_t)) ||
+        memcmp(b->tgt_out, b->tgt_out + half, (size_t)half * sizeof(int32_t)))
+        return nmt_error_set("R-Drop: the batch's second half must repeat its first, row for row");
+    for (long r = 0; r < half; r++) {
+        if (b->tgt_out[r] == NMT_PAD) continue;
+        o->rows[o->tokens] = (int32_t)r;
+        o->rows[o->tokens + 1] = (int32_t)(r + half);
+        o->targets[o->tokens] = o->targets[o->tokens + 1] = b->tgt_out[r];
+        o->tokens += 2;
+    }
+    return 0;
+}
+
 static int prepare(nmt_model *m, const nmt_batch *b, int mode, const nmt_forward_options *opts) {
     if (check_batch(m, b, mode) < 0) return -1;
     int T = mode == NMT_PASS_ENCODE ? 0 : b->tgt_len;
@@ -89,6 +106,7 @@ static int prepare(nmt_model *m, const nmt_batch *b, int mode, const nmt_forward
     A->attention_dropout = dropout_on ? c->attention_dropout : 0.0f;
     A->dropout_src = dropout_on ? opts->dropout_src : 0.0f;
     A->dropout_trg = dropout_on ? opts->dropout_trg : 0.0f;
+    A->rdrop_alpha = mode == NMT_PASS_TRAIN ? opts->rdrop_alpha : 0.0f;
     for (int i = 0; i < b->batch; i++) A->src_lengths[i] = row_length(b->src + (long)i * b->src_len, b->src_len);
     int longest = b->src_len > T ? b->src_len : T;
     if (c->positions == NMT_POSITIONS_SINUSOIDAL) nmt_sinusoidal_positions(A->positions, longest, c->d_model);
@@ -98,6 +116,7 @@ static int prepare(nmt_model *m, const nmt_batch *b, int mode, const nmt_forward
     prepare_side(&A->tgt, b->tgt_in);
     output_acts *o = &A->out;
     o->tokens = 0;
+    if (A->rdrop_alpha > 0.0f) return pair_rows(o, b);
     for (int r = 0; r < A->tgt.M; r++) {
         if (b->tgt_out[r] == NMT_PAD) continue;
         o->rows[o->tokens] = r;
@@ -627,7 +646,11 @@ static void output_forward(nmt_model *m, float smoothing, nmt_loss *loss, float 
         const int32_t *rows = o->rows + start;
         for (int i = 0; i < n; i++) memcpy(o->x + (long)i * D, x + (long)rows[i] * D, (size_t)D * sizeof(float));
         nmt_sgemm(0, 1, n, V, D, 1.0f, o->x, D, W, D, 0.0f, o->logits, V);
-        nmt_cross_entropy_rows(o->logits, o->loss, o->nll, o->targets + start, n, V, smoothing, train);
+        if (A->rdrop_alpha > 0.0f)
+            nmt_cross_entropy_pairs(o->logits, o->loss, o->nll, o->targets + start, n / 2, V, smoothing,
+                                    A->rdrop_alpha, train);
+        else
+            nmt_cross_entropy_rows(o->logits, o->loss, o->nll, o->targets + start, n, V, smoothing, train);
         for (int i = 0; i < n; i++) {
             loss_sum += o->loss[i];
             nll_sum += o->nll[i];

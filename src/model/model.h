@@ -115,6 +115,9 @@ typedef struct nmt_forward_options {
     float dropout_src;     /* word dropout (training): the probability that a source token's embedding is
                             * zeroed whole (the rest scaled by 1/(1 - p)); Marian's --dropout-src */
     float dropout_trg;     /* the same for the decoder's input tokens; Marian's --dropout-trg */
+    float rdrop_alpha;     /* R-Drop (training; 0 = off): the batch's second half repeats its first row
+                            * for row, and each sentence's loss adds alpha/2 times the symmetric KL
+                            * divergence of its two copies' output distributions; fairseq's --reg-alpha */
 } nmt_forward_options;
 
 typedef struct nmt_loss {

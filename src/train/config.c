@@ -107,6 +107,7 @@ static const key_spec keys[] = {
     NUMBER("train.label_smoothing", KEY_DOUBLE, label_smoothing, 0, 1, MAX_OPEN),
     NUMBER("train.dropout_src", KEY_DOUBLE, dropout_src, 0, 1, MAX_OPEN),
     NUMBER("train.dropout_trg", KEY_DOUBLE, dropout_trg, 0, 1, MAX_OPEN),
+    NUMBER("train.rdrop_alpha", KEY_DOUBLE, rdrop_alpha, 0, 1000, 0),
     NUMBER("train.ema_decay", KEY_DOUBLE, ema_decay, 0, 1, MAX_OPEN),
     WORD("train.precision", KEY_ENUM, precision, precision_names),
     WORD("train.shard_optimizer", KEY_ENUM, shard_optimizer, switch_names),
@@ -158,9 +159,8 @@ nmt_config nmt_config_default(void) {
 void nmt_config_free(nmt_config *c) {
     for (int i = 0; i < NUM_KEYS; i++) {
         if (keys[i].kind != KEY_PATH) continue;
-        char **field = FIELD(c, char *, keys[i].offset);
-        free(*field);
-        *field = NULL;
+        free(*FIELD(c, char *, keys[i].offset));
+        *FIELD(c, char *, keys[i].offset) = NULL;
     }
     free(c->path);
     c->path = NULL;

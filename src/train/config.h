@@ -56,6 +56,8 @@ typedef struct nmt_config {
     double dropout_src;         /* train.dropout_src (0 = off): word dropout, the probability that a source token's
                                    embedding is zeroed whole in training (Marian's --dropout-src; model.h) */
     double dropout_trg;         /* train.dropout_trg (0 = off): the same for the decoder's input tokens */
+    double rdrop_alpha;         /* train.rdrop_alpha (0 = off): R-Drop, every sentence twice under two dropout
+                                   draws, their symmetric KL divergence weighted by it (model.h) */
     int precision;              /* train.precision: an nmt_train_precision, fp32 (default), bf16 (refused where
                                    the CPU does not reward it) or auto (bf16 where it pays; train/precision.h) */
     double ema_decay;           /* train.ema_decay (0 = off): validate and save a moving average of the

@@ -64,7 +64,7 @@ static const char *const settings[] = {
     "train.batch_pieces",     "train.optimizer.lr",        "train.optimizer.betas",       "train.optimizer.eps",
     "train.optimizer.warmup", "train.optimizer.schedule",  "train.optimizer.decay_steps", "train.optimizer.min_lr",
     "train.optimizer.clip_norm", "train.optimizer.weight_decay", "train.label_smoothing", "train.dropout_src",
-    "train.dropout_trg",      "train.ema_decay",           "train.precision",
+    "train.dropout_trg",      "train.rdrop_alpha",         "train.ema_decay",             "train.precision",
 };
 
 /* A resume compares the config with the one the interrupted run saved (OUTPUT/config.yaml) and warns,

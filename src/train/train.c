@@ -71,6 +71,8 @@ typedef struct trainer {
     /* the last step's work, for `nmt bench train` */
     double step_flops, step_optimizer_s, step_wait_s;
     long step_src_tokens, step_sentences;
+    int32_t *twins;          /* with train.rdrop_alpha: a piece twice over, its src, tgt_in, tgt_out rows */
+    size_t twins_capacity;   /* ids it holds */
 } trainer;
 
 static void say(const trainer *t, const char *fmt, ...) NMT_PRINTF(2, 3);
@@ -181,6 +183,27 @@ static int save_checkpoint(trainer *t) {
 
 /* ---- one step ---- */
 
+/* R-Drop's batch: `piece` followed by itself, in t->twins (grown only when an epoch brings a larger batch). */
+static int twice_over(trainer *t, nmt_batch *piece) {
+    size_t src = (size_t)piece->batch * piece->src_len, tgt = (size_t)piece->batch * piece->tgt_len;
+    size_t need = 2 * (src + 2 * tgt);
+    if (need > t->twins_capacity) {
+        int32_t *grown = realloc(t->twins, need * sizeof(int32_t));
+        if (!grown) return nmt_error_set("out of memory for R-Drop's doubled batch (%zu ids)", need);
+        t->twins = grown;
+        t->twins_capacity = need;
+    }
+    const int32_t *rows[3] = {piece->src, piece->tgt_in, piece->tgt_out};
+    int32_t *twin[3] = {t->twins, t->twins + 2 * src, t->twins + 2 * (src + tgt)};
+    for (int k = 0; k < 3; k++) {
+        size_t n = k ? tgt : src;
+        memcpy(twin[k], rows[k], n * sizeof(int32_t));
+        memcpy(twin[k] + n, rows[k], n * sizeof(int32_t));
+    }
+    *piece = (nmt_batch){2 * piece->batch, piece->src_len, piece->tgt_len, twin[0], twin[1], twin[2]};
+    return 0;
+}
+
 /* Forward + backward of rows [lo, hi) of a batch (piece p of the step) into the gradients, told to hook. */
 static int piece_step(trainer *t, const nmt_batch *batch, int lo, int hi, long step, int p,
                       const nmt_grad_hook *hook, double slots[NMT_DIST_SLOTS]) {
@@ -189,11 +212,13 @@ static int piece_step(trainer *t, const nmt_batch *batch, int lo, int hi, long s
     piece.src += (size_t)lo * batch->src_len;
     piece.tgt_in += (size_t)lo * batch->tgt_len;
     piece.tgt_out += (size_t)lo * batch->tgt_len;
+    if (t->cfg->rdrop_alpha > 0 && twice_over(t, &piece) < 0) return -1;
     nmt_forward_options fo = {.training = 1,
                               .label_smoothing = (float)t->cfg->label_smoothing,
                               .dropout_seed = nmt_dist_piece_seed(t->state.seed, step, p),
                               .dropout_src = (float)t->cfg->dropout_src,
-                              .dropout_trg = (float)t->cfg->dropout_trg};
+                              .dropout_trg = (float)t->cfg->dropout_trg,
+                              .rdrop_alpha = (float)t->cfg->rdrop_alpha};
     nmt_loss loss;
     if (nmt_model_forward(&t->model, &piece, &fo, &loss) < 0 || nmt_model_backward_hooked(&t->model, 1.0f, hook) < 0) {
         if (strstr(nmt_error(), "out of memory")) /* the batch's activations: say what sizes them */
@@ -592,6 +617,7 @@ static void cleanup(trainer *t) {
     nmt_dist_free(&t->dist);
     nmt_batcher_free(&t->batches);
     nmt_batcher_free(&t->valid_batches);
+    free(t->twins);
     nmt_train_data_free_lines(t->references, t->valid.num_pairs);
     if (t->bleu) nmt_bleu_free(t->bleu);
     nmt_corpus_free(&t->train);

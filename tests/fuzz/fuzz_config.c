@@ -51,6 +51,9 @@ static void check_sane(const nmt_config *c) {
                    c->weight_decay >= 0 && c->lr * c->weight_decay < 1,
                "optimizer lr %g betas %g %g eps %g warmup %d clip %g smoothing %g weight decay %g", c->lr, c->beta1,
                c->beta2, c->adam_eps, c->warmup, c->clip_norm, c->label_smoothing, c->weight_decay);
+    FUZZ_CHECK(c->dropout_src >= 0 && c->dropout_src < 1 && c->dropout_trg >= 0 && c->dropout_trg < 1 &&
+                   c->rdrop_alpha >= 0 && c->rdrop_alpha <= 1000,
+               "word dropout %g %g, R-Drop %g", c->dropout_src, c->dropout_trg, c->rdrop_alpha);
     FUZZ_CHECK(c->max_steps >= 0 && c->max_epochs >= 0 && c->max_minutes >= 0 && c->valid_every > 0 &&
                    c->valid_beam > 0 && c->save_every > 0 && c->keep_last >= 0 && c->patience >= 0,
                "train limits");
