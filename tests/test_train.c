@@ -249,25 +249,25 @@ static void check_resume(const char *precision, const char *alpha, const char *r
     free(lb);
 }
 
-/* Weight decay is part of the update: without it the same run ends elsewhere. */
-START_TEST(resume_is_bit_identical) {
-    check_resume("fp32", "0", "0");
-    const char *undecayed[] = {"output=undecayed", "train.max_steps=40", "train.precision=fp32", RESUME_SETTINGS,
-                               "train.optimizer.weight_decay=0", NULL};
+/* check_resume in fp32, then the same 40 steps without the feature under test into `dir` (`off`: the
+ * setting that turns it off, or NULL where RESUME_SETTINGS alone leave it off): the model differs. */
+static void check_resume_and_effect(const char *alpha, const char *rdrop, const char *dir, const char *off) {
+    check_resume("fp32", alpha, rdrop);
+    char out[64], trained[48];
+    snprintf(out, sizeof out, "output=%s", dir);
+    snprintf(trained, sizeof trained, "fp32-%s-%s-a", alpha, rdrop);
+    const char *without[] = {out, "train.max_steps=40", "train.precision=fp32", RESUME_SETTINGS, off, NULL};
     nmt_train_result r;
-    ck_assert_msg(train(&r, NULL, stderr, undecayed) == 0, "%s", nmt_error());
-    ck_assert(!same_model("undecayed", "fp32-0-0-a"));
+    ck_assert_msg(train(&r, NULL, stderr, without) == 0, "%s", nmt_error());
+    ck_assert(!same_model(dir, trained));
 }
+
+/* Weight decay is part of the update: without it the same run ends elsewhere. */
+START_TEST(resume_is_bit_identical) { check_resume_and_effect("0", "0", "undecayed", "train.optimizer.weight_decay=0"); }
 END_TEST
 
 /* And with R-Drop, whose twin rows double every piece: the consistency term changes the training. */
-START_TEST(resume_is_bit_identical_with_rdrop) {
-    check_resume("fp32", "0", "2");
-    const char *unpaired[] = {"output=unpaired", "train.max_steps=40", "train.precision=fp32", RESUME_SETTINGS, NULL};
-    nmt_train_result r;
-    ck_assert_msg(train(&r, NULL, stderr, unpaired) == 0, "%s", nmt_error());
-    ck_assert(!same_model("unpaired", "fp32-0-2-a"));
-}
+START_TEST(resume_is_bit_identical_with_rdrop) { check_resume_and_effect("0", "2", "unpaired", NULL); }
 END_TEST
 
 /* The same in bf16, where this CPU trains in it. */
@@ -279,11 +279,8 @@ END_TEST
 /* And with subword sampling, whose draws change every epoch: they are made again on resume, on any
  * thread count. The draws change the training: the model differs from the same run without them. */
 START_TEST(resume_is_bit_identical_with_subword_sampling) {
-    check_resume("fp32", "0.1", "0");
-    const char *unsampled[] = {"output=plain", "train.max_steps=40", "train.precision=fp32", RESUME_SETTINGS, NULL};
+    check_resume_and_effect("0.1", "0", "plain", NULL);
     nmt_train_result r;
-    ck_assert_msg(train(&r, NULL, stderr, unsampled) == 0, "%s", nmt_error());
-    ck_assert(!same_model("plain", "fp32-0.1-0-a"));
     /* A BPE vocabulary has no distribution to draw from. */
     const char *bpe[] = {"output=bpe", "vocab.type=bpe", "vocab.sampling_alpha=0.5", NULL};
     ck_assert_int_eq(train(&r, NULL, stderr, bpe), -1);
