@@ -212,7 +212,7 @@ static int piece_step(trainer *t, const nmt_batch *batch, int lo, int hi, long s
     piece.src += (size_t)lo * batch->src_len;
     piece.tgt_in += (size_t)lo * batch->tgt_len;
     piece.tgt_out += (size_t)lo * batch->tgt_len;
-    if (t->cfg->rdrop_alpha > 0 && twice_over(t, &piece) < 0) return -1;
+    if (t->cfg->rdrop_alpha > 0 && twice_over(t, &piece) < 0) return nmt_error_prefix("step %ld", step);
     nmt_forward_options fo = {.training = 1,
                               .label_smoothing = (float)t->cfg->label_smoothing,
                               .dropout_seed = nmt_dist_piece_seed(t->state.seed, step, p),
