@@ -9,6 +9,9 @@
  * wherever it is read. A --set value is read as YAML: `train.optimizer.betas=[0.9,0.98]` and
  * `data.valid={src: a.en, tgt: a.de}` work; relative paths in overrides follow the file's rules.
  * The output directory defaults to runs/<config file name without extension>.
+ *
+ * Implemented by config_keys.c (the table of keys, the defaults, freeing), config_read.c (loading and
+ * checking) and config_write.c (the YAML text of a config, one value's text).
  */
 #ifndef NMT_CONFIG_H
 #define NMT_CONFIG_H

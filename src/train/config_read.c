@@ -1,6 +1,7 @@
-/* config: the training configuration, read from YAML with libyaml's document loader and checked key by
- * key against one table (`keys` below) that also drives `--set` overrides and nmt_config_save, so the
- * three can never disagree about a key's name, type, range or place in the struct.
+/* config_read: a training configuration (config.h) read from YAML with libyaml's document loader and
+ * checked key by key against the table of config_keys.h, which also drives `--set` overrides and the
+ * saved config (config_write.c), so the three can never disagree about a key's name, type, range or
+ * place.
  *
  * Every error names where the value came from: "file:line:column: ..." for the file (libyaml's marks
  * are 0-based; we print 1-based), "--set key=value: ..." for an override. Paths are kept as written
@@ -8,10 +9,9 @@
  * final, so that a saved config means the same thing wherever it is read from.
  */
 #include "train/config.h"
+#include "train/config_keys.h"
 #include "train/optim.h"
-#include "train/precision.h"
 #include "base/io.h"
-#include "model/model_config.h"
 #include "base/util.h"
 
 #include <errno.h>
@@ -25,153 +25,6 @@
 #include <unistd.h>
 #include <yaml.h>
 
-typedef enum {
-    KEY_SECTION, /* a mapping of further keys */
-    KEY_INT,     /* int */
-    KEY_LONG,    /* long */
-    KEY_SEED,    /* unsigned long, any value */
-    KEY_DOUBLE,  /* double */
-    KEY_FLOAT,   /* float */
-    KEY_ENUM,    /* a word from `names`, stored as its index in an enum field */
-    KEY_CHOICE,  /* a word from `names`, stored as a pointer to the static name */
-    KEY_PATH,    /* char *, owned; resolved against `base` at the end */
-    KEY_PAIR,    /* [a, b]: two doubles at offset and offset2 */
-} key_kind;
-
-typedef enum { FROM_CONFIG_DIR, FROM_DATA_ROOT } path_base;
-
-enum { MIN_OPEN = NMT_MODEL_CONFIG_MIN_OPEN, MAX_OPEN = NMT_MODEL_CONFIG_MAX_OPEN }; /* which ends of [min, max] are excluded */
-
-typedef struct key_spec {
-    const char *path;         /* "train.optimizer.lr" */
-    key_kind kind;
-    size_t offset, offset2;   /* into nmt_config */
-    double min, max;          /* numbers: the allowed range */
-    int open;                 /* MIN_OPEN | MAX_OPEN */
-    const char *const *names; /* KEY_ENUM, KEY_CHOICE: allowed words in enum order, NULL-terminated */
-    path_base base;           /* KEY_PATH */
-} key_spec;
-
-static const char *const vocab_type_names[] = {"unigram", "bpe", NULL};
-static const char *const precision_names[] = {"fp32", "bf16", "auto", NULL}; /* in nmt_train_precision's order */
-_Static_assert(NMT_TRAIN_PRECISION_FP32 == 0 && NMT_TRAIN_PRECISION_BF16 == 1 && NMT_TRAIN_PRECISION_AUTO == 2,
-               "train.precision's words follow nmt_train_precision");
-static const char *const switch_names[] = {"false", "true", NULL};
-static const char *const lr_schedule_names[] = {"inverse_sqrt", "linear", "cosine", NULL}; /* in nmt_lr_decay's order */
-_Static_assert(NMT_LR_INVERSE_SQRT == 0 && NMT_LR_LINEAR == 1 && NMT_LR_COSINE == 2,
-               "train.optimizer.schedule's words follow nmt_lr_decay");
-
-#define AT(field) offsetof(nmt_config, field)
-#define SECTION(p) {.path = p, .kind = KEY_SECTION}
-#define NUMBER(p, k, field, lo, hi, op) {.path = p, .kind = k, .offset = AT(field), .min = lo, .max = hi, .open = op}
-#define WORD(p, k, field, words) {.path = p, .kind = k, .offset = AT(field), .names = words}
-/* A key of the model section, from the model's own list of its fields. */
-#define MODEL_KEY(field_, kind_, default_, min_, max_, open_, names_)                                               \
-    {.path = "model." #field_, .kind = KEY_##kind_, .offset = AT(model.field_), .min = min_, .max = max_,          \
-     .open = open_, .names = names_},
-#define PATH(p, field, from) {.path = p, .kind = KEY_PATH, .offset = AT(field), .base = from}
-
-/* In file order: nmt_config_save writes the keys in this order, opening sections as they come. */
-static const key_spec keys[] = {
-    SECTION("model"),
-    NMT_MODEL_CONFIG_FIELDS(MODEL_KEY)
-    SECTION("vocab"),
-    PATH("vocab.model", vocab_model, FROM_CONFIG_DIR),
-    NUMBER("vocab.size", KEY_INT, vocab_size, 8, 1 << 24, 0),
-    WORD("vocab.type", KEY_CHOICE, vocab_type, vocab_type_names),
-    NUMBER("vocab.sampling_alpha", KEY_DOUBLE, sampling_alpha, 0, INFINITY, 0),
-    SECTION("data"),
-    PATH("data.root", data_root, FROM_CONFIG_DIR),
-    SECTION("data.train"),
-    PATH("data.train.src", train.src, FROM_DATA_ROOT),
-    PATH("data.train.tgt", train.tgt, FROM_DATA_ROOT),
-    SECTION("data.valid"),
-    PATH("data.valid.src", valid.src, FROM_DATA_ROOT),
-    PATH("data.valid.tgt", valid.tgt, FROM_DATA_ROOT),
-    NUMBER("data.max_length", KEY_INT, max_length, 1, 1 << 20, 0),
-    SECTION("train"),
-    NUMBER("train.batch_tokens", KEY_INT, batch_tokens, 1, 1 << 30, 0),
-    NUMBER("train.update_freq", KEY_INT, update_freq, 1, 1 << 20, 0),
-    NUMBER("train.batch_pieces", KEY_INT, batch_pieces, 1, 1 << 20, 0),
-    SECTION("train.optimizer"),
-    NUMBER("train.optimizer.lr", KEY_DOUBLE, lr, 0, INFINITY, MIN_OPEN),
-    {.path = "train.optimizer.betas", .kind = KEY_PAIR, .offset = AT(beta1), .offset2 = AT(beta2),
-     .min = 0, .max = 1, .open = MAX_OPEN},
-    NUMBER("train.optimizer.eps", KEY_DOUBLE, adam_eps, 0, INFINITY, MIN_OPEN),
-    NUMBER("train.optimizer.warmup", KEY_INT, warmup, 0, INT_MAX, 0),
-    WORD("train.optimizer.schedule", KEY_ENUM, lr_schedule, lr_schedule_names),
-    NUMBER("train.optimizer.decay_steps", KEY_INT, decay_steps, 0, INT_MAX, 0),
-    NUMBER("train.optimizer.min_lr", KEY_DOUBLE, min_lr, 0, INFINITY, 0),
-    NUMBER("train.optimizer.clip_norm", KEY_DOUBLE, clip_norm, 0, INFINITY, 0),
-    NUMBER("train.optimizer.weight_decay", KEY_DOUBLE, weight_decay, 0, 1, MAX_OPEN),
-    NUMBER("train.label_smoothing", KEY_DOUBLE, label_smoothing, 0, 1, MAX_OPEN),
-    NUMBER("train.dropout_src", KEY_DOUBLE, dropout_src, 0, 1, MAX_OPEN),
-    NUMBER("train.dropout_trg", KEY_DOUBLE, dropout_trg, 0, 1, MAX_OPEN),
-    NUMBER("train.rdrop_alpha", KEY_DOUBLE, rdrop_alpha, 0, 1000, 0),
-    NUMBER("train.ema_decay", KEY_DOUBLE, ema_decay, 0, 1, MAX_OPEN),
-    WORD("train.precision", KEY_ENUM, precision, precision_names),
-    WORD("train.shard_optimizer", KEY_ENUM, shard_optimizer, switch_names),
-    NUMBER("train.max_steps", KEY_LONG, max_steps, 0, 1e15, 0),
-    NUMBER("train.max_epochs", KEY_LONG, max_epochs, 0, 1e15, 0),
-    NUMBER("train.max_minutes", KEY_DOUBLE, max_minutes, 0, INFINITY, 0),
-    NUMBER("train.valid_every", KEY_INT, valid_every, 1, INT_MAX, 0),
-    NUMBER("train.valid_beam", KEY_INT, valid_beam, 1, 1024, 0),
-    NUMBER("train.valid_length_penalty", KEY_DOUBLE, valid_length_penalty, 0, 10, 0),
-    NUMBER("train.save_every", KEY_INT, save_every, 1, INT_MAX, 0),
-    NUMBER("train.keep_last", KEY_INT, keep_last, 1, 1000000, 0),
-    NUMBER("train.patience", KEY_INT, patience, 0, INT_MAX, 0),
-    {.path = "train.seed", .kind = KEY_SEED, .offset = AT(seed)},
-    PATH("train.init_from", init_from, FROM_CONFIG_DIR),
-    PATH("output", output, FROM_CONFIG_DIR),
-};
-enum { NUM_KEYS = sizeof keys / sizeof keys[0] };
-
-#define FIELD(config, type, offset) ((type *)((char *)(config) + (offset)))
-#define VALUE(config, type, offset) (*(const type *)((const char *)(config) + (offset)))
-
-nmt_config nmt_config_default(void) {
-    nmt_config defaults, *c = &defaults;
-    memset(c, 0, sizeof *c);
-    c->model = nmt_model_config_default();
-    c->vocab_size = 8000;
-    c->vocab_type = vocab_type_names[0];
-    c->max_length = 128;
-    c->batch_tokens = 4096;
-    c->update_freq = 1;
-    c->batch_pieces = 1;
-    c->lr = 1e-3;
-    c->beta1 = 0.9;
-    c->beta2 = 0.98;
-    c->adam_eps = 1e-9;
-    c->warmup = 800;
-    c->clip_norm = 0.0;
-    c->label_smoothing = 0.1;
-    c->valid_every = 500;
-    c->valid_beam = 1;
-    c->valid_length_penalty = 0.6;
-    c->save_every = 500;
-    c->keep_last = 5;
-    c->patience = 10;
-    c->seed = 1;
-    return defaults;
-}
-
-void nmt_config_free(nmt_config *c) {
-    for (int i = 0; i < NUM_KEYS; i++) {
-        if (keys[i].kind != KEY_PATH) continue;
-        free(*FIELD(c, char *, keys[i].offset));
-        *FIELD(c, char *, keys[i].offset) = NULL;
-    }
-    free(c->path);
-    c->path = NULL;
-}
-
-static const key_spec *find_key(const char *path) {
-    for (int i = 0; i < NUM_KEYS; i++)
-        if (strcmp(keys[i].path, path) == 0) return &keys[i];
-    return NULL;
-}
-
 /* ---- where a value came from, and errors that say so ---- */
 
 typedef struct origin {
@@ -182,7 +35,7 @@ typedef struct origin {
 typedef struct loader {
     nmt_config *config;
     const char *file;
-    origin origins[NUM_KEYS]; /* where each key was last set; all zero = default */
+    origin *origins;          /* [nmt_config_key_count]: where each key was last set; all zero = default */
     int *override_failed;     /* set when an error is an override's (a command-line mistake) */
 } loader;
 
@@ -206,7 +59,7 @@ static origin node_origin(const yaml_node_t *node, const char *override) {
 }
 
 static origin key_origin(const loader *L, const char *path) {
-    return L->origins[find_key(path) - keys];
+    return L->origins[nmt_config_key_find(path) - nmt_config_keys];
 }
 
 static int was_set(origin at) { return at.line > 0 || at.override; }
@@ -230,20 +83,15 @@ static size_t edit_distance(const char *a, const char *b) {
     return row[lb];
 }
 
-static const char *last_component(const char *path) {
-    const char *dot = strrchr(path, '.');
-    return dot ? dot + 1 : path;
-}
-
 /* The valid key closest to `path`: within a few edits, or the same name in another section. */
 static const char *closest_key(const char *path) {
     const char *best = NULL;
     size_t best_distance = (strlen(path) / 3 > 2 ? strlen(path) / 3 : 2) + 1; /* more edits than this: no match */
-    for (int i = 0; i < NUM_KEYS; i++) {
-        size_t d = edit_distance(path, keys[i].path);
-        if (strcmp(last_component(path), last_component(keys[i].path)) == 0) d = d < 1 ? d : 1;
+    for (int i = 0; i < nmt_config_key_count; i++) {
+        size_t d = edit_distance(path, nmt_config_keys[i].path);
+        if (strcmp(nmt_config_key_name(path), nmt_config_key_name(nmt_config_keys[i].path)) == 0) d = d < 1 ? d : 1;
         if (d < best_distance) {
-            best = keys[i].path;
+            best = nmt_config_keys[i].path;
             best_distance = d;
         }
     }
@@ -255,14 +103,14 @@ static int unknown_key(const loader *L, origin at, const char *path) {
     const char *suggestion = closest_key(path);
     if (suggestion) return fail(L, at, "unknown key '%s' (did you mean '%s'?)", path, suggestion);
     size_t prefix = 0; /* length of "section." */
-    for (int i = 0; i < NUM_KEYS; i++) {
-        size_t n = strlen(keys[i].path);
-        if (keys[i].kind == KEY_SECTION && n + 1 > prefix && strncmp(path, keys[i].path, n) == 0 && path[n] == '.')
+    for (int i = 0; i < nmt_config_key_count; i++) {
+        size_t n = strlen(nmt_config_keys[i].path);
+        if (nmt_config_keys[i].kind == NMT_CONFIG_KEY_SECTION && n + 1 > prefix && strncmp(path, nmt_config_keys[i].path, n) == 0 && path[n] == '.')
             prefix = n + 1;
     }
     char valid[512] = "";
-    for (int i = 0; i < NUM_KEYS; i++) {
-        const char *p = keys[i].path;
+    for (int i = 0; i < nmt_config_key_count; i++) {
+        const char *p = nmt_config_keys[i].path;
         if (strncmp(p, path, prefix) != 0 || strlen(p) <= prefix || strchr(p + prefix, '.')) continue;
         size_t used = strlen(valid);
         snprintf(valid + used, sizeof valid - used, "%s%s", used ? ", " : "", p + prefix);
@@ -287,20 +135,20 @@ static const char *node_kind_name(const yaml_node_t *node) {
     return node->data.scalar.style == YAML_PLAIN_SCALAR_STYLE ? "a plain value" : "a quoted string";
 }
 
-static void describe_range(const key_spec *k, char *out, size_t size) {
-    int integer = k->kind == KEY_INT || k->kind == KEY_LONG;
+static void describe_range(const nmt_config_key *k, char *out, size_t size) {
+    int integer = k->kind == NMT_CONFIG_KEY_INT || k->kind == NMT_CONFIG_KEY_LONG;
     if (integer) {
         snprintf(out, size, "an integer from %.0f to %.0f", k->min, k->max);
     } else if (isinf(k->max)) {
-        snprintf(out, size, "a number %s %g", (k->open & MIN_OPEN) ? ">" : ">=", k->min);
+        snprintf(out, size, "a number %s %g", (k->open & NMT_CONFIG_KEY_MIN_OPEN) ? ">" : ">=", k->min);
     } else {
-        snprintf(out, size, "a number in %c%g, %g%c", (k->open & MIN_OPEN) ? '(' : '[', k->min, k->max,
-                 (k->open & MAX_OPEN) ? ')' : ']');
+        snprintf(out, size, "a number in %c%g, %g%c", (k->open & NMT_CONFIG_KEY_MIN_OPEN) ? '(' : '[', k->min, k->max,
+                 (k->open & NMT_CONFIG_KEY_MAX_OPEN) ? ')' : ']');
     }
 }
 
 /* Reads one number for key k from a scalar node, checking its syntax and range. */
-static int read_number(const loader *L, const key_spec *k, const yaml_node_t *node, origin at, double *out) {
+static int read_number(const loader *L, const nmt_config_key *k, const yaml_node_t *node, origin at, double *out) {
     char expected[96];
     describe_range(k, expected, sizeof expected);
     if (node->type != YAML_SCALAR_NODE || node->data.scalar.style != YAML_PLAIN_SCALAR_STYLE || is_null(node))
@@ -309,7 +157,7 @@ static int read_number(const loader *L, const key_spec *k, const yaml_node_t *no
     char *end;
     errno = 0;
     double v;
-    if (k->kind == KEY_INT || k->kind == KEY_LONG) {
+    if (k->kind == NMT_CONFIG_KEY_INT || k->kind == NMT_CONFIG_KEY_LONG) {
         long long i = strtoll(text, &end, 10);
         v = errno == ERANGE ? (i < 0 ? -INFINITY : INFINITY) : (double)i;
     } else {
@@ -318,15 +166,15 @@ static int read_number(const loader *L, const key_spec *k, const yaml_node_t *no
     }
     if (end == text || *end != '\0' || isnan(v) || (isinf(v) && errno != ERANGE))
         return fail(L, at, "%s: expected %s, got '%s'", k->path, expected, text);
-    if (isinf(v) && k->kind != KEY_INT && k->kind != KEY_LONG) return fail(L, at, "%s: %s is too large for a number (it overflows to infinity); expected %s", k->path, text, expected);
-    int below = (k->open & MIN_OPEN) ? v <= k->min : v < k->min;
-    int above = (k->open & MAX_OPEN) ? v >= k->max : v > k->max;
+    if (isinf(v) && k->kind != NMT_CONFIG_KEY_INT && k->kind != NMT_CONFIG_KEY_LONG) return fail(L, at, "%s: %s is too large for a number (it overflows to infinity); expected %s", k->path, text, expected);
+    int below = (k->open & NMT_CONFIG_KEY_MIN_OPEN) ? v <= k->min : v < k->min;
+    int above = (k->open & NMT_CONFIG_KEY_MAX_OPEN) ? v >= k->max : v > k->max;
     if (below || above) return fail(L, at, "%s: expected %s, got %s", k->path, expected, text);
     *out = v;
     return 0;
 }
 
-static int read_seed(const loader *L, const key_spec *k, const yaml_node_t *node, origin at) {
+static int read_seed(const loader *L, const nmt_config_key *k, const yaml_node_t *node, origin at) {
     const char *text = node->type == YAML_SCALAR_NODE ? (const char *)node->data.scalar.value : "";
     char *end;
     errno = 0;
@@ -336,11 +184,11 @@ static int read_seed(const loader *L, const key_spec *k, const yaml_node_t *node
         return fail(L, at, "%s: expected an integer from 0 to %lu, got %s%s%s", k->path, ULONG_MAX,
                     node->type == YAML_SCALAR_NODE ? "'" : node_kind_name(node),
                     node->type == YAML_SCALAR_NODE ? text : "", node->type == YAML_SCALAR_NODE ? "'" : "");
-    *FIELD(L->config, unsigned long, k->offset) = v;
+    *NMT_CONFIG_FIELD(L->config, unsigned long, k->offset) = v;
     return 0;
 }
 
-static int read_word(const loader *L, const key_spec *k, const yaml_node_t *node, origin at) {
+static int read_word(const loader *L, const nmt_config_key *k, const yaml_node_t *node, origin at) {
     char allowed[128] = "";
     int found = -1;
     for (int i = 0; k->names[i]; i++) {
@@ -354,13 +202,13 @@ static int read_word(const loader *L, const key_spec *k, const yaml_node_t *node
             return fail(L, at, "%s: expected one of %s, got %s", k->path, allowed, node_kind_name(node));
         return fail(L, at, "%s: expected one of %s, got '%s'", k->path, allowed, (const char *)node->data.scalar.value);
     }
-    if (k->kind == KEY_ENUM) *FIELD(L->config, int, k->offset) = found;
-    else *FIELD(L->config, const char *, k->offset) = k->names[found];
+    if (k->kind == NMT_CONFIG_KEY_ENUM) *NMT_CONFIG_FIELD(L->config, int, k->offset) = found;
+    else *NMT_CONFIG_FIELD(L->config, const char *, k->offset) = k->names[found];
     return 0;
 }
 
-static int read_path(const loader *L, const key_spec *k, const yaml_node_t *node, origin at) {
-    char **field = FIELD(L->config, char *, k->offset);
+static int read_path(const loader *L, const nmt_config_key *k, const yaml_node_t *node, origin at) {
+    char **field = NMT_CONFIG_FIELD(L->config, char *, k->offset);
     if (is_null(node)) {
         free(*field);
         *field = NULL;
@@ -380,7 +228,7 @@ static int read_path(const loader *L, const key_spec *k, const yaml_node_t *node
     return 0;
 }
 
-static int read_pair(const loader *L, const key_spec *k, yaml_document_t *doc, const yaml_node_t *node, origin at) {
+static int read_pair(const loader *L, const nmt_config_key *k, yaml_document_t *doc, const yaml_node_t *node, origin at) {
     int count = node->type == YAML_SEQUENCE_NODE
                     ? (int)(node->data.sequence.items.top - node->data.sequence.items.start) : -1;
     if (count != 2)
@@ -391,8 +239,8 @@ static int read_pair(const loader *L, const key_spec *k, yaml_document_t *doc, c
         const yaml_node_t *item = yaml_document_get_node(doc, node->data.sequence.items.start[i]);
         if (read_number(L, k, item, at.override ? at : node_origin(item, NULL), &v[i]) < 0) return -1;
     }
-    *FIELD(L->config, double, k->offset) = v[0];
-    *FIELD(L->config, double, k->offset2) = v[1];
+    *NMT_CONFIG_FIELD(L->config, double, k->offset) = v[0];
+    *NMT_CONFIG_FIELD(L->config, double, k->offset2) = v[1];
     return 0;
 }
 
@@ -400,37 +248,37 @@ static int read_mapping(loader *L, yaml_document_t *doc, const yaml_node_t *map,
                         const char *override);
 
 /* Sets key k from a node; `override` is the --set argument when the node came from one. */
-static int read_value(loader *L, const key_spec *k, yaml_document_t *doc, const yaml_node_t *node,
+static int read_value(loader *L, const nmt_config_key *k, yaml_document_t *doc, const yaml_node_t *node,
                       const char *override) {
     origin at = node_origin(node, override);
     double v;
     switch (k->kind) {
-    case KEY_SECTION:
+    case NMT_CONFIG_KEY_SECTION:
         if (is_null(node)) return 0;
         if (node->type != YAML_MAPPING_NODE)
             return fail(L, at, "%s: expected a mapping of keys, got %s", k->path, node_kind_name(node));
         return read_mapping(L, doc, node, k->path, override);
-    case KEY_INT:
+    case NMT_CONFIG_KEY_INT:
         if (read_number(L, k, node, at, &v) < 0) return -1;
-        *FIELD(L->config, int, k->offset) = (int)v;
+        *NMT_CONFIG_FIELD(L->config, int, k->offset) = (int)v;
         return 0;
-    case KEY_LONG:
+    case NMT_CONFIG_KEY_LONG:
         if (read_number(L, k, node, at, &v) < 0) return -1;
-        *FIELD(L->config, long, k->offset) = (long)v;
+        *NMT_CONFIG_FIELD(L->config, long, k->offset) = (long)v;
         return 0;
-    case KEY_DOUBLE:
+    case NMT_CONFIG_KEY_DOUBLE:
         if (read_number(L, k, node, at, &v) < 0) return -1;
-        *FIELD(L->config, double, k->offset) = v;
+        *NMT_CONFIG_FIELD(L->config, double, k->offset) = v;
         return 0;
-    case KEY_FLOAT:
+    case NMT_CONFIG_KEY_FLOAT:
         if (read_number(L, k, node, at, &v) < 0) return -1;
-        *FIELD(L->config, float, k->offset) = (float)v;
+        *NMT_CONFIG_FIELD(L->config, float, k->offset) = (float)v;
         return 0;
-    case KEY_SEED: return read_seed(L, k, node, at);
-    case KEY_ENUM:
-    case KEY_CHOICE: return read_word(L, k, node, at);
-    case KEY_PATH: return read_path(L, k, node, at);
-    case KEY_PAIR: return read_pair(L, k, doc, node, at);
+    case NMT_CONFIG_KEY_SEED: return read_seed(L, k, node, at);
+    case NMT_CONFIG_KEY_ENUM:
+    case NMT_CONFIG_KEY_CHOICE: return read_word(L, k, node, at);
+    case NMT_CONFIG_KEY_PATH: return read_path(L, k, node, at);
+    case NMT_CONFIG_KEY_PAIR: return read_pair(L, k, doc, node, at);
     }
     return fail(L, at, "%s: internal error: unknown key kind", k->path);
 }
@@ -446,9 +294,9 @@ static int read_mapping(loader *L, yaml_document_t *doc, const yaml_node_t *map,
         int n = snprintf(path, sizeof path, "%s%s%s", section ? section : "", section ? "." : "",
                          (const char *)key->data.scalar.value);
         if (n < 0 || (size_t)n >= sizeof path) return fail(L, at, "key too long");
-        const key_spec *k = find_key(path);
+        const nmt_config_key *k = nmt_config_key_find(path);
         if (!k) return unknown_key(L, at, path);
-        origin *previous = &L->origins[k - keys];
+        origin *previous = &L->origins[k - nmt_config_keys];
         if (!override && previous->line)
             return fail(L, at, "duplicate key '%s' (first given at line %d)", path, previous->line);
         *previous = at;
@@ -493,9 +341,9 @@ static int apply_override(loader *L, const char *override) {
     if (n >= sizeof path) return fail(L, at, "key too long");
     memcpy(path, override, n);
     path[n] = '\0';
-    const key_spec *k = find_key(path);
+    const nmt_config_key *k = nmt_config_key_find(path);
     if (!k) return unknown_key(L, at, path);
-    L->origins[k - keys] = at;
+    L->origins[k - nmt_config_keys] = at;
 
     /* The value is read as YAML, so lists ([0.9,0.98]) and mappings ({src: a, tgt: b}) work too. */
     yaml_parser_t parser;
@@ -596,12 +444,12 @@ static int resolve_paths(loader *L) {
     char *dir = config_dir(L->file);
     if (!dir) return -1;
     int rc = 0;
-    for (int i = 0; i < NUM_KEYS && rc == 0; i++)
-        if (keys[i].kind == KEY_PATH && keys[i].base == FROM_CONFIG_DIR)
-            rc = resolve_in_place(FIELD(c, char *, keys[i].offset), dir);
-    for (int i = 0; i < NUM_KEYS && rc == 0; i++)
-        if (keys[i].kind == KEY_PATH && keys[i].base == FROM_DATA_ROOT)
-            rc = resolve_in_place(FIELD(c, char *, keys[i].offset), c->data_root);
+    for (int i = 0; i < nmt_config_key_count && rc == 0; i++)
+        if (nmt_config_keys[i].kind == NMT_CONFIG_KEY_PATH && nmt_config_keys[i].base == NMT_CONFIG_KEY_FROM_CONFIG_DIR)
+            rc = resolve_in_place(NMT_CONFIG_FIELD(c, char *, nmt_config_keys[i].offset), dir);
+    for (int i = 0; i < nmt_config_key_count && rc == 0; i++)
+        if (nmt_config_keys[i].kind == NMT_CONFIG_KEY_PATH && nmt_config_keys[i].base == NMT_CONFIG_KEY_FROM_DATA_ROOT)
+            rc = resolve_in_place(NMT_CONFIG_FIELD(c, char *, nmt_config_keys[i].offset), c->data_root);
     free(dir);
     return rc;
 }
@@ -618,7 +466,7 @@ static int require_corpus(const loader *L, const char *section, const nmt_corpus
     if (!was_set(at)) at = key_origin(L, "data");
     const char *missing = paths->src ? tgt_key : paths->tgt ? src_key : section;
     return fail(L, at, "%s is missing (%s needs both src and tgt: %s: {src: FILE, tgt: FILE})", missing, section,
-                last_component(section));
+                nmt_config_key_name(section));
 }
 
 static int check_model(const loader *L) {
@@ -645,7 +493,7 @@ static int check_schedule(const loader *L) {
                     "train.optimizer.lr %g is %g: each step would scale the weights by 1 - %g, which must stay above 0",
                     c->weight_decay, c->lr, c->lr * c->weight_decay, c->lr * c->weight_decay);
     if (c->lr_schedule == NMT_LR_INVERSE_SQRT) return 0;
-    const char *name = lr_schedule_names[c->lr_schedule];
+    const char *name = nmt_config_key_find("train.optimizer.schedule")->names[c->lr_schedule];
     origin at = key_origin(L, "train.optimizer.decay_steps");
     if (!was_set(at)) at = key_origin(L, "train.optimizer.schedule");
     if (c->decay_steps <= c->warmup)
@@ -676,13 +524,15 @@ int nmt_config_load(nmt_config *c, const char *path, const char *const *override
 int nmt_config_parse(nmt_config *c, const char *text, size_t size, const char *path, const char *const *overrides) {
     *c = nmt_config_default();
     int override_failed = 0;
-    loader L = {.config = c, .file = path, .override_failed = &override_failed};
+    loader L = {.config = c, .file = path, .override_failed = &override_failed,
+                .origins = nmt_calloc((size_t)nmt_config_key_count, sizeof(origin))};
     yaml_parser_t parser;
     yaml_document_t doc;
     int rc = -1, have_doc = 0;
-    c->path = nmt_strdup(path);
+    c->path = L.origins ? nmt_strdup(path) : NULL;
     if (!c->path || !yaml_parser_initialize(&parser)) {
         if (c->path) nmt_error_set("out of memory");
+        free(L.origins);
         nmt_config_free(c);
         return -1;
     }
@@ -721,130 +571,9 @@ int nmt_config_parse(nmt_config *c, const char *text, size_t size, const char *p
 done:
     if (have_doc) yaml_document_delete(&doc);
     yaml_parser_delete(&parser);
+    free(L.origins);
     if (rc < 0) nmt_config_free(c);
     return rc < 0 && override_failed ? NMT_CONFIG_BAD_OVERRIDE : rc;
 }
 
 /* ---- saving ---- */
-
-/* The shortest %g form that reads back as the same double (or float, when as_float). */
-static void format_number(double v, int as_float, char *out, size_t size) {
-    if (v == floor(v) && fabs(v) < 1e15) { /* 60, not 6e+01 */
-        snprintf(out, size, "%.0f", v);
-        return;
-    }
-    for (int precision = 1; precision <= 17; precision++) {
-        snprintf(out, size, "%.*g", precision, v);
-        double back = strtod(out, NULL);
-        if (as_float ? (float)back == (float)v : back == v) return;
-    }
-}
-
-static void write_quoted(FILE *out, const char *s) {
-    fputc('"', out);
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if (*p == '"' || *p == '\\') fprintf(out, "\\%c", *p);
-        else if (*p < 0x20 || *p == 0x7f) fprintf(out, "\\x%02x", *p);
-        else fputc(*p, out);
-    }
-    fputc('"', out);
-}
-
-/* Writes the headers of the sections of `path` that are not already open; `open` holds the section of
- * the previous key written ("data.train") and is updated. */
-static void open_sections(FILE *out, const char *path, char *open, size_t open_size) {
-    const char *end = strrchr(path, '.');
-    int section_len = end ? (int)(end - path) : 0;
-    int matched = 1;
-    for (int start = 0, depth = 0; start < section_len; depth++) {
-        int stop = start;
-        while (stop < section_len && path[stop] != '.') stop++;
-        if (matched && (strncmp(open + start, path + start, (size_t)(stop - start)) != 0 ||
-                        (open[stop] != '.' && open[stop] != '\0')))
-            matched = 0;
-        if (!matched) fprintf(out, "%*s%.*s:\n", 2 * depth, "", stop - start, path + start);
-        start = stop + 1;
-    }
-    snprintf(open, open_size, "%.*s", section_len, path);
-}
-
-static void write_value(FILE *out, const nmt_config *c, const key_spec *k) {
-    char a[40], b[40];
-    switch (k->kind) {
-    case KEY_INT: fprintf(out, "%d", VALUE(c, int, k->offset)); break;
-    case KEY_LONG: fprintf(out, "%ld", VALUE(c, long, k->offset)); break;
-    case KEY_SEED: fprintf(out, "%lu", VALUE(c, unsigned long, k->offset)); break;
-    case KEY_DOUBLE: format_number(VALUE(c, double, k->offset), 0, a, sizeof a); fputs(a, out); break;
-    case KEY_FLOAT: format_number(VALUE(c, float, k->offset), 1, a, sizeof a); fputs(a, out); break;
-    case KEY_ENUM: fputs(k->names[VALUE(c, int, k->offset)], out); break;
-    case KEY_CHOICE: fputs(VALUE(c, char *, k->offset), out); break;
-    case KEY_PATH: write_quoted(out, VALUE(c, char *, k->offset)); break;
-    case KEY_PAIR:
-        format_number(VALUE(c, double, k->offset), 0, a, sizeof a);
-        format_number(VALUE(c, double, k->offset2), 0, b, sizeof b);
-        fprintf(out, "[%s, %s]", a, b);
-        break;
-    case KEY_SECTION: break;
-    }
-}
-
-char *nmt_config_format(const nmt_config *c) {
-    char *text = NULL;
-    size_t size = 0;
-    FILE *out = open_memstream(&text, &size);
-    if (!out) {
-        nmt_error_set("cannot build the config text: %s", strerror(errno));
-        return NULL;
-    }
-    fprintf(out, "# The resolved configuration of an nmt run (defaults filled in, paths absolute).\n");
-    char open[128] = "";
-    for (int i = 0; i < NUM_KEYS; i++) {
-        const key_spec *k = &keys[i];
-        if (k->kind == KEY_SECTION || (k->kind == KEY_PATH && !VALUE(c, char *, k->offset))) continue;
-        open_sections(out, k->path, open, sizeof open);
-        int depth = 0;
-        for (const char *p = k->path; *p; p++) depth += *p == '.';
-        fprintf(out, "%*s%s: ", 2 * depth, "", last_component(k->path));
-        write_value(out, c, k);
-        fputc('\n', out);
-    }
-    int failed = ferror(out);
-    if (fclose(out) != 0 || failed || !text) {
-        free(text);
-        nmt_error_set("out of memory building the config text");
-        return NULL;
-    }
-    return text;
-}
-
-char *nmt_config_value_text(const nmt_config *c, const char *key) {
-    const key_spec *k = find_key(key);
-    if (!k || k->kind == KEY_SECTION) {
-        nmt_error_set("'%s' is not a config key", key);
-        return NULL;
-    }
-    if (k->kind == KEY_PATH && !VALUE(c, char *, k->offset)) return nmt_strdup("(none)");
-    char *text = NULL;
-    size_t size = 0;
-    FILE *out = open_memstream(&text, &size);
-    if (!out) {
-        nmt_error_set("cannot format %s: %s", key, strerror(errno));
-        return NULL;
-    }
-    write_value(out, c, k);
-    int failed = ferror(out);
-    if (fclose(out) != 0 || failed || !text) {
-        free(text);
-        nmt_error_set("out of memory formatting %s", key);
-        return NULL;
-    }
-    return text;
-}
-
-int nmt_config_save(const nmt_config *c, const char *path) {
-    char *text = nmt_config_format(c);
-    if (!text) return nmt_error_prefix("%s", path);
-    int rc = nmt_atomic_write(path, text, strlen(text));
-    free(text);
-    return rc;
-}
