@@ -29,7 +29,7 @@ _Static_assert(NMT_LR_INVERSE_SQRT == 0 && NMT_LR_LINEAR == 1 && NMT_LR_COSINE =
 #define MODEL_KEY(field_, kind_, default_, min_, max_, open_, names_)                                               \
     {.path = "model." #field_, .kind = NMT_CONFIG_KEY_##kind_, .offset = AT(model.field_), .min = min_, .max = max_, \
      .open = open_, .names = names_},
-#define PATH(p, field, from) \
+#define PATH(p, field, from)                                                                                      \
     {.path = p, .kind = NMT_CONFIG_KEY_PATH, .offset = AT(field), .base = NMT_CONFIG_KEY_FROM_##from}
 
 /* In file order: nmt_config_save writes the keys in this order, opening sections as they come. */

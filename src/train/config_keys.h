@@ -1,5 +1,5 @@
 /* config_keys: the one table of the training config's keys, each with its dotted name, type, allowed
- * range and place in nmt_config, in file order. Reading and `--set` (config.c), writing
+ * range and place in nmt_config, in file order. Reading and `--set` (config_read.c), writing
  * (config_write.c), the defaults and freeing (config_keys.c) all walk it, so they can never disagree
  * about a key. Private to train/: the public face is config.h.
  */
