@@ -2,7 +2,7 @@
  *
  * NMT_MODEL_CONFIG_FIELDS is the one list of the fields of the YAML `model` section: name (the YAML key
  * under model: and the model file's metadata key), kind, default, allowed range and, for enums, their
- * words. It drives the YAML keys (train/config.c), the metadata of model files (model_file.c), the
+ * words. It drives the YAML keys (train/config_keys.c), the metadata of model files (model_file.c), the
  * defaults and the range checks here, so the three cannot disagree. vocab_size is not a key of the
  * model section (the vocabulary decides it) but travels in the metadata too: nmt_model_config_fields
  * lists it first, then the section's fields.
