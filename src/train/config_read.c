@@ -248,6 +248,17 @@ static int read_mapping(loader *L, yaml_document_t *doc, const yaml_node_t *map,
                         const char *override);
 
 /* Sets key k from a node; `override` is the --set argument when the node came from one. */
+/* read_number has checked v against the key's bounds, so each conversion is exact or rounds a float. */
+static void store_number(nmt_config *c, const nmt_config_key *k, double v) {
+    switch (k->kind) {
+    case NMT_CONFIG_KEY_INT: *NMT_CONFIG_FIELD(c, int, k->offset) = (int)v; break;
+    case NMT_CONFIG_KEY_LONG: *NMT_CONFIG_FIELD(c, long, k->offset) = (long)v; break;
+    case NMT_CONFIG_KEY_DOUBLE: *NMT_CONFIG_FIELD(c, double, k->offset) = v; break;
+    case NMT_CONFIG_KEY_FLOAT: *NMT_CONFIG_FIELD(c, float, k->offset) = (float)v; break;
+    default: break;
+    }
+}
+
 static int read_value(loader *L, const nmt_config_key *k, yaml_document_t *doc, const yaml_node_t *node,
                       const char *override) {
     origin at = node_origin(node, override);
@@ -259,20 +270,11 @@ static int read_value(loader *L, const nmt_config_key *k, yaml_document_t *doc, 
             return fail(L, at, "%s: expected a mapping of keys, got %s", k->path, node_kind_name(node));
         return read_mapping(L, doc, node, k->path, override);
     case NMT_CONFIG_KEY_INT:
-        if (read_number(L, k, node, at, &v) < 0) return -1;
-        *NMT_CONFIG_FIELD(L->config, int, k->offset) = (int)v;
-        return 0;
     case NMT_CONFIG_KEY_LONG:
-        if (read_number(L, k, node, at, &v) < 0) return -1;
-        *NMT_CONFIG_FIELD(L->config, long, k->offset) = (long)v;
-        return 0;
     case NMT_CONFIG_KEY_DOUBLE:
-        if (read_number(L, k, node, at, &v) < 0) return -1;
-        *NMT_CONFIG_FIELD(L->config, double, k->offset) = v;
-        return 0;
     case NMT_CONFIG_KEY_FLOAT:
         if (read_number(L, k, node, at, &v) < 0) return -1;
-        *NMT_CONFIG_FIELD(L->config, float, k->offset) = (float)v;
+        store_number(L->config, k, v);
         return 0;
     case NMT_CONFIG_KEY_SEED: return read_seed(L, k, node, at);
     case NMT_CONFIG_KEY_ENUM:
