@@ -247,7 +247,6 @@ static int read_pair(const loader *L, const nmt_config_key *k, yaml_document_t *
 static int read_mapping(loader *L, yaml_document_t *doc, const yaml_node_t *map, const char *section,
                         const char *override);
 
-/* Sets key k from a node; `override` is the --set argument when the node came from one. */
 /* read_number has checked v against the key's bounds, so each conversion is exact or rounds a float. */
 static void store_number(nmt_config *c, const nmt_config_key *k, double v) {
     switch (k->kind) {
@@ -259,6 +258,7 @@ static void store_number(nmt_config *c, const nmt_config_key *k, double v) {
     }
 }
 
+/* Sets key k from a node; `override` is the --set argument when the node came from one. */
 static int read_value(loader *L, const nmt_config_key *k, yaml_document_t *doc, const yaml_node_t *node,
                       const char *override) {
     origin at = node_origin(node, override);
