@@ -3,6 +3,7 @@
 #include "model/model_dir.h"
 
 #include "model/model_file.h"
+#include "model/placement.h"
 #include "base/utf8.h"
 #include "base/util.h"
 
