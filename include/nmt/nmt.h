@@ -79,15 +79,24 @@
 #include <signal.h>
 #include <stddef.h>
 
+/* NMT_API marks the functions of this header: building libnmt (NMT_BUILD), they are its exported
+ * symbols, while everything else in the library is compiled with hidden visibility; for a program
+ * including this header it expands to nothing. */
+#if defined(NMT_BUILD) && defined(__GNUC__)
+#define NMT_API __attribute__((visibility("default")))
+#else
+#define NMT_API
+#endif
+
 #ifdef __cplusplus
 extern "C" {
 #endif
 
 /* The version of the library ("0.1.0"). */
-const char *nmt_version(void);
+NMT_API const char *nmt_version(void);
 
 /* The calling thread's last error message ("" when none). */
-const char *nmt_last_error(void);
+NMT_API const char *nmt_last_error(void);
 
 /* ---- Translation ---- */
 
@@ -117,57 +126,57 @@ typedef struct nmt_engine_options {
                               * and its line number (nmt_engine_translate_from) only */
 } nmt_engine_options;
 
-nmt_engine_options nmt_engine_options_default(void);
+NMT_API nmt_engine_options nmt_engine_options_default(void);
 
 /* Opens a model directory; *out is NULL on failure. */
-int nmt_engine_open(nmt_engine **out, const char *model_dir, const nmt_engine_options *options);
-void nmt_engine_close(nmt_engine *engine);
+NMT_API int nmt_engine_open(nmt_engine **out, const char *model_dir, const nmt_engine_options *options);
+NMT_API void nmt_engine_close(nmt_engine *engine);
 /* The options in effect (threads resolved). */
-const nmt_engine_options *nmt_engine_get_options(const nmt_engine *engine);
+NMT_API const nmt_engine_options *nmt_engine_get_options(const nmt_engine *engine);
 /* The model's language codes ("en", "de"), from the suffixes of the training corpus files named in
  * the directory's config.yaml; NULL when not recorded. */
-const char *nmt_engine_source_language(const nmt_engine *engine);
-const char *nmt_engine_target_language(const nmt_engine *engine);
+NMT_API const char *nmt_engine_source_language(const nmt_engine *engine);
+NMT_API const char *nmt_engine_target_language(const nmt_engine *engine);
 
 /* Translates lines[0..count) (UTF-8, without '\n'; an empty line gives an empty translation) into a
  * new *out (free it with nmt_result_free). Invalid UTF-8 or an over-long line without crop fails the
  * whole call, naming the line ("line 3: invalid UTF-8 at byte 7"). */
-int nmt_engine_translate(nmt_engine *engine, int count, const char *const *lines, nmt_result **out);
+NMT_API int nmt_engine_translate(nmt_engine *engine, int count, const char *const *lines, nmt_result **out);
 /* The same for lines numbered first_line, first_line + 1, ... (nmt_engine_translate numbers them
  * from 0): with sampling, line n is drawn as `nmt translate --sampling` draws line n of a file (from
  * 0), so that a text translated in parts is drawn as the whole. */
-int nmt_engine_translate_from(nmt_engine *engine, unsigned long long first_line, int count, const char *const *lines,
-                              nmt_result **out);
+NMT_API int nmt_engine_translate_from(nmt_engine *engine, unsigned long long first_line, int count,
+                                      const char *const *lines, nmt_result **out);
 
 /* Forced decoding: out[i] = the natural-log probability of targets[i] (its pieces and the end of
  * sentence) given sources[i], for i < count, as `nmt score` writes it (each side limited like a line
  * of nmt_engine_translate). */
-int nmt_engine_score(nmt_engine *engine, int count, const char *const *sources, const char *const *targets,
-                     double *out);
+NMT_API int nmt_engine_score(nmt_engine *engine, int count, const char *const *sources,
+                             const char *const *targets, double *out);
 
-void nmt_result_free(nmt_result *result);
+NMT_API void nmt_result_free(nmt_result *result);
 /* Lines translated. */
-int nmt_result_count(const nmt_result *result);
+NMT_API int nmt_result_count(const nmt_result *result);
 /* The best translation of line i. */
-const char *nmt_result_text(const nmt_result *result, int i);
+NMT_API const char *nmt_result_text(const nmt_result *result, int i);
 /* Hypotheses of line i (n_best, or fewer when the search found fewer distinct ones), best first. */
-int nmt_result_hypotheses(const nmt_result *result, int i);
+NMT_API int nmt_result_hypotheses(const nmt_result *result, int i);
 /* Hypothesis k of line i: its text, its score (the rank: log-probability / length penalty) and its
  * natural-log probability (pieces + end of sentence). */
-const char *nmt_result_hypothesis(const nmt_result *result, int i, int k);
-double nmt_result_score(const nmt_result *result, int i, int k);
-double nmt_result_logprob(const nmt_result *result, int i, int k);
+NMT_API const char *nmt_result_hypothesis(const nmt_result *result, int i, int k);
+NMT_API double nmt_result_score(const nmt_result *result, int i, int k);
+NMT_API double nmt_result_logprob(const nmt_result *result, int i, int k);
 /* The alignment of hypothesis k of line i: returns the number of pairs n and sets *pairs to
  * [2 * n] ints, (source piece, target piece) for each target piece in order; 0 without alignment. */
-int nmt_result_alignment(const nmt_result *result, int i, int k, const int **pairs);
+NMT_API int nmt_result_alignment(const nmt_result *result, int i, int k, const int **pairs);
 /* The source pieces of line i ("▁the"), *count of them. */
-const char *const *nmt_result_source_pieces(const nmt_result *result, int i, int *count);
+NMT_API const char *const *nmt_result_source_pieces(const nmt_result *result, int i, int *count);
 /* The target pieces of hypothesis k of line i. */
-const char *const *nmt_result_target_pieces(const nmt_result *result, int i, int k, int *count);
+NMT_API const char *const *nmt_result_target_pieces(const nmt_result *result, int i, int k, int *count);
 /* The attention of hypothesis k of line i: [(target pieces + 1) * (source pieces + 1)] weights, row j =
  * target piece j (the last row: end of sentence), columns = source pieces + end of sentence; NULL
  * without alignment or for an empty line. */
-const float *nmt_result_attention(const nmt_result *result, int i, int k);
+NMT_API const float *nmt_result_attention(const nmt_result *result, int i, int k);
 
 /* ---- Scores (sacreBLEU 2.x defaults: 13a tokenization, exponential smoothing, chrF2, TER) ---- */
 
@@ -179,9 +188,9 @@ typedef struct nmt_score {
 
 /* Corpus scores of hyps[0..count) against nrefs references per line: refs[r * count + i] is
  * reference r of line i. */
-int nmt_corpus_bleu(int count, const char *const *hyps, int nrefs, const char *const *refs, nmt_score *out);
-int nmt_corpus_chrf(int count, const char *const *hyps, int nrefs, const char *const *refs, nmt_score *out);
-int nmt_corpus_ter(int count, const char *const *hyps, int nrefs, const char *const *refs, nmt_score *out);
+NMT_API int nmt_corpus_bleu(int count, const char *const *hyps, int nrefs, const char *const *refs, nmt_score *out);
+NMT_API int nmt_corpus_chrf(int count, const char *const *hyps, int nrefs, const char *const *refs, nmt_score *out);
+NMT_API int nmt_corpus_ter(int count, const char *const *hyps, int nrefs, const char *const *refs, nmt_score *out);
 
 /* ---- Training ---- */
 
@@ -189,8 +198,8 @@ int nmt_corpus_ter(int count, const char *const *hyps, int nrefs, const char *co
  * checkpoint): overrides is a NULL-terminated list of "section.key=value" (or NULL), threads 0 = two,
  * quiet = 0 prints progress on stderr, stop (or NULL) ends the run cleanly when it becomes nonzero
  * (e.g. from a signal handler). Returns 0 when training ended normally. */
-int nmt_train_config(const char *config_path, const char *const *overrides, int threads, int quiet,
-                     volatile sig_atomic_t *stop);
+NMT_API int nmt_train_config(const char *config_path, const char *const *overrides, int threads, int quiet,
+                             volatile sig_atomic_t *stop);
 
 #ifdef __cplusplus
 }
