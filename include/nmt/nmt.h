@@ -28,12 +28,31 @@
  * last decoder layer attends to most (heads averaged), as `nmt translate --print-alignment` prints it
  * (pairs "i-j"); the attention matrix itself and the pieces are there too, e.g. to draw a heat map.
  *
- * Threads. nmt_engine_translate may be called from several threads; the calls on one engine take
- * turns (each already uses o.threads threads for its batches). The thread count is process-wide: the
- * last engine opened sets it.
+ * Threads. nmt_engine_translate, nmt_engine_translate_from and nmt_engine_score may be called from
+ * several threads at once, on one engine or on several: the calls on one engine take turns (each
+ * already uses o.threads threads for its batches), and the threads of all engines are one pool. The
+ * thread count is process-wide: the last engine opened sets it. Open and close engines from one
+ * thread while no other thread uses an engine; close an engine only when no call on it is running or
+ * will start. The nmt_result_* readers, nmt_corpus_* and nmt_version may run on any thread at any
+ * time; several threads may read one result. Errors are per thread (below).
  *
- * Errors. Every function that can fail returns a negative value (or NULL) and sets a message for the
- * calling thread, read with nmt_last_error(): it names the file, line or field that is wrong.
+ * Lifetimes. The caller owns what it passes in: the lines, the options and the paths are read during
+ * the call only. What a call returns through a pointer belongs to the library and stays valid:
+ *   - an engine (nmt_engine_open), and the strings of nmt_engine_get_options and
+ *     nmt_engine_*_language: until nmt_engine_close;
+ *   - a result (nmt_engine_translate*): until nmt_result_free, its texts, scores, alignments and
+ *     attention with it, whether or not its engine is still open -- except its pieces
+ *     (nmt_result_*_pieces), which are the engine's vocabulary: until nmt_result_free or
+ *     nmt_engine_close, whichever comes first;
+ *   - nmt_last_error's message: until the calling thread's next call into the library;
+ *   - nmt_version: always.
+ * Free a result and close an engine once each (NULL is accepted and does nothing); never free(3)
+ * what the library returns. An nmt_score is the caller's struct, filled in.
+ *
+ * Errors. Every function that can fail returns a negative value when it does and sets, for the
+ * calling thread, a message read with nmt_last_error() -- it names the file, line or field that is
+ * wrong -- and a status read with nmt_last_status(): what kind of failure it was (nmt_status), for a
+ * program to act on without reading the message. Read them before the thread calls the library again.
  *
  * Example:
  *     // translate: a model directory as argument, sentences on stdin, translations on stdout.
@@ -97,6 +116,21 @@ NMT_API const char *nmt_version(void);
 
 /* The calling thread's last error message ("" when none). */
 NMT_API const char *nmt_last_error(void);
+
+/* The kind of a failure (ggml's way: 0 is success, failures are negative, so a program that tests
+ * `< 0` keeps working as kinds are added). */
+typedef enum nmt_status {
+    NMT_STATUS_OK = 0,         /* no failure on this thread yet */
+    NMT_STATUS_FAILED = -1,    /* what the message says is wrong: a model directory, a config, a corpus, an
+                                * input line, an argument or option out of its range (the message names it) */
+    NMT_STATUS_NO_MEMORY = -2, /* memory ran out (or a size asked for does not fit in memory at all) */
+    NMT_STATUS_IO = -3,        /* the system would not open, read, write or list a file or directory
+                                * (missing, no permission, a full disk, not a regular file) */
+} nmt_status;
+
+/* The status of the calling thread's last failure (NMT_STATUS_OK when none): the kind of what
+ * nmt_last_error() reports. */
+NMT_API nmt_status nmt_last_status(void);
 
 /* ---- Translation ---- */
 

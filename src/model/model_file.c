@@ -482,7 +482,7 @@ int nmt_model_checkpoints(const char *model_dir, char ***paths, int *count) {
     checkpoint *found = NULL;
     int n = 0, rc = 0;
     DIR *dir = opendir(dir_path);
-    if (!dir && errno != ENOENT) rc = nmt_error_set("%s: cannot list: %s",
+    if (!dir && errno != ENOENT) rc = nmt_error_set_kind(NMT_ERROR_IO, "%s: cannot list: %s",
                                                          dir_path, strerror(errno));
     for (struct dirent *e; rc == 0 && dir && (e = readdir(dir));) {
         long long step = checkpoint_step(e->d_name);
