@@ -53,8 +53,9 @@ int nmt_model_tensor_list(const nmt_model *m, const float *buffer, const char *p
 int nmt_model_tensor_read(const nmt_model *m, float *buffer, const char *prefix, const nmt_st_file *file,
                           const char *path);
 
-/* Tensor i of m (its plain name) from `file` into buffer, an I8 one dequantized, checked as
- * nmt_model_tensor_read checks it; the file's pages of it may then go. */
+/* Tensor i of m (its plain name) from `file` into buffer, an I8 one dequantized with its row factors;
+ * the file's pages of it may then go. Its dtype and shape are not checked again: call it for a
+ * tensor of a file nmt_model_tensor_read has accepted (a deferred one). */
 int nmt_model_tensor_load(const nmt_model *m, int i, float *buffer, const nmt_st_file *file, const char *path);
 
 /* Writes m's parameters and config to path (atomically). */
