@@ -3,6 +3,7 @@
 #include "model/model_dir.h"
 
 #include "model/model_file.h"
+#include "model/placement.h"
 #include "base/utf8.h"
 #include "base/util.h"
 
@@ -16,14 +17,16 @@ static int open_dir(const char *dir, nmt_model *model, nmt_spm **spm, int deferr
     memset(model, 0, sizeof *model);
     *spm = NULL;
     struct stat st;
-    if (stat(dir, &st) != 0) return nmt_error_set("%s: cannot open the model directory: %s", dir, strerror(errno));
+    if (stat(dir, &st) != 0)
+        return nmt_error_set_kind(NMT_ERROR_IO, "%s: cannot open the model directory: %s", dir, strerror(errno));
     if (!S_ISDIR(st.st_mode))
-        return nmt_error_set("%s: not a model directory (expected the directory `nmt train` wrote)", dir);
+        return nmt_error_set_kind(NMT_ERROR_IO, "%s: not a model directory (expected the directory `nmt train` wrote)",
+                                  dir);
     char *model_path = nmt_path_join(dir, "model.safetensors"), *spm_path = nmt_path_join(dir, "spm.model");
     int rc = -1;
     if (!model_path || !spm_path) goto done;
     if (!nmt_file_exists(model_path)) {
-        nmt_error_set("%s: missing (is %s a model directory written by `nmt train`?)", model_path, dir);
+        nmt_error_set_kind(NMT_ERROR_IO, "%s: missing (is %s a model directory written by `nmt train`?)", model_path, dir);
         goto done;
     }
     if ((deferred ? nmt_model_load_deferred(model, model_path) : nmt_model_load(model, model_path)) < 0) goto done;
