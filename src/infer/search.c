@@ -136,6 +136,8 @@ struct nmt_search {
     int *rows;           /* [batch]: live rows of each sentence (0 once it has stopped) */
     int *next_rows;      /* [batch] */
     int *max_len;        /* [batch] */
+    int *prefix_len;     /* [batch] pieces of each sentence's target prefix (0: none) */
+    const int32_t **prefix; /* [batch] the prefixes (the caller's) */
     finished *done;      /* [batch, n_best], best first */
     int *done_count;     /* [batch] */
     candidate *cand;     /* [2K] */
@@ -187,6 +189,8 @@ static int search_reserve(nmt_search *s, int batch, int steps, int width, int V)
     size_t o_rows = layout_add(&total, (size_t)batch, sizeof(int));
     size_t o_next_rows = layout_add(&total, (size_t)batch, sizeof(int));
     size_t o_max_len = layout_add(&total, (size_t)batch, sizeof(int));
+    size_t o_prefix_len = layout_add(&total, (size_t)batch, sizeof(int));
+    size_t o_prefix = layout_add(&total, (size_t)batch, sizeof(const int32_t *));
     size_t o_done = layout_add(&total, (size_t)batch * (size_t)s->n_best, sizeof(finished));
     size_t o_done_count = layout_add(&total, (size_t)batch, sizeof(int));
     size_t o_cand = layout_add(&total, 2 * (size_t)s->beam, sizeof(candidate));
@@ -210,6 +214,8 @@ static int search_reserve(nmt_search *s, int batch, int steps, int width, int V)
     s->rows = (int *)(base + o_rows);
     s->next_rows = (int *)(base + o_next_rows);
     s->max_len = (int *)(base + o_max_len);
+    s->prefix_len = (int *)(base + o_prefix_len);
+    s->prefix = (const int32_t **)(base + o_prefix);
     s->done = (finished *)(base + o_done);
     s->done_count = (int *)(base + o_done_count);
     s->cand = (candidate *)(base + o_cand);
@@ -267,6 +273,10 @@ static int non_finite(int b, int t) {
  * Returns the rows it keeps (0 or 1), or -1. */
 static int select_greedy(nmt_search *s, int b, int t, int row, int *next) {
     if (isnan(s->eos[row])) return non_finite(b, t);
+    if (t < s->prefix_len[b]) { /* a forced piece: it adds nothing to the log-probability */
+        search_append(s, t, next, row, s->prefix[b][t], s->total[row]);
+        return 1;
+    }
     nmt_scored_token best = s->best[row];
     if (t == s->max_len[b] || best.token < 0) best = (nmt_scored_token){s->eos[row], NMT_EOS};
     double total = s->total[row] + best.logprob;
@@ -284,6 +294,10 @@ static int select_beam(nmt_search *s, int b, int t, int first, int n, int *next)
     const int K = s->beam;
     for (int r = first; r < first + n; r++)
         if (isnan(s->eos[r])) return non_finite(b, t);
+    if (t < s->prefix_len[b]) { /* a forced piece for the sentence's one row, as in greedy */
+        search_append(s, t, next, first, s->prefix[b][t], s->total[first]);
+        return 1;
+    }
     if (t == s->max_len[b]) {
         for (int r = first; r < first + n; r++) search_finish(s, b, t, r, s->total[r] + s->eos[r]);
         return 0;
@@ -393,8 +407,33 @@ static int search_sample(nmt_search *s, const nmt_decode_step *step, int t, int 
     return 0;
 }
 
+/* Sentence b's maximum length with its guide, or -1 with the error set for a guide it cannot follow. */
+static int guided_max_length(const nmt_search *s, const nmt_decode_step *step, int b, int src_pieces,
+                             const nmt_decode_guide *g) {
+    int len = search_max_length(s, step, src_pieces);
+    if (!g || g->prefix_length == 0) return len;
+    if (g->prefix_length < 0 || g->prefix_length > MAX_TARGET_PIECES || !g->prefix)
+        return nmt_error_set("sentence %d: target prefix of %d pieces", b, g->prefix_length);
+    for (int i = 0; i < g->prefix_length; i++) {
+        const int32_t p = g->prefix[i];
+        if (p < 0 || p >= step->vocab_size || p == NMT_PAD || p == NMT_BOS || p == NMT_EOS)
+            return nmt_error_set("sentence %d: target prefix piece %d is id %d, not a piece of the vocabulary of %d "
+                                 "(pad, bos and eos are reserved)", b, i, p, step->vocab_size);
+    }
+    if (step->max_steps > 0 && g->prefix_length > step->max_steps - 1)
+        return nmt_error_set("sentence %d: target prefix of %d pieces is longer than the model's %d positions allow", b,
+                             g->prefix_length, step->max_steps - 1);
+    return len > g->prefix_length ? len : g->prefix_length;
+}
+
 int nmt_search_run(nmt_search *s, const nmt_decode_step *step, int batch, const int *src_pieces, const uint64_t *keys,
                    int src_width, nmt_translation *out) {
+    return nmt_search_run_guided(s, step, batch, src_pieces, keys, NULL, src_width, out);
+}
+
+int nmt_search_run_guided(nmt_search *s, const nmt_decode_step *step, int batch, const int *src_pieces,
+                          const uint64_t *keys, const nmt_decode_guide *const *guides, int src_width,
+                          nmt_translation *out) {
     memset(out, 0, (size_t)(batch > 0 ? batch : 0) * sizeof *out);
     if (batch < 1) return nmt_error_set("beam search: empty batch");
     if (step->vocab_size <= NMT_EOS) return nmt_error_set("beam search: vocabulary of %d tokens", step->vocab_size);
@@ -402,12 +441,16 @@ int nmt_search_run(nmt_search *s, const nmt_decode_step *step, int batch, const 
     for (int b = 0; b < batch; b++) {
         if (src_pieces[b] < 1 || src_pieces[b] + 1 > src_width)
             return nmt_error_set("beam search: sentence %d has %d source pieces (width %d)", b, src_pieces[b], src_width);
-        int len = search_max_length(s, step, src_pieces[b]);
+        int len = guided_max_length(s, step, b, src_pieces[b], guides ? guides[b] : NULL);
+        if (len < 0) return -1;
         if (len + 1 > steps) steps = len + 1;
     }
     if (search_reserve(s, batch, steps, src_width, step->vocab_size) < 0) return -1;
     for (int b = 0; b < batch; b++) {
-        s->max_len[b] = search_max_length(s, step, src_pieces[b]);
+        const nmt_decode_guide *g = guides ? guides[b] : NULL;
+        s->max_len[b] = guided_max_length(s, step, b, src_pieces[b], g);
+        s->prefix_len[b] = g ? g->prefix_length : 0;
+        s->prefix[b] = g ? g->prefix : NULL;
         s->rows[b] = 1;
         s->done_count[b] = 0;
         s->token[b] = NMT_BOS;

@@ -24,6 +24,13 @@
  * and the smaller token id, so results are deterministic and a sentence's result does not depend
  * on the rest of its batch.
  *
+ * Target prefix (per sentence, nmt_decode_guide): the first P pieces of every hypothesis of the
+ * sentence are the given ones, fed one a step to the sentence's single row, and the search goes on
+ * from there. As in CTranslate2 (decoding.cc, update_sample_with_prefix), the forced pieces add
+ * nothing to the log-probability (it counts the pieces after the prefix and eos) while the length
+ * penalty counts every piece, prefix included; eos is never chosen inside the prefix; the maximum
+ * length is at least P (eos forced right after a prefix that reaches it).
+ *
  * Greedy search (a dedicated path): each row takes its most probable token until eos. With sampling
  * (sampling.h) it takes a token drawn from the row's full distribution instead, which the step's
  * step_logprobs gives; the draws are keyed by each sentence's key, so a sentence's result again does
@@ -91,10 +98,16 @@ nmt_decode_options nmt_decode_options_default(void);
 /* Rejects impossible options (K < 1, n_best outside 1..K, a negative ratio, ...). */
 int nmt_decode_options_check(const nmt_decode_options *options);
 
+/* What one sentence's search must respect (the arrays are the caller's, read during the run). */
+typedef struct nmt_decode_guide {
+    const int32_t *prefix; /* [prefix_length] target pieces every hypothesis starts with (no pad, bos, eos) */
+    int prefix_length;     /* 0: none */
+} nmt_decode_guide;
+
 typedef struct nmt_hypothesis {
     int32_t *tokens;   /* [length] target pieces, eos not included */
     int length;
-    double logprob;    /* natural-log probability of the pieces + eos */
+    double logprob;    /* natural-log probability of the pieces + eos (those after a target prefix) */
     double score;      /* logprob / lp(length + 1): the rank of the hypothesis */
     float *attention;  /* [(length + 1), src_len + 1]: row j = target token j (the last: eos), columns =
                           source pieces + eos; NULL unless options.attention */
@@ -128,5 +141,9 @@ void nmt_search_free(nmt_search *search);
  * (>= every src_pieces + 1). Fills out[batch] (free each with nmt_translation_free). */
 int nmt_search_run(nmt_search *search, const nmt_decode_step *step, int batch, const int *src_pieces,
                    const uint64_t *keys, int src_width, nmt_translation *out);
+/* The same with guides[batch] (NULL: none; a NULL entry or a zero guide: none for that sentence). */
+int nmt_search_run_guided(nmt_search *search, const nmt_decode_step *step, int batch, const int *src_pieces,
+                          const uint64_t *keys, const nmt_decode_guide *const *guides, int src_width,
+                          nmt_translation *out);
 
 #endif
