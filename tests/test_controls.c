@@ -1,6 +1,8 @@
-/* Tests of the decoding controls (search.h, controls.h): target prefixes, driven by the hash scorer
- * (toy_scorer.h) and checked against replays of the hypotheses through it.
+/* Tests of the decoding controls (search.h, controls.h): target prefixes, the repetition penalty,
+ * no-repeat n-grams and the loop guard, driven by the hash scorer (toy_scorer.h) and checked against
+ * replays of the hypotheses through it, and by a scorer that loops.
  */
+#include "infer/controls.h"
 #include "infer/search.h"
 #include "base/util.h"
 #include "text/vocab.h"
@@ -170,6 +172,237 @@ START_TEST(prefix_limits_and_bad_pieces) {
 }
 END_TEST
 
+/* The row rewrites on hand-made rows: CTranslate2's penalty once per distinct piece, fairseq's bans,
+ * the loop guard's counts, the entropy in nats. */
+START_TEST(row_controls_by_hand) {
+    float z[8] = {2.0f, -2.0f, 1.0f, -1.0f, 0.5f, 0.0f, 3.0f, -3.0f};
+    unsigned char mark[8] = {0};
+    const int32_t seen[] = {0, 1, 0, 1, 6, 5};
+    nmt_controls_penalize(z, seen, 6, 2.0, mark);
+    const float want[8] = {1.0f, -4.0f, 1.0f, -1.0f, 0.5f, 0.0f, 1.5f, -3.0f};
+    ck_assert_mem_eq(z, want, sizeof want);
+    for (int i = 0; i < 8; i++) ck_assert_int_eq(mark[i], 0);
+
+    float ban[8] = {0};
+    const int32_t h[] = {4, 5, 6, 4, 5, 7, 4, 5}; /* "4 5" was followed by 6 and by 7 */
+    nmt_controls_ban_repeats(ban, h, 8, 3);
+    for (int v = 0; v < 8; v++) ck_assert(v == 6 || v == 7 ? ban[v] == -INFINITY : ban[v] == 0.0f);
+    float one[8] = {0};
+    nmt_controls_ban_repeats(one, h, 8, 1); /* no piece twice */
+    for (int v = 0; v < 8; v++) ck_assert(v >= 4 ? one[v] == -INFINITY : one[v] == 0.0f);
+    float none[8] = {0};
+    nmt_controls_ban_repeats(none, h, 2, 3);
+    for (int v = 0; v < 8; v++) ck_assert(none[v] == 0.0f);
+
+    ck_assert_int_eq(nmt_controls_loop_window(0), 0);
+    ck_assert_int_eq(nmt_controls_loop_window(4), 20);
+    int32_t tail[20];
+    for (int i = 0; i < 20; i++) tail[i] = 9;
+    ck_assert_int_eq(nmt_controls_loops(tail + 12, 8, 4), 0); /* eight copies of one piece: allowed */
+    ck_assert_int_eq(nmt_controls_loops(tail + 11, 9, 4), 1);
+    for (int i = 0; i < 20; i++) tail[i] = 4 + i % 4;
+    ck_assert_int_eq(nmt_controls_loops(tail + 4, 16, 4), 0); /* four copies of a 4-gram */
+    ck_assert_int_eq(nmt_controls_loops(tail, 20, 4), 1);
+    tail[0] = 11;
+    ck_assert_int_eq(nmt_controls_loops(tail, 20, 4), 0);
+    for (int i = 0; i < 20; i++) tail[i] = 4 + i % 2;
+    ck_assert_int_eq(nmt_controls_loops(tail + 11, 9, 4), 0);
+    ck_assert_int_eq(nmt_controls_loops(tail + 10, 10, 4), 1);
+
+    float uniform_row[4] = {logf(0.25f), logf(0.25f), logf(0.25f), logf(0.25f)};
+    ck_assert_double_eq_tol(nmt_controls_entropy(uniform_row, 4), log(4.0), 1e-6);
+    float certain[3] = {0.0f, -INFINITY, -INFINITY};
+    ck_assert_double_eq_tol(nmt_controls_entropy(certain, 3), 0.0, 1e-12);
+}
+END_TEST
+
+/* Hash-scorer sentences that run long (eos unlikely), where repeats are common. */
+static void decode_long(const nmt_decode_options *o, nmt_translation *t) { toy_decode(o, 0, SENTENCES, -0.5, t); }
+
+static int repeats_an_ngram(const nmt_hypothesis *h, int N) {
+    for (int i = 0; i + N <= h->length; i++)
+        for (int j = i + 1; j + N <= h->length; j++)
+            if (memcmp(h->tokens + i, h->tokens + j, (size_t)N * sizeof(int32_t)) == 0) return 1;
+    return 0;
+}
+
+/* With no_repeat_ngram_size N no hypothesis holds an N-gram twice (without it many do). */
+START_TEST(no_repeat_ngram_holds) {
+    const nmt_decode_options base[] = {beam(4, 4), greedy()};
+    for (int k = 0; k < 2; k++)
+        for (int N = 1; N <= 3; N++) {
+            nmt_decode_options o = base[k];
+            o.max_length_ratio = N == 1 ? 0.5 : 2; /* a piece once: at most V - 4 pieces */
+            nmt_translation plain[SENTENCES], banned[SENTENCES];
+            decode_long(&o, plain);
+            o.no_repeat_ngram_size = N;
+            decode_long(&o, banned);
+            int repeated = 0;
+            for (int i = 0; i < SENTENCES; i++) {
+                for (int j = 0; j < plain[i].count; j++) repeated += repeats_an_ngram(&plain[i].hyps[j], N);
+                ck_assert_int_eq(banned[i].count, plain[i].count);
+                for (int j = 0; j < banned[i].count; j++) ck_assert(!repeats_an_ngram(&banned[i].hyps[j], N));
+            }
+            ck_assert_int_gt(repeated, 0);
+            free_all(plain, SENTENCES);
+            free_all(banned, SENTENCES);
+        }
+}
+END_TEST
+
+/* The log-probability of hypothesis h of sentence `index` under the hash scorer with the repetition
+ * penalty applied to its logits, normalised in double precision. */
+static double penalized_logprob(const nmt_hypothesis *h, int index, double eos_slope, double P, int check_greedy) {
+    static toy t;
+    memset(&t, 0, sizeof t);
+    t.eos_slope = eos_slope;
+    uint64_t seed = 1000u + (uint64_t)index;
+    int pieces = 1 + index % (TOY_WIDTH - 1);
+    toy_prime(&t, 1, &seed, &pieces);
+    double total = 0;
+    int32_t token = NMT_BOS;
+    unsigned char mark[TOY_V] = {0};
+    for (int j = 0; j <= h->length; j++) {
+        float z[TOY_V];
+        toy_row_scores(&t, 0, token, z, 1, NULL, 0);
+        nmt_controls_penalize(z, h->tokens, j, P, mark);
+        double max = -INFINITY, sum = 0;
+        for (int v = 0; v < TOY_V; v++) max = z[v] > max ? z[v] : max;
+        for (int v = 0; v < TOY_V; v++) sum += exp(z[v] - max);
+        token = j < h->length ? h->tokens[j] : NMT_EOS;
+        total += z[token] - max - log(sum);
+        if (check_greedy && j < h->length)
+            for (int v = 0; v < TOY_V; v++)
+                if (v != NMT_PAD && v != NMT_BOS) ck_assert(z[v] <= z[token]);
+    }
+    return total;
+}
+
+/* The repetition penalty: greedy takes the best penalised piece at every step, and every
+ * hypothesis's log-probability is that of the penalised, renormalised rows. */
+START_TEST(repetition_penalty_rescores) {
+    const nmt_decode_options base[] = {greedy(), beam(4, 3)};
+    for (int k = 0; k < 2; k++) {
+        nmt_decode_options o = base[k];
+        o.repetition_penalty = 1.7;
+        nmt_translation t[SENTENCES];
+        decode_long(&o, t);
+        for (int i = 0; i < SENTENCES; i++)
+            for (int j = 0; j < t[i].count; j++) {
+                const nmt_hypothesis *h = &t[i].hyps[j];
+                const int at_limit = h->length == nmt_decode_max_length(&o, 1 + i % (TOY_WIDTH - 1));
+                ck_assert_double_eq_tol(h->logprob, penalized_logprob(h, i, -0.5, 1.7, o.greedy && !at_limit), 1e-4);
+            }
+        free_all(t, SENTENCES);
+    }
+}
+END_TEST
+
+/* ---- a scorer that loops: after n fed tokens it wants piece 4 + n % period, eos much less ---- */
+
+typedef struct looper {
+    int length[TOY_MAX_ROWS], spare[TOY_MAX_ROWS];
+    int period;
+} looper;
+
+static int looper_step(void *ctx, int rows, const int32_t *tokens, int k, nmt_scored_token *best, float *eos,
+                       float *attention) {
+    (void)tokens, (void)attention;
+    looper *l = ctx;
+    for (int r = 0; r < rows; r++) {
+        float lp[TOY_V];
+        for (int v = 0; v < TOY_V; v++) lp[v] = -12.0f;
+        lp[4 + l->length[r] % l->period] = -0.01f;
+        lp[NMT_EOS] = -6.0f;
+        l->length[r]++;
+        nmt_scored_clear(best + (size_t)r * (size_t)k, k);
+        nmt_scored_merge(best + (size_t)r * (size_t)k, k, lp, TOY_V, 0);
+        eos[r] = lp[NMT_EOS];
+    }
+    return 0;
+}
+
+static int looper_reorder(void *ctx, int rows, const int32_t *parents) {
+    looper *l = ctx;
+    for (int r = 0; r < rows; r++) l->spare[r] = l->length[parents[r]];
+    memcpy(l->length, l->spare, sizeof l->length);
+    return 0;
+}
+
+/* The best hypothesis of a looping scorer with period g under options o. */
+static int looped_length(const nmt_decode_options *o, int g) {
+    static looper l;
+    memset(&l, 0, sizeof l);
+    l.period = g;
+    nmt_search *s;
+    ck_assert_int_eq(nmt_search_create(&s, o), 0);
+    nmt_decode_step step = {.ctx = &l, .vocab_size = TOY_V, .step = looper_step, .reorder = looper_reorder};
+    int pieces = 8;
+    nmt_translation t;
+    ck_assert_msg(nmt_search_run(s, &step, 1, &pieces, NULL, TOY_WIDTH, &t) == 0, "%s", nmt_error());
+    const int length = t.hyps[0].length;
+    nmt_translation_free(&t);
+    nmt_search_free(s);
+    return length;
+}
+
+/* The loop guard (on by default, R = 4) ends a loop of one piece after nine copies and of a 2- to
+ * 4-gram after five; a period of five or more, or the guard off, runs to the maximum length. */
+START_TEST(loop_guard_ends_loops) {
+    const nmt_decode_options base[] = {greedy(), beam(3, 1)};
+    const int want[] = {0, 9, 10, 15, 20};
+    for (int k = 0; k < 2; k++) {
+        nmt_decode_options o = base[k];
+        for (int g = 1; g <= 4; g++) ck_assert_int_eq(looped_length(&o, g), want[g]);
+        ck_assert_int_eq(looped_length(&o, 5), nmt_decode_max_length(&o, 8));
+        o.loop_repeats = 0;
+        for (int g = 1; g <= 5; g++) ck_assert_int_eq(looped_length(&o, g), nmt_decode_max_length(&o, 8));
+        o.loop_repeats = 2; /* three copies, and more than four pieces */
+        ck_assert_int_eq(looped_length(&o, 1), 5);
+        ck_assert_int_eq(looped_length(&o, 2), 6);
+    }
+}
+END_TEST
+
+/* The guard changes nothing where nothing loops: the hash scorer's translations are the same with it off. */
+START_TEST(loop_guard_leaves_the_rest) {
+    const nmt_decode_options base[] = {greedy(), beam(5, 3)};
+    for (int k = 0; k < 2; k++) {
+        nmt_decode_options o = base[k];
+        nmt_translation on[SENTENCES], off[SENTENCES];
+        toy_decode(&o, 0, SENTENCES, 0.2, on);
+        o.loop_repeats = 0;
+        toy_decode(&o, 0, SENTENCES, 0.2, off);
+        for (int i = 0; i < SENTENCES; i++)
+            for (int j = 0; j < on[i].count; j++) ck_assert(same_hypothesis(&on[i].hyps[j], &off[i].hyps[j]));
+        free_all(on, SENTENCES);
+        free_all(off, SENTENCES);
+    }
+}
+END_TEST
+
+/* Impossible settings are refused, and the score controls with a shortlist. */
+START_TEST(control_options_checked) {
+    nmt_decode_options o = beam(2, 1);
+    o.repetition_penalty = 0;
+    ck_assert_int_eq(nmt_decode_options_check(&o), -1);
+    ck_assert_ptr_nonnull(strstr(nmt_error(), "repetition penalty"));
+    o = beam(2, 1);
+    o.no_repeat_ngram_size = -1;
+    ck_assert_int_eq(nmt_decode_options_check(&o), -1);
+    ck_assert_ptr_nonnull(strstr(nmt_error(), "no-repeat"));
+    o = beam(2, 1);
+    o.loop_repeats = -1;
+    ck_assert_int_eq(nmt_decode_options_check(&o), -1);
+    ck_assert_ptr_nonnull(strstr(nmt_error(), "loop guard"));
+    o = beam(2, 1);
+    o.no_repeat_ngram_size = 2;
+    o.shortlist = (const struct nmt_shortlist *)&o; /* only its presence matters to the check */
+    ck_assert_int_eq(nmt_decode_options_check(&o), -1);
+    ck_assert_ptr_nonnull(strstr(nmt_error(), "shortlist"));
+}
+END_TEST
+
 static Suite *controls_suite(void) {
     Suite *suite = suite_create("controls");
     TCase *tc = tcase_create("core");
@@ -178,6 +411,12 @@ static Suite *controls_suite(void) {
     tcase_add_test(tc, prefix_then_greedy_choices);
     tcase_add_test(tc, prefix_batch_invariant_and_neutral);
     tcase_add_test(tc, prefix_limits_and_bad_pieces);
+    tcase_add_test(tc, row_controls_by_hand);
+    tcase_add_test(tc, no_repeat_ngram_holds);
+    tcase_add_test(tc, repetition_penalty_rescores);
+    tcase_add_test(tc, loop_guard_ends_loops);
+    tcase_add_test(tc, loop_guard_leaves_the_rest);
+    tcase_add_test(tc, control_options_checked);
     suite_add_tcase(suite, tc);
     return suite;
 }

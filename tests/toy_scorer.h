@@ -141,7 +141,7 @@ static inline void toy_decode_guided(const nmt_decode_options *o, int first, int
     toy_prime(&t, batch, seeds, pieces);
     nmt_search *s;
     ck_assert_int_eq(nmt_search_create(&s, o), 0);
-    nmt_decode_step step = {&t, TOY_V, 0, toy_step, toy_reorder, toy_step_logprobs};
+    nmt_decode_step step = {&t, TOY_V, 0, toy_step, toy_reorder, toy_step_logprobs, toy_step_logits};
     ck_assert_msg(nmt_search_run_guided(s, &step, batch, pieces, keys, guides, TOY_WIDTH, out) == 0, "%s", nmt_error());
     nmt_search_free(s);
 }

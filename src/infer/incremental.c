@@ -439,6 +439,7 @@ static void cross_attention(nmt_incremental *inc, int l, float *attention) {
  * neither when a position is only replayed. */
 typedef struct step_output {
     float *logprobs;        /* [R, V] or NULL */
+    int raw;                /* 1: logprobs gets the logits (not normalised) */
     nmt_scored_token *best; /* [R, k] or NULL */
     float *eos;             /* [R] with best */
     int k;
@@ -507,7 +508,7 @@ static void output_layer(nmt_incremental *inc, const float *x, const step_output
     const int R = inc->rows;
     if (out->logprobs) {
         linear(inc, out->logprobs, x, &inc->w->output, NULL, R);
-        nmt_log_softmax_rows(out->logprobs, R, inc->V);
+        if (!out->raw) nmt_log_softmax_rows(out->logprobs, R, inc->V);
         return;
     }
     output_task task = {inc, x, out};
@@ -728,6 +729,11 @@ static int logprobs_callback(void *ctx, int rows, const int32_t *tokens, float *
     return nmt_incremental_step(ctx, rows, tokens, logprobs, attention);
 }
 
+static int logits_callback(void *ctx, int rows, const int32_t *tokens, float *logits, float *attention) {
+    const step_output out = {.logprobs = logits, .raw = 1, .attention = attention};
+    return advance(ctx, rows, tokens, &out);
+}
+
 static int reorder_callback(void *ctx, int rows, const int32_t *parents) {
     return nmt_incremental_reorder(ctx, rows, parents);
 }
@@ -741,5 +747,6 @@ nmt_decode_step nmt_incremental_decode_step(nmt_incremental *inc) {
         .step = step_callback,
         .reorder = reorder_callback,
         .step_logprobs = logprobs_callback,
+        .step_logits = logits_callback,
     };
 }

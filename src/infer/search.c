@@ -8,6 +8,7 @@
  */
 #include "infer/search.h"
 
+#include "infer/controls.h"
 #include "compute/kernels.h"
 #include "text/vocab.h"
 #include "base/util.h"
@@ -27,7 +28,14 @@ nmt_decode_options nmt_decode_options_default(void) {
         .batch_size = 64,
         .precision = NMT_PRECISION_FP32,
         .sampling = nmt_sampling_default(),
+        .repetition_penalty = 1.0,
+        .loop_repeats = 4,
     };
+}
+
+/* Whether the options' controls need each row's whole logits. */
+static int search_full(const nmt_decode_options *o) {
+    return o->repetition_penalty != 1.0 || o->no_repeat_ngram_size > 0;
 }
 
 int nmt_decode_options_check(const nmt_decode_options *o) {
@@ -45,6 +53,14 @@ int nmt_decode_options_check(const nmt_decode_options *o) {
         return nmt_error_set("maximum length ratio must be from 0 to 100, got %g", o->max_length_ratio);
     if (o->batch_size < 1) return nmt_error_set("batch size must be at least 1, got %d", o->batch_size);
     if (o->batch_tokens < 0) return nmt_error_set("batch tokens must not be negative, got %d", o->batch_tokens);
+    if (!isfinite(o->repetition_penalty) || o->repetition_penalty <= 0 || o->repetition_penalty > 100)
+        return nmt_error_set("repetition penalty must be above 0 and at most 100 (1: off), got %g", o->repetition_penalty);
+    if (o->no_repeat_ngram_size < 0 || o->no_repeat_ngram_size > 1000)
+        return nmt_error_set("no-repeat n-gram size must be from 0 (off) to 1000, got %d", o->no_repeat_ngram_size);
+    if (o->loop_repeats < 0 || o->loop_repeats > 1000)
+        return nmt_error_set("loop guard repeats must be from 0 (off) to 1000, got %d", o->loop_repeats);
+    if (search_full(o) && o->shortlist)
+        return nmt_error_set("the repetition penalty and no-repeat n-grams score the whole vocabulary: they cannot use a shortlist");
     if (o->sampling.enabled) {
         if (!o->greedy)
             return nmt_error_set("sampling draws one translation a line: it replaces greedy search's choice, not a beam");
@@ -141,7 +157,11 @@ struct nmt_search {
     finished *done;      /* [batch, n_best], best first */
     int *done_count;     /* [batch] */
     candidate *cand;     /* [2K] */
-    float *logprobs;     /* [rows_max, V] with sampling, else NULL */
+    int full;            /* the score controls: rows' whole logits are read and rewritten */
+    int loop_window;     /* pieces the loop guard reads (0: off) */
+    int32_t *pieces;     /* [steps] one hypothesis's pieces, traced for the controls */
+    unsigned char *mark; /* [V] with the repetition penalty, zero between rows */
+    float *logprobs;     /* [rows_max, V] with sampling or the score controls, else NULL */
     nmt_sampling_scratch draw; /* [V] each, with sampling */
 };
 
@@ -155,6 +175,8 @@ int nmt_search_create(nmt_search **search, const nmt_decode_options *options) {
     s->n_best = options->greedy ? 1 : options->n_best;
     /* A beam step ranks the best K + n of a sentence's n <= K rows: at most 2K come from one row. */
     s->top = options->greedy ? 1 : 2 * options->beam_size;
+    s->full = search_full(options);
+    s->loop_window = nmt_controls_loop_window(options->loop_repeats);
     *search = s;
     return 0;
 }
@@ -194,9 +216,13 @@ static int search_reserve(nmt_search *s, int batch, int steps, int width, int V)
     size_t o_done = layout_add(&total, (size_t)batch * (size_t)s->n_best, sizeof(finished));
     size_t o_done_count = layout_add(&total, (size_t)batch, sizeof(int));
     size_t o_cand = layout_add(&total, 2 * (size_t)s->beam, sizeof(candidate));
+    size_t o_pieces = layout_add(&total, (size_t)steps, sizeof(int32_t));
+    const size_t marks = s->options.repetition_penalty != 1.0 ? (size_t)V : 0;
+    size_t o_mark = layout_add(&total, marks, 1);
+    const size_t rows_of_v = s->options.sampling.enabled || s->full ? (size_t)V : 0;
     const size_t sampled = s->options.sampling.enabled ? (size_t)V : 0;
     size_t logprobs = 0;
-    if (nmt_size_mul(rows, sampled, &logprobs, "sampling's distributions") < 0) return -1;
+    if (nmt_size_mul(rows, rows_of_v, &logprobs, "the rows' distributions") < 0) return -1;
     size_t o_logprobs = layout_add(&total, logprobs, sizeof(float));
     size_t o_probs = layout_add(&total, sampled, sizeof(float));
     size_t o_candidates = layout_add(&total, sampled, sizeof(nmt_sampling_candidate));
@@ -219,7 +245,10 @@ static int search_reserve(nmt_search *s, int batch, int steps, int width, int V)
     s->done = (finished *)(base + o_done);
     s->done_count = (int *)(base + o_done_count);
     s->cand = (candidate *)(base + o_cand);
-    s->logprobs = sampled ? (float *)(base + o_logprobs) : NULL;
+    s->pieces = (int32_t *)(base + o_pieces);
+    s->mark = marks ? (unsigned char *)(base + o_mark) : NULL;
+    if (marks) memset(s->mark, 0, marks);
+    s->logprobs = rows_of_v ? (float *)(base + o_logprobs) : NULL;
     s->draw = (nmt_sampling_scratch){(float *)(base + o_probs), (nmt_sampling_candidate *)(base + o_candidates)};
     return 0;
 }
@@ -265,6 +294,24 @@ static void search_append(nmt_search *s, int t, int *next, int parent, int32_t t
     (*next)++;
 }
 
+/* The last n pieces of the hypothesis of `row` at step t (it has t pieces; n <= t) into out[n]. */
+static void trace_pieces(const nmt_search *s, int t, int row, int n, int32_t *out) {
+    for (int j = t; j > t - n; j--) {
+        const size_t at = (size_t)j * (size_t)s->rows_max + (size_t)row;
+        out[n - 1 - (t - j)] = s->token[at];
+        row = s->parent[at];
+    }
+}
+
+/* Whether the loop guard ends the hypothesis of `row` (sentence b) at step t: it has a piece of its
+ * own after the prefix and ends in a loop. */
+static int search_loops(nmt_search *s, int b, int t, int row) {
+    if (!s->loop_window || t <= s->prefix_len[b]) return 0;
+    const int n = t < s->loop_window ? t : s->loop_window;
+    trace_pieces(s, t, row, n, s->pieces);
+    return nmt_controls_loops(s->pieces, n, s->options.loop_repeats);
+}
+
 static int non_finite(int b, int t) {
     return nmt_error_set("decoding sentence %d: the model gave a non-finite log-probability at step %d", b, t);
 }
@@ -278,7 +325,8 @@ static int select_greedy(nmt_search *s, int b, int t, int row, int *next) {
         return 1;
     }
     nmt_scored_token best = s->best[row];
-    if (t == s->max_len[b] || best.token < 0) best = (nmt_scored_token){s->eos[row], NMT_EOS};
+    if (t == s->max_len[b] || best.token < 0 || search_loops(s, b, t, row))
+        best = (nmt_scored_token){s->eos[row], NMT_EOS};
     double total = s->total[row] + best.logprob;
     if (best.token == NMT_EOS) {
         search_finish(s, b, t, row, total);
@@ -308,6 +356,10 @@ static int select_beam(nmt_search *s, int b, int t, int first, int n, int *next)
     const int want = K + n;
     int count = 0;
     for (int r = first; r < first + n; r++) {
+        if (search_loops(s, b, t, r)) { /* ended as at the maximum length */
+            search_finish(s, b, t, r, s->total[r] + s->eos[r]);
+            continue;
+        }
         const nmt_scored_token *top = s->best + (size_t)r * (size_t)s->top;
         const double base = s->total[r];
         for (int j = 0; j < s->top && top[j].token >= 0; j++) {
@@ -387,23 +439,50 @@ fail:
     return -1;
 }
 
-/* A sampling step (greedy's rows: one per live sentence, in order): the rows' full distributions,
- * and for each row the drawn token as its best and its eos log-probability (NaN when nothing in
- * the row was finite, which select_greedy reports). */
-static int search_sample(nmt_search *s, const nmt_decode_step *step, int t, int rows, int batch, const uint64_t *keys,
-                         float *attention) {
-    if (!step->step_logprobs) return nmt_error_set("sampling: this decoder gives no full distributions");
+/* Rewrites the logits of the live rows for the score controls from each row's pieces (rows still in
+ * their target prefix are left alone: their piece is forced). */
+static void control_rows(nmt_search *s, int t, int batch, int V) {
+    for (int b = 0, r = 0; b < batch; b++)
+        for (int i = 0; i < s->rows[b]; i++, r++) {
+            if (t < s->prefix_len[b]) continue;
+            float *row = s->logprobs + (size_t)r * (size_t)V;
+            trace_pieces(s, t, r, t, s->pieces);
+            if (s->mark) nmt_controls_penalize(row, s->pieces, t, s->options.repetition_penalty, s->mark);
+            nmt_controls_ban_repeats(row, s->pieces, t, s->options.no_repeat_ngram_size);
+        }
+}
+
+/* A step over the rows' full distributions (sampling, the score controls): the step's log-probabilities,
+ * or its logits rewritten by the controls and normalised here; then each row's top list (or, with
+ * sampling, the drawn token as its best) and its eos log-probability (NaN when nothing in the row
+ * was finite, which the selection reports). */
+static int search_rows(nmt_search *s, const nmt_decode_step *step, int t, int rows, int batch, const uint64_t *keys,
+                       float *attention) {
     const size_t at = (size_t)t * (size_t)s->rows_max;
-    if (step->step_logprobs(step->ctx, rows, s->token + at, s->logprobs, attention) < 0) return -1;
     const int V = step->vocab_size;
-    for (int b = 0, r = 0; b < batch; b++) {
-        if (s->rows[b] == 0) continue;
-        const float *row = s->logprobs + (size_t)r * (size_t)V;
-        const int32_t token = nmt_sampling_draw(&s->options.sampling, row, V, keys ? keys[b] : (uint64_t)b, t, s->draw);
-        s->best[r] = token < 0 ? (nmt_scored_token){-INFINITY, -1} : (nmt_scored_token){row[token], token};
-        s->eos[r] = token < 0 ? NAN : row[NMT_EOS];
-        r++;
+    if (s->full) {
+        if (!step->step_logits) return nmt_error_set("decoding controls: this decoder gives no logits");
+        if (step->step_logits(step->ctx, rows, s->token + at, s->logprobs, attention) < 0) return -1;
+        control_rows(s, t, batch, V);
+        nmt_log_softmax_rows(s->logprobs, rows, V);
+    } else {
+        if (!step->step_logprobs) return nmt_error_set("sampling: this decoder gives no full distributions");
+        if (step->step_logprobs(step->ctx, rows, s->token + at, s->logprobs, attention) < 0) return -1;
     }
+    for (int b = 0, r = 0; b < batch; b++)
+        for (int i = 0; i < s->rows[b]; i++, r++) {
+            const float *row = s->logprobs + (size_t)r * (size_t)V;
+            nmt_scored_token *best = s->best + (size_t)r * (size_t)s->top;
+            if (!s->options.sampling.enabled) {
+                nmt_scored_clear(best, s->top);
+                nmt_scored_merge(best, s->top, row, V, 0);
+                s->eos[r] = row[NMT_EOS];
+                continue;
+            }
+            const int32_t token = nmt_sampling_draw(&s->options.sampling, row, V, keys ? keys[b] : (uint64_t)b, t, s->draw);
+            *best = token < 0 ? (nmt_scored_token){-INFINITY, -1} : (nmt_scored_token){row[token], token};
+            s->eos[r] = token < 0 ? NAN : row[NMT_EOS];
+        }
     return 0;
 }
 
@@ -461,8 +540,9 @@ int nmt_search_run_guided(nmt_search *s, const nmt_decode_step *step, int batch,
     for (int t = 0; rows > 0; t++) {
         const size_t at = (size_t)t * (size_t)s->rows_max;
         float *attention = s->attention ? s->attention + at * (size_t)s->width : NULL;
-        if (s->options.sampling.enabled ? search_sample(s, step, t, rows, batch, keys, attention) < 0
-                                        : step->step(step->ctx, rows, s->token + at, s->top, s->best, s->eos, attention) < 0)
+        if (s->options.sampling.enabled || s->full
+                ? search_rows(s, step, t, rows, batch, keys, attention) < 0
+                : step->step(step->ctx, rows, s->token + at, s->top, s->best, s->eos, attention) < 0)
             return -1;
         int next = 0, first = 0;
         for (int b = 0; b < batch; b++) {

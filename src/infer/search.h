@@ -31,6 +31,12 @@
  * penalty counts every piece, prefix included; eos is never chosen inside the prefix; the maximum
  * length is at least P (eos forced right after a prefix that reaches it).
  *
+ * Score controls (options; controls.h says what each does to a row): the repetition penalty and the
+ * no-repeat n-grams rewrite each live row's logits from its pieces so far (target prefix included)
+ * before the search normalises the row itself (log_softmax) and builds the row's top list; the
+ * forced pieces of a target prefix are not rewritten. The loop guard ends a hypothesis as the
+ * maximum length does (eos forced) once its pieces after the prefix make it end in a loop.
+ *
  * Greedy search (a dedicated path): each row takes its most probable token until eos. With sampling
  * (sampling.h) it takes a token drawn from the row's full distribution instead, which the step's
  * step_logprobs gives; the draws are keyed by each sentence's key, so a sentence's result again does
@@ -75,6 +81,9 @@ typedef struct nmt_decode_step {
     /* Advances rows as step does, filling logprobs[rows, V] with each row's log-probabilities over
      * the whole vocabulary (for sampling); NULL where the decoder has no such step. */
     int (*step_logprobs)(void *ctx, int rows, const int32_t *tokens, float *logprobs, float *attention);
+    /* The same with each row's raw logits (unnormalised; log_softmax of a row gives step_logprobs'
+     * row bit for bit), for the controls that change scores; NULL where the decoder has none. */
+    int (*step_logits)(void *ctx, int rows, const int32_t *tokens, float *logits, float *attention);
 } nmt_decode_step;
 
 typedef struct nmt_decode_options {
@@ -92,6 +101,12 @@ typedef struct nmt_decode_options {
     nmt_precision precision;/* of the translator's matrix products (fp32) */
     const struct nmt_shortlist *shortlist; /* the output layer's candidates per batch (shortlist.h), or NULL */
     nmt_sampling sampling;  /* enabled: greedy search draws its tokens (no shortlist then) */
+    /* Score controls (controls.h); any of them on makes the search read each row's whole logits
+     * (step_logits) instead of the fused top lists, and rules out a shortlist. */
+    double repetition_penalty; /* P > 0: CTranslate2's penalty of the pieces already generated (1 = off) */
+    int no_repeat_ngram_size;  /* N: no N-gram twice in a hypothesis (0 = off) */
+    int loop_repeats;          /* R: the loop guard's bound, which ends a hypothesis stuck repeating one
+                                  1..4-gram (4; 0 = off); it reads only the pieces chosen */
 } nmt_decode_options;
 
 nmt_decode_options nmt_decode_options_default(void);
