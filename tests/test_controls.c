@@ -1,5 +1,5 @@
 /* Tests of the decoding controls (search.h, controls.h): target prefixes, the repetition penalty,
- * no-repeat n-grams and the loop guard, driven by the hash scorer (toy_scorer.h) and checked against
+ * no-repeat n-grams, the loop guard and confidence, driven by the hash scorer (toy_scorer.h) and checked against
  * replays of the hypotheses through it, and by a scorer that loops.
  */
 #include "infer/controls.h"
@@ -381,6 +381,57 @@ START_TEST(loop_guard_leaves_the_rest) {
 }
 END_TEST
 
+/* The replayed alternatives of hypothesis h of sentence `index`: exp of the mean entropy of the hash
+ * scorer's rows from position `forced` on (eos included). */
+static double replayed_alternatives(const nmt_hypothesis *h, int index, double eos_slope, int forced) {
+    static toy t;
+    memset(&t, 0, sizeof t);
+    t.eos_slope = eos_slope;
+    uint64_t seed = 1000u + (uint64_t)index;
+    int pieces = 1 + index % (TOY_WIDTH - 1);
+    toy_prime(&t, 1, &seed, &pieces);
+    double entropy = 0;
+    int32_t token = NMT_BOS;
+    for (int j = 0; j <= h->length; j++) {
+        float lp[TOY_V];
+        toy_row(&t, 0, token, lp, NULL, 0);
+        if (j >= forced) entropy += nmt_controls_entropy(lp, TOY_V);
+        token = j < h->length ? h->tokens[j] : NMT_EOS;
+    }
+    return exp(entropy / (h->length - forced + 1));
+}
+
+/* Confidence: the mean log-probability per decided token always; the alternatives (exp of the mean
+ * entropy of the chosen path's distributions) when asked, from 1 to V; the choices unchanged. */
+START_TEST(confidence_per_hypothesis) {
+    static prefixes p;
+    make_prefixes(&p);
+    const nmt_decode_options base[] = {greedy(), beam(4, 3)};
+    for (int k = 0; k < 2; k++) {
+        nmt_decode_options o = base[k];
+        nmt_translation plain[SENTENCES], sure[SENTENCES];
+        toy_decode_guided(&o, 0, SENTENCES, 0.2, p.of, plain);
+        o.confidence = 1;
+        toy_decode_guided(&o, 0, SENTENCES, 0.2, p.of, sure);
+        for (int i = 0; i < SENTENCES; i++) {
+            const int forced = p.guide[i].prefix_length;
+            ck_assert_int_eq(plain[i].count, sure[i].count);
+            for (int j = 0; j < sure[i].count; j++) {
+                const nmt_hypothesis *a = &plain[i].hyps[j], *h = &sure[i].hyps[j];
+                ck_assert_int_eq(a->length, h->length);
+                ck_assert_mem_eq(a->tokens, h->tokens, (size_t)h->length * sizeof(int32_t));
+                ck_assert(a->mean_logprob == a->logprob / (a->length - forced + 1) && a->alternatives == 0);
+                ck_assert(h->mean_logprob == h->logprob / (h->length - forced + 1));
+                ck_assert_double_eq_tol(h->alternatives, replayed_alternatives(h, i, 0.2, forced), 1e-4);
+                ck_assert(h->alternatives >= 1 && h->alternatives <= TOY_V);
+            }
+        }
+        free_all(plain, SENTENCES);
+        free_all(sure, SENTENCES);
+    }
+}
+END_TEST
+
 /* Impossible settings are refused, and the score controls with a shortlist. */
 START_TEST(control_options_checked) {
     nmt_decode_options o = beam(2, 1);
@@ -395,6 +446,10 @@ START_TEST(control_options_checked) {
     o.loop_repeats = -1;
     ck_assert_int_eq(nmt_decode_options_check(&o), -1);
     ck_assert_ptr_nonnull(strstr(nmt_error(), "loop guard"));
+    o = beam(2, 1);
+    o.confidence = 2;
+    ck_assert_int_eq(nmt_decode_options_check(&o), -1);
+    ck_assert_ptr_nonnull(strstr(nmt_error(), "confidence"));
     o = beam(2, 1);
     o.no_repeat_ngram_size = 2;
     o.shortlist = (const struct nmt_shortlist *)&o; /* only its presence matters to the check */
@@ -416,6 +471,7 @@ static Suite *controls_suite(void) {
     tcase_add_test(tc, repetition_penalty_rescores);
     tcase_add_test(tc, loop_guard_ends_loops);
     tcase_add_test(tc, loop_guard_leaves_the_rest);
+    tcase_add_test(tc, confidence_per_hypothesis);
     tcase_add_test(tc, control_options_checked);
     suite_add_tcase(suite, tc);
     return suite;

@@ -35,7 +35,7 @@ nmt_decode_options nmt_decode_options_default(void) {
 
 /* Whether the options' controls need each row's whole logits. */
 static int search_full(const nmt_decode_options *o) {
-    return o->repetition_penalty != 1.0 || o->no_repeat_ngram_size > 0;
+    return o->repetition_penalty != 1.0 || o->no_repeat_ngram_size > 0 || o->confidence;
 }
 
 int nmt_decode_options_check(const nmt_decode_options *o) {
@@ -57,10 +57,12 @@ int nmt_decode_options_check(const nmt_decode_options *o) {
         return nmt_error_set("repetition penalty must be above 0 and at most 100 (1: off), got %g", o->repetition_penalty);
     if (o->no_repeat_ngram_size < 0 || o->no_repeat_ngram_size > 1000)
         return nmt_error_set("no-repeat n-gram size must be from 0 (off) to 1000, got %d", o->no_repeat_ngram_size);
+    if (o->confidence != 0 && o->confidence != 1) return nmt_error_set("confidence is 0 or 1, got %d", o->confidence);
     if (o->loop_repeats < 0 || o->loop_repeats > 1000)
         return nmt_error_set("loop guard repeats must be from 0 (off) to 1000, got %d", o->loop_repeats);
     if (search_full(o) && o->shortlist)
-        return nmt_error_set("the repetition penalty and no-repeat n-grams score the whole vocabulary: they cannot use a shortlist");
+        return nmt_error_set("the repetition penalty, no-repeat n-grams and confidence read the whole vocabulary: they "
+                             "cannot use a shortlist");
     if (o->sampling.enabled) {
         if (!o->greedy)
             return nmt_error_set("sampling draws one translation a line: it replaces greedy search's choice, not a beam");
@@ -147,6 +149,7 @@ struct nmt_search {
     int32_t *token;      /* [steps, rows_max]: each row's input token at each step */
     int32_t *parent;     /* [steps, rows_max]: its row at the step before */
     float *attention;    /* [steps, rows_max, S] when options.attention, else NULL */
+    float *entropy;      /* [steps, rows_max] each row's entropy at each step with confidence, else NULL */
     double *total;       /* [rows_max]: log-probability of each live row */
     double *next_total;  /* [rows_max] */
     int *rows;           /* [batch]: live rows of each sentence (0 once it has stopped) */
@@ -206,6 +209,7 @@ static int search_reserve(nmt_search *s, int batch, int steps, int width, int V)
     size_t o_token = layout_add(&total, cells, sizeof(int32_t));
     size_t o_parent = layout_add(&total, cells, sizeof(int32_t));
     size_t o_attention = layout_add(&total, att, sizeof(float));
+    size_t o_entropy = layout_add(&total, s->options.confidence ? cells : 0, sizeof(float));
     size_t o_total = layout_add(&total, rows, sizeof(double));
     size_t o_next_total = layout_add(&total, rows, sizeof(double));
     size_t o_rows = layout_add(&total, (size_t)batch, sizeof(int));
@@ -235,6 +239,7 @@ static int search_reserve(nmt_search *s, int batch, int steps, int width, int V)
     s->token = (int32_t *)(base + o_token);
     s->parent = (int32_t *)(base + o_parent);
     s->attention = s->options.attention ? (float *)(base + o_attention) : NULL;
+    s->entropy = s->options.confidence ? (float *)(base + o_entropy) : NULL;
     s->total = (double *)(base + o_total);
     s->next_total = (double *)(base + o_next_total);
     s->rows = (int *)(base + o_rows);
@@ -398,7 +403,7 @@ static int select_beam(nmt_search *s, int b, int t, int first, int n, int *next)
 }
 
 /* Traces finished hypothesis d of a sentence with src_pieces pieces back through the history. */
-static int search_trace(const nmt_search *s, const finished *d, int src_pieces, nmt_hypothesis *h) {
+static int search_trace(const nmt_search *s, const finished *d, int src_pieces, int forced, nmt_hypothesis *h) {
     memset(h, 0, sizeof *h);
     const size_t cols = (size_t)src_pieces + 1;
     h->length = d->step;
@@ -412,14 +417,19 @@ static int search_trace(const nmt_search *s, const finished *d, int src_pieces, 
         if (!h->attention) return -1;
     }
     int row = d->row;
+    double entropy = 0; /* of the distributions of the decided tokens: steps forced .. d->step */
     for (int j = d->step; j >= 0; j--) {
         size_t at = (size_t)j * (size_t)s->rows_max + (size_t)row;
+        if (s->entropy && j >= forced) entropy += s->entropy[at];
         if (h->attention) memcpy(h->attention + (size_t)j * cols, s->attention + at * (size_t)s->width, cols * sizeof(float));
         if (j > 0) {
             h->tokens[j - 1] = s->token[at];
             row = s->parent[at];
         }
     }
+    const int decided = d->step - forced + 1;
+    h->mean_logprob = d->logprob / decided;
+    h->alternatives = s->entropy ? exp(entropy / decided) : 0;
     return 0;
 }
 
@@ -430,7 +440,8 @@ static int search_collect(const nmt_search *s, int batch, const int *src_pieces,
         if (!out[b].hyps) goto fail;
         for (int i = 0; i < s->done_count[b]; i++) {
             out[b].count++;
-            if (search_trace(s, s->done + (size_t)b * (size_t)s->n_best + i, src_pieces[b], &out[b].hyps[i]) < 0) goto fail;
+            if (search_trace(s, s->done + (size_t)b * (size_t)s->n_best + i, src_pieces[b], s->prefix_len[b],
+                             &out[b].hyps[i]) < 0) goto fail;
         }
     }
     return 0;
@@ -473,6 +484,7 @@ static int search_rows(nmt_search *s, const nmt_decode_step *step, int t, int ro
         for (int i = 0; i < s->rows[b]; i++, r++) {
             const float *row = s->logprobs + (size_t)r * (size_t)V;
             nmt_scored_token *best = s->best + (size_t)r * (size_t)s->top;
+            if (s->entropy) s->entropy[at + (size_t)r] = (float)nmt_controls_entropy(row, V);
             if (!s->options.sampling.enabled) {
                 nmt_scored_clear(best, s->top);
                 nmt_scored_merge(best, s->top, row, V, 0);

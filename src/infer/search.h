@@ -107,6 +107,7 @@ typedef struct nmt_decode_options {
     int no_repeat_ngram_size;  /* N: no N-gram twice in a hypothesis (0 = off) */
     int loop_repeats;          /* R: the loop guard's bound, which ends a hypothesis stuck repeating one
                                   1..4-gram (4; 0 = off); it reads only the pieces chosen */
+    int confidence;            /* 1: each hypothesis's alternatives (the whole logits are read then too) */
 } nmt_decode_options;
 
 nmt_decode_options nmt_decode_options_default(void);
@@ -127,6 +128,13 @@ typedef struct nmt_hypothesis {
     float *attention;  /* [(length + 1), src_len + 1]: row j = target token j (the last: eos), columns =
                           source pieces + eos; NULL unless options.attention */
     int src_len;       /* source pieces */
+    /* Confidence, over the hypothesis's decided tokens (pieces after a target prefix + eos): the mean
+     * log-probability per token, logprob / tokens (always), and the alternatives, exp of the mean
+     * entropy (nats) of the distributions the tokens were chosen from: the number of equally
+     * likely choices the model saw at a typical step (1: certain at every step; V: guessing).
+     * 0 unless options.confidence. */
+    double mean_logprob;
+    double alternatives;
 } nmt_hypothesis;
 
 typedef struct nmt_translation {
