@@ -1,5 +1,5 @@
 /* Tests of the decoding controls (search.h, controls.h): target prefixes, the repetition penalty,
- * no-repeat n-grams, the loop guard and confidence, driven by the hash scorer (toy_scorer.h) and checked against
+ * no-repeat n-grams, the loop guard, confidence and lexical constraints, driven by the hash scorer (toy_scorer.h) and checked against
  * replays of the hypotheses through it, and by a scorer that loops.
  */
 #include "infer/controls.h"
@@ -142,7 +142,7 @@ END_TEST
 START_TEST(prefix_limits_and_bad_pieces) {
     int32_t pieces[20];
     for (int j = 0; j < 20; j++) pieces[j] = 4 + j % 8;
-    nmt_decode_guide g = {pieces, 20};
+    nmt_decode_guide g = {.prefix = pieces, .prefix_length = 20};
     const nmt_decode_guide *of = &g;
     nmt_decode_options o = beam(3, 2);
     o.max_length_ratio = 0;
@@ -432,6 +432,143 @@ START_TEST(confidence_per_hypothesis) {
 }
 END_TEST
 
+/* ---- lexical constraints ---- */
+
+enum { MAX_PHRASES = 3, MAX_PHRASE = 3 };
+
+/* Sentence i: i % 4 phrases (the first sentences none) of 1 .. MAX_PHRASE pieces, ids from 4 up, and
+ * with `with_prefix` the prefix of make_prefixes. */
+typedef struct constraints {
+    int32_t pieces[SENTENCES][MAX_PHRASES][MAX_PHRASE];
+    nmt_decode_phrase phrase[SENTENCES][MAX_PHRASES];
+    prefixes p;
+} constraints;
+
+static void make_constraints(constraints *c, int with_prefix) {
+    make_prefixes(&c->p);
+    uint64_t state = 77;
+    for (int i = 0; i < SENTENCES; i++) {
+        const int n = i % (MAX_PHRASES + 1);
+        for (int k = 0; k < n; k++) {
+            const int len = 1 + (int)(nmt_random_next(&state) % MAX_PHRASE);
+            for (int j = 0; j < len; j++) c->pieces[i][k][j] = 4 + (int32_t)(nmt_random_next(&state) % (TOY_V - 4));
+            c->phrase[i][k] = (nmt_decode_phrase){c->pieces[i][k], len};
+        }
+        c->p.guide[i].constraints = c->phrase[i];
+        c->p.guide[i].constraint_count = n;
+        if (!with_prefix) c->p.guide[i].prefix_length = 0;
+    }
+}
+
+/* Whether h holds phrase f at or after piece `from`. */
+static int holds(const nmt_hypothesis *h, const nmt_decode_phrase *f, int from) {
+    for (int i = from; i + f->length <= h->length; i++)
+        if (memcmp(h->tokens + i, f->pieces, (size_t)f->length * sizeof(int32_t)) == 0) return 1;
+    return 0;
+}
+
+/* Every hypothesis of every n-best list holds every phrase of its sentence (after its prefix), scores
+ * as the model scores it, and a sentence's result does not depend on its batch; the score controls'
+ * full rows serve as well as the step's extra scores. */
+START_TEST(constraints_in_every_hypothesis) {
+    static constraints c;
+    for (int with_prefix = 0; with_prefix < 2; with_prefix++) {
+        make_constraints(&c, with_prefix);
+        nmt_decode_options opts[] = {beam(5, 3), beam(2, 2), greedy(), beam(4, 2)};
+        opts[3].confidence = 1; /* the full rows */
+        for (int k = 0; k < 4; k++) {
+            nmt_translation t[SENTENCES];
+            toy_decode_guided(&opts[k], 0, SENTENCES, 0.2, c.p.of, t);
+            for (int i = 0; i < SENTENCES; i++) {
+                const nmt_decode_guide *g = &c.p.guide[i];
+                ck_assert_int_ge(t[i].count, 1);
+                for (int j = 0; j < t[i].count; j++) {
+                    const nmt_hypothesis *h = &t[i].hyps[j];
+                    ck_assert_mem_eq(h->tokens, g->prefix, (size_t)g->prefix_length * sizeof(int32_t));
+                    for (int f = 0; f < g->constraint_count; f++)
+                        ck_assert_msg(holds(h, &g->constraints[f], g->prefix_length), "sentence %d hypothesis %d phrase %d", i, j, f);
+                    /* the full rows are normalised in float by the search, the replay in double */
+                    check_replay_within(h, i, 0.2, g->prefix_length, opts[k].confidence ? 1e-4 : 1e-9);
+                    for (int x = 0; x < j; x++) ck_assert(!same_hypothesis(&t[i].hyps[x], h) || h->length != t[i].hyps[x].length);
+                }
+                nmt_translation alone;
+                toy_decode_guided(&opts[k], i, 1, 0.2, &c.p.of[i], &alone);
+                ck_assert_int_eq(alone.count, t[i].count);
+                for (int j = 0; j < alone.count; j++) ck_assert(same_hypothesis(&alone.hyps[j], &t[i].hyps[j]));
+                nmt_translation_free(&alone);
+            }
+            free_all(t, SENTENCES);
+        }
+    }
+}
+END_TEST
+
+/* A sentence without constraints translates bit for bit as without guides, beside constrained ones. */
+START_TEST(constraints_leave_the_others) {
+    static constraints c;
+    make_constraints(&c, 0);
+    const nmt_decode_options opts[] = {beam(5, 3), greedy()};
+    for (int k = 0; k < 2; k++) {
+        nmt_translation guided[SENTENCES], plain[SENTENCES];
+        toy_decode_guided(&opts[k], 0, SENTENCES, 0.2, c.p.of, guided);
+        toy_decode(&opts[k], 0, SENTENCES, 0.2, plain);
+        int changed = 0;
+        for (int i = 0; i < SENTENCES; i++) {
+            if (c.p.guide[i].constraint_count > 0) {
+                changed += !same_hypothesis(&guided[i].hyps[0], &plain[i].hyps[0]);
+                continue;
+            }
+            ck_assert_int_eq(guided[i].count, plain[i].count);
+            for (int j = 0; j < plain[i].count; j++) ck_assert(same_hypothesis(&guided[i].hyps[j], &plain[i].hyps[j]));
+        }
+        ck_assert_int_gt(changed, 0);
+        free_all(guided, SENTENCES);
+        free_all(plain, SENTENCES);
+    }
+}
+END_TEST
+
+/* Phrases are checked; sampling and a decoder without extra scores are refused. */
+START_TEST(constraints_checked) {
+    int32_t bad[] = {5, NMT_EOS};
+    nmt_decode_phrase f = {bad, 2};
+    nmt_decode_guide g = {.constraints = &f, .constraint_count = 1};
+    const nmt_decode_guide *of = &g;
+    static toy tk;
+    memset(&tk, 0, sizeof tk);
+    uint64_t seed = 1;
+    int src = 2;
+    toy_prime(&tk, 1, &seed, &src);
+    nmt_decode_options o = beam(2, 1);
+    nmt_search *s;
+    ck_assert_int_eq(nmt_search_create(&s, &o), 0);
+    nmt_decode_step step = {.ctx = &tk, .vocab_size = TOY_V, .step = toy_step, .reorder = toy_reorder,
+                            .step_extra = toy_step_extra};
+    nmt_translation t;
+    ck_assert_int_eq(nmt_search_run_guided(s, &step, 1, &src, NULL, &of, TOY_WIDTH, &t), -1);
+    ck_assert_ptr_nonnull(strstr(nmt_error(), "constraint 0 piece 1 is id 3"));
+    bad[1] = 6;
+    f.length = 0;
+    ck_assert_int_eq(nmt_search_run_guided(s, &step, 1, &src, NULL, &of, TOY_WIDTH, &t), -1);
+    ck_assert_ptr_nonnull(strstr(nmt_error(), "constraint 0 has 0 pieces"));
+    f.length = 2;
+    g.constraint_count = NMT_CONSTRAINT_MAX + 1;
+    ck_assert_int_eq(nmt_search_run_guided(s, &step, 1, &src, NULL, &of, TOY_WIDTH, &t), -1);
+    g.constraint_count = 1;
+    step.step_extra = NULL;
+    ck_assert_int_eq(nmt_search_run_guided(s, &step, 1, &src, NULL, &of, TOY_WIDTH, &t), -1);
+    ck_assert_msg(strstr(nmt_error(), "cannot score") != NULL, "%s", nmt_error());
+    nmt_search_free(s);
+    o = greedy();
+    o.sampling.enabled = 1;
+    ck_assert_int_eq(nmt_search_create(&s, &o), 0);
+    step.step_logprobs = toy_step_logprobs;
+    ck_assert_int_eq(nmt_search_run_guided(s, &step, 1, &src, NULL, &of, TOY_WIDTH, &t), -1);
+    ck_assert_ptr_nonnull(strstr(nmt_error(), "not sampling"));
+    nmt_search_free(s);
+}
+END_TEST
+
 /* Impossible settings are refused, and the score controls with a shortlist. */
 START_TEST(control_options_checked) {
     nmt_decode_options o = beam(2, 1);
@@ -473,6 +610,9 @@ static Suite *controls_suite(void) {
     tcase_add_test(tc, loop_guard_leaves_the_rest);
     tcase_add_test(tc, confidence_per_hypothesis);
     tcase_add_test(tc, control_options_checked);
+    tcase_add_test(tc, constraints_in_every_hypothesis);
+    tcase_add_test(tc, constraints_leave_the_others);
+    tcase_add_test(tc, constraints_checked);
     suite_add_tcase(suite, tc);
     return suite;
 }

@@ -247,7 +247,7 @@ START_TEST(sampling_draws_paths_of_the_model) {
     toy_prime(&t, 1, &seed, &pieces);
     nmt_search *s;
     ck_assert_int_eq(nmt_search_create(&s, &o), 0);
-    nmt_decode_step step = {&t, TOY_V, 0, toy_step, toy_reorder, NULL, NULL};
+    nmt_decode_step step = {&t, TOY_V, 0, toy_step, toy_reorder, NULL, NULL, NULL};
     ck_assert_int_eq(nmt_search_run(s, &step, 1, &pieces, NULL, TOY_WIDTH, a), -1);
     ck_assert_str_eq(nmt_error(), "sampling: this decoder gives no full distributions");
     nmt_search_free(s);
@@ -309,7 +309,7 @@ START_TEST(eos_forced_at_the_maximum_length) {
     nmt_search *s;
     o = beam_options(2, 2, 0.6);
     ck_assert_int_eq(nmt_search_create(&s, &o), 0);
-    nmt_decode_step step = {&tk, TOY_V, 6, toy_step, toy_reorder, toy_step_logprobs, toy_step_logits};
+    nmt_decode_step step = {&tk, TOY_V, 6, toy_step, toy_reorder, toy_step_logprobs, toy_step_logits, toy_step_extra};
     nmt_translation one;
     ck_assert_int_eq(nmt_search_run(s, &step, 1, &pieces, NULL, TOY_WIDTH, &one), 0);
     ck_assert_int_eq(one.count, 2);
@@ -334,7 +334,7 @@ START_TEST(step_errors_propagate) {
             nmt_decode_options o = greedy == 2 ? sampling_options(0, 1, 1) : greedy ? greedy_options() : beam_options(4, 2, 0.6);
             nmt_search *s;
             ck_assert_int_eq(nmt_search_create(&s, &o), 0);
-            nmt_decode_step step = {&t, TOY_V, 0, toy_step, toy_reorder, toy_step_logprobs, toy_step_logits};
+            nmt_decode_step step = {&t, TOY_V, 0, toy_step, toy_reorder, toy_step_logprobs, toy_step_logits, toy_step_extra};
             nmt_translation out[3];
             ck_assert_int_eq(nmt_search_run(s, &step, 3, pieces, NULL, TOY_WIDTH, out), -1);
             ck_assert_ptr_nonnull(strstr(nmt_error(), mode == 0 ? "failed on purpose" : "non-finite"));
@@ -428,7 +428,7 @@ static void table_expect(const table_entry *entries, int count, const nmt_decode
     memcpy(t.fallback, fallback, sizeof fallback);
     nmt_search *s;
     ck_assert_int_eq(nmt_search_create(&s, o), 0);
-    nmt_decode_step step = {&t, TABLE_V, 0, table_step, table_reorder, NULL, NULL};
+    nmt_decode_step step = {&t, TABLE_V, 0, table_step, table_reorder, NULL, NULL, NULL};
     nmt_translation out;
     int pieces = 1;
     ck_assert_int_eq(nmt_search_run(s, &step, 1, &pieces, NULL, 2, &out), 0);

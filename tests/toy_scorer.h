@@ -112,6 +112,20 @@ static inline int toy_step(void *ctx, int rows, const int32_t *tokens, int k, nm
     return 0;
 }
 
+/* The step with extra tokens scored from the same rows as the top lists (constrained decoding). */
+static inline int toy_step_extra(void *ctx, int rows, const int32_t *tokens, int k, nmt_scored_token *best, float *eos,
+                                 float *attention, int extra, const int32_t *extra_tokens, float *extra_logprobs) {
+    static float logprobs[TOY_MAX_ROWS * TOY_V];
+    if (toy_step_logprobs(ctx, rows, tokens, logprobs, attention) < 0) return -1;
+    rows_to_best(logprobs, rows, TOY_V, k, best, eos);
+    for (int r = 0; r < rows; r++)
+        for (int e = 0; e < extra; e++) {
+            const int32_t token = extra_tokens[r * extra + e];
+            extra_logprobs[r * extra + e] = token >= 0 ? logprobs[r * TOY_V + token] : -INFINITY;
+        }
+    return 0;
+}
+
 static inline int toy_reorder(void *ctx, int rows, const int32_t *parents) {
     toy *t = ctx;
     for (int r = 0; r < rows; r++) {
@@ -141,7 +155,7 @@ static inline void toy_decode_guided(const nmt_decode_options *o, int first, int
     toy_prime(&t, batch, seeds, pieces);
     nmt_search *s;
     ck_assert_int_eq(nmt_search_create(&s, o), 0);
-    nmt_decode_step step = {&t, TOY_V, 0, toy_step, toy_reorder, toy_step_logprobs, toy_step_logits};
+    nmt_decode_step step = {&t, TOY_V, 0, toy_step, toy_reorder, toy_step_logprobs, toy_step_logits, toy_step_extra};
     ck_assert_msg(nmt_search_run_guided(s, &step, batch, pieces, keys, guides, TOY_WIDTH, out) == 0, "%s", nmt_error());
     nmt_search_free(s);
 }
@@ -151,8 +165,10 @@ static inline void toy_decode(const nmt_decode_options *o, int first, int batch,
 }
 
 /* Replays a hypothesis of sentence `index` through the hash scorer: its log-probability (of the
- * tokens after its first `forced`) and attention rows must be what the scorer gives that prefix. */
-static inline void check_replay_from(const nmt_hypothesis *h, int index, double eos_slope, int forced) {
+ * tokens after its first `forced`, within `tolerance`) and attention rows must be what the scorer
+ * gives that prefix. */
+static inline void check_replay_within(const nmt_hypothesis *h, int index, double eos_slope, int forced,
+                                       double tolerance) {
     static toy t;
     memset(&t, 0, sizeof t);
     t.eos_slope = eos_slope;
@@ -171,7 +187,11 @@ static inline void check_replay_from(const nmt_hypothesis *h, int index, double 
         if (h->attention)
             ck_assert_mem_eq(h->attention + (size_t)j * (size_t)(pieces + 1), att, (size_t)(pieces + 1) * sizeof(float));
     }
-    ck_assert_double_eq_tol(h->logprob, total, 1e-9);
+    ck_assert_double_eq_tol(h->logprob, total, tolerance);
+}
+
+static inline void check_replay_from(const nmt_hypothesis *h, int index, double eos_slope, int forced) {
+    check_replay_within(h, index, eos_slope, forced, 1e-9);
 }
 
 static inline void check_replay(const nmt_hypothesis *h, int index, double eos_slope) {

@@ -444,6 +444,9 @@ typedef struct step_output {
     float *eos;             /* [R] with best */
     int k;
     float *attention; /* [R, S] or NULL */
+    int extra;                   /* with best: E tokens per row to score besides (constrained decoding) */
+    const int32_t *extra_tokens; /* [R, E] (-1: none; pieces, not shortlist columns) */
+    float *extra_logprobs;       /* [R, E] their log-probabilities (-infinity outside a shortlist) */
 } step_output;
 
 typedef struct output_task {
@@ -467,9 +470,13 @@ static void output_best_rows(const output_task *o, int first, int n) {
     const float *x = o->x + (size_t)first * (size_t)D;
     uint32_t *pairs = BUF(inc, BUF_PAIRS, uint32_t) + nmt_packed_scratch(output, first);
     nmt_packed_to_pairs(output, pairs, x, n);
+    const int E = o->out->extra;
+    const int32_t *extra = E ? o->out->extra_tokens + (size_t)first * (size_t)E : NULL;
+    float *extra_lp = E ? o->out->extra_logprobs + (size_t)first * (size_t)E : NULL;
     for (int r = 0; r < n; r++) {
         lse[r] = (nmt_logsumexp){-INFINITY, 0.0f};
         nmt_scored_clear(best + (size_t)r * (size_t)k, k);
+        for (int e = 0; e < E; e++) extra_lp[(size_t)r * E + e] = -INFINITY;
     }
     for (int c = 0; c < V; c += OUTPUT_COLUMNS) {
         const int cols = V - c < OUTPUT_COLUMNS ? V - c : OUTPUT_COLUMNS;
@@ -479,6 +486,10 @@ static void output_best_rows(const output_task *o, int first, int n) {
             nmt_logsumexp_add(&lse[r], row, cols);
             nmt_scored_merge(best + (size_t)r * (size_t)k, k, row, cols, c);
             if (c == 0) eos[r] = row[NMT_EOS];
+            for (int e = 0; e < E && !inc->shortlisted; e++) {
+                const int32_t token = extra[(size_t)r * E + e];
+                if (token >= c && token < c + cols) extra_lp[(size_t)r * E + e] = row[token - c];
+            }
         }
     }
     for (int r = 0; r < n; r++) {
@@ -489,6 +500,7 @@ static void output_best_rows(const output_task *o, int first, int n) {
             if (inc->shortlisted) b->token = inc->candidates[b->token];
         }
         eos[r] -= z;
+        for (int e = 0; e < E; e++) extra_lp[(size_t)r * E + e] -= z;
     }
 }
 
@@ -729,6 +741,14 @@ static int logprobs_callback(void *ctx, int rows, const int32_t *tokens, float *
     return nmt_incremental_step(ctx, rows, tokens, logprobs, attention);
 }
 
+static int extra_callback(void *ctx, int rows, const int32_t *tokens, int k, nmt_scored_token *best, float *eos_logprob,
+                          float *attention, int extra, const int32_t *extra_tokens, float *extra_logprobs) {
+    if (k < 1 || extra < 0) return nmt_error_set("decoder: top lists of %d tokens, %d extra", k, extra);
+    const step_output out = {.best = best, .eos = eos_logprob, .k = k, .attention = attention, .extra = extra,
+                             .extra_tokens = extra_tokens, .extra_logprobs = extra_logprobs};
+    return advance(ctx, rows, tokens, &out);
+}
+
 static int logits_callback(void *ctx, int rows, const int32_t *tokens, float *logits, float *attention) {
     const step_output out = {.logprobs = logits, .raw = 1, .attention = attention};
     return advance(ctx, rows, tokens, &out);
@@ -748,5 +768,6 @@ nmt_decode_step nmt_incremental_decode_step(nmt_incremental *inc) {
         .reorder = reorder_callback,
         .step_logprobs = logprobs_callback,
         .step_logits = logits_callback,
+        .step_extra = extra_callback,
     };
 }

@@ -157,6 +157,16 @@ struct nmt_search {
     int *max_len;        /* [batch] */
     int *prefix_len;     /* [batch] pieces of each sentence's target prefix (0: none) */
     const int32_t **prefix; /* [batch] the prefixes (the caller's) */
+    const nmt_decode_phrase **phrases; /* [batch] each sentence's constraints (the caller's) */
+    int *phrase_count;   /* [batch] C of each sentence (0: unconstrained) */
+    int *phrase_pieces;  /* [batch] T of each sentence */
+    int extra;           /* E: the most constraints of a sentence in the batch (0: none) */
+    int most_pieces;     /* the largest T in the batch */
+    nmt_constraint_state *state, *next_state; /* [rows_max] each live row's progress (constrained sentences) */
+    int32_t *extra_token; /* [rows_max, E] the pieces that advance each row (-1: none) */
+    float *extra_logprob; /* [rows_max, E] their log-probabilities */
+    nmt_constraint_candidate *ccand; /* [K * (k + E)] a constrained sentence's candidates */
+    int *bank;           /* [2 * (most_pieces + 1)] the bank step's counts */
     finished *done;      /* [batch, n_best], best first */
     int *done_count;     /* [batch] */
     candidate *cand;     /* [2K] */
@@ -221,6 +231,17 @@ static int search_reserve(nmt_search *s, int batch, int steps, int width, int V)
     size_t o_done_count = layout_add(&total, (size_t)batch, sizeof(int));
     size_t o_cand = layout_add(&total, 2 * (size_t)s->beam, sizeof(candidate));
     size_t o_pieces = layout_add(&total, (size_t)steps, sizeof(int32_t));
+    const size_t E = (size_t)s->extra, constrained = E > 0;
+    size_t o_phrases = layout_add(&total, (size_t)batch, sizeof(const nmt_decode_phrase *));
+    size_t o_phrase_count = layout_add(&total, (size_t)batch, sizeof(int));
+    size_t o_phrase_pieces = layout_add(&total, (size_t)batch, sizeof(int));
+    size_t o_state = layout_add(&total, constrained ? rows : 0, sizeof(nmt_constraint_state));
+    size_t o_next_state = layout_add(&total, constrained ? rows : 0, sizeof(nmt_constraint_state));
+    size_t o_extra_token = layout_add(&total, rows * E, sizeof(int32_t));
+    size_t o_extra_logprob = layout_add(&total, rows * E, sizeof(float));
+    size_t o_ccand = layout_add(&total, constrained ? (size_t)s->beam * ((size_t)s->top + E) : 0,
+                                sizeof(nmt_constraint_candidate));
+    size_t o_bank = layout_add(&total, constrained ? 2 * ((size_t)s->most_pieces + 1) : 0, sizeof(int));
     const size_t marks = s->options.repetition_penalty != 1.0 ? (size_t)V : 0;
     size_t o_mark = layout_add(&total, marks, 1);
     const size_t rows_of_v = s->options.sampling.enabled || s->full ? (size_t)V : 0;
@@ -251,6 +272,15 @@ static int search_reserve(nmt_search *s, int batch, int steps, int width, int V)
     s->done_count = (int *)(base + o_done_count);
     s->cand = (candidate *)(base + o_cand);
     s->pieces = (int32_t *)(base + o_pieces);
+    s->phrases = (const nmt_decode_phrase **)(base + o_phrases);
+    s->phrase_count = (int *)(base + o_phrase_count);
+    s->phrase_pieces = (int *)(base + o_phrase_pieces);
+    s->state = (nmt_constraint_state *)(base + o_state);
+    s->next_state = (nmt_constraint_state *)(base + o_next_state);
+    s->extra_token = (int32_t *)(base + o_extra_token);
+    s->extra_logprob = (float *)(base + o_extra_logprob);
+    s->ccand = (nmt_constraint_candidate *)(base + o_ccand);
+    s->bank = (int *)(base + o_bank);
     s->mark = marks ? (unsigned char *)(base + o_mark) : NULL;
     if (marks) memset(s->mark, 0, marks);
     s->logprobs = rows_of_v ? (float *)(base + o_logprobs) : NULL;
@@ -402,6 +432,95 @@ static int select_beam(nmt_search *s, int b, int t, int first, int n, int *next)
     return live;
 }
 
+/* Appends a row of a constrained sentence with its state. */
+static void constrained_append(nmt_search *s, int t, int *next, int parent, int32_t token, double total,
+                               nmt_constraint_state state) {
+    s->next_state[*next] = state;
+    search_append(s, t, next, parent, token, total);
+}
+
+/* Offers a continuation of `row` to a constrained sentence's candidates (eos only from a row that has
+ * met every phrase; nothing at -infinity). */
+static void constrained_offer(nmt_search *s, int b, int *count, int row, int32_t token, float logprob) {
+    const nmt_constraint_state st = s->state[row];
+    if (!(logprob > -INFINITY) || (token == NMT_EOS && !nmt_constraint_done(st, s->phrase_count[b]))) return;
+    s->ccand[(*count)++] = (nmt_constraint_candidate){
+        .total = s->total[row] + logprob,
+        .row = row,
+        .token = token,
+        .state = token == NMT_EOS ? st : nmt_constraint_next(s->phrases[b], s->phrase_count[b], st, token),
+    };
+}
+
+/* The bank step of constrained sentence b (constraint.h), rows first .. first + n - 1. Returns the
+ * rows it keeps (0 when the sentence stops), or -1. */
+static int select_constrained(nmt_search *s, int b, int t, int first, int n, int *next) {
+    const int K = s->beam, C = s->phrase_count[b], T = s->phrase_pieces[b], E = s->extra;
+    for (int r = first; r < first + n; r++)
+        if (isnan(s->eos[r])) return non_finite(b, t);
+    if (t < s->prefix_len[b]) {
+        constrained_append(s, t, next, first, s->prefix[b][t], s->total[first], nmt_constraint_start());
+        return 1;
+    }
+    if (t == s->max_len[b]) {
+        for (int r = first; r < first + n; r++)
+            if (nmt_constraint_done(s->state[r], C)) search_finish(s, b, t, r, s->total[r] + s->eos[r]);
+        return 0;
+    }
+    int count = 0;
+    for (int r = first; r < first + n; r++) {
+        if (nmt_constraint_done(s->state[r], C) && search_loops(s, b, t, r)) {
+            search_finish(s, b, t, r, s->total[r] + s->eos[r]);
+            continue;
+        }
+        const nmt_scored_token *top = s->best + (size_t)r * (size_t)s->top;
+        for (int j = 0; j < s->top && top[j].token >= 0; j++) constrained_offer(s, b, &count, r, top[j].token, top[j].logprob);
+        for (int e = 0; e < E && s->extra_token[(size_t)r * E + e] >= 0; e++) {
+            const int32_t token = s->extra_token[(size_t)r * E + e];
+            int listed = 0; /* already offered from the top list */
+            for (int j = 0; j < s->top && !listed; j++) listed = top[j].token == token;
+            if (!listed) constrained_offer(s, b, &count, r, token, s->extra_logprob[(size_t)r * E + e]);
+        }
+    }
+    nmt_constraint_candidate *cand = s->ccand;
+    nmt_constraint_sort(cand, count);
+    /* eos finishes a hypothesis that ranks among the best K of those that met every phrase. */
+    int live_count = 0;
+    for (int i = 0, done_rank = 0; i < count; i++) {
+        if (cand[i].state.progress != T) continue;
+        if (cand[i].token == NMT_EOS && done_rank < K) search_finish(s, b, t, cand[i].row, cand[i].total);
+        done_rank++;
+    }
+    for (int i = 0; i < count; i++)
+        if (cand[i].token != NMT_EOS) cand[live_count++] = cand[i];
+    nmt_constraint_allocate(cand, live_count, K, T, s->bank);
+    int live = 0, first_next = *next;
+    for (int i = 0; i < live_count; i++)
+        if (cand[i].keep) {
+            constrained_append(s, t, next, cand[i].row, cand[i].token, cand[i].total, cand[i].state);
+            live++;
+        }
+    if (live > 0 && s->done_count[b] == s->n_best &&
+        s->done[(size_t)b * (size_t)s->n_best + (size_t)s->n_best - 1].score >=
+            best_reachable(s->options.length_penalty, s->next_total[first_next], t + 1, s->max_len[b])) {
+        *next = first_next;
+        return 0;
+    }
+    return live;
+}
+
+/* The pieces that advance each live row of a constrained sentence (none in a prefix). */
+static void fill_extras(nmt_search *s, int t, int batch) {
+    for (int b = 0, r = 0; b < batch; b++)
+        for (int i = 0; i < s->rows[b]; i++, r++) {
+            int32_t *extra = s->extra_token + (size_t)r * (size_t)s->extra;
+            int n = 0;
+            if (s->phrase_count[b] > 0 && t >= s->prefix_len[b])
+                n = nmt_constraint_wanted(s->phrases[b], s->phrase_count[b], s->state[r], extra);
+            for (int e = n; e < s->extra; e++) extra[e] = -1;
+        }
+}
+
 /* Traces finished hypothesis d of a sentence with src_pieces pieces back through the history. */
 static int search_trace(const nmt_search *s, const finished *d, int src_pieces, int forced, nmt_hypothesis *h) {
     memset(h, 0, sizeof *h);
@@ -484,6 +603,8 @@ static int search_rows(nmt_search *s, const nmt_decode_step *step, int t, int ro
         for (int i = 0; i < s->rows[b]; i++, r++) {
             const float *row = s->logprobs + (size_t)r * (size_t)V;
             nmt_scored_token *best = s->best + (size_t)r * (size_t)s->top;
+            for (int e = 0; e < s->extra && s->extra_token[(size_t)r * s->extra + e] >= 0; e++)
+                s->extra_logprob[(size_t)r * s->extra + e] = row[s->extra_token[(size_t)r * s->extra + e]];
             if (s->entropy) s->entropy[at + (size_t)r] = (float)nmt_controls_entropy(row, V);
             if (!s->options.sampling.enabled) {
                 nmt_scored_clear(best, s->top);
@@ -502,8 +623,14 @@ static int search_rows(nmt_search *s, const nmt_decode_step *step, int t, int ro
 static int guided_max_length(const nmt_search *s, const nmt_decode_step *step, int b, int src_pieces,
                              const nmt_decode_guide *g) {
     int len = search_max_length(s, step, src_pieces);
-    if (!g || g->prefix_length == 0) return len;
-    if (g->prefix_length < 0 || g->prefix_length > MAX_TARGET_PIECES || !g->prefix)
+    if (!g || (g->prefix_length == 0 && g->constraint_count == 0)) return len;
+    const int T = nmt_constraint_check(g->constraints, g->constraint_count, step->vocab_size, b);
+    if (T < 0) return -1;
+    if (T > 0 && s->options.sampling.enabled)
+        return nmt_error_set("sentence %d: constraints need greedy or beam search, not sampling", b);
+    if (T > 0 && s->options.shortlist)
+        return nmt_error_set("sentence %d: constraints cannot use a shortlist (their pieces may be outside it)", b);
+    if (g->prefix_length < 0 || g->prefix_length > MAX_TARGET_PIECES || (g->prefix_length > 0 && !g->prefix))
         return nmt_error_set("sentence %d: target prefix of %d pieces", b, g->prefix_length);
     for (int i = 0; i < g->prefix_length; i++) {
         const int32_t p = g->prefix[i];
@@ -511,10 +638,11 @@ static int guided_max_length(const nmt_search *s, const nmt_decode_step *step, i
             return nmt_error_set("sentence %d: target prefix piece %d is id %d, not a piece of the vocabulary of %d "
                                  "(pad, bos and eos are reserved)", b, i, p, step->vocab_size);
     }
-    if (step->max_steps > 0 && g->prefix_length > step->max_steps - 1)
-        return nmt_error_set("sentence %d: target prefix of %d pieces is longer than the model's %d positions allow", b,
-                             g->prefix_length, step->max_steps - 1);
-    return len > g->prefix_length ? len : g->prefix_length;
+    const int least = g->prefix_length + T; /* the prefix, then every phrase */
+    if (step->max_steps > 0 && least > step->max_steps - 1)
+        return nmt_error_set("sentence %d: target prefix and constraints of %d pieces are longer than the model's %d "
+                             "positions allow", b, least, step->max_steps - 1);
+    return len > least ? len : least;
 }
 
 int nmt_search_run(nmt_search *s, const nmt_decode_step *step, int batch, const int *src_pieces, const uint64_t *keys,
@@ -529,19 +657,30 @@ int nmt_search_run_guided(nmt_search *s, const nmt_decode_step *step, int batch,
     if (batch < 1) return nmt_error_set("beam search: empty batch");
     if (step->vocab_size <= NMT_EOS) return nmt_error_set("beam search: vocabulary of %d tokens", step->vocab_size);
     int steps = 0;
+    s->extra = s->most_pieces = 0;
     for (int b = 0; b < batch; b++) {
         if (src_pieces[b] < 1 || src_pieces[b] + 1 > src_width)
             return nmt_error_set("beam search: sentence %d has %d source pieces (width %d)", b, src_pieces[b], src_width);
-        int len = guided_max_length(s, step, b, src_pieces[b], guides ? guides[b] : NULL);
+        const nmt_decode_guide *g = guides ? guides[b] : NULL;
+        int len = guided_max_length(s, step, b, src_pieces[b], g);
         if (len < 0) return -1;
         if (len + 1 > steps) steps = len + 1;
+        if (g && g->constraint_count > s->extra) s->extra = g->constraint_count;
+        const int T = g ? nmt_constraint_check(g->constraints, g->constraint_count, step->vocab_size, b) : 0;
+        if (T > s->most_pieces) s->most_pieces = T;
     }
+    if (s->extra > 0 && !s->full && !step->step_extra)
+        return nmt_error_set("constraints: this decoder cannot score the pieces that advance a hypothesis");
     if (search_reserve(s, batch, steps, src_width, step->vocab_size) < 0) return -1;
     for (int b = 0; b < batch; b++) {
         const nmt_decode_guide *g = guides ? guides[b] : NULL;
         s->max_len[b] = guided_max_length(s, step, b, src_pieces[b], g);
         s->prefix_len[b] = g ? g->prefix_length : 0;
         s->prefix[b] = g ? g->prefix : NULL;
+        s->phrase_count[b] = g ? g->constraint_count : 0;
+        s->phrases[b] = g ? g->constraints : NULL;
+        s->phrase_pieces[b] = g ? nmt_constraint_check(g->constraints, g->constraint_count, step->vocab_size, b) : 0;
+        if (s->extra) s->state[b] = nmt_constraint_start();
         s->rows[b] = 1;
         s->done_count[b] = 0;
         s->token[b] = NMT_BOS;
@@ -552,10 +691,14 @@ int nmt_search_run_guided(nmt_search *s, const nmt_decode_step *step, int batch,
     for (int t = 0; rows > 0; t++) {
         const size_t at = (size_t)t * (size_t)s->rows_max;
         float *attention = s->attention ? s->attention + at * (size_t)s->width : NULL;
-        if (s->options.sampling.enabled || s->full
-                ? search_rows(s, step, t, rows, batch, keys, attention) < 0
-                : step->step(step->ctx, rows, s->token + at, s->top, s->best, s->eos, attention) < 0)
-            return -1;
+        if (s->extra) fill_extras(s, t, batch);
+        int rc;
+        if (s->options.sampling.enabled || s->full) rc = search_rows(s, step, t, rows, batch, keys, attention);
+        else if (s->extra)
+            rc = step->step_extra(step->ctx, rows, s->token + at, s->top, s->best, s->eos, attention, s->extra,
+                                  s->extra_token, s->extra_logprob);
+        else rc = step->step(step->ctx, rows, s->token + at, s->top, s->best, s->eos, attention);
+        if (rc < 0) return -1;
         int next = 0, first = 0;
         for (int b = 0; b < batch; b++) {
             int n = s->rows[b];
@@ -563,7 +706,9 @@ int nmt_search_run_guided(nmt_search *s, const nmt_decode_step *step, int batch,
                 s->next_rows[b] = 0;
                 continue;
             }
-            int kept = s->options.greedy ? select_greedy(s, b, t, first, &next) : select_beam(s, b, t, first, n, &next);
+            int kept = s->phrase_count[b] > 0 ? select_constrained(s, b, t, first, n, &next)
+                       : s->options.greedy     ? select_greedy(s, b, t, first, &next)
+                                               : select_beam(s, b, t, first, n, &next);
             if (kept < 0) return -1;
             s->next_rows[b] = kept;
             first += n;
@@ -579,7 +724,14 @@ int nmt_search_run_guided(nmt_search *s, const nmt_decode_step *step, int batch,
         int *swap_rows = s->rows;
         s->rows = s->next_rows;
         s->next_rows = swap_rows;
+        nmt_constraint_state *swap_state = s->state;
+        s->state = s->next_state;
+        s->next_state = swap_state;
         rows = next;
     }
+    for (int b = 0; b < batch; b++)
+        if (s->done_count[b] == 0)
+            return nmt_error_set("sentence %d: no hypothesis met its %d constraints within %d pieces", b,
+                                 s->phrase_count[b], s->max_len[b]);
     return search_collect(s, batch, src_pieces, out);
 }

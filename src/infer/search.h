@@ -37,6 +37,16 @@
  * forced pieces of a target prefix are not rewritten. The loop guard ends a hypothesis as the
  * maximum length does (eos forced) once its pieces after the prefix make it end in a loop.
  *
+ * Lexical constraints (per sentence, nmt_decode_guide; constraint.h): every hypothesis returned holds
+ * each of the sentence's phrases whole, placed once by the search, after the target prefix (whose
+ * pieces meet nothing). A constrained sentence takes the bank step of constraint.h in place of the
+ * steps above, with K = 1 on the greedy path; its eos candidates finish when among the best K of
+ * the candidates that have met every phrase; the maximum length is at least P + T (T: the phrases'
+ * pieces), where only hypotheses that met every phrase finish; the loop guard ends only those. The
+ * pieces that advance a hypothesis are scored by the step's step_extra (the same numbers as its top
+ * lists) or read from the full rows. A sentence without constraints is searched exactly as without,
+ * whatever its batch holds.
+ *
  * Greedy search (a dedicated path): each row takes its most probable token until eos. With sampling
  * (sampling.h) it takes a token drawn from the row's full distribution instead, which the step's
  * step_logprobs gives; the draws are keyed by each sentence's key, so a sentence's result again does
@@ -48,6 +58,7 @@
 #include <stdint.h>
 
 #include "compute/packed.h"
+#include "infer/constraint.h"
 #include "infer/sampling.h"
 
 /* One of a row's most probable next tokens. */
@@ -84,6 +95,11 @@ typedef struct nmt_decode_step {
     /* The same with each row's raw logits (unnormalised; log_softmax of a row gives step_logprobs'
      * row bit for bit), for the controls that change scores; NULL where the decoder has none. */
     int (*step_logits)(void *ctx, int rows, const int32_t *tokens, float *logits, float *attention);
+    /* step with, besides, extra_logprobs[rows, extra]: the log-probability of each row's tokens
+     * extra_tokens[rows, extra] (-1: none; the same numbers as the top lists'), for constrained
+     * decoding; NULL where the decoder has none. */
+    int (*step_extra)(void *ctx, int rows, const int32_t *tokens, int k, nmt_scored_token *best, float *eos_logprob,
+                      float *attention, int extra, const int32_t *extra_tokens, float *extra_logprobs);
 } nmt_decode_step;
 
 typedef struct nmt_decode_options {
@@ -118,6 +134,8 @@ int nmt_decode_options_check(const nmt_decode_options *options);
 typedef struct nmt_decode_guide {
     const int32_t *prefix; /* [prefix_length] target pieces every hypothesis starts with (no pad, bos, eos) */
     int prefix_length;     /* 0: none */
+    const nmt_decode_phrase *constraints; /* [constraint_count] phrases every hypothesis holds (constraint.h) */
+    int constraint_count;  /* 0: none; at most NMT_CONSTRAINT_MAX */
 } nmt_decode_guide;
 
 typedef struct nmt_hypothesis {
