@@ -1,5 +1,5 @@
 /* Tests of the decoding controls (search.h, controls.h): target prefixes, the repetition penalty,
- * no-repeat n-grams, the loop guard, confidence and lexical constraints, driven by the hash scorer (toy_scorer.h) and checked against
+ * no-repeat n-grams, the loop guard, confidence, lexical constraints and streaming, driven by the hash scorer (toy_scorer.h) and checked against
  * replays of the hypotheses through it, and by a scorer that loops.
  */
 #include "infer/controls.h"
@@ -569,6 +569,58 @@ START_TEST(constraints_checked) {
 }
 END_TEST
 
+/* ---- streaming ---- */
+
+typedef struct streamed {
+    int32_t pieces[SENTENCES][256];
+    int count[SENTENCES], calls[SENTENCES], finals[SENTENCES], early[SENTENCES];
+    int one_at_a_time; /* every call before the final passed exactly one piece */
+} streamed;
+
+static void collect(void *ctx, uint64_t key, const int32_t *pieces, int count, int final) {
+    streamed *st = ctx;
+    ck_assert_uint_lt(key, SENTENCES);
+    ck_assert_int_eq(st->finals[key], 0);
+    ck_assert_int_le(st->count[key] + count, 256);
+    memcpy(st->pieces[key] + st->count[key], pieces, (size_t)count * sizeof(int32_t));
+    st->count[key] += count;
+    st->calls[key]++;
+    st->finals[key] += final;
+    if (!final) st->early[key] += count;
+    if (!final && count != 1) st->one_at_a_time = 0;
+}
+
+/* The pieces streamed for each sentence concatenate to its best translation, with one final call;
+ * greedy passes on one piece a step; beam search passes pieces on before the end. */
+START_TEST(streamed_pieces_make_the_translation) {
+    static constraints c;
+    static streamed st;
+    const nmt_decode_options base[] = {greedy(), beam(5, 2), beam(3, 1)};
+    for (int k = 0; k < 3; k++)
+        for (int guided = 0; guided < 2; guided++) {
+            make_constraints(&c, 1);
+            memset(&st, 0, sizeof st);
+            st.one_at_a_time = 1;
+            nmt_decode_options o = base[k];
+            o.stream = collect;
+            o.stream_ctx = &st;
+            nmt_translation t[SENTENCES];
+            toy_decode_guided(&o, 0, SENTENCES, 0.2, guided ? c.p.of : NULL, t);
+            int early = 0;
+            for (int i = 0; i < SENTENCES; i++) {
+                const nmt_hypothesis *h = &t[i].hyps[0];
+                ck_assert_int_eq(st.finals[i], 1);
+                ck_assert_int_eq(st.count[i], h->length);
+                ck_assert_mem_eq(st.pieces[i], h->tokens, (size_t)h->length * sizeof(int32_t));
+                early += st.early[i];
+            }
+            if (o.greedy && !guided) ck_assert(st.one_at_a_time);
+            ck_assert_int_gt(early, 0);
+            free_all(t, SENTENCES);
+        }
+}
+END_TEST
+
 /* Impossible settings are refused, and the score controls with a shortlist. */
 START_TEST(control_options_checked) {
     nmt_decode_options o = beam(2, 1);
@@ -613,6 +665,7 @@ static Suite *controls_suite(void) {
     tcase_add_test(tc, constraints_in_every_hypothesis);
     tcase_add_test(tc, constraints_leave_the_others);
     tcase_add_test(tc, constraints_checked);
+    tcase_add_test(tc, streamed_pieces_make_the_translation);
     suite_add_tcase(suite, tc);
     return suite;
 }

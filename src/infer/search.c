@@ -173,6 +173,8 @@ struct nmt_search {
     int full;            /* the score controls: rows' whole logits are read and rewritten */
     int loop_window;     /* pieces the loop guard reads (0: off) */
     int32_t *pieces;     /* [steps] one hypothesis's pieces, traced for the controls */
+    int32_t *other;      /* [steps] another's, for streaming */
+    int *streamed;       /* [batch] pieces of each sentence passed on to options.stream */
     unsigned char *mark; /* [V] with the repetition penalty, zero between rows */
     float *logprobs;     /* [rows_max, V] with sampling or the score controls, else NULL */
     nmt_sampling_scratch draw; /* [V] each, with sampling */
@@ -231,6 +233,8 @@ static int search_reserve(nmt_search *s, int batch, int steps, int width, int V)
     size_t o_done_count = layout_add(&total, (size_t)batch, sizeof(int));
     size_t o_cand = layout_add(&total, 2 * (size_t)s->beam, sizeof(candidate));
     size_t o_pieces = layout_add(&total, (size_t)steps, sizeof(int32_t));
+    size_t o_other = layout_add(&total, (size_t)steps, sizeof(int32_t));
+    size_t o_streamed = layout_add(&total, (size_t)batch, sizeof(int));
     const size_t E = (size_t)s->extra, constrained = E > 0;
     size_t o_phrases = layout_add(&total, (size_t)batch, sizeof(const nmt_decode_phrase *));
     size_t o_phrase_count = layout_add(&total, (size_t)batch, sizeof(int));
@@ -272,6 +276,8 @@ static int search_reserve(nmt_search *s, int batch, int steps, int width, int V)
     s->done_count = (int *)(base + o_done_count);
     s->cand = (candidate *)(base + o_cand);
     s->pieces = (int32_t *)(base + o_pieces);
+    s->other = (int32_t *)(base + o_other);
+    s->streamed = (int *)(base + o_streamed);
     s->phrases = (const nmt_decode_phrase **)(base + o_phrases);
     s->phrase_count = (int *)(base + o_phrase_count);
     s->phrase_pieces = (int *)(base + o_phrase_pieces);
@@ -521,6 +527,34 @@ static void fill_extras(nmt_search *s, int t, int batch) {
         }
 }
 
+/* Pieces the hypothesis of `row` at step t shares with s->pieces[0 .. n) from the start. */
+static int shared_pieces(nmt_search *s, int t, int row, int n) {
+    trace_pieces(s, t, row, t, s->other);
+    int k = 0;
+    while (k < n && k < t && s->other[k] == s->pieces[k]) k++;
+    return k;
+}
+
+/* Passes on what sentence b has decided after step t: with `kept` live rows from next row `first`
+ * on, the pieces its candidates for the best translation share; when it stopped (kept = 0), the
+ * rest of its best translation. */
+static void stream_sentence(nmt_search *s, int b, int t, int first, int kept, uint64_t key) {
+    const finished *best = s->done_count[b] > 0 ? s->done + (size_t)b * (size_t)s->n_best : NULL;
+    int n;
+    if (kept > 0) {
+        trace_pieces(s, t + 1, first, t + 1, s->pieces);
+        n = t + 1;
+        for (int r = first + 1; r < first + kept; r++) n = shared_pieces(s, t + 1, r, n);
+        if (best) n = shared_pieces(s, best->step, best->row, n);
+    } else {
+        trace_pieces(s, best->step, best->row, best->step, s->pieces);
+        n = best->step;
+    }
+    if (n > s->streamed[b] || kept == 0)
+        s->options.stream(s->options.stream_ctx, key, s->pieces + s->streamed[b], n - s->streamed[b], kept == 0);
+    if (n > s->streamed[b]) s->streamed[b] = n;
+}
+
 /* Traces finished hypothesis d of a sentence with src_pieces pieces back through the history. */
 static int search_trace(const nmt_search *s, const finished *d, int src_pieces, int forced, nmt_hypothesis *h) {
     memset(h, 0, sizeof *h);
@@ -682,6 +716,7 @@ int nmt_search_run_guided(nmt_search *s, const nmt_decode_step *step, int batch,
         s->phrase_pieces[b] = g ? nmt_constraint_check(g->constraints, g->constraint_count, step->vocab_size, b) : 0;
         if (s->extra) s->state[b] = nmt_constraint_start();
         s->rows[b] = 1;
+        s->streamed[b] = 0;
         s->done_count[b] = 0;
         s->token[b] = NMT_BOS;
         s->parent[b] = b;
@@ -706,10 +741,13 @@ int nmt_search_run_guided(nmt_search *s, const nmt_decode_step *step, int batch,
                 s->next_rows[b] = 0;
                 continue;
             }
+            const int first_next = next;
             int kept = s->phrase_count[b] > 0 ? select_constrained(s, b, t, first, n, &next)
                        : s->options.greedy     ? select_greedy(s, b, t, first, &next)
                                                : select_beam(s, b, t, first, n, &next);
             if (kept < 0) return -1;
+            if (s->options.stream && (kept > 0 || s->done_count[b] > 0))
+                stream_sentence(s, b, t, first_next, kept, keys ? keys[b] : (uint64_t)b);
             s->next_rows[b] = kept;
             first += n;
         }

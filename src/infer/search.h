@@ -47,6 +47,13 @@
  * lists) or read from the full rows. A sentence without constraints is searched exactly as without,
  * whatever its batch holds.
  *
+ * Streaming (options.stream): after each step, a sentence's decided pieces are those every
+ * hypothesis that can still be its best translation shares: its live hypotheses and its best
+ * finished one (a finished one below it never rises). Each step passes on the pieces newly decided
+ * (greedy: each piece as it is chosen), and when the sentence stops the rest of its best
+ * translation, so the pieces passed on concatenate to hyps[0]'s. The cost, only when on: tracing
+ * each live hypothesis's pieces at each step.
+ *
  * Greedy search (a dedicated path): each row takes its most probable token until eos. With sampling
  * (sampling.h) it takes a token drawn from the row's full distribution instead, which the step's
  * step_logprobs gives; the draws are keyed by each sentence's key, so a sentence's result again does
@@ -102,6 +109,12 @@ typedef struct nmt_decode_step {
                       float *attention, int extra, const int32_t *extra_tokens, float *extra_logprobs);
 } nmt_decode_step;
 
+/* Receives the pieces of the sentence with sampling key `key` (the translator's: its line) as the
+ * search decides them: pieces[count] follow those given before; the last call has final = 1 (count
+ * may be 0). Called from the thread decoding the sentence's batch (several at once for different
+ * sentences); the pieces are the search's, valid during the call. */
+typedef void (*nmt_decode_stream)(void *ctx, uint64_t key, const int32_t *pieces, int count, int final);
+
 typedef struct nmt_decode_options {
     int greedy;             /* 1: the greedy path (beam_size and n_best are then 1) */
     int beam_size;          /* K (5) */
@@ -124,6 +137,8 @@ typedef struct nmt_decode_options {
     int loop_repeats;          /* R: the loop guard's bound, which ends a hypothesis stuck repeating one
                                   1..4-gram (4; 0 = off); it reads only the pieces chosen */
     int confidence;            /* 1: each hypothesis's alternatives (the whole logits are read then too) */
+    nmt_decode_stream stream;  /* each sentence's best translation as it is decided, or NULL */
+    void *stream_ctx;
 } nmt_decode_options;
 
 nmt_decode_options nmt_decode_options_default(void);
