@@ -91,11 +91,7 @@ START_TEST(prefix_then_greedy_choices) {
     static toy replay;
     for (int i = 0; i < SENTENCES; i++) {
         const nmt_hypothesis *h = &t[i].hyps[0];
-        memset(&replay, 0, sizeof replay);
-        replay.eos_slope = 0.2;
-        uint64_t seed = 1000u + (uint64_t)i;
-        int pieces = 1 + i % (TOY_WIDTH - 1);
-        toy_prime(&replay, 1, &seed, &pieces);
+        const int pieces = toy_replay_start(&replay, i, 0.2);
         int32_t token = NMT_BOS;
         for (int j = 0; j <= h->length; j++) {
             float lp[TOY_V];
@@ -152,10 +148,8 @@ START_TEST(prefix_limits_and_bad_pieces) {
     nmt_translation_free(&t);
 
     static toy tk;
-    memset(&tk, 0, sizeof tk);
-    uint64_t seed = 1;
     int src = 2;
-    toy_prime(&tk, 1, &seed, &src);
+    toy_one(&tk, 1, src);
     nmt_search *s;
     ck_assert_int_eq(nmt_search_create(&s, &o), 0);
     nmt_decode_step step = {.ctx = &tk, .vocab_size = TOY_V, .max_steps = 12, .step = toy_step, .reorder = toy_reorder};
@@ -254,11 +248,7 @@ END_TEST
  * penalty applied to its logits, normalised in double precision. */
 static double penalized_logprob(const nmt_hypothesis *h, int index, double eos_slope, double P, int check_greedy) {
     static toy t;
-    memset(&t, 0, sizeof t);
-    t.eos_slope = eos_slope;
-    uint64_t seed = 1000u + (uint64_t)index;
-    int pieces = 1 + index % (TOY_WIDTH - 1);
-    toy_prime(&t, 1, &seed, &pieces);
+    toy_replay_start(&t, index, eos_slope);
     double total = 0;
     int32_t token = NMT_BOS;
     unsigned char mark[TOY_V] = {0};
@@ -385,11 +375,7 @@ END_TEST
  * scorer's rows from position `forced` on (eos included). */
 static double replayed_alternatives(const nmt_hypothesis *h, int index, double eos_slope, int forced) {
     static toy t;
-    memset(&t, 0, sizeof t);
-    t.eos_slope = eos_slope;
-    uint64_t seed = 1000u + (uint64_t)index;
-    int pieces = 1 + index % (TOY_WIDTH - 1);
-    toy_prime(&t, 1, &seed, &pieces);
+    toy_replay_start(&t, index, eos_slope);
     double entropy = 0;
     int32_t token = NMT_BOS;
     for (int j = 0; j <= h->length; j++) {
@@ -535,10 +521,8 @@ START_TEST(constraints_checked) {
     nmt_decode_guide g = {.constraints = &f, .constraint_count = 1};
     const nmt_decode_guide *of = &g;
     static toy tk;
-    memset(&tk, 0, sizeof tk);
-    uint64_t seed = 1;
     int src = 2;
-    toy_prime(&tk, 1, &seed, &src);
+    toy_one(&tk, 1, src);
     nmt_decode_options o = beam(2, 1);
     nmt_search *s;
     ck_assert_int_eq(nmt_search_create(&s, &o), 0);

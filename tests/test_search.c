@@ -108,11 +108,7 @@ static int ref_compare(const void *pa, const void *pb) {
 
 static void ref_logprobs(const ref_hyp *h, int index, double eos_slope, float *lp) {
     static toy t;
-    memset(&t, 0, sizeof t);
-    t.eos_slope = eos_slope;
-    uint64_t seed = 1000u + (uint64_t)index;
-    int pieces = 1 + index % (TOY_WIDTH - 1);
-    toy_prime(&t, 1, &seed, &pieces);
+    toy_replay_start(&t, index, eos_slope);
     int32_t token = NMT_BOS;
     for (int j = 0; j <= h->length; j++) {
         toy_row(&t, 0, token, lp, NULL, 0);

@@ -72,6 +72,23 @@ static inline void toy_row(toy *t, int r, int32_t token, float *logprobs, float 
     toy_row_scores(t, r, token, logprobs, 0, attention, width);
 }
 
+/* Resets the scorer to one row with seed `seed` and `pieces` source pieces. */
+static inline void toy_one(toy *t, uint64_t seed, int pieces) {
+    memset(t, 0, sizeof *t);
+    toy_prime(t, 1, &seed, &pieces);
+}
+
+/* Resets the scorer to one row, sentence `index` of toy_decode's batches (its seed and source
+ * length), for a replay; returns its source pieces. */
+static inline int toy_replay_start(toy *t, int index, double eos_slope) {
+    memset(t, 0, sizeof *t);
+    t->eos_slope = eos_slope;
+    uint64_t seed = 1000u + (uint64_t)index;
+    int pieces = 1 + index % (TOY_WIDTH - 1);
+    toy_prime(t, 1, &seed, &pieces);
+    return pieces;
+}
+
 /* A scorer's full log-probability rows [rows, V], turned into what a decoder step returns. */
 static inline void rows_to_best(const float *logprobs, int rows, int V, int k, nmt_scored_token *best, float *eos) {
     for (int r = 0; r < rows; r++) {
@@ -170,11 +187,7 @@ static inline void toy_decode(const nmt_decode_options *o, int first, int batch,
 static inline void check_replay_within(const nmt_hypothesis *h, int index, double eos_slope, int forced,
                                        double tolerance) {
     static toy t;
-    memset(&t, 0, sizeof t);
-    t.eos_slope = eos_slope;
-    uint64_t seed = 1000u + (uint64_t)index;
-    int pieces = 1 + index % (TOY_WIDTH - 1);
-    toy_prime(&t, 1, &seed, &pieces);
+    const int pieces = toy_replay_start(&t, index, eos_slope);
     ck_assert_int_eq(h->src_len, pieces);
     float lp[TOY_V], att[TOY_WIDTH];
     double total = 0;
