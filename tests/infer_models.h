@@ -105,13 +105,16 @@ enum { SENTENCES = 9 };
 
 /* Decodes sentences [first, first + n) of src as one batch: cached or not, row-invariant or not,
  * keys and values stored in `kv`. */
-static inline void decode_batch(const nmt_model *m, const nmt_decode_options *o, int cached, int row_invariant,
-                                nmt_kv_format kv, int32_t src[][MAX_LEN], const int *len, int first, int n,
-                                nmt_translation *out) {
+static inline void decode_batch_guided(const nmt_model *m, const nmt_decode_options *o, int cached, int row_invariant,
+                                       nmt_kv_format kv, int32_t src[][MAX_LEN], const int *len, int first, int n,
+                                       const nmt_decode_guide *const *guides, nmt_translation *out) {
     int S = 0, pieces[SENTENCES], tokens[SENTENCES], steps = 0;
     for (int b = 0; b < n; b++) {
         if (len[first + b] + 1 > S) S = len[first + b] + 1;
         int max_len = nmt_decode_max_length(o, len[first + b]);
+        const nmt_decode_guide *g = guides ? guides[b] : NULL;
+        for (int c = 0; g && c < g->constraint_count; c++) max_len += g->constraints[c].length;
+        if (g) max_len += g->prefix_length; /* at least the guide's pieces fit */
         if (max_len + 1 > steps) steps = max_len + 1;
     }
     int32_t matrix[SENTENCES * MAX_LEN];
@@ -132,10 +135,16 @@ static inline void decode_batch(const nmt_model *m, const nmt_decode_options *o,
     const int rows = n * (o->greedy ? 1 : o->beam_size);
     ck_assert_msg(nmt_incremental_start(inc, matrix, tokens, n, S, rows, steps) == 0, "%s", nmt_error());
     nmt_decode_step step = nmt_incremental_decode_step(inc);
-    ck_assert_msg(nmt_search_run(search, &step, n, pieces, NULL, S, out) == 0, "%s", nmt_error());
+    ck_assert_msg(nmt_search_run_guided(search, &step, n, pieces, NULL, guides, S, out) == 0, "%s", nmt_error());
     nmt_search_free(search);
     nmt_incremental_free(inc);
     nmt_incremental_weights_free(w);
+}
+
+static inline void decode_batch(const nmt_model *m, const nmt_decode_options *o, int cached, int row_invariant,
+                                nmt_kv_format kv, int32_t src[][MAX_LEN], const int *len, int first, int n,
+                                nmt_translation *out) {
+    decode_batch_guided(m, o, cached, row_invariant, kv, src, len, first, n, NULL, out);
 }
 
 static inline nmt_decode_options options(int greedy, int beam, int n_best) {

@@ -1,9 +1,8 @@
 /* Tests of the search: greedy and beam search driven by toy scorers.
  *
- * Two scorers stand in for the model. The hash scorer gives every (sentence, prefix) a
- * pseudo-random distribution (a hash of the prefix seeds the logits; eos grows likelier with the
- * length), so search results can be checked against properties and against a replay of the
- * hypothesis through the same scorer. The table scorer gives hand-set probabilities to a few
+ * Two scorers stand in for the model. The hash scorer (toy_scorer.h) gives every (sentence, prefix)
+ * a pseudo-random distribution, so search results can be checked against properties and against a
+ * replay of the hypothesis through the same scorer. The table scorer gives hand-set probabilities to a few
  * prefixes, so that the expected translations and log-probabilities can be worked out by hand.
  */
 #include "infer/search.h"
@@ -11,6 +10,7 @@
 #include "text/vocab.h"
 #include "base/util.h"
 #include "testing.h"
+#include "toy_scorer.h"
 
 #include <check.h>
 #include <math.h>
@@ -18,174 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { TOY_MAX_ROWS = 512, TOY_V = 12, TOY_WIDTH = 9, TABLE_V = 6, TOK_A = 4, TOK_B = 5 };
-
-/* ---- hash scorer ---- */
-
-typedef struct toy {
-    uint64_t state[TOY_MAX_ROWS], spare_state[TOY_MAX_ROWS]; /* hash of each row's sentence + prefix */
-    int length[TOY_MAX_ROWS], spare_length[TOY_MAX_ROWS];     /* tokens fed so far */
-    int pieces[TOY_MAX_ROWS], spare_pieces[TOY_MAX_ROWS];     /* source pieces of the row's sentence */
-    double eos_slope;  /* eos logit grows by this much per step */
-    long calls;        /* step calls */
-    long fail_at_call; /* the n-th step call fails (0 = never) */
-    int nan_at_call;   /* the n-th step call returns NaN log-probabilities (0 = never) */
-} toy;
-
-static uint64_t mix(uint64_t h, uint64_t v) {
-    return nmt_random_mix(h ^ (v + NMT_RANDOM_GAMMA + (h << 6) + (h >> 2)));
-}
-
-static double uniform(uint64_t h) { return (double)(h >> 11) / 9007199254740992.0; }
-
-/* Rows start as one per sentence; sentence i of the batch has seed seeds[i]. */
-static void toy_prime(toy *t, int batch, const uint64_t *seeds, const int *pieces) {
-    for (int b = 0; b < batch; b++) {
-        t->state[b] = seeds[b];
-        t->length[b] = 0;
-        t->pieces[b] = pieces[b];
-    }
-}
-
-/* The log-probabilities and attention of one row after feeding `token` (updates the row). */
-static void toy_row(toy *t, int r, int32_t token, float *logprobs, float *attention, int width) {
-    t->state[r] = mix(t->state[r], (uint64_t)token);
-    t->length[r]++;
-    double logits[TOY_V], max = -INFINITY, sum = 0;
-    for (int v = 0; v < TOY_V; v++) {
-        logits[v] = 4.0 * uniform(mix(t->state[r], (uint64_t)v)) - 2.0;
-        if (v == NMT_EOS) logits[v] += t->eos_slope * t->length[r] - 1.0;
-        if (logits[v] > max) max = logits[v];
-    }
-    for (int v = 0; v < TOY_V; v++) sum += exp(logits[v] - max);
-    for (int v = 0; v < TOY_V; v++) logprobs[v] = (float)(logits[v] - max - log(sum));
-    if (!attention) return;
-    double total = 0;
-    for (int c = 0; c < width; c++) {
-        attention[c] = c <= t->pieces[r] ? (float)exp(2.0 * uniform(mix(t->state[r], 1000u + (uint64_t)c))) : 0.0f;
-        total += attention[c];
-    }
-    for (int c = 0; c < width; c++) attention[c] = (float)(attention[c] / total);
-}
-
-/* A scorer's full log-probability rows [rows, V], turned into what a decoder step returns. */
-static void rows_to_best(const float *logprobs, int rows, int V, int k, nmt_scored_token *best, float *eos) {
-    for (int r = 0; r < rows; r++) {
-        nmt_scored_clear(best + (size_t)r * (size_t)k, k);
-        nmt_scored_merge(best + (size_t)r * (size_t)k, k, logprobs + (size_t)r * (size_t)V, V, 0);
-        eos[r] = logprobs[(size_t)r * (size_t)V + NMT_EOS];
-    }
-}
-
-/* The hash scorer's full rows: the step for sampling. */
-static int toy_step_logprobs(void *ctx, int rows, const int32_t *tokens, float *logprobs, float *attention) {
-    toy *t = ctx;
-    t->calls++;
-    if (t->fail_at_call && t->calls == t->fail_at_call) return nmt_error_set("toy scorer failed on purpose");
-    ck_assert_int_le(rows, TOY_MAX_ROWS);
-    for (int r = 0; r < rows; r++)
-        toy_row(t, r, tokens[r], logprobs + (size_t)r * TOY_V, attention ? attention + (size_t)r * TOY_WIDTH : NULL,
-                TOY_WIDTH);
-    if (t->nan_at_call && t->calls == t->nan_at_call)
-        for (int i = 0; i < rows * TOY_V; i++) logprobs[i] = NAN;
-    return 0;
-}
-
-static int toy_step(void *ctx, int rows, const int32_t *tokens, int k, nmt_scored_token *best, float *eos,
-                    float *attention) {
-    static float logprobs[TOY_MAX_ROWS * TOY_V];
-    if (toy_step_logprobs(ctx, rows, tokens, logprobs, attention) < 0) return -1;
-    rows_to_best(logprobs, rows, TOY_V, k, best, eos);
-    return 0;
-}
-
-static int toy_reorder(void *ctx, int rows, const int32_t *parents) {
-    toy *t = ctx;
-    for (int r = 0; r < rows; r++) {
-        t->spare_state[r] = t->state[parents[r]];
-        t->spare_length[r] = t->length[parents[r]];
-        t->spare_pieces[r] = t->pieces[parents[r]];
-    }
-    memcpy(t->state, t->spare_state, sizeof t->state);
-    memcpy(t->length, t->spare_length, sizeof t->length);
-    memcpy(t->pieces, t->spare_pieces, sizeof t->pieces);
-    return 0;
-}
-
-/* Decodes `batch` sentences (seeds 1000 + first .., sampling keys first ..) with the hash scorer. */
-static void toy_decode(const nmt_decode_options *o, int first, int batch, double eos_slope, nmt_translation *out) {
-    static toy t; /* large: keep it off the stack */
-    memset(&t, 0, sizeof t);
-    t.eos_slope = eos_slope;
-    uint64_t seeds[64], keys[64];
-    int pieces[64];
-    for (int b = 0; b < batch; b++) {
-        seeds[b] = 1000u + (uint64_t)(first + b);
-        keys[b] = (uint64_t)(first + b);
-        pieces[b] = 1 + (first + b) % (TOY_WIDTH - 1);
-    }
-    toy_prime(&t, batch, seeds, pieces);
-    nmt_search *s;
-    ck_assert_int_eq(nmt_search_create(&s, o), 0);
-    nmt_decode_step step = {&t, TOY_V, 0, toy_step, toy_reorder, toy_step_logprobs};
-    ck_assert_msg(nmt_search_run(s, &step, batch, pieces, keys, TOY_WIDTH, out) == 0, "%s", nmt_error());
-    nmt_search_free(s);
-}
-
-/* Replays a hypothesis of sentence `index` through the hash scorer: its log-probability and
- * attention rows must be what the scorer gives that prefix. */
-static void check_replay(const nmt_hypothesis *h, int index, double eos_slope) {
-    static toy t;
-    memset(&t, 0, sizeof t);
-    t.eos_slope = eos_slope;
-    uint64_t seed = 1000u + (uint64_t)index;
-    int pieces = 1 + index % (TOY_WIDTH - 1);
-    toy_prime(&t, 1, &seed, &pieces);
-    ck_assert_int_eq(h->src_len, pieces);
-    float lp[TOY_V], att[TOY_WIDTH];
-    double total = 0;
-    int32_t token = NMT_BOS;
-    for (int j = 0; j <= h->length; j++) {
-        toy_row(&t, 0, token, lp, att, TOY_WIDTH);
-        token = j < h->length ? h->tokens[j] : NMT_EOS;
-        ck_assert(token != NMT_PAD && token != NMT_BOS && (token != NMT_EOS || j == h->length));
-        total += lp[token];
-        if (h->attention)
-            ck_assert_mem_eq(h->attention + (size_t)j * (size_t)(pieces + 1), att, (size_t)(pieces + 1) * sizeof(float));
-    }
-    ck_assert_double_eq_tol(h->logprob, total, 1e-9);
-}
-
-static nmt_decode_options beam_options(int beam, int n_best, double alpha) {
-    nmt_decode_options o = nmt_decode_options_default();
-    o.beam_size = beam;
-    o.n_best = n_best;
-    o.length_penalty = alpha;
-    return o;
-}
-
-static nmt_decode_options greedy_options(void) {
-    nmt_decode_options o = nmt_decode_options_default();
-    o.greedy = 1;
-    return o;
-}
-
-static nmt_decode_options sampling_options(int top_k, double top_p, uint64_t seed) {
-    nmt_decode_options o = greedy_options();
-    o.sampling.enabled = 1;
-    o.sampling.top_k = top_k;
-    o.sampling.top_p = top_p;
-    o.sampling.seed = seed;
-    return o;
-}
-
-static void free_all(nmt_translation *t, int n) {
-    for (int i = 0; i < n; i++) nmt_translation_free(&t[i]);
-}
-
-static int same_tokens(const nmt_hypothesis *a, const nmt_hypothesis *b) {
-    return a->length == b->length && memcmp(a->tokens, b->tokens, (size_t)a->length * sizeof(int32_t)) == 0;
-}
+enum { TABLE_V = 6, TOK_A = 4, TOK_B = 5 };
 
 enum { SENTENCES = 40 };
 
@@ -275,11 +108,7 @@ static int ref_compare(const void *pa, const void *pb) {
 
 static void ref_logprobs(const ref_hyp *h, int index, double eos_slope, float *lp) {
     static toy t;
-    memset(&t, 0, sizeof t);
-    t.eos_slope = eos_slope;
-    uint64_t seed = 1000u + (uint64_t)index;
-    int pieces = 1 + index % (TOY_WIDTH - 1);
-    toy_prime(&t, 1, &seed, &pieces);
+    toy_replay_start(&t, index, eos_slope);
     int32_t token = NMT_BOS;
     for (int j = 0; j <= h->length; j++) {
         toy_row(&t, 0, token, lp, NULL, 0);
@@ -414,7 +243,7 @@ START_TEST(sampling_draws_paths_of_the_model) {
     toy_prime(&t, 1, &seed, &pieces);
     nmt_search *s;
     ck_assert_int_eq(nmt_search_create(&s, &o), 0);
-    nmt_decode_step step = {&t, TOY_V, 0, toy_step, toy_reorder, NULL};
+    nmt_decode_step step = {&t, TOY_V, 0, toy_step, toy_reorder, NULL, NULL, NULL};
     ck_assert_int_eq(nmt_search_run(s, &step, 1, &pieces, NULL, TOY_WIDTH, a), -1);
     ck_assert_str_eq(nmt_error(), "sampling: this decoder gives no full distributions");
     nmt_search_free(s);
@@ -476,7 +305,7 @@ START_TEST(eos_forced_at_the_maximum_length) {
     nmt_search *s;
     o = beam_options(2, 2, 0.6);
     ck_assert_int_eq(nmt_search_create(&s, &o), 0);
-    nmt_decode_step step = {&tk, TOY_V, 6, toy_step, toy_reorder, toy_step_logprobs};
+    nmt_decode_step step = {&tk, TOY_V, 6, toy_step, toy_reorder, toy_step_logprobs, toy_step_logits, toy_step_extra};
     nmt_translation one;
     ck_assert_int_eq(nmt_search_run(s, &step, 1, &pieces, NULL, TOY_WIDTH, &one), 0);
     ck_assert_int_eq(one.count, 2);
@@ -501,7 +330,7 @@ START_TEST(step_errors_propagate) {
             nmt_decode_options o = greedy == 2 ? sampling_options(0, 1, 1) : greedy ? greedy_options() : beam_options(4, 2, 0.6);
             nmt_search *s;
             ck_assert_int_eq(nmt_search_create(&s, &o), 0);
-            nmt_decode_step step = {&t, TOY_V, 0, toy_step, toy_reorder, toy_step_logprobs};
+            nmt_decode_step step = {&t, TOY_V, 0, toy_step, toy_reorder, toy_step_logprobs, toy_step_logits, toy_step_extra};
             nmt_translation out[3];
             ck_assert_int_eq(nmt_search_run(s, &step, 3, pieces, NULL, TOY_WIDTH, out), -1);
             ck_assert_ptr_nonnull(strstr(nmt_error(), mode == 0 ? "failed on purpose" : "non-finite"));
@@ -595,7 +424,7 @@ static void table_expect(const table_entry *entries, int count, const nmt_decode
     memcpy(t.fallback, fallback, sizeof fallback);
     nmt_search *s;
     ck_assert_int_eq(nmt_search_create(&s, o), 0);
-    nmt_decode_step step = {&t, TABLE_V, 0, table_step, table_reorder, NULL};
+    nmt_decode_step step = {&t, TABLE_V, 0, table_step, table_reorder, NULL, NULL, NULL};
     nmt_translation out;
     int pieces = 1;
     ck_assert_int_eq(nmt_search_run(s, &step, 1, &pieces, NULL, 2, &out), 0);

@@ -439,10 +439,14 @@ static void cross_attention(nmt_incremental *inc, int l, float *attention) {
  * neither when a position is only replayed. */
 typedef struct step_output {
     float *logprobs;        /* [R, V] or NULL */
+    int raw;                /* 1: logprobs gets the logits (not normalised) */
     nmt_scored_token *best; /* [R, k] or NULL */
     float *eos;             /* [R] with best */
     int k;
     float *attention; /* [R, S] or NULL */
+    int extra;                   /* with best: E tokens per row to score besides (constrained decoding) */
+    const int32_t *extra_tokens; /* [R, E] (-1: none; pieces, not shortlist columns) */
+    float *extra_logprobs;       /* [R, E] their log-probabilities (-infinity outside a shortlist) */
 } step_output;
 
 typedef struct output_task {
@@ -466,9 +470,13 @@ static void output_best_rows(const output_task *o, int first, int n) {
     const float *x = o->x + (size_t)first * (size_t)D;
     uint32_t *pairs = BUF(inc, BUF_PAIRS, uint32_t) + nmt_packed_scratch(output, first);
     nmt_packed_to_pairs(output, pairs, x, n);
+    const int E = o->out->extra;
+    const int32_t *extra = E ? o->out->extra_tokens + (size_t)first * (size_t)E : NULL;
+    float *extra_lp = E ? o->out->extra_logprobs + (size_t)first * (size_t)E : NULL;
     for (int r = 0; r < n; r++) {
         lse[r] = (nmt_logsumexp){-INFINITY, 0.0f};
         nmt_scored_clear(best + (size_t)r * (size_t)k, k);
+        for (int e = 0; e < E; e++) extra_lp[(size_t)r * E + e] = -INFINITY;
     }
     for (int c = 0; c < V; c += OUTPUT_COLUMNS) {
         const int cols = V - c < OUTPUT_COLUMNS ? V - c : OUTPUT_COLUMNS;
@@ -478,6 +486,10 @@ static void output_best_rows(const output_task *o, int first, int n) {
             nmt_logsumexp_add(&lse[r], row, cols);
             nmt_scored_merge(best + (size_t)r * (size_t)k, k, row, cols, c);
             if (c == 0) eos[r] = row[NMT_EOS];
+            for (int e = 0; e < E && !inc->shortlisted; e++) {
+                const int32_t token = extra[(size_t)r * E + e];
+                if (token >= c && token < c + cols) extra_lp[(size_t)r * E + e] = row[token - c];
+            }
         }
     }
     for (int r = 0; r < n; r++) {
@@ -488,6 +500,7 @@ static void output_best_rows(const output_task *o, int first, int n) {
             if (inc->shortlisted) b->token = inc->candidates[b->token];
         }
         eos[r] -= z;
+        for (int e = 0; e < E; e++) extra_lp[(size_t)r * E + e] -= z;
     }
 }
 
@@ -507,7 +520,7 @@ static void output_layer(nmt_incremental *inc, const float *x, const step_output
     const int R = inc->rows;
     if (out->logprobs) {
         linear(inc, out->logprobs, x, &inc->w->output, NULL, R);
-        nmt_log_softmax_rows(out->logprobs, R, inc->V);
+        if (!out->raw) nmt_log_softmax_rows(out->logprobs, R, inc->V);
         return;
     }
     output_task task = {inc, x, out};
@@ -728,6 +741,19 @@ static int logprobs_callback(void *ctx, int rows, const int32_t *tokens, float *
     return nmt_incremental_step(ctx, rows, tokens, logprobs, attention);
 }
 
+static int extra_callback(void *ctx, int rows, const int32_t *tokens, int k, nmt_scored_token *best, float *eos_logprob,
+                          float *attention, int extra, const int32_t *extra_tokens, float *extra_logprobs) {
+    if (k < 1 || extra < 0) return nmt_error_set("decoder: top lists of %d tokens, %d extra", k, extra);
+    const step_output out = {.best = best, .eos = eos_logprob, .k = k, .attention = attention, .extra = extra,
+                             .extra_tokens = extra_tokens, .extra_logprobs = extra_logprobs};
+    return advance(ctx, rows, tokens, &out);
+}
+
+static int logits_callback(void *ctx, int rows, const int32_t *tokens, float *logits, float *attention) {
+    const step_output out = {.logprobs = logits, .raw = 1, .attention = attention};
+    return advance(ctx, rows, tokens, &out);
+}
+
 static int reorder_callback(void *ctx, int rows, const int32_t *parents) {
     return nmt_incremental_reorder(ctx, rows, parents);
 }
@@ -741,5 +767,7 @@ nmt_decode_step nmt_incremental_decode_step(nmt_incremental *inc) {
         .step = step_callback,
         .reorder = reorder_callback,
         .step_logprobs = logprobs_callback,
+        .step_logits = logits_callback,
+        .step_extra = extra_callback,
     };
 }

@@ -24,6 +24,36 @@
  * and the smaller token id, so results are deterministic and a sentence's result does not depend
  * on the rest of its batch.
  *
+ * Target prefix (per sentence, nmt_decode_guide): the first P pieces of every hypothesis of the
+ * sentence are the given ones, fed one a step to the sentence's single row, and the search goes on
+ * from there. As in CTranslate2 (decoding.cc, update_sample_with_prefix), the forced pieces add
+ * nothing to the log-probability (it counts the pieces after the prefix and eos) while the length
+ * penalty counts every piece, prefix included; eos is never chosen inside the prefix; the maximum
+ * length is at least P (eos forced right after a prefix that reaches it).
+ *
+ * Score controls (options; controls.h says what each does to a row): the repetition penalty and the
+ * no-repeat n-grams rewrite each live row's logits from its pieces so far (target prefix included)
+ * before the search normalises the row itself (log_softmax) and builds the row's top list; the
+ * forced pieces of a target prefix are not rewritten. The loop guard ends a hypothesis as the
+ * maximum length does (eos forced) once its pieces after the prefix make it end in a loop.
+ *
+ * Lexical constraints (per sentence, nmt_decode_guide; constraint.h): every hypothesis returned holds
+ * each of the sentence's phrases whole, placed once by the search, after the target prefix (whose
+ * pieces meet nothing). A constrained sentence takes the bank step of constraint.h in place of the
+ * steps above, with K = 1 on the greedy path; its eos candidates finish when among the best K of
+ * the candidates that have met every phrase; the maximum length is at least P + T (T: the phrases'
+ * pieces), where only hypotheses that met every phrase finish; the loop guard ends only those. The
+ * pieces that advance a hypothesis are scored by the step's step_extra (the same numbers as its top
+ * lists) or read from the full rows. A sentence without constraints is searched exactly as without,
+ * whatever its batch holds.
+ *
+ * Streaming (options.stream): after each step, a sentence's decided pieces are those every
+ * hypothesis that can still be its best translation shares: its live hypotheses and its best
+ * finished one (a finished one below it never rises). Each step passes on the pieces newly decided
+ * (greedy: each piece as it is chosen), and when the sentence stops the rest of its best
+ * translation, so the pieces passed on concatenate to hyps[0]'s. The cost, only when on: tracing
+ * each live hypothesis's pieces at each step.
+ *
  * Greedy search (a dedicated path): each row takes its most probable token until eos. With sampling
  * (sampling.h) it takes a token drawn from the row's full distribution instead, which the step's
  * step_logprobs gives; the draws are keyed by each sentence's key, so a sentence's result again does
@@ -35,6 +65,7 @@
 #include <stdint.h>
 
 #include "compute/packed.h"
+#include "infer/constraint.h"
 #include "infer/sampling.h"
 
 /* One of a row's most probable next tokens. */
@@ -68,7 +99,21 @@ typedef struct nmt_decode_step {
     /* Advances rows as step does, filling logprobs[rows, V] with each row's log-probabilities over
      * the whole vocabulary (for sampling); NULL where the decoder has no such step. */
     int (*step_logprobs)(void *ctx, int rows, const int32_t *tokens, float *logprobs, float *attention);
+    /* The same with each row's raw logits (unnormalised; log_softmax of a row gives step_logprobs'
+     * row bit for bit), for the controls that change scores; NULL where the decoder has none. */
+    int (*step_logits)(void *ctx, int rows, const int32_t *tokens, float *logits, float *attention);
+    /* step with, besides, extra_logprobs[rows, extra]: the log-probability of each row's tokens
+     * extra_tokens[rows, extra] (-1: none; the same numbers as the top lists'), for constrained
+     * decoding; NULL where the decoder has none. */
+    int (*step_extra)(void *ctx, int rows, const int32_t *tokens, int k, nmt_scored_token *best, float *eos_logprob,
+                      float *attention, int extra, const int32_t *extra_tokens, float *extra_logprobs);
 } nmt_decode_step;
+
+/* Receives the pieces of the sentence with sampling key `key` (the translator's: its line) as the
+ * search decides them: pieces[count] follow those given before; the last call has final = 1 (count
+ * may be 0). Called from the thread decoding the sentence's batch (several at once for different
+ * sentences); the pieces are the search's, valid during the call. */
+typedef void (*nmt_decode_stream)(void *ctx, uint64_t key, const int32_t *pieces, int count, int final);
 
 typedef struct nmt_decode_options {
     int greedy;             /* 1: the greedy path (beam_size and n_best are then 1) */
@@ -85,20 +130,44 @@ typedef struct nmt_decode_options {
     nmt_precision precision;/* of the translator's matrix products (fp32) */
     const struct nmt_shortlist *shortlist; /* the output layer's candidates per batch (shortlist.h), or NULL */
     nmt_sampling sampling;  /* enabled: greedy search draws its tokens (no shortlist then) */
+    /* Score controls (controls.h); any of them on makes the search read each row's whole logits
+     * (step_logits) instead of the fused top lists, and rules out a shortlist. */
+    double repetition_penalty; /* P > 0: CTranslate2's penalty of the pieces already generated (1 = off) */
+    int no_repeat_ngram_size;  /* N: no N-gram twice in a hypothesis (0 = off) */
+    int loop_repeats;          /* R: the loop guard's bound, which ends a hypothesis stuck repeating one
+                                  1..4-gram (4; 0 = off); it reads only the pieces chosen */
+    int confidence;            /* 1: each hypothesis's alternatives (the whole logits are read then too) */
+    nmt_decode_stream stream;  /* each sentence's best translation as it is decided, or NULL */
+    void *stream_ctx;
 } nmt_decode_options;
 
 nmt_decode_options nmt_decode_options_default(void);
 /* Rejects impossible options (K < 1, n_best outside 1..K, a negative ratio, ...). */
 int nmt_decode_options_check(const nmt_decode_options *options);
 
+/* What one sentence's search must respect (the arrays are the caller's, read during the run). */
+typedef struct nmt_decode_guide {
+    const int32_t *prefix; /* [prefix_length] target pieces every hypothesis starts with (no pad, bos, eos) */
+    int prefix_length;     /* 0: none */
+    const nmt_decode_phrase *constraints; /* [constraint_count] phrases every hypothesis holds (constraint.h) */
+    int constraint_count;  /* 0: none; at most NMT_CONSTRAINT_MAX */
+} nmt_decode_guide;
+
 typedef struct nmt_hypothesis {
     int32_t *tokens;   /* [length] target pieces, eos not included */
     int length;
-    double logprob;    /* natural-log probability of the pieces + eos */
+    double logprob;    /* natural-log probability of the pieces + eos (those after a target prefix) */
     double score;      /* logprob / lp(length + 1): the rank of the hypothesis */
     float *attention;  /* [(length + 1), src_len + 1]: row j = target token j (the last: eos), columns =
                           source pieces + eos; NULL unless options.attention */
     int src_len;       /* source pieces */
+    /* Confidence, over the hypothesis's decided tokens (pieces after a target prefix + eos): the mean
+     * log-probability per token, logprob / tokens (always), and the alternatives, exp of the mean
+     * entropy (nats) of the distributions the tokens were chosen from: the number of equally
+     * likely choices the model saw at a typical step (1: certain at every step; V: guessing).
+     * 0 unless options.confidence. */
+    double mean_logprob;
+    double alternatives;
 } nmt_hypothesis;
 
 typedef struct nmt_translation {
@@ -128,5 +197,9 @@ void nmt_search_free(nmt_search *search);
  * (>= every src_pieces + 1). Fills out[batch] (free each with nmt_translation_free). */
 int nmt_search_run(nmt_search *search, const nmt_decode_step *step, int batch, const int *src_pieces,
                    const uint64_t *keys, int src_width, nmt_translation *out);
+/* The same with guides[batch] (NULL: none; a NULL entry or a zero guide: none for that sentence). */
+int nmt_search_run_guided(nmt_search *search, const nmt_decode_step *step, int batch, const int *src_pieces,
+                          const uint64_t *keys, const nmt_decode_guide *const *guides, int src_width,
+                          nmt_translation *out);
 
 #endif

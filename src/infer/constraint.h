@@ -1,0 +1,69 @@
+/* constraint: lexically constrained decoding's bookkeeping, Post & Vilar (2018)'s dynamic beam
+ * allocation: what a hypothesis has met of its sentence's target phrases, the pieces that would
+ * advance it, and how a beam step shares its K places among the hypotheses by progress.
+ *
+ * A sentence has C phrases (piece sequences, C <= NMT_CONSTRAINT_MAX) of T pieces in all. A
+ * hypothesis's state says which phrases it has met, which one it is inside and how far, and its
+ * progress (pieces of met phrases + pieces of the one it is inside). Appending a piece: inside a
+ * phrase, its next piece advances it (the last completes it, once); any other piece abandons it
+ * (the progress drops back) and is then read as outside; outside, a piece that starts an unmet phrase
+ * enters it (the first such phrase in order; a one-piece phrase is met at once). The search offers,
+ * besides each hypothesis's own best continuations, the pieces that advance it: the next piece of
+ * the phrase it is inside, else the first piece of every unmet phrase. eos ends only a hypothesis
+ * that has met every phrase.
+ *
+ * Allocation (the bank step): the candidates of a sentence, best first, fall into T + 1 banks by
+ * progress; each bank has K / (T + 1) places, the K mod (T + 1) left over going to the banks of most
+ * progress; from the bank of most progress down, a bank keeps its best candidates up to its places
+ * and hands the places it cannot fill to the bank below; places still free at the bottom go to the
+ * best candidates not yet kept. So the hypotheses that have met more keep a place although the model scores
+ * them lower, and with no phrases (T = 0) allocation keeps the best K, as plain beam search does.
+ */
+#ifndef NMT_CONSTRAINT_H
+#define NMT_CONSTRAINT_H
+
+#include <stdint.h>
+
+enum { NMT_CONSTRAINT_MAX = 64 }; /* phrases per sentence (a bit each) */
+
+typedef struct nmt_decode_phrase {
+    const int32_t *pieces; /* [length] target pieces (no pad, bos, eos) */
+    int length;            /* >= 1 */
+} nmt_decode_phrase;
+
+typedef struct nmt_constraint_state {
+    uint64_t met;     /* bit c: phrase c met */
+    int32_t inside;   /* the phrase being followed, -1: none */
+    int32_t at;       /* its pieces followed so far */
+    int32_t progress; /* pieces of met phrases + at */
+} nmt_constraint_state;
+
+/* Checks sentence `sentence`'s phrases against a vocabulary of V; returns their pieces T, or -1
+ * with the error set. */
+int nmt_constraint_check(const nmt_decode_phrase *phrases, int count, int V, int sentence);
+/* The state of a hypothesis that has met nothing. */
+nmt_constraint_state nmt_constraint_start(void);
+/* The state after appending `token` (not eos). */
+nmt_constraint_state nmt_constraint_next(const nmt_decode_phrase *phrases, int count, nmt_constraint_state s,
+                                         int32_t token);
+/* Whether every phrase is met (eos may end the hypothesis). */
+int nmt_constraint_done(nmt_constraint_state s, int count);
+/* The distinct pieces that advance state s into out[<= count]; returns how many. */
+int nmt_constraint_wanted(const nmt_decode_phrase *phrases, int count, nmt_constraint_state s, int32_t *out);
+
+/* A continuation of a hypothesis, ranked by the bank step. */
+typedef struct nmt_constraint_candidate {
+    double total;
+    int row;
+    int32_t token;
+    nmt_constraint_state state; /* after the token */
+    int keep;                   /* set by nmt_constraint_allocate */
+} nmt_constraint_candidate;
+
+/* Sorts cand[n] best first (ties: the smaller row, then the smaller token). */
+void nmt_constraint_sort(nmt_constraint_candidate *cand, int n);
+/* Marks (keep = 1, else 0) the at most K of cand[n] (sorted, no eos among them) that a beam of K
+ * keeps with phrases of T pieces; count[2 * (T + 1)] is scratch. Returns how many it kept. */
+int nmt_constraint_allocate(nmt_constraint_candidate *cand, int n, int K, int T, int *count);
+
+#endif
