@@ -1,5 +1,5 @@
 /* nmt.h: the public C API of nmt -- translation with a trained model directory, text in and text out,
- * corpus scores exactly as sacreBLEU computes them, and training from a YAML config.
+ * corpus metrics exactly as sacreBLEU computes them, and training from a YAML config.
  *
  * This is the only header a program needs: #include <nmt/nmt.h> and link with libnmt (its
  * dependencies: OpenBLAS, SentencePiece, libyaml, utf8proc, pthreads, libm). Every type is opaque or a
@@ -30,7 +30,14 @@
  *
  * Threads. nmt_engine_translate may be called from several threads; the calls on one engine take
  * turns (each already uses o.threads threads for its batches). The thread count is process-wide: the
- * last engine opened sets it.
+ * last engine opened sets it. nmt_engine_close waits for the calls in flight on the engine and makes
+ * those that arrive while it waits fail ("the engine is being closed"); no call may begin after it
+ * returned.
+ *
+ * Words. "score" names one thing here: a hypothesis' rank, its log-probability divided by the length
+ * penalty (nmt_result_score). The model's probability of a given translation is a log-probability
+ * (nmt_engine_logprob, nmt_result_logprob), and BLEU, chrF and TER are corpus metrics
+ * (nmt_corpus_metric).
  *
  * Errors. Every function that can fail returns a negative value (or NULL) and sets a message for the
  * calling thread, read with nmt_last_error(): it names the file, line or field that is wrong.
@@ -101,10 +108,12 @@ typedef struct nmt_engine_options {
     double length_penalty;   /* GNMT alpha: score = logprob / ((5 + |y|) / 6)^alpha (0.6) */
     double max_length_ratio; /* at most ratio * source pieces + 10 target pieces (2) */
     int threads;             /* threads for decoding (0: the CPUs this process may use) */
-    const char *precision;   /* matrix products: "fp32" (NULL means it), "bf16" (AVX512_BF16 CPUs) or "int8"
-                              * (AVX2 or AVX-512 VNNI CPUs; weights and activations quantized per row) */
+    const char *precision;   /* matrix products: "fp32" (NULL means it), "bf16" (AVX512_BF16 CPUs), "int8"
+                              * (AVX2 or AVX-512 VNNI CPUs; weights and activations quantized per row) or
+                              * "auto" (the fastest of those here, measured when the engine opens) */
     int max_batch;           /* lines decoded together (64) */
-    int max_input_length;    /* source pieces per line (0: no limit but the model's) */
+    int max_input_length;    /* source pieces per line, and fewer where the model's learned positions end
+                              * (1000; 0 means the default) */
     int crop;                /* a longer line: 1 = cropped to max_input_length, 0 = an error (0) */
     int alignment;           /* 1: compute alignments and attention (0) */
     int sampling;            /* 1: draw each piece from the model's distribution instead of searching
@@ -115,8 +124,12 @@ typedef struct nmt_engine_options {
     double temperature;      /* with sampling: the log-probabilities divided by it first (1) */
     unsigned long long seed; /* with sampling: the draws' seed (1); a line's draws depend on the seed
                               * and its line number (nmt_engine_translate_from) only */
+    int batch_tokens;        /* at most this many padded source pieces in a batch (8192) */
+    int shortlist;           /* 1: the output layer scores only the candidates of MODEL_DIR/shortlist.bin
+                              * (`nmt shortlist`); a line's translation can then depend on its batch (0) */
 } nmt_engine_options;
 
+/* The defaults, the library's one set (those of `nmt translate`). */
 nmt_engine_options nmt_engine_options_default(void);
 
 /* Opens a model directory; *out is NULL on failure. */
@@ -140,9 +153,9 @@ int nmt_engine_translate_from(nmt_engine *engine, unsigned long long first_line,
                               nmt_result **out);
 
 /* Forced decoding: out[i] = the natural-log probability of targets[i] (its pieces and the end of
- * sentence) given sources[i], for i < count, as `nmt score` writes it (each side limited like a line
- * of nmt_engine_translate). */
-int nmt_engine_score(nmt_engine *engine, int count, const char *const *sources, const char *const *targets,
+ * sentence) given sources[i], for i < count, as `nmt score` writes it (each side bounded like a line
+ * of nmt_engine_translate: cropped with crop, an error naming the line without). */
+int nmt_engine_logprob(nmt_engine *engine, int count, const char *const *sources, const char *const *targets,
                      double *out);
 
 void nmt_result_free(nmt_result *result);
@@ -169,19 +182,19 @@ const char *const *nmt_result_target_pieces(const nmt_result *result, int i, int
  * without alignment or for an empty line. */
 const float *nmt_result_attention(const nmt_result *result, int i, int k);
 
-/* ---- Scores (sacreBLEU 2.x defaults: 13a tokenization, exponential smoothing, chrF2, TER) ---- */
+/* ---- Corpus metrics (sacreBLEU 2.x defaults: 13a tokenization, exponential smoothing, chrF2, TER) ---- */
 
-typedef struct nmt_score {
-    double score;         /* 0..100 (TER: edits per 100 reference words, can exceed 100) */
+typedef struct nmt_corpus_metric {
+    double value;         /* 0..100 (TER: edits per 100 reference words, can exceed 100) */
     char name[32];        /* "BLEU", "chrF2", "TER" */
     char signature[256];  /* sacreBLEU's signature, "nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:..." */
-} nmt_score;
+} nmt_corpus_metric;
 
-/* Corpus scores of hyps[0..count) against nrefs references per line: refs[r * count + i] is
+/* Corpus metrics of hyps[0..count) against nrefs references per line: refs[r * count + i] is
  * reference r of line i. */
-int nmt_corpus_bleu(int count, const char *const *hyps, int nrefs, const char *const *refs, nmt_score *out);
-int nmt_corpus_chrf(int count, const char *const *hyps, int nrefs, const char *const *refs, nmt_score *out);
-int nmt_corpus_ter(int count, const char *const *hyps, int nrefs, const char *const *refs, nmt_score *out);
+int nmt_corpus_bleu(int count, const char *const *hyps, int nrefs, const char *const *refs, nmt_corpus_metric *out);
+int nmt_corpus_chrf(int count, const char *const *hyps, int nrefs, const char *const *refs, nmt_corpus_metric *out);
+int nmt_corpus_ter(int count, const char *const *hyps, int nrefs, const char *const *refs, nmt_corpus_metric *out);
 
 /* ---- Training ---- */
 
