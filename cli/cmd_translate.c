@@ -34,7 +34,9 @@ static void usage(FILE *out) {
             "Translates raw sentences, one a line (stdin by default), into detokenized translations in\n"
             "the same order (stdout by default). An empty line gives an empty line.\n"
             "\n"
-            "  -m, --model DIR             model directory written by `nmt train` or `nmt average`\n"
+            "  -m, --model DIR             model directory written by `nmt train` or `nmt average`, or a\n"
+            "                              model file in one, or a checkpoint DIR/checkpoints/step-N.\n"
+            "                              safetensors (its weights, with DIR's vocabulary)\n"
             "  -i, --input FILE            input text (default stdin; `-` = stdin; gzip files are read)\n"
             "  -o, --output FILE           output (default stdout; a file is written atomically: only when\n"
             "                              every line succeeded)\n"
@@ -70,15 +72,17 @@ static void usage(FILE *out) {
             "                              P, in (0, 1] (nucleus sampling; default 1: all)\n"
             "      --temperature T         divide the log-probabilities by T before drawing (default 1)\n"
             "      --seed N                the draws' seed (default 1)\n"
-            "      --precision P           fp32 (default), bf16, int8 or auto: the matrix products'\n"
-            "                              arithmetic. bf16: bfloat16 values, float32 sums (AVX512_BF16\n"
-            "                              CPUs, beam 5: 1.6x fp32 on AMD Zen 4, 1.5x on Zen 5, but\n"
-            "                              0.65x on Intel Xeon, whose vdpbf16ps is no faster than its\n"
-            "                              float32 FMAs). int8: weights and activations quantized per\n"
-            "                              row, exact integer sums (AVX-512 VNNI, or AVX2); attention,\n"
-            "                              LayerNorm and softmax stay float32. auto: the fastest of\n"
-            "                              those on this CPU, measured when the command starts.\n"
-            "                              Translations can differ slightly from fp32's\n"
+            "      --precision P           fp32, bf16, int8 or auto: the matrix products' arithmetic\n"
+            "                              (default: as the model was written, int8 for a directory of\n"
+            "                              `nmt convert --precision int8`, else fp32). bf16: bfloat16\n"
+            "                              values, float32 sums (AVX512_BF16 CPUs, beam 5: 1.6x fp32 on\n"
+            "                              AMD Zen 4, 1.5x on Zen 5, but 0.65x on Intel Xeon, whose\n"
+            "                              vdpbf16ps is no faster than its float32 FMAs). int8: weights\n"
+            "                              and activations quantized per row, exact integer sums\n"
+            "                              (AVX-512 VNNI, or AVX2); attention, LayerNorm and softmax\n"
+            "                              stay float32. auto: the fastest of those on this CPU,\n"
+            "                              measured when the command starts. Translations can differ\n"
+            "                              slightly from fp32's\n"
             "      --shortlist             the output layer scores only each batch's shortlist\n"
             "                              candidates (MODEL_DIR/shortlist.bin, `nmt shortlist`);\n"
             "                              a line's translation can then depend on its batch\n"
@@ -248,6 +252,7 @@ static int parse_args(int argc, char **argv, args *a) {
             break;
         case O_PRECISION:
             if (nmt_cli_precision("translate", optarg, &decode->precision) < 0) return -1;
+            a->pipe.precision_of_model = 0;
             break;
         case O_ALIGN_HARD:
             if (strcmp(optarg, "hard") != 0)

@@ -538,6 +538,29 @@ START_TEST(test_scoring) {
 }
 END_TEST
 
+/* An int8 directory (`nmt convert --precision int8`) runs int8 unless a precision is given; a
+ * directory of float32 weights runs fp32. */
+START_TEST(test_precision_of_model) {
+    nmt_test_model_dir(nmt_test_tmpdir);
+    nmt_engine_options o = nmt_engine_options_default();
+    ck_assert_ptr_null(o.precision);
+    o.threads = 1;
+    nmt_engine *e;
+    ck_assert_int_eq(nmt_engine_open(&e, nmt_test_tmpdir, &o), 0);
+    ck_assert_str_eq(nmt_engine_get_options(e)->precision, "fp32");
+    nmt_engine_close(e);
+    if (!nmt_packed_available(NMT_PRECISION_INT8)) return;
+    rewrite_model_file(0, 1);
+    ck_assert_int_eq(nmt_engine_open(&e, nmt_test_tmpdir, &o), 0);
+    ck_assert_str_eq(nmt_engine_get_options(e)->precision, "int8");
+    nmt_engine_close(e);
+    o.precision = "fp32";
+    ck_assert_int_eq(nmt_engine_open(&e, nmt_test_tmpdir, &o), 0);
+    ck_assert_str_eq(nmt_engine_get_options(e)->precision, "fp32");
+    nmt_engine_close(e);
+}
+END_TEST
+
 START_TEST(test_scores) {
     const char *hyps[] = {"The cat sat on the mat.", "A dog runs."};
     const char *refs[] = {"The cat sat on the mat.", "A dog runs.", "The cat is on the mat.", "The dog runs."};
@@ -577,6 +600,7 @@ int main(void) {
     tcase_add_test(tc, test_errors);
     tcase_add_test(tc, test_allocation_failures);
     tcase_add_test(tc, test_scoring);
+    tcase_add_test(tc, test_precision_of_model);
     tcase_add_test(tc, test_scores);
     suite_add_tcase(s, tc);
     return nmt_test_run(s);

@@ -108,7 +108,9 @@ typedef struct nmt_engine_options {
     double length_penalty;   /* GNMT alpha: score = logprob / ((5 + |y|) / 6)^alpha (0.6) */
     double max_length_ratio; /* at most ratio * source pieces + 10 target pieces (2) */
     int threads;             /* threads for decoding (0: the CPUs this process may use) */
-    const char *precision;   /* matrix products: "fp32" (NULL means it), "bf16" (AVX512_BF16 CPUs), "int8"
+    const char *precision;   /* matrix products: NULL (the default) runs the model as it was written: "int8"
+                              * for a directory of `nmt convert --precision int8` (where the CPU has int8
+                              * products), else "fp32"; or "fp32", "bf16" (AVX512_BF16 CPUs), "int8"
                               * (AVX2 or AVX-512 VNNI CPUs; weights and activations quantized per row) or
                               * "auto" (the fastest of those here, measured when the engine opens) */
     int max_batch;           /* lines decoded together (64) */
@@ -132,10 +134,11 @@ typedef struct nmt_engine_options {
 /* The defaults, the library's one set (those of `nmt translate`). */
 nmt_engine_options nmt_engine_options_default(void);
 
-/* Opens a model directory; *out is NULL on failure. */
+/* Opens a model directory, or a model file in one, or a checkpoint DIR/checkpoints/step-N.safetensors
+ * (its vocabulary from DIR); *out is NULL on failure. */
 int nmt_engine_open(nmt_engine **out, const char *model_dir, const nmt_engine_options *options);
 void nmt_engine_close(nmt_engine *engine);
-/* The options in effect (threads resolved). */
+/* The options in effect (threads and precision resolved). */
 const nmt_engine_options *nmt_engine_get_options(const nmt_engine *engine);
 /* The model's language codes ("en", "de"), from the suffixes of the training corpus files named in
  * the directory's config.yaml; NULL when not recorded. */

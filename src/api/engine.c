@@ -57,7 +57,7 @@ nmt_engine_options nmt_engine_options_default(void) {
         .length_penalty = d->length_penalty,
         .max_length_ratio = d->max_length_ratio,
         .threads = 0,
-        .precision = nmt_packed_precision_name(d->precision),
+        .precision = p.precision_of_model ? NULL : nmt_packed_precision_name(d->precision),
         .max_batch = d->batch_size,
         .max_input_length = p.max_input_length,
         .crop = p.crop,
@@ -127,6 +127,7 @@ static int pipeline_options(const nmt_engine_options *o, nmt_pipeline_options *p
     if (o->max_batch < 1 || o->max_batch > 65536) return nmt_error_set("max_batch must be 1..65536, got %d", o->max_batch);
     if (o->max_input_length < 0) return nmt_error_set("max_input_length must be >= 0, got %d", o->max_input_length);
     if (o->threads < 0 || o->threads > 1024) return nmt_error_set("threads must be 0..1024, got %d", o->threads);
+    p->precision_of_model = !o->precision;
     if (o->precision && nmt_pipeline_precision_parse(o->precision, &d->precision) < 0) return -1;
     return nmt_pipeline_options_check(p);
 }
@@ -136,7 +137,6 @@ int nmt_engine_open(nmt_engine **out, const char *model_dir, const nmt_engine_op
     nmt_engine_options o = options ? *options : nmt_engine_options_default();
     nmt_pipeline_options p;
     if (pipeline_options(&o, &p) < 0) return -1;
-    o.precision = nmt_packed_precision_name(p.decode.precision);
     o.max_input_length = p.max_input_length;
     if (o.threads == 0) o.threads = nmt_cpus_available() > 1024 ? 1024 : nmt_cpus_available();
     if (o.greedy || o.sampling) o.beam_size = 1;
@@ -149,6 +149,7 @@ int nmt_engine_open(nmt_engine **out, const char *model_dir, const nmt_engine_op
         free(e);
         return -1;
     }
+    e->options.precision = nmt_packed_precision_name(nmt_pipeline_get_options(e->pipeline)->decode.precision);
     const int locked = pthread_mutex_init(&e->lock, NULL) == 0;
     if (!locked || nmt_gate_init(&e->gate) < 0) {
         if (locked) pthread_mutex_destroy(&e->lock);
@@ -157,7 +158,7 @@ int nmt_engine_open(nmt_engine **out, const char *model_dir, const nmt_engine_op
         free(e);
         return -1;
     }
-    read_languages(e, model_dir);
+    read_languages(e, nmt_pipeline_dir(e->pipeline));
     *out = e;
     return 0;
 }

@@ -2,6 +2,8 @@
  *
  * The model released by the translator (int8, fp32 on a packed kernel) cannot run forward passes, so
  * forced scoring reads the float32 model whole from the same mapping at its first call and keeps it.
+ * A model file or checkpoint named instead of a directory is read whole (no deferred matrices), and
+ * the translator then keeps it, so that scoring needs no second copy.
  */
 #include "infer/pipeline.h"
 
@@ -15,8 +17,10 @@
 #include "model/model_dir.h"
 #include "model/model_file.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 struct nmt_pipeline {
     nmt_pipeline_options options;
@@ -27,6 +31,7 @@ struct nmt_pipeline {
     nmt_shortlist *shortlist;
     nmt_translator *translator;
     size_t limit;          /* nmt_pipeline_input_limit of the model */
+    char *dir;             /* the model directory (of the file named, for a file) */
 };
 
 static int spm_encode(const void *s, const char *text, size_t len, int32_t **ids, size_t *cap, size_t *count) {
@@ -42,7 +47,8 @@ nmt_tokenizer nmt_tokenizer_spm(const nmt_spm *spm) {
 }
 
 nmt_pipeline_options nmt_pipeline_options_default(void) {
-    nmt_pipeline_options o = {.decode = nmt_decode_options_default(), .max_input_length = NMT_PIPELINE_MAX_INPUT};
+    nmt_pipeline_options o = {.decode = nmt_decode_options_default(), .max_input_length = NMT_PIPELINE_MAX_INPUT,
+                              .precision_of_model = 1};
     o.decode.batch_tokens = NMT_PIPELINE_BATCH_TOKENS;
     return o;
 }
@@ -102,22 +108,108 @@ int nmt_pipeline_encode_with(const nmt_tokenizer *tokenizer, size_t limit, int c
     return NMT_PIPELINE_OVERLONG;
 }
 
-int nmt_pipeline_open(nmt_pipeline **out, const char *model_dir, const nmt_pipeline_options *options) {
+/* 1 when the model file holds int8 matrices (`nmt convert --precision int8` wrote it). */
+static int file_is_int8(const nmt_st_file *file) {
+    for (int i = 0; i < file->num_tensors; i++)
+        if (file->tensors[i].dtype == NMT_ST_I8) return 1;
+    return 0;
+}
+
+/* The precision a model file was written in, for a translator that runs it as it was converted:
+ * int8 for an int8 file where this CPU has int8 products, else *precision unchanged. */
+static int precision_of_file(const char *path, const nmt_st_file *mapped, nmt_precision *precision) {
+    nmt_st_file file;
+    if (!mapped) {
+        if (nmt_st_read(&file, path) < 0) return -1;
+        mapped = &file;
+    }
+    if (file_is_int8(mapped) && nmt_packed_available(NMT_PRECISION_INT8)) *precision = NMT_PRECISION_INT8;
+    if (mapped == &file) nmt_st_free(&file);
+    return 0;
+}
+
+/* The directory of a model file: DIR for DIR/FILE, and for a checkpoint DIR/checkpoints/FILE, DIR. */
+static char *dir_of_file(const char *path) {
+    char *dir = nmt_strdup(path);
+    if (!dir) return NULL;
+    char *slash = strrchr(dir, '/');
+    if (!slash) return strcpy(dir, "."), dir;
+    *slash = '\0';
+    if (slash == dir) return strcpy(dir, "/"), dir;
+    const char *base = strrchr(dir, '/') ? strrchr(dir, '/') + 1 : dir;
+    if (strcmp(base, "checkpoints") == 0) {
+        if (base == dir) strcpy(dir, ".");
+        else if (base - 1 == dir) strcpy(dir, "/");
+        else dir[base - 1 - dir] = '\0';
+    }
+    return dir;
+}
+
+/* A model file or checkpoint read whole into p->model, with the vocabulary of its directory. */
+static int open_file(nmt_pipeline *p, const char *path) {
+    nmt_st_file file;
+    if (nmt_st_read(&file, path) < 0) return -1;
+    nmt_model_config config;
+    uint64_t fingerprint = 0;
+    char *spm_path = nmt_path_join(p->dir, "spm.model");
+    int rc = -1;
+    if (!spm_path || nmt_model_metadata_read(&config, &file, path) < 0 ||
+        nmt_model_fingerprint_read(&file, path, &fingerprint) < 0)
+        goto done;
+    if (p->options.precision_of_model && precision_of_file(path, &file, &p->options.decode.precision) < 0) goto done;
+    if (nmt_model_init(&p->model, &config) < 0) goto done;
+    p->model.vocab_fingerprint = fingerprint;
+    if (nmt_model_tensor_read(&p->model, p->model.params, "", &file, path) < 0) goto done;
+    if (nmt_spm_load(&p->spm, spm_path) < 0) goto done;
+    if (nmt_spm_vocab_size(p->spm) != config.vocab_size) {
+        nmt_error_set("%s has %d pieces but %s has a vocabulary of %d", spm_path, nmt_spm_vocab_size(p->spm), path,
+                      config.vocab_size);
+        goto done;
+    }
+    if (nmt_model_check_vocab(fingerprint, path, nmt_spm_fingerprint(p->spm), spm_path) < 0) goto done;
+    if (p->options.decode.precision == NMT_PRECISION_INT8 && nmt_model_quantize_int8(&p->model) < 0) goto done;
+    rc = 0;
+done:
+    nmt_st_free(&file);
+    free(spm_path);
+    return rc;
+}
+
+/* A model directory into p->model and p->spm, in the precision its file was written in unless one
+ * was given (an int8 file is read again for int8: a model serves translators of one precision). */
+static int open_dir(nmt_pipeline *p) {
+    nmt_precision *precision = &p->options.decode.precision;
+    if (nmt_model_dir_open_for(p->dir, *precision, &p->model, &p->spm) < 0) return -1;
+    if (!p->options.precision_of_model || *precision == NMT_PRECISION_INT8) return 0;
+    char *path = nmt_path_join(p->dir, "model.safetensors");
+    const nmt_precision given = *precision;
+    const int rc = path ? precision_of_file(path, p->model.source, precision) : -1;
+    free(path);
+    if (rc < 0 || *precision == given) return rc;
+    nmt_spm_free(p->spm);
+    p->spm = NULL;
+    nmt_model_free(&p->model);
+    return nmt_model_dir_open_for(p->dir, *precision, &p->model, &p->spm);
+}
+
+int nmt_pipeline_open(nmt_pipeline **out, const char *model, const nmt_pipeline_options *options) {
     *out = NULL;
     if (nmt_pipeline_options_check(options) < 0) return -1;
+    struct stat st;
+    if (stat(model, &st) != 0) return nmt_error_set("%s: cannot open the model: %s", model, strerror(errno));
     nmt_pipeline *p = nmt_calloc(1, sizeof *p);
     if (!p) return -1;
     p->options = *options;
-    if (nmt_model_dir_open_for(model_dir, options->decode.precision, &p->model, &p->spm) < 0) {
-        free(p);
-        return -1;
-    }
+    const int file = S_ISREG(st.st_mode);
+    p->dir = file ? dir_of_file(model) : nmt_strdup(model);
+    if (!p->dir || (file ? open_file(p, model) : open_dir(p)) < 0) goto fail;
     p->source = p->target = nmt_tokenizer_spm(p->spm);
     p->limit = nmt_pipeline_input_limit(&p->model.config, options->max_input_length);
-    if (options->shortlist && nmt_shortlist_load_dir(&p->shortlist, model_dir, p->model.config.vocab_size) < 0) goto fail;
+    if (options->shortlist && nmt_shortlist_load_dir(&p->shortlist, p->dir, p->model.config.vocab_size) < 0) goto fail;
     p->options.decode.shortlist = p->shortlist;
     if (nmt_translator_create(&p->translator, &p->model, &p->options.decode) < 0) goto fail;
-    nmt_translator_release_model(p->translator, &p->model);
+    /* Only matrices a mapped file still holds: forced scoring reads those again. */
+    if (p->model.source) nmt_translator_release_model(p->translator, &p->model);
     *out = p;
     return 0;
 fail:
@@ -132,10 +224,13 @@ void nmt_pipeline_free(nmt_pipeline *p) {
     nmt_spm_free(p->spm);
     nmt_model_free(&p->model);
     nmt_model_free(&p->scorer);
+    free(p->dir);
     free(p);
 }
 
 const nmt_pipeline_options *nmt_pipeline_get_options(const nmt_pipeline *p) { return &p->options; }
+
+const char *nmt_pipeline_dir(const nmt_pipeline *p) { return p->dir; }
 
 size_t nmt_pipeline_limit(const nmt_pipeline *p) { return p->limit; }
 

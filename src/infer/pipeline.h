@@ -42,6 +42,9 @@ typedef struct nmt_pipeline_options {
     int max_input_length;      /* source pieces a line (1000, as Marian's) */
     int crop;                  /* 1: a longer line is cropped to the limit; 0: emptied (0) */
     int shortlist;             /* 1: the output layer scores MODEL_DIR/shortlist.bin's candidates (0) */
+    int precision_of_model;    /* 1: run the model in the precision its file was written in (int8 for a
+                                * file of `nmt convert --precision int8` where the CPU has int8
+                                * products, else decode.precision); 0: decode.precision, as given (1) */
 } nmt_pipeline_options;
 
 nmt_pipeline_options nmt_pipeline_options_default(void);
@@ -66,11 +69,16 @@ int nmt_pipeline_encode_with(const nmt_tokenizer *tokenizer, size_t limit, int c
 
 typedef struct nmt_pipeline nmt_pipeline;
 
-/* Opens the model directory `model_dir` for options->decode.precision (its float32 matrices
- * released where the translator holds them whole: the model then serves this pipeline only). */
-int nmt_pipeline_open(nmt_pipeline **out, const char *model_dir, const nmt_pipeline_options *options);
+/* Opens `model`: a model directory (what `nmt train` writes), or a model file in one (its vocabulary
+ * DIR/spm.model), or a checkpoint DIR/checkpoints/step-N.safetensors (the vocabulary of DIR). A
+ * directory's float32 matrices are released where the translator holds them whole (the model then
+ * serves this pipeline only); a file is read whole. The precision in effect is that of
+ * nmt_pipeline_get_options. */
+int nmt_pipeline_open(nmt_pipeline **out, const char *model, const nmt_pipeline_options *options);
 void nmt_pipeline_free(nmt_pipeline *p);
 const nmt_pipeline_options *nmt_pipeline_get_options(const nmt_pipeline *p);
+/* The model directory (for a file, the directory its vocabulary comes from). */
+const char *nmt_pipeline_dir(const nmt_pipeline *p);
 /* The most source pieces a line keeps (nmt_pipeline_input_limit of its model and options). */
 size_t nmt_pipeline_limit(const nmt_pipeline *p);
 const nmt_tokenizer *nmt_pipeline_source(const nmt_pipeline *p);
