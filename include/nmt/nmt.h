@@ -176,7 +176,8 @@ double nmt_result_logprob(const nmt_result *result, int i, int k);
 /* The alignment of hypothesis k of line i: returns the number of pairs n and sets *pairs to
  * [2 * n] ints, (source piece, target piece) for each target piece in order; 0 without alignment. */
 int nmt_result_alignment(const nmt_result *result, int i, int k, const int **pairs);
-/* The source pieces of line i ("▁the"), *count of them. */
+/* The source pieces of line i ("▁the"), *count of them: the vocabulary's strings, valid while the
+ * engine is open (as are the target pieces). */
 const char *const *nmt_result_source_pieces(const nmt_result *result, int i, int *count);
 /* The target pieces of hypothesis k of line i. */
 const char *const *nmt_result_target_pieces(const nmt_result *result, int i, int k, int *count);

@@ -25,6 +25,7 @@ object with ``.score``, ``.name`` and ``.signature`` (sacreBLEU 2.x defaults: 13
 
 import ctypes
 import os
+import threading
 
 __all__ = ["Translator", "NmtError", "Score", "bleu", "chrf", "ter", "library", "version"]
 
@@ -131,15 +132,21 @@ class Translator:
     n_best (the most hypotheses translate may return per line), greedy, length_penalty,
     max_length_ratio, threads (0: the CPUs this process may use), precision ("fp32", "bf16", "int8" or
     "auto"), max_batch, batch_tokens, max_input_length (source pieces a line, 1000) and crop (a longer
-    line is cropped instead of refused with NmtError), shortlist (MODEL_DIR/shortlist.bin). sampling=True draws each piece from the model's
-    distribution instead of searching, as `nmt translate --sampling` does, with sampling_topk,
-    sampling_topp, temperature and seed (its --sampling-topk, --sampling-topp, --temperature, --seed).
+    line is cropped instead of refused with NmtError) and shortlist (MODEL_DIR/shortlist.bin).
+    sampling=True draws each piece from the model's distribution instead of searching, as `nmt
+    translate --sampling` does, with sampling_topk, sampling_topp, temperature and seed (its
+    --sampling-topk, --sampling-topp, --temperature, --seed). model_dir may also be a model file or a
+    checkpoint (DIR/checkpoints/step-N.safetensors). close() from another thread waits for the calls
+    in flight; later calls raise NmtError.
     """
 
     def __init__(self, model_dir, **options):
         # Every option left out keeps the library's default (nmt_engine_options_default, those of
         # `nmt translate`). n_best changes when the search may stop, so it is the translator's: 1 gives
         # `nmt translate`'s translations, N those of `nmt translate --n-best N`.
+        self._calls = threading.Condition()  # guards _engine and _inside: close waits for the calls in flight
+        self._inside = 0
+        self._engine = None
         lib = library()
         o = lib.nmt_engine_options_default()
         names = {name for name, _ in _EngineOptions._fields_}
@@ -154,16 +161,36 @@ class Translator:
             setattr(o, name, value)
         if options.get("greedy"):
             o.beam_size = 1
-        self._engine = ctypes.c_void_p()
-        if lib.nmt_engine_open(ctypes.byref(self._engine), os.fsencode(model_dir), ctypes.byref(o)) < 0:
+        engine = ctypes.c_void_p()
+        if lib.nmt_engine_open(ctypes.byref(engine), os.fsencode(model_dir), ctypes.byref(o)) < 0:
             raise _fail()
+        self._engine = engine
         self.n_best_max = o.n_best
 
     def close(self):
-        """Frees the model (also done when the object is collected)."""
-        if getattr(self, "_engine", None):
-            library().nmt_engine_close(self._engine)
-            self._engine = None
+        """Frees the model (also done when the object is collected), once the calls in flight on
+        other threads have returned."""
+        calls = getattr(self, "_calls", None)
+        if calls is None:
+            return
+        with calls:
+            engine, self._engine = self._engine, None
+            while self._inside:
+                calls.wait()
+        if engine:
+            library().nmt_engine_close(engine)
+
+    def _enter(self):
+        with self._calls:
+            if self._engine is None:
+                raise NmtError("the translator is closed")
+            self._inside += 1
+            return self._engine
+
+    def _leave(self):
+        with self._calls:
+            self._inside -= 1
+            self._calls.notify_all()
 
     def __del__(self):
         self.close()
@@ -180,15 +207,17 @@ class Translator:
         (hypothesis, score) pairs), best first. The score is the rank: log-probability / length penalty.
         With sampling, lines[i] is drawn as line first_line + i (from 0) of a file `nmt translate
         --sampling` reads: give each part of a long text its first line number."""
-        if self._engine is None:
-            raise NmtError("the translator is closed")
         if not 1 <= n_best <= self.n_best_max:
             raise ValueError(f"n_best must be from 1 to {self.n_best_max} (the translator's n_best)")
         lib = library()
         array, count = _strings(lines, "lines")
         result = ctypes.c_void_p()
-        if lib.nmt_engine_translate_from(self._engine, first_line, count, array, ctypes.byref(result)) < 0:
-            raise _fail()
+        engine = self._enter()
+        try:
+            if lib.nmt_engine_translate_from(engine, first_line, count, array, ctypes.byref(result)) < 0:
+                raise _fail()
+        finally:
+            self._leave()
         try:
             out = []
             for i in range(count):
@@ -204,15 +233,17 @@ class Translator:
     def score(self, sources, targets):
         """The natural-log probability of each target given its source (forced decoding), as
         `nmt score` writes it: a list of float."""
-        if self._engine is None:
-            raise NmtError("the translator is closed")
         src, count = _strings(sources, "sources")
         tgt, tgt_count = _strings(targets, "targets")
         if count != tgt_count:
             raise ValueError(f"{count} sources but {tgt_count} targets")
         out = (ctypes.c_double * max(count, 1))()
-        if library().nmt_engine_logprob(self._engine, count, src, tgt, out) < 0:
-            raise _fail()
+        engine = self._enter()
+        try:
+            if library().nmt_engine_logprob(engine, count, src, tgt, out) < 0:
+                raise _fail()
+        finally:
+            self._leave()
         return list(out[:count])
 
 
