@@ -38,7 +38,7 @@ static void usage(FILE *out) {
             "      --normalize        divide by the number of target tokens (pieces + eos)\n"
             "      --batch-size N     pairs scored together (default 32)\n"
             "      --max-input-length N  a pair with a side of more than N pieces is not scored: `nan` is\n"
-            "                         written, with a warning naming the line (default 1000, as nmt\n"
+            "                         written, with a warning naming the line (default %d, as nmt\n"
             "                         translate's)\n"
             "      --max-input-length-crop  score the first N pieces of such a side instead\n"
             "      --loss-json FILE   also write the training objective on these pairs to FILE:\n"
@@ -49,7 +49,8 @@ static void usage(FILE *out) {
             "      --threads N        threads (default: the CPUs this process may use; alias\n"
             "                         --cpu-threads)\n"
             "  -q, --quiet            accepted: score reports nothing but errors on stderr\n"
-            "  -h, --help             show this help\n");
+            "  -h, --help             show this help\n",
+            nmt_pipeline_options_default().max_input_length);
 }
 
 enum { WINDOW = 1024 };

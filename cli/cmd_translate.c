@@ -27,7 +27,9 @@
 
 const char nmt_cmd_translate_summary[] = "translate sentences with beam search (n-best lists, alignments)";
 
+/* The defaults in the help are the library's (nmt_pipeline_options_default). */
 static void usage(FILE *out) {
+    const nmt_pipeline_options d = nmt_pipeline_options_default();
     fprintf(out,
             "Usage: nmt translate -m MODEL_DIR [-i IN] [-o OUT] [options]\n"
             "\n"
@@ -40,20 +42,20 @@ static void usage(FILE *out) {
             "  -i, --input FILE            input text (default stdin; `-` = stdin; gzip files are read)\n"
             "  -o, --output FILE           output (default stdout; a file is written atomically: only when\n"
             "                              every line succeeded)\n"
-            "  -k, -b, --beam-size K       beam size (default 5; alias --beam)\n"
+            "  -k, -b, --beam-size K       beam size (default %d; alias --beam)\n"
             "      --n-best N              write the N best hypotheses of each line as\n"
             "                              `i ||| hypothesis ||| F0= logprob ||| score` (i from 0; alias\n"
             "                              --nbest); with --sampling, N samples of each line\n"
-            "      --length-penalty A      GNMT length penalty ((5+|y|)/6)^A (default 0.6; alias --lenpen,\n"
+            "      --length-penalty A      GNMT length penalty ((5+|y|)/6)^A (default %g; alias --lenpen,\n"
             "                              though fairseq's penalty is |y|^A)\n"
-            "      --max-length-ratio R    at most R * source pieces + 10 target pieces (default 2)\n"
+            "      --max-length-ratio R    at most R * source pieces + 10 target pieces (default %g)\n"
             "      --max-input-length N    a line of more than N source pieces is not translated: an\n"
             "                              empty line is written, with a warning naming the line\n"
-            "                              (default 1000, as Marian's; alias --max-length)\n"
+            "                              (default %d, as Marian's; alias --max-length)\n"
             "      --max-input-length-crop translate the first N pieces of such a line instead (alias\n"
             "                              --max-length-crop)\n"
-            "      --batch-size N          sentences decoded together (default 64; alias --mini-batch)\n"
-            "      --batch-tokens N        at most N padded source pieces in a batch (default 8192): a\n"
+            "      --batch-size N          sentences decoded together (default %d; alias --mini-batch)\n"
+            "      --batch-tokens N        at most N padded source pieces in a batch (default %d): a\n"
             "                              batch whose longest line has L pieces holds at most N/(L+1)\n"
             "                              sentences\n"
             "      --stream                answer each line as soon as it is read: lines that have arrived\n"
@@ -106,7 +108,9 @@ static void usage(FILE *out) {
             "at most R x L + 10 pieces each; the decoder's cache grows with beam x batch-tokens x (R + 1)\n"
             "x layers x d_model floats (bytes with --precision int8, whose cache is int8). When a line\n"
             "fails (invalid UTF-8), the translations of the lines before it are written first, then the\n"
-            "error.\n");
+            "error.\n",
+            d.decode.beam_size, d.decode.length_penalty, d.decode.max_length_ratio, d.max_input_length,
+            d.decode.batch_size, d.decode.batch_tokens);
 }
 
 typedef struct args {

@@ -11,7 +11,7 @@
  * not depend on the other lines of its call (batches are row-invariant), and equals what
  * `nmt translate` prints for it with the same options.
  *
- *     nmt_engine_options o = nmt_engine_options_default();   // beam 5, alpha 0.6, fp32, ...
+ *     nmt_engine_options o = nmt_engine_options_default();   // beam 5, alpha 0.6, lines of <= 1000 pieces, ...
  *     o.n_best = 3;
  *     nmt_engine *e;
  *     if (nmt_engine_open(&e, "runs/quickstart", &o) < 0) { fprintf(stderr, "%s\n", nmt_last_error()); ... }
