@@ -12,7 +12,6 @@
 #include "base/input.h"
 #include "base/io.h"
 #include "compute/pool.h"
-#include "model/model_dir.h"
 #include "text/spm.h"
 #include "base/util.h"
 
@@ -32,7 +31,8 @@ static void usage(FILE *out) {
             "eos given the source (evaluation mode: no dropout, no label smoothing). For rescoring\n"
             "n-best lists, and for checking nmt's numbers with other tools.\n"
             "\n"
-            "  -m, --model DIR        model directory written by `nmt train`\n"
+            "  -m, --model DIR        model directory written by `nmt train`, or a model file or\n"
+            "                         checkpoint (as nmt translate -m takes them)\n"
             "  -s, --source FILE      source sentences, one a line (`-` = stdin; gzip files are read)\n"
             "  -t, --target FILE      target sentences, as many lines (the same)\n"
             "      --normalize        divide by the number of target tokens (pieces + eos)\n"
@@ -129,6 +129,7 @@ static int score_all(const score_options *o, side *src, side *tgt) {
     nmt_model model;
     memset(&model, 0, sizeof model);
     nmt_spm *spm = NULL;
+    char *dir = NULL;
     int32_t *ids = NULL;
     size_t cap = 0;
     static double scores[WINDOW];
@@ -136,7 +137,8 @@ static int score_all(const score_options *o, side *src, side *tgt) {
     char text[64];
     int rc = -1;
     nmt_loss total = {0};
-    if (nmt_model_dir_open(o->model_dir, &model, &spm) < 0) goto done;
+    nmt_precision fp32 = NMT_PRECISION_FP32;
+    if (nmt_pipeline_load(o->model_dir, 1, 0, &fp32, &model, &spm, &dir) < 0) goto done;
     nmt_pool_set_threads((int)o->threads);
     const bound b = {nmt_tokenizer_spm(spm), nmt_pipeline_input_limit(&model.config, o->max_input_length), o->crop};
     for (int eof = 0; !eof;) {
@@ -191,6 +193,7 @@ static int score_all(const score_options *o, side *src, side *tgt) {
     rc = o->loss_json ? write_loss(o->loss_json, &total) : 0;
 done:
     free(ids);
+    free(dir);
     nmt_spm_free(spm);
     nmt_model_free(&model);
     return rc;

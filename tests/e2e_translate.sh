@@ -101,6 +101,8 @@ cp out scores.txt
 check "score batch 1" 0 "$NMT" score -m $M $T -s src.txt -t hyp.txt --batch-size 1
 paste out scores.txt | awk '{ d = $1 - $2; if (d < 0) d = -d; if (d > 1e-5 || $1 > 0) bad = 1 } END { exit bad }' ||
   say_fail "scores depend on the batch size"
+check "score a checkpoint" 0 "$NMT" score -m $M/checkpoints/step-00000400.safetensors -s src.txt -t hyp.txt --threads 2
+cmp -s out scores.txt || say_fail "score -m the last checkpoint differs from score -m the directory"
 gzip -c src.txt >src.txt.gz
 "$NMT" score -m $M $T -s src.txt.gz -t - <hyp.txt >gz-scores.txt 2>err && cmp -s gz-scores.txt scores.txt ||
   say_fail "score of a gzip source and a target on stdin: $(cat err)"

@@ -145,29 +145,31 @@ static char *dir_of_file(const char *path) {
     return dir;
 }
 
-/* A model file or checkpoint read whole into p->model, with the vocabulary of its directory. */
-static int open_file(nmt_pipeline *p, const char *path) {
+/* A model file or checkpoint read whole into *m, with the vocabulary of dir; an int8 file sets
+ * *precision to int8 with precision_of_model, and an int8 precision rounds the model as
+ * nmt_model_dir_open_for does. */
+static int open_file(const char *path, const char *dir, int precision_of_model, nmt_precision *precision,
+                     nmt_model *m, nmt_spm **spm) {
     nmt_st_file file;
     if (nmt_st_read(&file, path) < 0) return -1;
     nmt_model_config config;
     uint64_t fingerprint = 0;
-    char *spm_path = nmt_path_join(p->dir, "spm.model");
+    char *spm_path = nmt_path_join(dir, "spm.model");
     int rc = -1;
     if (!spm_path || nmt_model_metadata_read(&config, &file, path) < 0 ||
         nmt_model_fingerprint_read(&file, path, &fingerprint) < 0)
         goto done;
-    if (p->options.precision_of_model && precision_of_file(path, &file, &p->options.decode.precision) < 0) goto done;
-    if (nmt_model_init(&p->model, &config) < 0) goto done;
-    p->model.vocab_fingerprint = fingerprint;
-    if (nmt_model_tensor_read(&p->model, p->model.params, "", &file, path) < 0) goto done;
-    if (nmt_spm_load(&p->spm, spm_path) < 0) goto done;
-    if (nmt_spm_vocab_size(p->spm) != config.vocab_size) {
-        nmt_error_set("%s has %d pieces but %s has a vocabulary of %d", spm_path, nmt_spm_vocab_size(p->spm), path,
+    if (precision_of_model && precision_of_file(path, &file, precision) < 0) goto done;
+    if (nmt_model_init(m, &config) < 0) goto done;
+    m->vocab_fingerprint = fingerprint;
+    if (nmt_model_tensor_read(m, m->params, "", &file, path) < 0 || nmt_spm_load(spm, spm_path) < 0) goto done;
+    if (nmt_spm_vocab_size(*spm) != config.vocab_size) {
+        nmt_error_set("%s has %d pieces but %s has a vocabulary of %d", spm_path, nmt_spm_vocab_size(*spm), path,
                       config.vocab_size);
         goto done;
     }
-    if (nmt_model_check_vocab(fingerprint, path, nmt_spm_fingerprint(p->spm), spm_path) < 0) goto done;
-    if (p->options.decode.precision == NMT_PRECISION_INT8 && nmt_model_quantize_int8(&p->model) < 0) goto done;
+    if (nmt_model_check_vocab(fingerprint, path, nmt_spm_fingerprint(*spm), spm_path) < 0) goto done;
+    if (*precision == NMT_PRECISION_INT8 && nmt_model_quantize_int8(m) < 0) goto done;
     rc = 0;
 done:
     nmt_st_free(&file);
@@ -175,34 +177,56 @@ done:
     return rc;
 }
 
-/* A model directory into p->model and p->spm, in the precision its file was written in unless one
- * was given (an int8 file is read again for int8: a model serves translators of one precision). */
-static int open_dir(nmt_pipeline *p) {
-    nmt_precision *precision = &p->options.decode.precision;
-    if (nmt_model_dir_open_for(p->dir, *precision, &p->model, &p->spm) < 0) return -1;
-    if (!p->options.precision_of_model || *precision == NMT_PRECISION_INT8) return 0;
-    char *path = nmt_path_join(p->dir, "model.safetensors");
+/* A model directory for a translator of *precision, which becomes the precision its file was written
+ * in with precision_of_model (an int8 file is read again for int8: a model serves translators of one
+ * precision). */
+static int open_dir(const char *dir, int precision_of_model, nmt_precision *precision, nmt_model *m, nmt_spm **spm) {
+    if (nmt_model_dir_open_for(dir, *precision, m, spm) < 0) return -1;
+    if (!precision_of_model || *precision == NMT_PRECISION_INT8) return 0;
+    char *path = nmt_path_join(dir, "model.safetensors");
     const nmt_precision given = *precision;
-    const int rc = path ? precision_of_file(path, p->model.source, precision) : -1;
+    const int rc = path ? precision_of_file(path, m->source, precision) : -1;
     free(path);
-    if (rc < 0 || *precision == given) return rc;
-    nmt_spm_free(p->spm);
-    p->spm = NULL;
-    nmt_model_free(&p->model);
-    return nmt_model_dir_open_for(p->dir, *precision, &p->model, &p->spm);
+    if (rc == 0 && *precision == given) return 0;
+    nmt_spm_free(*spm);
+    *spm = NULL;
+    nmt_model_free(m);
+    return rc < 0 ? -1 : nmt_model_dir_open_for(dir, *precision, m, spm);
+}
+
+int nmt_pipeline_load(const char *model, int whole, int precision_of_model, nmt_precision *precision, nmt_model *m,
+                      nmt_spm **spm, char **dir) {
+    memset(m, 0, sizeof *m);
+    *spm = NULL;
+    struct stat st;
+    if (stat(model, &st) != 0) return nmt_error_set("%s: cannot open the model: %s", model, strerror(errno));
+    const int file = S_ISREG(st.st_mode);
+    *dir = file ? dir_of_file(model) : nmt_strdup(model);
+    if (!*dir) return -1;
+    nmt_precision fp32 = NMT_PRECISION_FP32;
+    int rc;
+    if (file) rc = open_file(model, *dir, precision_of_model && !whole, whole ? &fp32 : precision, m, spm);
+    else if (whole) rc = nmt_model_dir_open(*dir, m, spm);
+    else rc = open_dir(*dir, precision_of_model, precision, m, spm);
+    if (rc == 0) return 0;
+    nmt_spm_free(*spm);
+    *spm = NULL;
+    nmt_model_free(m);
+    memset(m, 0, sizeof *m);
+    free(*dir);
+    *dir = NULL;
+    return -1;
 }
 
 int nmt_pipeline_open(nmt_pipeline **out, const char *model, const nmt_pipeline_options *options) {
     *out = NULL;
     if (nmt_pipeline_options_check(options) < 0) return -1;
-    struct stat st;
-    if (stat(model, &st) != 0) return nmt_error_set("%s: cannot open the model: %s", model, strerror(errno));
     nmt_pipeline *p = nmt_calloc(1, sizeof *p);
     if (!p) return -1;
     p->options = *options;
-    const int file = S_ISREG(st.st_mode);
-    p->dir = file ? dir_of_file(model) : nmt_strdup(model);
-    if (!p->dir || (file ? open_file(p, model) : open_dir(p)) < 0) goto fail;
+    if (nmt_pipeline_load(model, 0, options->precision_of_model, &p->options.decode.precision, &p->model, &p->spm,
+                          &p->dir) < 0)
+        goto fail;
     p->source = p->target = nmt_tokenizer_spm(p->spm);
     p->limit = nmt_pipeline_input_limit(&p->model.config, options->max_input_length);
     if (options->shortlist && nmt_shortlist_load_dir(&p->shortlist, p->dir, p->model.config.vocab_size) < 0) goto fail;

@@ -67,13 +67,22 @@ enum { NMT_PIPELINE_INVALID_UTF8 = -2, NMT_PIPELINE_OVERLONG = 1 };
 int nmt_pipeline_encode_with(const nmt_tokenizer *tokenizer, size_t limit, int crop, const nmt_lines *in,
                              int32_t **ids, size_t *cap, size_t *count, size_t *pieces);
 
+/* Opens `model` -- a model directory (what `nmt train` writes), a model file in one (its vocabulary
+ * DIR/spm.model) or a checkpoint DIR/checkpoints/step-N.safetensors (the vocabulary of DIR) -- into
+ * *m and *spm, and *dir (a new string): the directory the vocabulary came from. With `whole` the model
+ * is read whole in float32 (the forward passes accept it: scoring); otherwise it is opened for a
+ * translator of *precision as nmt_model_dir_open_for opens it (a file is still read whole), and
+ * with precision_of_model *precision becomes int8 for an int8 file where this CPU has int8
+ * products. On failure nothing is left to free. */
+int nmt_pipeline_load(const char *model, int whole, int precision_of_model, nmt_precision *precision, nmt_model *m,
+                      nmt_spm **spm, char **dir);
+
 typedef struct nmt_pipeline nmt_pipeline;
 
-/* Opens `model`: a model directory (what `nmt train` writes), or a model file in one (its vocabulary
- * DIR/spm.model), or a checkpoint DIR/checkpoints/step-N.safetensors (the vocabulary of DIR). A
- * directory's float32 matrices are released where the translator holds them whole (the model then
- * serves this pipeline only); a file is read whole. The precision in effect is that of
- * nmt_pipeline_get_options. */
+/* Opens `model` (nmt_pipeline_load) for options->decode.precision, or the model's own with
+ * precision_of_model (the precision in effect is that of nmt_pipeline_get_options). A directory's
+ * float32 matrices are released where the translator holds them whole (the model then serves this
+ * pipeline only). */
 int nmt_pipeline_open(nmt_pipeline **out, const char *model, const nmt_pipeline_options *options);
 void nmt_pipeline_free(nmt_pipeline *p);
 const nmt_pipeline_options *nmt_pipeline_get_options(const nmt_pipeline *p);
