@@ -29,9 +29,9 @@ printf 'the cat\na dog\n' >short.txt
 grep -q "in.txt:2: .* pieces; scoring the first 50" err || say_fail "score's crop warning: $(cat err)"
 sed -n 2p crop.txt | grep -Eq '^-[0-9]+\.[0-9]{6}$' || say_fail "the cropped pair's score: $(sed -n 2p crop.txt)"
 
-if [ -z "${NMT_SAN:-}" ]; then
-  . "$NMT_SOURCE_DIR/tests/install_prefix.sh"
-  install_prefix "$tmp/prefix"
+. "$NMT_SOURCE_DIR/tests/install_prefix.sh"
+install_prefix "$tmp/prefix"
+if [ -z "$NMT_SAN" ]; then # python3 cannot load an ASan libnmt without LD_PRELOAD
   NMT_LIBRARY="$NMT_PC/../libnmt.so.0" PYTHONPATH="$NMT_SOURCE_DIR/python" python3 - >py.log 2>&1 <<'PY' ||
 import nmt
 with open("in.txt", encoding="utf-8") as f:
