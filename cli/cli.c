@@ -4,6 +4,7 @@
 
 #include "base/io.h"
 #include "base/util.h"
+#include "infer/pipeline.h"
 
 #include <errno.h>
 #include <math.h>
@@ -77,28 +78,9 @@ int nmt_cli_double(const char *command, const char *flag, const char *text, doub
 }
 
 int nmt_cli_precision(const char *command, const char *text, nmt_precision *out) {
-    if (strcmp(text, "auto") == 0) {
-        /* One decoding step's feed-forward product of a d256/ff1024 model at beam 5 x 8 sentences. */
-        *out = nmt_packed_fastest(40, 1024, 256, 0.05, NULL);
-        return 0;
-    }
-    static const nmt_precision all[] = {NMT_PRECISION_FP32, NMT_PRECISION_BF16, NMT_PRECISION_INT8};
-    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
-        if (strcmp(text, nmt_packed_precision_name(all[i])) != 0) continue;
-        if (all[i] == NMT_PRECISION_BF16 && !nmt_packed_available(all[i])) {
-            fprintf(stderr, "nmt %s: --precision bf16 needs a CPU with AVX512_BF16 instructions; this one has none "
-                            "(or NMT_GEMM=openblas is set)\n", command);
-            return -1;
-        }
-        if (all[i] == NMT_PRECISION_INT8 && !nmt_packed_available(all[i])) {
-            fprintf(stderr, "nmt %s: --precision int8 needs a CPU with AVX2 or AVX-512 VNNI instructions; this one "
-                            "has neither\n", command);
-            return -1;
-        }
-        *out = all[i];
-        return 0;
-    }
-    nmt_cli_usage_error(command, "--precision: expected fp32, bf16, int8 or auto, got '%s'", text);
+    if (nmt_pipeline_precision_parse(text, out) == 0) return 0;
+    /* The library's message, as the flag's: "--precision: expected ..." or "--precision bf16 needs ...". */
+    nmt_cli_usage_error(command, "--%s", nmt_error());
     return -1;
 }
 

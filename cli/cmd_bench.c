@@ -15,34 +15,25 @@
  *                     model flags, and the latency of a one-element all-reduce
  *
  * --json prints one JSON object on stdout (keys shared with tools/bench/torch_reference.py);
- * otherwise a readable table. Progress goes to stderr.
+ * otherwise a readable table. Progress goes to stderr. The measuring is the library's (api/bench.h):
+ * this file parses flags and prints.
  */
 #include "cli.h"
 
+#include "api/bench.h"
 #include "base/comm.h"
-#include "train/config.h"
-#include "base/io.h"
-#include "base/random.h"
 #include "base/json.h"
-#include "compute/gemm.h"
-#include "compute/pool.h"
-#include "compute/packed.h"
-#include "model/model.h"
-#include "model/model_dir.h"
-#include "model/model_file.h"
-#include "infer/shortlist.h"
-#include "text/spm.h"
-#include "train/train.h"
-#include "infer/translator.h"
 #include "base/util.h"
+#include "compute/gemm.h"
+#include "compute/packed.h"
+#include "compute/pool.h"
+#include "train/config.h"
+#include "train/train.h"
 
-#include <errno.h>
-
-#include <stdio.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 
 const char nmt_cmd_bench_summary[] = "measure the sgemm peak, training and translation throughput";
 
@@ -77,10 +68,11 @@ static void usage(FILE *out) {
             "  --batch-tokens N (4096 padded target tokens)  --src-len S (13)  --tgt-len T (14)\n"
             "  --dropout P (0.1)\n"
             "\n"
-            "translate: sentences/s and target tokens/s (pieces + eos) of `nmt translate` on FILE, timing the\n"
-            "search only (model loading and SentencePiece encoding excluded).\n"
+            "translate: sentences/s and target tokens/s (pieces + eos) of `nmt translate` on FILE, with its\n"
+            "defaults (batches of at most 8192 source pieces, lines of at most 1000), timing the search only\n"
+            "(model loading and SentencePiece encoding excluded).\n"
             "  --beam-size K (5; 1 = the greedy path)  --batch-size N (64)  --length-penalty A (0.6)\n"
-            "  --precision fp32|bf16|int8|auto (fp32)  --shortlist (MODEL_DIR/shortlist.bin, `nmt shortlist`)\n"
+            "  --precision fp32|bf16|int8|auto (as translate)  --shortlist (MODEL_DIR/shortlist.bin)\n"
             "\n"
             "allreduce (under mpirun): the all-reduces of one training step's exact gradient sum for the\n"
             "model given by the model options of train --synthetic: an int64 per parameter and an int32 per\n"
@@ -91,45 +83,14 @@ static void usage(FILE *out) {
 }
 
 typedef struct bench_options {
-    int threads, json, synthetic, quiet, shortlist;
+    int threads, json, synthetic, quiet;
     long size, steps, warmup, batch_tokens, src_len, tgt_len;
     double dropout;
     nmt_model_config model;
     const char **overrides;     /* --set, NULL-terminated */
     const char *model_dir, *input;
-    nmt_decode_options decode;
+    nmt_pipeline_options pipe; /* translate's: the library's defaults, as nmt translate's */
 } bench_options;
-
-static double peak_rss_gib(void) {
-    struct rusage usage;
-    getrusage(RUSAGE_SELF, &usage);
-    return (double)usage.ru_maxrss / (1024.0 * 1024.0);
-}
-
-/* Best GFLOP/s of C[M,N] = A[M,K] B[N,K]^T over repetitions lasting at least min_seconds. */
-static double gemm_gflops(int M, int N, int K, double min_seconds) {
-    float *A = nmt_malloc(sizeof(float) * (size_t)M * K), *B = nmt_malloc(sizeof(float) * (size_t)N * K);
-    float *C = nmt_malloc(sizeof(float) * (size_t)M * N);
-    double best = -1.0;
-    if (A && B && C) {
-        for (long i = 0; i < (long)M * K; i++) A[i] = (float)(i % 17) * 0.01f;
-        for (long i = 0; i < (long)N * K; i++) B[i] = (float)(i % 13) * 0.01f;
-        nmt_sgemm(0, 1, M, N, K, 1.0f, A, K, B, K, 0.0f, C, N); /* warm-up: threads, packing buffers */
-        double start = nmt_now(), elapsed = 0.0;
-        best = 0.0;
-        for (int reps = 0; reps < 3 || elapsed < min_seconds; reps++) {
-            double t = nmt_now();
-            nmt_sgemm(0, 1, M, N, K, 1.0f, A, K, B, K, 0.0f, C, N);
-            double gflops = 2.0 * M * N * K / (nmt_now() - t) / 1e9;
-            if (gflops > best) best = gflops;
-            elapsed = nmt_now() - start;
-        }
-    }
-    free(A);
-    free(B);
-    free(C);
-    return best;
-}
 
 /* Which sgemm nmt_sgemm runs, for reports: "nmt AVX-512", "nmt AVX2+FMA" or "OpenBLAS <core>". */
 static const char *gemm_name(void) {
@@ -139,72 +100,28 @@ static const char *gemm_name(void) {
     return name;
 }
 
-/* The products of one training step of d256/h4/ff1024/V8000 on 4096 target tokens, after the
- * square one of --size. */
-static const struct {
-    const char *what;
-    int M, N, K;
-} gemm_shapes[] = {
-    {"square", 0, 0, 0},
-    {"qkv projection", 4096, 768, 256}, {"fc1", 4096, 1024, 256}, {"fc2", 4096, 256, 1024},
-    {"o projection", 4096, 256, 256},   {"output logits", 512, 8000, 256},
-};
-enum { GEMM_SHAPES = sizeof gemm_shapes / sizeof gemm_shapes[0], GEMM_KERNELS = NMT_GEMM_AVX512 + 1 };
-
 static int bench_gemm(const bench_options *o) {
-    const int n = (int)o->size;
-    const nmt_gemm_kernel used = nmt_gemm_kernel_used(), sgemm = nmt_gemm_sgemm_kernel(), best = nmt_gemm_best();
-    /* Every sgemm this CPU has, in the same run: OpenBLAS and each own kernel up to the best
-     * (gflops[k][s], -1 where kernel k is not here), the best of three rounds that take turns. */
-    double gflops[GEMM_KERNELS][GEMM_SHAPES];
-    const int default_kernel = (int)sgemm;
-    for (int s = 0; s < GEMM_SHAPES; s++) {
-        for (int k = 0; k < GEMM_KERNELS; k++) gflops[k][s] = -1.0;
-        for (int round = 0; round < 3; round++)
-            for (int k = 0; k <= (int)best; k++) {
-                nmt_gemm_set_sgemm_kernel((nmt_gemm_kernel)k);
-                const double g = s == 0 ? gemm_gflops(n, n, n, 0.33)
-                                        : gemm_gflops(gemm_shapes[s].M, gemm_shapes[s].N, gemm_shapes[s].K, 0.1);
-                if (g < 0) return nmt_cli_fail("bench");
-                if (g > gflops[k][s]) gflops[k][s] = g;
-            }
-    }
-    nmt_gemm_set_sgemm_kernel(sgemm);
-    /* Decoding's products on packed weights in each precision: the square peak, and one beam step's
-     * fc1 (5 beams x 8 sentences) of d256/ff1024; fp32 also through OpenBLAS (nmt_linear_forward,
-     * which repacks the weights every call) when it runs on an own kernel. -1: not on this CPU. */
-    static const nmt_precision precisions[] = {NMT_PRECISION_FP32, NMT_PRECISION_BF16, NMT_PRECISION_INT8};
-    enum { PRECISIONS = sizeof precisions / sizeof precisions[0], STEP_M = 40, STEP_N = 1024, STEP_K = 256 };
-    double packed_peak[PRECISIONS + 1], packed_step[PRECISIONS + 1];
-    for (int i = 0; i < PRECISIONS; i++) {
-        packed_peak[i] = nmt_packed_gops(precisions[i], n, n, n, 1.0);
-        packed_step[i] = nmt_packed_gops(precisions[i], STEP_M, STEP_N, STEP_K, 0.3);
-    }
-    const int blas_row = used != NMT_GEMM_OPENBLAS; /* the OpenBLAS fp32 row, after the others */
-    if (blas_row) {
-        nmt_gemm_set_kernel(NMT_GEMM_OPENBLAS);
-        packed_peak[PRECISIONS] = nmt_packed_gops(NMT_PRECISION_FP32, n, n, n, 1.0);
-        packed_step[PRECISIONS] = nmt_packed_gops(NMT_PRECISION_FP32, STEP_M, STEP_N, STEP_K, 0.3);
-        nmt_gemm_set_kernel(used);
-    }
-    const double *peak = gflops[default_kernel];
+    nmt_bench_gemm_result r;
+    if (nmt_bench_gemm((int)o->size, &r) < 0) return nmt_cli_fail("bench");
+    const int n = r.size, blas_row = r.blas_row;
+    const double *peak = r.gflops[r.sgemm];
     if (o->json) {
         printf("{\"command\": \"bench gemm\", \"threads\": %d, \"gemm\": \"%s\", \"blas_core\": \"%s\", "
                "\"size\": %d, \"peak_gflops\": %.2f, \"openblas_peak_gflops\": %.2f, \"shapes\": [",
-               o->threads, gemm_name(), nmt_gemm_blas_core(), n, peak[0], gflops[NMT_GEMM_OPENBLAS][0]);
-        for (int s = 1; s < GEMM_SHAPES; s++) {
+               o->threads, gemm_name(), nmt_gemm_blas_core(), n, peak[0], r.gflops[NMT_GEMM_OPENBLAS][0]);
+        for (int s = 1; s < NMT_BENCH_SHAPES; s++) {
             printf("%s{\"what\": \"%s\", \"M\": %d, \"N\": %d, \"K\": %d, \"gflops\": %.2f, \"kernels\": {", s > 1 ? ", " : "",
-                   gemm_shapes[s].what, gemm_shapes[s].M, gemm_shapes[s].N, gemm_shapes[s].K, peak[s]);
-            for (int k = 0, first = 1; k < GEMM_KERNELS; k++)
-                if (gflops[k][s] >= 0) printf("%s\"%s\": %.2f", first ? "" : ", ", nmt_gemm_kernel_name((nmt_gemm_kernel)k), gflops[k][s]), first = 0;
+                   nmt_bench_shapes[s].what, nmt_bench_shapes[s].M, nmt_bench_shapes[s].N, nmt_bench_shapes[s].K, peak[s]);
+            for (int k = 0, first = 1; k < NMT_BENCH_KERNELS; k++)
+                if (r.gflops[k][s] >= 0) printf("%s\"%s\": %.2f", first ? "" : ", ", nmt_gemm_kernel_name((nmt_gemm_kernel)k), r.gflops[k][s]), first = 0;
             printf("}}");
         }
         printf("], \"packed\": [");
-        for (int i = 0; i < PRECISIONS + blas_row; i++) {
-            const nmt_precision precision = i < PRECISIONS ? precisions[i] : NMT_PRECISION_FP32;
-            const char *kernels = i == PRECISIONS ? "OpenBLAS" : packed_peak[i] < 0 ? "" : nmt_packed_kernel_name(precision);
+        for (int i = 0; i < NMT_BENCH_PRECISIONS + blas_row; i++) {
+            const nmt_precision precision = i < NMT_BENCH_PRECISIONS ? nmt_bench_precisions[i] : NMT_PRECISION_FP32;
+            const char *kernels = i == NMT_BENCH_PRECISIONS ? "OpenBLAS" : r.packed_peak[i] < 0 ? "" : nmt_packed_kernel_name(precision);
             printf("%s{\"precision\": \"%s\", \"kernels\": \"%s\", \"peak_gops\": %.2f, \"step_gops\": %.2f}",
-                   i ? ", " : "", nmt_packed_precision_name(precision), kernels, packed_peak[i], packed_step[i]);
+                   i ? ", " : "", nmt_packed_precision_name(precision), kernels, r.packed_peak[i], r.packed_step[i]);
         }
         printf("]}\n");
         return NMT_EXIT_OK;
@@ -212,55 +129,31 @@ static int bench_gemm(const bench_options *o) {
     printf("sgemm on %d threads (C = A B^T, float32, inside the nmt thread pool), GFLOP/s; nmt_sgemm runs %s\n",
            o->threads, gemm_name());
     printf("  %-16s %5s %5s %5s", "", "M", "N", "K");
-    for (int k = 0; k < GEMM_KERNELS; k++)
-        if (gflops[k][0] >= 0) printf(" %14s", k == NMT_GEMM_OPENBLAS ? "OpenBLAS" : nmt_gemm_kernel_name((nmt_gemm_kernel)k));
+    for (int k = 0; k < NMT_BENCH_KERNELS; k++)
+        if (r.gflops[k][0] >= 0) printf(" %14s", k == NMT_GEMM_OPENBLAS ? "OpenBLAS" : nmt_gemm_kernel_name((nmt_gemm_kernel)k));
     printf("\n");
-    for (int s = 0; s < GEMM_SHAPES; s++) {
-        printf("  %-16s %5d %5d %5d", gemm_shapes[s].what, s ? gemm_shapes[s].M : n, s ? gemm_shapes[s].N : n,
-               s ? gemm_shapes[s].K : n);
-        for (int k = 0; k < GEMM_KERNELS; k++)
-            if (gflops[k][s] >= 0) printf(" %14.1f", gflops[k][s]);
+    for (int s = 0; s < NMT_BENCH_SHAPES; s++) {
+        printf("  %-16s %5d %5d %5d", nmt_bench_shapes[s].what, s ? nmt_bench_shapes[s].M : n, s ? nmt_bench_shapes[s].N : n,
+               s ? nmt_bench_shapes[s].K : n);
+        for (int k = 0; k < NMT_BENCH_KERNELS; k++)
+            if (r.gflops[k][s] >= 0) printf(" %14.1f", r.gflops[k][s]);
         printf("%s\n", s == 0 ? "  (reference peak)" : "");
     }
     printf("decoding products on packed weights (y = x W^T), GOP/s: square %d^3 (peak), one beam step's fc1 "
-           "%dx%dx%d\n", n, STEP_M, STEP_N, STEP_K);
-    for (int i = 0; i < PRECISIONS + blas_row; i++) {
-        const nmt_precision precision = i < PRECISIONS ? precisions[i] : NMT_PRECISION_FP32;
+           "%dx%dx%d\n", n, NMT_BENCH_STEP_M, NMT_BENCH_STEP_N, NMT_BENCH_STEP_K);
+    for (int i = 0; i < NMT_BENCH_PRECISIONS + blas_row; i++) {
+        const nmt_precision precision = i < NMT_BENCH_PRECISIONS ? nmt_bench_precisions[i] : NMT_PRECISION_FP32;
         char kernels[64];
-        if (i == PRECISIONS) snprintf(kernels, sizeof kernels, "OpenBLAS %s", nmt_gemm_blas_core());
+        if (i == NMT_BENCH_PRECISIONS) snprintf(kernels, sizeof kernels, "OpenBLAS %s", nmt_gemm_blas_core());
         else snprintf(kernels, sizeof kernels, "%s", nmt_packed_kernel_name(precision));
-        if (packed_peak[i] < 0) {
+        if (r.packed_peak[i] < 0) {
             printf("  %-5s %-24s %8s %8s\n", nmt_packed_precision_name(precision), "(not on this CPU)", "-", "-");
             continue;
         }
         printf("  %-5s %-24s %8.1f %8.1f  (%.2fx, %.2fx fp32)\n", nmt_packed_precision_name(precision), kernels,
-               packed_peak[i], packed_step[i], packed_peak[i] / packed_peak[0], packed_step[i] / packed_step[0]);
+               r.packed_peak[i], r.packed_step[i], r.packed_peak[i] / r.packed_peak[0], r.packed_step[i] / r.packed_step[0]);
     }
     return NMT_EXIT_OK;
-}
-
-/* B sentences padded to S and T; each sentence's lengths are S or T minus 0-3, as in a batch of
- * sentences of similar length. Source rows end in eos; decoder input is bos + pieces, target
- * pieces + eos. */
-static void synthetic_batch(int32_t *src, int32_t *tgt_in, int32_t *tgt_out, int B, int S, int T, int V) {
-    uint64_t seed = 12345;
-    memset(src, 0, sizeof(int32_t) * (size_t)B * S);
-    memset(tgt_in, 0, sizeof(int32_t) * (size_t)B * T);
-    memset(tgt_out, 0, sizeof(int32_t) * (size_t)B * T);
-    for (int b = 0; b < B; b++) {
-        int ls = S - (int)(nmt_random_next(&seed) % 4), lt = T - (int)(nmt_random_next(&seed) % 4);
-        if (ls < 1) ls = 1;
-        if (lt < 1) lt = 1;
-        for (int i = 0; i < ls - 1; i++) src[b * S + i] = NMT_EOS + 1 + (int32_t)(nmt_random_next(&seed) % (uint64_t)(V - 4));
-        src[b * S + ls - 1] = NMT_EOS;
-        tgt_in[b * T] = NMT_BOS;
-        for (int i = 0; i < lt - 1; i++) {
-            int32_t w = NMT_EOS + 1 + (int32_t)(nmt_random_next(&seed) % (uint64_t)(V - 4));
-            tgt_out[b * T + i] = w;
-            tgt_in[b * T + i + 1] = w;
-        }
-        tgt_out[b * T + lt - 1] = NMT_EOS;
-    }
 }
 
 static const char *const stage_names[NMT_STAGES] = {"embed", "attention", "ffn", "norm", "output"};
@@ -299,7 +192,7 @@ static void report_train(const bench_options *o, const nmt_model_config *c, cons
                c->decoder_layers, c->vocab_size, r->steps, step_s, r->sentences / n, r->target_tokens / n,
                r->source_tokens / n, r->target_tokens / r->seconds, (r->target_tokens + r->source_tokens) / r->seconds,
                r->flops / (double)r->target_tokens, gflops, peak, gflops / peak, r->fastest_step_s, fastest_gflops / peak,
-               peak_rss_gib(), r->first_loss, r->last_loss, budget_steps, r->ranks > 0 ? r->ranks : 1, r->buckets, (r->seconds - r->comm_s) / n,
+               nmt_bench_peak_rss_gib(), r->first_loss, r->last_loss, budget_steps, r->ranks > 0 ? r->ranks : 1, r->buckets, (r->seconds - r->comm_s) / n,
                r->comm_s / n, r->reduce_s / n, r->skew_s / n);
         for (int i = 0; i < NMT_STAGES; i++)
             printf("\"%s\": {\"forward_s\": %.4f, \"backward_s\": %.4f}, ", stage_names[i], r->timing.forward[i] / n,
@@ -334,7 +227,7 @@ static void report_train(const bench_options *o, const nmt_model_config *c, cons
            100.0 * gflops / peak, peak);
     printf("fastest step             %.3f s = %.1f%% of the peak (on a busy machine the mean suffers first)\n",
            r->fastest_step_s, 100.0 * fastest_gflops / peak);
-    printf("peak RSS                 %.3f GiB\n", peak_rss_gib());
+    printf("peak RSS                 %.3f GiB\n", nmt_bench_peak_rss_gib());
     printf("loss                     %.4f -> %.4f\n", r->first_loss, r->last_loss);
     printf("seconds per step         forward  backward\n");
     for (int i = 0; i < NMT_STAGES; i++)
@@ -344,52 +237,19 @@ static void report_train(const bench_options *o, const nmt_model_config *c, cons
 
 static double measure_peak(const bench_options *o) {
     if (!o->quiet) fprintf(stderr, "nmt bench: measuring the sgemm peak (2048^3)\n");
-    return gemm_gflops(2048, 2048, 2048, 1.0);
+    return nmt_bench_gemm_gflops(2048, 2048, 2048, 1.0);
 }
 
 static int bench_train_synthetic(const bench_options *o) {
     nmt_model_config c = o->model;
     if (nmt_model_config_check(&c) < 0) return nmt_cli_fail("bench");
-    int S = (int)o->src_len, T = (int)o->tgt_len, B = (int)(o->batch_tokens / T);
-    if (B < 1) B = 1;
-    double peak = measure_peak(o);
-    nmt_model m;
-    if (peak < 0 || nmt_model_init(&m, &c) < 0) return nmt_cli_fail("bench");
-    nmt_model_init_weights(&m, 1);
-    int32_t *src = nmt_malloc(sizeof(int32_t) * (size_t)B * S), *tgt_in = nmt_malloc(sizeof(int32_t) * (size_t)B * T);
-    int32_t *tgt_out = nmt_malloc(sizeof(int32_t) * (size_t)B * T);
-    int rc = src && tgt_in && tgt_out ? NMT_EXIT_OK : nmt_cli_fail("bench");
-    nmt_train_bench_result r = {.optimizer_s = -1.0};
-    if (rc == NMT_EXIT_OK) {
-        synthetic_batch(src, tgt_in, tgt_out, B, S, T, c.vocab_size);
-        nmt_batch batch = {B, S, T, src, tgt_in, tgt_out};
-        long src_tokens = 0;
-        for (long i = 0; i < (long)B * S; i++) src_tokens += src[i] != NMT_PAD;
-        double flops = nmt_model_flops(&c, &batch);
-        for (long step = 0; step < o->warmup + o->steps; step++) {
-            if (step == o->warmup) memset(&m.timing, 0, sizeof m.timing);
-            nmt_forward_options opts = {.training = 1, .label_smoothing = 0.1f, .dropout_seed = (uint64_t)step};
-            nmt_loss loss;
-            double start = nmt_now();
-            if (nmt_model_zero_grads(&m) < 0 || nmt_model_forward(&m, &batch, &opts, &loss) < 0 ||
-                nmt_model_backward(&m, 1.0f / (float)loss.tokens) < 0) {
-                rc = nmt_cli_fail("bench");
-                break;
-            }
-            double took = nmt_now() - start, loss_per_token = loss.loss_sum / (double)loss.tokens;
-            if (!o->quiet)
-                fprintf(stderr, "nmt bench: step %ld%s: %.3f s, loss %.4f\n", step + 1,
-                        step < o->warmup ? " (warm-up)" : "", took, loss_per_token);
-            if (step >= o->warmup) nmt_train_bench_record(&r, took, &loss, src_tokens, B, flops);
-        }
-        r.timing = m.timing;
-    }
-    if (rc == NMT_EXIT_OK) report_train(o, &c, NULL, NULL, "fp32", peak, 0, &r);
-    free(src);
-    free(tgt_in);
-    free(tgt_out);
-    nmt_model_free(&m);
-    return rc;
+    const double peak = measure_peak(o);
+    nmt_train_bench_result r;
+    if (peak < 0 || nmt_bench_train_synthetic(&c, o->batch_tokens, (int)o->src_len, (int)o->tgt_len, o->warmup, o->steps,
+                                              o->quiet ? NULL : stderr, &r) < 0)
+        return nmt_cli_fail("bench");
+    report_train(o, &c, NULL, NULL, "fp32", peak, 0, &r);
+    return NMT_EXIT_OK;
 }
 
 static int bench_train_config(const bench_options *o, const char *path) {
@@ -424,46 +284,6 @@ static int bench_train_config(const bench_options *o, const char *path) {
                      peak, config.max_minutes, &r);
     }
     nmt_config_free(&config);
-    return rc;
-}
-
-/* Reads and encodes every line of o->input. */
-static int read_sources(const bench_options *o, const nmt_model *model, const nmt_spm *spm, int32_t ***src,
-                        int **src_len, int *count) {
-    FILE *fp = fopen(o->input, "rb");
-    if (!fp) return nmt_error_set("%s: cannot open: %s", o->input, strerror(errno));
-    nmt_lines lines;
-    nmt_lines_init(&lines, fp, o->input);
-    int32_t *ids = NULL;
-    size_t cap = 0, n = 0;
-    int rc = 0, more, capacity = 0;
-    *src = NULL;
-    *src_len = NULL;
-    *count = 0;
-    while (rc == 0 && (more = nmt_lines_next(&lines)) != 0) {
-        if (more < 0 || nmt_model_dir_encode_line(model, spm, &lines, &ids, &cap, &n) != 0) {
-            rc = -1;
-            break;
-        }
-        if (*count == capacity) {
-            capacity = capacity ? 2 * capacity : 1024;
-            int32_t **grown_src = nmt_realloc(*src, sizeof **src * (size_t)capacity);
-            if (grown_src) *src = grown_src;
-            int *grown_len = grown_src ? nmt_realloc(*src_len, sizeof **src_len * (size_t)capacity) : NULL;
-            if (grown_len) *src_len = grown_len;
-            if (!grown_src || !grown_len) rc = -1;
-        }
-        int32_t *copy = rc == 0 ? nmt_malloc(sizeof *copy * (n ? n : 1)) : NULL;
-        if (!copy) rc = -1;
-        else {
-            memcpy(copy, ids, sizeof *copy * n);
-            (*src)[*count] = copy;
-            (*src_len)[(*count)++] = (int)n;
-        }
-    }
-    free(ids);
-    nmt_lines_free(&lines);
-    fclose(fp);
     return rc;
 }
 
@@ -520,72 +340,38 @@ static int bench_allreduce(const bench_options *o) {
 
 static int bench_translate(const bench_options *o) {
     if (!o->model_dir || !o->input) return nmt_cli_usage_error("bench", "translate needs -m MODEL_DIR and -i FILE");
-    nmt_model model;
-    nmt_spm *spm = NULL;
-    if (nmt_model_dir_open_for(o->model_dir, o->decode.precision, &model, &spm) < 0)
+    nmt_bench_translate_result r;
+    if (nmt_bench_translate(o->model_dir, o->input, &o->pipe, o->quiet ? NULL : stderr, &r) < 0)
         return nmt_cli_fail("bench");
-    int32_t **src = NULL;
-    int *src_len = NULL, count = 0;
-    nmt_translator *translator = NULL;
-    nmt_translation *out = NULL;
-    nmt_shortlist *shortlist = NULL;
-    nmt_decode_options decode = o->decode;
-    int rc = NMT_EXIT_OK;
-    if (read_sources(o, &model, spm, &src, &src_len, &count) < 0 || !(out = nmt_calloc((size_t)count + 1, sizeof *out)) ||
-        (o->shortlist && nmt_shortlist_load_dir(&shortlist, o->model_dir, model.config.vocab_size) < 0) ||
-        ((decode.shortlist = shortlist), nmt_translator_create(&translator, &model, &decode) < 0))
-        rc = nmt_cli_fail("bench");
-    if (rc == NMT_EXIT_OK) nmt_translator_release_model(translator, &model);
-    if (rc == NMT_EXIT_OK) {
-        if (!o->quiet)
-            fprintf(stderr, "nmt bench: translating %d sentences of %s, %s, batches of %d, %d threads\n", count,
-                    o->input, o->decode.greedy ? "greedy" : "beam search", o->decode.batch_size, o->threads);
-        const char *products = nmt_packed_kernel_name(o->decode.precision);
-        double start = nmt_now();
-        if (nmt_translator_run(translator, count, (const int32_t *const *)src, src_len, out) < 0)
-            rc = nmt_cli_fail("bench");
-        double seconds = nmt_now() - start;
-        long target_tokens = 0, source_tokens = 0;
-        for (int i = 0; rc == NMT_EXIT_OK && i < count; i++) {
-            target_tokens += out[i].hyps[0].length + 1;
-            source_tokens += src_len[i] + 1;
-        }
-        if (rc == NMT_EXIT_OK && o->json) {
-            printf("{\"command\": \"bench translate\", \"model\": ");
-            nmt_json_write_string(stdout, o->model_dir);
-            printf(", \"input\": ");
-            nmt_json_write_string(stdout, o->input);
-            printf(", \"search\": \"%s\", "
-                   "\"beam_size\": %d, \"batch_size\": %d, \"threads\": %d, \"sentences\": %d, \"seconds\": %.4f, "
-                   "\"sentences_per_s\": %.2f, \"target_tokens_per_s\": %.1f, \"source_tokens\": %ld, "
-                   "\"target_tokens\": %ld, \"mean_output_pieces\": %.2f, \"peak_rss_gib\": %.3f, "
-                   "\"products\": \"%s\", \"precision\": \"%s\", \"shortlist\": %s}\n",
-                   o->decode.greedy ? "greedy" : "beam", o->decode.beam_size,
-                   o->decode.batch_size, o->threads, count, seconds, count / seconds, target_tokens / seconds,
-                   source_tokens, target_tokens, count ? (double)(target_tokens - count) / count : 0.0, peak_rss_gib(),
-                   products, nmt_packed_precision_name(o->decode.precision), shortlist ? "true" : "false");
-        } else if (rc == NMT_EXIT_OK) {
-            printf("%s on %d threads, batches of %d sentences\n",
-                   o->decode.greedy ? "greedy search" : "beam search", o->threads, o->decode.batch_size);
-            if (!o->decode.greedy) printf("beam size                %d\n", o->decode.beam_size);
-            printf("sentences                %d in %.3f s\n", count, seconds);
-            printf("sentences/s              %.1f\n", count / seconds);
-            printf("target tokens/s          %.0f (pieces + eos)\n", target_tokens / seconds);
-            printf("peak RSS                 %.3f GiB\n", peak_rss_gib());
-            printf("matrix products          %s\n", products);
-            if (shortlist) printf("output layer             shortlist (K %d, M %d)\n", nmt_shortlist_k(shortlist), nmt_shortlist_m(shortlist));
-        }
+    const nmt_decode_options *d = &o->pipe.decode;
+    const char *products = nmt_packed_kernel_name(r.precision);
+    const double seconds = r.seconds;
+    if (o->json) {
+        printf("{\"command\": \"bench translate\", \"model\": ");
+        nmt_json_write_string(stdout, o->model_dir);
+        printf(", \"input\": ");
+        nmt_json_write_string(stdout, o->input);
+        printf(", \"search\": \"%s\", "
+               "\"beam_size\": %d, \"batch_size\": %d, \"threads\": %d, \"sentences\": %d, \"seconds\": %.4f, "
+               "\"sentences_per_s\": %.2f, \"target_tokens_per_s\": %.1f, \"source_tokens\": %ld, "
+               "\"target_tokens\": %ld, \"mean_output_pieces\": %.2f, \"peak_rss_gib\": %.3f, "
+               "\"products\": \"%s\", \"precision\": \"%s\", \"shortlist\": %s}\n",
+               d->greedy ? "greedy" : "beam", d->beam_size, d->batch_size, o->threads, r.sentences, seconds,
+               r.sentences / seconds, r.target_tokens / seconds, r.source_tokens, r.target_tokens,
+               r.sentences ? (double)(r.target_tokens - r.sentences) / r.sentences : 0.0, nmt_bench_peak_rss_gib(),
+               products, nmt_packed_precision_name(r.precision), r.shortlist_k ? "true" : "false");
+        return NMT_EXIT_OK;
     }
-    for (int i = 0; out && i < count; i++) nmt_translation_free(&out[i]);
-    for (int i = 0; src && i < count; i++) free(src[i]);
-    free(out);
-    free(src);
-    free(src_len);
-    nmt_translator_free(translator);
-    nmt_shortlist_free(shortlist);
-    nmt_spm_free(spm);
-    nmt_model_free(&model);
-    return rc;
+    printf("%s on %d threads, batches of %d sentences\n", d->greedy ? "greedy search" : "beam search", o->threads,
+           d->batch_size);
+    if (!d->greedy) printf("beam size                %d\n", d->beam_size);
+    printf("sentences                %d in %.3f s\n", r.sentences, seconds);
+    printf("sentences/s              %.1f\n", r.sentences / seconds);
+    printf("target tokens/s          %.0f (pieces + eos)\n", r.target_tokens / seconds);
+    printf("peak RSS                 %.3f GiB\n", nmt_bench_peak_rss_gib());
+    printf("matrix products          %s\n", products);
+    if (r.shortlist_k) printf("output layer             shortlist (K %d, M %d)\n", r.shortlist_k, r.shortlist_m);
+    return NMT_EXIT_OK;
 }
 
 int nmt_cmd_bench(int argc, char **argv) {
@@ -615,7 +401,7 @@ int nmt_cmd_bench(int argc, char **argv) {
                        .dropout = 0.1, .overrides = overrides};
     o.model = nmt_model_config_default(); /* d256, h4, ff1024, 3+3 */
     o.model.vocab_size = 8000;
-    o.decode = nmt_decode_options_default();
+    o.pipe = nmt_pipeline_options_default();
     long v, threads = nmt_cli_threads_default(), num_overrides = 0;
     int opt, status = NMT_EXIT_USAGE;
     static const int repeatable[] = {OPT_SET, 0};
@@ -668,20 +454,21 @@ int nmt_cmd_bench(int argc, char **argv) {
             break;
         case OPT_BEAM:
             if (nmt_cli_long("bench", "--beam-size", optarg, 1, 1000, &v) < 0) goto done;
-            o.decode.beam_size = (int)v;
-            o.decode.greedy = v == 1;
+            o.pipe.decode.beam_size = (int)v;
+            o.pipe.decode.greedy = v == 1;
             break;
         case OPT_BATCH_SIZE:
             if (nmt_cli_long("bench", "--batch-size", optarg, 1, 1 << 16, &v) < 0) goto done;
-            o.decode.batch_size = (int)v;
+            o.pipe.decode.batch_size = (int)v;
             break;
         case OPT_LENGTH_PENALTY:
-            if (nmt_cli_double("bench", "--length-penalty", optarg, 0.0, 100.0, &o.decode.length_penalty) < 0) goto done;
+            if (nmt_cli_double("bench", "--length-penalty", optarg, 0.0, 100.0, &o.pipe.decode.length_penalty) < 0) goto done;
             break;
         case OPT_PRECISION:
-            if (nmt_cli_precision("bench", optarg, &o.decode.precision) < 0) goto done;
+            if (nmt_cli_precision("bench", optarg, &o.pipe.decode.precision) < 0) goto done;
+            o.pipe.precision_of_model = 0;
             break;
-        case OPT_SHORTLIST: o.shortlist = 1; break;
+        case OPT_SHORTLIST: o.pipe.shortlist = 1; break;
         default: goto done;
         }
     }

@@ -1,11 +1,17 @@
-/* nmt score: the model's log-probability of given translations (forced decoding), one a line. */
+/* nmt score: the model's log-probability of given translations (forced decoding), one a line.
+ *
+ * Each side of a pair is bounded as `nmt translate` bounds a line (infer/pipeline.h): a side of more
+ * than --max-input-length pieces gets a warning naming file:line and the pair "nan" (or, with
+ * --max-input-length-crop, the score of its first pieces), so that no line makes it ask for more
+ * memory than the bound allows.
+ */
 #include "cli.h"
 
 #include "infer/forced.h"
+#include "infer/pipeline.h"
 #include "base/input.h"
 #include "base/io.h"
 #include "compute/pool.h"
-#include "model/model_dir.h"
 #include "text/spm.h"
 #include "base/util.h"
 
@@ -25,11 +31,16 @@ static void usage(FILE *out) {
             "eos given the source (evaluation mode: no dropout, no label smoothing). For rescoring\n"
             "n-best lists, and for checking nmt's numbers with other tools.\n"
             "\n"
-            "  -m, --model DIR        model directory written by `nmt train`\n"
+            "  -m, --model DIR        model directory written by `nmt train`, or a model file or\n"
+            "                         checkpoint (as nmt translate -m takes them)\n"
             "  -s, --source FILE      source sentences, one a line (`-` = stdin; gzip files are read)\n"
             "  -t, --target FILE      target sentences, as many lines (the same)\n"
             "      --normalize        divide by the number of target tokens (pieces + eos)\n"
             "      --batch-size N     pairs scored together (default 32)\n"
+            "      --max-input-length N  a pair with a side of more than N pieces is not scored: `nan` is\n"
+            "                         written, with a warning naming the line (default %d, as nmt\n"
+            "                         translate's)\n"
+            "      --max-input-length-crop  score the first N pieces of such a side instead\n"
             "      --loss-json FILE   also write the training objective on these pairs to FILE:\n"
             "                         {\"tokens\": N, \"loss_sum\": X, \"nll_sum\": Y} (label-smoothed and\n"
             "                         plain cross-entropy summed over target pieces + eos; for comparing\n"
@@ -38,7 +49,8 @@ static void usage(FILE *out) {
             "      --threads N        threads (default: the CPUs this process may use; alias\n"
             "                         --cpu-threads)\n"
             "  -q, --quiet            accepted: score reports nothing but errors on stderr\n"
-            "  -h, --help             show this help\n");
+            "  -h, --help             show this help\n",
+            nmt_pipeline_options_default().max_input_length);
 }
 
 enum { WINDOW = 1024 };
@@ -51,12 +63,29 @@ typedef struct side {
     int count[WINDOW];
 } side;
 
-/* Reads and encodes the next line of one side into slot i; 1 = read, 0 = end, -1 = error. */
-static int read_side(const nmt_model *model, const nmt_spm *spm, side *s, int i, int32_t **ids, size_t *cap) {
+/* How a side is encoded and bounded. */
+typedef struct bound {
+    nmt_tokenizer tokenizer;
+    size_t limit;
+    int crop;
+} bound;
+
+/* Reads and encodes the next line of one side into slot i; 1 = read, 0 = end, -1 = error. Sets
+ * *skip when the line is over the bound and not cropped. */
+static int read_side(const bound *b, side *s, int i, int32_t **ids, size_t *cap, int *skip) {
     int r = nmt_lines_next(&s->lines);
     if (r <= 0) return r;
-    size_t n = 0;
-    if (nmt_model_dir_encode_line(model, spm, &s->lines, ids, cap, &n) < 0) return -1;
+    size_t n = 0, pieces = 0;
+    r = nmt_pipeline_encode_with(&b->tokenizer, b->limit, b->crop, &s->lines, ids, cap, &n, &pieces);
+    if (r < 0) return -1;
+    if (r == NMT_PIPELINE_OVERLONG && b->crop)
+        fprintf(stderr, "nmt score: warning: %s:%ld: %zu pieces; scoring the first %zu (--max-input-length)\n",
+                s->lines.name, s->lines.number, pieces, b->limit);
+    else if (r == NMT_PIPELINE_OVERLONG)
+        fprintf(stderr, "nmt score: warning: %s:%ld: %zu pieces, more than --max-input-length %zu; writing nan "
+                        "(--max-input-length-crop scores the first %zu)\n",
+                s->lines.name, s->lines.number, pieces, b->limit, b->limit);
+    if (r == NMT_PIPELINE_OVERLONG && !b->crop) *skip = 1;
     free(s->ids[i]);
     s->ids[i] = nmt_malloc((n ? n : 1) * sizeof(int32_t));
     if (!s->ids[i]) return -1;
@@ -67,7 +96,7 @@ static int read_side(const nmt_model *model, const nmt_spm *spm, side *s, int i,
 
 typedef struct score_options {
     const char *model_dir;
-    int normalize, batch_size;
+    int normalize, batch_size, max_input_length, crop;
     long threads;
     const char *loss_json;  /* NULL: no loss */
     double label_smoothing;
@@ -80,26 +109,47 @@ static int write_loss(const char *path, const nmt_loss *loss) {
     return nmt_atomic_write(path, text, (size_t)len);
 }
 
+/* Moves the pairs not skipped to the front of both sides (order kept); returns their count. */
+static int compact(side *src, side *tgt, const int *skip, int n) {
+    int kept = 0;
+    for (int i = 0; i < n; i++) {
+        if (skip[i]) continue;
+        int32_t *a = src->ids[kept], *b = tgt->ids[kept];
+        const int ca = src->count[kept], cb = tgt->count[kept];
+        src->ids[kept] = src->ids[i], src->count[kept] = src->count[i];
+        tgt->ids[kept] = tgt->ids[i], tgt->count[kept] = tgt->count[i];
+        src->ids[i] = a, src->count[i] = ca;
+        tgt->ids[i] = b, tgt->count[i] = cb;
+        kept++;
+    }
+    return kept;
+}
+
 static int score_all(const score_options *o, side *src, side *tgt) {
     nmt_model model;
     memset(&model, 0, sizeof model);
     nmt_spm *spm = NULL;
+    char *dir = NULL;
     int32_t *ids = NULL;
     size_t cap = 0;
-    double scores[WINDOW];
+    static double scores[WINDOW];
+    static int skip[WINDOW];
     char text[64];
     int rc = -1;
     nmt_loss total = {0};
-    if (nmt_model_dir_open(o->model_dir, &model, &spm) < 0) goto done;
+    nmt_precision fp32 = NMT_PRECISION_FP32;
+    if (nmt_pipeline_load(o->model_dir, 1, 0, &fp32, &model, &spm, &dir) < 0) goto done;
     nmt_pool_set_threads((int)o->threads);
+    const bound b = {nmt_tokenizer_spm(spm), nmt_pipeline_input_limit(&model.config, o->max_input_length), o->crop};
     for (int eof = 0; !eof;) {
         int n = 0;
         while (n < WINDOW) {
-            int a = read_side(&model, spm, src, n, &ids, &cap);
+            skip[n] = 0;
+            int a = read_side(&b, src, n, &ids, &cap, &skip[n]);
             if (a < 0) goto done;
-            int b = read_side(&model, spm, tgt, n, &ids, &cap);
-            if (b < 0) goto done;
-            if (a != b) {
+            int b_read = read_side(&b, tgt, n, &ids, &cap, &skip[n]);
+            if (b_read < 0) goto done;
+            if (a != b_read) {
                 const side *longer = a ? src : tgt, *shorter = a ? tgt : src;
                 nmt_error_set("%s has more lines than %s, which ends after line %ld", longer->lines.name,
                               shorter->lines.name, shorter->lines.number);
@@ -111,21 +161,28 @@ static int score_all(const score_options *o, side *src, side *tgt) {
             }
             n++;
         }
-        if (nmt_forced_score(&model, n, (const int32_t *const *)src->ids, src->count, (const int32_t *const *)tgt->ids,
-                             tgt->count, o->batch_size, scores) < 0)
+        const int kept = compact(src, tgt, skip, n);
+        if (nmt_forced_score(&model, kept, (const int32_t *const *)src->ids, src->count,
+                             (const int32_t *const *)tgt->ids, tgt->count, o->batch_size, scores) < 0)
             goto done;
         if (o->loss_json) {
             nmt_loss loss;
-            if (nmt_forced_loss(&model, n, (const int32_t *const *)src->ids, src->count, (const int32_t *const *)tgt->ids,
+            if (nmt_forced_loss(&model, kept, (const int32_t *const *)src->ids, src->count, (const int32_t *const *)tgt->ids,
                                 tgt->count, o->batch_size, o->label_smoothing, &loss) < 0)
                 goto done;
             total.loss_sum += loss.loss_sum;
             total.nll_sum += loss.nll_sum;
             total.tokens += loss.tokens;
         }
-        for (int i = 0; i < n; i++) {
-            double value = o->normalize ? scores[i] / (tgt->count[i] + 1) : scores[i];
-            int len = snprintf(text, sizeof text, "%.6f\n", value);
+        for (int i = 0, k = 0; i < n; i++) {
+            int len;
+            if (skip[i]) {
+                len = snprintf(text, sizeof text, "nan\n");
+            } else {
+                const double value = o->normalize ? scores[k] / (tgt->count[k] + 1) : scores[k];
+                len = snprintf(text, sizeof text, "%.6f\n", value);
+                k++;
+            }
             if (nmt_io_write(stdout, text, (size_t)len, "<stdout>") < 0) goto done;
         }
         if (fflush(stdout) != 0) {
@@ -136,6 +193,7 @@ static int score_all(const score_options *o, side *src, side *tgt) {
     rc = o->loss_json ? write_loss(o->loss_json, &total) : 0;
 done:
     free(ids);
+    free(dir);
     nmt_spm_free(spm);
     nmt_model_free(&model);
     return rc;
@@ -148,11 +206,13 @@ int nmt_cmd_score(int argc, char **argv) {
         {"batch-size", required_argument, NULL, 'b'}, {"threads", required_argument, NULL, 'T'},
         {"loss-json", required_argument, NULL, 'L'}, {"label-smoothing", required_argument, NULL, 'e'},
         {"quiet", no_argument, NULL, 'q'},        {"cpu-threads", required_argument, NULL, 'T'},
+        {"max-input-length", required_argument, NULL, 'M'}, {"max-input-length-crop", no_argument, NULL, 'C'},
         {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0},
     };
     const char *paths[2] = {NULL, NULL};
     long batch = 32, threads = nmt_cli_threads_default();
-    score_options o = {.label_smoothing = 0.1};
+    score_options o = {.label_smoothing = 0.1, .max_input_length = nmt_pipeline_options_default().max_input_length};
+    long max_input = o.max_input_length;
     optind = 1;
     int c;
     while ((c = nmt_cli_getopt("score", argc, argv, "m:s:t:qh", options, NULL)) != -1) {
@@ -172,6 +232,10 @@ int nmt_cmd_score(int argc, char **argv) {
         case 'T':
             if (nmt_cli_long("score", "--threads", optarg, 1, 1024, &threads) < 0) return NMT_EXIT_USAGE;
             break;
+        case 'M':
+            if (nmt_cli_long("score", "--max-input-length", optarg, 1, 1000000, &max_input) < 0) return NMT_EXIT_USAGE;
+            break;
+        case 'C': o.crop = 1; break;
         case 'h': usage(stdout); return NMT_EXIT_OK;
         case 'q': break; /* score prints nothing but its results and errors */
         default: return NMT_EXIT_USAGE;
@@ -197,6 +261,7 @@ int nmt_cmd_score(int argc, char **argv) {
         nmt_lines_init(&sides[i].lines, sides[i].fp, paths[i]);
     }
     o.batch_size = (int)batch;
+    o.max_input_length = (int)max_input;
     o.threads = threads;
     if (score_all(&o, &sides[0], &sides[1]) < 0) rc = nmt_cli_fail("score");
 done:

@@ -9,18 +9,12 @@
  */
 #include "cli.h"
 
-#include "infer/align.h"
 #include "base/input.h"
-#include "infer/shortlist.h"
-#include "model/model_file.h"
 #include "base/io.h"
-#include "compute/pool.h"
-#include "model/model_dir.h"
-#include "viz/plot.h"
-#include "infer/translator.h"
-#include "text/spm.h"
-#include "base/utf8.h"
 #include "base/util.h"
+#include "compute/pool.h"
+#include "infer/pipeline.h"
+#include "viz/plot.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -33,31 +27,35 @@
 
 const char nmt_cmd_translate_summary[] = "translate sentences with beam search (n-best lists, alignments)";
 
+/* The defaults in the help are the library's (nmt_pipeline_options_default). */
 static void usage(FILE *out) {
+    const nmt_pipeline_options d = nmt_pipeline_options_default();
     fprintf(out,
             "Usage: nmt translate -m MODEL_DIR [-i IN] [-o OUT] [options]\n"
             "\n"
             "Translates raw sentences, one a line (stdin by default), into detokenized translations in\n"
             "the same order (stdout by default). An empty line gives an empty line.\n"
             "\n"
-            "  -m, --model DIR             model directory written by `nmt train` or `nmt average`\n"
+            "  -m, --model DIR             model directory written by `nmt train` or `nmt average`, or a\n"
+            "                              model file in one, or a checkpoint DIR/checkpoints/step-N.\n"
+            "                              safetensors (its weights, with DIR's vocabulary)\n"
             "  -i, --input FILE            input text (default stdin; `-` = stdin; gzip files are read)\n"
             "  -o, --output FILE           output (default stdout; a file is written atomically: only when\n"
             "                              every line succeeded)\n"
-            "  -k, -b, --beam-size K       beam size (default 5; alias --beam)\n"
+            "  -k, -b, --beam-size K       beam size (default %d; alias --beam)\n"
             "      --n-best N              write the N best hypotheses of each line as\n"
             "                              `i ||| hypothesis ||| F0= logprob ||| score` (i from 0; alias\n"
             "                              --nbest); with --sampling, N samples of each line\n"
-            "      --length-penalty A      GNMT length penalty ((5+|y|)/6)^A (default 0.6; alias --lenpen,\n"
+            "      --length-penalty A      GNMT length penalty ((5+|y|)/6)^A (default %g; alias --lenpen,\n"
             "                              though fairseq's penalty is |y|^A)\n"
-            "      --max-length-ratio R    at most R * source pieces + 10 target pieces (default 2)\n"
+            "      --max-length-ratio R    at most R * source pieces + 10 target pieces (default %g)\n"
             "      --max-input-length N    a line of more than N source pieces is not translated: an\n"
             "                              empty line is written, with a warning naming the line\n"
-            "                              (default 1000, as Marian's; alias --max-length)\n"
+            "                              (default %d, as Marian's; alias --max-length)\n"
             "      --max-input-length-crop translate the first N pieces of such a line instead (alias\n"
             "                              --max-length-crop)\n"
-            "      --batch-size N          sentences decoded together (default 64; alias --mini-batch)\n"
-            "      --batch-tokens N        at most N padded source pieces in a batch (default 8192): a\n"
+            "      --batch-size N          sentences decoded together (default %d; alias --mini-batch)\n"
+            "      --batch-tokens N        at most N padded source pieces in a batch (default %d): a\n"
             "                              batch whose longest line has L pieces holds at most N/(L+1)\n"
             "                              sentences\n"
             "      --stream                answer each line as soon as it is read: lines that have arrived\n"
@@ -76,15 +74,17 @@ static void usage(FILE *out) {
             "                              P, in (0, 1] (nucleus sampling; default 1: all)\n"
             "      --temperature T         divide the log-probabilities by T before drawing (default 1)\n"
             "      --seed N                the draws' seed (default 1)\n"
-            "      --precision P           fp32 (default), bf16, int8 or auto: the matrix products'\n"
-            "                              arithmetic. bf16: bfloat16 values, float32 sums (AVX512_BF16\n"
-            "                              CPUs, beam 5: 1.6x fp32 on AMD Zen 4, 1.5x on Zen 5, but\n"
-            "                              0.65x on Intel Xeon, whose vdpbf16ps is no faster than its\n"
-            "                              float32 FMAs). int8: weights and activations quantized per\n"
-            "                              row, exact integer sums (AVX-512 VNNI, or AVX2); attention,\n"
-            "                              LayerNorm and softmax stay float32. auto: the fastest of\n"
-            "                              those on this CPU, measured when the command starts.\n"
-            "                              Translations can differ slightly from fp32's\n"
+            "      --precision P           fp32, bf16, int8 or auto: the matrix products' arithmetic\n"
+            "                              (default: as the model was written, int8 for a directory of\n"
+            "                              `nmt convert --precision int8`, else fp32). bf16: bfloat16\n"
+            "                              values, float32 sums (AVX512_BF16 CPUs, beam 5: 1.6x fp32 on\n"
+            "                              AMD Zen 4, 1.5x on Zen 5, but 0.65x on Intel Xeon, whose\n"
+            "                              vdpbf16ps is no faster than its float32 FMAs). int8: weights\n"
+            "                              and activations quantized per row, exact integer sums\n"
+            "                              (AVX-512 VNNI, or AVX2); attention, LayerNorm and softmax\n"
+            "                              stay float32. auto: the fastest of those on this CPU,\n"
+            "                              measured when the command starts. Translations can differ\n"
+            "                              slightly from fp32's\n"
             "      --shortlist             the output layer scores only each batch's shortlist\n"
             "                              candidates (MODEL_DIR/shortlist.bin, `nmt shortlist`);\n"
             "                              a line's translation can then depend on its batch\n"
@@ -108,18 +108,17 @@ static void usage(FILE *out) {
             "at most R x L + 10 pieces each; the decoder's cache grows with beam x batch-tokens x (R + 1)\n"
             "x layers x d_model floats (bytes with --precision int8, whose cache is int8). When a line\n"
             "fails (invalid UTF-8), the translations of the lines before it are written first, then the\n"
-            "error.\n");
+            "error.\n",
+            d.decode.beam_size, d.decode.length_penalty, d.decode.max_length_ratio, d.max_input_length,
+            d.decode.batch_size, d.decode.batch_tokens);
 }
-
-enum { NMT_TRANSLATE_BATCH_TOKENS = 8192, NMT_TRANSLATE_MAX_INPUT = 1000 };
 
 typedef struct args {
     const char *model_dir, *input, *output, *map;
-    nmt_decode_options decode;
+    nmt_pipeline_options pipe; /* the library's options and defaults */
     long threads;
-    long max_input;  /* --max-input-length: pieces */
     int n_best;      /* 0: one translation a line; N: Moses n-best lines */
-    int print_alignment, words, print_pieces, crop, skip_invalid, quiet, shortlist;
+    int print_alignment, words, print_pieces, skip_invalid, quiet;
     int stream;      /* 1 on, 0 off, -1 by the kind of input */
 } args;
 
@@ -133,10 +132,7 @@ typedef struct line {
 
 typedef struct translate {
     args a;
-    nmt_model model;
-    nmt_spm *spm;
-    nmt_translator *translator;
-    nmt_shortlist *shortlist;
+    nmt_pipeline *pipeline;
     FILE *out;
     const char *out_name;
     nmt_strbuf text; /* the output of one line, built before it is written */
@@ -191,11 +187,11 @@ static int parse_args(int argc, char **argv, args *a) {
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    a->decode = nmt_decode_options_default();
-    a->decode.batch_tokens = NMT_TRANSLATE_BATCH_TOKENS;
-    long beam = a->decode.beam_size, n_best = 0, batch = a->decode.batch_size, tokens = a->decode.batch_tokens;
+    a->pipe = nmt_pipeline_options_default();
+    nmt_decode_options *decode = &a->pipe.decode;
+    long beam = decode->beam_size, n_best = 0, batch = decode->batch_size, tokens = decode->batch_tokens;
+    long max_input = a->pipe.max_input_length;
     a->threads = nmt_cli_threads_default();
-    a->max_input = NMT_TRANSLATE_MAX_INPUT;
     a->stream = -1;
     const char *sampling_flag = NULL; /* the last sampling option given */
     int beam_given = 0;
@@ -216,16 +212,16 @@ static int parse_args(int argc, char **argv, args *a) {
             if (nmt_cli_long("translate", "--n-best", optarg, 1, 1000, &n_best) < 0) return -1;
             break;
         case O_LP:
-            if (nmt_cli_double("translate", "--length-penalty", optarg, 0, 10, &a->decode.length_penalty) < 0) return -1;
+            if (nmt_cli_double("translate", "--length-penalty", optarg, 0, 10, &decode->length_penalty) < 0) return -1;
             break;
         case O_RATIO:
-            if (nmt_cli_double("translate", "--max-length-ratio", optarg, 0, 100, &a->decode.max_length_ratio) < 0)
+            if (nmt_cli_double("translate", "--max-length-ratio", optarg, 0, 100, &decode->max_length_ratio) < 0)
                 return -1;
             break;
         case O_MAXIN:
-            if (nmt_cli_long("translate", "--max-input-length", optarg, 1, 1000000, &a->max_input) < 0) return -1;
+            if (nmt_cli_long("translate", "--max-input-length", optarg, 1, 1000000, &max_input) < 0) return -1;
             break;
-        case O_CROP: a->crop = 1; break;
+        case O_CROP: a->pipe.crop = 1; break;
         case O_BATCH:
             if (nmt_cli_long("translate", "--batch-size", optarg, 1, 4096, &batch) < 0) return -1;
             break;
@@ -235,22 +231,22 @@ static int parse_args(int argc, char **argv, args *a) {
         case O_THREADS:
             if (nmt_cli_long("translate", "--threads", optarg, 1, 1024, &a->threads) < 0) return -1;
             break;
-        case O_GREEDY: a->decode.greedy = 1; break;
-        case O_SAMPLING: a->decode.sampling.enabled = 1; break;
+        case O_GREEDY: decode->greedy = 1; break;
+        case O_SAMPLING: decode->sampling.enabled = 1; break;
         case O_TOPK:
             if (nmt_cli_long("translate", "--sampling-topk", optarg, 0, 1 << 24, &top_k) < 0) return -1;
             sampling_flag = "--sampling-topk";
             break;
         case O_TOPP:
-            if (nmt_cli_double("translate", "--sampling-topp", optarg, 0, 1, &a->decode.sampling.top_p) < 0) return -1;
-            if (!(a->decode.sampling.top_p > 0))
+            if (nmt_cli_double("translate", "--sampling-topp", optarg, 0, 1, &decode->sampling.top_p) < 0) return -1;
+            if (!(decode->sampling.top_p > 0))
                 return nmt_cli_usage_error("translate", "--sampling-topp: expected a number in (0, 1], got '%s'", optarg), -1;
             sampling_flag = "--sampling-topp";
             break;
         case O_TEMPERATURE:
-            if (nmt_cli_double("translate", "--temperature", optarg, 0, 1000, &a->decode.sampling.temperature) < 0)
+            if (nmt_cli_double("translate", "--temperature", optarg, 0, 1000, &decode->sampling.temperature) < 0)
                 return -1;
-            if (!(a->decode.sampling.temperature > 0))
+            if (!(decode->sampling.temperature > 0))
                 return nmt_cli_usage_error("translate", "--temperature: expected a number > 0, got '%s'", optarg), -1;
             sampling_flag = "--temperature";
             break;
@@ -259,7 +255,8 @@ static int parse_args(int argc, char **argv, args *a) {
             sampling_flag = "--seed";
             break;
         case O_PRECISION:
-            if (nmt_cli_precision("translate", optarg, &a->decode.precision) < 0) return -1;
+            if (nmt_cli_precision("translate", optarg, &decode->precision) < 0) return -1;
+            a->pipe.precision_of_model = 0;
             break;
         case O_ALIGN_HARD:
             if (strcmp(optarg, "hard") != 0)
@@ -280,7 +277,7 @@ static int parse_args(int argc, char **argv, args *a) {
             if (a->stream >= 0) return nmt_cli_usage_error("translate", "--stream and --no-stream exclude each other"), -1;
             a->stream = c == O_STREAM;
             break;
-        case O_SHORTLIST: a->shortlist = 1; break;
+        case O_SHORTLIST: a->pipe.shortlist = 1; break;
         case 'q': a->quiet = 1; break;
         case 'h': usage(stdout); return 1;
         default: return -1;
@@ -292,27 +289,28 @@ static int parse_args(int argc, char **argv, args *a) {
     if (a->output && nmt_cli_output("translate", "--output", a->output, inputs, "--input") < 0) return -1;
     if (a->map && strcmp(a->map, "-") != 0 && nmt_cli_output("translate", "--alignment-map", a->map, written, NULL) < 0)
         return -1;
-    if (sampling_flag && !a->decode.sampling.enabled)
+    if (sampling_flag && !decode->sampling.enabled)
         return nmt_cli_usage_error("translate", "%s is for --sampling", sampling_flag), -1;
-    if (a->decode.sampling.enabled) {
+    if (decode->sampling.enabled) {
         if (beam_given)
             return nmt_cli_usage_error("translate", "--sampling draws instead of searching: it takes no --beam-size "
                                                     "(--n-best N draws N samples a line)"), -1;
-        if (a->shortlist)
+        if (a->pipe.shortlist)
             return nmt_cli_usage_error("translate", "--sampling draws from the whole vocabulary: it takes no --shortlist"), -1;
-        a->decode.greedy = 1;
-        a->decode.sampling.top_k = (int)top_k;
-        a->decode.sampling.seed = (uint64_t)seed;
+        decode->greedy = 1;
+        decode->sampling.top_k = (int)top_k;
+        decode->sampling.seed = (uint64_t)seed;
     }
-    if (a->decode.greedy && !a->decode.sampling.enabled && n_best > 1)
+    if (decode->greedy && !decode->sampling.enabled && n_best > 1)
         return nmt_cli_usage_error("translate", "--greedy gives one hypothesis: --n-best must be 1"), -1;
-    if (!a->decode.greedy && n_best > beam)
+    if (!decode->greedy && n_best > beam)
         return nmt_cli_usage_error("translate", "--n-best %ld is more than the beam size %ld", n_best, beam), -1;
-    a->decode.beam_size = (int)beam;
-    a->decode.n_best = n_best > 0 ? (int)n_best : 1;
-    a->decode.batch_size = (int)batch;
-    a->decode.batch_tokens = (int)tokens;
-    a->decode.attention = a->print_alignment || a->map;
+    decode->beam_size = (int)beam;
+    decode->n_best = n_best > 0 ? (int)n_best : 1;
+    decode->batch_size = (int)batch;
+    decode->batch_tokens = (int)tokens;
+    decode->attention = a->print_alignment || a->map;
+    a->pipe.max_input_length = (int)max_input;
     a->n_best = (int)n_best;
     if (a->words && !a->print_alignment)
         return nmt_cli_usage_error("translate", "--alignment-unit is for --print-alignment"), -1;
@@ -333,28 +331,23 @@ static int input_ready(FILE *in) {
     return poll(&p, 1, 0) > 0;
 }
 
-/* Applies --max-input-length to an encoded line: crops it, or empties it, with a warning. */
-static void bound_length(const translate *t, const nmt_lines *in, size_t *n_ids, size_t limit) {
-    if (*n_ids <= limit) return;
-    if (t->a.crop)
+/* Says what the pipeline did with a line over --max-input-length: cropped it, or emptied it. */
+static void warn_overlong(const translate *t, const nmt_lines *in, size_t pieces) {
+    const size_t limit = nmt_pipeline_limit(t->pipeline);
+    if (t->a.pipe.crop)
         fprintf(stderr, "nmt translate: warning: %s:%ld: %zu pieces; translating the first %zu (--max-input-length)\n",
-                in->name, in->number, *n_ids, limit);
+                in->name, in->number, pieces, limit);
     else
         fprintf(stderr, "nmt translate: warning: %s:%ld: %zu pieces, more than --max-input-length %zu; writing an "
                         "empty line (--max-input-length-crop translates the first %zu)\n",
-                in->name, in->number, *n_ids, limit, limit);
-    *n_ids = t->a.crop ? limit : 0;
+                in->name, in->number, pieces, limit, limit);
 }
 
 /* Reads up to `cap` lines into window[], encoded (in stream mode, only those already arrived after
  * the first). Sets *count; *eof at the end. On an error, window[0..*count) holds the lines before it. */
 static int read_window(translate *t, nmt_lines *in, line *window, int cap, int stream, int *count, int *eof) {
     int32_t *ids = NULL;
-    size_t ids_cap = 0, n_ids = 0;
-    const nmt_model_config *mc = &t->model.config;
-    /* A model with learned positions has no position beyond its table: such lines are over-long too. */
-    size_t limit = (size_t)t->a.max_input;
-    if (mc->positions == NMT_POSITIONS_LEARNED && (size_t)mc->max_positions - 1 < limit) limit = (size_t)mc->max_positions - 1;
+    size_t ids_cap = 0, n_ids = 0, pieces = 0;
     int rc = -1;
     *count = 0;
     while (*count < cap && !(stream && *count > 0 && !input_ready(in->fp))) {
@@ -364,12 +357,11 @@ static int read_window(translate *t, nmt_lines *in, line *window, int cap, int s
             *eof = 1;
             break;
         }
-        int encoded = nmt_model_dir_encode_line(&t->model, t->spm, in, &ids, &ids_cap, &n_ids);
-        if (encoded == -1 && n_ids > limit) encoded = 0; /* over the learned positions: bounded below */
-        if (encoded == NMT_MODEL_DIR_INVALID_UTF8 && t->a.skip_invalid) {
+        int encoded = nmt_pipeline_encode(t->pipeline, in, &ids, &ids_cap, &n_ids, &pieces);
+        if (encoded == NMT_PIPELINE_INVALID_UTF8 && t->a.skip_invalid) {
             fprintf(stderr, "nmt translate: warning: %s; writing an empty line\n", nmt_error());
             n_ids = 0;
-        } else if (encoded == NMT_MODEL_DIR_INVALID_UTF8) {
+        } else if (encoded == NMT_PIPELINE_INVALID_UTF8) {
             char message[512];
             snprintf(message, sizeof message, "%s", nmt_error());
             nmt_error_set("%s (--skip-invalid writes an empty line for it instead)", message);
@@ -377,11 +369,11 @@ static int read_window(translate *t, nmt_lines *in, line *window, int cap, int s
         } else if (encoded < 0) {
             goto done;
         }
-        bound_length(t, in, &n_ids, limit);
+        if (encoded == NMT_PIPELINE_OVERLONG) warn_overlong(t, in, pieces);
         line *l = &window[*count];
         memset(l, 0, sizeof *l);
         l->number = in->number;
-        l->text = nmt_strdup(encoded == 0 ? in->line : "");
+        l->text = nmt_strdup(encoded >= 0 ? in->line : "");
         l->ids = nmt_malloc((n_ids ? n_ids : 1) * sizeof(int32_t));
         (*count)++;
         if (!l->text || !l->ids) goto done;
@@ -408,29 +400,29 @@ static int append_alignment(translate *t, const line *l, const nmt_hypothesis *h
         t->pairs = grown;
         t->pairs_cap = (size_t)h->length * 2;
     }
-    int n = nmt_align_pairs(h, l->ids, l->count, t->spm, t->a.words, t->pairs);
+    int n = nmt_pipeline_align(t->pipeline, h, l->ids, l->count, t->a.words, t->pairs);
     if (n < 0) return -1;
     for (int k = 0; k < n; k++) nmt_strbuf_printf(&t->text, " %d-%d", t->pairs[2 * k], t->pairs[2 * k + 1]);
     return 0;
 }
 
 /* Appends " ||| " and the pieces, separated by spaces. */
-static void append_pieces(translate *t, const int32_t *ids, int n) {
+static void append_pieces(translate *t, const nmt_tokenizer *tokenizer, const int32_t *ids, int n) {
     nmt_strbuf_printf(&t->text, " |||");
-    for (int i = 0; i < n; i++) nmt_strbuf_printf(&t->text, " %s", nmt_spm_piece(t->spm, ids[i]));
+    for (int i = 0; i < n; i++) nmt_strbuf_printf(&t->text, " %s", tokenizer->piece(tokenizer->state, ids[i]));
 }
 
 /* Appends the detokenized hypothesis and what was asked for after it. */
 static int append_hypothesis(translate *t, const line *l, const nmt_hypothesis *h, int scores) {
-    char *text = nmt_spm_decode(t->spm, h->tokens, (size_t)h->length);
+    char *text = nmt_pipeline_text(t->pipeline, h);
     if (!text) return -1;
     nmt_strbuf_printf(&t->text, "%s", text);
     free(text);
     if (scores) nmt_strbuf_printf(&t->text, " ||| F0= %.6f ||| %.6f", h->logprob, h->score);
     if (t->a.print_alignment && append_alignment(t, l, h) < 0) return -1;
     if (t->a.print_pieces) {
-        append_pieces(t, l->ids, l->count);
-        append_pieces(t, h->tokens, h->length);
+        append_pieces(t, nmt_pipeline_source(t->pipeline), l->ids, l->count);
+        append_pieces(t, nmt_pipeline_target(t->pipeline), h->tokens, h->length);
     }
     nmt_strbuf_printf(&t->text, "\n");
     return 0;
@@ -471,8 +463,9 @@ static int draw_map(translate *t, const line *l, long index, const nmt_hypothesi
     char *path = NULL;
     int rc = -1;
     if (!src || !tgt) goto done;
-    for (int i = 0; i < l->count; i++) src[i] = nmt_spm_piece(t->spm, l->ids[i]);
-    for (int j = 0; j < h->length; j++) tgt[j] = nmt_spm_piece(t->spm, h->tokens[j]);
+    const nmt_tokenizer *source = nmt_pipeline_source(t->pipeline), *target = nmt_pipeline_target(t->pipeline);
+    for (int i = 0; i < l->count; i++) src[i] = source->piece(source->state, l->ids[i]);
+    for (int j = 0; j < h->length; j++) tgt[j] = target->piece(target->state, h->tokens[j]);
     src[l->count] = tgt[h->length] = eos;
     nmt_strbuf_printf(&title, "sentence %ld: %.120s", index, l->text);
     if (title.failed) {
@@ -516,7 +509,7 @@ static int translate_window(translate *t, line *window, int count, long first_in
         src[i] = window[i].ids;
         len[i] = window[i].count;
     }
-    if (nmt_translator_run_from(t->translator, (uint64_t)first_index, count, src, len, out) < 0) goto done;
+    if (nmt_pipeline_translate(t->pipeline, (uint64_t)first_index, count, src, len, out) < 0) goto done;
     for (int i = 0; i < count; i++) {
         if (write_translation(t, first_index + i, &window[i], &out[i]) < 0) goto done;
         if (t->a.map && draw_map(t, &window[i], first_index + i, &out[i].hyps[0]) < 0) goto done;
@@ -551,15 +544,8 @@ static int run(translate *t) {
     line *window = NULL;
     FILE *in = NULL;
     int count = 0, rc = -1, eof = 0, committed = 0;
-    if (nmt_model_dir_open_for(t->a.model_dir, t->a.decode.precision, &t->model, &t->spm) < 0)
-        return -1;
-    if (t->a.shortlist) {
-        if (nmt_shortlist_load_dir(&t->shortlist, t->a.model_dir, t->model.config.vocab_size) < 0) return -1;
-        t->a.decode.shortlist = t->shortlist;
-    }
     nmt_pool_set_threads((int)t->a.threads);
-    if (nmt_translator_create(&t->translator, &t->model, &t->a.decode) < 0) return -1;
-    nmt_translator_release_model(t->translator, &t->model);
+    if (nmt_pipeline_open(&t->pipeline, t->a.model_dir, &t->a.pipe) < 0) return -1;
     if (!(in = nmt_input_open(t->a.input ? t->a.input : "-"))) return -1;
     t->out = stdout;
     t->out_name = "<stdout>";
@@ -572,7 +558,7 @@ static int run(translate *t) {
      * tells whether another line has arrived. */
     const int stream = t->a.stream >= 0 ? t->a.stream : stream_default(in);
     if (stream) setvbuf(in, NULL, _IONBF, 0);
-    const int cap = 16 * t->a.decode.batch_size;
+    const int cap = 16 * t->a.pipe.decode.batch_size;
     const int show_progress = !t->a.quiet && isatty(STDERR_FILENO);
     window = nmt_calloc((size_t)cap, sizeof *window);
     if (!window) goto done;
@@ -589,8 +575,8 @@ static int run(translate *t) {
         if (count && translate_window(t, window, count, first) < 0) {
             if (strstr(nmt_error(), "out of memory"))
                 nmt_error_prefix("translating lines %ld to %ld (--batch-size %d and --beam-size %d set the memory a "
-                                 "batch needs; lower them)", first + 1, first + count, t->a.decode.batch_size,
-                                 t->a.decode.beam_size);
+                                 "batch needs; lower them)", first + 1, first + count, t->a.pipe.decode.batch_size,
+                                 t->a.pipe.decode.beam_size);
             goto done;
         }
         if (show_progress && count) progress(t, 0);
@@ -618,10 +604,7 @@ int nmt_cmd_translate(int argc, char **argv) {
     int parsed = parse_args(argc, argv, &t.a);
     if (parsed != 0) return parsed > 0 ? NMT_EXIT_OK : NMT_EXIT_USAGE;
     int rc = run(&t) < 0 ? nmt_cli_fail("translate") : NMT_EXIT_OK;
-    nmt_translator_free(t.translator);
-    nmt_shortlist_free(t.shortlist);
-    nmt_spm_free(t.spm);
-    nmt_model_free(&t.model);
+    nmt_pipeline_free(t.pipeline);
     nmt_strbuf_free(&t.text);
     free(t.pairs);
     return rc;

@@ -27,9 +27,9 @@ cat >prog.c <<'C'
 #include <stdio.h>
 int main(void) {
     const char *hyp[] = {"The dog bit the man."}, *ref[] = {"The dog bit the man."};
-    nmt_score s;
+    nmt_corpus_metric s;
     if (nmt_corpus_bleu(1, hyp, 1, ref, &s) < 0) return fprintf(stderr, "%s\n", nmt_last_error()), 1;
-    printf("%s %s %.1f\n", nmt_version(), s.name, s.score);
+    printf("%s %s %.1f\n", nmt_version(), s.name, s.value);
     return 0;
 }
 C

@@ -38,9 +38,18 @@ full=$(stat -c %s $M/model.safetensors) small=$(stat -c %s m8/model.safetensors)
 [ $((small * 100 / full)) -le 35 ] || say_fail "int8 model is $small bytes, fp32 $full (want <= 35%)"
 check "translate int8 dir" 0 "$NMT" translate -m m8 -i in.txt --precision int8 -q
 cmp -s out int8.txt || say_fail "the int8 directory translates unlike --precision int8 on the fp32 model"
+# It runs as it was converted: int8 unless --precision says otherwise.
+check "translate int8 dir by default" 0 "$NMT" translate -m m8 -i in.txt -q
+cmp -s out int8.txt || say_fail "the int8 directory does not run int8 by default"
 # Every subcommand reads it: fp32 decoding, scoring, back to fp32.
-check "translate int8 dir as fp32" 0 "$NMT" translate -m m8 -i in.txt -q
+check "translate int8 dir as fp32" 0 "$NMT" translate -m m8 -i in.txt -q --precision fp32
 [ "$(wc -l <out)" -eq 40 ] || say_fail "fp32 decoding of the int8 directory"
+# The scores tell the arithmetic apart: int8 activations by default, float32 ones when asked.
+"$NMT" translate -m m8 -i in.txt -q --n-best 1 >scores-default.txt 2>err || say_fail "n-best: $(cat err)"
+"$NMT" translate -m m8 -i in.txt -q --n-best 1 --precision int8 >scores-int8.txt 2>err || say_fail "n-best: $(cat err)"
+"$NMT" translate -m m8 -i in.txt -q --n-best 1 --precision fp32 >scores-fp32.txt 2>err || say_fail "n-best: $(cat err)"
+cmp -s scores-default.txt scores-int8.txt || say_fail "the int8 directory's default scores are not int8's"
+cmp -s scores-default.txt scores-fp32.txt && say_fail "--precision fp32 did not override the int8 directory's precision"
 check "score int8 dir" 0 "$NMT" score -m m8 -s in.txt -t int8.txt --threads 1
 [ "$(wc -l <out)" -eq 40 ] || say_fail "score of the int8 directory"
 check "convert back" 0 "$NMT" convert -m m8 --precision fp32 -o m32 -q

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The Python bindings (python/nmt, ctypes over the installed libnmt.so) against the CLI on a tiny
 # model: translations, n-best hypotheses and their scores, sampled translations in parts, forced-decoding
-# scores, BLEU/chrF/TER with their signatures, and errors.
+# scores, BLEU/chrF/TER with their signatures, errors, and close() while another thread translates.
 . "$NMT_SOURCE_DIR/tests/harness.sh"
 . "$NMT_SOURCE_DIR/tests/tiny_model.sh"
 . "$NMT_SOURCE_DIR/tests/install_prefix.sh"
@@ -87,6 +87,27 @@ try:
     raise AssertionError("a missing model directory was accepted")
 except nmt.NmtError as e:
     assert "no-such-model" in str(e), e
+# close() from another thread while translating: it waits for the call, which completes (or, when the
+# close came first, raises NmtError); later calls raise NmtError.
+import threading
+for _ in range(3):
+    t = nmt.Translator("model", threads=1)
+    got = []
+    def work():
+        try:
+            got.append(len(t.translate(src * 40)))
+        except nmt.NmtError as e:
+            got.append(str(e))
+    worker = threading.Thread(target=work)
+    worker.start()
+    t.close()
+    worker.join()
+    assert got in ([len(src) * 40], ["the translator is closed"]), got
+    try:
+        t.translate(src)
+        raise AssertionError("a closed translator translated")
+    except nmt.NmtError as e:
+        assert "closed" in str(e), e
 assert nmt.version()
 print("python checks passed")
 PY

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # `nmt translate` and `nmt score` end to end, on a tiny model trained inside the test: line order
 # and empty lines, n-best and alignment formats, scores, alignment maps, invalid UTF-8, write errors
-# and a closed pipe, missing or corrupt model directories.
+# and a closed pipe, missing or corrupt model directories, a model file or checkpoint instead of one.
 . "$NMT_SOURCE_DIR/tests/harness.sh"
 
 # A toy parallel corpus: the target is the source with each word swapped for its "translation".
@@ -21,6 +21,14 @@ cp out all.txt
 : >alone.txt
 while IFS= read -r line; do printf '%s\n' "$line" | "$NMT" translate -m $M -q $T >>alone.txt; done <in.txt
 cmp -s all.txt alone.txt || { say_fail "translating lines one at a time differs"; diff all.txt alone.txt; }
+# -m also takes the model file, or a checkpoint (the vocabulary from the directory above checkpoints/):
+# here the last checkpoint holds the final weights.
+check "model file" 0 "$NMT" translate -m $M/model.safetensors -i in.txt $T
+cmp -s out alone.txt || say_fail "-m MODEL_DIR/model.safetensors translates unlike -m MODEL_DIR"
+check "checkpoint" 0 "$NMT" translate -m $M/checkpoints/step-00000400.safetensors -i in.txt $T
+cmp -s out alone.txt || say_fail "-m the last checkpoint translates unlike the model directory"
+check "not a model file" 1 "$NMT" translate -m in.txt -i in.txt $T
+grep -q 'in.txt' err || say_fail "not a model file: $(cat err)"
 # Empty input gives empty output; a missing input file is an error naming it.
 check "empty input" 0 "$NMT" translate -m $M $T </dev/null
 [ ! -s out ] || say_fail "empty input gave output"
@@ -93,6 +101,8 @@ cp out scores.txt
 check "score batch 1" 0 "$NMT" score -m $M $T -s src.txt -t hyp.txt --batch-size 1
 paste out scores.txt | awk '{ d = $1 - $2; if (d < 0) d = -d; if (d > 1e-5 || $1 > 0) bad = 1 } END { exit bad }' ||
   say_fail "scores depend on the batch size"
+check "score a checkpoint" 0 "$NMT" score -m $M/checkpoints/step-00000400.safetensors -s src.txt -t hyp.txt --threads 2
+cmp -s out scores.txt || say_fail "score -m the last checkpoint differs from score -m the directory"
 gzip -c src.txt >src.txt.gz
 "$NMT" score -m $M $T -s src.txt.gz -t - <hyp.txt >gz-scores.txt 2>err && cmp -s gz-scores.txt scores.txt ||
   say_fail "score of a gzip source and a target on stdin: $(cat err)"

@@ -12,14 +12,14 @@ static const char *const hyp[] = {"The dog bit the man."}, *const ref[] = {"The 
 
 START_TEST(test_ok_before_any_failure) {
     ck_assert_int_eq(nmt_last_status(), NMT_STATUS_OK);
-    nmt_score s;
+    nmt_corpus_metric s;
     ck_assert_int_eq(nmt_corpus_bleu(1, hyp, 1, ref, &s), 0);
     ck_assert_int_eq(nmt_last_status(), NMT_STATUS_OK);
 }
 END_TEST
 
 START_TEST(test_failed_argument) {
-    nmt_score s;
+    nmt_corpus_metric s;
     ck_assert_int_lt(nmt_corpus_bleu(-1, hyp, 1, ref, &s), 0);
     ck_assert_int_eq(nmt_last_status(), NMT_STATUS_FAILED);
     ck_assert_msg(strstr(nmt_last_error(), "count"), "%s", nmt_last_error());
@@ -27,7 +27,7 @@ START_TEST(test_failed_argument) {
 END_TEST
 
 START_TEST(test_no_memory) {
-    nmt_score s;
+    nmt_corpus_metric s;
     nmt_alloc_fail_at(1);
     const int rc = nmt_corpus_chrf(1, hyp, 1, ref, &s);
     nmt_alloc_fail_at(0);
@@ -77,7 +77,7 @@ static void *status_of_this_thread(void *unused) {
 
 START_TEST(test_per_thread) {
     nmt_alloc_fail_at(1);
-    nmt_score s;
+    nmt_corpus_metric s;
     ck_assert_int_lt(nmt_corpus_ter(1, hyp, 1, ref, &s), 0);
     nmt_alloc_fail_at(0);
     ck_assert_int_eq(nmt_last_status(), NMT_STATUS_NO_MEMORY);

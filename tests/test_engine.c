@@ -16,6 +16,8 @@
 
 #include <math.h>
 #include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
 
 static const char *const lines[] = {"the cat sees a dog", "", "big red house and a small tree", "bird",
                                     "the dog likes the blue bird and the cat runs"};
@@ -277,6 +279,87 @@ START_TEST(test_concurrent_callers) {
 }
 END_TEST
 
+typedef struct closing_caller {
+    nmt_engine *e;
+    atomic_int started;
+    int rc, count;
+    char error[128];
+} closing_caller;
+
+enum { CLOSING_LINES = 8 * LINES };
+
+static void *translate_once(void *arg) {
+    closing_caller *c = arg;
+    const char *many[CLOSING_LINES];
+    for (int i = 0; i < CLOSING_LINES; i++) many[i] = lines[i % LINES];
+    nmt_result *r;
+    atomic_store(&c->started, 1);
+    c->rc = nmt_engine_translate(c->e, CLOSING_LINES, many, &r);
+    snprintf(c->error, sizeof c->error, "%s", c->rc < 0 ? nmt_last_error() : "");
+    if (c->rc == 0) {
+        c->count = nmt_result_count(r);
+        nmt_result_free(r);
+    }
+    return NULL;
+}
+
+/* Closing an engine while another thread translates with it (Python's Translator.close() from
+ * another thread): the close waits for the call in flight, which completes, or refuses it when the
+ * close came first; never frees what the call uses (ASan proves it). The gate's own test proves the
+ * order deterministically. */
+START_TEST(test_close_while_translating) {
+    nmt_test_model_dir(nmt_test_tmpdir);
+    for (int round = 0; round < 3; round++) {
+        closing_caller c = {.e = open_engine(1, 1)};
+        pthread_t thread;
+        ck_assert_int_eq(pthread_create(&thread, NULL, translate_once, &c), 0);
+        while (!atomic_load(&c.started)) sched_yield();
+        nmt_engine_close(c.e);
+        pthread_join(thread, NULL);
+        if (c.rc == 0) ck_assert_int_eq(c.count, CLOSING_LINES);
+        else ck_assert_str_eq(c.error, "the engine is being closed");
+    }
+}
+END_TEST
+
+/* A line of a megabyte is bounded like `nmt translate` bounds it: refused, naming the line, or with
+ * crop translated and scored on its first max_input_length pieces; never tried whole. */
+START_TEST(test_megabyte_line) {
+    nmt_test_model_dir(nmt_test_tmpdir);
+    enum { BYTES = 1000000 };
+    char *big = malloc(BYTES + 1);
+    ck_assert_ptr_nonnull(big);
+    for (int i = 0; i < BYTES; i += 4) memcpy(big + i, "cat ", 4);
+    big[BYTES - 1] = '\0';
+    const char *pair[] = {"the cat", big};
+    nmt_engine_options o = nmt_engine_options_default();
+    ck_assert_int_eq(o.max_input_length, 1000);
+    o.threads = 1;
+    nmt_engine *e;
+    ck_assert_int_eq(nmt_engine_open(&e, nmt_test_tmpdir, &o), 0);
+    nmt_result *r;
+    ck_assert_int_eq(nmt_engine_translate(e, 2, pair, &r), -1);
+    ck_assert_msg(strncmp(nmt_last_error(), "line 2: ", 8) == 0 && strstr(nmt_last_error(), "more than the limit of 1000"),
+                  "%s", nmt_last_error());
+    double logprob[2];
+    ck_assert_int_eq(nmt_engine_logprob(e, 2, pair, pair, logprob), -1);
+    ck_assert_msg(strstr(nmt_last_error(), "more than the limit of 1000"), "%s", nmt_last_error());
+    nmt_engine_close(e);
+    o.crop = 1;
+    o.max_input_length = 20;
+    ck_assert_int_eq(nmt_engine_open(&e, nmt_test_tmpdir, &o), 0);
+    ck_assert_msg(nmt_engine_translate(e, 2, pair, &r) == 0, "%s", nmt_last_error());
+    int n;
+    nmt_result_source_pieces(r, 1, &n);
+    ck_assert_int_eq(n, 20);
+    nmt_result_free(r);
+    ck_assert_msg(nmt_engine_logprob(e, 2, pair, pair, logprob) == 0, "%s", nmt_last_error());
+    ck_assert(logprob[1] < 0 && isfinite(logprob[1]));
+    nmt_engine_close(e);
+    free(big);
+}
+END_TEST
+
 START_TEST(test_errors) {
     nmt_test_model_dir(nmt_test_tmpdir);
     nmt_engine *e;
@@ -287,7 +370,7 @@ START_TEST(test_errors) {
     ck_assert_ptr_nonnull(strstr(nmt_last_error(), "/nonexistent-model-dir"));
     o.precision = "fp16";
     ck_assert_int_eq(nmt_engine_open(&e, nmt_test_tmpdir, &o), -1);
-    ck_assert_str_eq(nmt_last_error(), "precision: expected fp32, bf16 or int8, got 'fp16'");
+    ck_assert_str_eq(nmt_last_error(), "precision: expected fp32, bf16, int8 or auto, got 'fp16'");
     o.precision = NULL;
     o.n_best = 9;
     ck_assert_int_eq(nmt_engine_open(&e, nmt_test_tmpdir, &o), -1);
@@ -330,7 +413,7 @@ static int translate_attempt(void *context) {
 static int score_attempt(void *context) {
     sweep *s = context;
     double out[LINES];
-    return nmt_engine_score(s->e, LINES, lines, lines, out);
+    return nmt_engine_logprob(s->e, LINES, lines, lines, out);
 }
 
 /* Every allocation of a translation and of scoring is checked: a failure anywhere fails the call
@@ -417,8 +500,8 @@ START_TEST(test_scoring) {
         rewrite_model_file(4, 0); /* another model under the same name */
         reference_scores(targets, p, other);
 
-        ck_assert_msg(nmt_engine_score(e, LINES, lines, targets, got) == 0, "%s", nmt_last_error());
-        ck_assert_int_eq(nmt_engine_score(e, LINES, lines, targets, again), 0);
+        ck_assert_msg(nmt_engine_logprob(e, LINES, lines, targets, got) == 0, "%s", nmt_last_error());
+        ck_assert_int_eq(nmt_engine_logprob(e, LINES, lines, targets, again), 0);
         for (int i = 0; i < LINES; i++) {
             ck_assert_msg(got[i] == want[i] && again[i] == want[i], "%s line %d: %.17g, %.17g, want %.17g",
                           precisions[p], i, got[i], again[i], want[i]);
@@ -440,11 +523,11 @@ START_TEST(test_scoring) {
         ck_assert_uint_eq(fwrite(bytes, 1, size, fp), size);
         ck_assert_int_eq(fclose(fp), 0);
         if (nmt_packed_self_contained(p ? NMT_PRECISION_INT8 : NMT_PRECISION_FP32)) {
-            ck_assert_int_eq(nmt_engine_score(e, LINES, lines, targets, got), -1);
+            ck_assert_int_eq(nmt_engine_logprob(e, LINES, lines, targets, got), -1);
             ck_assert_msg(strstr(nmt_last_error(), "model.safetensors: changed on disk since it was loaded"), "%s",
                           nmt_last_error());
         } else {
-            ck_assert_int_eq(nmt_engine_score(e, LINES, lines, targets, got), 0);
+            ck_assert_int_eq(nmt_engine_logprob(e, LINES, lines, targets, got), 0);
             for (int i = 0; i < LINES; i++) ck_assert(got[i] == other[i]);
         }
         free(bytes);
@@ -455,17 +538,40 @@ START_TEST(test_scoring) {
 }
 END_TEST
 
+/* An int8 directory (`nmt convert --precision int8`) runs int8 unless a precision is given; a
+ * directory of float32 weights runs fp32. */
+START_TEST(test_precision_of_model) {
+    nmt_test_model_dir(nmt_test_tmpdir);
+    nmt_engine_options o = nmt_engine_options_default();
+    ck_assert_ptr_null(o.precision);
+    o.threads = 1;
+    nmt_engine *e;
+    ck_assert_int_eq(nmt_engine_open(&e, nmt_test_tmpdir, &o), 0);
+    ck_assert_str_eq(nmt_engine_get_options(e)->precision, "fp32");
+    nmt_engine_close(e);
+    if (!nmt_packed_available(NMT_PRECISION_INT8)) return;
+    rewrite_model_file(0, 1);
+    ck_assert_int_eq(nmt_engine_open(&e, nmt_test_tmpdir, &o), 0);
+    ck_assert_str_eq(nmt_engine_get_options(e)->precision, "int8");
+    nmt_engine_close(e);
+    o.precision = "fp32";
+    ck_assert_int_eq(nmt_engine_open(&e, nmt_test_tmpdir, &o), 0);
+    ck_assert_str_eq(nmt_engine_get_options(e)->precision, "fp32");
+    nmt_engine_close(e);
+}
+END_TEST
+
 START_TEST(test_scores) {
     const char *hyps[] = {"The cat sat on the mat.", "A dog runs."};
     const char *refs[] = {"The cat sat on the mat.", "A dog runs.", "The cat is on the mat.", "The dog runs."};
-    nmt_score s;
+    nmt_corpus_metric s;
     ck_assert_int_eq(nmt_corpus_bleu(2, hyps, 1, refs, &s), 0);
-    ck_assert_double_eq_tol(s.score, 100, 1e-9);
+    ck_assert_double_eq_tol(s.value, 100, 1e-9);
     ck_assert_str_eq(s.name, "BLEU");
     ck_assert_msg(strncmp(s.signature, "nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:", 53) == 0, "%s",
                   s.signature);
     ck_assert_int_eq(nmt_corpus_chrf(2, hyps, 2, refs, &s), 0);
-    ck_assert_double_eq_tol(s.score, 100, 1e-9);
+    ck_assert_double_eq_tol(s.value, 100, 1e-9);
     ck_assert_str_eq(s.name, "chrF2");
     ck_assert_msg(strncmp(s.signature, "nrefs:2|case:mixed|eff:yes|nc:6|nw:0|space:no|version:", 54) == 0, "%s",
                   s.signature);
@@ -473,7 +579,7 @@ START_TEST(test_scores) {
     ck_assert_str_eq(s.name, "TER");
     /* 1 substitution ("sat" -> "is") + 1 ("a" -> "the", lowercased) over 6 + 3 words (the final "." stays
      * on its word). */
-    ck_assert_double_eq_tol(s.score, 100.0 * 2 / 9, 1e-9);
+    ck_assert_double_eq_tol(s.value, 100.0 * 2 / 9, 1e-9);
     ck_assert_int_eq(nmt_corpus_bleu(2, hyps, 0, refs, &s), -1);
     ck_assert_ptr_nonnull(strstr(nmt_last_error(), "nrefs >= 1"));
     ck_assert_str_eq(nmt_version(), NMT_VERSION);
@@ -489,9 +595,12 @@ int main(void) {
     tcase_add_test(tc, test_row_invariant);
     tcase_add_test(tc, test_sampling);
     tcase_add_test(tc, test_concurrent_callers);
+    tcase_add_test(tc, test_close_while_translating);
+    tcase_add_test(tc, test_megabyte_line);
     tcase_add_test(tc, test_errors);
     tcase_add_test(tc, test_allocation_failures);
     tcase_add_test(tc, test_scoring);
+    tcase_add_test(tc, test_precision_of_model);
     tcase_add_test(tc, test_scores);
     suite_add_tcase(s, tc);
     return nmt_test_run(s);

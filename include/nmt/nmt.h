@@ -1,5 +1,5 @@
 /* nmt.h: the public C API of nmt -- translation with a trained model directory, text in and text out,
- * corpus scores exactly as sacreBLEU computes them, and training from a YAML config.
+ * corpus metrics exactly as sacreBLEU computes them, and training from a YAML config.
  *
  * This is the only header a program needs: #include <nmt/nmt.h> and link with libnmt (its
  * dependencies: OpenBLAS, SentencePiece, libyaml, utf8proc, pthreads, libm). Every type is opaque or a
@@ -11,7 +11,7 @@
  * not depend on the other lines of its call (batches are row-invariant), and equals what
  * `nmt translate` prints for it with the same options.
  *
- *     nmt_engine_options o = nmt_engine_options_default();   // beam 5, alpha 0.6, fp32, ...
+ *     nmt_engine_options o = nmt_engine_options_default();   // beam 5, alpha 0.6, lines of <= 1000 pieces, ...
  *     o.n_best = 3;
  *     nmt_engine *e;
  *     if (nmt_engine_open(&e, "runs/quickstart", &o) < 0) { fprintf(stderr, "%s\n", nmt_last_error()); ... }
@@ -28,13 +28,19 @@
  * last decoder layer attends to most (heads averaged), as `nmt translate --print-alignment` prints it
  * (pairs "i-j"); the attention matrix itself and the pieces are there too, e.g. to draw a heat map.
  *
- * Threads. nmt_engine_translate, nmt_engine_translate_from and nmt_engine_score may be called from
+ * Threads. nmt_engine_translate, nmt_engine_translate_from and nmt_engine_logprob may be called from
  * several threads at once, on one engine or on several: the calls on one engine take turns (each
  * already uses o.threads threads for its batches), and the threads of all engines are one pool. The
- * thread count is process-wide: the last engine opened sets it. Open and close engines from one
- * thread while no other thread uses an engine; close an engine only when no call on it is running or
- * will start. The nmt_result_* readers, nmt_corpus_* and nmt_version may run on any thread at any
- * time; several threads may read one result. Errors are per thread (below).
+ * thread count is process-wide: the last engine opened sets it. Open engines from one thread while no
+ * other thread uses an engine. nmt_engine_close waits for the calls in flight on the engine and makes
+ * those that arrive while it waits fail ("the engine is being closed"); no call may begin after it
+ * returned. The nmt_result_* readers, nmt_corpus_* and nmt_version may run on any thread at any time;
+ * several threads may read one result. Errors are per thread (below).
+ *
+ * Words. "score" names one thing here: a hypothesis' rank, its log-probability divided by the length
+ * penalty (nmt_result_score). The model's probability of a given translation is a log-probability
+ * (nmt_engine_logprob, nmt_result_logprob), and BLEU, chrF and TER are corpus metrics
+ * (nmt_corpus_metric).
  *
  * Lifetimes. The caller owns what it passes in: the lines, the options and the paths are read during
  * the call only. What a call returns through a pointer belongs to the library and stays valid:
@@ -47,7 +53,7 @@
  *   - nmt_last_error's message: until the calling thread's next call into the library;
  *   - nmt_version: always.
  * Free a result and close an engine once each (NULL is accepted and does nothing); never free(3)
- * what the library returns. An nmt_score is the caller's struct, filled in.
+ * what the library returns. An nmt_corpus_metric is the caller's struct, filled in.
  *
  * Errors. Every function that can fail returns a negative value when it does and sets, for the
  * calling thread, a message read with nmt_last_error() -- it names the file, line or field that is
@@ -144,10 +150,14 @@ typedef struct nmt_engine_options {
     double length_penalty;   /* GNMT alpha: score = logprob / ((5 + |y|) / 6)^alpha (0.6) */
     double max_length_ratio; /* at most ratio * source pieces + 10 target pieces (2) */
     int threads;             /* threads for decoding (0: the CPUs this process may use) */
-    const char *precision;   /* matrix products: "fp32" (NULL means it), "bf16" (AVX512_BF16 CPUs) or "int8"
-                              * (AVX2 or AVX-512 VNNI CPUs; weights and activations quantized per row) */
+    const char *precision;   /* matrix products: NULL (the default) runs the model as it was written: "int8"
+                              * for a directory of `nmt convert --precision int8` (where the CPU has int8
+                              * products), else "fp32"; or "fp32", "bf16" (AVX512_BF16 CPUs), "int8"
+                              * (AVX2 or AVX-512 VNNI CPUs; weights and activations quantized per row) or
+                              * "auto" (the fastest of those here, measured when the engine opens) */
     int max_batch;           /* lines decoded together (64) */
-    int max_input_length;    /* source pieces per line (0: no limit but the model's) */
+    int max_input_length;    /* source pieces per line, and fewer where the model's learned positions end
+                              * (1000; 0 means the default) */
     int crop;                /* a longer line: 1 = cropped to max_input_length, 0 = an error (0) */
     int alignment;           /* 1: compute alignments and attention (0) */
     int sampling;            /* 1: draw each piece from the model's distribution instead of searching
@@ -158,14 +168,19 @@ typedef struct nmt_engine_options {
     double temperature;      /* with sampling: the log-probabilities divided by it first (1) */
     unsigned long long seed; /* with sampling: the draws' seed (1); a line's draws depend on the seed
                               * and its line number (nmt_engine_translate_from) only */
+    int batch_tokens;        /* at most this many padded source pieces in a batch (8192) */
+    int shortlist;           /* 1: the output layer scores only the candidates of MODEL_DIR/shortlist.bin
+                              * (`nmt shortlist`); a line's translation can then depend on its batch (0) */
 } nmt_engine_options;
 
+/* The defaults, the library's one set (those of `nmt translate`). */
 NMT_API nmt_engine_options nmt_engine_options_default(void);
 
-/* Opens a model directory; *out is NULL on failure. */
+/* Opens a model directory, or a model file in one, or a checkpoint DIR/checkpoints/step-N.safetensors
+ * (its vocabulary from DIR); *out is NULL on failure. */
 NMT_API int nmt_engine_open(nmt_engine **out, const char *model_dir, const nmt_engine_options *options);
 NMT_API void nmt_engine_close(nmt_engine *engine);
-/* The options in effect (threads resolved). */
+/* The options in effect (threads and precision resolved). */
 NMT_API const nmt_engine_options *nmt_engine_get_options(const nmt_engine *engine);
 /* The model's language codes ("en", "de"), from the suffixes of the training corpus files named in
  * the directory's config.yaml; NULL when not recorded. */
@@ -183,10 +198,10 @@ NMT_API int nmt_engine_translate_from(nmt_engine *engine, unsigned long long fir
                                       const char *const *lines, nmt_result **out);
 
 /* Forced decoding: out[i] = the natural-log probability of targets[i] (its pieces and the end of
- * sentence) given sources[i], for i < count, as `nmt score` writes it (each side limited like a line
- * of nmt_engine_translate). */
-NMT_API int nmt_engine_score(nmt_engine *engine, int count, const char *const *sources,
-                             const char *const *targets, double *out);
+ * sentence) given sources[i], for i < count, as `nmt score` writes it (each side bounded like a line
+ * of nmt_engine_translate: cropped with crop, an error naming the line without). */
+NMT_API int nmt_engine_logprob(nmt_engine *engine, int count, const char *const *sources,
+                               const char *const *targets, double *out);
 
 NMT_API void nmt_result_free(nmt_result *result);
 /* Lines translated. */
@@ -203,7 +218,8 @@ NMT_API double nmt_result_logprob(const nmt_result *result, int i, int k);
 /* The alignment of hypothesis k of line i: returns the number of pairs n and sets *pairs to
  * [2 * n] ints, (source piece, target piece) for each target piece in order; 0 without alignment. */
 NMT_API int nmt_result_alignment(const nmt_result *result, int i, int k, const int **pairs);
-/* The source pieces of line i ("▁the"), *count of them. */
+/* The source pieces of line i ("▁the"), *count of them: the vocabulary's strings, valid while the
+ * engine is open (as are the target pieces). */
 NMT_API const char *const *nmt_result_source_pieces(const nmt_result *result, int i, int *count);
 /* The target pieces of hypothesis k of line i. */
 NMT_API const char *const *nmt_result_target_pieces(const nmt_result *result, int i, int k, int *count);
@@ -212,19 +228,22 @@ NMT_API const char *const *nmt_result_target_pieces(const nmt_result *result, in
  * without alignment or for an empty line. */
 NMT_API const float *nmt_result_attention(const nmt_result *result, int i, int k);
 
-/* ---- Scores (sacreBLEU 2.x defaults: 13a tokenization, exponential smoothing, chrF2, TER) ---- */
+/* ---- Corpus metrics (sacreBLEU 2.x defaults: 13a tokenization, exponential smoothing, chrF2, TER) ---- */
 
-typedef struct nmt_score {
-    double score;         /* 0..100 (TER: edits per 100 reference words, can exceed 100) */
+typedef struct nmt_corpus_metric {
+    double value;         /* 0..100 (TER: edits per 100 reference words, can exceed 100) */
     char name[32];        /* "BLEU", "chrF2", "TER" */
     char signature[256];  /* sacreBLEU's signature, "nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:..." */
-} nmt_score;
+} nmt_corpus_metric;
 
-/* Corpus scores of hyps[0..count) against nrefs references per line: refs[r * count + i] is
+/* Corpus metrics of hyps[0..count) against nrefs references per line: refs[r * count + i] is
  * reference r of line i. */
-NMT_API int nmt_corpus_bleu(int count, const char *const *hyps, int nrefs, const char *const *refs, nmt_score *out);
-NMT_API int nmt_corpus_chrf(int count, const char *const *hyps, int nrefs, const char *const *refs, nmt_score *out);
-NMT_API int nmt_corpus_ter(int count, const char *const *hyps, int nrefs, const char *const *refs, nmt_score *out);
+NMT_API int nmt_corpus_bleu(int count, const char *const *hyps, int nrefs, const char *const *refs,
+                            nmt_corpus_metric *out);
+NMT_API int nmt_corpus_chrf(int count, const char *const *hyps, int nrefs, const char *const *refs,
+                            nmt_corpus_metric *out);
+NMT_API int nmt_corpus_ter(int count, const char *const *hyps, int nrefs, const char *const *refs,
+                           nmt_corpus_metric *out);
 
 /* ---- Training ---- */
 

@@ -25,6 +25,7 @@ object with ``.score``, ``.name`` and ``.signature`` (sacreBLEU 2.x defaults: 13
 
 import ctypes
 import os
+import threading
 
 __all__ = ["Translator", "NmtError", "Score", "bleu", "chrf", "ter", "library", "version"]
 
@@ -51,11 +52,13 @@ class _EngineOptions(ctypes.Structure):
         ("sampling_topp", ctypes.c_double),
         ("temperature", ctypes.c_double),
         ("seed", ctypes.c_ulonglong),
+        ("batch_tokens", ctypes.c_int),
+        ("shortlist", ctypes.c_int),
     ]
 
 
-class _Score(ctypes.Structure):
-    _fields_ = [("score", ctypes.c_double), ("name", ctypes.c_char * 32), ("signature", ctypes.c_char * 256)]
+class _Metric(ctypes.Structure):
+    _fields_ = [("value", ctypes.c_double), ("name", ctypes.c_char * 32), ("signature", ctypes.c_char * 256)]
 
 
 _lib = None
@@ -83,14 +86,14 @@ def library():
         "nmt_engine_open": (c_int, [ctypes.POINTER(c_void_p), c_char_p, ctypes.POINTER(_EngineOptions)]),
         "nmt_engine_close": (None, [c_void_p]),
         "nmt_engine_translate_from": (c_int, [c_void_p, ctypes.c_ulonglong, c_int, strings, ctypes.POINTER(c_void_p)]),
-        "nmt_engine_score": (c_int, [c_void_p, c_int, strings, strings, ctypes.POINTER(c_double)]),
+        "nmt_engine_logprob": (c_int, [c_void_p, c_int, strings, strings, ctypes.POINTER(c_double)]),
         "nmt_result_free": (None, [c_void_p]),
         "nmt_result_hypotheses": (c_int, [c_void_p, c_int]),
         "nmt_result_hypothesis": (c_char_p, [c_void_p, c_int, c_int]),
         "nmt_result_score": (c_double, [c_void_p, c_int, c_int]),
-        "nmt_corpus_bleu": (c_int, [c_int, strings, c_int, strings, ctypes.POINTER(_Score)]),
-        "nmt_corpus_chrf": (c_int, [c_int, strings, c_int, strings, ctypes.POINTER(_Score)]),
-        "nmt_corpus_ter": (c_int, [c_int, strings, c_int, strings, ctypes.POINTER(_Score)]),
+        "nmt_corpus_bleu": (c_int, [c_int, strings, c_int, strings, ctypes.POINTER(_Metric)]),
+        "nmt_corpus_chrf": (c_int, [c_int, strings, c_int, strings, ctypes.POINTER(_Metric)]),
+        "nmt_corpus_ter": (c_int, [c_int, strings, c_int, strings, ctypes.POINTER(_Metric)]),
     }
     for name, (restype, argtypes) in signatures.items():
         function = getattr(lib, name)
@@ -125,47 +128,69 @@ def _strings(items, what):
 class Translator:
     """A model directory (what `nmt train` or `nmt average` writes), opened once.
 
-    The options are those of `nmt translate`: beam_size, n_best (the most hypotheses translate may
-    return per line), greedy, length_penalty, max_length_ratio, threads (0: the CPUs this process may use),
-    precision ("fp32", "bf16" or "int8"), max_batch, max_input_length (0: no limit but the model's) and crop
-    (a longer line is cropped instead of refused). sampling=True draws each piece from the model's
-    distribution instead of searching, as `nmt translate --sampling` does, with sampling_topk,
-    sampling_topp, temperature and seed (its --sampling-topk, --sampling-topp, --temperature, --seed).
+    The options are those of `nmt translate`, with its defaults (read from the library): beam_size,
+    n_best (the most hypotheses translate may return per line), greedy, length_penalty,
+    max_length_ratio, threads (0: the CPUs this process may use), precision ("fp32", "bf16", "int8" or
+    "auto"), max_batch, batch_tokens, max_input_length (source pieces a line, 1000) and crop (a longer
+    line is cropped instead of refused with NmtError) and shortlist (MODEL_DIR/shortlist.bin).
+    sampling=True draws each piece from the model's distribution instead of searching, as `nmt
+    translate --sampling` does, with sampling_topk, sampling_topp, temperature and seed (its
+    --sampling-topk, --sampling-topp, --temperature, --seed). model_dir may also be a model file or a
+    checkpoint (DIR/checkpoints/step-N.safetensors). close() from another thread waits for the calls
+    in flight; later calls raise NmtError.
     """
 
-    def __init__(self, model_dir, beam_size=5, threads=0, n_best=1, greedy=False, length_penalty=0.6,
-                 max_length_ratio=2.0, precision="fp32", max_batch=64, max_input_length=1000, crop=False,
-                 sampling=False, sampling_topk=0, sampling_topp=1.0, temperature=1.0, seed=1):
-        # n_best changes when the search may stop, so it is the translator's: 1 gives `nmt translate`'s
-        # translations, N those of `nmt translate --n-best N`.
+    def __init__(self, model_dir, **options):
+        # Every option left out keeps the library's default (nmt_engine_options_default, those of
+        # `nmt translate`). n_best changes when the search may stop, so it is the translator's: 1 gives
+        # `nmt translate`'s translations, N those of `nmt translate --n-best N`.
+        self._calls = threading.Condition()  # guards _engine and _inside: close waits for the calls in flight
+        self._inside = 0
+        self._engine = None
         lib = library()
         o = lib.nmt_engine_options_default()
-        o.beam_size = 1 if greedy else beam_size
-        o.n_best = n_best
-        o.greedy = int(bool(greedy))
-        o.length_penalty = length_penalty
-        o.max_length_ratio = max_length_ratio
-        o.threads = threads
-        self._precision = precision.encode()
-        o.precision = self._precision
-        o.max_batch = max_batch
-        o.max_input_length = max_input_length
-        o.crop = int(bool(crop))
-        o.sampling = int(bool(sampling))
-        o.sampling_topk = sampling_topk
-        o.sampling_topp = sampling_topp
-        o.temperature = temperature
-        o.seed = seed
-        self._engine = ctypes.c_void_p()
-        if lib.nmt_engine_open(ctypes.byref(self._engine), os.fsencode(model_dir), ctypes.byref(o)) < 0:
+        names = {name for name, _ in _EngineOptions._fields_}
+        for name, value in options.items():
+            if name not in names:
+                raise TypeError(f"Translator() got an unexpected option '{name}'")
+            if name == "precision":
+                self._precision = value.encode()
+                value = self._precision
+            elif name in ("greedy", "crop", "sampling", "shortlist"):
+                value = int(bool(value))
+            setattr(o, name, value)
+        if options.get("greedy"):
+            o.beam_size = 1
+        engine = ctypes.c_void_p()
+        if lib.nmt_engine_open(ctypes.byref(engine), os.fsencode(model_dir), ctypes.byref(o)) < 0:
             raise _fail()
+        self._engine = engine
         self.n_best_max = o.n_best
 
     def close(self):
-        """Frees the model (also done when the object is collected)."""
-        if getattr(self, "_engine", None):
-            library().nmt_engine_close(self._engine)
-            self._engine = None
+        """Frees the model (also done when the object is collected), once the calls in flight on
+        other threads have returned."""
+        calls = getattr(self, "_calls", None)
+        if calls is None:
+            return
+        with calls:
+            engine, self._engine = self._engine, None
+            while self._inside:
+                calls.wait()
+        if engine:
+            library().nmt_engine_close(engine)
+
+    def _enter(self):
+        with self._calls:
+            if self._engine is None:
+                raise NmtError("the translator is closed")
+            self._inside += 1
+            return self._engine
+
+    def _leave(self):
+        with self._calls:
+            self._inside -= 1
+            self._calls.notify_all()
 
     def __del__(self):
         self.close()
@@ -182,15 +207,17 @@ class Translator:
         (hypothesis, score) pairs), best first. The score is the rank: log-probability / length penalty.
         With sampling, lines[i] is drawn as line first_line + i (from 0) of a file `nmt translate
         --sampling` reads: give each part of a long text its first line number."""
-        if self._engine is None:
-            raise NmtError("the translator is closed")
         if not 1 <= n_best <= self.n_best_max:
             raise ValueError(f"n_best must be from 1 to {self.n_best_max} (the translator's n_best)")
         lib = library()
         array, count = _strings(lines, "lines")
         result = ctypes.c_void_p()
-        if lib.nmt_engine_translate_from(self._engine, first_line, count, array, ctypes.byref(result)) < 0:
-            raise _fail()
+        engine = self._enter()
+        try:
+            if lib.nmt_engine_translate_from(engine, first_line, count, array, ctypes.byref(result)) < 0:
+                raise _fail()
+        finally:
+            self._leave()
         try:
             out = []
             for i in range(count):
@@ -206,15 +233,17 @@ class Translator:
     def score(self, sources, targets):
         """The natural-log probability of each target given its source (forced decoding), as
         `nmt score` writes it: a list of float."""
-        if self._engine is None:
-            raise NmtError("the translator is closed")
         src, count = _strings(sources, "sources")
         tgt, tgt_count = _strings(targets, "targets")
         if count != tgt_count:
             raise ValueError(f"{count} sources but {tgt_count} targets")
         out = (ctypes.c_double * max(count, 1))()
-        if library().nmt_engine_score(self._engine, count, src, tgt, out) < 0:
-            raise _fail()
+        engine = self._enter()
+        try:
+            if library().nmt_engine_logprob(engine, count, src, tgt, out) < 0:
+                raise _fail()
+        finally:
+            self._leave()
         return list(out[:count])
 
 
@@ -244,10 +273,10 @@ def _corpus(function, hypotheses, references):
         if len(stream) != count:
             raise ValueError(f"reference stream {r} has {len(stream)} lines but there are {count} hypotheses")
     refs, _ = _strings([line for stream in streams for line in stream], "references")
-    out = _Score()
+    out = _Metric()
     if function(count, hyps, len(streams), refs, ctypes.byref(out)) < 0:
         raise _fail()
-    return Score(out.score, out.name.decode(), out.signature.decode())
+    return Score(out.value, out.name.decode(), out.signature.decode())
 
 
 def bleu(hypotheses, references):

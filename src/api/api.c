@@ -37,10 +37,10 @@ static int segments_of(nmt_segments *s, const char *name, const char *const *lin
     return 0;
 }
 
-/* The corpus score of one metric with its default options (eval/evaluate.h: the per-line statistics
+/* The corpus metric of one kind with its default options (eval/evaluate.h: the per-line statistics
  * summed in order, as sacreBLEU sums them). */
-static int corpus_score(nmt_metric_kind kind, int count, const char *const *hyps, int nrefs, const char *const *refs,
-                        nmt_score *out) {
+static int corpus_metric(nmt_metric_kind kind, int count, const char *const *hyps, int nrefs, const char *const *refs,
+                        nmt_corpus_metric *out) {
     memset(out, 0, sizeof *out);
     if (count < 0 || nrefs < 1) return nmt_error_set("need count >= 0 and nrefs >= 1, got %d and %d", count, nrefs);
     nmt_metric_options options = nmt_metric_options_default();
@@ -57,7 +57,7 @@ static int corpus_score(nmt_metric_kind kind, int count, const char *const *hyps
     }
     nmt_evaluate_scored scored;
     if (nmt_evaluate_system(metric, &hyp, ref_ptrs, nrefs, 0, &scored) < 0) goto done;
-    out->score = scored.score;
+    out->value = scored.score;
     snprintf(out->name, sizeof out->name, "%s", nmt_metric_name(metric));
     nmt_signature_field fields[NMT_METRIC_MAX_FIELDS];
     const int n = nmt_metric_signature_fields(metric, fields);
@@ -77,16 +77,16 @@ done:
     return rc;
 }
 
-int nmt_corpus_bleu(int count, const char *const *hyps, int nrefs, const char *const *refs, nmt_score *out) {
-    return corpus_score(NMT_METRIC_BLEU, count, hyps, nrefs, refs, out);
+int nmt_corpus_bleu(int count, const char *const *hyps, int nrefs, const char *const *refs, nmt_corpus_metric *out) {
+    return corpus_metric(NMT_METRIC_BLEU, count, hyps, nrefs, refs, out);
 }
 
-int nmt_corpus_chrf(int count, const char *const *hyps, int nrefs, const char *const *refs, nmt_score *out) {
-    return corpus_score(NMT_METRIC_CHRF, count, hyps, nrefs, refs, out);
+int nmt_corpus_chrf(int count, const char *const *hyps, int nrefs, const char *const *refs, nmt_corpus_metric *out) {
+    return corpus_metric(NMT_METRIC_CHRF, count, hyps, nrefs, refs, out);
 }
 
-int nmt_corpus_ter(int count, const char *const *hyps, int nrefs, const char *const *refs, nmt_score *out) {
-    return corpus_score(NMT_METRIC_TER, count, hyps, nrefs, refs, out);
+int nmt_corpus_ter(int count, const char *const *hyps, int nrefs, const char *const *refs, nmt_corpus_metric *out) {
+    return corpus_metric(NMT_METRIC_TER, count, hyps, nrefs, refs, out);
 }
 
 int nmt_train_config(const char *config_path, const char *const *overrides, int threads, int quiet,

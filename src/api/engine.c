@@ -2,48 +2,36 @@
  * translated into texts, n-best lists, alignments and attention.
  *
  * The top library layer (src/api) may use every lower one; nothing below includes it. An engine is
- * the model, its SentencePiece model and one nmt_translator, the same calls `nmt translate` makes, so
- * its translations are the command's, and with the command's memory: a translator whose packed
- * matrices hold the weights whole (int8, fp32 on nmt's own kernels) reads them from the mapped file
- * and keeps no float32 copy. Scoring given translations needs the full forward pass, so the first
- * nmt_engine_score of such an engine reads the float32 model whole from the same mapping (the file
- * it translates with, even if the directory has changed since) and keeps it. A mutex makes the
- * engine shareable: calls take turns.
+ * one nmt_pipeline (infer/pipeline.h), the path `nmt translate` takes, so its translations, bounds and
+ * defaults are the command's; only over-long lines differ: without crop they fail the call, naming
+ * the line, where the command writes an empty line. A mutex makes the engine shareable: calls take
+ * turns; nmt_engine_close waits for the calls in flight and refuses those that come after it began.
  */
 #include "nmt/nmt.h"
 
-#include "base/utf8.h"
+#include "api/gate.h"
 #include "base/util.h"
-#include "compute/pool.h"
 #include "compute/packed.h"
-#include "infer/forced.h"
-#include "infer/translator.h"
-#include "model/model_dir.h"
-#include "model/placement.h"
-#include "model/model.h"
-#include "text/spm.h"
+#include "compute/pool.h"
+#include "infer/pipeline.h"
 #include "train/config.h"
 
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 struct nmt_engine {
-    nmt_engine_options options; /* as given, threads resolved; precision points at a static string */
-    nmt_model model;            /* the translator's (matrices deferred and released where it packs them whole) */
-    nmt_model scorer;           /* model whole for nmt_engine_score, made at its first call when model is not
-                                 * (params NULL until then) */
-    nmt_spm *spm;
-    nmt_translator *translator;
+    nmt_engine_options options; /* as given, defaults and threads resolved; precision a static string */
+    nmt_pipeline *pipeline;
     pthread_mutex_t lock;       /* one translation at a time */
+    nmt_gate gate;              /* the calls in flight, which nmt_engine_close waits for */
     char source_language[16], target_language[16]; /* "" when not recorded */
 };
 
 /* One hypothesis of a result, everything derived at translation time. */
 typedef struct result_hypothesis {
     char *text;
-    const char **pieces; /* [length] pieces (the spm model's strings) */
+    const char **pieces; /* [length] pieces (the tokenizer's strings) */
     int *pairs;          /* [2 * length] (source, target) pieces, or NULL without attention */
 } result_hypothesis;
 
@@ -60,24 +48,27 @@ struct nmt_result {
 };
 
 nmt_engine_options nmt_engine_options_default(void) {
-    nmt_decode_options d = nmt_decode_options_default();
+    const nmt_pipeline_options p = nmt_pipeline_options_default();
+    const nmt_decode_options *d = &p.decode;
     return (nmt_engine_options){
-        .beam_size = d.beam_size,
-        .n_best = d.n_best,
-        .greedy = d.greedy,
-        .length_penalty = d.length_penalty,
-        .max_length_ratio = d.max_length_ratio,
+        .beam_size = d->beam_size,
+        .n_best = d->n_best,
+        .greedy = d->greedy,
+        .length_penalty = d->length_penalty,
+        .max_length_ratio = d->max_length_ratio,
         .threads = 0,
-        .precision = "fp32",
-        .max_batch = d.batch_size,
-        .max_input_length = 0,
-        .crop = 0,
-        .alignment = 0,
-        .sampling = 0,
-        .sampling_topk = d.sampling.top_k,
-        .sampling_topp = d.sampling.top_p,
-        .temperature = d.sampling.temperature,
-        .seed = d.sampling.seed,
+        .precision = p.precision_of_model ? NULL : nmt_packed_precision_name(d->precision),
+        .max_batch = d->batch_size,
+        .max_input_length = p.max_input_length,
+        .crop = p.crop,
+        .alignment = d->attention,
+        .sampling = d->sampling.enabled,
+        .sampling_topk = d->sampling.top_k,
+        .sampling_topp = d->sampling.top_p,
+        .temperature = d->sampling.temperature,
+        .seed = d->sampling.seed,
+        .batch_tokens = d->batch_tokens,
+        .shortlist = p.shortlist,
     };
 }
 
@@ -115,76 +106,68 @@ static void read_languages(nmt_engine *e, const char *dir) {
     nmt_error_clear();
 }
 
-static int decode_options(const nmt_engine_options *o, nmt_decode_options *d) {
-    *d = nmt_decode_options_default();
+/* The pipeline's options of the public ones (max_input_length 0: the default bound). */
+static int pipeline_options(const nmt_engine_options *o, nmt_pipeline_options *p) {
+    *p = nmt_pipeline_options_default();
+    nmt_decode_options *d = &p->decode;
     d->greedy = o->greedy;
     d->beam_size = o->greedy ? 1 : o->beam_size;
     d->n_best = o->greedy ? 1 : o->n_best;
     d->length_penalty = o->length_penalty;
     d->max_length_ratio = o->max_length_ratio;
     d->batch_size = o->max_batch;
+    d->batch_tokens = o->batch_tokens;
     d->attention = o->alignment;
     d->sampling = (nmt_sampling){.enabled = o->sampling != 0, .top_k = o->sampling_topk, .top_p = o->sampling_topp,
                                  .temperature = o->temperature, .seed = o->seed};
     if (o->sampling) d->greedy = 1, d->beam_size = 1, d->n_best = o->n_best; /* n_best samples a line */
+    if (o->max_input_length) p->max_input_length = o->max_input_length;
+    p->crop = o->crop != 0;
+    p->shortlist = o->shortlist != 0;
     if (o->max_batch < 1 || o->max_batch > 65536) return nmt_error_set("max_batch must be 1..65536, got %d", o->max_batch);
     if (o->max_input_length < 0) return nmt_error_set("max_input_length must be >= 0, got %d", o->max_input_length);
     if (o->threads < 0 || o->threads > 1024) return nmt_error_set("threads must be 0..1024, got %d", o->threads);
-    if (!o->precision || strcmp(o->precision, "fp32") == 0) {
-        d->precision = NMT_PRECISION_FP32;
-    } else if (strcmp(o->precision, "bf16") == 0) {
-        if (!nmt_packed_available(NMT_PRECISION_BF16))
-            return nmt_error_set("precision bf16 needs a CPU with AVX512_BF16 instructions; this one has none "
-                                 "(or NMT_GEMM=openblas is set)");
-        d->precision = NMT_PRECISION_BF16;
-    } else if (strcmp(o->precision, "int8") == 0) {
-        if (!nmt_packed_available(NMT_PRECISION_INT8))
-            return nmt_error_set("precision int8 needs a CPU with AVX2 or AVX-512 VNNI instructions; this one has neither");
-        d->precision = NMT_PRECISION_INT8;
-    } else {
-        return nmt_error_set("precision: expected fp32, bf16 or int8, got '%s'", o->precision);
-    }
-    return nmt_decode_options_check(d);
+    p->precision_of_model = !o->precision;
+    if (o->precision && nmt_pipeline_precision_parse(o->precision, &d->precision) < 0) return -1;
+    return nmt_pipeline_options_check(p);
 }
 
 int nmt_engine_open(nmt_engine **out, const char *model_dir, const nmt_engine_options *options) {
     *out = NULL;
     nmt_engine_options o = options ? *options : nmt_engine_options_default();
-    nmt_decode_options d;
-    if (decode_options(&o, &d) < 0) return -1;
-    o.precision = nmt_packed_precision_name(d.precision);
+    nmt_pipeline_options p;
+    if (pipeline_options(&o, &p) < 0) return -1;
+    o.max_input_length = p.max_input_length;
     if (o.threads == 0) o.threads = nmt_cpus_available() > 1024 ? 1024 : nmt_cpus_available();
     if (o.greedy || o.sampling) o.beam_size = 1;
     if (o.greedy && !o.sampling) o.n_best = 1;
     nmt_engine *e = nmt_calloc(1, sizeof *e);
     if (!e) return -1;
     e->options = o;
-    if (nmt_model_dir_open_for(model_dir, d.precision, &e->model, &e->spm) < 0) {
-        free(e);
-        return -1;
-    }
     nmt_pool_set_threads(o.threads);
-    if (nmt_translator_create(&e->translator, &e->model, &d) < 0 || pthread_mutex_init(&e->lock, NULL) != 0) {
-        if (e->translator) nmt_error_set("cannot create a mutex");
-        nmt_translator_free(e->translator);
-        nmt_spm_free(e->spm);
-        nmt_model_free(&e->model);
+    if (nmt_pipeline_open(&e->pipeline, model_dir, &p) < 0) {
         free(e);
         return -1;
     }
-    /* Only matrices the file still holds: scoring can read those again. */
-    if (e->model.source) nmt_translator_release_model(e->translator, &e->model);
-    read_languages(e, model_dir);
+    e->options.precision = nmt_packed_precision_name(nmt_pipeline_get_options(e->pipeline)->decode.precision);
+    const int locked = pthread_mutex_init(&e->lock, NULL) == 0;
+    if (!locked || nmt_gate_init(&e->gate) < 0) {
+        if (locked) pthread_mutex_destroy(&e->lock);
+        else nmt_error_set("cannot create a mutex");
+        nmt_pipeline_free(e->pipeline);
+        free(e);
+        return -1;
+    }
+    read_languages(e, nmt_pipeline_dir(e->pipeline));
     *out = e;
     return 0;
 }
 
 void nmt_engine_close(nmt_engine *e) {
     if (!e) return;
-    nmt_translator_free(e->translator);
-    nmt_spm_free(e->spm);
-    nmt_model_free(&e->model);
-    nmt_model_free(&e->scorer);
+    nmt_gate_close(&e->gate);
+    nmt_pipeline_free(e->pipeline);
+    nmt_gate_free(&e->gate);
     pthread_mutex_destroy(&e->lock);
     free(e);
 }
@@ -217,25 +200,24 @@ void nmt_result_free(nmt_result *r) {
     free(r);
 }
 
-/* Encodes every line into src[i] / len[i] (cropped or refused beyond max_input_length). */
-static int encode_lines(nmt_engine *e, int count, const char *const *lines, int32_t **src, int *len) {
+/* Encodes every line into src[i] / len[i], target side or source side, bounded as the pipeline
+ * bounds it: a longer line is cropped with crop, an error naming it without. */
+static int encode_lines(nmt_engine *e, int target, int count, const char *const *lines, int32_t **src, int *len) {
     int32_t *ids = NULL;
-    size_t cap = 0, n = 0;
+    size_t cap = 0, n = 0, pieces = 0;
     int rc = -1;
-    const int limit = e->options.max_input_length;
     for (int i = 0; i < count; i++) {
         if (!lines[i]) {
             nmt_error_set("line %d: NULL instead of a string", i + 1);
             goto done;
         }
         nmt_lines view = {.name = "line", .line = (char *)lines[i], .len = strlen(lines[i]), .number = i + 1};
-        if (nmt_model_dir_encode_line(&e->model, e->spm, &view, &ids, &cap, &n) < 0) goto done;
-        if (limit > 0 && n > (size_t)limit) {
-            if (!e->options.crop) {
-                nmt_error_set("line %d: %zu pieces, more than the limit of %d", i + 1, n, limit);
-                goto done;
-            }
-            n = (size_t)limit;
+        const int r = target ? nmt_pipeline_encode_target(e->pipeline, &view, &ids, &cap, &n, &pieces)
+                             : nmt_pipeline_encode(e->pipeline, &view, &ids, &cap, &n, &pieces);
+        if (r < 0) goto done;
+        if (r == NMT_PIPELINE_OVERLONG && !e->options.crop) {
+            nmt_error_set("line %d: %zu pieces, more than the limit of %zu", i + 1, pieces, nmt_pipeline_limit(e->pipeline));
+            goto done;
         }
         src[i] = nmt_malloc((n ? n : 1) * sizeof(int32_t));
         if (!src[i]) goto done;
@@ -250,43 +232,34 @@ done:
 
 /* Texts, pieces and alignment pairs of one translated line. */
 static int fill_line(nmt_engine *e, result_line *l, const int32_t *src, int src_len) {
+    const nmt_tokenizer *source = nmt_pipeline_source(e->pipeline), *target = nmt_pipeline_target(e->pipeline);
     l->source_count = src_len;
     l->source_pieces = nmt_malloc(((size_t)src_len + 1) * sizeof *l->source_pieces);
     l->hyps = nmt_calloc((size_t)l->translation.count, sizeof *l->hyps);
     if (!l->source_pieces || !l->hyps) return -1;
-    for (int i = 0; i < src_len; i++) l->source_pieces[i] = nmt_spm_piece(e->spm, src[i]);
+    for (int i = 0; i < src_len; i++) l->source_pieces[i] = source->piece(source->state, src[i]);
     for (int k = 0; k < l->translation.count; k++) {
         const nmt_hypothesis *h = &l->translation.hyps[k];
         result_hypothesis *rh = &l->hyps[k];
-        rh->text = nmt_spm_decode(e->spm, h->tokens, (size_t)h->length);
+        rh->text = nmt_pipeline_text(e->pipeline, h);
         rh->pieces = nmt_malloc(((size_t)h->length + 1) * sizeof *rh->pieces);
         if (!rh->text || !rh->pieces) return -1;
-        for (int j = 0; j < h->length; j++) rh->pieces[j] = nmt_spm_piece(e->spm, h->tokens[j]);
+        for (int j = 0; j < h->length; j++) rh->pieces[j] = target->piece(target->state, h->tokens[j]);
         if (h->attention && h->length > 0) {
-            int *src_of = nmt_malloc((size_t)h->length * sizeof(int));
             rh->pairs = nmt_malloc(2 * (size_t)h->length * sizeof(int));
-            if (!src_of || !rh->pairs) {
-                free(src_of);
-                return -1;
-            }
-            nmt_hypothesis_alignment(h, src_of);
-            for (int j = 0; j < h->length; j++) {
-                rh->pairs[2 * j] = src_of[j];
-                rh->pairs[2 * j + 1] = j;
-            }
-            free(src_of);
+            if (!rh->pairs || nmt_pipeline_align(e->pipeline, h, src, src_len, 0, rh->pairs) < 0) return -1;
         }
     }
     return 0;
 }
 
 static int translate_locked(nmt_engine *e, uint64_t first_line, int count, const char *const *lines, nmt_result *r) {
-    int32_t **src = nmt_calloc((size_t)count, sizeof *src);
-    int *len = nmt_calloc((size_t)count, sizeof *len);
-    nmt_translation *out = nmt_calloc((size_t)count, sizeof *out);
+    int32_t **src = nmt_calloc(count ? (size_t)count : 1, sizeof *src);
+    int *len = nmt_calloc(count ? (size_t)count : 1, sizeof *len);
+    nmt_translation *out = nmt_calloc(count ? (size_t)count : 1, sizeof *out);
     int rc = -1;
-    if (!src || !len || !out || encode_lines(e, count, lines, src, len) < 0) goto done;
-    if (nmt_translator_run_from(e->translator, first_line, count, (const int32_t *const *)src, len, out) < 0) goto done;
+    if (!src || !len || !out || encode_lines(e, 0, count, lines, src, len) < 0) goto done;
+    if (nmt_pipeline_translate(e->pipeline, first_line, count, (const int32_t *const *)src, len, out) < 0) goto done;
     for (int i = 0; i < count; i++) {
         r->lines[i].translation = out[i];
         out[i] = (nmt_translation){0};
@@ -321,9 +294,13 @@ int nmt_engine_translate_from(nmt_engine *e, unsigned long long first_line, int 
         return -1;
     }
     r->count = count;
-    pthread_mutex_lock(&e->lock);
-    int rc = translate_locked(e, first_line, count, lines, r);
-    pthread_mutex_unlock(&e->lock);
+    int rc = nmt_gate_enter(&e->gate, "the engine");
+    if (rc == 0) {
+        pthread_mutex_lock(&e->lock);
+        rc = translate_locked(e, first_line, count, lines, r);
+        pthread_mutex_unlock(&e->lock);
+        nmt_gate_leave(&e->gate);
+    }
     if (rc < 0) {
         nmt_result_free(r);
         return -1;
@@ -332,26 +309,16 @@ int nmt_engine_translate_from(nmt_engine *e, unsigned long long first_line, int 
     return 0;
 }
 
-/* The model the forward passes accept: the engine's own, or its whole copy (made at the first call). */
-static nmt_model *scoring_model(nmt_engine *e) {
-    if (!e->model.release_marked) return &e->model;
-    if (!e->scorer.params && nmt_model_load_whole(&e->scorer, &e->model) < 0) return NULL;
-    return &e->scorer;
-}
-
-int nmt_engine_score(nmt_engine *e, int count, const char *const *sources, const char *const *targets, double *out) {
-    if (count < 0) return nmt_error_set("negative line count %d", count);
-    int32_t **src = nmt_calloc(count ? (size_t)count : 1, sizeof *src), **tgt = nmt_calloc(count ? (size_t)count : 1, sizeof *tgt);
-    int *src_len = nmt_calloc(count ? (size_t)count : 1, sizeof *src_len);
-    int *tgt_len = nmt_calloc(count ? (size_t)count : 1, sizeof *tgt_len);
+static int logprob_locked(nmt_engine *e, int count, const char *const *sources, const char *const *targets,
+                          double *out) {
+    const size_t n = count ? (size_t)count : 1;
+    int32_t **src = nmt_calloc(n, sizeof *src), **tgt = nmt_calloc(n, sizeof *tgt);
+    int *src_len = nmt_calloc(n, sizeof *src_len), *tgt_len = nmt_calloc(n, sizeof *tgt_len);
     int rc = -1;
-    nmt_model *model;
-    pthread_mutex_lock(&e->lock);
-    if (src && tgt && src_len && tgt_len && encode_lines(e, count, sources, src, src_len) == 0 &&
-        encode_lines(e, count, targets, tgt, tgt_len) == 0 && (model = scoring_model(e)))
-        rc = nmt_forced_score(model, count, (const int32_t *const *)src, src_len, (const int32_t *const *)tgt,
-                              tgt_len, e->options.max_batch, out);
-    pthread_mutex_unlock(&e->lock);
+    if (src && tgt && src_len && tgt_len && encode_lines(e, 0, count, sources, src, src_len) == 0 &&
+        encode_lines(e, 1, count, targets, tgt, tgt_len) == 0)
+        rc = nmt_pipeline_forced_logprob(e->pipeline, count, (const int32_t *const *)src, src_len,
+                                         (const int32_t *const *)tgt, tgt_len, out);
     for (int i = 0; i < count && src && tgt; i++) {
         free(src[i]);
         free(tgt[i]);
@@ -360,6 +327,16 @@ int nmt_engine_score(nmt_engine *e, int count, const char *const *sources, const
     free(tgt);
     free(src_len);
     free(tgt_len);
+    return rc;
+}
+
+int nmt_engine_logprob(nmt_engine *e, int count, const char *const *sources, const char *const *targets, double *out) {
+    if (count < 0) return nmt_error_set("negative line count %d", count);
+    if (nmt_gate_enter(&e->gate, "the engine") < 0) return -1;
+    pthread_mutex_lock(&e->lock);
+    const int rc = logprob_locked(e, count, sources, targets, out);
+    pthread_mutex_unlock(&e->lock);
+    nmt_gate_leave(&e->gate);
     return rc;
 }
 
