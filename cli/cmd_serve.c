@@ -24,7 +24,8 @@ static void usage(FILE *out) {
             "Lines of concurrent requests are decoded together; each line's translation is what\n"
             "`nmt translate` gives it.\n"
             "Prints `listening on http://HOST:PORT` on stderr; SIGTERM or SIGINT stops accepting,\n"
-            "finishes the requests in flight and exits 0.\n"
+            "lets the requests in flight finish for --drain-s seconds, closes the rest and exits 0.\n"
+            "docs/serving-limits.md describes every limit and how the server refuses.\n"
             "\n"
             "  -m, --model DIR           model directory written by `nmt train`\n"
             "      --host ADDR           address to bind (default 127.0.0.1; 0.0.0.0 for every one)\n"
@@ -42,8 +43,18 @@ static void usage(FILE *out) {
             "                            (default 5)\n"
             "      --char-limit N        characters per request, 0 = none (default 0); more: 413\n"
             "      --max-queue N         lines waiting at most, 0 = none (default 0); more: 503\n"
+            "      --max-queue-bytes B   bytes of text waiting at most, 0 = none (default 67108864);\n"
+            "                            more: 503 (413 for a request larger than that alone)\n"
             "      --timeout-s S         a request's longest wait, 0 = none (default 0); then 504\n"
             "      --max-body BYTES      request body size limit (default 1048576); more: 413\n"
+            "      --header-timeout-s S  longest time a request's headers may take (default 10)\n"
+            "      --body-timeout-s S    longest time a request's body may take (default 60)\n"
+            "      --drain-s S           after SIGTERM, longest wait for requests in flight\n"
+            "                            (default 30)\n"
+            "      --max-connections N   open connections at most (default 1024)\n"
+            "      --max-connections-per-client N\n"
+            "                            from one client address at most, less than\n"
+            "                            --max-connections (default 64)\n"
             "      --api-keys FILE       require one of the keys in FILE (one a line) as api_key\n"
             "      --source-lang CODE    the source language served (default: from the model)\n"
             "      --target-lang CODE    the target language served (default: from the model)\n"
@@ -69,7 +80,7 @@ typedef struct args {
 
 static int parse_args(int argc, char **argv, args *a) {
     enum { HOST = 256, PORT, THREADS, N_BEST, ALPHA, RATIO, PRECISION, MAX_BATCH, WAIT, CHARS, QUEUE, TIMEOUT,
-           BODY, KEYS, SRC, TGT, NO_SPLIT };
+           BODY, KEYS, SRC, TGT, NO_SPLIT, QUEUE_BYTES, HEADER_S, BODY_S, DRAIN, CONNS, CONNS_CLIENT };
     static const struct option options[] = {
         {"model", required_argument, NULL, 'm'},         {"host", required_argument, NULL, HOST},
         {"port", required_argument, NULL, PORT},         {"threads", required_argument, NULL, THREADS},
@@ -81,6 +92,10 @@ static int parse_args(int argc, char **argv, args *a) {
         {"max-body", required_argument, NULL, BODY},     {"api-keys", required_argument, NULL, KEYS},
         {"source-lang", required_argument, NULL, SRC},   {"target-lang", required_argument, NULL, TGT},
         {"no-sentence-split", no_argument, NULL, NO_SPLIT},
+        {"max-queue-bytes", required_argument, NULL, QUEUE_BYTES}, {"header-timeout-s", required_argument, NULL, HEADER_S},
+        {"body-timeout-s", required_argument, NULL, BODY_S}, {"drain-s", required_argument, NULL, DRAIN},
+        {"max-connections", required_argument, NULL, CONNS},
+        {"max-connections-per-client", required_argument, NULL, CONNS_CLIENT},
         {"quiet", no_argument, NULL, 'q'},               {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -89,7 +104,8 @@ static int parse_args(int argc, char **argv, args *a) {
     a->serve = nmt_serve_options_default();
     long beam = a->engine.beam_size, n_best = 1, port = a->serve.port, threads = nmt_cli_threads_default(),
          batch = a->serve.max_batch;
-    long body = (long)a->serve.max_body;
+    long body = (long)a->serve.max_body, queue_bytes = (long)a->serve.max_queue_bytes, conns = a->serve.max_connections,
+         conns_client = a->serve.max_connections_per_client;
     nmt_precision precision = NMT_PRECISION_FP32;
     optind = 1;
     int c;
@@ -115,6 +131,12 @@ static int parse_args(int argc, char **argv, args *a) {
         case SRC: a->serve.source_language = optarg; break;
         case TGT: a->serve.target_language = optarg; break;
         case NO_SPLIT: a->serve.sentences = 0; break;
+        case QUEUE_BYTES: bad = nmt_cli_long("serve", "--max-queue-bytes", optarg, 0, 1L << 40, &queue_bytes); break;
+        case HEADER_S: bad = nmt_cli_double("serve", "--header-timeout-s", optarg, 0.01, 86400, &a->serve.header_timeout_s); break;
+        case BODY_S: bad = nmt_cli_double("serve", "--body-timeout-s", optarg, 0.01, 86400, &a->serve.body_timeout_s); break;
+        case DRAIN: bad = nmt_cli_double("serve", "--drain-s", optarg, 0, 86400, &a->serve.drain_s); break;
+        case CONNS: bad = nmt_cli_long("serve", "--max-connections", optarg, 2, 65536, &conns); break;
+        case CONNS_CLIENT: bad = nmt_cli_long("serve", "--max-connections-per-client", optarg, 1, 65535, &conns_client); break;
         case 'q': a->quiet = 1; break;
         case 'h': usage(stdout); return 1;
         default: return -1;
@@ -123,6 +145,9 @@ static int parse_args(int argc, char **argv, args *a) {
     }
     if (optind < argc) return nmt_cli_usage_error("serve", "unexpected argument '%s'", argv[optind]), -1;
     if (!a->model_dir) return nmt_cli_usage_error("serve", "--model is required"), -1;
+    if (conns_client >= conns)
+        return nmt_cli_usage_error("serve", "--max-connections-per-client %ld must be less than --max-connections %ld",
+                                   conns_client, conns), -1;
     if (n_best > beam) return nmt_cli_usage_error("serve", "--n-best %ld is more than the beam size %ld", n_best, beam), -1;
     a->engine.beam_size = (int)beam;
     a->engine.n_best = (int)n_best;
@@ -136,6 +161,9 @@ static int parse_args(int argc, char **argv, args *a) {
     a->serve.port = (int)port;
     a->serve.max_batch = (int)batch;
     a->serve.max_body = (size_t)body;
+    a->serve.max_queue_bytes = (size_t)queue_bytes;
+    a->serve.max_connections = (int)conns;
+    a->serve.max_connections_per_client = (int)conns_client;
     a->serve.log = a->quiet ? NULL : stderr;
     return 0;
 }

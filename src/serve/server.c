@@ -10,13 +10,16 @@
 #include "serve/page.h"
 #include "serve/request.h"
 #include "serve/segment.h"
+#include "serve/watchdog.h"
 
 #include <arpa/inet.h>
+#include <errno.h>
 #include <stdatomic.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -29,10 +32,13 @@ struct nmt_serve {
     int port;
     char source[16], target[16]; /* the pair served ("" = any) */
     char **keys;                 /* [key_count] API keys */
+    size_t *key_lens;            /* [key_count] their lengths */
     int key_count;
+    nmt_serve_watchdog *watchdog;
     nmt_serve_metrics metrics;
     pthread_mutex_t log_lock;
     atomic_int stopping;         /* requests that arrive from now on are refused (503) */
+    atomic_int abandon;          /* the drain is over: requests still waiting give up (503) */
 };
 
 /* One request's state across libmicrohttpd's calls of the handler. */
@@ -41,13 +47,16 @@ typedef struct connection {
     size_t len, cap;
     int too_large;
     int refused;  /* arrived while stopping */
+    int answered; /* refused from its headers alone: the body is not read */
     double start;
+    nmt_serve_watch *watch; /* the connection's phases (NULL: not watched) */
 } connection;
 
 nmt_serve_options nmt_serve_options_default(void) {
     return (nmt_serve_options){.host = "127.0.0.1", .port = 5000, .max_batch = 64, .batch_wait_ms = 5,
-                               .char_limit = 0, .max_queue = 0, .timeout_s = 0, .max_body = 1 << 20,
-                               .sentences = 1};
+                               .char_limit = 0, .max_queue = 0, .max_queue_bytes = 64 << 20, .timeout_s = 0,
+                               .max_body = 1 << 20, .header_timeout_s = 10, .body_timeout_s = 60, .drain_s = 30,
+                               .max_connections = 1024, .max_connections_per_client = 64, .sentences = 1};
 }
 
 /* ---- answers ---- */
@@ -61,6 +70,8 @@ typedef struct answer {
     long lines, characters;
     double queue_ms, decode_ms;
     int translation;       /* a translation endpoint (for the metrics' histogram) */
+    int close;             /* close the connection after the answer */
+    int abandoned;         /* the client went away: no answer, the connection is closed */
 } answer;
 
 static void set_body(answer *a, int status, const char *type, char *body, size_t len) {
@@ -122,13 +133,22 @@ static void texts_free(nmt_serve_text *texts, int count) {
     free(texts);
 }
 
+/* Whether `given` is the key[0, len) whole: its length included, so that no prefix of a key passes
+ * (the bytes compared in a time that does not depend on where they differ). */
+static int key_equal(const char *given, const char *key, size_t len) {
+    if (strlen(given) != len) return 0;
+    unsigned char diff = 0;
+    for (size_t i = 0; i < len; i++) diff |= (unsigned char)(given[i] ^ key[i]);
+    return diff == 0;
+}
+
 /* Checks the fields a translation endpoint cares about; 0, or the answer set. */
 static int check_request(nmt_serve *s, const nmt_serve_request *r, answer *a, const char **detected) {
     char message[256];
     *detected = NULL;
     if (s->key_count) {
         int known = 0;
-        for (int i = 0; r->api_key && i < s->key_count; i++) known |= strcmp(r->api_key, s->keys[i]) == 0;
+        for (int i = 0; r->api_key && i < s->key_count; i++) known |= key_equal(r->api_key, s->keys[i], s->key_lens[i]);
         if (!known) {
             set_error(a, 403, r->api_key ? "Invalid API key" : "Please provide an API key (api_key)");
             return -1;
@@ -176,6 +196,33 @@ static int check_request(nmt_serve *s, const nmt_serve_request *r, answer *a, co
     return 0;
 }
 
+/* Waits for the job in steps of a tenth of a second, giving it up (cancelled: its lines leave the queue)
+ * when its deadline passes (504), when its client has gone (no answer), or when the drain after a stop
+ * is over (503). Returns nmt_serve_job_wait's 0 or -1, or 1 with the answer set. */
+static int wait_job(nmt_serve *s, const connection *c, nmt_serve_job *job, answer *a) {
+    const double deadline = s->options.timeout_s > 0 ? c->start + s->options.timeout_s : 0;
+    for (;;) {
+        const double step = nmt_now() + 0.1;
+        const int waited = nmt_serve_job_wait(job, deadline > 0 && deadline < step ? deadline : step);
+        if (waited != 1) return waited;
+        if (deadline > 0 && nmt_now() >= deadline) {
+            char message[128];
+            snprintf(message, sizeof message, "the translation took more than %g s (--timeout-s)", s->options.timeout_s);
+            set_error(a, 504, message);
+        } else if (c->watch && nmt_serve_watch_client_gone(c->watch)) {
+            set_error(a, 499, "the client closed the connection");
+            a->abandoned = 1;
+        } else if (atomic_load(&s->abandon)) {
+            set_error(a, 503, "the server is shutting down");
+            a->close = 1;
+        } else {
+            continue;
+        }
+        nmt_serve_job_cancel(job);
+        return 1;
+    }
+}
+
 static void translate(nmt_serve *s, nmt_serve_api api, const char *content_type, const connection *c, answer *a) {
     nmt_serve_request r;
     nmt_serve_segments sp = {0};
@@ -195,20 +242,18 @@ static void translate(nmt_serve *s, nmt_serve_api api, const char *content_type,
     }
     a->lines = sp.count;
     const int submitted = nmt_serve_batcher_submit(s->batcher, sp.count, sp.segments, r.alignment_map, &job);
+    if (submitted == NMT_SERVE_JOB_TOO_LARGE) {
+        set_error(a, 413, nmt_error());
+        goto done;
+    }
     if (submitted < 0) {
         set_error(a, 503, nmt_error());
         a->retry_after = 1;
         if (submitted != NMT_SERVE_QUEUE_FULL && strstr(nmt_error(), "out of memory")) a->status = 500;
         goto done;
     }
-    const double deadline = s->options.timeout_s > 0 ? c->start + s->options.timeout_s : 0;
-    const int waited = nmt_serve_job_wait(job, deadline);
-    if (waited == 1) {
-        char message[128];
-        snprintf(message, sizeof message, "the translation took more than %g s (--timeout-s)", s->options.timeout_s);
-        set_error(a, 504, message);
-        goto done;
-    }
+    const int waited = wait_job(s, c, job, a);
+    if (waited == 1) goto done;
     a->queue_ms = nmt_serve_job_queue_ms(job);
     a->decode_ms = nmt_serve_job_decode_ms(job);
     if (waited < 0) {
@@ -390,9 +435,9 @@ static enum MHD_Result send_answer(struct MHD_Connection *conn, const answer *a)
     MHD_add_response_header(response, "Access-Control-Allow-Origin", "*");
     if (a->status == 204) {
         MHD_add_response_header(response, "Access-Control-Allow-Methods", "GET, POST, OPTIONS");
-        MHD_add_response_header(response, "Access-Control-Allow-Headers", "Content-Type, Authorization");
+        MHD_add_response_header(response, "Access-Control-Allow-Headers", "Content-Type, Authorization, X-API-Key");
     }
-    if (a->status == 503) MHD_add_response_header(response, "Connection", "close");
+    if (a->status == 503 || a->close) MHD_add_response_header(response, "Connection", "close");
     if (a->retry_after) {
         char value[16];
         snprintf(value, sizeof value, "%d", a->retry_after);
@@ -401,6 +446,62 @@ static enum MHD_Result send_answer(struct MHD_Connection *conn, const answer *a)
     const enum MHD_Result rc = MHD_queue_response(conn, (unsigned)(a->body ? a->status : 500), response);
     MHD_destroy_response(response);
     return rc;
+}
+
+/* Records, logs and sends an answer (none when its client has gone: the connection is closed). */
+static enum MHD_Result finish(nmt_serve *s, struct MHD_Connection *conn, const char *method, const char *url,
+                              const connection *c, answer *a) {
+    const double seconds = nmt_now() - c->start;
+    nmt_serve_metrics_request(&s->metrics, url, a->body ? a->status : 500, a->translation, a->status == 200 ? a->lines : 0,
+                              a->status == 200 ? a->characters : 0, seconds);
+    access_log(s, method, url, a, seconds);
+    const enum MHD_Result rc = a->abandoned ? MHD_NO : send_answer(conn, a);
+    free(a->body);
+    return rc;
+}
+
+typedef struct header_count {
+    int content_length, transfer_encoding;
+    const char *length; /* the Content-Length value */
+} header_count;
+
+static enum MHD_Result count_header(void *cls, enum MHD_ValueKind kind, const char *key, const char *value) {
+    (void)kind;
+    header_count *h = cls;
+    if (strcasecmp(key, "Content-Length") == 0) {
+        h->content_length++;
+        h->length = value;
+    } else if (strcasecmp(key, "Transfer-Encoding") == 0) {
+        h->transfer_encoding++;
+    }
+    return MHD_YES;
+}
+
+/* What the headers alone refuse, before any byte of the body is read (so that no "100 Continue" is
+ * sent for it): a Content-Length given twice, or together with a Transfer-Encoding (two ways to find
+ * where the body ends: a request smuggled behind a proxy that reads the other one), 400 and the
+ * connection closed as RFC 9112 (6.3) asks; a Content-Length over the body limit, 413. Returns 1 with
+ * the answer set. */
+static int refuse_headers(nmt_serve *s, struct MHD_Connection *conn, answer *a) {
+    header_count h = {0};
+    MHD_get_connection_values(conn, MHD_HEADER_KIND, count_header, &h);
+    if (h.content_length > 1 || (h.content_length && h.transfer_encoding)) {
+        set_error(a, 400, h.content_length > 1 ? "Content-Length: given more than once"
+                                               : "Content-Length and Transfer-Encoding: only one may be given");
+        a->close = 1;
+        return 1;
+    }
+    char *end;
+    errno = 0;
+    const unsigned long long length = h.length ? strtoull(h.length, &end, 10) : 0;
+    if (h.length && (errno == ERANGE || length > s->options.max_body)) {
+        char message[128];
+        snprintf(message, sizeof message, "the body is larger than %zu bytes", s->options.max_body);
+        set_error(a, 413, message);
+        a->close = 1;
+        return 1;
+    }
+    return 0;
 }
 
 static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char *url, const char *method,
@@ -413,8 +514,18 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
         if (!c) return MHD_NO;
         c->start = nmt_now();
         c->refused = atomic_load(&s->stopping);
+        const union MHD_ConnectionInfo *info = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+        c->watch = info ? info->socket_context : NULL;
         *state = c;
         nmt_serve_metrics_in_flight(&s->metrics, 1);
+        if (c->watch) nmt_serve_watch_phase(s->watchdog, c->watch, NMT_SERVE_BODY);
+        answer a = {0};
+        if (!refuse_headers(s, conn, &a)) return MHD_YES;
+        c->answered = 1;
+        return finish(s, conn, method, url, c, &a);
+    }
+    if (c->answered) { /* anything after an early answer is not read */
+        *upload_data_size = 0;
         return MHD_YES;
     }
     if (*upload_data_size) { /* a piece of the body */
@@ -440,16 +551,11 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
         *upload_data_size = 0;
         return MHD_YES;
     }
+    if (c->watch) nmt_serve_watch_phase(s->watchdog, c->watch, NMT_SERVE_BUSY);
     answer a = {0};
     const char *content_type = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Type");
     route(s, method, url, content_type, c, &a);
-    const double seconds = nmt_now() - c->start;
-    nmt_serve_metrics_request(&s->metrics, url, a.body ? a.status : 500, a.translation, a.status == 200 ? a.lines : 0,
-                              a.status == 200 ? a.characters : 0, seconds);
-    access_log(s, method, url, &a, seconds);
-    const enum MHD_Result rc = send_answer(conn, &a);
-    free(a.body);
-    return rc;
+    return finish(s, conn, method, url, c, &a);
 }
 
 static void completed(void *cls, struct MHD_Connection *conn, void **state, enum MHD_RequestTerminationCode why) {
@@ -457,14 +563,31 @@ static void completed(void *cls, struct MHD_Connection *conn, void **state, enum
     nmt_serve *s = cls;
     connection *c = *state;
     if (!c) return;
+    /* A kept-alive connection waits for its next request's headers from now. */
+    if (c->watch) nmt_serve_watch_phase(s->watchdog, c->watch, NMT_SERVE_HEADERS);
     free(c->body);
     free(c);
     *state = NULL;
     nmt_serve_metrics_in_flight(&s->metrics, -1);
 }
 
+/* Each connection watched from its opening to its closing (watchdog.h). */
+static void connection_event(void *cls, struct MHD_Connection *conn, void **socket_context,
+                             enum MHD_ConnectionNotificationCode code) {
+    nmt_serve *s = cls;
+    if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+        const union MHD_ConnectionInfo *info = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+        *socket_context = info ? nmt_serve_watchdog_add(s->watchdog, info->connect_fd) : NULL;
+    } else if (*socket_context) {
+        nmt_serve_watchdog_remove(s->watchdog, *socket_context);
+        *socket_context = NULL;
+    }
+}
+
 /* ---- setup ---- */
 
+/* The API keys file: one key a line, blanks around it and '#' comments skipped; a key holding a NUL
+ * or another control byte is refused (naming the line), since no request could send it whole. */
 static int load_keys(nmt_serve *s, const char *path) {
     FILE *fp = fopen(path, "r");
     if (!fp) return nmt_error_set("%s: cannot open the API keys file", path);
@@ -473,14 +596,21 @@ static int load_keys(nmt_serve *s, const char *path) {
     int r, rc = 0;
     while (rc == 0 && (r = nmt_lines_next(&lines)) > 0) {
         char *line = lines.line;
-        while (*line == ' ' || *line == '\t') line++;
-        size_t n = strlen(line);
+        size_t n = lines.len;
+        while (n && (*line == ' ' || *line == '\t')) line++, n--;
         while (n && (line[n - 1] == ' ' || line[n - 1] == '\t' || line[n - 1] == '\r')) line[--n] = '\0';
         if (n == 0 || line[0] == '#') continue;
+        for (size_t i = 0; i < n && rc == 0; i++)
+            if ((unsigned char)line[i] < 0x20 || line[i] == 0x7f)
+                rc = nmt_error_set("%s:%ld: the key holds the control byte 0x%02x at byte %zu: refused", path,
+                                   lines.number, (unsigned char)line[i], (size_t)(line - lines.line) + i + 1);
+        if (rc < 0) break;
         char **keys = nmt_realloc(s->keys, ((size_t)s->key_count + 1) * sizeof *keys);
-        if (!keys || !(keys[s->key_count] = nmt_strdup(line))) rc = -1;
         if (keys) s->keys = keys;
-        if (rc == 0) s->key_count++;
+        size_t *lens = keys ? nmt_realloc(s->key_lens, ((size_t)s->key_count + 1) * sizeof *lens) : NULL;
+        if (lens) s->key_lens = lens;
+        if (!lens || !(keys[s->key_count] = nmt_strdup(line))) rc = -1;
+        if (rc == 0) s->key_lens[s->key_count++] = n;
     }
     if (r < 0) rc = -1;
     nmt_lines_free(&lines);
@@ -510,9 +640,11 @@ static int start_daemon(nmt_serve *s) {
     } else {
         return nmt_error_set("--host: '%s' is not an IPv4 or IPv6 address", s->options.host);
     }
-    s->daemon = MHD_start_daemon(flags, (uint16_t)s->options.port, NULL, NULL, handle, s, MHD_OPTION_SOCK_ADDR, addr,
-                                 MHD_OPTION_NOTIFY_COMPLETED, completed, s, MHD_OPTION_CONNECTION_LIMIT, 2048u,
-                                 MHD_OPTION_CONNECTION_TIMEOUT, 120u, MHD_OPTION_END);
+    s->daemon = MHD_start_daemon(
+        flags, (uint16_t)s->options.port, NULL, NULL, handle, s, MHD_OPTION_SOCK_ADDR, addr, MHD_OPTION_NOTIFY_COMPLETED,
+        completed, s, MHD_OPTION_NOTIFY_CONNECTION, connection_event, s, MHD_OPTION_CONNECTION_LIMIT,
+        (unsigned)s->options.max_connections, MHD_OPTION_PER_IP_CONNECTION_LIMIT,
+        (unsigned)s->options.max_connections_per_client, MHD_OPTION_CONNECTION_TIMEOUT, 120u, MHD_OPTION_END);
     if (!s->daemon)
         return nmt_error_set("cannot listen on %s port %d (in use, or not an address of this machine)", s->options.host,
                              s->options.port);
@@ -521,8 +653,27 @@ static int start_daemon(nmt_serve *s) {
     return 0;
 }
 
+/* The limits that make sense together; 0 or an error naming the option. */
+static int check_options(const nmt_serve_options *o) {
+    if (o->max_connections < 2 || o->max_connections_per_client < 1 ||
+        o->max_connections_per_client >= o->max_connections)
+        return nmt_error_set("--max-connections-per-client %d must be at least 1 and less than --max-connections %d "
+                             "(a slot kept for other clients)",
+                             o->max_connections_per_client, o->max_connections);
+    if (!(o->header_timeout_s > 0) || !(o->body_timeout_s > 0) || !(o->drain_s >= 0))
+        return nmt_error_set("--header-timeout-s and --body-timeout-s must be more than 0, --drain-s at least 0");
+    return 0;
+}
+
+static void keys_free(nmt_serve *s) {
+    for (int i = 0; i < s->key_count; i++) free(s->keys[i]);
+    free(s->keys);
+    free(s->key_lens);
+}
+
 int nmt_serve_start(nmt_serve **out, nmt_engine *engine, const nmt_serve_options *options) {
     *out = NULL;
+    if (check_options(options) < 0) return -1;
     nmt_serve *s = nmt_calloc(1, sizeof *s);
     if (!s) return -1;
     s->options = *options;
@@ -531,16 +682,19 @@ int nmt_serve_start(nmt_serve **out, nmt_engine *engine, const nmt_serve_options
     copy_language(s->target, sizeof s->target, options->target_language, nmt_engine_target_language(engine));
     int metrics = -1, lock = -1;
     const nmt_serve_batcher_options bo = {.max_batch = options->max_batch, .wait_ms = options->batch_wait_ms,
-                                          .max_queue = options->max_queue};
+                                          .max_queue = options->max_queue, .max_queue_bytes = options->max_queue_bytes};
     if ((options->api_keys_path && load_keys(s, options->api_keys_path) < 0) ||
         (metrics = nmt_serve_metrics_init(&s->metrics)) < 0 || (lock = pthread_mutex_init(&s->log_lock, NULL)) != 0 ||
-        nmt_serve_batcher_create(&s->batcher, engine, &bo) < 0 || start_daemon(s) < 0) {
+        nmt_serve_batcher_create(&s->batcher, engine, &bo) < 0 ||
+        nmt_serve_watchdog_create(&s->watchdog, options->max_connections, options->header_timeout_s,
+                                  options->body_timeout_s) < 0 ||
+        start_daemon(s) < 0) {
         if (lock > 0) nmt_error_set("cannot create a mutex");
         if (metrics == 0) nmt_serve_metrics_destroy(&s->metrics);
         if (lock == 0) pthread_mutex_destroy(&s->log_lock);
+        nmt_serve_watchdog_free(s->watchdog);
         nmt_serve_batcher_free(s->batcher);
-        for (int i = 0; i < s->key_count; i++) free(s->keys[i]);
-        free(s->keys);
+        keys_free(s);
         free(s);
         return -1;
     }
@@ -552,13 +706,15 @@ int nmt_serve_port(const nmt_serve *s) { return s->port; }
 
 int nmt_serve_run(nmt_serve *s, volatile sig_atomic_t *stop) {
     while (!*stop) usleep(20000);
-    /* Drain: no new connections; what is in flight finishes (a request that waits longer than its
-     * timeout is answered 504 by then), then the daemon stops. */
+    /* Drain: no new connections; what is in flight may finish for drain_s seconds. Then the requests
+     * still waiting for their translation give up (503), and stopping the daemon closes every
+     * connection (a body still arriving, a kept-alive connection) and waits for their threads. */
     atomic_store(&s->stopping, 1);
     const MHD_socket listener = MHD_quiesce_daemon(s->daemon);
     if (listener != MHD_INVALID_SOCKET) close(listener);
-    const double give_up = nmt_now() + (s->options.timeout_s > 0 ? s->options.timeout_s + 5 : 600);
+    const double give_up = nmt_now() + s->options.drain_s;
     while (nmt_serve_metrics_get_in_flight(&s->metrics) > 0 && nmt_now() < give_up) usleep(10000);
+    atomic_store(&s->abandon, 1);
     MHD_stop_daemon(s->daemon);
     s->daemon = NULL;
     return 0;
@@ -566,11 +722,14 @@ int nmt_serve_run(nmt_serve *s, volatile sig_atomic_t *stop) {
 
 void nmt_serve_free(nmt_serve *s) {
     if (!s) return;
-    if (s->daemon) MHD_stop_daemon(s->daemon);
+    if (s->daemon) {
+        atomic_store(&s->abandon, 1);
+        MHD_stop_daemon(s->daemon);
+    }
+    nmt_serve_watchdog_free(s->watchdog);
     nmt_serve_batcher_free(s->batcher);
     nmt_serve_metrics_destroy(&s->metrics);
     pthread_mutex_destroy(&s->log_lock);
-    for (int i = 0; i < s->key_count; i++) free(s->keys[i]);
-    free(s->keys);
+    keys_free(s);
     free(s);
 }

@@ -12,14 +12,18 @@
  *   GET  /metrics               Prometheus text: requests, lines, characters, latency histogram,
  *                               queue depth, batches
  *   GET  /                      a self-contained HTML page (text box, button, translation, heat map)
- * Errors are {"error": "..."}: 400 (bad body, field named), 403 (API key missing or unknown, when
- * keys are configured), 404/405, 413 (body over max_body bytes or texts over char_limit characters),
- * 503 with Retry-After (the queue is full, or shutting down), 504 (timeout passed).
+ * Errors are {"error": "..."}: 400 (bad body, field named; a Content-Length given twice or with a
+ * Transfer-Encoding, and then the connection is closed), 403 (API key missing or unknown, when keys are
+ * configured), 404/405, 413 (body over max_body bytes, told by its Content-Length before it is read;
+ * texts over char_limit characters; more text than the queue may ever hold), 503 with Retry-After (the
+ * queue is full, or shutting down), 504 (timeout passed). docs/serving-limits.md has every limit.
  *
  * A text is cut into its lines and sentences (segment.h); each goes through the batcher alone and the
  * translations are joined again. One thread per connection waits for its job, so a slow request never holds
- * up another. Stopping (nmt_serve_run's *stop turning nonzero) closes the listening socket, lets the
- * requests in flight finish, then returns 0. Every request writes one JSON line to `log` (time,
+ * up another; a request whose client has closed its connection is given up (its lines leave the
+ * queue). Headers and bodies have bounded times (watchdog.h), connections are bounded in all and per
+ * client address. Stopping (nmt_serve_run's *stop turning nonzero) closes the listening socket, lets
+ * the requests in flight finish for at most drain_s seconds, then closes what is left and returns 0. Every request writes one JSON line to `log` (time,
  * method, path, status, lines, characters, queue and decode milliseconds) unless log is NULL.
  */
 #ifndef NMT_SERVE_SERVER_H
@@ -37,8 +41,14 @@ typedef struct nmt_serve_options {
     double batch_wait_ms;      /* (5) */
     long char_limit;           /* characters per request (0: no limit) */
     long max_queue;            /* lines waiting at most (0: no limit) */
+    size_t max_queue_bytes;    /* bytes of text waiting at most (64 MiB; 0: no limit) */
     double timeout_s;          /* a request's longest wait for its translation (0: none) */
     size_t max_body;           /* bytes per request body */
+    double header_timeout_s;   /* longest time a request's headers may take to arrive (10) */
+    double body_timeout_s;     /* longest time its body may take, from its headers (60) */
+    double drain_s;            /* after a stop, longest wait for the requests in flight (30) */
+    int max_connections;       /* open connections at most (1024) */
+    int max_connections_per_client; /* from one client address at most, fewer than max_connections (64) */
     const char *api_keys_path; /* one key a line ('#' comments); NULL: no keys needed */
     const char *source_language; /* override the model's recorded pair (NULL: the model's) */
     const char *target_language;
