@@ -18,8 +18,8 @@ static void usage(FILE *out) {
     fprintf(out,
             "Usage: nmt serve -m MODEL_DIR [--host 127.0.0.1] [--port 5000] [options]\n"
             "\n"
-            "Serves translations over HTTP: LibreTranslate's POST /translate, GET /languages and\n"
-            "GET /frontend/settings, OpenNMT-py's POST /translator/translate, POST /v1/translate\n"
+            "Serves translations over HTTP: LibreTranslate's POST /translate, POST /translate_file\n"
+            "(.txt, .html), GET /languages and GET /frontend/settings, OpenNMT-py's POST /translator/translate, POST /v1/translate\n"
             "(n-best, scores, alignment), GET /health, GET /metrics (Prometheus) and a page at GET /.\n"
             "Lines of concurrent requests are decoded together; each line's translation is what\n"
             "`nmt translate` gives it.\n"
@@ -33,7 +33,7 @@ static void usage(FILE *out) {
             "      --threads N           decoding threads (default: the CPUs this process may use)\n"
             "  -k, --beam-size K         beam size (default 5)\n"
             "      --n-best N            most hypotheses a request may get (LibreTranslate\n"
-            "                            alternatives + 1, native n_best; default 1)\n"
+            "                            alternatives + 1, native n_best; default: the beam size)\n"
             "      --length-penalty A    GNMT length penalty (default 0.6)\n"
             "      --max-length-ratio R  at most R * source pieces + 10 target pieces (default 2)\n"
             "      --precision P         fp32 (default), bf16, int8 or auto (as nmt translate)\n"
@@ -55,7 +55,8 @@ static void usage(FILE *out) {
             "      --max-connections-per-client N\n"
             "                            from one client address at most, less than\n"
             "                            --max-connections (default 64)\n"
-            "      --api-keys FILE       require one of the keys in FILE (one a line) as api_key\n"
+            "      --api-keys FILE       require one of the keys in FILE (one a line): the body's\n"
+            "                            api_key, or the X-API-Key or Authorization: Bearer header\n"
             "      --source-lang CODE    the source language served (default: from the model)\n"
             "      --target-lang CODE    the target language served (default: from the model)\n"
             "      --no-sentence-split   translate each line whole (by default a line is cut after\n"
@@ -102,7 +103,7 @@ static int parse_args(int argc, char **argv, args *a) {
     a->engine = nmt_engine_options_default();
     a->engine.alignment = 1;
     a->serve = nmt_serve_options_default();
-    long beam = a->engine.beam_size, n_best = 1, port = a->serve.port, threads = nmt_cli_threads_default(),
+    long beam = a->engine.beam_size, n_best = 0, port = a->serve.port, threads = nmt_cli_threads_default(),
          batch = a->serve.max_batch;
     long body = (long)a->serve.max_body, queue_bytes = (long)a->serve.max_queue_bytes, conns = a->serve.max_connections,
          conns_client = a->serve.max_connections_per_client;
@@ -148,6 +149,7 @@ static int parse_args(int argc, char **argv, args *a) {
     if (conns_client >= conns)
         return nmt_cli_usage_error("serve", "--max-connections-per-client %ld must be less than --max-connections %ld",
                                    conns_client, conns), -1;
+    if (n_best == 0) n_best = beam; /* every hypothesis the beam finds: alternatives on demand */
     if (n_best > beam) return nmt_cli_usage_error("serve", "--n-best %ld is more than the beam size %ld", n_best, beam), -1;
     a->engine.beam_size = (int)beam;
     a->engine.n_best = (int)n_best;

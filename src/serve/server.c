@@ -6,6 +6,8 @@
 #include "base/json.h"
 #include "base/util.h"
 #include "serve/batcher.h"
+#include "serve/files.h"
+#include "serve/keys.h"
 #include "serve/metrics.h"
 #include "serve/page.h"
 #include "serve/request.h"
@@ -31,10 +33,9 @@ struct nmt_serve {
     struct MHD_Daemon *daemon;
     int port;
     char source[16], target[16]; /* the pair served ("" = any) */
-    char **keys;                 /* [key_count] API keys */
-    size_t *key_lens;            /* [key_count] their lengths */
-    int key_count;
+    nmt_serve_keys keys;         /* none: no key needed */
     nmt_serve_watchdog *watchdog;
+    nmt_serve_files *files;      /* translated files for download */
     nmt_serve_metrics metrics;
     pthread_mutex_t log_lock;
     atomic_int stopping;         /* requests that arrive from now on are refused (503) */
@@ -72,6 +73,7 @@ typedef struct answer {
     int translation;       /* a translation endpoint (for the metrics' histogram) */
     int close;             /* close the connection after the answer */
     int abandoned;         /* the client went away: no answer, the connection is closed */
+    char attachment[128];  /* a file to download: its name ("" = not a download) */
 } answer;
 
 static void set_body(answer *a, int status, const char *type, char *body, size_t len) {
@@ -133,62 +135,79 @@ static void texts_free(nmt_serve_text *texts, int count) {
     free(texts);
 }
 
-/* Whether `given` is the key[0, len) whole: its length included, so that no prefix of a key passes
- * (the bytes compared in a time that does not depend on where they differ). */
-static int key_equal(const char *given, const char *key, size_t len) {
-    if (strlen(given) != len) return 0;
-    unsigned char diff = 0;
-    for (size_t i = 0; i < len; i++) diff |= (unsigned char)(given[i] ^ key[i]);
-    return diff == 0;
+/* The headers a translation endpoint reads. */
+typedef struct request_headers {
+    const char *content_type;
+    const char *api_key; /* X-API-Key, or Authorization's Bearer token, or NULL */
+    const char *host;
+} request_headers;
+
+static void read_headers(struct MHD_Connection *conn, request_headers *h) {
+    h->content_type = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Type");
+    h->host = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Host");
+    h->api_key = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "X-API-Key");
+    const char *auth = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Authorization");
+    if (!h->api_key && auth && strncasecmp(auth, "Bearer ", 7) == 0) h->api_key = auth + 7;
 }
 
-/* Checks the fields a translation endpoint cares about; 0, or the answer set. */
-static int check_request(nmt_serve *s, const nmt_serve_request *r, answer *a, const char **detected) {
+/* Checks the fields a translation endpoint cares about, in LibreTranslate's words for its endpoints;
+ * 0, or the answer set. The key is the body's api_key, or else the header's. */
+static int check_request(nmt_serve *s, const nmt_serve_request *r, const request_headers *h, answer *a,
+                         const char **detected) {
     char message[256];
     *detected = NULL;
-    if (s->key_count) {
-        int known = 0;
-        for (int i = 0; r->api_key && i < s->key_count; i++) known |= key_equal(r->api_key, s->keys[i], s->key_lens[i]);
-        if (!known) {
-            set_error(a, 403, r->api_key ? "Invalid API key" : "Please provide an API key (api_key)");
-            return -1;
-        }
+    const char *key = r->api_key ? r->api_key : h->api_key;
+    if (s->keys.count && !(key && nmt_serve_keys_known(&s->keys, key))) {
+        set_error(a, 403, key ? "Invalid API key" : "Please provide an API key (api_key, or the X-API-Key header)");
+        return -1;
     }
-    if (r->api == NMT_SERVE_LIBRE) {
+    const int n_best = nmt_engine_get_options(s->engine)->n_best;
+    if (r->api == NMT_SERVE_LIBRE || r->api == NMT_SERVE_FILE) {
         if (!r->source || !r->target) {
             snprintf(message, sizeof message, "Invalid request: missing %s parameter", r->source ? "target" : "source");
             set_error(a, 400, message);
             return -1;
         }
         if (strcmp(r->source, "auto") == 0) *detected = s->source[0] ? s->source : "auto";
-        else if (s->source[0] && strcmp(r->source, s->source) != 0) {
-            snprintf(message, sizeof message, "source: %.32s is not supported (this model translates %s to %s)",
-                     r->source, s->source, s->target[0] ? s->target : "?");
-            set_error(a, 400, message);
-            return -1;
-        }
-        if (s->target[0] && strcmp(r->target, s->target) != 0) {
-            snprintf(message, sizeof message, "target: %.32s is not supported (this model translates %s to %s)",
-                     r->target, s->source[0] ? s->source : "?", s->target);
+        const char *wrong = !*detected && s->source[0] && strcmp(r->source, s->source) != 0 ? r->source
+                            : s->target[0] && strcmp(r->target, s->target) != 0     ? r->target
+                                                                                      : NULL;
+        if (wrong) {
+            snprintf(message, sizeof message, "%.32s is not supported", wrong);
             set_error(a, 400, message);
             return -1;
         }
         if (r->format && strcmp(r->format, "text") != 0 && strcmp(r->format, "html") != 0) {
-            snprintf(message, sizeof message, "format: '%.32s' is not supported: expected 'text' or 'html'", r->format);
+            snprintf(message, sizeof message, "%.32s format is not supported", r->format);
+            set_error(a, 400, message);
+            return -1;
+        }
+        if (r->alternatives > n_best - 1) {
+            snprintf(message, sizeof message, "Invalid request: alternatives parameter must be <= %d", n_best - 1);
             set_error(a, 400, message);
             return -1;
         }
     }
-    const int n_best = nmt_engine_get_options(s->engine)->n_best;
     if (r->api == NMT_SERVE_NATIVE && (r->n_best < 1 || r->n_best > n_best)) {
         snprintf(message, sizeof message, "n_best: expected 1 to %d (the server's --n-best), got %ld", n_best, r->n_best);
         set_error(a, 400, message);
         return -1;
     }
-    long chars = 0;
-    for (int i = 0; i < r->count; i++) chars += characters(r->q[i]);
+    long chars = 0, longest = 0;
+    for (int i = 0; i < r->count; i++) {
+        const long n = characters(r->q[i]);
+        chars += n;
+        if (n > longest) longest = n;
+    }
     a->characters = chars;
-    if (s->options.char_limit > 0 && chars > s->options.char_limit) {
+    if (r->api == NMT_SERVE_LIBRE && s->options.char_limit > 0 && longest > s->options.char_limit) {
+        snprintf(message, sizeof message, "Invalid request: request (%ld) exceeds text limit (%ld)", longest,
+                 s->options.char_limit);
+        set_error(a, 400, message);
+        return -1;
+    }
+    if (r->api != NMT_SERVE_LIBRE && r->api != NMT_SERVE_FILE && s->options.char_limit > 0 &&
+        chars > s->options.char_limit) {
         snprintf(message, sizeof message, "q: %ld characters, more than the limit of %ld", chars, s->options.char_limit);
         set_error(a, 413, message);
         return -1;
@@ -223,18 +242,56 @@ static int wait_job(nmt_serve *s, const connection *c, nmt_serve_job *job, answe
     }
 }
 
-static void translate(nmt_serve *s, nmt_serve_api api, const char *content_type, const connection *c, answer *a) {
+/* A file to translate: .txt as text, .html (or .htm) as HTML; anything else refused as LibreTranslate
+ * refuses it. Returns 0 with r->format set, or -1 with the answer set. */
+static int file_format(nmt_serve_request *r, answer *a) {
+    const char *dot = strrchr(r->filename, '.');
+    const char *format = !dot ? NULL : strcasecmp(dot, ".txt") == 0 ? "text"
+                                     : strcasecmp(dot, ".html") == 0 || strcasecmp(dot, ".htm") == 0 ? "html" : NULL;
+    if (!r->filename[0]) return set_error(a, 400, "Invalid request: empty file"), -1;
+    if (!format) return set_error(a, 400, "Invalid request: file format not supported"), -1;
+    free(r->format);
+    if (!(r->format = nmt_strdup(format))) return set_error(a, 500, "out of memory"), -1;
+    return 0;
+}
+
+/* Keeps the translated file for download and answers LibreTranslate's {"translatedFileUrl": ...}, an
+ * address on the host the client asked for (its Host header, when it is a plain host[:port]). */
+static void store_file(nmt_serve *s, const nmt_serve_request *r, const nmt_serve_text *text, const request_headers *h,
+                       answer *a) {
+    char stored[NMT_SERVE_FILE_NAME_MAX], host[300];
+    if (nmt_serve_files_put(s->files, r->filename, text->hyps[0].text, strlen(text->hyps[0].text), stored) < 0)
+        return set_error(a, strstr(nmt_error(), "more than") ? 413 : 500, nmt_error());
+    const int plain = h->host && h->host[0] && strlen(h->host) < 256 && strspn(h->host, "abcdefghijklmnopqrstuvwxyz"
+                      "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-:[]") == strlen(h->host);
+    if (plain) snprintf(host, sizeof host, "%s", h->host);
+    else snprintf(host, sizeof host, strchr(s->options.host, ':') ? "[%s]:%d" : "%s:%d", s->options.host, s->port);
+    char *json;
+    size_t len;
+    FILE *out = begin_json(&json, &len);
+    if (out) {
+        char url[sizeof host + sizeof stored + 32];
+        snprintf(url, sizeof url, "http://%s/download_file/%s", host, stored);
+        fputs("{\"translatedFileUrl\":", out);
+        nmt_json_write_string(out, url);
+        fputc('}', out);
+    }
+    end_json(a, out, &json, &len);
+}
+
+static void translate(nmt_serve *s, nmt_serve_api api, const request_headers *h, const connection *c, answer *a) {
     nmt_serve_request r;
     nmt_serve_segments sp = {0};
     nmt_serve_job *job = NULL;
     nmt_serve_text *texts = NULL;
     const char *detected;
     a->translation = 1;
-    if (nmt_serve_request_parse(api, content_type, c->body ? c->body : "", c->len, &r) < 0) {
+    if (nmt_serve_request_parse(api, h->content_type, c->body ? c->body : "", c->len, &r) < 0) {
         set_error(a, strstr(nmt_error(), "out of memory") ? 500 : 400, nmt_error());
         goto done;
     }
-    if (check_request(s, &r, a, &detected) < 0) goto done;
+    if (check_request(s, &r, h, a, &detected) < 0) goto done;
+    if (api == NMT_SERVE_FILE && file_format(&r, a) < 0) goto done;
     const int html = r.format && strcmp(r.format, "html") == 0;
     if (nmt_serve_segment((const char *const *)r.q, r.count, s->options.sentences, html, &sp) < 0) {
         set_error(a, strstr(nmt_error(), "out of memory") ? 500 : 413, nmt_error());
@@ -263,6 +320,10 @@ static void translate(nmt_serve *s, nmt_serve_api api, const char *content_type,
     texts = nmt_calloc(r.count ? (size_t)r.count : 1, sizeof *texts);
     if (!texts || nmt_serve_join(&sp, r.count, nmt_serve_job_lines(job), texts) < 0) {
         set_error(a, 500, "out of memory");
+        goto done;
+    }
+    if (api == NMT_SERVE_FILE) {
+        store_file(s, &r, &texts[0], h, a);
         goto done;
     }
     char *text;
@@ -319,7 +380,7 @@ static void language_object(FILE *out, const char *code) {
 }
 
 /* LibreTranslate's settings for its web frontend and clients: the limits and keys of this server,
- * no suggestions or file translation (neither is served), the language pair where it is known, and
+ * no suggestions, file translation of .txt and .html files, the language pair where it is known, and
  * frontendTimeout, the pause after typing before a frontend asks, at LibreTranslate's 500 ms. */
 static void frontend_settings(nmt_serve *s, answer *a) {
     char *text;
@@ -328,9 +389,9 @@ static void frontend_settings(nmt_serve *s, answer *a) {
     if (out) {
         fprintf(out,
                 "{\"charLimit\":%ld,\"frontendTimeout\":500,\"apiKeys\":%s,\"keyRequired\":%s,\"suggestions\":false,"
-                "\"filesTranslation\":false,\"supportedFilesFormat\":[]",
-                s->options.char_limit > 0 ? s->options.char_limit : -1L, s->key_count ? "true" : "false",
-                s->key_count ? "true" : "false");
+                "\"filesTranslation\":true,\"supportedFilesFormat\":[\".txt\",\".html\"]",
+                s->options.char_limit > 0 ? s->options.char_limit : -1L, s->keys.count ? "true" : "false",
+                s->keys.count ? "true" : "false");
         if (s->source[0] && s->target[0]) {
             fputs(",\"language\":{\"source\":", out);
             language_object(out, s->source);
@@ -360,17 +421,31 @@ static void static_text(answer *a, const char *type, const char *text) {
     set_body(a, 200, type, copy, strlen(copy));
 }
 
-static void route(nmt_serve *s, const char *method, const char *url, const char *content_type, const connection *c,
+/* GET /download_file/NAME: a translated file, as an attachment named after the original. */
+static void download_file(nmt_serve *s, const char *name, answer *a) {
+    char *data;
+    size_t len;
+    if (nmt_serve_files_get(s->files, name, &data, &len) < 0) return set_error(a, 404, "Invalid filename");
+    const char *dot = strrchr(name, '.');
+    set_body(a, 200, dot && strcmp(dot, ".html") == 0 ? "text/html; charset=utf-8" : "text/plain; charset=utf-8", data,
+             len);
+    snprintf(a->attachment, sizeof a->attachment, "%s", strchr(name, '.') + 1);
+}
+
+static void route(nmt_serve *s, const char *method, const char *url, const request_headers *h, const connection *c,
                   answer *a) {
     const int get = strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0, post = strcmp(method, "POST") == 0;
     static const struct {
         const char *path;
         int post;
     } known[] = {{"/translate", 1}, {"/translator/translate", 1}, {"/v1/translate", 1}, {"/languages", 0},
-                 {"/health", 0},    {"/metrics", 0},              {"/frontend/settings", 0}, {"/", 0}};
+                 {"/health", 0},    {"/metrics", 0},              {"/frontend/settings", 0}, {"/translate_file", 1},
+                 {"/download_file/", 0}, {"/", 0}};
+    static const char download[] = "/download_file/";
     int found = -1;
     for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
         if (strcmp(url, known[i].path) == 0) found = (int)i;
+    if (strncmp(url, download, sizeof download - 1) == 0 && url[sizeof download - 1]) found = 8;
     if (c->refused) {
         a->retry_after = 1;
         return set_error(a, 503, "the server is shutting down");
@@ -388,13 +463,15 @@ static void route(nmt_serve *s, const char *method, const char *url, const char 
         return set_error(a, 413, message);
     }
     switch (found) {
-    case 0: return translate(s, NMT_SERVE_LIBRE, content_type, c, a);
-    case 1: return translate(s, NMT_SERVE_OPENNMT, content_type, c, a);
-    case 2: return translate(s, NMT_SERVE_NATIVE, content_type, c, a);
+    case 0: return translate(s, NMT_SERVE_LIBRE, h, c, a);
+    case 1: return translate(s, NMT_SERVE_OPENNMT, h, c, a);
+    case 2: return translate(s, NMT_SERVE_NATIVE, h, c, a);
     case 3: return languages(s, a);
     case 4: return static_text(a, "application/json", "{\"status\":\"ok\"}");
     case 5: return metrics(s, a);
     case 6: return frontend_settings(s, a);
+    case 7: return translate(s, NMT_SERVE_FILE, h, c, a);
+    case 8: return download_file(s, url + sizeof download - 1, a);
     default: return static_text(a, "text/html; charset=utf-8", nmt_serve_page);
     }
 }
@@ -438,6 +515,11 @@ static enum MHD_Result send_answer(struct MHD_Connection *conn, const answer *a)
         MHD_add_response_header(response, "Access-Control-Allow-Headers", "Content-Type, Authorization, X-API-Key");
     }
     if (a->status == 503 || a->close) MHD_add_response_header(response, "Connection", "close");
+    if (a->attachment[0]) {
+        char value[160];
+        snprintf(value, sizeof value, "attachment; filename=\"%s\"", a->attachment);
+        MHD_add_response_header(response, "Content-Disposition", value);
+    }
     if (a->retry_after) {
         char value[16];
         snprintf(value, sizeof value, "%d", a->retry_after);
@@ -553,8 +635,9 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
     }
     if (c->watch) nmt_serve_watch_phase(s->watchdog, c->watch, NMT_SERVE_BUSY);
     answer a = {0};
-    const char *content_type = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Type");
-    route(s, method, url, content_type, c, &a);
+    request_headers h;
+    read_headers(conn, &h);
+    route(s, method, url, &h, c, &a);
     return finish(s, conn, method, url, c, &a);
 }
 
@@ -585,39 +668,6 @@ static void connection_event(void *cls, struct MHD_Connection *conn, void **sock
 }
 
 /* ---- setup ---- */
-
-/* The API keys file: one key a line, blanks around it and '#' comments skipped; a key holding a NUL
- * or another control byte is refused (naming the line), since no request could send it whole. */
-static int load_keys(nmt_serve *s, const char *path) {
-    FILE *fp = fopen(path, "r");
-    if (!fp) return nmt_error_set("%s: cannot open the API keys file", path);
-    nmt_lines lines;
-    nmt_lines_init(&lines, fp, path);
-    int r, rc = 0;
-    while (rc == 0 && (r = nmt_lines_next(&lines)) > 0) {
-        char *line = lines.line;
-        size_t n = lines.len;
-        while (n && (*line == ' ' || *line == '\t')) line++, n--;
-        while (n && (line[n - 1] == ' ' || line[n - 1] == '\t' || line[n - 1] == '\r')) line[--n] = '\0';
-        if (n == 0 || line[0] == '#') continue;
-        for (size_t i = 0; i < n && rc == 0; i++)
-            if ((unsigned char)line[i] < 0x20 || line[i] == 0x7f)
-                rc = nmt_error_set("%s:%ld: the key holds the control byte 0x%02x at byte %zu: refused", path,
-                                   lines.number, (unsigned char)line[i], (size_t)(line - lines.line) + i + 1);
-        if (rc < 0) break;
-        char **keys = nmt_realloc(s->keys, ((size_t)s->key_count + 1) * sizeof *keys);
-        if (keys) s->keys = keys;
-        size_t *lens = keys ? nmt_realloc(s->key_lens, ((size_t)s->key_count + 1) * sizeof *lens) : NULL;
-        if (lens) s->key_lens = lens;
-        if (!lens || !(keys[s->key_count] = nmt_strdup(line))) rc = -1;
-        if (rc == 0) s->key_lens[s->key_count++] = n;
-    }
-    if (r < 0) rc = -1;
-    nmt_lines_free(&lines);
-    fclose(fp);
-    if (rc == 0 && s->key_count == 0) rc = nmt_error_set("%s: no API key in the file", path);
-    return rc;
-}
 
 static void copy_language(char *out, size_t size, const char *given, const char *model) {
     snprintf(out, size, "%s", given ? given : model ? model : "");
@@ -665,12 +715,6 @@ static int check_options(const nmt_serve_options *o) {
     return 0;
 }
 
-static void keys_free(nmt_serve *s) {
-    for (int i = 0; i < s->key_count; i++) free(s->keys[i]);
-    free(s->keys);
-    free(s->key_lens);
-}
-
 int nmt_serve_start(nmt_serve **out, nmt_engine *engine, const nmt_serve_options *options) {
     *out = NULL;
     if (check_options(options) < 0) return -1;
@@ -683,7 +727,8 @@ int nmt_serve_start(nmt_serve **out, nmt_engine *engine, const nmt_serve_options
     int metrics = -1, lock = -1;
     const nmt_serve_batcher_options bo = {.max_batch = options->max_batch, .wait_ms = options->batch_wait_ms,
                                           .max_queue = options->max_queue, .max_queue_bytes = options->max_queue_bytes};
-    if ((options->api_keys_path && load_keys(s, options->api_keys_path) < 0) ||
+    if ((options->api_keys_path && nmt_serve_keys_init(&s->keys, options->api_keys_path) < 0) ||
+        nmt_serve_files_create(&s->files, 64, 64 << 20) < 0 ||
         (metrics = nmt_serve_metrics_init(&s->metrics)) < 0 || (lock = pthread_mutex_init(&s->log_lock, NULL)) != 0 ||
         nmt_serve_batcher_create(&s->batcher, engine, &bo) < 0 ||
         nmt_serve_watchdog_create(&s->watchdog, options->max_connections, options->header_timeout_s,
@@ -694,7 +739,8 @@ int nmt_serve_start(nmt_serve **out, nmt_engine *engine, const nmt_serve_options
         if (lock == 0) pthread_mutex_destroy(&s->log_lock);
         nmt_serve_watchdog_free(s->watchdog);
         nmt_serve_batcher_free(s->batcher);
-        keys_free(s);
+        nmt_serve_keys_free(&s->keys);
+        nmt_serve_files_free(s->files);
         free(s);
         return -1;
     }
@@ -730,6 +776,7 @@ void nmt_serve_free(nmt_serve *s) {
     nmt_serve_batcher_free(s->batcher);
     nmt_serve_metrics_destroy(&s->metrics);
     pthread_mutex_destroy(&s->log_lock);
-    keys_free(s);
+    nmt_serve_keys_free(&s->keys);
+    nmt_serve_files_free(s->files);
     free(s);
 }
