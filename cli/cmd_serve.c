@@ -36,12 +36,15 @@ static void usage(FILE *out) {
             "                            alternatives + 1, native n_best; default: the beam size)\n"
             "      --length-penalty A    GNMT length penalty (default 0.6)\n"
             "      --max-length-ratio R  at most R * source pieces + 10 target pieces (default 2)\n"
+            "      --max-input-length N  a segment (line or sentence) of more than N source pieces\n"
+            "                            is refused with 400, never cropped (default 1000)\n"
             "      --precision P         fp32 (default), bf16, int8 or auto (as nmt translate)\n"
             "      --max-batch N         lines decoded together (default 64), one part of them\n"
             "                            per thread\n"
             "      --batch-wait-ms MS    longest wait for a fuller batch after a line arrives\n"
             "                            (default 5)\n"
-            "      --char-limit N        characters per request, 0 = none (default 0); more: 413\n"
+            "      --char-limit N        characters per text on /translate (more: 400, as\n"
+            "                            LibreTranslate), per request elsewhere (413); 0 = none\n"
             "      --max-queue N         lines waiting at most, 0 = none (default 0); more: 503\n"
             "      --max-queue-bytes B   bytes of text waiting at most, 0 = none (default 67108864);\n"
             "                            more: 503 (413 for a request larger than that alone)\n"
@@ -81,7 +84,7 @@ typedef struct args {
 
 static int parse_args(int argc, char **argv, args *a) {
     enum { HOST = 256, PORT, THREADS, N_BEST, ALPHA, RATIO, PRECISION, MAX_BATCH, WAIT, CHARS, QUEUE, TIMEOUT,
-           BODY, KEYS, SRC, TGT, NO_SPLIT, QUEUE_BYTES, HEADER_S, BODY_S, DRAIN, CONNS, CONNS_CLIENT };
+           BODY, KEYS, SRC, TGT, NO_SPLIT, MAX_INPUT, QUEUE_BYTES, HEADER_S, BODY_S, DRAIN, CONNS, CONNS_CLIENT };
     static const struct option options[] = {
         {"model", required_argument, NULL, 'm'},         {"host", required_argument, NULL, HOST},
         {"port", required_argument, NULL, PORT},         {"threads", required_argument, NULL, THREADS},
@@ -93,6 +96,7 @@ static int parse_args(int argc, char **argv, args *a) {
         {"max-body", required_argument, NULL, BODY},     {"api-keys", required_argument, NULL, KEYS},
         {"source-lang", required_argument, NULL, SRC},   {"target-lang", required_argument, NULL, TGT},
         {"no-sentence-split", no_argument, NULL, NO_SPLIT},
+        {"max-input-length", required_argument, NULL, MAX_INPUT},
         {"max-queue-bytes", required_argument, NULL, QUEUE_BYTES}, {"header-timeout-s", required_argument, NULL, HEADER_S},
         {"body-timeout-s", required_argument, NULL, BODY_S}, {"drain-s", required_argument, NULL, DRAIN},
         {"max-connections", required_argument, NULL, CONNS},
@@ -106,7 +110,7 @@ static int parse_args(int argc, char **argv, args *a) {
     long beam = a->engine.beam_size, n_best = 0, port = a->serve.port, threads = nmt_cli_threads_default(),
          batch = a->serve.max_batch;
     long body = (long)a->serve.max_body, queue_bytes = (long)a->serve.max_queue_bytes, conns = a->serve.max_connections,
-         conns_client = a->serve.max_connections_per_client;
+         conns_client = a->serve.max_connections_per_client, max_input = 1000;
     nmt_precision precision = NMT_PRECISION_FP32;
     optind = 1;
     int c;
@@ -132,6 +136,7 @@ static int parse_args(int argc, char **argv, args *a) {
         case SRC: a->serve.source_language = optarg; break;
         case TGT: a->serve.target_language = optarg; break;
         case NO_SPLIT: a->serve.sentences = 0; break;
+        case MAX_INPUT: bad = nmt_cli_long("serve", "--max-input-length", optarg, 1, 1L << 20, &max_input); break;
         case QUEUE_BYTES: bad = nmt_cli_long("serve", "--max-queue-bytes", optarg, 0, 1L << 40, &queue_bytes); break;
         case HEADER_S: bad = nmt_cli_double("serve", "--header-timeout-s", optarg, 0.01, 86400, &a->serve.header_timeout_s); break;
         case BODY_S: bad = nmt_cli_double("serve", "--body-timeout-s", optarg, 0.01, 86400, &a->serve.body_timeout_s); break;
@@ -154,6 +159,9 @@ static int parse_args(int argc, char **argv, args *a) {
     a->engine.beam_size = (int)beam;
     a->engine.n_best = (int)n_best;
     a->engine.threads = (int)threads;
+    /* Attention grows with the square of a line's length: bound it, and refuse (never crop) beyond. */
+    a->engine.max_input_length = (int)max_input;
+    a->engine.crop = 0;
     /* The engine splits each batch of lines into one batch per thread, decoded side by side with every
      * product whole, as `nmt translate` decodes a file. */
     long cores = threads ? threads : sysconf(_SC_NPROCESSORS_ONLN);

@@ -201,6 +201,12 @@ post /translate '{"q": "the cat", "source": "en", "target": "de"}'; expect "no k
 post /translate '{"q": "the cat", "source": "en", "target": "de", "api_key": "nope"}'; expect "wrong key" 403 'Invalid API key'
 post /translate '{"q": "the cat", "source": "en", "target": "de", "api_key": "secret-2"}'; expect "good key" 200 "$(want 5)"
 post /v1/translate '{"q": "the cat", "api_key": "secret-1"}'; expect "native key" 200
+# A sentence of more pieces than --max-input-length (1000) is refused naming it, never cropped.
+huge="$(printf 'the cat %.0s' $(seq 700))"
+code="$(curl -s -o resp -w '%{http_code}' "$url/v1/translate" -H 'Content-Type: application/json' --max-time 20 \
+  -d "{\"q\": \"Small tree. A $huge\", \"api_key\": \"secret-1\"}")"; body="$(cat resp)"
+expect "an over-long sentence" 400 'line 2: '
+case "$body" in *'pieces, more than the limit of 1000'*) ;; *) say_fail "over-long sentence message: $body";; esac
 # A key in a header, for every translating endpoint (OpenNMT-py's list has no field for it).
 post /translator/translate '[{"src": "the cat", "id": 1}]'; expect "opennmt without a key" 403
 post /translator/translate '[{"src": "the cat", "id": 1}]' -H 'X-API-Key: secret-1'; expect "X-API-Key" 200 "$(want 5)"

@@ -93,6 +93,7 @@ curl -s -m 20 -o /dev/null -X POST "$url/translate" -H 'Content-Type: applicatio
   -d "{\"q\": \"$long\", \"source\": \"en\", \"target\": \"de\"}" &
 first=$!
 until_metric nmt_queue_depth 1 || say_fail "the first request never queued"
+[ "$(metric nmt_queue_bytes)" = 40 ] || say_fail "queue bytes: $(metric nmt_queue_bytes)"
 post /translate "{\"q\": \"$long\", \"source\": \"en\", \"target\": \"de\"}" -D headers
 [ "$code" = 503 ] && case "$body" in *'the queue is full (40 bytes of text wait, at most 64)'*) true;; *) false;; esac ||
   say_fail "bytes full: $code $body"
@@ -103,7 +104,8 @@ post /translate "{\"q\": \"$long $long\", \"source\": \"en\", \"target\": \"de\"
 kill $first 2>/dev/null; wait $first 2>/dev/null
 # The client of the first request went away: its line left the queue, undecoded.
 until_metric nmt_queue_depth 0 || say_fail "an abandoned request's line still queued: $(metric nmt_queue_depth)"
-[ "$(metric nmt_batch_lines_total)" = 0 ] || say_fail "an abandoned line was decoded"
+[ "$(metric nmt_batch_lines_total)" = 0 ] && [ "$(metric nmt_queue_bytes)" = 0 ] || say_fail "an abandoned line was decoded"
+until_metric 'nmt_requests_total{endpoint="\/translate",code="499"}' 1 || say_fail "the abandoned request not counted as 499"
 kill -TERM $server; wait $server
 
 # Clients that send requests of 800 sentences and close at once: their lines never decode (the batch
@@ -124,7 +126,8 @@ slow=$!
 sleep 1
 [ "$(curl -s -m 2 "$url/health")" = '{"status":"ok"}' ] || say_fail "/health with slow clients connected"
 wait $slow
-[ "$(cat slow.out)" = "closed 12 of 12" ] || say_fail "slow headers: $(cat slow.out)"
+[ "$(cat slow.out)" = "closed 12 of 12" ] && [ "$(metric nmt_connections_cut_total)" = 4 ] ||
+  say_fail "slow headers: $(cat slow.out), $(metric nmt_connections_cut_total) cut"
 # A body sent a byte a second is cut off after the body time.
 client slow-body $port 8 >slow-body.out
 case "$(cat slow-body.out)" in "closed after "[234]" s") ;; *) say_fail "slow body: $(cat slow-body.out)";; esac

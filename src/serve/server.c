@@ -410,7 +410,9 @@ static void metrics(nmt_serve *s, answer *a) {
     nmt_serve_batcher_stats st;
     nmt_serve_batcher_stats_get(s->batcher, &st);
     FILE *out = begin_json(&text, &len);
-    if (out) nmt_serve_metrics_write(&s->metrics, out, st.queued, st.batches, st.lines);
+    if (out)
+        nmt_serve_metrics_write(&s->metrics, out, st.queued, st.queued_bytes, st.batches, st.lines,
+                                nmt_serve_watchdog_closed(s->watchdog));
     end_json(a, out, &text, &len);
     a->type = "text/plain; version=0.0.4";
 }
