@@ -7,37 +7,8 @@
 # error codes in LibreTranslate's words (400, 403, 404, 405, 413, 503 with Retry-After, 504), the
 # access log, SIGTERM draining.
 . "$NMT_SOURCE_DIR/tests/harness.sh"
-pids=()
-at_exit 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done'
-command -v curl >/dev/null || { echo "SKIP e2e_serve: curl is not installed (tools/install-deps.sh installs it)"; exit 0; }
-. "$NMT_SOURCE_DIR/tests/tiny_model.sh"
-tiny_model "$tmp/model"
-M=model
-
-# start NAME ARGS...: runs `nmt serve` on a free port of 127.0.0.1 (stderr in NAME.err), sets $url.
-start() {
-  local name=$1; shift
-  "$NMT" serve -m $M --port 0 --threads 1 "$@" 2>"$name.err" &
-  pids+=($!)
-  server=$!
-  for _ in $(seq 200); do
-    url="$(sed -n 's|^listening on \(http://127\.0\.0\.1:[0-9]*\)$|\1|p' "$name.err")"
-    [ -n "$url" ] && return 0
-    kill -0 $server 2>/dev/null || break
-    sleep 0.05
-  done
-  say_fail "$name: the server did not start: $(cat "$name.err")"; exit 1
-}
-# post PATH BODY [curl args...]: the status in $code, the body in $body.
-post() {
-  local path=$1 data=$2; shift 2
-  code="$(curl -s -o resp -w '%{http_code}' -X POST "$url$path" -H 'Content-Type: application/json' --data-binary "$data" "$@")"
-  body="$(cat resp)"
-}
-expect() { # expect NAME CODE [SUBSTRING]
-  [ "$code" = "$2" ] || say_fail "$1: status $code, want $2: $body"
-  [ -z "${3:-}" ] || case "$body" in *"$3"*) ;; *) say_fail "$1: '$body' lacks '$3'";; esac
-}
+serve_test=e2e_serve
+. "$NMT_SOURCE_DIR/tests/serve_harness.sh"
 
 lines=("the cat sees a dog" "big red house" "the small tree runs" "a dog likes the blue house" "the cat")
 printf '%s\n' "${lines[@]}" >in.txt

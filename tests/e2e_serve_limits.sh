@@ -8,42 +8,17 @@
 # connection slot kept for other clients; the drain after SIGTERM bounded. docs/serving-limits.md is
 # the reference. Every wait is bounded (the slowest step takes about 5 s).
 . "$NMT_SOURCE_DIR/tests/harness.sh"
-pids=()
-at_exit 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done'
-command -v curl >/dev/null || { echo "SKIP e2e_serve_limits: curl is not installed"; exit 0; }
+serve_test=e2e_serve_limits
 command -v python3 >/dev/null || { echo "SKIP e2e_serve_limits: python3 is not installed"; exit 0; }
+. "$NMT_SOURCE_DIR/tests/serve_harness.sh"
 client() { timeout 30 python3 "$NMT_SOURCE_DIR/tests/serve_client.py" "$@"; }
-. "$NMT_SOURCE_DIR/tests/tiny_model.sh"
-tiny_model "$tmp/model"
-M=model
 
-# start NAME ARGS...: runs `nmt serve` on a free port of 127.0.0.1 (stderr in NAME.err); sets $url,
-# $port and $server.
-start() {
-  local name=$1; shift
-  "$NMT" serve -m $M --port 0 --threads 1 "$@" 2>"$name.err" &
-  server=$!
-  pids+=($server)
-  for _ in $(seq 200); do
-    url="$(sed -n 's|^listening on \(http://127\.0\.0\.1:[0-9]*\)$|\1|p' "$name.err")"
-    [ -n "$url" ] && { port=${url##*:}; return 0; }
-    kill -0 $server 2>/dev/null || break
-    sleep 0.05
-  done
-  say_fail "$name: the server did not start: $(cat "$name.err")"; exit 1
-}
 # metric NAME: its value now.
 metric() { curl -s -m 5 "$url/metrics" | sed -n "s/^$1 //p"; }
 # until_metric NAME VALUE: waits up to 5 s for the metric to read VALUE; 1 if it never does.
 until_metric() {
   for _ in $(seq 50); do [ "$(metric "$1")" = "$2" ] && return 0; sleep 0.1; done
   return 1
-}
-# post PATH BODY [curl args...]: the status in $code, the body in $body.
-post() {
-  local path=$1 data=$2; shift 2
-  code="$(curl -s -m 20 -o resp -w '%{http_code}' -X POST "$url$path" -H 'Content-Type: application/json' --data-binary "$data" "$@")"
-  body="$(cat resp)"
 }
 
 # API keys: a key line with a NUL byte is refused at start-up, naming the file and line.

@@ -178,13 +178,19 @@ START_TEST(test_bad_line) {
 }
 END_TEST
 
+/* A batcher over a new engine (the test's model) with options o. */
+static nmt_serve_batcher *batcher_with(nmt_serve_batcher_options o, nmt_engine **e) {
+    nmt_test_model_dir(nmt_test_tmpdir);
+    *e = open_engine(0);
+    nmt_serve_batcher *b;
+    ck_assert_int_eq(nmt_serve_batcher_create(&b, *e, &o), 0);
+    return b;
+}
+
 /* A deadline returns and the job goes on until cancelled; a full queue refuses. */
 START_TEST(test_deadline_and_queue) {
-    nmt_test_model_dir(nmt_test_tmpdir);
-    nmt_engine *e = open_engine(0);
-    nmt_serve_batcher *b;
-    const nmt_serve_batcher_options o = {.max_batch = 100, .wait_ms = 400, .max_queue = 5};
-    ck_assert_int_eq(nmt_serve_batcher_create(&b, e, &o), 0);
+    nmt_engine *e;
+    nmt_serve_batcher *b = batcher_with((nmt_serve_batcher_options){.max_batch = 100, .wait_ms = 400, .max_queue = 5}, &e);
     const char *lines[] = {"the cat", "a dog", "big house"};
     nmt_serve_job *j1, *j2, *j3;
     ck_assert_int_eq(nmt_serve_batcher_submit(b, 3, lines, 0, &j1), 0);
@@ -219,11 +225,9 @@ END_TEST
 /* The queue bounded in bytes of text: a job past the room left waits its turn (503), a job larger than
  * the whole queue is refused for good; cancelled jobs (their clients gone) free their room at once. */
 START_TEST(test_queue_bytes) {
-    nmt_test_model_dir(nmt_test_tmpdir);
-    nmt_engine *e = open_engine(0);
-    nmt_serve_batcher *b;
-    const nmt_serve_batcher_options o = {.max_batch = 100, .wait_ms = 60000, .max_queue_bytes = 20};
-    ck_assert_int_eq(nmt_serve_batcher_create(&b, e, &o), 0);
+    nmt_engine *e;
+    nmt_serve_batcher *b =
+        batcher_with((nmt_serve_batcher_options){.max_batch = 100, .wait_ms = 60000, .max_queue_bytes = 20}, &e);
     const char *lines[] = {"the cat sees", "a dog"}; /* 12 + 5 bytes */
     nmt_serve_job *j1, *j2, *j3;
     ck_assert_int_eq(nmt_serve_batcher_submit(b, 2, lines, 0, &j1), 0);

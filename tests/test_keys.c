@@ -33,25 +33,22 @@ START_TEST(test_keys) {
 }
 END_TEST
 
+/* The file `name` holding text[0, len) is refused with a message containing `want`. */
+static void refused(const char *name, const char *text, size_t len, const char *want) {
+    nmt_serve_keys k;
+    ck_assert_int_eq(nmt_serve_keys_init(&k, name ? write_file(name, text, len) : "/nonexistent/keys"), -1);
+    ck_assert_msg(strstr(nmt_error(), want), "%s: '%s', want '%s'", name, nmt_error(), want);
+    nmt_serve_keys_free(&k);
+    ck_assert_int_eq(k.count, 0);
+}
+
 START_TEST(test_refused) {
     static const char nul[] = "ok\nQ\0rest\n", tab[] = "ok\nbad\tkey\n", del[] = "k\x7f\n", none[] = "# only\n\n";
-    nmt_serve_keys k;
-    ck_assert_int_eq(nmt_serve_keys_init(&k, write_file("nul.txt", nul, sizeof nul - 1)), -1);
-    ck_assert_msg(strstr(nmt_error(), "nul.txt:2: the key holds the control byte 0x00 at byte 2: refused"), "%s",
-                  nmt_error());
-    nmt_serve_keys_free(&k);
-    ck_assert_int_eq(nmt_serve_keys_init(&k, write_file("tab.txt", tab, sizeof tab - 1)), -1);
-    ck_assert_msg(strstr(nmt_error(), "tab.txt:2: the key holds the control byte 0x09 at byte 4"), "%s", nmt_error());
-    nmt_serve_keys_free(&k);
-    ck_assert_int_eq(nmt_serve_keys_init(&k, write_file("del.txt", del, sizeof del - 1)), -1);
-    ck_assert_msg(strstr(nmt_error(), "del.txt:1: the key holds the control byte 0x7f"), "%s", nmt_error());
-    nmt_serve_keys_free(&k);
-    ck_assert_int_eq(nmt_serve_keys_init(&k, write_file("none.txt", none, sizeof none - 1)), -1);
-    ck_assert_msg(strstr(nmt_error(), "none.txt: no API key in the file"), "%s", nmt_error());
-    nmt_serve_keys_free(&k);
-    ck_assert_int_eq(nmt_serve_keys_init(&k, "/nonexistent/keys"), -1);
-    ck_assert_msg(strstr(nmt_error(), "cannot open the API keys file"), "%s", nmt_error());
-    nmt_serve_keys_free(&k);
+    refused("nul.txt", nul, sizeof nul - 1, "nul.txt:2: the key holds the control byte 0x00 at byte 2: refused");
+    refused("tab.txt", tab, sizeof tab - 1, "tab.txt:2: the key holds the control byte 0x09 at byte 4");
+    refused("del.txt", del, sizeof del - 1, "del.txt:1: the key holds the control byte 0x7f");
+    refused("none.txt", none, sizeof none - 1, "none.txt: no API key in the file");
+    refused(NULL, "", 0, "cannot open the API keys file");
 }
 END_TEST
 
