@@ -429,8 +429,8 @@ static void download_file(nmt_serve *s, const char *name, answer *a) {
     size_t len;
     if (nmt_serve_files_get(s->files, name, &data, &len) < 0) return set_error(a, 404, "Invalid filename");
     const char *dot = strrchr(name, '.');
-    set_body(a, 200, dot && strcmp(dot, ".html") == 0 ? "text/html; charset=utf-8" : "text/plain; charset=utf-8", data,
-             len);
+    const int html = strcasecmp(dot, ".html") == 0 || strcasecmp(dot, ".htm") == 0;
+    set_body(a, 200, html ? "text/html; charset=utf-8" : "text/plain; charset=utf-8", data, len);
     snprintf(a->attachment, sizeof a->attachment, "%s", strchr(name, '.') + 1);
 }
 
@@ -443,11 +443,12 @@ static void route(nmt_serve *s, const char *method, const char *url, const reque
     } known[] = {{"/translate", 1}, {"/translator/translate", 1}, {"/v1/translate", 1}, {"/languages", 0},
                  {"/health", 0},    {"/metrics", 0},              {"/frontend/settings", 0}, {"/translate_file", 1},
                  {"/download_file/", 0}, {"/", 0}};
+    enum { DOWNLOAD = 8 }; /* known[DOWNLOAD] is a prefix: /download_file/NAME */
     static const char download[] = "/download_file/";
     int found = -1;
     for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
         if (strcmp(url, known[i].path) == 0) found = (int)i;
-    if (strncmp(url, download, sizeof download - 1) == 0 && url[sizeof download - 1]) found = 8;
+    if (strncmp(url, download, sizeof download - 1) == 0 && url[sizeof download - 1]) found = DOWNLOAD;
     if (c->refused) {
         a->retry_after = 1;
         return set_error(a, 503, "the server is shutting down");
@@ -473,7 +474,7 @@ static void route(nmt_serve *s, const char *method, const char *url, const reque
     case 5: return metrics(s, a);
     case 6: return frontend_settings(s, a);
     case 7: return translate(s, NMT_SERVE_FILE, h, c, a);
-    case 8: return download_file(s, url + sizeof download - 1, a);
+    case DOWNLOAD: return download_file(s, url + sizeof download - 1, a);
     default: return static_text(a, "text/html; charset=utf-8", nmt_serve_page);
     }
 }
