@@ -111,6 +111,9 @@ START_TEST(test_multipart) {
             "part 1 has no Content-Disposition name");
     refused(NMT_SERVE_LIBRE, "multipart/form-data; boundary=b", "--b" CRLF "Content-Disposition: form-data; name=\"q\""
             CRLF CRLF "x\xff" CRLF "--b--", "q: invalid UTF-8 at byte 2");
+    /* A name that is not UTF-8 is refused before any message quotes it (found by fuzzing). */
+    refused(NMT_SERVE_LIBRE, "multipart/form-data; boundary=b", "--b" CRLF "Content-Disposition: form-data; name=\"\xd5\x8c\x90\""
+            CRLF CRLF "en" CRLF, "a part's name: invalid UTF-8 at byte 3");
     static const char nul[] = "--b" CRLF "Content-Disposition: form-data; name=\"q\"" CRLF CRLF "Q\0x" CRLF "--b--";
     ck_assert_int_eq(nmt_serve_request_parse(NMT_SERVE_LIBRE, "multipart/form-data; boundary=b", nul, sizeof nul - 1, &r), -1);
     ck_assert_msg(strstr(nmt_error(), "q: a NUL byte"), "%s", nmt_error());

@@ -345,12 +345,14 @@ static int multipart_body(const char *content_type, const char *body, size_t len
             line = eol + 2;
         }
         if (!named) return nmt_error_set("body: part %d has no Content-Disposition name (of at most 127 bytes)", parts);
+        /* The name is checked before any message quotes it. */
+        if (check_text(name, strlen(name), "a part's name") < 0 ||
+            (has_file && check_text(filename, strlen(filename), "filename") < 0))
+            return -1;
         const char *value = blank + 4, *next = find(value, (size_t)(end - value), delim, dn);
         if (!next) return nmt_error_set("%s: the part does not end with the boundary", name);
         const size_t n = (size_t)(next - value);
-        if (check_text(name, strlen(name), "a part's name") < 0 || check_text(value, n, name) < 0 ||
-            (has_file && check_text(filename, strlen(filename), "filename") < 0))
-            return -1;
+        if (check_text(value, n, name) < 0) return -1;
         char *copy = nmt_malloc(n + 1);
         if (!copy) return -1;
         memcpy(copy, value, n);
