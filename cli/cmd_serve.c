@@ -18,13 +18,14 @@ static void usage(FILE *out) {
     fprintf(out,
             "Usage: nmt serve -m MODEL_DIR [--host 127.0.0.1] [--port 5000] [options]\n"
             "\n"
-            "Serves translations over HTTP: LibreTranslate's POST /translate, GET /languages and\n"
-            "GET /frontend/settings, OpenNMT-py's POST /translator/translate, POST /v1/translate\n"
+            "Serves translations over HTTP: LibreTranslate's POST /translate, POST /translate_file\n"
+            "(.txt, .html), GET /languages and GET /frontend/settings, OpenNMT-py's POST /translator/translate, POST /v1/translate\n"
             "(n-best, scores, alignment), GET /health, GET /metrics (Prometheus) and a page at GET /.\n"
             "Lines of concurrent requests are decoded together; each line's translation is what\n"
             "`nmt translate` gives it.\n"
             "Prints `listening on http://HOST:PORT` on stderr; SIGTERM or SIGINT stops accepting,\n"
-            "finishes the requests in flight and exits 0.\n"
+            "lets the requests in flight finish for --drain-s seconds, closes the rest and exits 0.\n"
+            "docs/serving-limits.md describes every limit and how the server refuses.\n"
             "\n"
             "  -m, --model DIR           model directory written by `nmt train`\n"
             "      --host ADDR           address to bind (default 127.0.0.1; 0.0.0.0 for every one)\n"
@@ -32,19 +33,33 @@ static void usage(FILE *out) {
             "      --threads N           decoding threads (default: the CPUs this process may use)\n"
             "  -k, --beam-size K         beam size (default 5)\n"
             "      --n-best N            most hypotheses a request may get (LibreTranslate\n"
-            "                            alternatives + 1, native n_best; default 1)\n"
+            "                            alternatives + 1, native n_best; default: the beam size)\n"
             "      --length-penalty A    GNMT length penalty (default 0.6)\n"
             "      --max-length-ratio R  at most R * source pieces + 10 target pieces (default 2)\n"
+            "      --max-input-length N  a segment (line or sentence) of more than N source pieces\n"
+            "                            is refused with 400, never cropped (default 1000)\n"
             "      --precision P         fp32 (default), bf16, int8 or auto (as nmt translate)\n"
             "      --max-batch N         lines decoded together (default 64), one part of them\n"
             "                            per thread\n"
             "      --batch-wait-ms MS    longest wait for a fuller batch after a line arrives\n"
             "                            (default 5)\n"
-            "      --char-limit N        characters per request, 0 = none (default 0); more: 413\n"
+            "      --char-limit N        characters per text on /translate (more: 400, as\n"
+            "                            LibreTranslate), per request elsewhere (413); 0 = none\n"
             "      --max-queue N         lines waiting at most, 0 = none (default 0); more: 503\n"
+            "      --max-queue-bytes B   bytes of text waiting at most, 0 = none (default 67108864);\n"
+            "                            more: 503 (413 for a request larger than that alone)\n"
             "      --timeout-s S         a request's longest wait, 0 = none (default 0); then 504\n"
             "      --max-body BYTES      request body size limit (default 1048576); more: 413\n"
-            "      --api-keys FILE       require one of the keys in FILE (one a line) as api_key\n"
+            "      --header-timeout-s S  longest time a request's headers may take (default 10)\n"
+            "      --body-timeout-s S    longest time a request's body may take (default 60)\n"
+            "      --drain-s S           after SIGTERM, longest wait for requests in flight\n"
+            "                            (default 30)\n"
+            "      --max-connections N   open connections at most (default 1024)\n"
+            "      --max-connections-per-client N\n"
+            "                            from one client address at most, less than\n"
+            "                            --max-connections (default 64)\n"
+            "      --api-keys FILE       require one of the keys in FILE (one a line): the body's\n"
+            "                            api_key, or the X-API-Key or Authorization: Bearer header\n"
             "      --source-lang CODE    the source language served (default: from the model)\n"
             "      --target-lang CODE    the target language served (default: from the model)\n"
             "      --no-sentence-split   translate each line whole (by default a line is cut after\n"
@@ -69,7 +84,7 @@ typedef struct args {
 
 static int parse_args(int argc, char **argv, args *a) {
     enum { HOST = 256, PORT, THREADS, N_BEST, ALPHA, RATIO, PRECISION, MAX_BATCH, WAIT, CHARS, QUEUE, TIMEOUT,
-           BODY, KEYS, SRC, TGT, NO_SPLIT };
+           BODY, KEYS, SRC, TGT, NO_SPLIT, MAX_INPUT, QUEUE_BYTES, HEADER_S, BODY_S, DRAIN, CONNS, CONNS_CLIENT };
     static const struct option options[] = {
         {"model", required_argument, NULL, 'm'},         {"host", required_argument, NULL, HOST},
         {"port", required_argument, NULL, PORT},         {"threads", required_argument, NULL, THREADS},
@@ -81,15 +96,21 @@ static int parse_args(int argc, char **argv, args *a) {
         {"max-body", required_argument, NULL, BODY},     {"api-keys", required_argument, NULL, KEYS},
         {"source-lang", required_argument, NULL, SRC},   {"target-lang", required_argument, NULL, TGT},
         {"no-sentence-split", no_argument, NULL, NO_SPLIT},
+        {"max-input-length", required_argument, NULL, MAX_INPUT},
+        {"max-queue-bytes", required_argument, NULL, QUEUE_BYTES}, {"header-timeout-s", required_argument, NULL, HEADER_S},
+        {"body-timeout-s", required_argument, NULL, BODY_S}, {"drain-s", required_argument, NULL, DRAIN},
+        {"max-connections", required_argument, NULL, CONNS},
+        {"max-connections-per-client", required_argument, NULL, CONNS_CLIENT},
         {"quiet", no_argument, NULL, 'q'},               {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     a->engine = nmt_engine_options_default();
     a->engine.alignment = 1;
     a->serve = nmt_serve_options_default();
-    long beam = a->engine.beam_size, n_best = 1, port = a->serve.port, threads = nmt_cli_threads_default(),
+    long beam = a->engine.beam_size, n_best = 0, port = a->serve.port, threads = nmt_cli_threads_default(),
          batch = a->serve.max_batch;
-    long body = (long)a->serve.max_body;
+    long body = (long)a->serve.max_body, queue_bytes = (long)a->serve.max_queue_bytes, conns = a->serve.max_connections,
+         conns_client = a->serve.max_connections_per_client, max_input = 1000;
     nmt_precision precision = NMT_PRECISION_FP32;
     optind = 1;
     int c;
@@ -115,6 +136,13 @@ static int parse_args(int argc, char **argv, args *a) {
         case SRC: a->serve.source_language = optarg; break;
         case TGT: a->serve.target_language = optarg; break;
         case NO_SPLIT: a->serve.sentences = 0; break;
+        case MAX_INPUT: bad = nmt_cli_long("serve", "--max-input-length", optarg, 1, 1L << 20, &max_input); break;
+        case QUEUE_BYTES: bad = nmt_cli_long("serve", "--max-queue-bytes", optarg, 0, 1L << 40, &queue_bytes); break;
+        case HEADER_S: bad = nmt_cli_double("serve", "--header-timeout-s", optarg, 0.01, 86400, &a->serve.header_timeout_s); break;
+        case BODY_S: bad = nmt_cli_double("serve", "--body-timeout-s", optarg, 0.01, 86400, &a->serve.body_timeout_s); break;
+        case DRAIN: bad = nmt_cli_double("serve", "--drain-s", optarg, 0, 86400, &a->serve.drain_s); break;
+        case CONNS: bad = nmt_cli_long("serve", "--max-connections", optarg, 2, 65536, &conns); break;
+        case CONNS_CLIENT: bad = nmt_cli_long("serve", "--max-connections-per-client", optarg, 1, 65535, &conns_client); break;
         case 'q': a->quiet = 1; break;
         case 'h': usage(stdout); return 1;
         default: return -1;
@@ -123,10 +151,17 @@ static int parse_args(int argc, char **argv, args *a) {
     }
     if (optind < argc) return nmt_cli_usage_error("serve", "unexpected argument '%s'", argv[optind]), -1;
     if (!a->model_dir) return nmt_cli_usage_error("serve", "--model is required"), -1;
+    if (conns_client >= conns)
+        return nmt_cli_usage_error("serve", "--max-connections-per-client %ld must be less than --max-connections %ld",
+                                   conns_client, conns), -1;
+    if (n_best == 0) n_best = beam; /* every hypothesis the beam finds: alternatives on demand */
     if (n_best > beam) return nmt_cli_usage_error("serve", "--n-best %ld is more than the beam size %ld", n_best, beam), -1;
     a->engine.beam_size = (int)beam;
     a->engine.n_best = (int)n_best;
     a->engine.threads = (int)threads;
+    /* Attention grows with the square of a line's length: bound it, and refuse (never crop) beyond. */
+    a->engine.max_input_length = (int)max_input;
+    a->engine.crop = 0;
     /* The engine splits each batch of lines into one batch per thread, decoded side by side with every
      * product whole, as `nmt translate` decodes a file. */
     long cores = threads ? threads : sysconf(_SC_NPROCESSORS_ONLN);
@@ -136,6 +171,9 @@ static int parse_args(int argc, char **argv, args *a) {
     a->serve.port = (int)port;
     a->serve.max_batch = (int)batch;
     a->serve.max_body = (size_t)body;
+    a->serve.max_queue_bytes = (size_t)queue_bytes;
+    a->serve.max_connections = (int)conns;
+    a->serve.max_connections_per_client = (int)conns_client;
     a->serve.log = a->quiet ? NULL : stderr;
     return 0;
 }

@@ -1,41 +1,14 @@
 #!/usr/bin/env bash
 # `nmt serve` end to end with curl, on loopback only (127.0.0.1) and a tiny model trained inside the
 # test: every endpoint (LibreTranslate's frontend settings too), translations equal to `nmt
-# translate` (alone and under 16 concurrent clients), LibreTranslate form bodies, alternatives and
-# HTML, OpenNMT-py and native n-best and alignment, the error codes (400, 403, 404, 405, 413, 503
-# with Retry-After, 504), the access log, SIGTERM draining.
+# translate` (alone and under 16 concurrent clients), LibreTranslate form bodies (urlencoded and
+# multipart), alternatives (on demand, without --n-best) and HTML, files (/translate_file and
+# /download_file), OpenNMT-py and native n-best and alignment, API keys in the body or a header, the
+# error codes in LibreTranslate's words (400, 403, 404, 405, 413, 503 with Retry-After, 504), the
+# access log, SIGTERM draining.
 . "$NMT_SOURCE_DIR/tests/harness.sh"
-pids=()
-at_exit 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done'
-command -v curl >/dev/null || { echo "SKIP e2e_serve: curl is not installed (tools/install-deps.sh installs it)"; exit 0; }
-. "$NMT_SOURCE_DIR/tests/tiny_model.sh"
-tiny_model "$tmp/model"
-M=model
-
-# start NAME ARGS...: runs `nmt serve` on a free port of 127.0.0.1 (stderr in NAME.err), sets $url.
-start() {
-  local name=$1; shift
-  "$NMT" serve -m $M --port 0 --threads 1 "$@" 2>"$name.err" &
-  pids+=($!)
-  server=$!
-  for _ in $(seq 200); do
-    url="$(sed -n 's|^listening on \(http://127\.0\.0\.1:[0-9]*\)$|\1|p' "$name.err")"
-    [ -n "$url" ] && return 0
-    kill -0 $server 2>/dev/null || break
-    sleep 0.05
-  done
-  say_fail "$name: the server did not start: $(cat "$name.err")"; exit 1
-}
-# post PATH BODY [curl args...]: the status in $code, the body in $body.
-post() {
-  local path=$1 data=$2; shift 2
-  code="$(curl -s -o resp -w '%{http_code}' -X POST "$url$path" -H 'Content-Type: application/json' --data-binary "$data" "$@")"
-  body="$(cat resp)"
-}
-expect() { # expect NAME CODE [SUBSTRING]
-  [ "$code" = "$2" ] || say_fail "$1: status $code, want $2: $body"
-  [ -z "${3:-}" ] || case "$body" in *"$3"*) ;; *) say_fail "$1: '$body' lacks '$3'";; esac
-}
+serve_test=e2e_serve
+. "$NMT_SOURCE_DIR/tests/serve_harness.sh"
 
 lines=("the cat sees a dog" "big red house" "the small tree runs" "a dog likes the blue house" "the cat")
 printf '%s\n' "${lines[@]}" >in.txt
@@ -71,11 +44,39 @@ two="$(printf 'two\nlines\n' | "$NMT" translate -m $M --threads 1 -q | paste -sd
 post /translate '{"q": "The cat sees a dog. A big house.", "source": "en", "target": "de"}'
 two="$(printf 'The cat sees a dog.\nA big house.\n' | "$NMT" translate -m $M --threads 1 -q | paste -sd' ')"
 [ "$body" = "{\"translatedText\":\"$two\"}" ] || say_fail "two sentences: $body, want $two"
+# LibreTranslate's web page posts multipart/form-data.
+code="$(curl -s -o resp -w '%{http_code}' "$url/translate" -F "q=${lines[2]}" -F source=en -F target=de -F format=text)"
+[ "$code $(cat resp)" = "200 {\"translatedText\":\"$(want 3)\"}" ] || say_fail "libre multipart: $code $(cat resp)"
+post /translate "{\"q\": \"${lines[0]}\", \"source\": \"en\", \"target\": \"de\", \"alternatives\": 3}"
+expect "alternatives over --n-best" 400 '{"error":"Invalid request: alternatives parameter must be <= 2"}'
+post /translate "{\"q\": \"${lines[0]}\", \"source\": \"en\", \"target\": \"de\", \"alternatives\": \"x\"}"
+expect "alternatives not a number" 400 'Invalid request: alternatives parameter is not a number'
+# Files: a .txt file translated line by line, an .html one as HTML; each kept for download under a
+# random name, as LibreTranslate answers.
+printf '%s\n%s\n' "${lines[0]}" "${lines[1]}" >doc.txt
+code="$(curl -s -o resp -w '%{http_code}' "$url/translate_file" -F file=@doc.txt -F source=en -F target=de)"
+file_url="$(sed -n 's|^{"translatedFileUrl":"\(http://127\.0\.0\.1:[0-9]*/download_file/[0-9a-f]\{32\}\.doc\.txt\)"}$|\1|p' resp)"
+[ "$code" = 200 ] && [ -n "$file_url" ] || say_fail "translate_file: $code $(cat resp)"
+curl -s -D headers -o got.txt "$file_url"
+printf '%s\n%s\n' "$(want 1)" "$(want 2)" >want-doc.txt
+cmp -s got.txt want-doc.txt || say_fail "the translated file: $(cat got.txt)"
+grep -qi '^Content-Disposition: attachment; filename="doc.txt"' headers || say_fail "download headers: $(cat headers)"
+printf '<p>%s <b>%s</b></p>' "${lines[0]}" "${lines[1]}" >page.html
+curl -s -o resp "$url/translate_file" -F file=@page.html -F source=en -F target=de -F format=text
+curl -s -o got.html "$(sed -n 's|^{"translatedFileUrl":"\(.*\)"}$|\1|p' resp)"
+[ "$(cat got.html)" = "<p>$(want 1) <b>$(want 2)</b></p>" ] || say_fail "the translated HTML file: $(cat got.html)"
+printf 'x' >doc.pdf
+code="$(curl -s -o resp -w '%{http_code}' "$url/translate_file" -F file=@doc.pdf -F source=en -F target=de)"; body="$(cat resp)"
+expect "a .pdf file" 400 '{"error":"Invalid request: file format not supported"}'
+code="$(curl -s -o resp -w '%{http_code}' "$url/translate_file" -F source=en -F target=de)"; body="$(cat resp)"
+expect "no file" 400 '{"error":"Invalid request: missing file parameter"}'
+code="$(curl -s -o resp -w '%{http_code}' "$url/download_file/0123.doc.txt")"; body="$(cat resp)"
+expect "an unknown file" 404 '{"error":"Invalid filename"}'
 code="$(curl -s -o resp -w '%{http_code}' "$url/languages")"
 [ "$(cat resp)" = '[{"code":"en","name":"English","targets":["de"]}]' ] || say_fail "languages: $(cat resp)"
 # LibreTranslate's frontend settings: this server's limit, no keys, the pair.
 settings='{"charLimit":300,"frontendTimeout":500,"apiKeys":false,"keyRequired":false,"suggestions":false,'
-settings+='"filesTranslation":false,"supportedFilesFormat":[],'
+settings+='"filesTranslation":true,"supportedFilesFormat":[".txt",".html"],'
 settings+='"language":{"source":{"code":"en","name":"English"},"target":{"code":"de","name":"German"}}}'
 [ "$(curl -s "$url/frontend/settings")" = "$settings" ] || say_fail "frontend settings: $(curl -s "$url/frontend/settings")"
 
@@ -108,24 +109,28 @@ case "$body" in *'"alignment_map":"<?xml'*'<svg'*) ;; *) say_fail "native map: $
 curl -s "$url/" >page.html
 grep -q '<button id="translate"' page.html && ! grep -qE '(src|href)="https?:' page.html || say_fail "the page"
 curl -s "$url/metrics" >metrics.txt
-grep -q '^nmt_requests_total{endpoint="/translate",code="200"} 6$' metrics.txt || say_fail "metrics: $(grep requests_total metrics.txt)"
+grep -q '^nmt_requests_total{endpoint="/translate",code="200"} 7$' metrics.txt || say_fail "metrics: $(grep requests_total metrics.txt)"
 grep -q '^nmt_request_duration_seconds_bucket{le="+Inf"} ' metrics.txt && grep -q '^nmt_queue_depth 0$' metrics.txt ||
   say_fail "metrics histogram / queue depth"
 
 # Errors, each {"error": ...} naming what is wrong.
 post /translate '{"q": "a", "source": "en", "target": "de",}'; expect "bad JSON" 400 '"error":"body: bad JSON at byte 42: expected a field name"'
-post /translate '{"source": "en", "target": "de"}'; expect "missing q" 400 '"error":"q: missing"'
+post /translate '{"source": "en", "target": "de"}'; expect "missing q" 400 '"error":"Invalid request: missing q parameter"'
 post /translate '{"q": 3, "source": "en", "target": "de"}'; expect "q type" 400 'q: expected a string or a list of strings'
 post /translate '{"q": "a", "target": "de"}'; expect "missing source" 400 'missing source parameter'
-post /translate '{"q": "a", "source": "fr", "target": "de"}'; expect "wrong source" 400 'source: fr is not supported'
-post /translate '{"q": "a", "source": "en", "target": "cs"}'; expect "wrong target" 400 'target: cs is not supported'
+post /translate '{"q": "a", "source": "fr", "target": "de"}'; expect "wrong source" 400 '{"error":"fr is not supported"}'
+post /translate '{"q": "a", "source": "en", "target": "cs"}'; expect "wrong target" 400 '{"error":"cs is not supported"}'
 # HTML: the text between the tags translated as the CLI translates it, the markup kept as it was.
 post /translate "{\"q\": \"<p>${lines[0]} <b>${lines[1]}</b> &amp; <i title='the cat'>${lines[4]}</i></p><!-- the cat -->\", \"source\": \"en\", \"target\": \"de\", \"format\": \"html\"}"
 expect "html" 200 "{\"translatedText\":\"<p>$(want 1) <b>$(want 2)</b> &amp; <i title='the cat'>$(want 5)</i></p><!-- the cat -->\"}"
-post /translate '{"q": "a", "source": "en", "target": "de", "format": "xml"}'; expect "format" 400 "format: 'xml' is not supported"
+post /translate '{"q": "a", "source": "en", "target": "de", "format": "xml"}'; expect "format" 400 '{"error":"xml format is not supported"}'
 post /v1/translate '{"q": "a", "n_best": 4}'; expect "n_best" 400 'n_best: expected 1 to 3'
 long="$(printf 'the cat %.0s' $(seq 40))"
-post /translate "{\"q\": \"$long\", \"source\": \"en\", \"target\": \"de\"}"; expect "char limit" 413 'more than the limit of 300'
+post /translate "{\"q\": \"$long\", \"source\": \"en\", \"target\": \"de\"}"
+expect "char limit" 400 '{"error":"Invalid request: request (320) exceeds text limit (300)"}'
+post /translate "{\"q\": [\"the cat\", \"$long\"], \"source\": \"en\", \"target\": \"de\"}"
+expect "char limit of a text in a list" 400 'request (320) exceeds text limit (300)'
+post /v1/translate "{\"q\": \"$long\"}"; expect "char limit (native)" 413 'more than the limit of 300'
 post /translate "{\"q\": \"$(printf 'x%.0s' $(seq 5000))\"}"; expect "body limit" 413 'larger than 4096 bytes'
 code="$(curl -s -o resp -w '%{http_code}' "$url/nowhere")"; body="$(cat resp)"; expect "404" 404 '"error":"not found"'
 code="$(curl -s -o resp -w '%{http_code}' "$url/translate")"; body="$(cat resp)"; expect "405" 405 'use POST'
@@ -167,6 +172,24 @@ post /translate '{"q": "the cat", "source": "en", "target": "de"}'; expect "no k
 post /translate '{"q": "the cat", "source": "en", "target": "de", "api_key": "nope"}'; expect "wrong key" 403 'Invalid API key'
 post /translate '{"q": "the cat", "source": "en", "target": "de", "api_key": "secret-2"}'; expect "good key" 200 "$(want 5)"
 post /v1/translate '{"q": "the cat", "api_key": "secret-1"}'; expect "native key" 200
+# A sentence of more pieces than --max-input-length (1000) is refused naming it, never cropped.
+huge="$(printf 'the cat %.0s' $(seq 700))"
+code="$(curl -s -o resp -w '%{http_code}' "$url/v1/translate" -H 'Content-Type: application/json' --max-time 20 \
+  -d "{\"q\": \"Small tree. A $huge\", \"api_key\": \"secret-1\"}")"; body="$(cat resp)"
+expect "an over-long sentence" 400 'line 2: '
+case "$body" in *'pieces, more than the limit of 1000'*) ;; *) say_fail "over-long sentence message: $body";; esac
+# A key in a header, for every translating endpoint (OpenNMT-py's list has no field for it).
+post /translator/translate '[{"src": "the cat", "id": 1}]'; expect "opennmt without a key" 403
+post /translator/translate '[{"src": "the cat", "id": 1}]' -H 'X-API-Key: secret-1'; expect "X-API-Key" 200 "$(want 5)"
+post /translator/translate '[{"src": "the cat", "id": 1}]' -H 'Authorization: Bearer secret-2'; expect "Bearer" 200
+post /translator/translate '[{"src": "the cat", "id": 1}]' -H 'Authorization: Bearer secret'; expect "a wrong Bearer" 403 'Invalid API key'
+code="$(curl -s -o resp -w '%{http_code}' "$url/translate_file" -F file=@doc.txt -F source=en -F target=de -F api_key=secret-2)"
+[ "$code" = 200 ] || say_fail "translate_file with a key: $code $(cat resp)"
+code="$(curl -s -o resp -w '%{http_code}' "$url/translate_file" -F file=@doc.txt -F source=en -F target=de)"
+[ "$code" = 403 ] || say_fail "translate_file without a key: $code $(cat resp)"
+# Alternatives on demand: this server was started without --n-best (the beam's 5 hypotheses).
+post /translate '{"q": "the cat sees a dog", "source": "en", "target": "de", "alternatives": 2, "api_key": "secret-1"}'
+case "$body" in '{"translatedText":"'"$(want 1)"'","alternatives":["'*'","'*'"]}') ;; *) say_fail "alternatives without --n-best: $body";; esac
 kill -TERM $server; wait $server
 grep -q '"path"' keys.err && say_fail "--quiet still logged"
 

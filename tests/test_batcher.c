@@ -1,6 +1,7 @@
 /* Tests of the server's batcher (src/serve/batcher.c): lines of concurrent jobs decoded together get
  * what the engine gives each line alone, batches really are shared, a long job does not hold a short
- * one behind it, a bad line fails only its own job, deadlines cancel and a full queue refuses. */
+ * one behind it, a bad line fails only its own job, a cancelled job's lines leave the queue at once, and
+ * a full queue (in lines or in bytes of text) refuses. */
 #include "serve/batcher.h"
 
 #include "compute/packed.h"
@@ -177,29 +178,78 @@ START_TEST(test_bad_line) {
 }
 END_TEST
 
-/* Deadlines cancel a waiting job; a full queue refuses. */
-START_TEST(test_deadline_and_queue) {
+/* A batcher over a new engine (the test's model) with options o. */
+static nmt_serve_batcher *batcher_with(nmt_serve_batcher_options o, nmt_engine **e) {
     nmt_test_model_dir(nmt_test_tmpdir);
-    nmt_engine *e = open_engine(0);
+    *e = open_engine(0);
     nmt_serve_batcher *b;
-    const nmt_serve_batcher_options o = {.max_batch = 100, .wait_ms = 400, .max_queue = 5};
-    ck_assert_int_eq(nmt_serve_batcher_create(&b, e, &o), 0);
+    ck_assert_int_eq(nmt_serve_batcher_create(&b, *e, &o), 0);
+    return b;
+}
+
+/* A deadline returns and the job goes on until cancelled; a full queue refuses. */
+START_TEST(test_deadline_and_queue) {
+    nmt_engine *e;
+    nmt_serve_batcher *b = batcher_with((nmt_serve_batcher_options){.max_batch = 100, .wait_ms = 400, .max_queue = 5}, &e);
     const char *lines[] = {"the cat", "a dog", "big house"};
     nmt_serve_job *j1, *j2, *j3;
     ck_assert_int_eq(nmt_serve_batcher_submit(b, 3, lines, 0, &j1), 0);
     ck_assert_int_eq(nmt_serve_batcher_submit(b, 3, lines, 0, &j2), NMT_SERVE_QUEUE_FULL);
     ck_assert_ptr_null(j2);
     ck_assert_ptr_nonnull(strstr(nmt_error(), "the queue is full (3 lines wait, at most 5)"));
-    /* The batch waits 400 ms for more lines: a 20 ms deadline passes first and cancels the job. */
+    /* The batch waits 400 ms for more lines: a 20 ms deadline passes first, the lines still wait;
+     * cancelling takes them out of the queue. */
     ck_assert_int_eq(nmt_serve_job_wait(j1, nmt_now() + 0.02), 1);
     nmt_serve_batcher_stats st;
     nmt_serve_batcher_stats_get(b, &st);
+    ck_assert_int_eq(st.queued, 3);
+    ck_assert_int_eq(st.queued_bytes, strlen("the cat") + strlen("a dog") + strlen("big house"));
+    nmt_serve_job_cancel(j1);
+    nmt_serve_batcher_stats_get(b, &st);
     ck_assert_int_eq(st.queued, 0);
+    ck_assert_int_eq(st.queued_bytes, 0);
+    ck_assert_int_eq(nmt_serve_batcher_submit(b, 6, (const char *[]){"a", "a", "a", "a", "a", "a"}, 0, &j2),
+                     NMT_SERVE_JOB_TOO_LARGE);
+    ck_assert_ptr_nonnull(strstr(nmt_error(), "6 lines, more than the queue holds (5)"));
     nmt_serve_job_release(j1);
     /* The batcher goes on: the next job is decoded (after its own wait). */
     ck_assert_int_eq(nmt_serve_batcher_submit(b, 2, lines, 0, &j3), 0);
     ck_assert_int_eq(nmt_serve_job_wait(j3, 0), 0);
     ck_assert_int_gt(strlen(nmt_serve_job_lines(j3)[0].hyps[0].text), 0);
+    nmt_serve_job_release(j3);
+    nmt_serve_batcher_free(b);
+    nmt_engine_close(e);
+}
+END_TEST
+
+/* The queue bounded in bytes of text: a job past the room left waits its turn (503), a job larger than
+ * the whole queue is refused for good; cancelled jobs (their clients gone) free their room at once. */
+START_TEST(test_queue_bytes) {
+    nmt_engine *e;
+    nmt_serve_batcher *b =
+        batcher_with((nmt_serve_batcher_options){.max_batch = 100, .wait_ms = 60000, .max_queue_bytes = 20}, &e);
+    const char *lines[] = {"the cat sees", "a dog"}; /* 12 + 5 bytes */
+    nmt_serve_job *j1, *j2, *j3;
+    ck_assert_int_eq(nmt_serve_batcher_submit(b, 2, lines, 0, &j1), 0);
+    ck_assert_int_eq(nmt_serve_batcher_submit(b, 1, lines, 0, &j2), NMT_SERVE_QUEUE_FULL);
+    ck_assert_msg(strstr(nmt_error(), "the queue is full (17 bytes of text wait, at most 20)"), "%s", nmt_error());
+    ck_assert_int_eq(nmt_serve_batcher_submit(b, 1, (const char *[]){"the big red house tree"}, 0, &j2),
+                     NMT_SERVE_JOB_TOO_LARGE);
+    ck_assert_msg(strstr(nmt_error(), "22 bytes of text, more than the queue holds (20)"), "%s", nmt_error());
+    /* The client of j1 went away: cancelling makes room for the next request at once (the batch
+     * would wait a minute). */
+    nmt_serve_job_cancel(j1);
+    nmt_serve_job_release(j1);
+    ck_assert_int_eq(nmt_serve_batcher_submit(b, 1, lines, 0, &j2), 0);
+    ck_assert_int_eq(nmt_serve_batcher_submit(b, 1, lines + 1, 0, &j3), 0);
+    nmt_serve_batcher_stats st;
+    nmt_serve_batcher_stats_get(b, &st);
+    ck_assert_int_eq(st.queued, 2);
+    ck_assert_int_eq(st.queued_bytes, 17);
+    ck_assert_int_eq(st.lines, 0); /* nothing of j1 was decoded */
+    nmt_serve_job_cancel(j2);
+    nmt_serve_job_cancel(j3);
+    nmt_serve_job_release(j2);
     nmt_serve_job_release(j3);
     nmt_serve_batcher_free(b);
     nmt_engine_close(e);
@@ -215,6 +265,7 @@ int main(void) {
     tcase_add_test(tc, test_round_robin);
     tcase_add_test(tc, test_bad_line);
     tcase_add_test(tc, test_deadline_and_queue);
+    tcase_add_test(tc, test_queue_bytes);
     suite_add_tcase(s, tc);
     return nmt_test_run(s);
 }

@@ -1,6 +1,7 @@
 /* Tests of the server's request parsing and answers (src/serve/request.c): LibreTranslate JSON and
- * form bodies, OpenNMT-py lists, native requests, every refusal naming its field, and answers that
- * are strict JSON of each API's shape. */
+ * form bodies (urlencoded and multipart, LibreTranslate's files too), OpenNMT-py lists, native requests,
+ * every refusal naming its field (in LibreTranslate's words on its endpoints), and answers that are
+ * strict JSON of each API's shape (alternatives without repeats). */
 #include "serve/request.h"
 
 #include "base/json.h"
@@ -58,26 +59,81 @@ START_TEST(test_libre_form) {
     ck_assert_str_eq(r.q[0], "\xc3\xa9");
     nmt_serve_request_free(&r);
     const char *form = "application/x-www-form-urlencoded";
-    refused(NMT_SERVE_LIBRE, form, "source=en", "q: missing");
+    refused(NMT_SERVE_LIBRE, form, "source=en", "Invalid request: missing q parameter");
     refused(NMT_SERVE_LIBRE, form, "q=a&q=b", "q: given twice");
     refused(NMT_SERVE_LIBRE, form, "q=a%2", "q: bad percent escape at byte 2");
     refused(NMT_SERVE_LIBRE, form, "q=a%zz", "q: bad percent escape");
     refused(NMT_SERVE_LIBRE, form, "q=a%00b", "q: a NUL byte");
     refused(NMT_SERVE_LIBRE, form, "q=%FF", "q: invalid UTF-8 at byte 1");
-    refused(NMT_SERVE_LIBRE, form, "q=a&alternatives=x", "alternatives: expected an integer from 0 to 100");
-    refused(NMT_SERVE_LIBRE, form, "q=a&alternatives=101", "alternatives: expected an integer");
+    refused(NMT_SERVE_LIBRE, form, "q=a&alternatives=x", "Invalid request: alternatives parameter is not a number");
+    refused(NMT_SERVE_LIBRE, form, "q=a&alternatives=101", "Invalid request: alternatives parameter must be <= 100");
     refused(NMT_SERVE_LIBRE, form, "q=a&source=en&source=fr", "source: given twice");
+}
+END_TEST
+
+#define CRLF "\r\n"
+
+/* multipart/form-data as LibreTranslate's page and curl -F post it. */
+START_TEST(test_multipart) {
+    const char *type = "multipart/form-data; boundary=----x1";
+    const char *body = "------x1" CRLF "Content-Disposition: form-data; name=\"q\"" CRLF CRLF "the cat" CRLF "sees" CRLF
+                       "------x1" CRLF "Content-Disposition: form-data; name=\"source\"" CRLF CRLF "en" CRLF
+                       "------x1" CRLF "content-disposition: form-data; name=target" CRLF CRLF "de" CRLF
+                       "------x1" CRLF "Content-Disposition: form-data; name=\"alternatives\"" CRLF CRLF "2" CRLF
+                       "------x1" CRLF "Content-Disposition: form-data; name=\"secret\"" CRLF CRLF "s" CRLF
+                       "------x1--" CRLF;
+    nmt_serve_request r;
+    ck_assert_msg(parse(NMT_SERVE_LIBRE, type, body, &r) == 0, "%s", nmt_error());
+    ck_assert_int_eq(r.count, 1);
+    ck_assert_str_eq(r.q[0], "the cat" CRLF "sees");
+    ck_assert_str_eq(r.source, "en");
+    ck_assert_str_eq(r.target, "de");
+    ck_assert_int_eq(r.alternatives, 2);
+    nmt_serve_request_free(&r);
+    /* A file, its name kept; q is not a file's field. */
+    const char *file = "--b" CRLF "Content-Disposition: form-data; name=\"file\"; filename=\"notes.txt\"" CRLF
+                       "Content-Type: text/plain" CRLF CRLF "a dog" CRLF "--b" CRLF
+                       "Content-Disposition: form-data; name=\"source\"" CRLF CRLF "en" CRLF "--b--";
+    ck_assert_msg(parse(NMT_SERVE_FILE, "multipart/form-data; boundary=\"b\"", file, &r) == 0, "%s", nmt_error());
+    ck_assert_str_eq(r.q[0], "a dog");
+    ck_assert_str_eq(r.filename, "notes.txt");
+    nmt_serve_request_free(&r);
+    refused(NMT_SERVE_FILE, "application/json", "{}", "expected multipart/form-data");
+    refused(NMT_SERVE_FILE, "multipart/form-data; boundary=b", "--b" CRLF "Content-Disposition: form-data; name=\"q\""
+            CRLF CRLF "x" CRLF "--b--", "Invalid request: missing file parameter");
+    refused(NMT_SERVE_FILE, "multipart/form-data; boundary=b", "--b" CRLF "Content-Disposition: form-data; name=\"file\""
+            CRLF CRLF "x" CRLF "--b--", "file: expected a file");
+    refused(NMT_SERVE_LIBRE, "multipart/form-data", "--b--", "without a boundary");
+    refused(NMT_SERVE_LIBRE, "multipart/form-data; boundary=b", "no boundary here", "no multipart boundary");
+    refused(NMT_SERVE_LIBRE, "multipart/form-data; boundary=b", "--b" CRLF "Content-Disposition: form-data; name=\"q\""
+            CRLF CRLF "x", "q: the part does not end with the boundary");
+    refused(NMT_SERVE_LIBRE, "multipart/form-data; boundary=b", "--b" CRLF "X: y" CRLF CRLF "x" CRLF "--b--",
+            "part 1 has no Content-Disposition name");
+    refused(NMT_SERVE_LIBRE, "multipart/form-data; boundary=b", "--b" CRLF "Content-Disposition: form-data; name=\"q\""
+            CRLF CRLF "x\xff" CRLF "--b--", "q: invalid UTF-8 at byte 2");
+    /* A name that is not UTF-8 is refused before any message quotes it (found by fuzzing). */
+    refused(NMT_SERVE_LIBRE, "multipart/form-data; boundary=b", "--b" CRLF "Content-Disposition: form-data; name=\"\xd5\x8c\x90\""
+            CRLF CRLF "en" CRLF, "a part's name: invalid UTF-8 at byte 3");
+    static const char nul[] = "--b" CRLF "Content-Disposition: form-data; name=\"q\"" CRLF CRLF "Q\0x" CRLF "--b--";
+    ck_assert_int_eq(nmt_serve_request_parse(NMT_SERVE_LIBRE, "multipart/form-data; boundary=b", nul, sizeof nul - 1, &r), -1);
+    ck_assert_msg(strstr(nmt_error(), "q: a NUL byte"), "%s", nmt_error());
+    nmt_serve_request_free(&r);
+    char many[8192] = "";
+    for (int i = 0; i <= NMT_SERVE_MAX_PARTS; i++) strcat(many, "--b" CRLF "Content-Disposition: form-data; name=\"x\"" CRLF CRLF "1" CRLF);
+    strcat(many, "--b--");
+    refused(NMT_SERVE_LIBRE, "multipart/form-data; boundary=b", many, "more than 64 multipart parts");
 }
 END_TEST
 
 START_TEST(test_refusals) {
     refused(NMT_SERVE_LIBRE, NULL, "", "empty body");
-    refused(NMT_SERVE_LIBRE, NULL, "{\"source\": \"en\"}", "q: missing");
+    refused(NMT_SERVE_LIBRE, NULL, "{\"source\": \"en\"}", "Invalid request: missing q parameter");
+    refused(NMT_SERVE_NATIVE, NULL, "{\"n_best\": 1}", "q: missing");
     refused(NMT_SERVE_LIBRE, NULL, "{\"q\": 5}", "q: expected a string or a list of strings");
     refused(NMT_SERVE_LIBRE, NULL, "{\"q\": [\"a\", 5]}", "q: expected a list of strings");
     refused(NMT_SERVE_LIBRE, NULL, "{\"q\": \"a\", \"q\": \"b\"}", "q: given twice");
     refused(NMT_SERVE_LIBRE, NULL, "{\"q\": \"a\", \"source\": 1}", "source: expected a string");
-    refused(NMT_SERVE_LIBRE, NULL, "{\"q\": \"a\", \"alternatives\": -1}", "alternatives: expected a non-negative integer");
+    refused(NMT_SERVE_LIBRE, NULL, "{\"q\": \"a\", \"alternatives\": -1}", "alternatives parameter is not a number");
     refused(NMT_SERVE_LIBRE, NULL, "{\"q\": \"a\", \"alternatives\": 1.5}", "bad JSON");
     refused(NMT_SERVE_LIBRE, NULL, "{\"q\": \"a\",}", "bad JSON");
     refused(NMT_SERVE_LIBRE, NULL, "{\"q\": \"a\"} x", "unexpected text after the JSON value");
@@ -149,6 +205,27 @@ START_TEST(test_answers) {
     a = answer(NMT_SERVE_LIBRE, "{\"q\": \"x\", \"alternatives\": 1}", NULL, NULL);
     ck_assert_str_eq(a, "{\"translatedText\":\"best \\\"one\\\"\\u0009\",\"alternatives\":[\"second\"]}");
     free(a);
+    /* Alternatives as LibreTranslate gives them: no repeat of the translation or of each other, no empty
+     * one, none for HTML. */
+    nmt_serve_request r;
+    ck_assert_int_eq(parse(NMT_SERVE_LIBRE, NULL, "{\"q\": \"x\", \"alternatives\": 3}", &r), 0);
+    nmt_serve_hypothesis hyps[5] = {{"a", -1, -1}, {"a", -2, -2}, {"", -3, -3}, {"b", -4, -4}, {"b", -5, -5}};
+    const nmt_serve_text t = {hyps, 5, NULL, 0, 1, 1};
+    char *text = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&text, &len);
+    nmt_serve_response_write(out, &r, &t, NULL, NULL);
+    fclose(out);
+    ck_assert_str_eq(text, "{\"translatedText\":\"a\",\"alternatives\":[\"b\"]}");
+    free(text);
+    nmt_serve_request_free(&r);
+    ck_assert_int_eq(parse(NMT_SERVE_LIBRE, NULL, "{\"q\": \"x\", \"alternatives\": 3, \"format\": \"html\"}", &r), 0);
+    out = open_memstream(&text, &len);
+    nmt_serve_response_write(out, &r, &t, NULL, NULL);
+    fclose(out);
+    ck_assert_str_eq(text, "{\"translatedText\":\"a\",\"alternatives\":[]}");
+    free(text);
+    nmt_serve_request_free(&r);
     a = answer(NMT_SERVE_OPENNMT, "[{\"src\": \"x\", \"id\": 1}]", NULL, NULL);
     ck_assert_str_eq(a, "[[{\"src\":\"x\",\"tgt\":\"best \\\"one\\\"\\u0009\",\"n_best\":1,\"pred_score\":-2.25,"
                         "\"align\":\"0-0 1-1\"}]]");
@@ -159,9 +236,7 @@ START_TEST(test_answers) {
                         "{\"text\":\"second\",\"score\":-3,\"logprob\":-4}],\"alignment\":[[0,0],[1,1]]}],"
                         "\"alignment_map\":\"<svg/>\"}");
     free(a);
-    char *text = NULL;
-    size_t len = 0;
-    FILE *out = open_memstream(&text, &len);
+    out = open_memstream(&text, &len);
     nmt_serve_error_write(out, "q: \"missing\"");
     fclose(out);
     ck_assert_str_eq(text, "{\"error\":\"q: \\\"missing\\\"\"}");
@@ -174,6 +249,7 @@ int main(void) {
     TCase *tc = tcase_create("request");
     tcase_add_test(tc, test_libre_json);
     tcase_add_test(tc, test_libre_form);
+    tcase_add_test(tc, test_multipart);
     tcase_add_test(tc, test_refusals);
     tcase_add_test(tc, test_opennmt_and_native);
     tcase_add_test(tc, test_answers);

@@ -20,6 +20,7 @@ struct nmt_serve_job {
     nmt_serve_text *out;     /* [count] results */
     int want_map;
     char *map;               /* SVG of line 0, or NULL */
+    size_t bytes;            /* of the lines' text */
     int next;                /* the next line to put in a batch */
     int done;                /* lines translated (or failed) */
     int refs;                /* the request + each batch holding lines of it */
@@ -38,6 +39,7 @@ struct nmt_serve_batcher {
     pthread_cond_t work;     /* a job arrived, or stop */
     nmt_serve_job *head, *tail; /* jobs with lines waiting, oldest first */
     long queued;             /* lines waiting */
+    size_t queued_bytes;     /* bytes of their text */
     int stopping;
     pthread_t thread;
     /* The batch being assembled and decoded (only the batcher thread touches these). */
@@ -163,6 +165,7 @@ static int take_batch(nmt_serve_batcher *b, double now) {
             b->batch_job[n] = j;
             b->batch_line[n] = j->next;
             b->batch_text[n] = j->lines[j->next];
+            b->queued_bytes -= strlen(j->lines[j->next]);
             n++;
             j->refs++;
             if (++j->next == j->count) unlink_job(b, j);
@@ -306,18 +309,32 @@ int nmt_serve_batcher_submit(nmt_serve_batcher *b, int count, const char *const 
         free(j);
         return -1;
     }
+    const long max_lines = b->options.max_queue;
+    const size_t max_bytes = b->options.max_queue_bytes;
+    for (int i = 0; i < count; i++) j->bytes += strlen(lines[i]);
+    if ((max_lines > 0 && count > max_lines) || (max_bytes > 0 && j->bytes > max_bytes)) {
+        const size_t bytes = j->bytes;
+        job_free(j);
+        if (max_lines > 0 && count > max_lines)
+            nmt_error_set("%d lines, more than the queue holds (%ld)", count, max_lines);
+        else nmt_error_set("%zu bytes of text, more than the queue holds (%zu)", bytes, max_bytes);
+        return NMT_SERVE_JOB_TOO_LARGE;
+    }
     for (int i = 0; i < count; i++)
         if (!(j->lines[i] = nmt_strdup(lines[i]))) {
             job_free(j);
             return -1;
         }
     pthread_mutex_lock(&b->lock);
-    if (b->stopping || (b->options.max_queue > 0 && b->queued + count > b->options.max_queue)) {
+    const int no_lines = max_lines > 0 && b->queued + count > max_lines;
+    if (b->stopping || no_lines || (max_bytes > 0 && b->queued_bytes + j->bytes > max_bytes)) {
         const long queued = b->queued;
+        const size_t queued_bytes = b->queued_bytes;
         pthread_mutex_unlock(&b->lock);
         job_free(j);
         if (b->stopping) return nmt_error_set("the server is shutting down");
-        nmt_error_set("the queue is full (%ld lines wait, at most %ld): retry later", queued, b->options.max_queue);
+        if (no_lines) nmt_error_set("the queue is full (%ld lines wait, at most %ld): retry later", queued, max_lines);
+        else nmt_error_set("the queue is full (%zu bytes of text wait, at most %zu): retry later", queued_bytes, max_bytes);
         return NMT_SERVE_QUEUE_FULL;
     }
     j->submitted = j->started = j->finished = nmt_now();
@@ -327,6 +344,7 @@ int nmt_serve_batcher_submit(nmt_serve_batcher *b, int count, const char *const 
         else b->head = j;
         b->tail = j;
         b->queued += count;
+        b->queued_bytes += j->bytes;
         pthread_cond_signal(&b->work);
     }
     pthread_mutex_unlock(&b->lock);
@@ -348,12 +366,6 @@ int nmt_serve_job_wait(nmt_serve_job *j, double deadline) {
         deadline_to_timespec(left > 0 ? left : 0, &ts);
         if (left <= 0 || pthread_cond_timedwait(&j->cond, &b->lock, &ts) == ETIMEDOUT) {
             if (j->done == j->count) break;
-            j->cancelled = 1;
-            if (j->next < j->count) { /* lines still waiting leave the queue */
-                b->queued -= j->count - j->next;
-                unlink_job(b, j);
-                j->next = j->count;
-            }
             rc = 1;
             break;
         }
@@ -361,6 +373,19 @@ int nmt_serve_job_wait(nmt_serve_job *j, double deadline) {
     if (rc == 0 && j->failed) rc = nmt_error_set("%s", j->error);
     pthread_mutex_unlock(&b->lock);
     return rc;
+}
+
+void nmt_serve_job_cancel(nmt_serve_job *j) {
+    nmt_serve_batcher *b = j->b;
+    pthread_mutex_lock(&b->lock);
+    j->cancelled = 1;
+    if (j->next < j->count) { /* lines still waiting leave the queue */
+        b->queued -= j->count - j->next;
+        for (int i = j->next; i < j->count; i++) b->queued_bytes -= strlen(j->lines[i]);
+        unlink_job(b, j);
+        j->next = j->count;
+    }
+    pthread_mutex_unlock(&b->lock);
 }
 
 const nmt_serve_text *nmt_serve_job_lines(const nmt_serve_job *j) { return j->out; }
@@ -379,6 +404,7 @@ void nmt_serve_job_release(nmt_serve_job *j) {
 void nmt_serve_batcher_stats_get(nmt_serve_batcher *b, nmt_serve_batcher_stats *out) {
     pthread_mutex_lock(&b->lock);
     out->queued = b->queued;
+    out->queued_bytes = b->queued_bytes;
     out->batches = b->batches;
     out->lines = b->lines;
     out->largest = b->largest;

@@ -9,9 +9,13 @@
  * (a line the engine refuses), its lines are translated one by one, so only the job with the bad line
  * fails.
  *
- * Jobs are reference-counted: a request that stops waiting (its deadline passed) cancels its job --
- * lines not yet decoded leave the queue -- and releases it; a batch still decoding its other lines
- * keeps it alive until done. The batcher is freed after every job has been released.
+ * The queue is bounded in lines and in bytes of text (both optional): a job that would take it past
+ * either bound is refused, so that a burst of large requests cannot grow memory without end.
+ *
+ * Jobs are reference-counted: a request that stops waiting (its deadline passed, its client went
+ * away, the server gives up draining) cancels its job -- lines not yet decoded leave the queue at
+ * once -- and releases it; a batch still decoding its other lines keeps it alive until done. The
+ * batcher is freed after every job has been released.
  */
 #ifndef NMT_SERVE_BATCHER_H
 #define NMT_SERVE_BATCHER_H
@@ -26,6 +30,7 @@ typedef struct nmt_serve_batcher_options {
     int max_batch;    /* lines per batch (the engine's max_batch) */
     double wait_ms;   /* longest wait for a fuller batch after the oldest line arrived (5) */
     long max_queue;   /* lines waiting at most; a job that would exceed it is refused (0: no limit) */
+    size_t max_queue_bytes; /* bytes of text waiting at most, the same way (0: no limit) */
 } nmt_serve_batcher_options;
 
 /* The engine must have been opened with alignment when jobs want maps or pairs. */
@@ -33,16 +38,20 @@ int nmt_serve_batcher_create(nmt_serve_batcher **out, nmt_engine *engine, const 
 /* Stops the thread and frees; every job must have been released. */
 void nmt_serve_batcher_free(nmt_serve_batcher *b);
 
-enum { NMT_SERVE_QUEUE_FULL = -2 };
+enum { NMT_SERVE_QUEUE_FULL = -2, NMT_SERVE_JOB_TOO_LARGE = -3 };
 /* Queues lines[0..count) (copied); want_map: draw the attention heat map of line 0. Returns 0 with
- * *job set, NMT_SERVE_QUEUE_FULL when the queue has no room (error set), -1 on other errors. */
+ * *job set, NMT_SERVE_QUEUE_FULL when the queue has no room now (error set), NMT_SERVE_JOB_TOO_LARGE
+ * when the job alone is more than the queue may ever hold, -1 on other errors. */
 int nmt_serve_batcher_submit(nmt_serve_batcher *b, int count, const char *const *lines, int want_map,
                              nmt_serve_job **job);
 
 /* Waits until every line of the job is translated or `deadline` (nmt_now() seconds; 0 = none) passes.
- * Returns 0 when done, 1 when the deadline passed first (the job is cancelled), -1 when a line could
- * not be translated (error set: "line N: ..."). */
+ * Returns 0 when done, 1 when the deadline passed first (the job goes on: wait again, or cancel it),
+ * -1 when a line could not be translated (error set: "line N: ..."). */
 int nmt_serve_job_wait(nmt_serve_job *job, double deadline);
+/* Gives the job up: its lines still waiting leave the queue, those in a batch are not copied out.
+ * Afterwards the job may only be released. */
+void nmt_serve_job_cancel(nmt_serve_job *job);
 /* After a wait that returned 0: each line's hypotheses and alignment pairs (NULL without alignment),
  * [count], and the SVG map (NULL unless wanted and drawable). */
 const nmt_serve_text *nmt_serve_job_lines(const nmt_serve_job *job);
@@ -54,6 +63,7 @@ void nmt_serve_job_release(nmt_serve_job *job);
 
 typedef struct nmt_serve_batcher_stats {
     long queued;     /* lines waiting now */
+    size_t queued_bytes; /* bytes of their text */
     long batches;    /* batches decoded */
     long lines;      /* lines decoded */
     long largest;    /* lines of the largest batch */

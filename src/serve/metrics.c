@@ -6,8 +6,9 @@
 #include <string.h>
 
 static const char *const endpoints[NMT_METRICS_ENDPOINTS] = {
-    "/translate", "/languages", "/translator/translate", "/v1/translate", "/health", "/metrics", "/frontend/settings", "/", "other"};
-static const int codes[NMT_METRICS_CODES] = {200, 400, 403, 404, 405, 413, 500, 503, 504, 0};
+    "/translate", "/languages", "/translator/translate", "/v1/translate", "/health", "/metrics", "/frontend/settings",
+    "/translate_file", "/", "other"};
+static const int codes[NMT_METRICS_CODES] = {200, 400, 403, 404, 405, 413, 499, 500, 503, 504, 0};
 static const double bounds[NMT_METRICS_BUCKETS - 1] = {0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10};
 
 int nmt_serve_metrics_init(nmt_serve_metrics *m) {
@@ -51,7 +52,8 @@ long nmt_serve_metrics_get_in_flight(nmt_serve_metrics *m) {
     return n;
 }
 
-void nmt_serve_metrics_write(nmt_serve_metrics *m, FILE *out, long queued, long batches, long batch_lines) {
+void nmt_serve_metrics_write(nmt_serve_metrics *m, FILE *out, long queued, size_t queued_bytes, long batches,
+                             long batch_lines, long connections_cut) {
     pthread_mutex_lock(&m->lock);
     fputs("# HELP nmt_requests_total HTTP requests answered, by endpoint and status code.\n"
           "# TYPE nmt_requests_total counter\n", out);
@@ -80,8 +82,12 @@ void nmt_serve_metrics_write(nmt_serve_metrics *m, FILE *out, long queued, long 
     pthread_mutex_unlock(&m->lock);
     fprintf(out, "# HELP nmt_queue_depth Lines waiting for a batch.\n# TYPE nmt_queue_depth gauge\nnmt_queue_depth %ld\n",
             queued);
+    fprintf(out, "# HELP nmt_queue_bytes Bytes of text waiting for a batch.\n# TYPE nmt_queue_bytes gauge\n"
+                 "nmt_queue_bytes %zu\n", queued_bytes);
     fprintf(out, "# HELP nmt_batches_total Batches decoded.\n# TYPE nmt_batches_total counter\nnmt_batches_total %ld\n",
             batches);
     fprintf(out, "# HELP nmt_batch_lines_total Lines decoded in batches.\n# TYPE nmt_batch_lines_total counter\n"
                  "nmt_batch_lines_total %ld\n", batch_lines);
+    fprintf(out, "# HELP nmt_connections_cut_total Connections closed for headers or a body that took too long.\n"
+                 "# TYPE nmt_connections_cut_total counter\nnmt_connections_cut_total %ld\n", connections_cut);
 }

@@ -3,7 +3,8 @@
  *   nmt_requests_total{endpoint, code}   requests answered
  *   nmt_lines_total, nmt_characters_total  lines and characters translated
  *   nmt_request_duration_seconds          histogram of translation requests' time to answer
- *   nmt_queue_depth, nmt_batches_total, nmt_batch_lines_total, nmt_requests_in_flight
+ *   nmt_queue_depth, nmt_queue_bytes, nmt_batches_total, nmt_batch_lines_total, nmt_requests_in_flight,
+ *   nmt_connections_cut_total (headers or a body too slow)
  * Thread-safe: every update and the snapshot take one mutex.
  */
 #ifndef NMT_SERVE_METRICS_H
@@ -12,7 +13,7 @@
 #include <pthread.h>
 #include <stdio.h>
 
-enum { NMT_METRICS_ENDPOINTS = 9, NMT_METRICS_CODES = 10, NMT_METRICS_BUCKETS = 12 };
+enum { NMT_METRICS_ENDPOINTS = 10, NMT_METRICS_CODES = 11, NMT_METRICS_BUCKETS = 12 };
 
 typedef struct nmt_serve_metrics {
     pthread_mutex_t lock;
@@ -31,7 +32,8 @@ void nmt_serve_metrics_request(nmt_serve_metrics *m, const char *path, int statu
                                long characters, double seconds);
 void nmt_serve_metrics_in_flight(nmt_serve_metrics *m, int delta);
 long nmt_serve_metrics_get_in_flight(nmt_serve_metrics *m);
-/* The exposition text, with the batcher's numbers. */
-void nmt_serve_metrics_write(nmt_serve_metrics *m, FILE *out, long queued, long batches, long batch_lines);
+/* The exposition text, with the batcher's and the watchdog's numbers. */
+void nmt_serve_metrics_write(nmt_serve_metrics *m, FILE *out, long queued, size_t queued_bytes, long batches,
+                             long batch_lines, long connections_cut);
 
 #endif

@@ -18,6 +18,7 @@ void nmt_serve_request_free(nmt_serve_request *r) {
     free(r->target);
     free(r->format);
     free(r->api_key);
+    free(r->filename);
     memset(r, 0, sizeof *r);
 }
 
@@ -62,12 +63,16 @@ static int json_q(nmt_json *j, nmt_serve_request *r, int *seen) {
     return nmt_json_expect(j, ']');
 }
 
-/* A count in [0, max]; integers written as JSON numbers, or as strings of digits (form fields). */
+/* A count in [0, max] written as a JSON number. */
 static int json_count_field(nmt_json *j, const char *name, long max, long *out, int *seen) {
     if ((*seen)++) return nmt_error_set("%s: given twice", name);
     int64_t v;
     const int c = nmt_json_peek(j);
-    if (c < '0' || c > '9') return nmt_json_error(j, "%s: expected a non-negative integer", name);
+    if (c < '0' || c > '9') {
+        if (strcmp(name, "alternatives") == 0) /* LibreTranslate's words */
+            return nmt_json_error(j, "Invalid request: alternatives parameter is not a number");
+        return nmt_json_error(j, "%s: expected a non-negative integer", name);
+    }
     if (nmt_json_count(j, &v) < 0) return -1;
     if (v > max) return nmt_error_set("%s: %lld is more than %ld", name, (long long)v, max);
     *out = (long)v;
@@ -98,7 +103,7 @@ static int json_object(nmt_json *j, nmt_serve_request *r) {
                 else if (r->api == NMT_SERVE_LIBRE && strcmp(key, "target") == 0) rc = json_string_field(j, key, &r->target);
                 else if (r->api == NMT_SERVE_LIBRE && strcmp(key, "format") == 0) rc = json_string_field(j, key, &r->format);
                 else if (r->api == NMT_SERVE_LIBRE && strcmp(key, "alternatives") == 0)
-                    rc = json_count_field(j, key, 100, &r->alternatives, &seen_alt);
+                    rc = json_count_field(j, key, NMT_SERVE_MAX_ALTERNATIVES, &r->alternatives, &seen_alt);
                 else if (r->api == NMT_SERVE_NATIVE && strcmp(key, "n_best") == 0)
                     rc = json_count_field(j, key, 100, &r->n_best, &seen_n);
                 else if (r->api == NMT_SERVE_NATIVE && strcmp(key, "alignment") == 0)
@@ -111,7 +116,7 @@ static int json_object(nmt_json *j, nmt_serve_request *r) {
             if (rc < 0) return -1;
         } while (nmt_json_accept(j, ','));
     if (nmt_json_expect(j, '}') < 0) return -1;
-    if (!seen_q) return nmt_error_set("q: missing");
+    if (!seen_q) return r->api == NMT_SERVE_LIBRE ? nmt_error_set("Invalid request: missing q parameter") : nmt_error_set("q: missing");
     return 0;
 }
 
@@ -158,6 +163,15 @@ static int hex_digit(int c) {
     return -1;
 }
 
+/* A form field's value must be text: no NUL byte, valid UTF-8. */
+static int check_text(const char *s, size_t n, const char *what) {
+    const char *nul = memchr(s, '\0', n);
+    if (nul) return nmt_error_set("%s: a NUL byte", what);
+    const long bad = nmt_utf8_invalid_at(s, n);
+    if (bad >= 0) return nmt_error_set("%s: invalid UTF-8 at byte %ld", what, bad + 1);
+    return 0;
+}
+
 /* Percent-decodes s[0, len) ('+' is a space) into a new string; refuses bad escapes, NUL bytes and
  * invalid UTF-8. */
 static char *form_decode(const char *s, size_t len, const char *what) {
@@ -176,18 +190,11 @@ static char *form_decode(const char *s, size_t len, const char *what) {
             c = hex_digit(s[i + 1]) * 16 + hex_digit(s[i + 2]);
             i += 2;
         }
-        if (c == 0) {
-            free(out);
-            nmt_error_set("%s: a NUL byte", what);
-            return NULL;
-        }
         out[n++] = (char)c;
     }
     out[n] = '\0';
-    const long bad = nmt_utf8_invalid_at(out, n);
-    if (bad >= 0) {
+    if (check_text(out, n, what) < 0) {
         free(out);
-        nmt_error_set("%s: invalid UTF-8 at byte %ld", what, bad + 1);
         return NULL;
     }
     return out;
@@ -206,9 +213,50 @@ static int form_string(const char *name, char *value, char **field) {
 static int form_count(const char *name, char *value, long max, long *out) {
     char *end;
     const long v = value[0] >= '0' && value[0] <= '9' ? strtol(value, &end, 10) : -1;
-    const int ok = v >= 0 && *end == '\0' && v <= max;
+    const int number = v >= 0 && *end == '\0';
     free(value);
-    return ok ? (*out = v, 0) : nmt_error_set("%s: expected an integer from 0 to %ld", name, max);
+    if (!number) return nmt_error_set("Invalid request: %s parameter is not a number", name);
+    if (v > max) return nmt_error_set("Invalid request: %s parameter must be <= %ld", name, max);
+    *out = v;
+    return 0;
+}
+
+/* One field of a LibreTranslate form (it takes the value); `filename`: the part was a file. */
+static int form_field(nmt_serve_request *r, const char *key, char *value, const char *filename, int *seen_alt) {
+    const int file = r->api == NMT_SERVE_FILE;
+    if (file && strcmp(key, "file") == 0) {
+        if (r->count) {
+            free(value);
+            return nmt_error_set("file: given twice");
+        }
+        if (!filename) {
+            free(value);
+            return nmt_error_set("file: expected a file (a part with a filename)");
+        }
+        if (!(r->filename = nmt_strdup(filename))) {
+            free(value);
+            return -1;
+        }
+        return add_text(r, value);
+    }
+    if (!file && strcmp(key, "q") == 0)
+        return r->count ? (free(value), nmt_error_set("q: given twice")) : add_text(r, value);
+    if (strcmp(key, "source") == 0) return form_string(key, value, &r->source);
+    if (strcmp(key, "target") == 0) return form_string(key, value, &r->target);
+    if (strcmp(key, "api_key") == 0) return form_string(key, value, &r->api_key);
+    if (!file && strcmp(key, "format") == 0) return form_string(key, value, &r->format);
+    if (!file && strcmp(key, "alternatives") == 0)
+        return (*seen_alt)++ ? (free(value), nmt_error_set("alternatives: given twice"))
+                             : form_count(key, value, NMT_SERVE_MAX_ALTERNATIVES, &r->alternatives);
+    free(value);
+    return 0;
+}
+
+/* After the last field: q (or the file) is required. */
+static int form_end(const nmt_serve_request *r) {
+    if (r->count == 0)
+        return nmt_error_set("Invalid request: missing %s parameter", r->api == NMT_SERVE_FILE ? "file" : "q");
+    return 0;
 }
 
 /* application/x-www-form-urlencoded LibreTranslate fields. */
@@ -228,21 +276,91 @@ static int form_body(const char *body, size_t len, nmt_serve_request *r) {
             free(key);
             return -1;
         }
-        int rc = 0;
-        if (strcmp(key, "q") == 0) rc = r->count ? (free(value), nmt_error_set("q: given twice")) : add_text(r, value);
-        else if (strcmp(key, "source") == 0) rc = form_string(key, value, &r->source);
-        else if (strcmp(key, "target") == 0) rc = form_string(key, value, &r->target);
-        else if (strcmp(key, "format") == 0) rc = form_string(key, value, &r->format);
-        else if (strcmp(key, "api_key") == 0) rc = form_string(key, value, &r->api_key);
-        else if (strcmp(key, "alternatives") == 0)
-            rc = seen_alt++ ? (free(value), nmt_error_set("alternatives: given twice"))
-                            : form_count(key, value, 100, &r->alternatives);
-        else free(value);
+        const int rc = form_field(r, key, value, NULL, &seen_alt);
         free(key);
         if (rc < 0) return -1;
     }
-    if (r->count == 0) return nmt_error_set("q: missing");
-    return 0;
+    return form_end(r);
+}
+
+/* The first occurrence of needle[0, n) in s[0, len), or NULL. */
+static const char *find(const char *s, size_t len, const char *needle, size_t n) {
+    for (const char *p = s; n <= len && (p = memchr(p, needle[0], len - n + 1 - (size_t)(p - s))); p++)
+        if (memcmp(p, needle, n) == 0) return p;
+    return NULL;
+}
+
+/* The value of parameter `name` (name="value" or name=value) in a header's parameters text[0, len),
+ * copied into out[size]; 0, or -1 when absent or too long. */
+static int header_param(const char *text, size_t len, const char *name, char *out, size_t size) {
+    const size_t n = strlen(name);
+    for (size_t at = 0; at < len; at++) {
+        if (at && text[at - 1] != ';' && text[at - 1] != ' ' && text[at - 1] != '\t') continue;
+        if (len - at <= n || strncasecmp(text + at, name, n) != 0 || text[at + n] != '=') continue;
+        const char *v = text + at + n + 1, *end = text + len;
+        const int quoted = v < end && *v == '"';
+        if (quoted) v++;
+        size_t k = 0;
+        while (v + k < end && (quoted ? v[k] != '"' : v[k] != ';' && v[k] != ' ' && v[k] != '\r')) k++;
+        if (k >= size) return -1;
+        memcpy(out, v, k);
+        out[k] = '\0';
+        return 0;
+    }
+    return -1;
+}
+
+/* multipart/form-data (RFC 7578): parts separated by "--boundary" lines, each with a
+ * Content-Disposition header naming its field (and a filename for a file), the value after a blank
+ * line. Each value must be text (check_text). */
+static int multipart_body(const char *content_type, const char *body, size_t len, nmt_serve_request *r) {
+    char delim[2 + 70 + 3] = "\r\n--";  /* RFC 2046: a boundary has 1 to 70 characters */
+    const char *semi = strchr(content_type, ';');
+    if (!semi || header_param(semi + 1, strlen(semi + 1), "boundary", delim + 4, 71) < 0 || !delim[4])
+        return nmt_error_set("Content-Type: multipart/form-data without a boundary of 1 to 70 characters");
+    const size_t dn = strlen(delim);
+    /* The first delimiter may open the body (no CRLF before it) or follow a preamble. */
+    const char *at = len >= dn - 2 && memcmp(body, delim + 2, dn - 2) == 0 ? body + dn - 2 : NULL;
+    if (!at && (at = find(body, len, delim, dn))) at += dn;
+    if (!at) return nmt_error_set("body: no multipart boundary");
+    const char *end = body + len;
+    int parts = 0, seen_alt = 0;
+    for (;;) {
+        if (end - at >= 2 && at[0] == '-' && at[1] == '-') break; /* the closing delimiter */
+        if (end - at < 2 || at[0] != '\r' || at[1] != '\n')
+            return nmt_error_set("body: a multipart boundary not followed by a line end at byte %zu", (size_t)(at - body) + 1);
+        if (++parts > NMT_SERVE_MAX_PARTS) return nmt_error_set("body: more than %d multipart parts", NMT_SERVE_MAX_PARTS);
+        const char *head = at + 2, *blank = find(at, (size_t)(end - at), "\r\n\r\n", 4);
+        if (!blank) return nmt_error_set("body: part %d has no blank line after its headers", parts);
+        char name[128] = "", filename[256] = "";
+        int named = 0, has_file = 0;
+        for (const char *line = head; line < blank + 2;) {
+            const char *eol = find(line, (size_t)(blank + 2 - line), "\r\n", 2);
+            static const char cd[] = "Content-Disposition:";
+            if ((size_t)(eol - line) > sizeof cd - 1 && strncasecmp(line, cd, sizeof cd - 1) == 0) {
+                const char *p = line + sizeof cd - 1;
+                named = header_param(p, (size_t)(eol - p), "name", name, sizeof name) == 0;
+                has_file = header_param(p, (size_t)(eol - p), "filename", filename, sizeof filename) == 0;
+            }
+            line = eol + 2;
+        }
+        if (!named) return nmt_error_set("body: part %d has no Content-Disposition name (of at most 127 bytes)", parts);
+        /* The name is checked before any message quotes it. */
+        if (check_text(name, strlen(name), "a part's name") < 0 ||
+            (has_file && check_text(filename, strlen(filename), "filename") < 0))
+            return -1;
+        const char *value = blank + 4, *next = find(value, (size_t)(end - value), delim, dn);
+        if (!next) return nmt_error_set("%s: the part does not end with the boundary", name);
+        const size_t n = (size_t)(next - value);
+        if (check_text(value, n, name) < 0) return -1;
+        char *copy = nmt_malloc(n + 1);
+        if (!copy) return -1;
+        memcpy(copy, value, n);
+        copy[n] = '\0';
+        if (form_field(r, name, copy, has_file ? filename : NULL, &seen_alt) < 0) return -1;
+        at = next + dn;
+    }
+    return form_end(r);
 }
 
 /* Whether the media type of a Content-Type header (before any ';') is `type`. */
@@ -258,6 +376,12 @@ int nmt_serve_request_parse(nmt_serve_api api, const char *content_type, const c
     memset(out, 0, sizeof *out);
     out->api = api;
     out->n_best = 1;
+    const int multipart = content_type && media_type_is(content_type, "multipart/form-data");
+    if (api == NMT_SERVE_FILE && !multipart)
+        return nmt_error_set("Content-Type: expected multipart/form-data with a file, got %.64s",
+                             content_type ? content_type : "none");
+    if ((api == NMT_SERVE_LIBRE || api == NMT_SERVE_FILE) && multipart)
+        return multipart_body(content_type, body, len, out);
     if (api == NMT_SERVE_LIBRE && content_type && media_type_is(content_type, "application/x-www-form-urlencoded"))
         return form_body(body, len, out);
     nmt_json j;
@@ -285,6 +409,20 @@ static void write_number(FILE *out, double x) {
     else fputs("null", out);
 }
 
+/* LibreTranslate's alternatives of a text: its other hypotheses, best first, without the empty ones,
+ * the translation itself or repeats, at most r->alternatives; none for HTML (as LibreTranslate). */
+static void write_alternatives(FILE *out, const nmt_serve_request *r, const nmt_serve_text *t) {
+    if (r->format && strcmp(r->format, "html") == 0) return;
+    long written = 0;
+    for (int k = 1; k < t->count && written < r->alternatives; k++) {
+        int repeat = !t->hyps[k].text[0];
+        for (int e = 0; e < k && !repeat; e++) repeat = strcmp(t->hyps[k].text, t->hyps[e].text) == 0;
+        if (repeat) continue;
+        if (written++) fputc(',', out);
+        nmt_json_write_string(out, t->hyps[k].text);
+    }
+}
+
 static void write_libre(FILE *out, const nmt_serve_request *r, const nmt_serve_text *texts, const char *source) {
     fputs("{\"translatedText\":", out);
     if (r->q_list) fputc('[', out);
@@ -298,10 +436,7 @@ static void write_libre(FILE *out, const nmt_serve_request *r, const nmt_serve_t
         if (r->q_list) fputc('[', out);
         for (int i = 0; i < r->count; i++) {
             fputs(i ? ",[" : "[", out);
-            for (int k = 1; k < texts[i].count && k <= r->alternatives; k++) {
-                if (k > 1) fputc(',', out);
-                nmt_json_write_string(out, texts[i].hyps[k].text);
-            }
+            write_alternatives(out, r, &texts[i]);
             fputc(']', out);
         }
         if (r->q_list) fputc(']', out);
@@ -373,7 +508,8 @@ static void write_native(FILE *out, const nmt_serve_request *r, const nmt_serve_
 void nmt_serve_response_write(FILE *out, const nmt_serve_request *r, const nmt_serve_text *texts,
                               const char *alignment_map, const char *source) {
     switch (r->api) {
-    case NMT_SERVE_LIBRE: write_libre(out, r, texts, source); break;
+    case NMT_SERVE_LIBRE:
+    case NMT_SERVE_FILE: write_libre(out, r, texts, source); break;
     case NMT_SERVE_OPENNMT: write_opennmt(out, r, texts); break;
     case NMT_SERVE_NATIVE: write_native(out, r, texts, alignment_map); break;
     }

@@ -5,16 +5,22 @@
  * queue and decoding thread shared by all requests), server (HTTP over libmicrohttpd, the endpoints,
  * metrics, access log) and page (the HTML page at GET /). Nothing below src/serve includes it.
  *
- * Three request shapes, each accepted as their reference servers accept them:
+ * Four request shapes, each accepted as their reference servers accept them:
  *   LibreTranslate  POST /translate, JSON {"q": string | [string], "source", "target", "format",
- *                   "alternatives", "api_key"} or the same fields form-encoded
- *                   (application/x-www-form-urlencoded; q a single string there);
+ *                   "alternatives", "api_key"} or the same fields as a form
+ *                   (application/x-www-form-urlencoded, as libretranslatepy may send them, or
+ *                   multipart/form-data, as LibreTranslate's web page posts them; q a single string);
+ *   LibreTranslate  POST /translate_file, multipart/form-data with "file" (a part with a filename),
+ *   files           "source", "target", "api_key"; the file's text becomes q[0], its name `filename`;
  *   OpenNMT-py      POST /translator/translate, JSON [{"src": string, "id": integer}, ...];
  *   native          POST /v1/translate, JSON {"q": string | [string], "n_best": integer,
  *                   "alignment": bool, "alignment_map": bool, "api_key"}.
  * A body is read as JSON whatever its Content-Type says (as OpenNMT-py's server does), except a
- * LibreTranslate body sent as application/x-www-form-urlencoded. Unknown fields are skipped; a field given twice, a wrong type, a missing q or src, a body that is
- * not valid UTF-8 or not strict JSON (json.h) is refused with a message naming the field or the byte.
+ * LibreTranslate body sent as a form. Unknown fields are skipped; a field given twice, a wrong type, a
+ * missing q or src, a body that is not valid UTF-8 (a NUL byte included) or not strict JSON (json.h),
+ * a multipart body without its boundary or with more than NMT_SERVE_MAX_PARTS parts is refused with a
+ * message naming the field or the byte (for LibreTranslate's endpoints in LibreTranslate's words where
+ * it has them: "Invalid request: missing q parameter").
  */
 #ifndef NMT_SERVE_REQUEST_H
 #define NMT_SERVE_REQUEST_H
@@ -26,6 +32,7 @@ typedef enum nmt_serve_api {
     NMT_SERVE_LIBRE,   /* LibreTranslate */
     NMT_SERVE_OPENNMT, /* OpenNMT-py */
     NMT_SERVE_NATIVE,  /* nmt's own */
+    NMT_SERVE_FILE,    /* LibreTranslate's /translate_file */
 } nmt_serve_api;
 
 typedef struct nmt_serve_request {
@@ -37,13 +44,16 @@ typedef struct nmt_serve_request {
     char *target;
     char *format;      /* "text" or "html" (LibreTranslate), or NULL */
     char *api_key;     /* or NULL */
+    char *filename;    /* the file's name (NMT_SERVE_FILE), or NULL */
     long alternatives; /* LibreTranslate: alternative translations wanted (0) */
     long n_best;       /* native: hypotheses wanted per text (1) */
     int alignment;     /* native: alignment pairs wanted (0) */
     int alignment_map; /* native: the SVG heat map of the first sentence wanted (0) */
 } nmt_serve_request;
 
-enum { NMT_SERVE_MAX_TEXTS = 10000 }; /* texts in one request */
+enum { NMT_SERVE_MAX_TEXTS = 10000, /* texts in one request */
+       NMT_SERVE_MAX_PARTS = 64,     /* parts of a multipart body */
+       NMT_SERVE_MAX_ALTERNATIVES = 100 };
 
 /* Parses a body (`len` bytes, not necessarily NUL-terminated) sent with `content_type` (NULL: JSON)
  * into *out (free it with nmt_serve_request_free, also after a failure). Returns 0, or -1 with a

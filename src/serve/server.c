@@ -6,17 +6,22 @@
 #include "base/json.h"
 #include "base/util.h"
 #include "serve/batcher.h"
+#include "serve/files.h"
+#include "serve/keys.h"
 #include "serve/metrics.h"
 #include "serve/page.h"
 #include "serve/request.h"
 #include "serve/segment.h"
+#include "serve/watchdog.h"
 
 #include <arpa/inet.h>
+#include <errno.h>
 #include <stdatomic.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -28,11 +33,13 @@ struct nmt_serve {
     struct MHD_Daemon *daemon;
     int port;
     char source[16], target[16]; /* the pair served ("" = any) */
-    char **keys;                 /* [key_count] API keys */
-    int key_count;
+    nmt_serve_keys keys;         /* none: no key needed */
+    nmt_serve_watchdog *watchdog;
+    nmt_serve_files *files;      /* translated files for download */
     nmt_serve_metrics metrics;
     pthread_mutex_t log_lock;
     atomic_int stopping;         /* requests that arrive from now on are refused (503) */
+    atomic_int abandon;          /* the drain is over: requests still waiting give up (503) */
 };
 
 /* One request's state across libmicrohttpd's calls of the handler. */
@@ -41,13 +48,16 @@ typedef struct connection {
     size_t len, cap;
     int too_large;
     int refused;  /* arrived while stopping */
+    int answered; /* refused from its headers alone: the body is not read */
     double start;
+    nmt_serve_watch *watch; /* the connection's phases (NULL: not watched) */
 } connection;
 
 nmt_serve_options nmt_serve_options_default(void) {
     return (nmt_serve_options){.host = "127.0.0.1", .port = 5000, .max_batch = 64, .batch_wait_ms = 5,
-                               .char_limit = 0, .max_queue = 0, .timeout_s = 0, .max_body = 1 << 20,
-                               .sentences = 1};
+                               .char_limit = 0, .max_queue = 0, .max_queue_bytes = 64 << 20, .timeout_s = 0,
+                               .max_body = 1 << 20, .header_timeout_s = 10, .body_timeout_s = 60, .drain_s = 30,
+                               .max_connections = 1024, .max_connections_per_client = 64, .sentences = 1};
 }
 
 /* ---- answers ---- */
@@ -61,6 +71,9 @@ typedef struct answer {
     long lines, characters;
     double queue_ms, decode_ms;
     int translation;       /* a translation endpoint (for the metrics' histogram) */
+    int close;             /* close the connection after the answer */
+    int abandoned;         /* the client went away: no answer, the connection is closed */
+    char attachment[128];  /* a file to download: its name ("" = not a download) */
 } answer;
 
 static void set_body(answer *a, int status, const char *type, char *body, size_t len) {
@@ -122,53 +135,79 @@ static void texts_free(nmt_serve_text *texts, int count) {
     free(texts);
 }
 
-/* Checks the fields a translation endpoint cares about; 0, or the answer set. */
-static int check_request(nmt_serve *s, const nmt_serve_request *r, answer *a, const char **detected) {
+/* The headers a translation endpoint reads. */
+typedef struct request_headers {
+    const char *content_type;
+    const char *api_key; /* X-API-Key, or Authorization's Bearer token, or NULL */
+    const char *host;
+} request_headers;
+
+static void read_headers(struct MHD_Connection *conn, request_headers *h) {
+    h->content_type = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Type");
+    h->host = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Host");
+    h->api_key = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "X-API-Key");
+    const char *auth = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Authorization");
+    if (!h->api_key && auth && strncasecmp(auth, "Bearer ", 7) == 0) h->api_key = auth + 7;
+}
+
+/* Checks the fields a translation endpoint cares about, in LibreTranslate's words for its endpoints;
+ * 0, or the answer set. The key is the body's api_key, or else the header's. */
+static int check_request(nmt_serve *s, const nmt_serve_request *r, const request_headers *h, answer *a,
+                         const char **detected) {
     char message[256];
     *detected = NULL;
-    if (s->key_count) {
-        int known = 0;
-        for (int i = 0; r->api_key && i < s->key_count; i++) known |= strcmp(r->api_key, s->keys[i]) == 0;
-        if (!known) {
-            set_error(a, 403, r->api_key ? "Invalid API key" : "Please provide an API key (api_key)");
-            return -1;
-        }
+    const char *key = r->api_key ? r->api_key : h->api_key;
+    if (s->keys.count && !(key && nmt_serve_keys_known(&s->keys, key))) {
+        set_error(a, 403, key ? "Invalid API key" : "Please provide an API key (api_key, or the X-API-Key header)");
+        return -1;
     }
-    if (r->api == NMT_SERVE_LIBRE) {
+    const int n_best = nmt_engine_get_options(s->engine)->n_best;
+    if (r->api == NMT_SERVE_LIBRE || r->api == NMT_SERVE_FILE) {
         if (!r->source || !r->target) {
             snprintf(message, sizeof message, "Invalid request: missing %s parameter", r->source ? "target" : "source");
             set_error(a, 400, message);
             return -1;
         }
         if (strcmp(r->source, "auto") == 0) *detected = s->source[0] ? s->source : "auto";
-        else if (s->source[0] && strcmp(r->source, s->source) != 0) {
-            snprintf(message, sizeof message, "source: %.32s is not supported (this model translates %s to %s)",
-                     r->source, s->source, s->target[0] ? s->target : "?");
-            set_error(a, 400, message);
-            return -1;
-        }
-        if (s->target[0] && strcmp(r->target, s->target) != 0) {
-            snprintf(message, sizeof message, "target: %.32s is not supported (this model translates %s to %s)",
-                     r->target, s->source[0] ? s->source : "?", s->target);
+        const char *wrong = !*detected && s->source[0] && strcmp(r->source, s->source) != 0 ? r->source
+                            : s->target[0] && strcmp(r->target, s->target) != 0     ? r->target
+                                                                                      : NULL;
+        if (wrong) {
+            snprintf(message, sizeof message, "%.32s is not supported", wrong);
             set_error(a, 400, message);
             return -1;
         }
         if (r->format && strcmp(r->format, "text") != 0 && strcmp(r->format, "html") != 0) {
-            snprintf(message, sizeof message, "format: '%.32s' is not supported: expected 'text' or 'html'", r->format);
+            snprintf(message, sizeof message, "%.32s format is not supported", r->format);
+            set_error(a, 400, message);
+            return -1;
+        }
+        if (r->alternatives > n_best - 1) {
+            snprintf(message, sizeof message, "Invalid request: alternatives parameter must be <= %d", n_best - 1);
             set_error(a, 400, message);
             return -1;
         }
     }
-    const int n_best = nmt_engine_get_options(s->engine)->n_best;
     if (r->api == NMT_SERVE_NATIVE && (r->n_best < 1 || r->n_best > n_best)) {
         snprintf(message, sizeof message, "n_best: expected 1 to %d (the server's --n-best), got %ld", n_best, r->n_best);
         set_error(a, 400, message);
         return -1;
     }
-    long chars = 0;
-    for (int i = 0; i < r->count; i++) chars += characters(r->q[i]);
+    long chars = 0, longest = 0;
+    for (int i = 0; i < r->count; i++) {
+        const long n = characters(r->q[i]);
+        chars += n;
+        if (n > longest) longest = n;
+    }
     a->characters = chars;
-    if (s->options.char_limit > 0 && chars > s->options.char_limit) {
+    if (r->api == NMT_SERVE_LIBRE && s->options.char_limit > 0 && longest > s->options.char_limit) {
+        snprintf(message, sizeof message, "Invalid request: request (%ld) exceeds text limit (%ld)", longest,
+                 s->options.char_limit);
+        set_error(a, 400, message);
+        return -1;
+    }
+    if (r->api != NMT_SERVE_LIBRE && r->api != NMT_SERVE_FILE && s->options.char_limit > 0 &&
+        chars > s->options.char_limit) {
         snprintf(message, sizeof message, "q: %ld characters, more than the limit of %ld", chars, s->options.char_limit);
         set_error(a, 413, message);
         return -1;
@@ -176,18 +215,83 @@ static int check_request(nmt_serve *s, const nmt_serve_request *r, answer *a, co
     return 0;
 }
 
-static void translate(nmt_serve *s, nmt_serve_api api, const char *content_type, const connection *c, answer *a) {
+/* Waits for the job in steps of a tenth of a second, giving it up (cancelled: its lines leave the queue)
+ * when its deadline passes (504), when its client has gone (no answer), or when the drain after a stop
+ * is over (503). Returns nmt_serve_job_wait's 0 or -1, or 1 with the answer set. */
+static int wait_job(nmt_serve *s, const connection *c, nmt_serve_job *job, answer *a) {
+    const double deadline = s->options.timeout_s > 0 ? c->start + s->options.timeout_s : 0;
+    for (;;) {
+        const double step = nmt_now() + 0.1;
+        const int waited = nmt_serve_job_wait(job, deadline > 0 && deadline < step ? deadline : step);
+        if (waited != 1) return waited;
+        if (deadline > 0 && nmt_now() >= deadline) {
+            char message[128];
+            snprintf(message, sizeof message, "the translation took more than %g s (--timeout-s)", s->options.timeout_s);
+            set_error(a, 504, message);
+        } else if (c->watch && nmt_serve_watch_client_gone(c->watch)) {
+            set_error(a, 499, "the client closed the connection");
+            a->abandoned = 1;
+        } else if (atomic_load(&s->abandon)) {
+            set_error(a, 503, "the server is shutting down");
+            a->close = 1;
+        } else {
+            continue;
+        }
+        nmt_serve_job_cancel(job);
+        return 1;
+    }
+}
+
+/* A file to translate: .txt as text, .html (or .htm) as HTML; anything else refused as LibreTranslate
+ * refuses it. Returns 0 with r->format set, or -1 with the answer set. */
+static int file_format(nmt_serve_request *r, answer *a) {
+    const char *dot = strrchr(r->filename, '.');
+    const char *format = !dot ? NULL : strcasecmp(dot, ".txt") == 0 ? "text"
+                                     : strcasecmp(dot, ".html") == 0 || strcasecmp(dot, ".htm") == 0 ? "html" : NULL;
+    if (!r->filename[0]) return set_error(a, 400, "Invalid request: empty file"), -1;
+    if (!format) return set_error(a, 400, "Invalid request: file format not supported"), -1;
+    free(r->format);
+    if (!(r->format = nmt_strdup(format))) return set_error(a, 500, "out of memory"), -1;
+    return 0;
+}
+
+/* Keeps the translated file for download and answers LibreTranslate's {"translatedFileUrl": ...}, an
+ * address on the host the client asked for (its Host header, when it is a plain host[:port]). */
+static void store_file(nmt_serve *s, const nmt_serve_request *r, const nmt_serve_text *text, const request_headers *h,
+                       answer *a) {
+    char stored[NMT_SERVE_FILE_NAME_MAX], host[300];
+    if (nmt_serve_files_put(s->files, r->filename, text->hyps[0].text, strlen(text->hyps[0].text), stored) < 0)
+        return set_error(a, strstr(nmt_error(), "more than") ? 413 : 500, nmt_error());
+    const int plain = h->host && h->host[0] && strlen(h->host) < 256 && strspn(h->host, "abcdefghijklmnopqrstuvwxyz"
+                      "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-:[]") == strlen(h->host);
+    if (plain) snprintf(host, sizeof host, "%s", h->host);
+    else snprintf(host, sizeof host, strchr(s->options.host, ':') ? "[%s]:%d" : "%s:%d", s->options.host, s->port);
+    char *json;
+    size_t len;
+    FILE *out = begin_json(&json, &len);
+    if (out) {
+        char url[sizeof host + sizeof stored + 32];
+        snprintf(url, sizeof url, "http://%s/download_file/%s", host, stored);
+        fputs("{\"translatedFileUrl\":", out);
+        nmt_json_write_string(out, url);
+        fputc('}', out);
+    }
+    end_json(a, out, &json, &len);
+}
+
+static void translate(nmt_serve *s, nmt_serve_api api, const request_headers *h, const connection *c, answer *a) {
     nmt_serve_request r;
     nmt_serve_segments sp = {0};
     nmt_serve_job *job = NULL;
     nmt_serve_text *texts = NULL;
     const char *detected;
     a->translation = 1;
-    if (nmt_serve_request_parse(api, content_type, c->body ? c->body : "", c->len, &r) < 0) {
+    if (nmt_serve_request_parse(api, h->content_type, c->body ? c->body : "", c->len, &r) < 0) {
         set_error(a, strstr(nmt_error(), "out of memory") ? 500 : 400, nmt_error());
         goto done;
     }
-    if (check_request(s, &r, a, &detected) < 0) goto done;
+    if (check_request(s, &r, h, a, &detected) < 0) goto done;
+    if (api == NMT_SERVE_FILE && file_format(&r, a) < 0) goto done;
     const int html = r.format && strcmp(r.format, "html") == 0;
     if (nmt_serve_segment((const char *const *)r.q, r.count, s->options.sentences, html, &sp) < 0) {
         set_error(a, strstr(nmt_error(), "out of memory") ? 500 : 413, nmt_error());
@@ -195,20 +299,18 @@ static void translate(nmt_serve *s, nmt_serve_api api, const char *content_type,
     }
     a->lines = sp.count;
     const int submitted = nmt_serve_batcher_submit(s->batcher, sp.count, sp.segments, r.alignment_map, &job);
+    if (submitted == NMT_SERVE_JOB_TOO_LARGE) {
+        set_error(a, 413, nmt_error());
+        goto done;
+    }
     if (submitted < 0) {
         set_error(a, 503, nmt_error());
         a->retry_after = 1;
         if (submitted != NMT_SERVE_QUEUE_FULL && strstr(nmt_error(), "out of memory")) a->status = 500;
         goto done;
     }
-    const double deadline = s->options.timeout_s > 0 ? c->start + s->options.timeout_s : 0;
-    const int waited = nmt_serve_job_wait(job, deadline);
-    if (waited == 1) {
-        char message[128];
-        snprintf(message, sizeof message, "the translation took more than %g s (--timeout-s)", s->options.timeout_s);
-        set_error(a, 504, message);
-        goto done;
-    }
+    const int waited = wait_job(s, c, job, a);
+    if (waited == 1) goto done;
     a->queue_ms = nmt_serve_job_queue_ms(job);
     a->decode_ms = nmt_serve_job_decode_ms(job);
     if (waited < 0) {
@@ -218,6 +320,10 @@ static void translate(nmt_serve *s, nmt_serve_api api, const char *content_type,
     texts = nmt_calloc(r.count ? (size_t)r.count : 1, sizeof *texts);
     if (!texts || nmt_serve_join(&sp, r.count, nmt_serve_job_lines(job), texts) < 0) {
         set_error(a, 500, "out of memory");
+        goto done;
+    }
+    if (api == NMT_SERVE_FILE) {
+        store_file(s, &r, &texts[0], h, a);
         goto done;
     }
     char *text;
@@ -274,7 +380,7 @@ static void language_object(FILE *out, const char *code) {
 }
 
 /* LibreTranslate's settings for its web frontend and clients: the limits and keys of this server,
- * no suggestions or file translation (neither is served), the language pair where it is known, and
+ * no suggestions, file translation of .txt and .html files, the language pair where it is known, and
  * frontendTimeout, the pause after typing before a frontend asks, at LibreTranslate's 500 ms. */
 static void frontend_settings(nmt_serve *s, answer *a) {
     char *text;
@@ -283,9 +389,9 @@ static void frontend_settings(nmt_serve *s, answer *a) {
     if (out) {
         fprintf(out,
                 "{\"charLimit\":%ld,\"frontendTimeout\":500,\"apiKeys\":%s,\"keyRequired\":%s,\"suggestions\":false,"
-                "\"filesTranslation\":false,\"supportedFilesFormat\":[]",
-                s->options.char_limit > 0 ? s->options.char_limit : -1L, s->key_count ? "true" : "false",
-                s->key_count ? "true" : "false");
+                "\"filesTranslation\":true,\"supportedFilesFormat\":[\".txt\",\".html\"]",
+                s->options.char_limit > 0 ? s->options.char_limit : -1L, s->keys.count ? "true" : "false",
+                s->keys.count ? "true" : "false");
         if (s->source[0] && s->target[0]) {
             fputs(",\"language\":{\"source\":", out);
             language_object(out, s->source);
@@ -304,7 +410,9 @@ static void metrics(nmt_serve *s, answer *a) {
     nmt_serve_batcher_stats st;
     nmt_serve_batcher_stats_get(s->batcher, &st);
     FILE *out = begin_json(&text, &len);
-    if (out) nmt_serve_metrics_write(&s->metrics, out, st.queued, st.batches, st.lines);
+    if (out)
+        nmt_serve_metrics_write(&s->metrics, out, st.queued, st.queued_bytes, st.batches, st.lines,
+                                nmt_serve_watchdog_closed(s->watchdog));
     end_json(a, out, &text, &len);
     a->type = "text/plain; version=0.0.4";
 }
@@ -315,17 +423,32 @@ static void static_text(answer *a, const char *type, const char *text) {
     set_body(a, 200, type, copy, strlen(copy));
 }
 
-static void route(nmt_serve *s, const char *method, const char *url, const char *content_type, const connection *c,
+/* GET /download_file/NAME: a translated file, as an attachment named after the original. */
+static void download_file(nmt_serve *s, const char *name, answer *a) {
+    char *data;
+    size_t len;
+    if (nmt_serve_files_get(s->files, name, &data, &len) < 0) return set_error(a, 404, "Invalid filename");
+    const char *dot = strrchr(name, '.');
+    const int html = strcasecmp(dot, ".html") == 0 || strcasecmp(dot, ".htm") == 0;
+    set_body(a, 200, html ? "text/html; charset=utf-8" : "text/plain; charset=utf-8", data, len);
+    snprintf(a->attachment, sizeof a->attachment, "%s", strchr(name, '.') + 1);
+}
+
+static void route(nmt_serve *s, const char *method, const char *url, const request_headers *h, const connection *c,
                   answer *a) {
     const int get = strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0, post = strcmp(method, "POST") == 0;
     static const struct {
         const char *path;
         int post;
     } known[] = {{"/translate", 1}, {"/translator/translate", 1}, {"/v1/translate", 1}, {"/languages", 0},
-                 {"/health", 0},    {"/metrics", 0},              {"/frontend/settings", 0}, {"/", 0}};
+                 {"/health", 0},    {"/metrics", 0},              {"/frontend/settings", 0}, {"/translate_file", 1},
+                 {"/download_file/", 0}, {"/", 0}};
+    enum { DOWNLOAD = 8 }; /* known[DOWNLOAD] is a prefix: /download_file/NAME */
+    static const char download[] = "/download_file/";
     int found = -1;
     for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
         if (strcmp(url, known[i].path) == 0) found = (int)i;
+    if (strncmp(url, download, sizeof download - 1) == 0 && url[sizeof download - 1]) found = DOWNLOAD;
     if (c->refused) {
         a->retry_after = 1;
         return set_error(a, 503, "the server is shutting down");
@@ -343,13 +466,15 @@ static void route(nmt_serve *s, const char *method, const char *url, const char 
         return set_error(a, 413, message);
     }
     switch (found) {
-    case 0: return translate(s, NMT_SERVE_LIBRE, content_type, c, a);
-    case 1: return translate(s, NMT_SERVE_OPENNMT, content_type, c, a);
-    case 2: return translate(s, NMT_SERVE_NATIVE, content_type, c, a);
+    case 0: return translate(s, NMT_SERVE_LIBRE, h, c, a);
+    case 1: return translate(s, NMT_SERVE_OPENNMT, h, c, a);
+    case 2: return translate(s, NMT_SERVE_NATIVE, h, c, a);
     case 3: return languages(s, a);
     case 4: return static_text(a, "application/json", "{\"status\":\"ok\"}");
     case 5: return metrics(s, a);
     case 6: return frontend_settings(s, a);
+    case 7: return translate(s, NMT_SERVE_FILE, h, c, a);
+    case DOWNLOAD: return download_file(s, url + sizeof download - 1, a);
     default: return static_text(a, "text/html; charset=utf-8", nmt_serve_page);
     }
 }
@@ -390,9 +515,14 @@ static enum MHD_Result send_answer(struct MHD_Connection *conn, const answer *a)
     MHD_add_response_header(response, "Access-Control-Allow-Origin", "*");
     if (a->status == 204) {
         MHD_add_response_header(response, "Access-Control-Allow-Methods", "GET, POST, OPTIONS");
-        MHD_add_response_header(response, "Access-Control-Allow-Headers", "Content-Type, Authorization");
+        MHD_add_response_header(response, "Access-Control-Allow-Headers", "Content-Type, Authorization, X-API-Key");
     }
-    if (a->status == 503) MHD_add_response_header(response, "Connection", "close");
+    if (a->status == 503 || a->close) MHD_add_response_header(response, "Connection", "close");
+    if (a->attachment[0]) {
+        char value[160];
+        snprintf(value, sizeof value, "attachment; filename=\"%s\"", a->attachment);
+        MHD_add_response_header(response, "Content-Disposition", value);
+    }
     if (a->retry_after) {
         char value[16];
         snprintf(value, sizeof value, "%d", a->retry_after);
@@ -401,6 +531,62 @@ static enum MHD_Result send_answer(struct MHD_Connection *conn, const answer *a)
     const enum MHD_Result rc = MHD_queue_response(conn, (unsigned)(a->body ? a->status : 500), response);
     MHD_destroy_response(response);
     return rc;
+}
+
+/* Records, logs and sends an answer (none when its client has gone: the connection is closed). */
+static enum MHD_Result finish(nmt_serve *s, struct MHD_Connection *conn, const char *method, const char *url,
+                              const connection *c, answer *a) {
+    const double seconds = nmt_now() - c->start;
+    nmt_serve_metrics_request(&s->metrics, url, a->body ? a->status : 500, a->translation, a->status == 200 ? a->lines : 0,
+                              a->status == 200 ? a->characters : 0, seconds);
+    access_log(s, method, url, a, seconds);
+    const enum MHD_Result rc = a->abandoned ? MHD_NO : send_answer(conn, a);
+    free(a->body);
+    return rc;
+}
+
+typedef struct header_count {
+    int content_length, transfer_encoding;
+    const char *length; /* the Content-Length value */
+} header_count;
+
+static enum MHD_Result count_header(void *cls, enum MHD_ValueKind kind, const char *key, const char *value) {
+    (void)kind;
+    header_count *h = cls;
+    if (strcasecmp(key, "Content-Length") == 0) {
+        h->content_length++;
+        h->length = value;
+    } else if (strcasecmp(key, "Transfer-Encoding") == 0) {
+        h->transfer_encoding++;
+    }
+    return MHD_YES;
+}
+
+/* What the headers alone refuse, before any byte of the body is read (so that no "100 Continue" is
+ * sent for it): a Content-Length given twice, or together with a Transfer-Encoding (two ways to find
+ * where the body ends: a request smuggled behind a proxy that reads the other one), 400 and the
+ * connection closed as RFC 9112 (6.3) asks; a Content-Length over the body limit, 413. Returns 1 with
+ * the answer set. */
+static int refuse_headers(nmt_serve *s, struct MHD_Connection *conn, answer *a) {
+    header_count h = {0};
+    MHD_get_connection_values(conn, MHD_HEADER_KIND, count_header, &h);
+    if (h.content_length > 1 || (h.content_length && h.transfer_encoding)) {
+        set_error(a, 400, h.content_length > 1 ? "Content-Length: given more than once"
+                                               : "Content-Length and Transfer-Encoding: only one may be given");
+        a->close = 1;
+        return 1;
+    }
+    char *end;
+    errno = 0;
+    const unsigned long long length = h.length ? strtoull(h.length, &end, 10) : 0;
+    if (h.length && (errno == ERANGE || length > s->options.max_body)) {
+        char message[128];
+        snprintf(message, sizeof message, "the body is larger than %zu bytes", s->options.max_body);
+        set_error(a, 413, message);
+        a->close = 1;
+        return 1;
+    }
+    return 0;
 }
 
 static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char *url, const char *method,
@@ -413,8 +599,18 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
         if (!c) return MHD_NO;
         c->start = nmt_now();
         c->refused = atomic_load(&s->stopping);
+        const union MHD_ConnectionInfo *info = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+        c->watch = info ? info->socket_context : NULL;
         *state = c;
         nmt_serve_metrics_in_flight(&s->metrics, 1);
+        if (c->watch) nmt_serve_watch_phase(s->watchdog, c->watch, NMT_SERVE_BODY);
+        answer a = {0};
+        if (!refuse_headers(s, conn, &a)) return MHD_YES;
+        c->answered = 1;
+        return finish(s, conn, method, url, c, &a);
+    }
+    if (c->answered) { /* anything after an early answer is not read */
+        *upload_data_size = 0;
         return MHD_YES;
     }
     if (*upload_data_size) { /* a piece of the body */
@@ -440,16 +636,12 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
         *upload_data_size = 0;
         return MHD_YES;
     }
+    if (c->watch) nmt_serve_watch_phase(s->watchdog, c->watch, NMT_SERVE_BUSY);
     answer a = {0};
-    const char *content_type = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Type");
-    route(s, method, url, content_type, c, &a);
-    const double seconds = nmt_now() - c->start;
-    nmt_serve_metrics_request(&s->metrics, url, a.body ? a.status : 500, a.translation, a.status == 200 ? a.lines : 0,
-                              a.status == 200 ? a.characters : 0, seconds);
-    access_log(s, method, url, &a, seconds);
-    const enum MHD_Result rc = send_answer(conn, &a);
-    free(a.body);
-    return rc;
+    request_headers h;
+    read_headers(conn, &h);
+    route(s, method, url, &h, c, &a);
+    return finish(s, conn, method, url, c, &a);
 }
 
 static void completed(void *cls, struct MHD_Connection *conn, void **state, enum MHD_RequestTerminationCode why) {
@@ -457,37 +649,28 @@ static void completed(void *cls, struct MHD_Connection *conn, void **state, enum
     nmt_serve *s = cls;
     connection *c = *state;
     if (!c) return;
+    /* A kept-alive connection waits for its next request's headers from now. */
+    if (c->watch) nmt_serve_watch_phase(s->watchdog, c->watch, NMT_SERVE_HEADERS);
     free(c->body);
     free(c);
     *state = NULL;
     nmt_serve_metrics_in_flight(&s->metrics, -1);
 }
 
-/* ---- setup ---- */
-
-static int load_keys(nmt_serve *s, const char *path) {
-    FILE *fp = fopen(path, "r");
-    if (!fp) return nmt_error_set("%s: cannot open the API keys file", path);
-    nmt_lines lines;
-    nmt_lines_init(&lines, fp, path);
-    int r, rc = 0;
-    while (rc == 0 && (r = nmt_lines_next(&lines)) > 0) {
-        char *line = lines.line;
-        while (*line == ' ' || *line == '\t') line++;
-        size_t n = strlen(line);
-        while (n && (line[n - 1] == ' ' || line[n - 1] == '\t' || line[n - 1] == '\r')) line[--n] = '\0';
-        if (n == 0 || line[0] == '#') continue;
-        char **keys = nmt_realloc(s->keys, ((size_t)s->key_count + 1) * sizeof *keys);
-        if (!keys || !(keys[s->key_count] = nmt_strdup(line))) rc = -1;
-        if (keys) s->keys = keys;
-        if (rc == 0) s->key_count++;
+/* Each connection watched from its opening to its closing (watchdog.h). */
+static void connection_event(void *cls, struct MHD_Connection *conn, void **socket_context,
+                             enum MHD_ConnectionNotificationCode code) {
+    nmt_serve *s = cls;
+    if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+        const union MHD_ConnectionInfo *info = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+        *socket_context = info ? nmt_serve_watchdog_add(s->watchdog, info->connect_fd) : NULL;
+    } else if (*socket_context) {
+        nmt_serve_watchdog_remove(s->watchdog, *socket_context);
+        *socket_context = NULL;
     }
-    if (r < 0) rc = -1;
-    nmt_lines_free(&lines);
-    fclose(fp);
-    if (rc == 0 && s->key_count == 0) rc = nmt_error_set("%s: no API key in the file", path);
-    return rc;
 }
+
+/* ---- setup ---- */
 
 static void copy_language(char *out, size_t size, const char *given, const char *model) {
     snprintf(out, size, "%s", given ? given : model ? model : "");
@@ -510,9 +693,11 @@ static int start_daemon(nmt_serve *s) {
     } else {
         return nmt_error_set("--host: '%s' is not an IPv4 or IPv6 address", s->options.host);
     }
-    s->daemon = MHD_start_daemon(flags, (uint16_t)s->options.port, NULL, NULL, handle, s, MHD_OPTION_SOCK_ADDR, addr,
-                                 MHD_OPTION_NOTIFY_COMPLETED, completed, s, MHD_OPTION_CONNECTION_LIMIT, 2048u,
-                                 MHD_OPTION_CONNECTION_TIMEOUT, 120u, MHD_OPTION_END);
+    s->daemon = MHD_start_daemon(
+        flags, (uint16_t)s->options.port, NULL, NULL, handle, s, MHD_OPTION_SOCK_ADDR, addr, MHD_OPTION_NOTIFY_COMPLETED,
+        completed, s, MHD_OPTION_NOTIFY_CONNECTION, connection_event, s, MHD_OPTION_CONNECTION_LIMIT,
+        (unsigned)s->options.max_connections, MHD_OPTION_PER_IP_CONNECTION_LIMIT,
+        (unsigned)s->options.max_connections_per_client, MHD_OPTION_CONNECTION_TIMEOUT, 120u, MHD_OPTION_END);
     if (!s->daemon)
         return nmt_error_set("cannot listen on %s port %d (in use, or not an address of this machine)", s->options.host,
                              s->options.port);
@@ -521,8 +706,21 @@ static int start_daemon(nmt_serve *s) {
     return 0;
 }
 
+/* The limits that make sense together; 0 or an error naming the option. */
+static int check_options(const nmt_serve_options *o) {
+    if (o->max_connections < 2 || o->max_connections_per_client < 1 ||
+        o->max_connections_per_client >= o->max_connections)
+        return nmt_error_set("--max-connections-per-client %d must be at least 1 and less than --max-connections %d "
+                             "(a slot kept for other clients)",
+                             o->max_connections_per_client, o->max_connections);
+    if (!(o->header_timeout_s > 0) || !(o->body_timeout_s > 0) || !(o->drain_s >= 0))
+        return nmt_error_set("--header-timeout-s and --body-timeout-s must be more than 0, --drain-s at least 0");
+    return 0;
+}
+
 int nmt_serve_start(nmt_serve **out, nmt_engine *engine, const nmt_serve_options *options) {
     *out = NULL;
+    if (check_options(options) < 0) return -1;
     nmt_serve *s = nmt_calloc(1, sizeof *s);
     if (!s) return -1;
     s->options = *options;
@@ -531,16 +729,21 @@ int nmt_serve_start(nmt_serve **out, nmt_engine *engine, const nmt_serve_options
     copy_language(s->target, sizeof s->target, options->target_language, nmt_engine_target_language(engine));
     int metrics = -1, lock = -1;
     const nmt_serve_batcher_options bo = {.max_batch = options->max_batch, .wait_ms = options->batch_wait_ms,
-                                          .max_queue = options->max_queue};
-    if ((options->api_keys_path && load_keys(s, options->api_keys_path) < 0) ||
+                                          .max_queue = options->max_queue, .max_queue_bytes = options->max_queue_bytes};
+    if ((options->api_keys_path && nmt_serve_keys_init(&s->keys, options->api_keys_path) < 0) ||
+        nmt_serve_files_create(&s->files, 64, 64 << 20) < 0 ||
         (metrics = nmt_serve_metrics_init(&s->metrics)) < 0 || (lock = pthread_mutex_init(&s->log_lock, NULL)) != 0 ||
-        nmt_serve_batcher_create(&s->batcher, engine, &bo) < 0 || start_daemon(s) < 0) {
+        nmt_serve_batcher_create(&s->batcher, engine, &bo) < 0 ||
+        nmt_serve_watchdog_create(&s->watchdog, options->max_connections, options->header_timeout_s,
+                                  options->body_timeout_s) < 0 ||
+        start_daemon(s) < 0) {
         if (lock > 0) nmt_error_set("cannot create a mutex");
         if (metrics == 0) nmt_serve_metrics_destroy(&s->metrics);
         if (lock == 0) pthread_mutex_destroy(&s->log_lock);
+        nmt_serve_watchdog_free(s->watchdog);
         nmt_serve_batcher_free(s->batcher);
-        for (int i = 0; i < s->key_count; i++) free(s->keys[i]);
-        free(s->keys);
+        nmt_serve_keys_free(&s->keys);
+        nmt_serve_files_free(s->files);
         free(s);
         return -1;
     }
@@ -552,13 +755,15 @@ int nmt_serve_port(const nmt_serve *s) { return s->port; }
 
 int nmt_serve_run(nmt_serve *s, volatile sig_atomic_t *stop) {
     while (!*stop) usleep(20000);
-    /* Drain: no new connections; what is in flight finishes (a request that waits longer than its
-     * timeout is answered 504 by then), then the daemon stops. */
+    /* Drain: no new connections; what is in flight may finish for drain_s seconds. Then the requests
+     * still waiting for their translation give up (503), and stopping the daemon closes every
+     * connection (a body still arriving, a kept-alive connection) and waits for their threads. */
     atomic_store(&s->stopping, 1);
     const MHD_socket listener = MHD_quiesce_daemon(s->daemon);
     if (listener != MHD_INVALID_SOCKET) close(listener);
-    const double give_up = nmt_now() + (s->options.timeout_s > 0 ? s->options.timeout_s + 5 : 600);
+    const double give_up = nmt_now() + s->options.drain_s;
     while (nmt_serve_metrics_get_in_flight(&s->metrics) > 0 && nmt_now() < give_up) usleep(10000);
+    atomic_store(&s->abandon, 1);
     MHD_stop_daemon(s->daemon);
     s->daemon = NULL;
     return 0;
@@ -566,11 +771,15 @@ int nmt_serve_run(nmt_serve *s, volatile sig_atomic_t *stop) {
 
 void nmt_serve_free(nmt_serve *s) {
     if (!s) return;
-    if (s->daemon) MHD_stop_daemon(s->daemon);
+    if (s->daemon) {
+        atomic_store(&s->abandon, 1);
+        MHD_stop_daemon(s->daemon);
+    }
+    nmt_serve_watchdog_free(s->watchdog);
     nmt_serve_batcher_free(s->batcher);
     nmt_serve_metrics_destroy(&s->metrics);
     pthread_mutex_destroy(&s->log_lock);
-    for (int i = 0; i < s->key_count; i++) free(s->keys[i]);
-    free(s->keys);
+    nmt_serve_keys_free(&s->keys);
+    nmt_serve_files_free(s->files);
     free(s);
 }

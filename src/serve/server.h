@@ -5,6 +5,9 @@
  *                               "detectedLanguage" for source "auto")
  *   GET  /languages             LibreTranslate: [{"code", "name", "targets"}] from the model's pair
  *   GET  /frontend/settings     LibreTranslate: its web frontend's settings (limits, keys, the pair)
+ *   POST /translate_file        LibreTranslate: a .txt or .html file (multipart) translated, answered
+ *                               {"translatedFileUrl": ".../download_file/NAME"}
+ *   GET  /download_file/NAME    the translated file (files.h keeps the last 64, 64 MiB at most)
  *   POST /translator/translate  OpenNMT-py: [[{"src", "tgt", "n_best", "pred_score", "align"}]]
  *   POST /v1/translate          native: per text the translation, the n-best with scores, alignment
  *                               pairs, and the heat map SVG of the first line on request
@@ -12,14 +15,22 @@
  *   GET  /metrics               Prometheus text: requests, lines, characters, latency histogram,
  *                               queue depth, batches
  *   GET  /                      a self-contained HTML page (text box, button, translation, heat map)
- * Errors are {"error": "..."}: 400 (bad body, field named), 403 (API key missing or unknown, when
- * keys are configured), 404/405, 413 (body over max_body bytes or texts over char_limit characters),
- * 503 with Retry-After (the queue is full, or shutting down), 504 (timeout passed).
+ * API keys (when configured): the body's api_key, or else the X-API-Key header, or else the token of
+ * "Authorization: Bearer", for every translating endpoint.
+ * Errors are {"error": "..."}, in LibreTranslate's words on its endpoints: 400 (bad body, field
+ * named; a LibreTranslate text over char_limit characters; a Content-Length given twice or with a
+ * Transfer-Encoding, and then the connection is closed), 403 (API key missing or unknown, when keys
+ * are configured), 404/405, 413 (body over max_body bytes, told by its Content-Length before it is
+ * read; native and OpenNMT texts over char_limit characters in all; more text than the queue may ever
+ * hold), 503 with Retry-After (the queue is full, or shutting down), 504 (timeout passed).
+ * docs/serving-limits.md has every limit.
  *
  * A text is cut into its lines and sentences (segment.h); each goes through the batcher alone and the
  * translations are joined again. One thread per connection waits for its job, so a slow request never holds
- * up another. Stopping (nmt_serve_run's *stop turning nonzero) closes the listening socket, lets the
- * requests in flight finish, then returns 0. Every request writes one JSON line to `log` (time,
+ * up another; a request whose client has closed its connection is given up (its lines leave the
+ * queue). Headers and bodies have bounded times (watchdog.h), connections are bounded in all and per
+ * client address. Stopping (nmt_serve_run's *stop turning nonzero) closes the listening socket, lets
+ * the requests in flight finish for at most drain_s seconds, then closes what is left and returns 0. Every request writes one JSON line to `log` (time,
  * method, path, status, lines, characters, queue and decode milliseconds) unless log is NULL.
  */
 #ifndef NMT_SERVE_SERVER_H
@@ -35,10 +46,16 @@ typedef struct nmt_serve_options {
     int port;                  /* 0: a free port (see nmt_serve_port) */
     int max_batch;             /* lines per batch (the engine's max_batch) */
     double batch_wait_ms;      /* (5) */
-    long char_limit;           /* characters per request (0: no limit) */
+    long char_limit;           /* characters per LibreTranslate text, or per request elsewhere (0: none) */
     long max_queue;            /* lines waiting at most (0: no limit) */
+    size_t max_queue_bytes;    /* bytes of text waiting at most (64 MiB; 0: no limit) */
     double timeout_s;          /* a request's longest wait for its translation (0: none) */
     size_t max_body;           /* bytes per request body */
+    double header_timeout_s;   /* longest time a request's headers may take to arrive (10) */
+    double body_timeout_s;     /* longest time its body may take, from its headers (60) */
+    double drain_s;            /* after a stop, longest wait for the requests in flight (30) */
+    int max_connections;       /* open connections at most (1024) */
+    int max_connections_per_client; /* from one client address at most, fewer than max_connections (64) */
     const char *api_keys_path; /* one key a line ('#' comments); NULL: no keys needed */
     const char *source_language; /* override the model's recorded pair (NULL: the model's) */
     const char *target_language;
@@ -51,7 +68,7 @@ nmt_serve_options nmt_serve_options_default(void);
 typedef struct nmt_serve nmt_serve;
 
 /* Binds and starts serving with `engine` (opened with alignment on and n_best = the most hypotheses
- * a request may ask for; it must outlive the server). */
+ * a request may ask for, LibreTranslate's alternatives + 1; it must outlive the server). */
 int nmt_serve_start(nmt_serve **out, nmt_engine *engine, const nmt_serve_options *options);
 /* The bound port. */
 int nmt_serve_port(const nmt_serve *s);

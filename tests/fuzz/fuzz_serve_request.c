@@ -2,7 +2,8 @@
  * arbitrary bytes.
  *
  * Input: the first byte picks the API (LibreTranslate, OpenNMT-py, native) and the Content-Type
- * (JSON, none, form-encoded); the rest is the body. Properties besides "never crashes, never leaks":
+ * (JSON, none, form-encoded), or from 240 on a multipart body (boundary "b") for LibreTranslate's
+ * /translate or /translate_file; the rest is the body. Properties besides "never crashes, never leaks":
  *   - a refused body comes with a message, and freeing the request leaves it empty;
  *   - an accepted body has 0..NMT_SERVE_MAX_TEXTS texts, each valid UTF-8 without NUL, and a q list
  *     unless it holds exactly one text (or is OpenNMT's);
@@ -25,8 +26,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (size < 1) return 0;
     static const nmt_serve_api apis[3] = {NMT_SERVE_LIBRE, NMT_SERVE_OPENNMT, NMT_SERVE_NATIVE};
     static const char *const types[3] = {"application/json", NULL, "application/x-www-form-urlencoded"};
-    const nmt_serve_api api = apis[data[0] % 3];
-    const char *type = types[(data[0] / 3) % 3];
+    const int multipart = data[0] >= 240;
+    const nmt_serve_api api = multipart ? (data[0] & 1 ? NMT_SERVE_FILE : NMT_SERVE_LIBRE) : apis[data[0] % 3];
+    const char *type = multipart ? "multipart/form-data; boundary=b" : types[(data[0] / 3) % 3];
     const char *body = (const char *)data + 1;
     const size_t len = size - 1;
     nmt_serve_request r;
@@ -46,6 +48,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     }
     FUZZ_CHECK(r.count >= 0 && r.count <= NMT_SERVE_MAX_TEXTS, "%d texts", r.count);
     FUZZ_CHECK(r.q_list || r.count == 1, "a single text must be %d", r.count);
+    FUZZ_CHECK((api == NMT_SERVE_FILE) == (r.filename != NULL), "a file's name, and only a file's");
     nmt_serve_text *texts = calloc((size_t)r.count + 1, sizeof *texts);
     nmt_serve_hypothesis *hyps = calloc((size_t)r.count + 1, sizeof *hyps);
     FUZZ_CHECK(texts && hyps, "calloc");

@@ -1,0 +1,36 @@
+# serve_harness.sh: sourced by the end-to-end tests of `nmt serve`, after harness.sh, with the test's
+# name as $serve_test. It skips the test without curl, stops every server it started at exit, trains
+# the tiny model into model/ (tiny_model.sh; $M names it) and defines
+#   start NAME ARGS...             runs `nmt serve -m model --port 0 --threads 1 ARGS` on 127.0.0.1
+#                                  (stderr in NAME.err) and sets $url, $port and $server
+#   post PATH BODY [curl args...]  POSTs a JSON body (20 s at most): the status in $code, the body in $body
+#   expect NAME CODE [SUBSTRING]   fails unless $code is CODE and $body holds SUBSTRING
+pids=()
+at_exit 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done'
+command -v curl >/dev/null || { echo "SKIP $serve_test: curl is not installed (tools/install-deps.sh installs it)"; exit 0; }
+. "$NMT_SOURCE_DIR/tests/tiny_model.sh"
+tiny_model "$tmp/model"
+M=model
+
+start() {
+  local name=$1; shift
+  "$NMT" serve -m $M --port 0 --threads 1 "$@" 2>"$name.err" &
+  server=$!
+  pids+=($server)
+  for _ in $(seq 200); do
+    url="$(sed -n 's|^listening on \(http://127\.0\.0\.1:[0-9]*\)$|\1|p' "$name.err")"
+    [ -n "$url" ] && { port=${url##*:}; return 0; }
+    kill -0 $server 2>/dev/null || break
+    sleep 0.05
+  done
+  say_fail "$name: the server did not start: $(cat "$name.err")"; exit 1
+}
+post() {
+  local path=$1 data=$2; shift 2
+  code="$(curl -s -m 20 -o resp -w '%{http_code}' -X POST "$url$path" -H 'Content-Type: application/json' --data-binary "$data" "$@")"
+  body="$(cat resp)"
+}
+expect() {
+  [ "$code" = "$2" ] || say_fail "$1: status $code, want $2: $body"
+  [ -z "${3:-}" ] || case "$body" in *"$3"*) ;; *) say_fail "$1: '$body' lacks '$3'";; esac
+}
