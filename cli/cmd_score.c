@@ -52,11 +52,13 @@ typedef struct side {
 } side;
 
 /* Reads and encodes the next line of one side into slot i; 1 = read, 0 = end, -1 = error. */
-static int read_side(const nmt_model *model, const nmt_spm *spm, side *s, int i, int32_t **ids, size_t *cap) {
+static int read_side(const nmt_model *model, const nmt_spm *spm, side *s, int i, int target, int32_t **ids,
+                     size_t *cap) {
     int r = nmt_lines_next(&s->lines);
     if (r <= 0) return r;
     size_t n = 0;
-    if (nmt_model_dir_encode_line(model, spm, &s->lines, ids, cap, &n) < 0) return -1;
+    if ((target ? nmt_model_dir_encode_target_line : nmt_model_dir_encode_line)(model, spm, &s->lines, ids, cap, &n) < 0)
+        return -1;
     free(s->ids[i]);
     s->ids[i] = nmt_malloc((n ? n : 1) * sizeof(int32_t));
     if (!s->ids[i]) return -1;
@@ -95,9 +97,9 @@ static int score_all(const score_options *o, side *src, side *tgt) {
     for (int eof = 0; !eof;) {
         int n = 0;
         while (n < WINDOW) {
-            int a = read_side(&model, spm, src, n, &ids, &cap);
+            int a = read_side(&model, spm, src, n, 0, &ids, &cap);
             if (a < 0) goto done;
-            int b = read_side(&model, spm, tgt, n, &ids, &cap);
+            int b = read_side(&model, spm, tgt, n, 1, &ids, &cap);
             if (b < 0) goto done;
             if (a != b) {
                 const side *longer = a ? src : tgt, *shorter = a ? tgt : src;

@@ -218,7 +218,7 @@ void nmt_result_free(nmt_result *r) {
 }
 
 /* Encodes every line into src[i] / len[i] (cropped or refused beyond max_input_length). */
-static int encode_lines(nmt_engine *e, int count, const char *const *lines, int32_t **src, int *len) {
+static int encode_lines(nmt_engine *e, int count, const char *const *lines, int target, int32_t **src, int *len) {
     int32_t *ids = NULL;
     size_t cap = 0, n = 0;
     int rc = -1;
@@ -229,7 +229,9 @@ static int encode_lines(nmt_engine *e, int count, const char *const *lines, int3
             goto done;
         }
         nmt_lines view = {.name = "line", .line = (char *)lines[i], .len = strlen(lines[i]), .number = i + 1};
-        if (nmt_model_dir_encode_line(&e->model, e->spm, &view, &ids, &cap, &n) < 0) goto done;
+        if ((target ? nmt_model_dir_encode_target_line : nmt_model_dir_encode_line)(&e->model, e->spm, &view, &ids, &cap,
+                                                                                   &n) < 0)
+            goto done;
         if (limit > 0 && n > (size_t)limit) {
             if (!e->options.crop) {
                 nmt_error_set("line %d: %zu pieces, more than the limit of %d", i + 1, n, limit);
@@ -285,7 +287,7 @@ static int translate_locked(nmt_engine *e, uint64_t first_line, int count, const
     int *len = nmt_calloc((size_t)count, sizeof *len);
     nmt_translation *out = nmt_calloc((size_t)count, sizeof *out);
     int rc = -1;
-    if (!src || !len || !out || encode_lines(e, count, lines, src, len) < 0) goto done;
+    if (!src || !len || !out || encode_lines(e, count, lines, 0, src, len) < 0) goto done;
     if (nmt_translator_run_from(e->translator, first_line, count, (const int32_t *const *)src, len, out) < 0) goto done;
     for (int i = 0; i < count; i++) {
         r->lines[i].translation = out[i];
@@ -347,8 +349,8 @@ int nmt_engine_score(nmt_engine *e, int count, const char *const *sources, const
     int rc = -1;
     nmt_model *model;
     pthread_mutex_lock(&e->lock);
-    if (src && tgt && src_len && tgt_len && encode_lines(e, count, sources, src, src_len) == 0 &&
-        encode_lines(e, count, targets, tgt, tgt_len) == 0 && (model = scoring_model(e)))
+    if (src && tgt && src_len && tgt_len && encode_lines(e, count, sources, 0, src, src_len) == 0 &&
+        encode_lines(e, count, targets, 1, tgt, tgt_len) == 0 && (model = scoring_model(e)))
         rc = nmt_forced_score(model, count, (const int32_t *const *)src, src_len, (const int32_t *const *)tgt,
                               tgt_len, e->options.max_batch, out);
     pthread_mutex_unlock(&e->lock);

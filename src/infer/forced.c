@@ -21,6 +21,8 @@ static int for_each_pair_batch(nmt_model *model, int count, const int32_t *const
     int longest_src = 0, longest_tgt = 0;
     for (int i = 0; i < count; i++) {
         if (src_len[i] < 0 || tgt_len[i] < 0) return nmt_error_set("pair %d: negative length", i);
+        if (src_len[i] == 0 && !c->source_eos)
+            return nmt_error_set("pair %d: an empty source, which this model (model.source_eos 0) cannot encode", i);
         if (c->positions == NMT_POSITIONS_LEARNED && (src_len[i] + 1 > c->max_positions || tgt_len[i] + 1 > c->max_positions))
             return nmt_error_set("pair %d: %d source and %d target pieces, beyond the model's %d learned positions", i,
                                  src_len[i], tgt_len[i], c->max_positions - 1);
@@ -45,7 +47,7 @@ static int for_each_pair_batch(nmt_model *model, int count, const int32_t *const
         }
         for (int b = 0; b < n; b++) {
             const int i = order[first + b].index;
-            nmt_vocab_row(NMT_ROW_SOURCE, src[i], src_len[i], src_rows + (size_t)b * (size_t)s_width, s_width);
+            nmt_vocab_row(model->config.source_eos ? NMT_ROW_SOURCE : NMT_ROW_PIECES, src[i], src_len[i], src_rows + (size_t)b * (size_t)s_width, s_width);
             nmt_vocab_row(NMT_ROW_DECODER_INPUT, tgt[i], tgt_len[i], tgt_in + (size_t)b * (size_t)t_width, t_width);
             nmt_vocab_row(NMT_ROW_TARGET, tgt[i], tgt_len[i], tgt_out + (size_t)b * (size_t)t_width, t_width);
         }

@@ -2,8 +2,9 @@
  *
  * The pairs are sorted by total length (order.h), run through the model's full forward pass (not
  * the incremental decoder) in evaluation mode (no dropout) over batches of up to batch_size pairs,
- * and the results returned in the input order. Rows: source = pieces + eos, decoder input = bos +
- * pieces, target = pieces + eos. An empty source is scored like any other (source = eos alone).
+ * and the results returned in the input order. Rows: source = pieces + eos (pieces alone for a model
+ * with model.source_eos 0), decoder input = bos + pieces, target = pieces + eos. An empty source is
+ * scored like any other (source = eos alone), or refused where the source has no eos.
  */
 #ifndef NMT_FORCED_H
 #define NMT_FORCED_H

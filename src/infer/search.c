@@ -138,6 +138,8 @@ struct nmt_search {
     int *max_len;        /* [batch] */
     finished *done;      /* [batch, n_best], best first */
     int *done_count;     /* [batch] */
+    int *finished_count; /* [batch] hypotheses finished, kept or not (options.ctranslate2) */
+    int *top_finished;   /* [batch] the best candidate of some step was eos (options.ctranslate2) */
     candidate *cand;     /* [2K] */
     float *logprobs;     /* [rows_max, V] with sampling, else NULL */
     nmt_sampling_scratch draw; /* [V] each, with sampling */
@@ -189,6 +191,8 @@ static int search_reserve(nmt_search *s, int batch, int steps, int width, int V)
     size_t o_max_len = layout_add(&total, (size_t)batch, sizeof(int));
     size_t o_done = layout_add(&total, (size_t)batch * (size_t)s->n_best, sizeof(finished));
     size_t o_done_count = layout_add(&total, (size_t)batch, sizeof(int));
+    size_t o_finished_count = layout_add(&total, (size_t)batch, sizeof(int));
+    size_t o_top_finished = layout_add(&total, (size_t)batch, sizeof(int));
     size_t o_cand = layout_add(&total, 2 * (size_t)s->beam, sizeof(candidate));
     const size_t sampled = s->options.sampling.enabled ? (size_t)V : 0;
     size_t logprobs = 0;
@@ -212,6 +216,8 @@ static int search_reserve(nmt_search *s, int batch, int steps, int width, int V)
     s->max_len = (int *)(base + o_max_len);
     s->done = (finished *)(base + o_done);
     s->done_count = (int *)(base + o_done_count);
+    s->finished_count = (int *)(base + o_finished_count);
+    s->top_finished = (int *)(base + o_top_finished);
     s->cand = (candidate *)(base + o_cand);
     s->logprobs = sampled ? (float *)(base + o_logprobs) : NULL;
     s->draw = (nmt_sampling_scratch){(float *)(base + o_probs), (nmt_sampling_candidate *)(base + o_candidates)};
@@ -228,7 +234,9 @@ static int search_max_length(const nmt_search *s, const nmt_decode_step *step, i
 /* Records that `row` of sentence b ended with eos at `step` with total log-probability `logprob`,
  * keeping the n_best best scores in order (an equal score does not displace an earlier one). */
 static void search_finish(nmt_search *s, int b, int step, int row, double logprob) {
-    double score = logprob / nmt_length_penalty(s->options.length_penalty, step + 1);
+    const double alpha = s->options.length_penalty;
+    double score = logprob / (s->options.ctranslate2 ? pow(step + 1, alpha) : nmt_length_penalty(alpha, step + 1));
+    s->finished_count[b]++;
     finished *d = s->done + (size_t)b * (size_t)s->n_best;
     int count = s->done_count[b];
     if (count == s->n_best && !(score > d[count - 1].score)) return;
@@ -321,6 +329,13 @@ static int select_beam(nmt_search *s, int b, int t, int first, int n, int *next)
         search_append(s, t, next, cand[i].row, cand[i].token, cand[i].total);
         live++;
     }
+    if (s->options.ctranslate2) { /* CTranslate2's rule (search.h) */
+        if (count > 0 && cand[0].token == NMT_EOS) s->top_finished[b] = 1;
+        const int stop = s->options.length_penalty == 0 ? s->top_finished[b] && s->finished_count[b] >= s->n_best
+                                                        : s->finished_count[b] >= K;
+        if (stop) *next = first_next;
+        return stop ? 0 : live;
+    }
     /* Stop when no live hypothesis can beat the n-th best finished one. */
     if (live > 0 && s->done_count[b] == s->n_best &&
         s->done[(size_t)b * (size_t)s->n_best + (size_t)s->n_best - 1].score >=
@@ -410,6 +425,8 @@ int nmt_search_run(nmt_search *s, const nmt_decode_step *step, int batch, const 
         s->max_len[b] = search_max_length(s, step, src_pieces[b]);
         s->rows[b] = 1;
         s->done_count[b] = 0;
+        s->finished_count[b] = 0;
+        s->top_finished[b] = 0;
         s->token[b] = NMT_BOS;
         s->parent[b] = b;
         s->total[b] = 0;

@@ -2,6 +2,7 @@
  * (model_dir.h). */
 #include "model/model_dir.h"
 
+#include "model/ct2.h"
 #include "model/model_file.h"
 #include "base/utf8.h"
 #include "base/util.h"
@@ -47,30 +48,47 @@ done:
     return rc;
 }
 
-int nmt_model_dir_open(const char *dir, nmt_model *model, nmt_spm **spm) { return open_dir(dir, model, spm, 0); }
+int nmt_model_dir_open(const char *dir, nmt_model *model, nmt_spm **spm) {
+    if (nmt_ct2_is_model_dir(dir)) return nmt_ct2_open(dir, NULL, model, spm);
+    return open_dir(dir, model, spm, 0);
+}
 
 int nmt_model_dir_open_for(const char *dir, nmt_precision precision, nmt_model *model, nmt_spm **spm) {
-    if (open_dir(dir, model, spm, nmt_packed_self_contained(precision)) < 0) return -1;
-    if (precision != NMT_PRECISION_INT8 || nmt_model_quantize_int8(model) == 0) return 0;
+    const int ct2 = nmt_ct2_is_model_dir(dir);
+    if ((ct2 ? nmt_ct2_open(dir, NULL, model, spm) : open_dir(dir, model, spm, nmt_packed_self_contained(precision))) < 0)
+        return -1;
+    if (precision != NMT_PRECISION_INT8 || (ct2 ? nmt_ct2_round_int8(model) : nmt_model_quantize_int8(model)) == 0)
+        return 0;
     nmt_spm_free(*spm);
     *spm = NULL;
     nmt_model_free(model);
     return -1;
 }
 
-int nmt_model_dir_encode_line(const nmt_model *model, const nmt_spm *spm, const nmt_lines *lines, int32_t **ids,
-                              size_t *cap, size_t *count) {
+/* nmt_model_dir_encode_line of either side. */
+static int encode_line(const nmt_model *model, const nmt_spm *spm, const nmt_lines *lines, int target, int32_t **ids,
+                       size_t *cap, size_t *count) {
     *count = 0;
     long bad = nmt_utf8_invalid_at(lines->line, lines->len);
     if (bad >= 0) {
         nmt_error_set("%s:%ld: invalid UTF-8 at byte %ld", lines->name, lines->number, bad + 1);
         return NMT_MODEL_DIR_INVALID_UTF8;
     }
-    if (nmt_spm_encode(spm, lines->line, lines->len, ids, cap, count) < 0)
+    if ((target ? nmt_spm_encode_target : nmt_spm_encode)(spm, lines->line, lines->len, ids, cap, count) < 0)
         return nmt_error_prefix("%s:%ld", lines->name, lines->number);
     const nmt_model_config *c = &model->config;
     if (c->positions == NMT_POSITIONS_LEARNED && *count + 1 > (size_t)c->max_positions)
         return nmt_error_set("%s:%ld: %zu pieces; the model's learned positions allow at most %d", lines->name,
                              lines->number, *count, c->max_positions - 1);
     return 0;
+}
+
+int nmt_model_dir_encode_line(const nmt_model *model, const nmt_spm *spm, const nmt_lines *lines, int32_t **ids,
+                              size_t *cap, size_t *count) {
+    return encode_line(model, spm, lines, 0, ids, cap, count);
+}
+
+int nmt_model_dir_encode_target_line(const nmt_model *model, const nmt_spm *spm, const nmt_lines *lines, int32_t **ids,
+                                     size_t *cap, size_t *count) {
+    return encode_line(model, spm, lines, 1, ids, cap, count);
 }

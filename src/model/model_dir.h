@@ -1,7 +1,8 @@
 /* model_dir: opening a model directory written by `nmt train`, and encoding input lines for it.
  *
  * A model directory holds model.safetensors (the parameters and their config, model_file.h) and
- * spm.model (the SentencePiece vocabulary, spm.h); the two must agree on the vocabulary size.
+ * spm.model (the SentencePiece vocabulary, spm.h); the two must agree on the vocabulary size. A
+ * directory with a model.bin is CTranslate2's instead (ct2.h): its model and token vocabulary.
  * Translating and scoring read lines of text, check them (UTF-8, and the model's learned positions
  * when it has them) and encode them into pieces here.
  */
@@ -33,5 +34,9 @@ int nmt_model_dir_open_for(const char *dir, nmt_precision precision, nmt_model *
 enum { NMT_MODEL_DIR_INVALID_UTF8 = -2 };
 int nmt_model_dir_encode_line(const nmt_model *model, const nmt_spm *spm, const nmt_lines *lines, int32_t **ids,
                               size_t *cap, size_t *count);
+/* The same for a line of the target side (scoring given translations): the target vocabulary's ids
+ * where the model has two (nmt_spm_encode_target). */
+int nmt_model_dir_encode_target_line(const nmt_model *model, const nmt_spm *spm, const nmt_lines *lines, int32_t **ids,
+                                     size_t *cap, size_t *count);
 
 #endif

@@ -57,6 +57,11 @@ int nmt_model_metadata_read(nmt_model_config *config, const nmt_st_file *file, c
     for (int i = 0; i < NMT_MODEL_CONFIG_COUNT; i++) {
         const nmt_model_field *f = &nmt_model_config_fields[i];
         const char *text = nmt_st_meta(file, f->name);
+        if (!text && i >= NMT_MODEL_CONFIG_FIRST_LATER) { /* a file from before the field: its default */
+            if (f->kind == NMT_MODEL_FIELD_FLOAT) *CONFIG_FIELD(config, float, f) = (float)f->def;
+            else *CONFIG_FIELD(config, int, f) = (int)f->def;
+            continue;
+        }
         if (!text) return nmt_error_set("%s: the metadata lacks the model's %s", path, f->name);
         char *end;
         errno = 0;
