@@ -78,6 +78,44 @@ check "odd input" 0 "$NMT" translate -m "$F/v2/aren-transliteration" --greedy -i
 [ "$(sed -n 1p "$out")" = "a t z m o n" ] && [ -z "$(sed -n 2p "$out")" ] && [ "$(wc -l <"$out")" -eq 3 ] ||
   say_fail "odd input: $(cat "$out")"
 
+# An Argos Translate package of the float32 model: a SentencePiece model whose pieces are the tokens
+# with SentencePiece's word mark (BPE over the letters, one a word), the vocabularies marked alike.
+# It translates as the bare directory does where SentencePiece's normalization leaves the line alone
+# (the lines of Arabic letters and spaces only); as a folder and as a .argosmodel archive.
+src=$F/v2/aren-transliteration
+{ cat "$F/inputs.txt"; hyps "$E/beam5.v2_aren-transliteration.txt"; grep -vh '^<' "$src"/*_vocabulary.txt | tr '\n' ' '; echo; } >spm.txt
+check "package vocabulary" 0 "$NMT" vocab -i spm.txt -s 169 -t bpe -o spm -q
+pkg=translate-ar_en
+mkdir -p $pkg/model && cp spm.model $pkg/sentencepiece.model && cp "$src/model.bin" $pkg/model/
+echo '{"package_version": "1.0", "from_code": "ar", "to_code": "en"}' >$pkg/metadata.json
+for side in source target; do
+  awk '/^<(blank|s|\/s|unk)>$/ { print; next } { print "\xe2\x96\x81" $0 }' "$src/${side}_vocabulary.txt" >$pkg/model/${side}_vocabulary.txt
+done
+LC_ALL=C.UTF-8 grep -P '^[\x{0600}-\x{06FF} ]+$' "$F/inputs.txt" >letters.txt
+[ "$(wc -l <letters.txt)" -ge 50 ] || say_fail "only $(wc -l <letters.txt) lines of letters"
+check "bare directory" 0 "$NMT" translate -m "$src" --greedy -i letters.txt
+cp "$out" bare.txt
+check "package folder" 0 "$NMT" translate -m $pkg --greedy -i letters.txt
+cmp -s bare.txt "$out" || say_fail "the package folder translates otherwise: $(diff bare.txt "$out" | head -5)"
+if command -v python3 >/dev/null; then
+  python3 -c 'import os, sys, zipfile
+with zipfile.ZipFile(sys.argv[1], "w", zipfile.ZIP_DEFLATED) as z:
+    for root, dirs, files in os.walk(sys.argv[2]):
+        z.write(root + "/")
+        for f in files: z.write(os.path.join(root, f), compress_type=zipfile.ZIP_STORED if f.endswith(".json") else zipfile.ZIP_DEFLATED)' \
+    ar_en.argosmodel $pkg
+  check "package archive" 0 "$NMT" translate -m ar_en.argosmodel --greedy -i letters.txt
+  cmp -s bare.txt "$out" || say_fail "the .argosmodel translates otherwise: $(diff bare.txt "$out" | head -5)"
+  head -c 2000 ar_en.argosmodel >cut.argosmodel
+  check "cut archive" 1 "$NMT" translate -m cut.argosmodel -i letters.txt
+  grep -q "cut.argosmodel: not a zip archive" "$err" || say_fail "cut archive: $(cat "$err")"
+else
+  echo "python3 is absent: the .argosmodel archive is not checked"
+fi
+rm $pkg/metadata.json && echo '{"from_code": 1, "to_code": "en"}' >$pkg/metadata.json
+check "bad metadata" 1 "$NMT" translate -m $pkg -i letters.txt
+grep -q "metadata.json: bad package metadata at byte 14: from_code must be a string" "$err" || say_fail "bad metadata: $(cat "$err")"
+
 # Damaged or unknown models are refused with the file and the variable named.
 mkdir bad && cp "$F"/v2/aren-transliteration/*.txt bad/
 head -c 100000 "$F/v2/aren-transliteration/model.bin" >bad/model.bin

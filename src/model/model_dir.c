@@ -2,6 +2,7 @@
  * (model_dir.h). */
 #include "model/model_dir.h"
 
+#include "model/argos.h"
 #include "model/ct2.h"
 #include "model/model_file.h"
 #include "base/utf8.h"
@@ -48,14 +49,20 @@ done:
     return rc;
 }
 
+/* Another toolkit's model: a CTranslate2 directory or an Argos Translate package (1), else 0. */
+static int foreign(const char *dir) { return nmt_ct2_is_model_dir(dir) || nmt_argos_is_package(dir); }
+
+static int open_foreign(const char *dir, nmt_model *model, nmt_spm **spm) {
+    return nmt_ct2_is_model_dir(dir) ? nmt_ct2_open(dir, NULL, model, spm) : nmt_argos_open(dir, model, spm);
+}
+
 int nmt_model_dir_open(const char *dir, nmt_model *model, nmt_spm **spm) {
-    if (nmt_ct2_is_model_dir(dir)) return nmt_ct2_open(dir, NULL, model, spm);
-    return open_dir(dir, model, spm, 0);
+    return foreign(dir) ? open_foreign(dir, model, spm) : open_dir(dir, model, spm, 0);
 }
 
 int nmt_model_dir_open_for(const char *dir, nmt_precision precision, nmt_model *model, nmt_spm **spm) {
-    const int ct2 = nmt_ct2_is_model_dir(dir);
-    if ((ct2 ? nmt_ct2_open(dir, NULL, model, spm) : open_dir(dir, model, spm, nmt_packed_self_contained(precision))) < 0)
+    const int ct2 = foreign(dir);
+    if ((ct2 ? open_foreign(dir, model, spm) : open_dir(dir, model, spm, nmt_packed_self_contained(precision))) < 0)
         return -1;
     if (precision != NMT_PRECISION_INT8 || (ct2 ? nmt_ct2_round_int8(model) : nmt_model_quantize_int8(model)) == 0)
         return 0;

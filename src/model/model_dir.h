@@ -2,7 +2,8 @@
  *
  * A model directory holds model.safetensors (the parameters and their config, model_file.h) and
  * spm.model (the SentencePiece vocabulary, spm.h); the two must agree on the vocabulary size. A
- * directory with a model.bin is CTranslate2's instead (ct2.h): its model and token vocabulary.
+ * directory with a model.bin is CTranslate2's instead (ct2.h): its model and token vocabulary; an
+ * Argos Translate package (argos.h: a .argosmodel archive or its folder), the same with SentencePiece.
  * Translating and scoring read lines of text, check them (UTF-8, and the model's learned positions
  * when it has them) and encode them into pieces here.
  */
