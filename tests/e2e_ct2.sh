@@ -78,6 +78,65 @@ check "odd input" 0 "$NMT" translate -m "$F/v2/aren-transliteration" --greedy -i
 [ "$(sed -n 1p "$out")" = "a t z m o n" ] && [ -z "$(sed -n 2p "$out")" ] && [ "$(wc -l <"$out")" -eq 3 ] ||
   say_fail "odd input: $(cat "$out")"
 
+# The layout CTranslate2 writes today (binary version 6, TransformerSpec revision 7: scalar attributes
+# per stack, embeddings_0, an aliased projection, config.json, .json vocabularies), made from the
+# layout-2 model: the same translations.
+if command -v python3 >/dev/null; then
+  cat >v6.py <<'PY'
+import json, os, struct, sys
+src, out = sys.argv[1], sys.argv[2]
+d = open(os.path.join(src, "model.bin"), "rb").read()
+p = 0
+def take(fmt):
+    global p
+    v = struct.unpack_from(fmt, d, p); p += struct.calcsize(fmt); return v[0]
+def string():
+    global p
+    n = take("<H"); s = d[p:p + n - 1].decode(); p += n; return s
+assert take("<I") == 2 and string() == "TransformerBase" and take("<I") == 2
+variables = []
+for _ in range(take("<I")):
+    name = string(); rank = take("<B"); dims = [take("<I") for _ in range(rank)]
+    item = take("<B"); n = take("<I") * item
+    variables.append((name, dims, {4: 0, 2: 2, 1: 1}[item], d[p:p + n])); p += n
+renamed = []
+for name, dims, t, data in variables:
+    name = name.replace("encoder/embeddings/", "encoder/embeddings_0/")
+    if name == "decoder/projection/weight": name = "shared_projection/weight"
+    renamed.append((name, dims, t, data))
+for scope in ("encoder", "decoder"):
+    renamed += [(scope + "/num_heads", [], 2, struct.pack("<h", 8)), (scope + "/pre_norm", [], 1, b"\1"),
+                (scope + "/activation", [], 1, b"\0"), (scope + "/scale_embeddings", [], 1, b"\1")]
+renamed += [("encoder/embeddings_merge", [], 1, b"\0"), ("decoder/alignment_layer", [], 2, struct.pack("<h", -1)),
+            ("decoder/alignment_heads", [], 2, struct.pack("<h", 1)), ("decoder/alibi", [], 1, b"\0"),
+            ("decoder/alibi_use_positive_positions", [], 1, b"\0"), ("decoder/scale_alibi", [], 1, b"\0"),
+            ("decoder/start_from_zero_embedding", [], 1, b"\0")]
+def put_string(f, s):
+    b = s.encode(); f.write(struct.pack("<H", len(b) + 1) + b + b"\0")
+os.makedirs(out, exist_ok=True)
+with open(os.path.join(out, "model.bin"), "wb") as f:
+    f.write(struct.pack("<I", 6)); put_string(f, "TransformerSpec"); f.write(struct.pack("<I", 7))
+    f.write(struct.pack("<I", len(renamed)))
+    for name, dims, t, data in renamed:
+        put_string(f, name); f.write(struct.pack("<B", len(dims)))
+        for x in dims: f.write(struct.pack("<I", x))
+        f.write(struct.pack("<BI", t, len(data))); f.write(data)
+    f.write(struct.pack("<I", 1)); put_string(f, "decoder/projection/weight"); put_string(f, "shared_projection/weight")
+for side in ("source", "target"):
+    tokens = open(os.path.join(src, side + "_vocabulary.txt"), encoding="utf-8").read().split("\n")[:-1]
+    json.dump(tokens, open(os.path.join(out, side + "_vocabulary.json"), "w", encoding="utf-8"), ensure_ascii=False)
+json.dump({"add_source_bos": False, "add_source_eos": False, "bos_token": "<s>", "decoder_start_token": "<s>",
+           "eos_token": "</s>", "layer_norm_epsilon": None, "multi_query_attention": False, "unk_token": "<unk>"},
+          open(os.path.join(out, "config.json"), "w"))
+PY
+  python3 v6.py "$F/v2/aren-transliteration" v6 || say_fail "writing the version-6 model"
+  check "version 6" 0 "$NMT" translate -m v6 --greedy --max-length-ratio 100 --threads 1 -i "$F/inputs.txt"
+  hyps "$E/greedy.v2_aren-transliteration.txt" | cmp -s - "$out" || say_fail "version 6: greedy outputs differ"
+  sed -i 's/"multi_query_attention": false/"multi_query_attention": true/' v6/config.json
+  check "multi-query" 1 "$NMT" translate -m v6 -i "$F/inputs.txt"
+  grep -q "v6/config.json: multi_query_attention: nmt does not implement" "$err" || say_fail "multi-query: $(cat "$err")"
+fi
+
 # An Argos Translate package of the float32 model: a SentencePiece model whose pieces are the tokens
 # with SentencePiece's word mark (BPE over the letters, one a word), the vocabularies marked alike.
 # It translates as the bare directory does where SentencePiece's normalization leaves the line alone

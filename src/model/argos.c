@@ -29,7 +29,9 @@ static int is_folder(const char *dir) {
 }
 
 int nmt_argos_is_package(const char *path) {
-    return is_dir(path) ? is_folder(path) : nmt_zip_is_archive(path);
+    const size_t len = strlen(path), suffix = strlen(".argosmodel");
+    if (is_dir(path)) return is_folder(path);
+    return len > suffix && strcmp(path + len - suffix, ".argosmodel") == 0 && nmt_zip_is_archive(path);
 }
 
 /* Checks that metadata.json is a JSON object whose from_code and to_code are strings. */

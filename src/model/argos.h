@@ -14,7 +14,8 @@
 #include "model/model.h"
 #include "text/spm.h"
 
-/* 1 when path is an Argos package: a zip archive, or a folder with metadata.json and model/model.bin. */
+/* 1 when path is an Argos package: a zip archive named *.argosmodel, or a folder with metadata.json and
+ * model/model.bin. */
 int nmt_argos_is_package(const char *path);
 /* Opens the package at path into *model and *spm (nmt_ct2_open's); errors name the file. */
 int nmt_argos_open(const char *path, nmt_model *model, nmt_spm **spm);

@@ -359,6 +359,8 @@ static int check_scope(build *b, const char *scope, int pre_norm) {
     var_name(name, sizeof name, scope, -1, "embeddings_1/weight");
     if (nmt_ct2_file_find(b->r, name)) return nmt_error_set("%s: %s: nmt does not implement source features", r->path, name);
     nmt_ct2_file_attribute(b->r, scope, "embeddings_merge", 0); /* one embedding: nothing to merge */
+    nmt_ct2_file_attribute(b->r, scope, "alibi_use_positive_positions", 0); /* without ALiBi: nothing */
+    nmt_ct2_file_attribute(b->r, scope, "scale_alibi", 0);
     nmt_ct2_file_attribute(b->r, scope, "alignment_layer", 0);  /* alignments: nmt has its own rule */
     nmt_ct2_file_attribute(b->r, scope, "alignment_heads", 0);
     return 0;

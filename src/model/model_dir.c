@@ -19,8 +19,12 @@ static int open_dir(const char *dir, nmt_model *model, nmt_spm **spm, int deferr
     *spm = NULL;
     struct stat st;
     if (stat(dir, &st) != 0) return nmt_error_set("%s: cannot open the model directory: %s", dir, strerror(errno));
+    const size_t len = strlen(dir);
+    if (!S_ISDIR(st.st_mode) && len > 4 && strcmp(dir + len - 4, ".npz") == 0)
+        return nmt_error_set("%s: a Marian .npz model, which nmt does not read yet (docs/model-formats.md)", dir);
     if (!S_ISDIR(st.st_mode))
-        return nmt_error_set("%s: not a model directory (expected the directory `nmt train` wrote)", dir);
+        return nmt_error_set("%s: not a model directory (expected the directory `nmt train` wrote, a CTranslate2 "
+                             "model directory or an Argos Translate package)", dir);
     char *model_path = nmt_path_join(dir, "model.safetensors"), *spm_path = nmt_path_join(dir, "spm.model");
     int rc = -1;
     if (!model_path || !spm_path) goto done;
