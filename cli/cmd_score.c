@@ -29,6 +29,8 @@ static void usage(FILE *out) {
             "  -s, --source FILE      source sentences, one a line (`-` = stdin; gzip files are read)\n"
             "  -t, --target FILE      target sentences, as many lines (the same)\n"
             "      --normalize        divide by the number of target tokens (pieces + eos)\n"
+            "      --tokens           append ` ||| ` and the log-probability of each target piece and\n"
+            "                         of eos (as CTranslate2's --with_tokens_score)\n"
             "      --batch-size N     pairs scored together (default 32)\n"
             "      --loss-json FILE   also write the training objective on these pairs to FILE:\n"
             "                         {\"tokens\": N, \"loss_sum\": X, \"nll_sum\": Y} (label-smoothed and\n"
@@ -69,7 +71,7 @@ static int read_side(const nmt_model *model, const nmt_spm *spm, side *s, int i,
 
 typedef struct score_options {
     const char *model_dir;
-    int normalize, batch_size;
+    int normalize, tokens, batch_size;
     long threads;
     const char *loss_json;  /* NULL: no loss */
     double label_smoothing;
@@ -89,6 +91,7 @@ static int score_all(const score_options *o, side *src, side *tgt) {
     int32_t *ids = NULL;
     size_t cap = 0;
     double scores[WINDOW];
+    static float *tokens[WINDOW];
     char text[64];
     int rc = -1;
     nmt_loss total = {0};
@@ -113,8 +116,13 @@ static int score_all(const score_options *o, side *src, side *tgt) {
             }
             n++;
         }
-        if (nmt_forced_score(&model, n, (const int32_t *const *)src->ids, src->count, (const int32_t *const *)tgt->ids,
-                             tgt->count, o->batch_size, scores) < 0)
+        for (int i = 0; o->tokens && i < n; i++) {
+            free(tokens[i]);
+            if (!(tokens[i] = nmt_malloc(((size_t)tgt->count[i] + 1) * sizeof(float)))) goto done;
+        }
+        if (nmt_forced_score_tokens(&model, n, (const int32_t *const *)src->ids, src->count,
+                                    (const int32_t *const *)tgt->ids, tgt->count, o->batch_size, scores,
+                                    o->tokens ? tokens : NULL) < 0)
             goto done;
         if (o->loss_json) {
             nmt_loss loss;
@@ -127,8 +135,12 @@ static int score_all(const score_options *o, side *src, side *tgt) {
         }
         for (int i = 0; i < n; i++) {
             double value = o->normalize ? scores[i] / (tgt->count[i] + 1) : scores[i];
-            int len = snprintf(text, sizeof text, "%.6f\n", value);
+            int len = snprintf(text, sizeof text, "%.6f%s", value, o->tokens ? " |||" : "\n");
             if (nmt_io_write(stdout, text, (size_t)len, "<stdout>") < 0) goto done;
+            for (int j = 0; o->tokens && j <= tgt->count[i]; j++) {
+                len = snprintf(text, sizeof text, " %.6g%s", (double)tokens[i][j], j == tgt->count[i] ? "\n" : "");
+                if (nmt_io_write(stdout, text, (size_t)len, "<stdout>") < 0) goto done;
+            }
         }
         if (fflush(stdout) != 0) {
             nmt_error_set("<stdout>: write failed: %s", strerror(errno));
@@ -137,6 +149,10 @@ static int score_all(const score_options *o, side *src, side *tgt) {
     }
     rc = o->loss_json ? write_loss(o->loss_json, &total) : 0;
 done:
+    for (int i = 0; i < WINDOW; i++) {
+        free(tokens[i]);
+        tokens[i] = NULL;
+    }
     free(ids);
     nmt_spm_free(spm);
     nmt_model_free(&model);
@@ -150,6 +166,7 @@ int nmt_cmd_score(int argc, char **argv) {
         {"batch-size", required_argument, NULL, 'b'}, {"threads", required_argument, NULL, 'T'},
         {"loss-json", required_argument, NULL, 'L'}, {"label-smoothing", required_argument, NULL, 'e'},
         {"quiet", no_argument, NULL, 'q'},        {"cpu-threads", required_argument, NULL, 'T'},
+        {"tokens", no_argument, NULL, 'k'},
         {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0},
     };
     const char *paths[2] = {NULL, NULL};
@@ -163,6 +180,7 @@ int nmt_cmd_score(int argc, char **argv) {
         case 's': paths[0] = optarg; break;
         case 't': paths[1] = optarg; break;
         case 'n': o.normalize = 1; break;
+        case 'k': o.tokens = 1; break;
         case 'L': o.loss_json = optarg; break;
         case 'e':
             if (nmt_cli_double("score", "--label-smoothing", optarg, 0.0, 1.0, &o.label_smoothing) < 0)

@@ -17,12 +17,16 @@ E=$F/expected
 # The hypotheses of a CTranslate2 result file ("score ||| tokens"), one a line.
 hyps() { awk -F' [|][|][|] ' '{print $2}' "$1"; }
 
-# Forced scoring: `nmt score --normalize` of CTranslate2's greedy outputs equals its score.* means.
+# Forced scoring: `nmt score --normalize --tokens` of CTranslate2's greedy outputs gives its score.*
+# (the mean, then each token's log-probability, </s> last) to 5e-5 (measured: 1e-5, its last digit).
 awk -F' [|][|][|] ' '{sub(/ <\/s>$/, "", $2); print $2}' "$E/score.v2_aren-transliteration.txt" >targets.txt
-check "score" 0 "$NMT" score -m "$F/v2/aren-transliteration" -s "$F/inputs.txt" -t targets.txt --normalize --threads 1
+check "score" 0 "$NMT" score -m "$F/v2/aren-transliteration" -s "$F/inputs.txt" -t targets.txt --normalize --tokens \
+  --threads 1
 cp "$out" scores.txt
-awk -F' [|][|][|] ' 'NR == FNR { want[FNR] = $1; next }
-  { d = want[FNR] - $1; if (d < 0) d = -d; if (d > 1e-5) { bad++; if (bad < 4) print "line " FNR ": " $1 ", want " want[FNR] } }
+awk -F' [|][|][|] ' 'NR == FNR { want[FNR] = $1 " " $3; next }
+  { n = split(want[FNR], w, " "); m = split($1 " " $2, g, " ")
+    if (n != m) { bad++; print "line " FNR ": " m - 1 " tokens, want " n - 1; next }
+    for (i = 1; i <= n; i++) { d = w[i] - g[i]; if (d < 0) d = -d; if (d > 5e-5) { bad++; print "line " FNR ": " $0; break } } }
   END { if (FNR != 100 || bad) { print bad + 0 " forced scores differ"; exit 1 } }' \
   "$E/score.v2_aren-transliteration.txt" scores.txt || say_fail "forced scores differ from CTranslate2's"
 

@@ -68,6 +68,7 @@ typedef struct score_ctx {
     float *logprobs; /* [B, T] of the largest batch */
     const int *tgt_len;
     double *out;
+    float *const *tokens; /* or NULL */
 } score_ctx;
 
 static int score_batch(void *ctx, nmt_model *model, const nmt_batch *batch, const nmt_order_entry *rows) {
@@ -76,7 +77,9 @@ static int score_batch(void *ctx, nmt_model *model, const nmt_batch *batch, cons
     for (int b = 0; b < batch->batch; b++) {
         const int i = rows[b].index;
         double sum = 0;
-        for (int j = 0; j <= sc->tgt_len[i]; j++) sum += sc->logprobs[(size_t)b * (size_t)batch->tgt_len + (size_t)j];
+        const float *row = sc->logprobs + (size_t)b * (size_t)batch->tgt_len;
+        for (int j = 0; j <= sc->tgt_len[i]; j++) sum += row[j];
+        if (sc->tokens) memcpy(sc->tokens[i], row, ((size_t)sc->tgt_len[i] + 1) * sizeof *row);
         sc->out[i] = sum;
     }
     return 0;
@@ -84,11 +87,17 @@ static int score_batch(void *ctx, nmt_model *model, const nmt_batch *batch, cons
 
 int nmt_forced_score(nmt_model *model, int count, const int32_t *const *src, const int *src_len,
                      const int32_t *const *tgt, const int *tgt_len, int batch_size, double *out) {
+    return nmt_forced_score_tokens(model, count, src, src_len, tgt, tgt_len, batch_size, out, NULL);
+}
+
+int nmt_forced_score_tokens(nmt_model *model, int count, const int32_t *const *src, const int *src_len,
+                            const int32_t *const *tgt, const int *tgt_len, int batch_size, double *out,
+                            float *const *tokens) {
     int longest_tgt = 0;
     for (int i = 0; i < count; i++)
         if (tgt_len[i] > longest_tgt) longest_tgt = tgt_len[i];
     score_ctx sc = {nmt_malloc((size_t)(batch_size > 0 ? batch_size : 1) * ((size_t)longest_tgt + 1) * sizeof(float)),
-                    tgt_len, out};
+                    tgt_len, out, tokens};
     int rc = sc.logprobs ? for_each_pair_batch(model, count, src, src_len, tgt, tgt_len, batch_size, score_batch, &sc) : -1;
     free(sc.logprobs);
     return rc;

@@ -16,6 +16,10 @@
 /* out[i] = log p(tgt[i] pieces + eos | src[i]), natural log, without label smoothing. */
 int nmt_forced_score(nmt_model *model, int count, const int32_t *const *src, const int *src_len,
                      const int32_t *const *tgt, const int *tgt_len, int batch_size, double *out);
+/* The same, and tokens[i][j] = the log-probability of target piece j (j = tgt_len[i]: of eos). */
+int nmt_forced_score_tokens(nmt_model *model, int count, const int32_t *const *src, const int *src_len,
+                            const int32_t *const *tgt, const int *tgt_len, int batch_size, double *out,
+                            float *const *tokens);
 /* The training objective on the same batches: label-smoothed cross-entropy and NLL summed over
  * every target piece + eos (what `nmt train` reports, divided by tokens). */
 int nmt_forced_loss(nmt_model *model, int count, const int32_t *const *src, const int *src_len,
