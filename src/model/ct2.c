@@ -2,7 +2,6 @@
 #include "model/ct2.h"
 
 #include "model/ct2_file.h"
-#include "compute/qgemm.h"
 #include "base/io.h"
 #include "base/json.h"
 #include "base/util.h"
@@ -606,23 +605,4 @@ done:
     nmt_ct2_file_close(&r);
     free(path);
     return rc;
-}
-
-int nmt_ct2_round_int8(nmt_model *m) {
-    const nmt_model_config *c = &m->config;
-    int8_t *q = nmt_malloc((size_t)(c->d_model > c->ffn ? c->d_model : c->ffn));
-    if (!q) return -1;
-    for (int i = 0; i < m->num_tensors; i++) {
-        const nmt_tensor_info *info = &m->tensors[i];
-        const float *start = m->params + info->offset;
-        if (info->rank != 2 || start == m->p.src_positions || start == m->p.tgt_positions) continue;
-        for (int r = 0; r < info->shape[0]; r++) {
-            float *row = m->params + info->offset + (size_t)r * (size_t)info->shape[1];
-            const float factor = nmt_qgemm_quantize_row(q, row, info->shape[1]);
-            for (int k = 0; k < info->shape[1]; k++) row[k] = (float)q[k] * factor;
-        }
-    }
-    free(q);
-    m->int8_rounded = 1;
-    return 0;
 }

@@ -16,7 +16,8 @@
  *     learned) of the model's max_positions rows;
  *   - int8 and int16 weights are dequantized to float32 as CTranslate2 does (q / scale, scale per row
  *     or one per matrix, 1000 for int16 without one); float16 and bfloat16 become float32. An int8
- *     translator (nmt_ct2_round_int8) quantizes them back per row: an int8 model's own values.
+ *     translator (nmt_model_quantize_int8_weights) quantizes them back per row: an int8 model's
+ *     own values.
  * What nmt does not implement is refused with the variable or config field named: activations other
  * than ReLU, gated FFNs, RMSNorm, relative positions, rotary or ALiBi, multi-query attention, source
  * features, layernorm_embedding, a source bos, and any variable the reader does not know. The
@@ -35,8 +36,5 @@ int nmt_ct2_is_model_dir(const char *dir);
  * model that cuts text into the vocabulary's pieces, NULL: space-separated tokens). Errors name the
  * file and the variable or field; on failure nothing is left to free. */
 int nmt_ct2_open(const char *dir, const char *spm_path, nmt_model *model, nmt_spm **spm);
-/* Rounds the matrices CTranslate2 quantizes (every one but the position tables) per row to int8, as
- * nmt's int8 products will (nmt_model_quantize_int8 otherwise). */
-int nmt_ct2_round_int8(nmt_model *model);
 
 #endif

@@ -68,7 +68,7 @@ int nmt_model_dir_open_for(const char *dir, nmt_precision precision, nmt_model *
     const int ct2 = foreign(dir);
     if ((ct2 ? open_foreign(dir, model, spm) : open_dir(dir, model, spm, nmt_packed_self_contained(precision))) < 0)
         return -1;
-    if (precision != NMT_PRECISION_INT8 || (ct2 ? nmt_ct2_round_int8(model) : nmt_model_quantize_int8(model)) == 0)
+    if (precision != NMT_PRECISION_INT8 || (ct2 ? nmt_model_quantize_int8_weights(model) : nmt_model_quantize_int8(model)) == 0)
         return 0;
     nmt_spm_free(*spm);
     *spm = NULL;
