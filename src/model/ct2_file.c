@@ -132,7 +132,10 @@ static int read_header(nmt_ct2_file *r) {
     if (r->revision < 1 || r->revision > MAX_REVISION)
         return nmt_error_set("%s: spec revision %d: nmt reads revisions 1 to %d", r->path, r->revision, MAX_REVISION);
     if (read_u32(r, &u, "the variable count") < 0) return -1;
-    if (u > MAX_VARIABLES) return nmt_error_set("%s: %u variables", r->path, u);
+    /* A variable takes at least 9 bytes (name length, a name of one NUL, rank, type, size): a count the
+     * file cannot hold is refused before its table is made. */
+    if (u > MAX_VARIABLES || u > r->size / 9)
+        return nmt_error_set("%s: %u variables, more than the file can hold", r->path, u);
     if (!(r->vars = nmt_calloc(u ? u : 1, sizeof *r->vars))) return -1;
     for (r->count = 0; r->count < (int)u; r->count++)
         if (read_variable(r, &r->vars[r->count]) < 0) {
@@ -141,7 +144,8 @@ static int read_header(nmt_ct2_file *r) {
         }
     if (r->version < 3) return 0;
     if (read_u32(r, &u, "the alias count") < 0) return -1;
-    if (u > MAX_VARIABLES) return nmt_error_set("%s: %u aliases", r->path, u);
+    if (u > MAX_VARIABLES || u > r->size / 6) /* two names of at least 3 bytes each */
+        return nmt_error_set("%s: %u aliases, more than the file can hold", r->path, u);
     if (!(r->aliases = nmt_calloc(u ? u : 1, sizeof *r->aliases))) return -1;
     for (r->alias_count = 0; r->alias_count < (int)u; r->alias_count++) {
         nmt_ct2_alias *a = &r->aliases[r->alias_count];
