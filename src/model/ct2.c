@@ -7,7 +7,6 @@
 #include "base/util.h"
 #include "text/vocab.h"
 
-#include <errno.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
