@@ -3,6 +3,10 @@
 
 #include "nmt/version.h"
 
+#ifdef NMT_HAVE_MPI
+#include "base/comm_mpi.h"
+#endif
+
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -80,6 +84,9 @@ static int dispatch(int argc, char **argv) {
  * otherwise succeeded; commands that check their own writes have reported it already. */
 int main(int argc, char **argv) {
     signal(SIGPIPE, SIG_DFL); /* even when the parent ignored it: one quiet convention for a closed pipe */
+#ifdef NMT_HAVE_MPI
+    nmt_comm_use(&nmt_comm_mpi); /* `mpirun ... nmt train`: libnmt itself has no MPI */
+#endif
     int status = dispatch(argc, argv);
     if (status == NMT_EXIT_OK && (fflush(stdout) != 0 || ferror(stdout))) {
         fprintf(stderr, "nmt: <stdout>: write failed: %s\n", strerror(errno));

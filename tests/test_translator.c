@@ -9,6 +9,7 @@
 #include "compute/packed.h"
 #include "compute/pool.h"
 #include "model/model_file.h"
+#include "model/placement.h"
 #include "infer_models.h"
 
 #include <sys/mman.h>

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The positions x normalisation ablation of the README: configs/multi30k-small.yaml with one factor
+# The positions x normalisation ablation of docs/experiments/multi30k.md: configs/multi30k-small.yaml with one factor
 # changed, every run with the same batches and dropout seeds (both are functions of the seed and the
 # step), trained for the same number of steps or the same minutes, then translated with beam 5 and
 # scored on val and test_2016_flickr (BLEU and chrF), each variant against the first by sacreBLEU's

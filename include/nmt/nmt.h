@@ -28,12 +28,31 @@
  * last decoder layer attends to most (heads averaged), as `nmt translate --print-alignment` prints it
  * (pairs "i-j"); the attention matrix itself and the pieces are there too, e.g. to draw a heat map.
  *
- * Threads. nmt_engine_translate may be called from several threads; the calls on one engine take
- * turns (each already uses o.threads threads for its batches). The thread count is process-wide: the
- * last engine opened sets it.
+ * Threads. nmt_engine_translate, nmt_engine_translate_from and nmt_engine_score may be called from
+ * several threads at once, on one engine or on several: the calls on one engine take turns (each
+ * already uses o.threads threads for its batches), and the threads of all engines are one pool. The
+ * thread count is process-wide: the last engine opened sets it. Open and close engines from one
+ * thread while no other thread uses an engine; close an engine only when no call on it is running or
+ * will start. The nmt_result_* readers, nmt_corpus_* and nmt_version may run on any thread at any
+ * time; several threads may read one result. Errors are per thread (below).
  *
- * Errors. Every function that can fail returns a negative value (or NULL) and sets a message for the
- * calling thread, read with nmt_last_error(): it names the file, line or field that is wrong.
+ * Lifetimes. The caller owns what it passes in: the lines, the options and the paths are read during
+ * the call only. What a call returns through a pointer belongs to the library and stays valid:
+ *   - an engine (nmt_engine_open), and the strings of nmt_engine_get_options and
+ *     nmt_engine_*_language: until nmt_engine_close;
+ *   - a result (nmt_engine_translate*): until nmt_result_free, its texts, scores, alignments and
+ *     attention with it, whether or not its engine is still open -- except its pieces
+ *     (nmt_result_*_pieces), which are the engine's vocabulary: until nmt_result_free or
+ *     nmt_engine_close, whichever comes first;
+ *   - nmt_last_error's message: until the calling thread's next call into the library;
+ *   - nmt_version: always.
+ * Free a result and close an engine once each (NULL is accepted and does nothing); never free(3)
+ * what the library returns. An nmt_score is the caller's struct, filled in.
+ *
+ * Errors. Every function that can fail returns a negative value when it does and sets, for the
+ * calling thread, a message read with nmt_last_error() -- it names the file, line or field that is
+ * wrong -- and a status read with nmt_last_status(): what kind of failure it was (nmt_status), for a
+ * program to act on without reading the message. Read them before the thread calls the library again.
  *
  * Example:
  *     // translate: a model directory as argument, sentences on stdin, translations on stdout.
@@ -79,15 +98,39 @@
 #include <signal.h>
 #include <stddef.h>
 
+/* NMT_API marks the functions of this header: building libnmt (NMT_BUILD), they are its exported
+ * symbols, while everything else in the library is compiled with hidden visibility; for a program
+ * including this header it expands to nothing. */
+#if defined(NMT_BUILD) && defined(__GNUC__)
+#define NMT_API __attribute__((visibility("default")))
+#else
+#define NMT_API
+#endif
+
 #ifdef __cplusplus
 extern "C" {
 #endif
 
 /* The version of the library ("0.1.0"). */
-const char *nmt_version(void);
+NMT_API const char *nmt_version(void);
 
 /* The calling thread's last error message ("" when none). */
-const char *nmt_last_error(void);
+NMT_API const char *nmt_last_error(void);
+
+/* The kind of a failure (ggml's way: 0 is success, failures are negative, so a program that tests
+ * `< 0` keeps working as kinds are added). */
+typedef enum nmt_status {
+    NMT_STATUS_OK = 0,         /* no failure on this thread yet */
+    NMT_STATUS_FAILED = -1,    /* what the message says is wrong: a model directory, a config, a corpus, an
+                                * input line, an argument or option out of its range (the message names it) */
+    NMT_STATUS_NO_MEMORY = -2, /* memory ran out (or a size asked for does not fit in memory at all) */
+    NMT_STATUS_IO = -3,        /* the system would not open, read, write or list a file or directory
+                                * (missing, no permission, a full disk, not a regular file) */
+} nmt_status;
+
+/* The status of the calling thread's last failure (NMT_STATUS_OK when none): the kind of what
+ * nmt_last_error() reports. */
+NMT_API nmt_status nmt_last_status(void);
 
 /* ---- Translation ---- */
 
@@ -117,57 +160,57 @@ typedef struct nmt_engine_options {
                               * and its line number (nmt_engine_translate_from) only */
 } nmt_engine_options;
 
-nmt_engine_options nmt_engine_options_default(void);
+NMT_API nmt_engine_options nmt_engine_options_default(void);
 
 /* Opens a model directory; *out is NULL on failure. */
-int nmt_engine_open(nmt_engine **out, const char *model_dir, const nmt_engine_options *options);
-void nmt_engine_close(nmt_engine *engine);
+NMT_API int nmt_engine_open(nmt_engine **out, const char *model_dir, const nmt_engine_options *options);
+NMT_API void nmt_engine_close(nmt_engine *engine);
 /* The options in effect (threads resolved). */
-const nmt_engine_options *nmt_engine_get_options(const nmt_engine *engine);
+NMT_API const nmt_engine_options *nmt_engine_get_options(const nmt_engine *engine);
 /* The model's language codes ("en", "de"), from the suffixes of the training corpus files named in
  * the directory's config.yaml; NULL when not recorded. */
-const char *nmt_engine_source_language(const nmt_engine *engine);
-const char *nmt_engine_target_language(const nmt_engine *engine);
+NMT_API const char *nmt_engine_source_language(const nmt_engine *engine);
+NMT_API const char *nmt_engine_target_language(const nmt_engine *engine);
 
 /* Translates lines[0..count) (UTF-8, without '\n'; an empty line gives an empty translation) into a
  * new *out (free it with nmt_result_free). Invalid UTF-8 or an over-long line without crop fails the
  * whole call, naming the line ("line 3: invalid UTF-8 at byte 7"). */
-int nmt_engine_translate(nmt_engine *engine, int count, const char *const *lines, nmt_result **out);
+NMT_API int nmt_engine_translate(nmt_engine *engine, int count, const char *const *lines, nmt_result **out);
 /* The same for lines numbered first_line, first_line + 1, ... (nmt_engine_translate numbers them
  * from 0): with sampling, line n is drawn as `nmt translate --sampling` draws line n of a file (from
  * 0), so that a text translated in parts is drawn as the whole. */
-int nmt_engine_translate_from(nmt_engine *engine, unsigned long long first_line, int count, const char *const *lines,
-                              nmt_result **out);
+NMT_API int nmt_engine_translate_from(nmt_engine *engine, unsigned long long first_line, int count,
+                                      const char *const *lines, nmt_result **out);
 
 /* Forced decoding: out[i] = the natural-log probability of targets[i] (its pieces and the end of
  * sentence) given sources[i], for i < count, as `nmt score` writes it (each side limited like a line
  * of nmt_engine_translate). */
-int nmt_engine_score(nmt_engine *engine, int count, const char *const *sources, const char *const *targets,
-                     double *out);
+NMT_API int nmt_engine_score(nmt_engine *engine, int count, const char *const *sources,
+                             const char *const *targets, double *out);
 
-void nmt_result_free(nmt_result *result);
+NMT_API void nmt_result_free(nmt_result *result);
 /* Lines translated. */
-int nmt_result_count(const nmt_result *result);
+NMT_API int nmt_result_count(const nmt_result *result);
 /* The best translation of line i. */
-const char *nmt_result_text(const nmt_result *result, int i);
+NMT_API const char *nmt_result_text(const nmt_result *result, int i);
 /* Hypotheses of line i (n_best, or fewer when the search found fewer distinct ones), best first. */
-int nmt_result_hypotheses(const nmt_result *result, int i);
+NMT_API int nmt_result_hypotheses(const nmt_result *result, int i);
 /* Hypothesis k of line i: its text, its score (the rank: log-probability / length penalty) and its
  * natural-log probability (pieces + end of sentence). */
-const char *nmt_result_hypothesis(const nmt_result *result, int i, int k);
-double nmt_result_score(const nmt_result *result, int i, int k);
-double nmt_result_logprob(const nmt_result *result, int i, int k);
+NMT_API const char *nmt_result_hypothesis(const nmt_result *result, int i, int k);
+NMT_API double nmt_result_score(const nmt_result *result, int i, int k);
+NMT_API double nmt_result_logprob(const nmt_result *result, int i, int k);
 /* The alignment of hypothesis k of line i: returns the number of pairs n and sets *pairs to
  * [2 * n] ints, (source piece, target piece) for each target piece in order; 0 without alignment. */
-int nmt_result_alignment(const nmt_result *result, int i, int k, const int **pairs);
+NMT_API int nmt_result_alignment(const nmt_result *result, int i, int k, const int **pairs);
 /* The source pieces of line i ("▁the"), *count of them. */
-const char *const *nmt_result_source_pieces(const nmt_result *result, int i, int *count);
+NMT_API const char *const *nmt_result_source_pieces(const nmt_result *result, int i, int *count);
 /* The target pieces of hypothesis k of line i. */
-const char *const *nmt_result_target_pieces(const nmt_result *result, int i, int k, int *count);
+NMT_API const char *const *nmt_result_target_pieces(const nmt_result *result, int i, int k, int *count);
 /* The attention of hypothesis k of line i: [(target pieces + 1) * (source pieces + 1)] weights, row j =
  * target piece j (the last row: end of sentence), columns = source pieces + end of sentence; NULL
  * without alignment or for an empty line. */
-const float *nmt_result_attention(const nmt_result *result, int i, int k);
+NMT_API const float *nmt_result_attention(const nmt_result *result, int i, int k);
 
 /* ---- Scores (sacreBLEU 2.x defaults: 13a tokenization, exponential smoothing, chrF2, TER) ---- */
 
@@ -179,9 +222,9 @@ typedef struct nmt_score {
 
 /* Corpus scores of hyps[0..count) against nrefs references per line: refs[r * count + i] is
  * reference r of line i. */
-int nmt_corpus_bleu(int count, const char *const *hyps, int nrefs, const char *const *refs, nmt_score *out);
-int nmt_corpus_chrf(int count, const char *const *hyps, int nrefs, const char *const *refs, nmt_score *out);
-int nmt_corpus_ter(int count, const char *const *hyps, int nrefs, const char *const *refs, nmt_score *out);
+NMT_API int nmt_corpus_bleu(int count, const char *const *hyps, int nrefs, const char *const *refs, nmt_score *out);
+NMT_API int nmt_corpus_chrf(int count, const char *const *hyps, int nrefs, const char *const *refs, nmt_score *out);
+NMT_API int nmt_corpus_ter(int count, const char *const *hyps, int nrefs, const char *const *refs, nmt_score *out);
 
 /* ---- Training ---- */
 
@@ -189,8 +232,8 @@ int nmt_corpus_ter(int count, const char *const *hyps, int nrefs, const char *co
  * checkpoint): overrides is a NULL-terminated list of "section.key=value" (or NULL), threads 0 = two,
  * quiet = 0 prints progress on stderr, stop (or NULL) ends the run cleanly when it becomes nonzero
  * (e.g. from a signal handler). Returns 0 when training ended normally. */
-int nmt_train_config(const char *config_path, const char *const *overrides, int threads, int quiet,
-                     volatile sig_atomic_t *stop);
+NMT_API int nmt_train_config(const char *config_path, const char *const *overrides, int threads, int quiet,
+                             volatile sig_atomic_t *stop);
 
 #ifdef __cplusplus
 }

@@ -1,5 +1,6 @@
-/* api: the non-translation part of include/nmt/nmt.h -- the version, corpus BLEU / chrF / TER with
- * their sacreBLEU signatures, and training from a config file. Thin calls into eval/ and train/.
+/* api: the non-translation part of include/nmt/nmt.h -- the version, the status of the last failure,
+ * corpus BLEU / chrF / TER with their sacreBLEU signatures, and training from a config file. Thin
+ * calls into eval/ and train/.
  */
 #include "nmt/nmt.h"
 
@@ -14,6 +15,16 @@
 #include <string.h>
 
 const char *nmt_version(void) { return NMT_VERSION; }
+
+nmt_status nmt_last_status(void) {
+    switch (nmt_error_last_kind()) {
+    case NMT_ERROR_NONE: return NMT_STATUS_OK;
+    case NMT_ERROR_NO_MEMORY: return NMT_STATUS_NO_MEMORY;
+    case NMT_ERROR_IO: return NMT_STATUS_IO;
+    case NMT_ERROR_FAILED: break;
+    }
+    return NMT_STATUS_FAILED;
+}
 
 /* A stream of the caller's lines (a NULL line is an error naming `what` and the line). */
 static int segments_of(nmt_segments *s, const char *name, const char *const *lines, int count, const char *what) {

@@ -19,7 +19,7 @@
 #include "infer/forced.h"
 #include "infer/translator.h"
 #include "model/model_dir.h"
-#include "model/model_file.h"
+#include "model/placement.h"
 #include "model/model.h"
 #include "text/spm.h"
 #include "train/config.h"

@@ -1,10 +1,12 @@
-/* comm: the processes of one run and the collective operations between them; the only module that
- * calls MPI.
+/* comm: the processes of one run and the collective operations between them.
  *
- * Under `mpirun` (Open MPI sets OMPI_COMM_WORLD_SIZE in every process it starts) in a build with MPI,
- * nmt_comm_init joins MPI_COMM_WORLD. Otherwise (a plain `nmt train`, or a build without MPI) it is the
- * one-process communicator, rank 0 of 1, where every collective leaves the data as it is; a build
- * without MPI started by mpirun with more than one process refuses, rather than train N copies alone.
+ * The collectives of several processes come from a backend the program installs (nmt_comm_use):
+ * comm_mpi's, which the nmt program of a build with MPI installs and libnmt does not contain, so that
+ * a program that only translates never links MPI. Under `mpirun` (Open MPI sets OMPI_COMM_WORLD_SIZE
+ * in every process it starts) with a backend installed, nmt_comm_init joins MPI_COMM_WORLD. Otherwise
+ * (a plain `nmt train`, or no backend) it is the one-process communicator, rank 0 of 1, where every
+ * collective leaves the data as it is; a process without a backend started by mpirun with more than
+ * one process refuses, rather than train N copies alone.
  *
  * Every collective returns 0, or -1 with the error set naming the operation, this rank and its host.
  * The sums are MPI_SUM, whose order of addition MPI does not fix: they are exact only on integers, and
@@ -33,7 +35,7 @@ typedef struct nmt_comm {
     int mpi;          /* 1 = MPI_COMM_WORLD was joined (nmt_comm_finalize leaves it) */
     char host[64];    /* this process's host name, for messages */
     double wait_s;    /* seconds spent in collectives so far */
-    void *channels;   /* comm.c's duplicated communicators, one per nonblocking operation (MPI only) */
+    void *channels;   /* the backend's duplicated communicators, one per nonblocking operation (MPI only) */
 } nmt_comm;
 
 /* The nonblocking operations (each on its own channel). */
@@ -44,6 +46,28 @@ typedef struct nmt_comm_request {
     nmt_comm_op op;         /* for messages */
     unsigned char mpi[16];  /* the MPI_Request (MPI only) */
 } nmt_comm_request;
+
+/* The collectives of a multi-process run (comm_mpi.c's). Each entry is called only for a communicator
+ * that joined the run (comm->mpi set by join), with the meaning of the function of the same name. */
+typedef struct nmt_comm_backend {
+    int (*join)(nmt_comm *comm); /* comm is the local one; sets mpi, rank, size, channels */
+    void (*finalize)(nmt_comm *comm);
+    void (*abort)(const nmt_comm *comm, int status); /* does not return */
+    int (*sum_i64)(nmt_comm *comm, int64_t *data, size_t count);
+    int (*sum_f64)(nmt_comm *comm, double *data, size_t count);
+    int (*max_i32)(nmt_comm *comm, int32_t *data, size_t count);
+    int (*max_i32_idle)(nmt_comm *comm, int32_t *data, size_t count);
+    int (*bcast)(nmt_comm *comm, void *data, size_t bytes, int root);
+    int (*allgather)(nmt_comm *comm, const void *mine, size_t bytes, void *all);
+    int (*allgather_f32)(nmt_comm *comm, float *data, const size_t *bounds);
+    int (*gather_f32)(nmt_comm *comm, const float *mine, float *all, const size_t *bounds, int root);
+    int (*start)(nmt_comm *comm, nmt_comm_op op, void *data, size_t count, nmt_comm_request *request);
+    int (*finish)(nmt_comm *comm, nmt_comm_request *request, int *done, int wait); /* test (0) or wait (1) */
+} nmt_comm_backend;
+
+/* Installs the backend of multi-process runs (NULL: none), once, before the first nmt_comm_init and
+ * before threads start: the process's communicators use it from then on. */
+void nmt_comm_use(const nmt_comm_backend *backend);
 
 /* Joins the run (see above). Call once per process, from the thread that makes every later call. */
 int nmt_comm_init(nmt_comm *comm);

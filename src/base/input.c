@@ -26,7 +26,7 @@ FILE *nmt_input_open(const char *path) {
     if (strcmp(path, "-") == 0) return stdin;
     FILE *fp = fopen(path, "rb");
     if (!fp) {
-        nmt_error_set("%s: cannot open: %s", path, strerror(errno));
+        nmt_error_set_kind(NMT_ERROR_IO, "%s: cannot open: %s", path, strerror(errno));
         return NULL;
     }
     /* Only a regular file is looked at for gzip's magic: the bytes of a pipe cannot be put back. */
@@ -36,14 +36,14 @@ FILE *nmt_input_open(const char *path) {
     size_t got = fread(magic, 1, 2, fp);
     if (got < 2 || magic[0] != 0x1f || magic[1] != 0x8b) {
         if (fseek(fp, 0, SEEK_SET) == 0) return fp;
-        nmt_error_set("%s: cannot rewind: %s", path, strerror(errno));
+        nmt_error_set_kind(NMT_ERROR_IO, "%s: cannot rewind: %s", path, strerror(errno));
         fclose(fp);
         return NULL;
     }
     fclose(fp);
     gzFile gz = gzopen(path, "rb");
     if (!gz) {
-        nmt_error_set("%s: cannot open: %s", path, errno ? strerror(errno) : "out of memory");
+        nmt_error_set_kind(NMT_ERROR_IO, "%s: cannot open: %s", path, errno ? strerror(errno) : "out of memory");
         return NULL;
     }
     gzbuffer(gz, 1 << 17);
@@ -51,7 +51,7 @@ FILE *nmt_input_open(const char *path) {
     fp = fopencookie(gz, "rb", io);
     if (!fp) {
         gzclose_r(gz);
-        nmt_error_set("%s: cannot open: %s", path, strerror(errno));
+        nmt_error_set_kind(NMT_ERROR_IO, "%s: cannot open: %s", path, strerror(errno));
     }
     return fp;
 }

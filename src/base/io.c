@@ -45,18 +45,19 @@ static int fault_hit(long *countdown) {
 int nmt_io_write(FILE *fp, const void *data, size_t size, const char *name) {
     if (fault_hit(&write_countdown)) {
         errno = ENOSPC;
-        return nmt_error_set("%s: write failed: %s (injected fault)", name, strerror(errno));
+        return nmt_error_set_kind(NMT_ERROR_IO, "%s: write failed: %s (injected fault)", name, strerror(errno));
     }
     if (size && fwrite(data, 1, size, fp) != size)
-        return nmt_error_set("%s: write failed: %s", name, strerror(errno));
+        return nmt_error_set_kind(NMT_ERROR_IO, "%s: write failed: %s", name, strerror(errno));
     return 0;
 }
 
 int nmt_io_sync(FILE *fp, const char *name) {
-    if (fflush(fp) != 0) return nmt_error_set("%s: write failed: %s", name, strerror(errno));
-    if (fault_hit(&fsync_countdown)) return nmt_error_set("%s: fsync failed: %s (injected fault)", name, strerror(EIO));
+    if (fflush(fp) != 0) return nmt_error_set_kind(NMT_ERROR_IO, "%s: write failed: %s", name, strerror(errno));
+    if (fault_hit(&fsync_countdown)) return nmt_error_set_kind(NMT_ERROR_IO, "%s: fsync failed: %s (injected fault)",
+                                                               name, strerror(EIO));
     if (fsync(fileno(fp)) != 0 && errno != EINVAL && errno != EROFS)
-        return nmt_error_set("%s: fsync failed: %s", name, strerror(errno));
+        return nmt_error_set_kind(NMT_ERROR_IO, "%s: fsync failed: %s", name, strerror(errno));
     return 0;
 }
 
@@ -68,7 +69,7 @@ static char *resolve_links(const char *path, struct stat *st, int *exists) {
         if (lstat(cur, st) != 0) {
             *exists = 0;
             if (errno == ENOENT) return cur;
-            nmt_error_set("%s: cannot write: %s", cur, strerror(errno));
+            nmt_error_set_kind(NMT_ERROR_IO, "%s: cannot write: %s", cur, strerror(errno));
             break;
         }
         *exists = 1;
@@ -80,7 +81,7 @@ static char *resolve_links(const char *path, struct stat *st, int *exists) {
         char target[4096];
         ssize_t n = readlink(cur, target, sizeof target - 1);
         if (n < 0) {
-            nmt_error_set("%s: cannot read the symbolic link: %s", cur, strerror(errno));
+            nmt_error_set_kind(NMT_ERROR_IO, "%s: cannot read the symbolic link: %s", cur, strerror(errno));
             break;
         }
         target[n] = '\0';
@@ -129,9 +130,9 @@ static int create_temporary(nmt_atomic_file *f, const char *path) {
         snprintf(f->tmp_path, n, "%s.tmp.%ld.%s", path, (long)getpid(), letters);
         int fd = open(f->tmp_path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
         if (fd < 0 && errno == EEXIST) continue;
-        if (fd < 0) return nmt_error_set("%s: cannot create: %s", f->tmp_path, strerror(errno));
+        if (fd < 0) return nmt_error_set_kind(NMT_ERROR_IO, "%s: cannot create: %s", f->tmp_path, strerror(errno));
         if (!(f->fp = fdopen(fd, "wb"))) {
-            nmt_error_set("%s: cannot create: %s", f->tmp_path, strerror(errno));
+            nmt_error_set_kind(NMT_ERROR_IO, "%s: cannot create: %s", f->tmp_path, strerror(errno));
             close(fd);
             unlink(f->tmp_path);
             return -1;
@@ -154,7 +155,7 @@ int nmt_atomic_open(nmt_atomic_file *f, const char *path) {
     if (exists && !S_ISREG(st.st_mode)) { /* a FIFO, a terminal, /dev/null: written, never replaced */
         int fd = open(f->path, O_WRONLY | O_NOCTTY | O_CLOEXEC);
         if (fd < 0 || !(f->fp = fdopen(fd, "wb"))) {
-            nmt_error_set("%s: cannot open for writing: %s", f->path, strerror(errno));
+            nmt_error_set_kind(NMT_ERROR_IO, "%s: cannot open for writing: %s", f->path, strerror(errno));
             if (fd >= 0) close(fd);
             goto fail;
         }
@@ -163,7 +164,7 @@ int nmt_atomic_open(nmt_atomic_file *f, const char *path) {
     if (create_temporary(f, f->path) < 0) goto fail;
     /* The replacement keeps the permissions of the file it replaces (a new one gets 0666 less umask). */
     if (exists && fchmod(fileno(f->fp), st.st_mode & 07777) != 0) {
-        nmt_error_set("%s: cannot set its permissions: %s", f->tmp_path, strerror(errno));
+        nmt_error_set_kind(NMT_ERROR_IO, "%s: cannot set its permissions: %s", f->tmp_path, strerror(errno));
         nmt_atomic_abort(f);
         return -1;
     }
@@ -189,11 +190,13 @@ static void sync_parent_dir(const char *path) {
 int nmt_atomic_commit(nmt_atomic_file *f) {
     const char *name = f->tmp_path ? f->tmp_path : f->path;
     int rc = nmt_io_sync(f->fp, name);
-    if (fclose(f->fp) != 0 && rc == 0) rc = nmt_error_set("%s: close failed: %s", name, strerror(errno));
+    if (fclose(f->fp) != 0 && rc == 0) rc = nmt_error_set_kind(NMT_ERROR_IO, "%s: close failed: %s",
+                                                               name, strerror(errno));
     f->fp = NULL;
     if (f->tmp_path) {
         if (rc == 0 && rename(f->tmp_path, f->path) != 0)
-            rc = nmt_error_set("%s: cannot rename to %s: %s", f->tmp_path, f->path, strerror(errno));
+            rc = nmt_error_set_kind(NMT_ERROR_IO, "%s: cannot rename to %s: %s",
+                                    f->tmp_path, f->path, strerror(errno));
         if (rc == 0) sync_parent_dir(f->path);
         else unlink(f->tmp_path);
     }
@@ -272,17 +275,18 @@ static const char *file_kind(mode_t mode) {
 int nmt_open_regular(const char *path, FILE **fp, size_t *size) {
     *fp = NULL;
     int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-    if (fd < 0) return nmt_error_set("%s: cannot open: %s", path, strerror(errno));
+    if (fd < 0) return nmt_error_set_kind(NMT_ERROR_IO, "%s: cannot open: %s", path, strerror(errno));
     struct stat st;
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        int rc = nmt_error_set("%s: not a regular file (%s)", path, fstat(fd, &st) == 0 ? file_kind(st.st_mode) : strerror(errno));
+        int rc = nmt_error_set_kind(NMT_ERROR_IO, "%s: not a regular file (%s)",
+                                    path, fstat(fd, &st) == 0 ? file_kind(st.st_mode) : strerror(errno));
         close(fd);
         return rc;
     }
     fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
     if (!(*fp = fdopen(fd, "rb"))) {
         close(fd);
-        return nmt_error_set("%s: cannot open: %s", path, strerror(errno));
+        return nmt_error_set_kind(NMT_ERROR_IO, "%s: cannot open: %s", path, strerror(errno));
     }
     *size = (size_t)st.st_size;
     return 0;
@@ -292,7 +296,7 @@ int nmt_read_file_max(const char *path, size_t max, const char *what, char **dat
     *data = NULL;
     *size = 0;
     FILE *fp = fopen(path, "rb");
-    if (!fp) return nmt_error_set("%s: cannot open: %s", path, strerror(errno));
+    if (!fp) return nmt_error_set_kind(NMT_ERROR_IO, "%s: cannot open: %s", path, strerror(errno));
     struct stat st;
     int known = fstat(fileno(fp), &st) == 0;
     if (known && S_ISDIR(st.st_mode)) {
@@ -308,7 +312,7 @@ int nmt_read_file_max(const char *path, size_t max, const char *what, char **dat
     while (buf) {
         len += fread(buf + len, 1, cap - len - 1, fp);
         if (ferror(fp)) {
-            nmt_error_set("%s: read failed: %s", path, strerror(errno));
+            nmt_error_set_kind(NMT_ERROR_IO, "%s: read failed: %s", path, strerror(errno));
             break;
         }
         if (feof(fp)) {
@@ -356,7 +360,8 @@ int nmt_read_regular_file(const char *path, size_t max, const char *what, char *
     fclose(fp);
     if (got != length || failed) {
         free(buf);
-        return nmt_error_set("%s: read failed: %s", path, failed ? strerror(errno) : "the file shrank while being read");
+        return nmt_error_set_kind(NMT_ERROR_IO, "%s: read failed: %s",
+                                  path, failed ? strerror(errno) : "the file shrank while being read");
     }
     buf[length] = '\0';
     *data = buf;
@@ -385,7 +390,7 @@ int nmt_mkdirs(const char *path) {
         char saved = *p;
         *p = '\0';
         if (mkdir(copy, 0777) != 0 && errno != EEXIST) {
-            nmt_error_set("%s: cannot create directory: %s", copy, strerror(errno));
+            nmt_error_set_kind(NMT_ERROR_IO, "%s: cannot create directory: %s", copy, strerror(errno));
             free(copy);
             return -1;
         }
@@ -466,7 +471,7 @@ char *nmt_temp_dir_create(const char *prefix) {
     if (templ) sprintf(templ, "%s-XXXXXX", dir);
     free(dir);
     if (templ && !mkdtemp(templ)) {
-        nmt_error_set("cannot create a temporary directory %s: %s", templ, strerror(errno));
+        nmt_error_set_kind(NMT_ERROR_IO, "cannot create a temporary directory %s: %s", templ, strerror(errno));
         free(templ);
         return NULL;
     }

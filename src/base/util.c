@@ -14,11 +14,25 @@
 #include <time.h>
 
 static _Thread_local char error_message[2048];
+static _Thread_local nmt_error_kind error_kind;
+
+static void error_vset(nmt_error_kind kind, const char *fmt, va_list ap) {
+    vsnprintf(error_message, sizeof error_message, fmt, ap);
+    error_kind = kind;
+}
 
 int nmt_error_set(const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(error_message, sizeof error_message, fmt, ap);
+    error_vset(NMT_ERROR_FAILED, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+int nmt_error_set_kind(nmt_error_kind kind, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    error_vset(kind, fmt, ap);
     va_end(ap);
     return -1;
 }
@@ -42,7 +56,12 @@ int nmt_error_prefix(const char *fmt, ...) {
 
 const char *nmt_error(void) { return error_message; }
 
-void nmt_error_clear(void) { error_message[0] = '\0'; }
+nmt_error_kind nmt_error_last_kind(void) { return error_kind; }
+
+void nmt_error_clear(void) {
+    error_message[0] = '\0';
+    error_kind = NMT_ERROR_NONE;
+}
 
 /* Countdown to the allocation that fails: 0 = off, -1 = not yet read from the environment. */
 static atomic_long alloc_countdown = -1; /* atomic: the translator's workers allocate concurrently */
@@ -59,7 +78,7 @@ static int alloc_should_fail(size_t size) {
     while (left > 0 && !atomic_compare_exchange_weak(&alloc_countdown, &left, left - 1)) {
     }
     if (left == 1) {
-        nmt_error_set("out of memory: %zu bytes (injected fault)", size);
+        nmt_error_set_kind(NMT_ERROR_NO_MEMORY, "out of memory: %zu bytes (injected fault)", size);
         return 1;
     }
     return 0;
@@ -68,7 +87,7 @@ static int alloc_should_fail(size_t size) {
 void *nmt_malloc(size_t size) {
     if (alloc_should_fail(size)) return NULL;
     void *p = malloc(size ? size : 1);
-    if (!p) nmt_error_set("out of memory: %zu bytes", size);
+    if (!p) nmt_error_set_kind(NMT_ERROR_NO_MEMORY, "out of memory: %zu bytes", size);
     return p;
 }
 
@@ -76,11 +95,11 @@ void *nmt_malloc_aligned(size_t size) {
     if (alloc_should_fail(size)) return NULL;
     size_t rounded = (size + 63) & ~(size_t)63;
     if (rounded < size) {
-        nmt_error_set("out of memory: %zu bytes", size);
+        nmt_error_set_kind(NMT_ERROR_NO_MEMORY, "out of memory: %zu bytes", size);
         return NULL;
     }
     void *p = aligned_alloc(64, rounded ? rounded : 64);
-    if (!p) nmt_error_set("out of memory: %zu bytes", size);
+    if (!p) nmt_error_set_kind(NMT_ERROR_NO_MEMORY, "out of memory: %zu bytes", size);
     return p;
 }
 
@@ -91,7 +110,7 @@ void *nmt_malloc_huge(size_t size) {
     size_t rounded = (size + HUGE_PAGE - 1) & ~(size_t)(HUGE_PAGE - 1);
     void *p = rounded < size ? NULL : aligned_alloc(HUGE_PAGE, rounded);
     if (!p) {
-        nmt_error_set("out of memory: %zu bytes", size);
+        nmt_error_set_kind(NMT_ERROR_NO_MEMORY, "out of memory: %zu bytes", size);
         return NULL;
     }
 #ifdef MADV_HUGEPAGE
@@ -128,14 +147,14 @@ void *nmt_calloc(size_t count, size_t size) {
     if (nmt_size_mul(count, size, &total, "allocation") < 0) return NULL;
     if (alloc_should_fail(total)) return NULL;
     void *p = calloc(count ? count : 1, size ? size : 1);
-    if (!p) nmt_error_set("out of memory: %zu bytes", total);
+    if (!p) nmt_error_set_kind(NMT_ERROR_NO_MEMORY, "out of memory: %zu bytes", total);
     return p;
 }
 
 void *nmt_realloc(void *ptr, size_t size) {
     if (alloc_should_fail(size)) return NULL;
     void *p = realloc(ptr, size ? size : 1);
-    if (!p) nmt_error_set("out of memory: %zu bytes", size);
+    if (!p) nmt_error_set_kind(NMT_ERROR_NO_MEMORY, "out of memory: %zu bytes", size);
     return p;
 }
 
@@ -147,7 +166,7 @@ char *nmt_strdup(const char *s) {
 }
 
 int nmt_size_mul(size_t a, size_t b, size_t *out, const char *what) {
-    if (b != 0 && a > SIZE_MAX / b) return nmt_error_set("%s: size overflow (%zu x %zu)", what, a, b);
+    if (b != 0 && a > SIZE_MAX / b) return nmt_error_set_kind(NMT_ERROR_NO_MEMORY, "%s: size overflow (%zu x %zu)", what, a, b);
     *out = a * b;
     return 0;
 }
@@ -170,7 +189,7 @@ static nmt_arena_chunk *arena_chunk_new(size_t capacity) {
     nmt_arena_chunk *chunk = NULL;
     if (alloc_should_fail(capacity)) return NULL;
     if (posix_memalign((void **)&chunk, ARENA_ALIGN, sizeof *chunk + capacity) != 0) {
-        nmt_error_set("out of memory: arena chunk of %zu bytes", capacity);
+        nmt_error_set_kind(NMT_ERROR_NO_MEMORY, "out of memory: arena chunk of %zu bytes", capacity);
         return NULL;
     }
     chunk->next = NULL;
@@ -182,7 +201,7 @@ static nmt_arena_chunk *arena_chunk_new(size_t capacity) {
 void *nmt_arena_alloc(nmt_arena *arena, size_t size) {
     size_t rounded = (size + ARENA_ALIGN - 1) & ~(size_t)(ARENA_ALIGN - 1);
     if (rounded < size) {
-        nmt_error_set("arena: size overflow (%zu bytes)", size);
+        nmt_error_set_kind(NMT_ERROR_NO_MEMORY, "arena: size overflow (%zu bytes)", size);
         return NULL;
     }
     /* Walk forward through chunks kept from before a reset, then add a new one. */

@@ -26,12 +26,21 @@
 #define NMT_PRINTF(fmt, args)
 #endif
 
-/* Sets this thread's error message; returns -1 so that `return nmt_error_set(...)` reads well. */
+/* The kind of failure an error reports, beside its message (nmt.h's nmt_status gives it to programs):
+ * memory that ran out, a file the system would not open, read or write, or anything else. */
+typedef enum nmt_error_kind { NMT_ERROR_NONE, NMT_ERROR_FAILED, NMT_ERROR_NO_MEMORY, NMT_ERROR_IO } nmt_error_kind;
+
+/* Sets this thread's error message (of kind NMT_ERROR_FAILED); returns -1 so that
+ * `return nmt_error_set(...)` reads well. */
 int nmt_error_set(const char *fmt, ...) NMT_PRINTF(1, 2);
-/* Prepends "prefix: " to the current message (e.g. a file name added by a caller). Returns -1. */
+/* The same with the kind of the failure. Returns -1. */
+int nmt_error_set_kind(nmt_error_kind kind, const char *fmt, ...) NMT_PRINTF(2, 3);
+/* Prepends "prefix: " to the current message (e.g. a file name added by a caller); the kind stays.
+ * Returns -1. */
 int nmt_error_prefix(const char *fmt, ...) NMT_PRINTF(1, 2);
-/* The last error message of this thread ("" when none). */
+/* The last error message of this thread ("" when none) and its kind (NMT_ERROR_NONE when none). */
 const char *nmt_error(void);
+nmt_error_kind nmt_error_last_kind(void);
 void nmt_error_clear(void);
 
 void *nmt_malloc(size_t size);

@@ -91,7 +91,7 @@ void nmt_packed_rates(const nmt_precision *precisions, int count, int M, int N, 
 /* The precision whose products of this shape run fastest on this CPU, measured now in alternating
  * rounds (nmt_packed_rates; a lower one must be at least 1.1x faster than the one before it);
  * rates[precision] receives the GOP/s of each (-1: not available). Every precision here is one
- * whose translations were checked against fp32 (README). */
+ * whose translations were checked against fp32 (docs/performance.md). */
 nmt_precision nmt_packed_fastest(int M, int N, int K, double min_seconds, double rates[3]);
 
 #endif

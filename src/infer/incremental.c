@@ -26,7 +26,7 @@
 #include "compute/kernels.h"
 #include "compute/packed.h"
 #include "infer/shortlist.h"
-#include "model/model_file.h"
+#include "model/placement.h"
 #include "base/util.h"
 
 #include <math.h>

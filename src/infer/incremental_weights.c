@@ -2,7 +2,7 @@
 #include "infer/incremental_weights.h"
 
 #include "compute/attention.h"
-#include "model/model_file.h"
+#include "model/placement.h"
 #include "base/util.h"
 
 #include <stdlib.h>

@@ -164,7 +164,7 @@ typedef struct nmt_model {
     nmt_activations *acts;       /* the last forward's activations, reused across batches */
     nmt_model_timing timing;     /* accumulated by forward/backward; the caller resets it */
     uint64_t vocab_fingerprint;  /* nmt_spm_fingerprint of the vocabulary it is trained with (0 = unknown) */
-    size_t released;             /* bytes of params given back by nmt_model_release (they read as 0) */
+    size_t released;             /* bytes of params given back by nmt_model_release (placement.h) */
     int int8_rounded;            /* nmt_model_quantize_int8 rounded its matrices */
     struct nmt_st_file *source;  /* nmt_model_load_deferred: the mapped file its deferred matrices stay in */
     const float *source_floats;  /* that file's data where it is laid out like params, else NULL */
@@ -181,12 +181,6 @@ void nmt_model_init_weights(nmt_model *m, uint64_t seed);
 /* Zeroes the gradients, making their buffer at the first call (a model that only translates never
  * has one). Training calls it before the first backward. */
 int nmt_model_zero_grads(nmt_model *m);
-/* Gives the memory pages that lie wholly inside params[first - params, + count) back to the system
- * (madvise MADV_DONTNEED; nothing where that does not exist) and returns their bytes: an int8
- * translator's float32 copies of the matrices it has quantized. Those floats then read as 0, so
- * from the first call on the forward passes below refuse the model; only the translator that
- * asked (which no longer reads them) may use it. A range outside params releases nothing. */
-size_t nmt_model_release(nmt_model *m, const float *first, size_t count);
 /* Closed-form parameter count for a config (used by tests and `nmt bench`). */
 size_t nmt_model_param_count(const nmt_model_config *config);
 

@@ -5,6 +5,7 @@
 #include "model/argos.h"
 #include "model/ct2.h"
 #include "model/model_file.h"
+#include "model/placement.h"
 #include "base/utf8.h"
 #include "base/util.h"
 
@@ -18,18 +19,19 @@ static int open_dir(const char *dir, nmt_model *model, nmt_spm **spm, int deferr
     memset(model, 0, sizeof *model);
     *spm = NULL;
     struct stat st;
-    if (stat(dir, &st) != 0) return nmt_error_set("%s: cannot open the model directory: %s", dir, strerror(errno));
+    if (stat(dir, &st) != 0)
+        return nmt_error_set_kind(NMT_ERROR_IO, "%s: cannot open the model directory: %s", dir, strerror(errno));
     const size_t len = strlen(dir);
     if (!S_ISDIR(st.st_mode) && len > 4 && strcmp(dir + len - 4, ".npz") == 0)
         return nmt_error_set("%s: a Marian .npz model, which nmt does not read yet (docs/model-formats.md)", dir);
     if (!S_ISDIR(st.st_mode))
-        return nmt_error_set("%s: not a model directory (expected the directory `nmt train` wrote, a CTranslate2 "
-                             "model directory or an Argos Translate package)", dir);
+        return nmt_error_set_kind(NMT_ERROR_IO, "%s: not a model directory (expected the directory `nmt train` wrote, "
+                                  "a CTranslate2 model directory or an Argos Translate package)", dir);
     char *model_path = nmt_path_join(dir, "model.safetensors"), *spm_path = nmt_path_join(dir, "spm.model");
     int rc = -1;
     if (!model_path || !spm_path) goto done;
     if (!nmt_file_exists(model_path)) {
-        nmt_error_set("%s: missing (is %s a model directory written by `nmt train`?)", model_path, dir);
+        nmt_error_set_kind(NMT_ERROR_IO, "%s: missing (is %s a model directory written by `nmt train`?)", model_path, dir);
         goto done;
     }
     if ((deferred ? nmt_model_load_deferred(model, model_path) : nmt_model_load(model, model_path)) < 0) goto done;
@@ -68,8 +70,8 @@ int nmt_model_dir_open_for(const char *dir, nmt_precision precision, nmt_model *
     const int ct2 = foreign(dir);
     if ((ct2 ? open_foreign(dir, model, spm) : open_dir(dir, model, spm, nmt_packed_self_contained(precision))) < 0)
         return -1;
-    if (precision != NMT_PRECISION_INT8 || (ct2 ? nmt_model_quantize_int8_weights(model) : nmt_model_quantize_int8(model)) == 0)
-        return 0;
+    if (precision != NMT_PRECISION_INT8) return 0;
+    if ((ct2 ? nmt_model_quantize_int8_weights(model) : nmt_model_quantize_int8(model)) == 0) return 0;
     nmt_spm_free(*spm);
     *spm = NULL;
     nmt_model_free(model);

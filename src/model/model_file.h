@@ -53,6 +53,11 @@ int nmt_model_tensor_list(const nmt_model *m, const float *buffer, const char *p
 int nmt_model_tensor_read(const nmt_model *m, float *buffer, const char *prefix, const nmt_st_file *file,
                           const char *path);
 
+/* Tensor i of m (its plain name) from `file` into buffer, an I8 one dequantized with its row factors;
+ * the file's pages of it may then go. Its dtype and shape are not checked again: call it for a
+ * tensor of a file nmt_model_tensor_read has accepted (a deferred one). */
+int nmt_model_tensor_load(const nmt_model *m, int i, float *buffer, const nmt_st_file *file, const char *path);
+
 /* Writes m's parameters and config to path (atomically). */
 int nmt_model_save(const nmt_model *m, const char *path);
 /* The same with every matrix (rank-2 tensor) in int8: I8 values quantized per row as qgemm.h
@@ -68,32 +73,12 @@ int nmt_model_quantize_int8_weights(nmt_model *m);
 /* Creates *m (nmt_model_init) from the config in the file and reads its parameters; refuses a file
  * with a tensor the model does not have. On failure *m holds nothing to free. */
 int nmt_model_load(nmt_model *m, const char *path);
-
-/* nmt_model_load for a reader that packs the matrices itself (an int8 translator): the matrices
- * (rank-2 tensors but embedding and position tables other than the output matrix) are not copied
- * into params; the file stays mapped in the model and nmt_model_matrix reads them there, its pages
- * in memory only while they are read. Where the file is not laid out like the parameters (an int8
- * file, another writer's order) nmt_model_matrix reads the matrices asked for into params, and
- * nmt_model_matrix_done gives their pages back. Every tensor is checked here, so those later reads
- * cannot fail. params hold 0 at deferred tensors: the forward passes must not run on such a model
- * (a deferred load is for translators). */
-int nmt_model_load_deferred(nmt_model *m, const char *path);
-/* *whole = what nmt_model_load (and nmt_model_quantize_int8, when m was rounded) makes of the file
- * m was loaded from deferred and keeps mapped, so that the forward passes, which refuse m, accept
- * *whole (a translator's model scoring given translations). Refuses a model not loaded deferred,
- * and a file changed since it was loaded (nmt_st_unchanged). */
-int nmt_model_load_whole(nmt_model *whole, const nmt_model *m);
-/* 1 when params pointer p lies in a deferred tensor (nmt_model_load_deferred). */
-int nmt_model_matrix_deferred(const nmt_model *m, const float *p);
-/* The count floats at params pointer p: p itself, or for a deferred range the same floats in the
- * file, or p once the range's tensors were read into params (a file laid out otherwise). That read
- * writes params: not while another thread reads the same model's deferred tensors (translators
- * call it while they pack, before they decode). */
-const float *nmt_model_matrix(const nmt_model *m, const float *p, size_t count);
-/* A reader done with count floats at params pointer p lets a deferred range's pages leave this
- * process's memory: the file's (nmt_st_release), or those of params it was read into (which read 0
- * until nmt_model_matrix reads them again); nothing for others. */
-void nmt_model_matrix_done(const nmt_model *m, const float *p, size_t count);
+/* nmt_model_load in two steps, for a loader that decides first where tensors go (placement.h):
+ * open reads path into *file (parsed, mapped) and creates *m from its config (on failure neither
+ * holds anything to free); read copies the tensors (but those m->deferred marks) into m->params and
+ * refuses a tensor the model does not have. */
+int nmt_model_file_open(nmt_model *m, nmt_st_file *file, const char *path);
+int nmt_model_file_read(nmt_model *m, nmt_st_file *file, const char *path);
 
 /* Fine-tuning: reads the parameters of the model file at `path` into m (already created), refusing
  * a file of another architecture: every model key but dropout and attention_dropout, and vocab_size,

@@ -9,7 +9,6 @@
 #include "model/activations.h"
 #include "model/model.h"
 
-#include "model/model_file.h"
 #include "model/safetensors.h"
 
 #include "base/random.h"
@@ -219,16 +218,6 @@ void nmt_model_free(nmt_model *m) {
     free(m->g.encoder);
     free(m->g.decoder);
     memset(m, 0, sizeof *m);
-}
-
-size_t nmt_model_release(nmt_model *m, const float *first, size_t count) {
-    if (!m->params || first < m->params || count > m->num_params || (size_t)(first - m->params) > m->num_params - count)
-        return 0;
-    m->release_marked = 1;
-    nmt_model_matrix_done(m, first, count);
-    const size_t released = nmt_pages_release(first, count * sizeof(float));
-    m->released += released;
-    return released;
 }
 
 int nmt_model_zero_grads(nmt_model *m) {

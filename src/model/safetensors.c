@@ -386,7 +386,7 @@ int nmt_st_unchanged(const nmt_st_file *file) {
 #if ST_MMAP
     if (!file->path) return 0;
     struct stat st;
-    if (fstat(file->fd, &st) != 0) return nmt_error_set("%s: %s", file->path, strerror(errno));
+    if (fstat(file->fd, &st) != 0) return nmt_error_set_kind(NMT_ERROR_IO, "%s: %s", file->path, strerror(errno));
     const unsigned char *data = (const unsigned char *)file->blob + file->data_start;
     if ((uintmax_t)st.st_size != file->blob_size ||
         (file->has_checksum && hash_data(file, data, file->blob_size - file->data_start) != file->checksum))
@@ -473,7 +473,7 @@ int nmt_st_read(nmt_st_file *file, const char *path) {
         fclose(fp);
         if (fd < 0) {
             munmap(mapping, size);
-            return nmt_error_set("%s: %s", path, strerror(errno));
+            return nmt_error_set_kind(NMT_ERROR_IO, "%s: %s", path, strerror(errno));
         }
         if (parse_blob(file, mapping, size, path, 1) < 0 || !(file->path = nmt_strdup(path))) {
             close(fd);
@@ -494,7 +494,8 @@ int nmt_st_read(nmt_st_file *file, const char *path) {
     fclose(fp);
     if (got != size || error || more) {
         free(blob);
-        return nmt_error_set("%s: read failed: %s", path, error ? strerror(errno) : "the file changed size while being read");
+        return nmt_error_set_kind(NMT_ERROR_IO, "%s: read failed: %s",
+                                  path, error ? strerror(errno) : "the file changed size while being read");
     }
     return nmt_st_parse(file, blob, size, path);
 }

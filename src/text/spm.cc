@@ -433,7 +433,7 @@ int sample(const nmt_spm *spm, const char *text, size_t len, double alpha, uint6
     try {                                                                            \
         return body;                                                                 \
     } catch (const std::bad_alloc &) {                                               \
-        nmt_error_set("out of memory in SentencePiece");                             \
+        nmt_error_set_kind(NMT_ERROR_NO_MEMORY, "out of memory in SentencePiece");   \
     } catch (const std::exception &e) {                                              \
         nmt_error_set("SentencePiece failed: %s", e.what());                         \
     } catch (...) {                                                                  \

@@ -1,6 +1,6 @@
 /* config: the training configuration, read from YAML (libyaml) into typed structs.
  *
- * The file's shape is the README's; every key is optional except data.train. Unknown keys, wrong
+ * The file's shape is docs/training.md's; every key is optional except data.train. Unknown keys, wrong
  * types and out-of-range values are errors naming "file:line:column". Overrides given as
  * "section.key=value" (`nmt train --set`) are applied after the file, checked the same way (the
  * error names the override). Relative data paths are resolved against data.root, itself relative to
