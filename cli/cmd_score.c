@@ -36,6 +36,8 @@ static void usage(FILE *out) {
             "  -s, --source FILE      source sentences, one a line (`-` = stdin; gzip files are read)\n"
             "  -t, --target FILE      target sentences, as many lines (the same)\n"
             "      --normalize        divide by the number of target tokens (pieces + eos)\n"
+            "      --tokens           append ` ||| ` and the log-probability of each target piece and\n"
+            "                         of eos (as CTranslate2's --with_tokens_score)\n"
             "      --batch-size N     pairs scored together (default 32)\n"
             "      --max-input-length N  a pair with a side of more than N pieces is not scored: `nan` is\n"
             "                         written, with a warning naming the line (default %d, as nmt\n"
@@ -96,7 +98,7 @@ static int read_side(const bound *b, side *s, int i, int32_t **ids, size_t *cap,
 
 typedef struct score_options {
     const char *model_dir;
-    int normalize, batch_size, max_input_length, crop;
+    int normalize, tokens, batch_size, max_input_length, crop;
     long threads;
     const char *loss_json;  /* NULL: no loss */
     double label_smoothing;
@@ -134,20 +136,22 @@ static int score_all(const score_options *o, side *src, side *tgt) {
     size_t cap = 0;
     static double scores[WINDOW];
     static int skip[WINDOW];
+    static float *tokens[WINDOW];
     char text[64];
     int rc = -1;
     nmt_loss total = {0};
     nmt_precision fp32 = NMT_PRECISION_FP32;
     if (nmt_pipeline_load(o->model_dir, 1, 0, &fp32, &model, &spm, &dir) < 0) goto done;
     nmt_pool_set_threads((int)o->threads);
-    const bound b = {nmt_tokenizer_spm(spm), nmt_pipeline_input_limit(&model.config, o->max_input_length), o->crop};
+    const size_t limit = nmt_pipeline_input_limit(&model.config, o->max_input_length);
+    const bound source = {nmt_tokenizer_spm(spm), limit, o->crop}, target = {nmt_tokenizer_spm_target(spm), limit, o->crop};
     for (int eof = 0; !eof;) {
         int n = 0;
         while (n < WINDOW) {
             skip[n] = 0;
-            int a = read_side(&b, src, n, &ids, &cap, &skip[n]);
+            int a = read_side(&source, src, n, &ids, &cap, &skip[n]);
             if (a < 0) goto done;
-            int b_read = read_side(&b, tgt, n, &ids, &cap, &skip[n]);
+            int b_read = read_side(&target, tgt, n, &ids, &cap, &skip[n]);
             if (b_read < 0) goto done;
             if (a != b_read) {
                 const side *longer = a ? src : tgt, *shorter = a ? tgt : src;
@@ -162,8 +166,13 @@ static int score_all(const score_options *o, side *src, side *tgt) {
             n++;
         }
         const int kept = compact(src, tgt, skip, n);
-        if (nmt_forced_score(&model, kept, (const int32_t *const *)src->ids, src->count,
-                             (const int32_t *const *)tgt->ids, tgt->count, o->batch_size, scores) < 0)
+        for (int i = 0; o->tokens && i < kept; i++) {
+            free(tokens[i]);
+            if (!(tokens[i] = nmt_malloc(((size_t)tgt->count[i] + 1) * sizeof(float)))) goto done;
+        }
+        if (nmt_forced_score_tokens(&model, kept, (const int32_t *const *)src->ids, src->count,
+                                    (const int32_t *const *)tgt->ids, tgt->count, o->batch_size, scores,
+                                    o->tokens ? tokens : NULL) < 0)
             goto done;
         if (o->loss_json) {
             nmt_loss loss;
@@ -180,8 +189,14 @@ static int score_all(const score_options *o, side *src, side *tgt) {
                 len = snprintf(text, sizeof text, "nan\n");
             } else {
                 const double value = o->normalize ? scores[k] / (tgt->count[k] + 1) : scores[k];
-                len = snprintf(text, sizeof text, "%.6f\n", value);
+                len = snprintf(text, sizeof text, "%.6f%s", value, o->tokens ? " |||" : "\n");
+                if (nmt_io_write(stdout, text, (size_t)len, "<stdout>") < 0) goto done;
+                for (int j = 0; o->tokens && j <= tgt->count[k]; j++) {
+                    len = snprintf(text, sizeof text, " %.6g%s", (double)tokens[k][j], j == tgt->count[k] ? "\n" : "");
+                    if (nmt_io_write(stdout, text, (size_t)len, "<stdout>") < 0) goto done;
+                }
                 k++;
+                continue;
             }
             if (nmt_io_write(stdout, text, (size_t)len, "<stdout>") < 0) goto done;
         }
@@ -192,6 +207,10 @@ static int score_all(const score_options *o, side *src, side *tgt) {
     }
     rc = o->loss_json ? write_loss(o->loss_json, &total) : 0;
 done:
+    for (int i = 0; i < WINDOW; i++) {
+        free(tokens[i]);
+        tokens[i] = NULL;
+    }
     free(ids);
     free(dir);
     nmt_spm_free(spm);
@@ -203,6 +222,7 @@ int nmt_cmd_score(int argc, char **argv) {
     static const struct option options[] = {
         {"model", required_argument, NULL, 'm'},  {"source", required_argument, NULL, 's'},
         {"target", required_argument, NULL, 't'}, {"normalize", no_argument, NULL, 'n'},
+        {"tokens", no_argument, NULL, 'k'},
         {"batch-size", required_argument, NULL, 'b'}, {"threads", required_argument, NULL, 'T'},
         {"loss-json", required_argument, NULL, 'L'}, {"label-smoothing", required_argument, NULL, 'e'},
         {"quiet", no_argument, NULL, 'q'},        {"cpu-threads", required_argument, NULL, 'T'},
@@ -221,6 +241,7 @@ int nmt_cmd_score(int argc, char **argv) {
         case 's': paths[0] = optarg; break;
         case 't': paths[1] = optarg; break;
         case 'n': o.normalize = 1; break;
+        case 'k': o.tokens = 1; break;
         case 'L': o.loss_json = optarg; break;
         case 'e':
             if (nmt_cli_double("score", "--label-smoothing", optarg, 0.0, 1.0, &o.label_smoothing) < 0)

@@ -48,6 +48,10 @@ static void usage(FILE *out) {
             "                              --nbest); with --sampling, N samples of each line\n"
             "      --length-penalty A      GNMT length penalty ((5+|y|)/6)^A (default %g; alias --lenpen,\n"
             "                              though fairseq's penalty is |y|^A)\n"
+            "      --ct2-search            rank and stop as CTranslate2's beam search: length penalty\n"
+            "                              |y|^A (|y| = pieces + eos), a sentence done once K hypotheses\n"
+            "                              have finished, or with A = 0 once N have and some step's best\n"
+            "                              candidate was eos (for CTranslate2 models: docs/model-formats.md)\n"
             "      --max-length-ratio R    at most R * source pieces + 10 target pieces (default %g)\n"
             "      --max-input-length N    a line of more than N source pieces is not translated: an\n"
             "                              empty line is written, with a warning naming the line\n"
@@ -144,7 +148,7 @@ typedef struct translate {
 } translate;
 
 static int parse_args(int argc, char **argv, args *a) {
-    enum { O_NBEST = 256, O_LP, O_RATIO, O_MAXIN, O_CROP, O_BATCH, O_TOKENS, O_THREADS, O_GREEDY, O_PRECISION,
+    enum { O_NBEST = 256, O_LP, O_CT2, O_RATIO, O_MAXIN, O_CROP, O_BATCH, O_TOKENS, O_THREADS, O_GREEDY, O_PRECISION,
            O_ALIGN, O_ALIGN_HARD, O_UNIT, O_PIECES, O_MAP, O_SKIP, O_STREAM, O_NO_STREAM, O_SHORTLIST, O_SAMPLING,
            O_TOPK, O_TOPP, O_TEMPERATURE, O_SEED };
     static const struct option options[] = {
@@ -157,6 +161,7 @@ static int parse_args(int argc, char **argv, args *a) {
         {"nbest", required_argument, NULL, O_NBEST},
         {"length-penalty", required_argument, NULL, O_LP},
         {"lenpen", required_argument, NULL, O_LP},
+        {"ct2-search", no_argument, NULL, O_CT2},
         {"max-length-ratio", required_argument, NULL, O_RATIO},
         {"max-input-length", required_argument, NULL, O_MAXIN},
         {"max-length", required_argument, NULL, O_MAXIN},
@@ -213,6 +218,9 @@ static int parse_args(int argc, char **argv, args *a) {
             break;
         case O_LP:
             if (nmt_cli_double("translate", "--length-penalty", optarg, 0, 10, &decode->length_penalty) < 0) return -1;
+            break;
+        case O_CT2:
+            decode->ctranslate2 = 1;
             break;
         case O_RATIO:
             if (nmt_cli_double("translate", "--max-length-ratio", optarg, 0, 100, &decode->max_length_ratio) < 0)

@@ -21,6 +21,8 @@ static int for_each_pair_batch(nmt_model *model, int count, const int32_t *const
     int longest_src = 0, longest_tgt = 0;
     for (int i = 0; i < count; i++) {
         if (src_len[i] < 0 || tgt_len[i] < 0) return nmt_error_set("pair %d: negative length", i);
+        if (src_len[i] == 0 && !c->source_eos)
+            return nmt_error_set("pair %d: an empty source, which this model (model.source_eos 0) cannot encode", i);
         if (c->positions == NMT_POSITIONS_LEARNED && (src_len[i] + 1 > c->max_positions || tgt_len[i] + 1 > c->max_positions))
             return nmt_error_set("pair %d: %d source and %d target pieces, beyond the model's %d learned positions", i,
                                  src_len[i], tgt_len[i], c->max_positions - 1);
@@ -45,7 +47,7 @@ static int for_each_pair_batch(nmt_model *model, int count, const int32_t *const
         }
         for (int b = 0; b < n; b++) {
             const int i = order[first + b].index;
-            nmt_vocab_row(NMT_ROW_SOURCE, src[i], src_len[i], src_rows + (size_t)b * (size_t)s_width, s_width);
+            nmt_vocab_row(model->config.source_eos ? NMT_ROW_SOURCE : NMT_ROW_PIECES, src[i], src_len[i], src_rows + (size_t)b * (size_t)s_width, s_width);
             nmt_vocab_row(NMT_ROW_DECODER_INPUT, tgt[i], tgt_len[i], tgt_in + (size_t)b * (size_t)t_width, t_width);
             nmt_vocab_row(NMT_ROW_TARGET, tgt[i], tgt_len[i], tgt_out + (size_t)b * (size_t)t_width, t_width);
         }
@@ -66,6 +68,7 @@ typedef struct score_ctx {
     float *logprobs; /* [B, T] of the largest batch */
     const int *tgt_len;
     double *out;
+    float *const *tokens; /* or NULL */
 } score_ctx;
 
 static int score_batch(void *ctx, nmt_model *model, const nmt_batch *batch, const nmt_order_entry *rows) {
@@ -74,7 +77,9 @@ static int score_batch(void *ctx, nmt_model *model, const nmt_batch *batch, cons
     for (int b = 0; b < batch->batch; b++) {
         const int i = rows[b].index;
         double sum = 0;
-        for (int j = 0; j <= sc->tgt_len[i]; j++) sum += sc->logprobs[(size_t)b * (size_t)batch->tgt_len + (size_t)j];
+        const float *row = sc->logprobs + (size_t)b * (size_t)batch->tgt_len;
+        for (int j = 0; j <= sc->tgt_len[i]; j++) sum += row[j];
+        if (sc->tokens) memcpy(sc->tokens[i], row, ((size_t)sc->tgt_len[i] + 1) * sizeof *row);
         sc->out[i] = sum;
     }
     return 0;
@@ -82,11 +87,17 @@ static int score_batch(void *ctx, nmt_model *model, const nmt_batch *batch, cons
 
 int nmt_forced_score(nmt_model *model, int count, const int32_t *const *src, const int *src_len,
                      const int32_t *const *tgt, const int *tgt_len, int batch_size, double *out) {
+    return nmt_forced_score_tokens(model, count, src, src_len, tgt, tgt_len, batch_size, out, NULL);
+}
+
+int nmt_forced_score_tokens(nmt_model *model, int count, const int32_t *const *src, const int *src_len,
+                            const int32_t *const *tgt, const int *tgt_len, int batch_size, double *out,
+                            float *const *tokens) {
     int longest_tgt = 0;
     for (int i = 0; i < count; i++)
         if (tgt_len[i] > longest_tgt) longest_tgt = tgt_len[i];
     score_ctx sc = {nmt_malloc((size_t)(batch_size > 0 ? batch_size : 1) * ((size_t)longest_tgt + 1) * sizeof(float)),
-                    tgt_len, out};
+                    tgt_len, out, tokens};
     int rc = sc.logprobs ? for_each_pair_batch(model, count, src, src_len, tgt, tgt_len, batch_size, score_batch, &sc) : -1;
     free(sc.logprobs);
     return rc;

@@ -480,7 +480,7 @@ static void output_best_rows(const output_task *o, int first, int n) {
     }
     for (int c = 0; c < V; c += OUTPUT_COLUMNS) {
         const int cols = V - c < OUTPUT_COLUMNS ? V - c : OUTPUT_COLUMNS;
-        nmt_packed_linear_columns(logits, x, pairs, output, NULL, n, c, cols);
+        nmt_packed_linear_columns(logits, x, pairs, output, inc->model->p.output_bias, n, c, cols);
         for (int r = 0; r < n; r++) {
             const float *row = logits + (size_t)r * (size_t)cols;
             nmt_logsumexp_add(&lse[r], row, cols);
@@ -519,7 +519,7 @@ static void output_best_range(void *ctx, long begin, long end) {
 static void output_layer(nmt_incremental *inc, const float *x, const step_output *out) {
     const int R = inc->rows;
     if (out->logprobs) {
-        linear(inc, out->logprobs, x, &inc->w->output, NULL, R);
+        linear(inc, out->logprobs, x, &inc->w->output, inc->model->p.output_bias, R);
         if (!out->raw) nmt_log_softmax_rows(out->logprobs, R, inc->V);
         return;
     }
@@ -585,6 +585,9 @@ static void decode_position(nmt_incremental *inc, int t, const step_output *out)
 
 /* The batch's candidates (shortlist.h) and their output rows, packed like the other weights. */
 static int shortlist_batch(nmt_incremental *inc, const int32_t *src, long count) {
+    if (inc->model->p.output_bias)
+        return nmt_error_set("decoder: the vocabulary shortlist does not implement an output bias (this model's "
+                             "model.output_bias)");
     const size_t V = (size_t)inc->V, D = (size_t)inc->D;
     if (!inc->candidates) {
         inc->candidates = nmt_malloc(V * sizeof(int32_t));

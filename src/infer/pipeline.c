@@ -47,6 +47,16 @@ nmt_tokenizer nmt_tokenizer_spm(const nmt_spm *spm) {
     return (nmt_tokenizer){.state = spm, .encode = spm_encode, .decode = spm_decode, .piece = spm_piece};
 }
 
+static int spm_encode_target(const void *s, const char *text, size_t len, int32_t **ids, size_t *cap, size_t *count) {
+    return nmt_spm_encode_target(s, text, len, ids, cap, count);
+}
+
+nmt_tokenizer nmt_tokenizer_spm_target(const nmt_spm *spm) {
+    nmt_tokenizer t = nmt_tokenizer_spm(spm);
+    t.encode = spm_encode_target;
+    return t;
+}
+
 nmt_pipeline_options nmt_pipeline_options_default(void) {
     nmt_pipeline_options o = {.decode = nmt_decode_options_default(), .max_input_length = NMT_PIPELINE_MAX_INPUT,
                               .precision_of_model = 1};
@@ -228,7 +238,8 @@ int nmt_pipeline_open(nmt_pipeline **out, const char *model, const nmt_pipeline_
     if (nmt_pipeline_load(model, 0, options->precision_of_model, &p->options.decode.precision, &p->model, &p->spm,
                           &p->dir) < 0)
         goto fail;
-    p->source = p->target = nmt_tokenizer_spm(p->spm);
+    p->source = nmt_tokenizer_spm(p->spm);
+    p->target = nmt_tokenizer_spm_target(p->spm);
     p->limit = nmt_pipeline_input_limit(&p->model.config, options->max_input_length);
     if (options->shortlist && nmt_shortlist_load_dir(&p->shortlist, p->dir, p->model.config.vocab_size) < 0) goto fail;
     p->options.decode.shortlist = p->shortlist;

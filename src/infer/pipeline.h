@@ -31,8 +31,10 @@ typedef struct nmt_tokenizer {
     const char *(*piece)(const void *state, int32_t id);                 /* the piece's own string */
 } nmt_tokenizer;
 
-/* SentencePiece as a tokenizer (spm must outlive it). */
+/* SentencePiece as a tokenizer (spm must outlive it): of the source side, and of the target side,
+ * which differs where the model has two vocabularies (nmt_spm_encode_target). */
 nmt_tokenizer nmt_tokenizer_spm(const nmt_spm *spm);
+nmt_tokenizer nmt_tokenizer_spm_target(const nmt_spm *spm);
 
 enum { NMT_PIPELINE_MAX_INPUT = 1000, NMT_PIPELINE_BATCH_TOKENS = 8192 };
 

@@ -169,6 +169,8 @@ struct nmt_search {
     int *bank;           /* [2 * (most_pieces + 1)] the bank step's counts */
     finished *done;      /* [batch, n_best], best first */
     int *done_count;     /* [batch] */
+    int *finished_count; /* [batch] hypotheses finished, kept or not (options.ctranslate2) */
+    int *top_finished;   /* [batch] the best candidate of some step was eos (options.ctranslate2) */
     candidate *cand;     /* [2K] */
     int full;            /* the score controls: rows' whole logits are read and rewritten */
     int loop_window;     /* pieces the loop guard reads (0: off) */
@@ -231,6 +233,8 @@ static int search_reserve(nmt_search *s, int batch, int steps, int width, int V)
     size_t o_prefix = layout_add(&total, (size_t)batch, sizeof(const int32_t *));
     size_t o_done = layout_add(&total, (size_t)batch * (size_t)s->n_best, sizeof(finished));
     size_t o_done_count = layout_add(&total, (size_t)batch, sizeof(int));
+    size_t o_finished_count = layout_add(&total, (size_t)batch, sizeof(int));
+    size_t o_top_finished = layout_add(&total, (size_t)batch, sizeof(int));
     size_t o_cand = layout_add(&total, 2 * (size_t)s->beam, sizeof(candidate));
     size_t o_pieces = layout_add(&total, (size_t)steps, sizeof(int32_t));
     size_t o_other = layout_add(&total, (size_t)steps, sizeof(int32_t));
@@ -274,6 +278,8 @@ static int search_reserve(nmt_search *s, int batch, int steps, int width, int V)
     s->prefix = (const int32_t **)(base + o_prefix);
     s->done = (finished *)(base + o_done);
     s->done_count = (int *)(base + o_done_count);
+    s->finished_count = (int *)(base + o_finished_count);
+    s->top_finished = (int *)(base + o_top_finished);
     s->cand = (candidate *)(base + o_cand);
     s->pieces = (int32_t *)(base + o_pieces);
     s->other = (int32_t *)(base + o_other);
@@ -304,7 +310,9 @@ static int search_max_length(const nmt_search *s, const nmt_decode_step *step, i
 /* Records that `row` of sentence b ended with eos at `step` with total log-probability `logprob`,
  * keeping the n_best best scores in order (an equal score does not displace an earlier one). */
 static void search_finish(nmt_search *s, int b, int step, int row, double logprob) {
-    double score = logprob / nmt_length_penalty(s->options.length_penalty, step + 1);
+    const double alpha = s->options.length_penalty;
+    double score = logprob / (s->options.ctranslate2 ? pow(step + 1, alpha) : nmt_length_penalty(alpha, step + 1));
+    s->finished_count[b]++;
     finished *d = s->done + (size_t)b * (size_t)s->n_best;
     int count = s->done_count[b];
     if (count == s->n_best && !(score > d[count - 1].score)) return;
@@ -427,6 +435,13 @@ static int select_beam(nmt_search *s, int b, int t, int first, int n, int *next)
         }
         search_append(s, t, next, cand[i].row, cand[i].token, cand[i].total);
         live++;
+    }
+    if (s->options.ctranslate2) { /* CTranslate2's rule (search.h) */
+        if (count > 0 && cand[0].token == NMT_EOS) s->top_finished[b] = 1;
+        const int stop = s->options.length_penalty == 0 ? s->top_finished[b] && s->finished_count[b] >= s->n_best
+                                                        : s->finished_count[b] >= K;
+        if (stop) *next = first_next;
+        return stop ? 0 : live;
     }
     /* Stop when no live hypothesis can beat the n-th best finished one. */
     if (live > 0 && s->done_count[b] == s->n_best &&
@@ -718,6 +733,8 @@ int nmt_search_run_guided(nmt_search *s, const nmt_decode_step *step, int batch,
         s->rows[b] = 1;
         s->streamed[b] = 0;
         s->done_count[b] = 0;
+        s->finished_count[b] = 0;
+        s->top_finished[b] = 0;
         s->token[b] = NMT_BOS;
         s->parent[b] = b;
         s->total[b] = 0;

@@ -16,7 +16,8 @@
  * k live rows' continuations are ranked by total log-probability (pad and bos are never
  * generated); an eos among the best K finishes that hypothesis, the best K others stay live.
  * Finished hypotheses are ranked by GNMT's normalised score logprob / lp(|y|), with
- * lp(|y|) = ((5 + |y|) / 6)^alpha and |y| = pieces + eos. A sentence stops when its n-th best finished
+ * lp(|y|) = ((5 + |y|) / 6)^alpha and |y| = pieces + eos (options.ctranslate2: CTranslate2's penalty and
+ * stopping rule instead). A sentence stops when its n-th best finished
  * score is at least the best score any live hypothesis could still reach: log-probabilities are
  * <= 0, so a live hypothesis with total L can at best end with L / max(lp) over the lengths it can
  * still reach; or when it reaches its maximum length floor(ratio * |x|) + 10 pieces (|x| = source
@@ -121,6 +122,11 @@ typedef struct nmt_decode_options {
     int n_best;             /* hypotheses returned per sentence, 1..K (1); with sampling, the samples
                                drawn per sentence (nmt_translator_run) */
     double length_penalty;  /* alpha (0.6); 0 ranks by plain log-probability */
+    int ctranslate2;        /* 1: rank and stop as CTranslate2's beam search: length penalty |y|^alpha
+                               (|y| = pieces + eos), and a sentence stops once K hypotheses have
+                               finished (alpha > 0), or with alpha 0 once n_best have and the best
+                               candidate of some step was eos; 0 (default): GNMT's penalty and the
+                               stop when no live hypothesis can win (above) */
     double max_length_ratio;/* R (2): at most floor(R * |x|) + 10 target pieces */
     int attention;          /* 1: return each hypothesis's cross-attention rows (alignments, maps) */
     int batch_size;         /* sentences per batch for nmt_translator_run (64) */

@@ -116,8 +116,9 @@ static int translate_batch(const nmt_translator *t, translate_worker *w, const n
     for (int b = 0; b < n; b++) {
         const int len = order[b].length;
         int32_t *row = w->matrix + (size_t)b * (size_t)S;
-        nmt_vocab_row(NMT_ROW_SOURCE, src[order[b].index], len, row, S);
-        w->tokens[b] = len + 1;
+        const int eos = t->model->config.source_eos;
+        nmt_vocab_row(eos ? NMT_ROW_SOURCE : NMT_ROW_PIECES, src[order[b].index], len, row, S);
+        w->tokens[b] = len + eos;
         w->pieces[b] = len;
         w->keys[b] = keys[order[b].index];
     }

@@ -645,7 +645,9 @@ static void output_forward(nmt_model *m, float smoothing, nmt_loss *loss, float 
         int n = (int)(o->tokens - start < o->chunk ? o->tokens - start : o->chunk);
         const int32_t *rows = o->rows + start;
         for (int i = 0; i < n; i++) memcpy(o->x + (long)i * D, x + (long)rows[i] * D, (size_t)D * sizeof(float));
-        nmt_sgemm(0, 1, n, V, D, 1.0f, o->x, D, W, D, 0.0f, o->logits, V);
+        if (m->p.output_bias) /* the product adds itself to the bias */
+            for (int i = 0; i < n; i++) memcpy(o->logits + (long)i * V, m->p.output_bias, (size_t)V * sizeof(float));
+        nmt_sgemm(0, 1, n, V, D, 1.0f, o->x, D, W, D, m->p.output_bias ? 1.0f : 0.0f, o->logits, V);
         if (A->rdrop_alpha > 0.0f)
             nmt_cross_entropy_pairs(o->logits, o->loss, o->nll, o->targets + start, n / 2, V, smoothing,
                                     A->rdrop_alpha, train);
@@ -694,6 +696,8 @@ static int forward(nmt_model *m, const nmt_batch *batch, int mode, const nmt_for
     if (m->release_marked)
         return nmt_error_set("model forward: the model's float32 matrices were given back to the system for an int8 "
                              "translator");
+    if (mode == NMT_PASS_TRAIN && m->config.output_bias)
+        return nmt_error_set("model forward: training does not implement model.output_bias (an imported model's)");
     if (prepare(m, batch, mode, opts) < 0) {
         m->acts->mode = NMT_PASS_EVAL;
         return -1;

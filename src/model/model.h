@@ -81,6 +81,7 @@ typedef struct nmt_params {
     float *src_embed;        /* [V, D]; with tie all, the same tensor as tgt_embed */
     float *tgt_embed;        /* [V, D] */
     float *output;           /* [V, D]; with tie decoder or all, the same tensor as tgt_embed */
+    float *output_bias;      /* [V] with config.output_bias, else NULL */
     float *src_positions;    /* [max_positions, D] with learned positions, else NULL */
     float *tgt_positions;    /* [max_positions, D] with learned positions, else NULL */
     nmt_encoder_layer_params *encoder; /* [encoder_layers] */

@@ -38,7 +38,9 @@ enum { NMT_MODEL_CONFIG_MIN_OPEN = 1, NMT_MODEL_CONFIG_MAX_OPEN = 2 };
     X(positions, ENUM, NMT_POSITIONS_SINUSOIDAL, NMT_POSITIONS_SINUSOIDAL, NMT_POSITIONS_ROPE, 0, nmt_positions_names) \
     X(max_positions, INT, 1024, 1, 1 << 16, 0, NULL)                                                                \
     X(norm_eps, FLOAT, 1e-5, 0, 1, NMT_MODEL_CONFIG_MIN_OPEN | NMT_MODEL_CONFIG_MAX_OPEN, NULL)                     \
-    X(tie_embeddings, ENUM, NMT_TIE_ALL, NMT_TIE_NONE, NMT_TIE_ALL, 0, nmt_tie_names)
+    X(tie_embeddings, ENUM, NMT_TIE_ALL, NMT_TIE_NONE, NMT_TIE_ALL, 0, nmt_tie_names)                             \
+    X(output_bias, INT, 0, 0, 1, 0, NULL)                                                                           \
+    X(source_eos, INT, 1, 0, 1, 0, NULL)
 
 enum { NMT_MODEL_MAX_VOCAB = 1 << 24 };
 
@@ -56,6 +58,10 @@ typedef struct nmt_model_config {
     int max_positions;               /* rows of a learned position table; longer inputs are an error */
     float norm_eps;
     nmt_tie tie_embeddings;          /* none; decoder (target embedding = output); all (+ source) */
+    int output_bias;                 /* 1: the output projection adds a bias [V] (imported models; training
+                                      * refuses it) */
+    int source_eos;                  /* 1: a source row is pieces + eos; 0: pieces only (imported models
+                                      * trained without it; training refuses it) */
 } nmt_model_config;
 
 typedef enum { NMT_MODEL_FIELD_INT, NMT_MODEL_FIELD_FLOAT, NMT_MODEL_FIELD_ENUM } nmt_model_field_kind;
@@ -70,10 +76,13 @@ typedef struct nmt_model_field {
     const char *const *names;  /* ENUM: the words */
 } nmt_model_field;
 
-/* vocab_size (default 0: unknown; else NMT_EOS+1 .. NMT_MODEL_MAX_VOCAB), then the section's fields. */
+/* vocab_size (default 0: unknown; else NMT_EOS+1 .. NMT_MODEL_MAX_VOCAB), then the section's fields.
+ * The fields from NMT_MODEL_CONFIG_FIRST_LATER on came after the first model files: a file without
+ * them reads their defaults. */
 #define NMT_MODEL_CONFIG_ONE_(...) +1
 enum { NMT_MODEL_CONFIG_COUNT = 1 NMT_MODEL_CONFIG_FIELDS(NMT_MODEL_CONFIG_ONE_) };
 extern const nmt_model_field nmt_model_config_fields[NMT_MODEL_CONFIG_COUNT];
+enum { NMT_MODEL_CONFIG_FIRST_LATER = NMT_MODEL_CONFIG_COUNT - 2 };
 
 /* The defaults of the YAML `model` section (vocab_size stays 0 until a vocabulary is known). */
 nmt_model_config nmt_model_config_default(void);

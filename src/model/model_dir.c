@@ -2,9 +2,10 @@
  * (model_dir.h). */
 #include "model/model_dir.h"
 
+#include "model/argos.h"
+#include "model/ct2.h"
 #include "model/model_file.h"
 #include "model/placement.h"
-#include "base/utf8.h"
 #include "base/util.h"
 
 #include <errno.h>
@@ -19,9 +20,12 @@ static int open_dir(const char *dir, nmt_model *model, nmt_spm **spm, int deferr
     struct stat st;
     if (stat(dir, &st) != 0)
         return nmt_error_set_kind(NMT_ERROR_IO, "%s: cannot open the model directory: %s", dir, strerror(errno));
+    const size_t len = strlen(dir);
+    if (!S_ISDIR(st.st_mode) && len > 4 && strcmp(dir + len - 4, ".npz") == 0)
+        return nmt_error_set("%s: a Marian .npz model, which nmt does not read yet (docs/model-formats.md)", dir);
     if (!S_ISDIR(st.st_mode))
-        return nmt_error_set_kind(NMT_ERROR_IO, "%s: not a model directory (expected the directory `nmt train` wrote)",
-                                  dir);
+        return nmt_error_set_kind(NMT_ERROR_IO, "%s: not a model directory (expected the directory `nmt train` wrote, "
+                                  "a CTranslate2 model directory or an Argos Translate package)", dir);
     char *model_path = nmt_path_join(dir, "model.safetensors"), *spm_path = nmt_path_join(dir, "spm.model");
     int rc = -1;
     if (!model_path || !spm_path) goto done;
@@ -50,30 +54,25 @@ done:
     return rc;
 }
 
-int nmt_model_dir_open(const char *dir, nmt_model *model, nmt_spm **spm) { return open_dir(dir, model, spm, 0); }
+/* Another toolkit's model: a CTranslate2 directory or an Argos Translate package (1), else 0. */
+static int foreign(const char *dir) { return nmt_ct2_is_model_dir(dir) || nmt_argos_is_package(dir); }
+
+static int open_foreign(const char *dir, nmt_model *model, nmt_spm **spm) {
+    return nmt_ct2_is_model_dir(dir) ? nmt_ct2_open(dir, NULL, model, spm) : nmt_argos_open(dir, model, spm);
+}
+
+int nmt_model_dir_open(const char *dir, nmt_model *model, nmt_spm **spm) {
+    return foreign(dir) ? open_foreign(dir, model, spm) : open_dir(dir, model, spm, 0);
+}
 
 int nmt_model_dir_open_for(const char *dir, nmt_precision precision, nmt_model *model, nmt_spm **spm) {
-    if (open_dir(dir, model, spm, nmt_packed_self_contained(precision)) < 0) return -1;
-    if (precision != NMT_PRECISION_INT8 || nmt_model_quantize_int8(model) == 0) return 0;
+    const int ct2 = foreign(dir);
+    if ((ct2 ? open_foreign(dir, model, spm) : open_dir(dir, model, spm, nmt_packed_self_contained(precision))) < 0)
+        return -1;
+    if (precision != NMT_PRECISION_INT8) return 0;
+    if ((ct2 ? nmt_model_quantize_int8_weights(model) : nmt_model_quantize_int8(model)) == 0) return 0;
     nmt_spm_free(*spm);
     *spm = NULL;
     nmt_model_free(model);
     return -1;
-}
-
-int nmt_model_dir_encode_line(const nmt_model *model, const nmt_spm *spm, const nmt_lines *lines, int32_t **ids,
-                              size_t *cap, size_t *count) {
-    *count = 0;
-    long bad = nmt_utf8_invalid_at(lines->line, lines->len);
-    if (bad >= 0) {
-        nmt_error_set("%s:%ld: invalid UTF-8 at byte %ld", lines->name, lines->number, bad + 1);
-        return NMT_MODEL_DIR_INVALID_UTF8;
-    }
-    if (nmt_spm_encode(spm, lines->line, lines->len, ids, cap, count) < 0)
-        return nmt_error_prefix("%s:%ld", lines->name, lines->number);
-    const nmt_model_config *c = &model->config;
-    if (c->positions == NMT_POSITIONS_LEARNED && *count + 1 > (size_t)c->max_positions)
-        return nmt_error_set("%s:%ld: %zu pieces; the model's learned positions allow at most %d", lines->name,
-                             lines->number, *count, c->max_positions - 1);
-    return 0;
 }

@@ -57,6 +57,11 @@ int nmt_model_metadata_read(nmt_model_config *config, const nmt_st_file *file, c
     for (int i = 0; i < NMT_MODEL_CONFIG_COUNT; i++) {
         const nmt_model_field *f = &nmt_model_config_fields[i];
         const char *text = nmt_st_meta(file, f->name);
+        if (!text && i >= NMT_MODEL_CONFIG_FIRST_LATER) { /* a file from before the field: its default */
+            if (f->kind == NMT_MODEL_FIELD_FLOAT) *CONFIG_FIELD(config, float, f) = (float)f->def;
+            else *CONFIG_FIELD(config, int, f) = (int)f->def;
+            continue;
+        }
         if (!text) return nmt_error_set("%s: the metadata lacks the model's %s", path, f->name);
         char *end;
         errno = 0;
@@ -291,7 +296,8 @@ done:
     return rc;
 }
 
-int nmt_model_quantize_int8(nmt_model *m) {
+/* nmt_model_quantize_int8, the learned position tables rounded too or kept. */
+static int quantize_int8(nmt_model *m, int keep_positions) {
     size_t widest = 1;
     for (int i = 0; i < m->num_tensors; i++)
         if (m->tensors[i].rank == 2 && (size_t)m->tensors[i].shape[1] > widest) widest = (size_t)m->tensors[i].shape[1];
@@ -299,6 +305,8 @@ int nmt_model_quantize_int8(nmt_model *m) {
     if (!q) return -1;
     for (int i = 0; i < m->num_tensors; i++) {
         const nmt_tensor_info *info = &m->tensors[i];
+        const float *first = m->params + info->offset;
+        if (keep_positions && (first == m->p.src_positions || first == m->p.tgt_positions)) continue;
         /* A deferred matrix is quantized from the file by its reader: the same int8 values. */
         for (int r = 0; info->rank == 2 && !(m->deferred && m->deferred[i]) && r < info->shape[0]; r++) {
             float *row = m->params + info->offset + (size_t)r * (size_t)info->shape[1];
@@ -310,6 +318,10 @@ int nmt_model_quantize_int8(nmt_model *m) {
     m->int8_rounded = 1;
     return 0;
 }
+
+int nmt_model_quantize_int8(nmt_model *m) { return quantize_int8(m, 0); }
+
+int nmt_model_quantize_int8_weights(nmt_model *m) { return quantize_int8(m, 1); }
 
 /* 1 when tensor `name` of the file is the row factors of an int8 model tensor. */
 static int is_int8_scale(const nmt_model *m, const nmt_st_file *file, const char *name) {

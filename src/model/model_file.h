@@ -67,6 +67,9 @@ int nmt_model_save_int8(const nmt_model *m, const char *path);
 /* Rounds every matrix of m to what an int8 model file holds (each row quantized and dequantized),
  * so that a model quantized when it is loaded equals its int8 file: the same translations. */
 int nmt_model_quantize_int8(nmt_model *m);
+/* The same for every matrix but the learned position tables, which stay float32: what CTranslate2
+ * quantizes (an imported int8 model then holds its own values again, ct2.h). */
+int nmt_model_quantize_int8_weights(nmt_model *m);
 /* Creates *m (nmt_model_init) from the config in the file and reads its parameters; refuses a file
  * with a tensor the model does not have. On failure *m holds nothing to free. */
 int nmt_model_load(nmt_model *m, const char *path);

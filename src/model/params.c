@@ -95,6 +95,7 @@ static void layout_walk(layout *L, const nmt_model_config *c, nmt_params *p) {
         p->tgt_embed = layout_add(L, V, D, "tgt_embed.weight");
         p->output = c->tie_embeddings == NMT_TIE_DECODER ? p->tgt_embed : layout_add(L, V, D, "output.weight");
     }
+    p->output_bias = c->output_bias ? layout_add(L, V, 0, "output.bias") : NULL;
     p->src_positions = p->tgt_positions = NULL;
     if (c->positions == NMT_POSITIONS_LEARNED) {
         p->src_positions = layout_add(L, c->max_positions, D, "encoder.embed_positions.weight");

@@ -52,6 +52,12 @@ struct SamplingTable {
     float unknown_score = 0;         /* a character no piece covers: SentencePiece's min score - 10 */
 };
 
+/* One side's pieces of a token vocabulary (nmt_spm_tokens): id -> piece and back. */
+struct TokenTable {
+    std::vector<std::string> pieces;                 /* by id; "" where the side has no piece */
+    std::unordered_map<std::string, int32_t> ids;
+};
+
 }  // namespace
 
 struct nmt_spm {
@@ -59,6 +65,9 @@ struct nmt_spm {
     uint64_t fingerprint;   /* nmt_hash_bytes of the model file */
     bool unigram;           /* the model type: only a unigram model has a distribution to sample */
     SamplingTable sampling; /* built at load for a unigram model */
+    bool tokens = false;    /* a token vocabulary: the tables below give the ids */
+    bool splits = false;    /* with tokens: the processor splits text into pieces (else spaces do) */
+    TokenTable source, target;
 };
 
 namespace {
@@ -438,7 +447,7 @@ int nmt_spm_train(const nmt_spm_train_options *options) { NMT_SPM_GUARD(-1, trai
 
 /* The processor is owned by a unique_ptr until it is handed out: SentencePiece throws on some damaged
  * models (darts_clone: "zero-length key"), and the guard's catch must not leak it. */
-static int load(nmt_spm **out, const char *path) {
+static int load(nmt_spm **out, const char *path, bool nmt_ids = true) {
     /* Read here, not by SentencePiece: a plain message ("cannot open: No such file or directory"), a
      * FIFO refused without blocking, and no more than kMaxModelBytes read (spm.model -> /dev/zero). */
     FILE *fp;
@@ -456,12 +465,52 @@ static int load(nmt_spm **out, const char *path) {
     std::unique_ptr<nmt_spm> spm(new nmt_spm);
     auto status = spm->processor.LoadFromSerializedProto(bytes);
     if (!status.ok()) return status_error(status, path, "not a SentencePiece model (the file does not parse as one)");
-    if (check_special_ids(spm->processor, path) < 0) return -1;
+    if (nmt_ids && check_special_ids(spm->processor, path) < 0) return -1;
     spm->fingerprint = nmt_hash_bytes(bytes.data(), bytes.size());
     spm->unigram = is_unigram(bytes);
     if (spm->unigram) build_sampling_table(spm->processor, &spm->sampling);
     *out = spm.release();
     return 0;
+}
+
+static void fill_table(TokenTable *table, const char *const *pieces, int count) {
+    table->pieces.assign(pieces, pieces + count);
+    for (int i = 0; i < count; i++)
+        if (pieces[i][0]) table->ids.emplace(pieces[i], i);
+}
+
+static int tokens(nmt_spm **out, const char *const *source, const char *const *target, int count,
+                  const char *spm_path) {
+    std::unique_ptr<nmt_spm> spm(new nmt_spm);
+    spm->tokens = true;
+    spm->unigram = false;
+    fill_table(&spm->source, source, count);
+    fill_table(&spm->target, target, count);
+    nmt_hash hash;
+    nmt_hash_init(&hash);
+    for (int side = 0; side < 2; side++)
+        for (int i = 0; i < count; i++) { /* each piece with its NUL, so that pieces cannot run together */
+            const char *piece = side ? target[i] : source[i];
+            nmt_hash_add(&hash, piece, strlen(piece) + 1);
+        }
+    spm->fingerprint = nmt_hash_final(&hash);
+    if (spm_path) {
+        nmt_spm *pieces = nullptr; /* its ids are the package's own: only its pieces count here */
+        int rc = load(&pieces, spm_path, false);
+        std::unique_ptr<nmt_spm> owned(pieces);
+        if (rc < 0) return nmt_error_prefix("%s", spm_path);
+        auto status = spm->processor.LoadFromSerializedProto(pieces->processor.serialized_model_proto());
+        if (!status.ok()) return status_error(status, spm_path);
+        spm->splits = true;
+    }
+    *out = spm.release();
+    return 0;
+}
+
+int nmt_spm_tokens(nmt_spm **spm, const char *const *source, const char *const *target, int count,
+                   const char *spm_path) {
+    *spm = nullptr;
+    NMT_SPM_GUARD(-1, tokens(spm, source, target, count, spm_path));
 }
 
 static int load_guarded(nmt_spm **spm, const char *path) { NMT_SPM_GUARD(-1, load(spm, path)); }
@@ -476,11 +525,39 @@ int nmt_spm_load(nmt_spm **spm, const char *path) {
 
 void nmt_spm_free(nmt_spm *spm) { delete spm; }
 
-int nmt_spm_vocab_size(const nmt_spm *spm) { return spm->processor.GetPieceSize(); }
+int nmt_spm_vocab_size(const nmt_spm *spm) {
+    return spm->tokens ? (int)spm->target.pieces.size() : spm->processor.GetPieceSize();
+}
 
 uint64_t nmt_spm_fingerprint(const nmt_spm *spm) { return spm->fingerprint; }
 
+/* A token vocabulary's encoding: the processor's pieces, or the text's space-separated tokens, each
+ * looked up in the source table (unk when absent). */
+static int encode_tokens(const nmt_spm *spm, const TokenTable &table, const char *text, size_t len, int32_t **ids,
+                         size_t *cap, size_t *count) {
+    std::vector<std::string> pieces;
+    if (spm->splits) {
+        auto status = spm->processor.Encode(std::string(text, len), &pieces);
+        if (!status.ok()) return status_error(status, "encoding with SentencePiece");
+    } else {
+        for (size_t at = 0; at < len;) {
+            size_t end = at;
+            while (end < len && text[end] != ' ' && text[end] != '\t') end++;
+            if (end > at) pieces.emplace_back(text + at, end - at);
+            at = end + 1;
+        }
+    }
+    if (reserve_ids(pieces.size(), ids, cap) < 0) return -1;
+    for (size_t i = 0; i < pieces.size(); i++) {
+        auto found = table.ids.find(pieces[i]);
+        (*ids)[i] = found == table.ids.end() ? NMT_UNK : found->second;
+    }
+    *count = pieces.size();
+    return 0;
+}
+
 static int encode(const nmt_spm *spm, const char *text, size_t len, int32_t **ids, size_t *cap, size_t *count) {
+    if (spm->tokens) return encode_tokens(spm, spm->source, text, len, ids, cap, count);
     std::vector<int> pieces;
     auto status = spm->processor.Encode(std::string(text, len), &pieces);
     if (!status.ok()) return status_error(status, "encoding with SentencePiece");
@@ -495,6 +572,13 @@ int nmt_spm_encode(const nmt_spm *spm, const char *text, size_t len, int32_t **i
     NMT_SPM_GUARD(-1, encode(spm, text, len, ids, cap, count));
 }
 
+int nmt_spm_encode_target(const nmt_spm *spm, const char *text, size_t len, int32_t **ids, size_t *cap,
+                          size_t *count) {
+    *count = 0;
+    if (!spm->tokens) return nmt_spm_encode(spm, text, len, ids, cap, count);
+    NMT_SPM_GUARD(-1, encode_tokens(spm, spm->target, text, len, ids, cap, count));
+}
+
 int nmt_spm_can_sample(const nmt_spm *spm) { return spm->unigram; }
 
 int nmt_spm_sample(const nmt_spm *spm, const char *text, size_t len, double alpha, uint64_t seed, int32_t **ids,
@@ -506,8 +590,9 @@ int nmt_spm_sample(const nmt_spm *spm, const char *text, size_t len, double alph
 
 static char *decode(const nmt_spm *spm, const int32_t *ids, size_t count) {
     std::vector<int> pieces;
+    std::vector<std::string> tokens;
     pieces.reserve(count);
-    int size = spm->processor.GetPieceSize();
+    int size = nmt_spm_vocab_size(spm);
     for (size_t i = 0; i < count; i++) {
         if (ids[i] == NMT_PAD || ids[i] == NMT_BOS || ids[i] == NMT_EOS) continue;
         if (ids[i] < 0 || ids[i] >= size) {
@@ -515,9 +600,14 @@ static char *decode(const nmt_spm *spm, const int32_t *ids, size_t count) {
             return nullptr;
         }
         pieces.push_back(ids[i]);
+        if (spm->tokens) tokens.push_back(spm->target.pieces[(size_t)ids[i]]);
     }
     std::string text;
-    auto status = spm->processor.Decode(pieces, &text);
+    sentencepiece::util::Status status;
+    if (!spm->tokens) status = spm->processor.Decode(pieces, &text);
+    else if (spm->splits) status = spm->processor.Decode(tokens, &text);
+    else
+        for (size_t i = 0; i < tokens.size(); i++) text += (i ? " " : "") + tokens[i];
     if (!status.ok()) {
         status_error(status, "decoding with SentencePiece");
         return nullptr;
@@ -532,7 +622,8 @@ char *nmt_spm_decode(const nmt_spm *spm, const int32_t *ids, size_t count) {
 }
 
 const char *nmt_spm_piece(const nmt_spm *spm, int32_t id) {
-    if (id < 0 || id >= spm->processor.GetPieceSize()) return "";
+    if (id < 0 || id >= nmt_spm_vocab_size(spm)) return "";
+    if (spm->tokens) return spm->target.pieces[(size_t)id].c_str();
     return spm->processor.IdToPiece(id).c_str();
 }
 

@@ -25,14 +25,25 @@ typedef struct nmt_spm_train_options {
 int nmt_spm_train(const nmt_spm_train_options *options);
 /* Loads a model file: a regular file of at most 256 MiB (a FIFO or a device is refused at once). */
 int nmt_spm_load(nmt_spm **spm, const char *path);
+/* A token vocabulary, as models imported from other toolkits have (model_dir.h): source[i] and
+ * target[i] are the pieces of id i on each side ("" where a side has none), the ids 0-3 those of
+ * vocab.h. With spm_path (a SentencePiece model; NULL: none) text is cut into pieces by it, each looked
+ * up in source, and output pieces are joined by it (Argos Translate packages); without, text is split
+ * at spaces and tabs and output tokens are joined by one space (CTranslate2's token mode). A piece not
+ * in source reads as unk. Such a vocabulary cannot sample (nmt_spm_can_sample 0). */
+int nmt_spm_tokens(nmt_spm **spm, const char *const *source, const char *const *target, int count,
+                   const char *spm_path);
 void nmt_spm_free(nmt_spm *spm);
 int nmt_spm_vocab_size(const nmt_spm *spm);
 /* The vocabulary's fingerprint: nmt_hash_bytes of the model file (models record it; two different
- * vocabularies of one size differ in it). */
+ * vocabularies of one size differ in it); of a token vocabulary, a hash of its pieces. */
 uint64_t nmt_spm_fingerprint(const nmt_spm *spm);
 /* Encodes text (len bytes, valid UTF-8) into *ids (grown with nmt_realloc as needed; *cap tracks
  * its capacity) and sets *count. */
 int nmt_spm_encode(const nmt_spm *spm, const char *text, size_t len, int32_t **ids, size_t *cap, size_t *count);
+/* The same for target text: a token vocabulary's target ids (its source ones above), else as above. */
+int nmt_spm_encode_target(const nmt_spm *spm, const char *text, size_t len, int32_t **ids, size_t *cap,
+                          size_t *count);
 /* Subword sampling (Kudo 2018, "subword regularization"): draws one segmentation of text from the
  * unigram model's distribution over all of them, P(pieces) proportional to exp(alpha x the sum of their
  * scores) -- SentencePiece's SampleEncode with nbest_size -1 -- with nmt's own generator started at

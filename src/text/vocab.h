@@ -16,6 +16,7 @@ typedef enum nmt_vocab_row_kind {
     NMT_ROW_SOURCE,        /* pieces + eos */
     NMT_ROW_DECODER_INPUT, /* bos + pieces */
     NMT_ROW_TARGET,        /* pieces + eos */
+    NMT_ROW_PIECES,        /* pieces alone: the source row of a model without a source eos */
 } nmt_vocab_row_kind;
 
 /* Fills row[width] with the `kind` row of pieces[len], padded with NMT_PAD; width >= len + 1. */

@@ -1,0 +1,65 @@
+/* ct2_file: CTranslate2's model.bin, its variables read by name.
+ *
+ * The file (python/ctranslate2/specs/model_spec.py writes it) is little-endian: uint32 binary version
+ * (1 to 6); from version 2 the spec name (a string: uint16 length with the NUL, bytes, NUL) and uint32
+ * spec revision; uint32 variable count, then each variable: name, uint8 rank, uint32 dims, its type
+ * (version 4 on: uint8 type id and uint32 bytes; before: uint8 item size and uint32 items) and its
+ * bytes; from version 3, uint32 alias count and (alias, target) name pairs. Revision 1 used OpenNMT-tf's
+ * names, renamed here as CTranslate2 renames them. Everything is bounded: names of at most 1 KiB, at
+ * most 2^20 variables, ranks up to 4, payloads that fit the file and their shape. The header is read
+ * at open; the data stays in the file until asked for.
+ */
+#ifndef NMT_CT2_FILE_H
+#define NMT_CT2_FILE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+enum { NMT_CT2_MAX_NAME = 1024, NMT_CT2_MAX_RANK = 4 };
+/* CTranslate2's type ids. */
+enum { NMT_CT2_F32, NMT_CT2_I8, NMT_CT2_I16, NMT_CT2_I32, NMT_CT2_F16, NMT_CT2_BF16, NMT_CT2_TYPES };
+
+typedef struct nmt_ct2_var {
+    char *name;
+    int dtype, rank;
+    int64_t shape[NMT_CT2_MAX_RANK];
+    long offset;               /* of the data in the file */
+    size_t bytes;
+    unsigned char scalar[8];   /* the data of a variable of at most 8 bytes */
+    int used;
+} nmt_ct2_var;
+
+typedef struct nmt_ct2_alias {
+    char *name, *target;
+} nmt_ct2_alias;
+
+typedef struct nmt_ct2_file {
+    const char *path;          /* model.bin */
+    FILE *fp;
+    size_t size;
+    int version, revision;
+    char spec[64];
+    nmt_ct2_var *vars;
+    int count;
+    nmt_ct2_alias *aliases;
+    int alias_count;
+    void *data;                /* scratch for one variable's bytes */
+    size_t data_cap;
+} nmt_ct2_file;
+
+/* Opens path and reads its header and variable table (errors name the path and the variable). */
+int nmt_ct2_file_open(nmt_ct2_file *f, const char *path);
+void nmt_ct2_file_close(nmt_ct2_file *f);
+/* The variable `name` (an alias followed), or NULL; marks it used. */
+nmt_ct2_var *nmt_ct2_file_find(nmt_ct2_file *f, const char *name);
+/* A scalar variable's value; def when v is NULL or not a scalar. */
+double nmt_ct2_file_scalar(const nmt_ct2_var *v, double def);
+/* The scalar attribute scope/name, else the model-wide name (older revisions), else def. */
+double nmt_ct2_file_attribute(nmt_ct2_file *f, const char *scope, const char *name, double def);
+size_t nmt_ct2_var_elements(const nmt_ct2_var *v);
+/* v as float32 into out[elements]: int8 and int16 dequantized as CTranslate2 does (q * (1 / scale),
+ * with NAME_scale one per row or one in all; int16 without one: 1000), float16 and bfloat16 widened. */
+int nmt_ct2_file_floats(nmt_ct2_file *f, nmt_ct2_var *v, float *out);
+
+#endif
