@@ -211,12 +211,16 @@ int nmt_pipeline_load(const char *model, int whole, int precision_of_model, nmt_
     *spm = NULL;
     struct stat st;
     if (stat(model, &st) != 0) return nmt_error_set("%s: cannot open the model: %s", model, strerror(errno));
-    const int file = S_ISREG(st.st_mode);
+    const int foreign = nmt_model_dir_foreign(model), file = S_ISREG(st.st_mode) && !foreign;
     *dir = file ? dir_of_file(model) : nmt_strdup(model);
     if (!*dir) return -1;
     nmt_precision fp32 = NMT_PRECISION_FP32;
     int rc;
-    if (file) rc = open_file(model, *dir, precision_of_model && !whole, whole ? &fp32 : precision, m, spm);
+    if (foreign) {
+        /* Another toolkit's weights are read whole into float32; they run as asked (fp32 unless told). */
+        if (whole || precision_of_model) *precision = NMT_PRECISION_FP32;
+        rc = nmt_model_dir_open_for(model, whole ? fp32 : *precision, m, spm);
+    } else if (file) rc = open_file(model, *dir, precision_of_model && !whole, whole ? &fp32 : precision, m, spm);
     else if (whole) rc = nmt_model_dir_open(*dir, m, spm);
     else rc = open_dir(*dir, precision_of_model, precision, m, spm);
     if (rc == 0) return 0;

@@ -55,18 +55,18 @@ done:
 }
 
 /* Another toolkit's model: a CTranslate2 directory or an Argos Translate package (1), else 0. */
-static int foreign(const char *dir) { return nmt_ct2_is_model_dir(dir) || nmt_argos_is_package(dir); }
+int nmt_model_dir_foreign(const char *path) { return nmt_ct2_is_model_dir(path) || nmt_argos_is_package(path); }
 
 static int open_foreign(const char *dir, nmt_model *model, nmt_spm **spm) {
     return nmt_ct2_is_model_dir(dir) ? nmt_ct2_open(dir, NULL, model, spm) : nmt_argos_open(dir, model, spm);
 }
 
 int nmt_model_dir_open(const char *dir, nmt_model *model, nmt_spm **spm) {
-    return foreign(dir) ? open_foreign(dir, model, spm) : open_dir(dir, model, spm, 0);
+    return nmt_model_dir_foreign(dir) ? open_foreign(dir, model, spm) : open_dir(dir, model, spm, 0);
 }
 
 int nmt_model_dir_open_for(const char *dir, nmt_precision precision, nmt_model *model, nmt_spm **spm) {
-    const int ct2 = foreign(dir);
+    const int ct2 = nmt_model_dir_foreign(dir);
     if ((ct2 ? open_foreign(dir, model, spm) : open_dir(dir, model, spm, nmt_packed_self_contained(precision))) < 0)
         return -1;
     if (precision != NMT_PRECISION_INT8) return 0;

@@ -26,5 +26,8 @@ int nmt_model_dir_open(const char *dir, nmt_model *model, nmt_spm **spm);
  * and for int8 the rest is rounded by nmt_model_quantize_int8. The model then serves translators of
  * that precision only. */
 int nmt_model_dir_open_for(const char *dir, nmt_precision precision, nmt_model *model, nmt_spm **spm);
+/* 1 when `path` is a model of another toolkit that nmt reads (a CTranslate2 directory, an Argos
+ * Translate package or its archive), 0 otherwise. */
+int nmt_model_dir_foreign(const char *path);
 
 #endif
