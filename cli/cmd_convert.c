@@ -15,7 +15,7 @@
 const char nmt_cmd_convert_summary[] = "write a model directory with int8 (or fp32) weights";
 
 /* The files of a model directory besides model.safetensors, copied as they are when present. */
-static const char *const companions[] = {"spm.model", "spm.vocab", "config.yaml", "shortlist.bin"};
+static const char *const companions[] = {"spm.model", "spm.vocab", "config.yaml", "config.resolved.yaml", "shortlist.bin"};
 
 static void usage(FILE *out) {
     fprintf(out,

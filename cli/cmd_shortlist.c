@@ -72,9 +72,8 @@ int nmt_cmd_shortlist(int argc, char **argv) {
     if (!src != !tgt) return nmt_cli_usage_error("shortlist", "--src and --tgt go together");
     nmt_config config;
     int have_config = 0, rc = -1;
-    char *config_path = nmt_path_join(model_dir, "config.yaml");
-    if (config_path && !src) {
-        if (nmt_config_load(&config, config_path, NULL) < 0) {
+    if (!src) {
+        if (nmt_config_load_dir(&config, model_dir) < 0) {
             nmt_error_prefix("no --src/--tgt, and the training corpus cannot be found");
         } else {
             have_config = 1;
@@ -82,8 +81,7 @@ int nmt_cmd_shortlist(int argc, char **argv) {
             tgt = config.train.tgt;
         }
     }
-    if (config_path && src) rc = nmt_shortlist_build_dir(model_dir, src, tgt, (int)k, (int)m, 0, quiet ? NULL : stderr);
+    if (src) rc = nmt_shortlist_build_dir(model_dir, src, tgt, (int)k, (int)m, 0, quiet ? NULL : stderr);
     if (have_config) nmt_config_free(&config);
-    free(config_path);
     return rc == 0 ? NMT_EXIT_OK : nmt_cli_fail("shortlist");
 }

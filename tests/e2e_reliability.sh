@@ -134,7 +134,7 @@ said "a damaged later checkpoint" "warning: skipping a damaged checkpoint: $tmp/
 # A config.yaml that no longer loads: the resume goes on without the comparison, and says so; a
 # directory whose checkpoints are all damaged is no resume, so its config.yaml is not read at all.
 cp -r model broken
-echo 'model: [' >model/config.yaml
+printf '%s\nmodel: [\n' "$(head -n 1 model/config.yaml)" >model/config.yaml # nmt's own, damaged
 check "resume with a broken config.yaml" 0 "${train[@]}" --set train.max_steps=50 --set train.batch_tokens=250
 said "resume with a broken config.yaml" "warning: cannot compare with the settings of the run being resumed: "
 grep -q "batch_tokens: 250" model/config.yaml || say_fail "the resume did not write config.yaml again"

@@ -84,6 +84,28 @@ grep -q "resuming" err && say_fail "--overwrite resumed"
 cmp -s <(tensors again/checkpoints/step-00000010.safetensors) <(tensors ten/checkpoints/step-00000010.safetensors) ||
   say_fail "--overwrite is not a fresh run"
 
+# output: . beside the user's own config.yaml: their file (comments, layout) is never replaced; the
+# resolved config goes to config.resolved.yaml, which a resume and `nmt shortlist` read.
+mkdir own && cp toy.train.* own/
+sed -e 's/^output: straight/output: .  # train here/' -e 's|toy.train|./toy.train|g' c.yaml >own/config.yaml
+echo "# my notes" >>own/config.yaml
+cp own/config.yaml mine.yaml
+(cd own && "$NMT" train config.yaml --threads 1 --quiet --set train.max_steps=10) 2>err || say_fail "output: .: $(cat err)"
+cmp -s own/config.yaml mine.yaml || say_fail "the user's config.yaml was replaced: $(head -n 3 own/config.yaml)"
+head -n 1 own/config.resolved.yaml | grep -q "^# The resolved configuration of an nmt run" ||
+  say_fail "no config.resolved.yaml"
+(cd own && "$NMT" train config.yaml --threads 1 --set train.max_steps=20 --set train.batch_tokens=250) 2>err ||
+  say_fail "resume with output: .: $(cat err)"
+grep -q "resuming from" err && grep -qF "warning: train.batch_tokens is 250 but the run being resumed used 300" err ||
+  say_fail "the resume did not compare with config.resolved.yaml: $(grep -v '^ ' err | head -3)"
+cmp -s own/config.yaml mine.yaml || say_fail "the resume replaced the user's config.yaml"
+grep -q "batch_tokens: 250" own/config.resolved.yaml || say_fail "config.resolved.yaml is not the resumed run's"
+check "shortlist from config.resolved.yaml" 0 "$NMT" shortlist -m own -q -k 5 --frequent 5
+mkfifo fifo_dir_config && mkdir fifo_model && cp straight/model.safetensors straight/spm.model fifo_model/ &&
+  mv fifo_dir_config fifo_model/config.yaml
+check_timeout=20 check "a FIFO as config.yaml" 1 "$NMT" shortlist -m fifo_model -q
+grep -q "training corpus cannot be found" err || say_fail "a FIFO as config.yaml: '$(cat err)'"
+
 # A run refused at start leaves no new directory behind (its parents included).
 printf '\n\n' >blank.en && printf 'a\nb\n' >ab.de
 check "no pairs" 1 "${train[@]}" --set 'data.train={src: blank.en, tgt: ab.de}' --set output=new/dir

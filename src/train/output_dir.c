@@ -100,7 +100,7 @@ static const char *const settings[] = {
     "train.dropout_trg",      "train.rdrop_alpha",         "train.ema_decay",             "train.precision",
 };
 
-/* A resume compares the config with the one the interrupted run saved (OUTPUT/config.yaml) and warns,
+/* A resume compares the config with the one the interrupted run saved (nmt_config_dir_path) and warns,
  * naming the key, for every setting above that changed: the new value is used, and the run is no
  * longer bit-identical to an uninterrupted one. (A different model or vocabulary is refused later.) */
 int nmt_output_dir_check_settings(const nmt_config *cfg, const nmt_config *saved, FILE *warnings) {
@@ -119,11 +119,10 @@ int nmt_output_dir_check_settings(const nmt_config *cfg, const nmt_config *saved
 }
 
 int nmt_output_dir_saved_config(const char *dir, nmt_config *saved, FILE *warnings) {
-    char *path = nmt_path_join(dir, "config.yaml");
-    struct stat st;
+    char *path = nmt_config_dir_path(dir);
     int loaded = 0;
-    if (path && stat(path, &st) == 0 && S_ISREG(st.st_mode)) {
-        loaded = nmt_config_load(saved, path, NULL) == 0;
+    if (path && nmt_file_exists(path)) {
+        loaded = nmt_config_load_dir(saved, dir) == 0;
         if (!loaded && warnings)
             fprintf(warnings, "warning: cannot compare with the settings of the run being resumed: %s\n", nmt_error());
     }

@@ -27,8 +27,8 @@ int nmt_output_dir_check_fresh(const char *dir, int overwrite);
  * files of train.init_from), so that the run starts again from nothing of the old one; what went is
  * said on `progress` (NULL: not said). 0, or -1 naming the file that could not be deleted. */
 int nmt_output_dir_start_again(const char *dir, const char *const *inputs, FILE *progress);
-/* The settings of the run being resumed in dir, read from its config.yaml into *saved: 1 (free it with
- * nmt_config_free), else 0 -- no config.yaml, or one that does not load (said on warnings, NULL: not
+/* The settings of the run being resumed in dir, read from its resolved config (nmt_config_dir_path) into *saved: 1 (free it with
+ * nmt_config_free), else 0 -- none, or one that does not load (said on warnings, NULL: not
  * said; the resume goes on without the comparison below). */
 int nmt_output_dir_saved_config(const char *dir, nmt_config *saved, FILE *warnings);
 /* A resume: for every setting that makes the continuation differ from an uninterrupted run and

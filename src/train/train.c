@@ -520,7 +520,7 @@ static int setup(trainer *t, const nmt_train_options *opt) {
     t->log_path = nmt_path_join(cfg->output, "train.log.jsonl");
     t->model_path = nmt_path_join(cfg->output, "model.safetensors");
     t->spm_path = nmt_path_join(cfg->output, "spm.model");
-    char *config_path = nmt_path_join(cfg->output, "config.yaml");
+    char *config_path = nmt_config_dir_path(cfg->output); /* never the user's own config.yaml */
     nmt_st_file ckpt = {0};
     char *ckpt_path = NULL;
     /* The settings as this run trains: train.precision auto resolved, so that config.yaml says what
