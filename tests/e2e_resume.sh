@@ -106,12 +106,15 @@ mkfifo fifo_dir_config && mkdir fifo_model && cp straight/model.safetensors stra
 check_timeout=20 check "a FIFO as config.yaml" 1 "$NMT" shortlist -m fifo_model -q
 grep -q "training corpus cannot be found" err || say_fail "a FIFO as config.yaml: '$(cat err)'"
 
-# A run refused at start leaves no new directory behind (its parents included).
+# A run refused at start leaves no new directory behind (its parents included); a vocab.size the
+# corpus cannot give is named.
 printf '\n\n' >blank.en && printf 'a\nb\n' >ab.de
 check "no pairs" 1 "${train[@]}" --set 'data.train={src: blank.en, tgt: ab.de}' --set output=new/dir
 [ -e new ] && say_fail "a refused run left $(find new | tr '\n' ' ')"
 mkdir there
-check "no pairs, existing parent" 1 "${train[@]}" --set 'data.train={src: blank.en, tgt: ab.de}' --set output=there/dir
+check "vocab.size too large" 1 "${train[@]}" --set vocab.size=500 --set output=there/dir
+grep -q "vocab.size 500 is more pieces than this corpus gives: SentencePiece allows at most [0-9]* here; set vocab.size to" err ||
+  say_fail "vocab.size too large: '$(cat err)'"
 [ -d there ] && [ ! -e there/dir ] || say_fail "a refused run left there/dir, or removed its parent"
 
 [ $fail -eq 0 ] && echo "e2e_resume: all checks passed"
