@@ -617,6 +617,7 @@ int nmt_cmd_bench(int argc, char **argv) {
     o.model.vocab_size = 8000;
     o.decode = nmt_decode_options_default();
     long v, threads = nmt_cli_threads_default(), num_overrides = 0;
+    int precision_given = 0;
     int opt, status = NMT_EXIT_USAGE;
     static const int repeatable[] = {OPT_SET, 0};
     optind = 1;
@@ -680,6 +681,7 @@ int nmt_cmd_bench(int argc, char **argv) {
             break;
         case OPT_PRECISION:
             if (nmt_cli_precision("bench", optarg, &o.decode.precision) < 0) goto done;
+            precision_given = 1;
             break;
         case OPT_SHORTLIST: o.shortlist = 1; break;
         default: goto done;
@@ -691,6 +693,12 @@ int nmt_cmd_bench(int argc, char **argv) {
     }
     const char *what = argv[optind];
     int positional = argc - optind - 1; /* after the benchmark's name */
+    if (precision_given && strcmp(what, "translate") != 0) {
+        nmt_cli_usage_error("bench", "--precision is decoding's and applies to `bench translate` only%s",
+                            strcmp(what, "train") == 0 ? "; training takes train.precision (--set train.precision=bf16)"
+                                                       : "");
+        goto done;
+    }
     int is_train = strcmp(what, "train") == 0;
     if (strcmp(what, "gemm") != 0 && !is_train && strcmp(what, "translate") != 0 && strcmp(what, "allreduce") != 0) {
         nmt_cli_usage_error("bench", "unknown benchmark '%s' (expected gemm, train, translate or allreduce)", what);
