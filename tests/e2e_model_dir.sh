@@ -11,18 +11,7 @@ said() { # said NAME TEXT: the last command's stderr holds TEXT
   grep -qF -- "$2" "$err" || { say_fail "$1: stderr lacks '$2':"; cat "$err"; }
 }
 tiny_corpus toy 300
-cat >c.yaml <<'EOF'
-model: {d_model: 16, heads: 2, ffn: 32, encoder_layers: 1, decoder_layers: 1}
-vocab: {size: 40}
-data:
-  train: {src: toy.train.en, tgt: toy.train.de}
-train:
-  batch_tokens: 300
-  max_steps: 20
-  valid_every: 1000
-  save_every: 10
-output: A
-EOF
+tiny_config c.yaml A
 "$NMT" train c.yaml --threads 1 --quiet 2>train.err || { echo "FAIL train: $(cat train.err)"; exit 1; }
 sum_a=$(cd A && sha256sum model.safetensors spm.model checkpoints/*)
 

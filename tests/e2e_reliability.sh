@@ -13,19 +13,7 @@ said() { # said NAME TEXT: the last command's stderr holds TEXT
 
 . "$NMT_SOURCE_DIR/tests/tiny_model.sh"
 tiny_corpus toy 300
-cat >config.yaml <<'EOF'
-model: {d_model: 16, heads: 2, ffn: 32, encoder_layers: 1, decoder_layers: 1}
-vocab: {size: 40}
-data:
-  train: {src: toy.train.en, tgt: toy.train.de}
-train:
-  batch_tokens: 300
-  max_steps: 20
-  valid_every: 1000
-  save_every: 10
-  keep_last: 2
-output: model
-EOF
+tiny_config config.yaml model
 train=("$NMT" train config.yaml --threads 1 --quiet)
 check "train" 0 "${train[@]}"
 [ -s model/model.safetensors ] && [ -s model/checkpoints/step-00000020.safetensors ] || { echo "FAIL no model"; exit 1; }

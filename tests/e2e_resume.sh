@@ -7,19 +7,7 @@ set -u
 . "$NMT_SOURCE_DIR/tests/harness.sh"
 . "$NMT_SOURCE_DIR/tests/tiny_model.sh"
 tiny_corpus toy 300
-cat >c.yaml <<'EOF'
-model: {d_model: 16, heads: 2, ffn: 32, encoder_layers: 1, decoder_layers: 1}
-vocab: {size: 40}
-data:
-  train: {src: toy.train.en, tgt: toy.train.de}
-train:
-  batch_tokens: 300
-  max_steps: 20
-  valid_every: 1000
-  save_every: 10
-  keep_last: 2
-output: straight
-EOF
+tiny_config c.yaml straight
 train=("$NMT" train c.yaml --threads 1 --quiet)
 "${train[@]}" 2>err || { echo "FAIL the straight run: $(cat err)"; exit 1; }
 # The tensors of a safetensors file: what follows its 8-byte header length and JSON header (a
