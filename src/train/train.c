@@ -722,8 +722,10 @@ int nmt_train(const nmt_config *cfg, const nmt_train_options *opt, nmt_train_res
         say(&t, "stopped by %s at step %ld (epoch %ld) after %s of training%s\n", stopped_by, s->step, s->epoch, elapsed,
             strcmp(stopped_by, "signal") == 0 ? "; run again to resume" : "");
     }
+    /* A run refused at start leaves no trace: what it created goes while it still holds the lock (so
+     * no trainer that started meanwhile is in there). */
+    if (!started && t.created && t.lock_fd >= 0) nmt_remove_tree(t.created);
     cleanup(&t);
-    if (!started && t.created) nmt_remove_tree(t.created); /* a run refused at start leaves no trace */
     free(t.created);
     return rc;
 }
