@@ -27,9 +27,10 @@ static void usage(FILE *out) {
             "With --ema, averages the checkpoints' moving averages of the weights (train.ema_decay's,\n"
             "which model.safetensors holds) instead of their trained weights.\n"
             "\n"
-            "  -o, --output DIR     the model directory to write (created; one that holds a model is\n"
-            "                       refused without --overwrite; OUT.safetensors writes only the\n"
-            "                       averaged weights file)\n"
+            "  -o, --output DIR     the model directory to write (built beside it and moved into place\n"
+            "                       whole; one that holds a model is refused without --overwrite, one\n"
+            "                       whose files link to an input always; OUT.safetensors writes only\n"
+            "                       the averaged weights file)\n"
             "  -l, --last N         average the last N checkpoints of MODEL_DIR\n"
             "      --ema            average the checkpoints' moving averages (their ema.* tensors)\n"
             "      --overwrite      replace the model in -o DIR\n"
@@ -65,21 +66,23 @@ static char *model_dir_of(const char *file) {
     return dir;
 }
 
-/* Copies NAME from the model directory of paths[0] into out_dir, after checking that every other
- * input's model directory holds the same bytes (the vocabulary must be shared). */
-static int copy_shared(const char *const *paths, int count, const char *name, const char *out_dir, int same_required) {
+/* Copies NAME from the model directory of paths[0] into the directory being written. The vocabulary
+ * (`shared`) must be there and hold the same bytes in every input's model directory; another file is
+ * copied when present. */
+static int copy_shared(const char *const *paths, int count, const char *name, const nmt_staged_dir *out, int shared) {
     char *first_dir = model_dir_of(paths[0]), *from = first_dir ? nmt_path_join(first_dir, name) : NULL;
-    char *to = nmt_path_join(out_dir, name), *data = NULL, *other = NULL;
+    char *to = nmt_staged_dir_path(out, name), *data = NULL, *other = NULL;
     size_t size = 0, other_size = 0;
     int rc = -1;
     if (!from || !to) goto done;
     if (!nmt_file_exists(from)) {
-        nmt_error_set("%s: missing, so %s is not in a model directory (use -o FILE.safetensors for the weights "
-                      "alone)", from, paths[0]);
+        rc = shared ? nmt_error_set("%s: missing, so %s is not in a model directory (use -o FILE.safetensors for the "
+                                    "weights alone)", from, paths[0])
+                    : 0;
         goto done;
     }
     if (nmt_read_file(from, &data, &size) < 0) goto done;
-    for (int k = 1; same_required && k < count; k++) {
+    for (int k = 1; shared && k < count; k++) {
         char *dir = model_dir_of(paths[k]), *path = dir ? nmt_path_join(dir, name) : NULL;
         int differs = 0, ok = path && (!nmt_file_exists(path) || nmt_read_file(path, &other, &other_size) == 0);
         if (ok && other) differs = other_size != size || memcmp(other, data, size) != 0;
@@ -99,16 +102,22 @@ done:
     return rc;
 }
 
-/* Averages into OUT_DIR/model.safetensors with the vocabulary and config beside it. */
+/* The files of the model directory written, model.safetensors first. */
+static const char *const written[] = {"model.safetensors", "spm.model", "config.yaml", "config.resolved.yaml", NULL};
+
+/* Averages into OUT_DIR/model.safetensors with the vocabulary and config beside it, the directory
+ * built whole beside OUT_DIR and renamed into place (a failure leaves no half-written model). */
 static int write_model_dir(const char *const *paths, int count, const char *prefix, const char *out_dir) {
-    if (nmt_mkdirs(out_dir) < 0) return -1;
-    char *weights = nmt_path_join(out_dir, "model.safetensors");
-    if (!weights) return -1;
-    int rc = copy_shared(paths, count, "spm.model", out_dir, 1);
-    if (rc == 0) rc = copy_shared(paths, count, "config.yaml", out_dir, 0);
+    nmt_staged_dir out;
+    if (nmt_staged_dir_open(&out, out_dir) < 0) return -1;
+    char *weights = nmt_staged_dir_path(&out, written[0]);
+    int rc = weights ? 0 : -1;
+    for (int i = 1; written[i] && rc == 0; i++) rc = copy_shared(paths, count, written[i], &out, i == 1);
     if (rc == 0) rc = nmt_model_average(paths, count, prefix, weights);
     free(weights);
-    return rc;
+    if (rc == 0) return nmt_staged_dir_commit(&out, written[0]);
+    nmt_staged_dir_abort(&out);
+    return -1;
 }
 
 int nmt_cmd_average(int argc, char **argv) {
@@ -169,6 +178,11 @@ int nmt_cmd_average(int argc, char **argv) {
     if (bare ? nmt_cli_output("average", "--output", output, paths, NULL) < 0
              : nmt_cli_model_dir_output("average", "--output", output, overwrite) < 0) {
         usage = 1;
+        goto done;
+    }
+    /* A file of the directory that is (a link to) an input would be destroyed by writing it. */
+    if (!bare && nmt_output_dir_check_inputs(output, written, paths) < 0) {
+        usage = nmt_cli_usage_error("average", "--output %s: %s", output, nmt_error());
         goto done;
     }
     const char *prefix = ema ? "ema." : "";

@@ -403,6 +403,7 @@ int nmt_cmd_bench(int argc, char **argv) {
     o.model.vocab_size = 8000;
     o.pipe = nmt_pipeline_options_default();
     long v, threads = nmt_cli_threads_default(), num_overrides = 0;
+    int precision_given = 0;
     int opt, status = NMT_EXIT_USAGE;
     static const int repeatable[] = {OPT_SET, 0};
     optind = 1;
@@ -467,6 +468,7 @@ int nmt_cmd_bench(int argc, char **argv) {
         case OPT_PRECISION:
             if (nmt_cli_precision("bench", optarg, &o.pipe.decode.precision) < 0) goto done;
             o.pipe.precision_of_model = 0;
+            precision_given = 1;
             break;
         case OPT_SHORTLIST: o.pipe.shortlist = 1; break;
         default: goto done;
@@ -478,6 +480,12 @@ int nmt_cmd_bench(int argc, char **argv) {
     }
     const char *what = argv[optind];
     int positional = argc - optind - 1; /* after the benchmark's name */
+    if (precision_given && strcmp(what, "translate") != 0) {
+        nmt_cli_usage_error("bench", "--precision is decoding's and applies to `bench translate` only%s",
+                            strcmp(what, "train") == 0 ? "; training takes train.precision (--set train.precision=bf16)"
+                                                       : "");
+        goto done;
+    }
     int is_train = strcmp(what, "train") == 0;
     if (strcmp(what, "gemm") != 0 && !is_train && strcmp(what, "translate") != 0 && strcmp(what, "allreduce") != 0) {
         nmt_cli_usage_error("bench", "unknown benchmark '%s' (expected gemm, train, translate or allreduce)", what);

@@ -478,7 +478,8 @@ static void inputs_free(inputs *in) {
 static int run(args *a) {
     inputs in = {0};
     nmt_strbuf out = {0};
-    int ok = check_args(a) == 0 && read_inputs(a, &in) == 0 &&
+    if (check_args(a) < 0) return nmt_cli_usage_error(CMD, "%s", nmt_error()); /* arguments that do not go together */
+    int ok = read_inputs(a, &in) == 0 &&
              nmt_evaluate_check(&a->e, in.systems, in.nsys, in.refs, in.nrefs) == 0;
     if (ok && !a->e.sentence_level && !a->force)
         for (int m = 0; m < a->e.nmetrics; m++)

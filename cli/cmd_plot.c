@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 const char nmt_cmd_plot_summary[] = "draw training curves (loss, BLEU) of model directories as SVG";
 
@@ -19,7 +20,7 @@ static void usage(FILE *out) {
             "instead of its directory): one panel per metric, stacked, every run in its own colour and\n"
             "named in the legend by its directory's base name.\n"
             "\n"
-            "  -o, --output FILE     the SVG file to write ('-' = stdout)\n"
+            "  -o, --output FILE     the SVG file to write, named *.svg ('-' = stdout)\n"
             "  -x, --x AXIS          minutes (training wall-clock time, default) or steps\n"
             "  -m, --metrics LIST    comma-separated panels, top to bottom, from train_loss, val_loss,\n"
             "                        val_ppl, val_bleu, lr, tokens_per_s (default train_loss,val_loss,val_bleu)\n"
@@ -72,6 +73,11 @@ int nmt_cmd_plot(int argc, char **argv) {
         free(logs);
         if (checked) return checked;
     }
+    /* The picture is SVG: a name that says otherwise (x.png) would hold what it does not say. */
+    const size_t len = strlen(output);
+    if (strcmp(output, "-") != 0 && (len < 4 || strcasecmp(output + len - 4, ".svg") != 0))
+        return nmt_cli_usage_error("plot", "--output %s: nmt plot writes SVG; name the file FILE.svg (or '-' for "
+                                           "standard output)", output);
 
     nmt_curves_run *runs = nmt_calloc((size_t)num_runs, sizeof *runs);
     if (!runs) return nmt_cli_fail("plot");

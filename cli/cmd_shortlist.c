@@ -22,8 +22,9 @@ static void usage(FILE *out) {
             "with it in the training corpus (Dice coefficient of sentence co-occurrence), and the M\n"
             "target pieces in the most sentences. `nmt translate --shortlist` and `nmt bench translate\n"
             "--shortlist` then score, for each batch, only the union of its sentences' candidates (and\n"
-            "the M frequent pieces) in the output layer. The corpus is MODEL_DIR/config.yaml's\n"
-            "data.train, or --src/--tgt, encoded with MODEL_DIR/spm.model. `nmt train` writes one with the\n"
+            "the M frequent pieces) in the output layer. The corpus is the data.train of the run's\n"
+            "config (MODEL_DIR/config.yaml, or config.resolved.yaml beside a config.yaml of your own), or\n"
+            "--src/--tgt, encoded with MODEL_DIR/spm.model. `nmt train` writes one with the\n"
             "defaults when it finishes.\n"
             "\n"
             "  -m, --model DIR       the model directory\n"
@@ -72,9 +73,8 @@ int nmt_cmd_shortlist(int argc, char **argv) {
     if (!src != !tgt) return nmt_cli_usage_error("shortlist", "--src and --tgt go together");
     nmt_config config;
     int have_config = 0, rc = -1;
-    char *config_path = nmt_path_join(model_dir, "config.yaml");
-    if (config_path && !src) {
-        if (nmt_config_load(&config, config_path, NULL) < 0) {
+    if (!src) {
+        if (nmt_config_load_dir(&config, model_dir) < 0) {
             nmt_error_prefix("no --src/--tgt, and the training corpus cannot be found");
         } else {
             have_config = 1;
@@ -82,8 +82,7 @@ int nmt_cmd_shortlist(int argc, char **argv) {
             tgt = config.train.tgt;
         }
     }
-    if (config_path && src) rc = nmt_shortlist_build_dir(model_dir, src, tgt, (int)k, (int)m, 0, quiet ? NULL : stderr);
+    if (src) rc = nmt_shortlist_build_dir(model_dir, src, tgt, (int)k, (int)m, 0, quiet ? NULL : stderr);
     if (have_config) nmt_config_free(&config);
-    free(config_path);
     return rc == 0 ? NMT_EXIT_OK : nmt_cli_fail("shortlist");
 }

@@ -26,6 +26,7 @@ static void usage(FILE *out) {
             "                                0.9995 suits languages with large character sets)\n"
             "      --input-sentence-size N   train on a random sample of N sentences (default\n"
             "                                1000000; 0 = all)\n"
+            "  -v, --verbose                 show SentencePiece's own log of the training\n"
             "  -q, --quiet                   print only errors\n"
             "  -h, --help                    show this help\n");
 }
@@ -99,17 +100,20 @@ int nmt_cmd_vocab(int argc, char **argv) {
         {"character-coverage", required_argument, NULL, 'c'},
         {"input-sentence-size", required_argument, NULL, 'n'},
         {"quiet", no_argument, NULL, 'q'},
+        {"verbose", no_argument, NULL, 'v'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     char **inputs = NULL;
     int num_inputs = 0, rc = NMT_EXIT_USAGE;
     long size = 0, sentences = 1000000;
-    nmt_spm_train_options o = {.model_type = "unigram", .character_coverage = 1.0};
+    /* SentencePiece's log (some 70 lines) only with --verbose. */
+    nmt_spm_train_options o = {.model_type = "unigram", .character_coverage = 1.0, .quiet = 1, .size_name = "--size"};
+    int quiet = 0;
     static const int repeatable[] = {'i', 0};
     optind = 1;
     int c;
-    while ((c = nmt_cli_getopt("vocab", argc, argv, "i:s:o:t:qh", options, repeatable)) != -1) {
+    while ((c = nmt_cli_getopt("vocab", argc, argv, "i:s:o:t:qvh", options, repeatable)) != -1) {
         switch (c) {
         case 'i':
             if (add_inputs(optarg, &inputs, &num_inputs) < 0) {
@@ -135,7 +139,8 @@ int nmt_cmd_vocab(int argc, char **argv) {
         case 'n':
             if (nmt_cli_long("vocab", "--input-sentence-size", optarg, 0, 2000000000L, &sentences) < 0) goto done;
             break;
-        case 'q': o.quiet = 1; break;
+        case 'q': quiet = 1; break;
+        case 'v': o.quiet = 0; break;
         case 'h':
             usage(stdout);
             rc = NMT_EXIT_OK;
@@ -161,7 +166,7 @@ int nmt_cmd_vocab(int argc, char **argv) {
         rc = nmt_cli_fail("vocab");
         goto done;
     }
-    if (!o.quiet)
+    if (!quiet)
         fprintf(stderr, "nmt vocab: wrote %s.model and %s.vocab (%ld pieces, %s)\n", o.output_prefix,
                 o.output_prefix, size, o.model_type);
     rc = NMT_EXIT_OK;

@@ -60,6 +60,9 @@ grep -q '"search": "greedy", "beam_size": 1,.*"sentences": 3,' "$out" || { echo 
 check "translate beam" 0 "$NMT" bench translate -m "$tmp/model" -i "$tmp/in.txt" --beam-size 3 --threads 1
 grep -q "sentences/s" "$out" || say_fail "translate table"
 check "translate without -m" 2 "$NMT" bench translate -i "$tmp/in.txt"
+check "train --precision" 2 "$NMT" bench train --synthetic --precision bf16
+grep -qF "nmt bench: --precision is decoding's and applies to \`bench translate\` only; training takes train.precision" "$err" ||
+  say_fail "train --precision: $(cat "$err")"
 check "translate bad precision" 2 "$NMT" bench translate -m "$tmp/model" -i "$tmp/in.txt" --precision fp16
 grep -q "expected fp32, bf16, int8 or auto" "$err" || { echo "FAIL precision message: $(cat "$err")"; fail=1; }
 check "translate missing input" 1 "$NMT" bench translate -m "$tmp/model" -i "$tmp/none.txt"

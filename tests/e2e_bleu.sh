@@ -96,8 +96,9 @@ expect "unknown flag" 2 "" "$NMT" bleu r0 -i h1 --frobnicate
 expect "external tokenizer" 2 "" "$NMT" bleu r0 -i h1 -tok ja-mecab
 stderr_has "external tokenizer" "MeCab"
 expect "test sets" 2 "" "$NMT" bleu -t wmt14 -l en-de
-expect "no references" 1 "" "$NMT" bleu -i h1
-expect "sentence level with two metrics" 1 "" "$NMT" bleu r0 -i h1 -sl -m bleu chrf
+expect "no references" 2 "" "$NMT" bleu -i h1
+stderr_has "no references" "no reference files given"
+expect "sentence level with two metrics" 2 "" "$NMT" bleu r0 -i h1 -sl -m bleu chrf
 expect "help" 0 "" "$NMT" bleu --help
 grep -q "Usage: nmt bleu" out || say_fail "help text"
 

@@ -4,7 +4,8 @@
 # bit for bit, also with the optimizer sharded over the ranks, with subword sampling and with bf16
 # products (where the CPU trains in bf16); a run resumed with another rank count
 # (sharded or not) continues bit for bit; a killed rank ends the whole run within seconds with a
-# message naming it, and the same command then resumes; a rank whose data differs, and more ranks than a step has pieces, are refused.
+# message naming it, and the same command then resumes (or starts again, when rank 0 died before the
+# first checkpoint); a rank whose data differs, and more ranks than a step has pieces, are refused.
 # Skipped (exit 77) where mpirun is missing or nmt was built without MPI.
 set -u
 command -v mpirun >/dev/null || { echo "SKIP: mpirun not found (apt-get install openmpi-bin libopenmpi-dev)"; exit 77; }
@@ -135,6 +136,30 @@ else
     { echo "FAIL killed rank: the rerun failed"; cat err.txt; fail=1; }
   same_tensors "rerun after the kill" killed/checkpoints/step-00000060.safetensors one/checkpoints/step-00000060.safetensors
 fi
+
+# Rank 0 dies before the first checkpoint (its fsync fails; or SIGKILL once the log has begun): only
+# a log is left, and the same command starts again and ends as one process does.
+cat > rank0_fault.sh <<'SH'
+#!/bin/sh
+[ "$OMPI_COMM_WORLD_RANK" = 0 ] && export NMT_FAULT=fsync:6; exec "$@"
+SH
+chmod +x rank0_fault.sh
+mpi 2 ./rank0_fault.sh "$NMT" train toy.yaml --set output=early --threads 1 --quiet 2>err.txt &&
+  say_fail "rank 0's failed fsync: the run did not fail"
+[ -e early/checkpoints/step-00000010.safetensors ] && say_fail "rank 0's fsync fault came after the first checkpoint"
+mpi 2 "$NMT" train toy.yaml --set output=early --threads 1 --quiet 2>err.txt ||
+  { echo "FAIL rerun after rank 0 failed before its first checkpoint"; cat err.txt; fail=1; }
+same_tensors "rerun after rank 0 failed early" early/checkpoints/step-00000020.safetensors one/checkpoints/step-00000020.safetensors
+rm -f pid.0 pid.1
+mpi 2 ./record_pid.sh "$NMT" train toy.yaml --set output=early_kill --threads 1 --quiet >/dev/null 2>&1 &
+job=$!
+for _ in $(seq 600); do [ -s early_kill/train.log.jsonl ] && [ -s pid.0 ] && break; sleep 0.01; done
+kill -9 "$(cat pid.0)" 2>/dev/null
+wait $job
+mpi 2 "$NMT" train toy.yaml --set output=early_kill --threads 1 --quiet 2>err.txt ||
+  { echo "FAIL rerun after rank 0 was killed early"; cat err.txt; fail=1; }
+same_tensors "rerun after rank 0 was killed early" early_kill/checkpoints/step-00000020.safetensors \
+  one/checkpoints/step-00000020.safetensors
 
 # A rank whose corpus differs (same config, another directory) is refused, naming it and its host.
 mkdir alt && cp toy.yaml train.en alt/ && sed '5s/.*/rot/' train.de > alt/train.de

@@ -44,6 +44,9 @@ check "--help" 0 "$NMT" plot --help
 grep -q "Usage: nmt plot" "$tmp/out" || say_fail "--help"
 check "no output" 2 "$NMT" plot "$tmp/runs/base"
 check "no runs" 2 "$NMT" plot -o "$tmp/x.svg"
+check "-o x.png" 2 "$NMT" plot -o "$tmp/x.png" "$tmp/runs/base"
+grep -q "nmt plot writes SVG; name the file FILE.svg" "$err" || say_fail "-o x.png: $(cat "$err")"
+[ -e "$tmp/x.png" ] && say_fail "-o x.png wrote a file"
 check "bad axis" 2 "$NMT" plot -o "$tmp/x.svg" --x epochs "$tmp/runs/base"
 grep -q "minutes or steps" "$tmp/err" || { echo "FAIL axis message"; cat "$tmp/err"; fail=1; }
 check "bad metric" 2 "$NMT" plot -o "$tmp/x.svg" -m val_bleu,bleu "$tmp/runs/base"

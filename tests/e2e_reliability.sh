@@ -13,19 +13,7 @@ said() { # said NAME TEXT: the last command's stderr holds TEXT
 
 . "$NMT_SOURCE_DIR/tests/tiny_model.sh"
 tiny_corpus toy 300
-cat >config.yaml <<'EOF'
-model: {d_model: 16, heads: 2, ffn: 32, encoder_layers: 1, decoder_layers: 1}
-vocab: {size: 40}
-data:
-  train: {src: toy.train.en, tgt: toy.train.de}
-train:
-  batch_tokens: 300
-  max_steps: 20
-  valid_every: 1000
-  save_every: 10
-  keep_last: 2
-output: model
-EOF
+tiny_config config.yaml model
 train=("$NMT" train config.yaml --threads 1 --quiet)
 check "train" 0 "${train[@]}"
 [ -s model/model.safetensors ] && [ -s model/checkpoints/step-00000020.safetensors ] || { echo "FAIL no model"; exit 1; }
@@ -85,7 +73,7 @@ cp -r model kept
 rm -r kept/checkpoints
 sum_before=$(cd kept && sha256sum model.safetensors config.yaml train.log.jsonl)
 check "fresh start over a model" 1 "${train[@]}" --set output=kept
-said "fresh start over a model" "kept already holds a trained model (model.safetensors, train.log.jsonl) and no checkpoint to resume from: starting again from step 0 would overwrite it. Train into a new output directory, fine-tune from it with train.init_from: $tmp/kept,"
+said "fresh start over a model" "kept already holds a trained model (model.safetensors) and no checkpoint to resume from: starting again from step 0 would overwrite it. Train into a new output directory, fine-tune from it with train.init_from: $tmp/kept,"
 said "fresh start over a model" "or pass --overwrite to start again here"
 [ "$(cd kept && sha256sum model.safetensors config.yaml train.log.jsonl)" = "$sum_before" ] ||
   say_fail "the refused start changed a file"
@@ -116,24 +104,25 @@ grep -q "batch_tokens: 250" model/config.yaml || say_fail "config.yaml is not th
 grep -q "size: 50" model/config.yaml && say_fail "the refused resume rewrote config.yaml"
 
 # A flipped bit in the newest checkpoint is damage: skipped with a warning, and it does not outlive
-# the checkpoint written after resuming from the one before.
+# the checkpoint written after resuming from the one before: it is set aside.
 newest=model/checkpoints/step-00000030.safetensors
 size=$(stat -c %s $newest)
 printf '\x55' | dd of=$newest bs=1 seek=$((size - 5)) conv=notrunc status=none
 check "flipped bit" 0 "${train[@]}" --set train.max_steps=30 --set train.batch_tokens=250
 said "flipped bit" "warning: skipping a damaged checkpoint: $tmp/model/checkpoints/step-00000030.safetensors: damaged: the tensor data does not match the checksum"
 "$NMT" average -o probe.safetensors $newest >/dev/null 2>&1 || say_fail "the damaged checkpoint was not replaced"
-[ "$(ls model/checkpoints | wc -l)" -eq 2 ] || say_fail "keep_last 2: $(ls model/checkpoints)"
+[ "$(ls model/checkpoints | grep -c 'safetensors$')" -eq 2 ] || say_fail "keep_last 2: $(ls model/checkpoints)"
+[ -e $newest.damaged ] || say_fail "the damaged checkpoint was not set aside"
 # A damaged checkpoint of a later step must not outlive the one written after it.
 head -c 1000 /dev/urandom >model/checkpoints/step-00000099.safetensors
 check "a damaged later checkpoint" 0 "${train[@]}" --set train.max_steps=40 --set train.batch_tokens=250
 said "a damaged later checkpoint" "warning: skipping a damaged checkpoint: $tmp/model/checkpoints/step-00000099.safetensors"
-[ "$(ls model/checkpoints | tr '\n' ' ')" = "step-00000030.safetensors step-00000040.safetensors " ] ||
+[ "$(ls model/checkpoints | tr '\n' ' ')" = "step-00000030.safetensors step-00000030.safetensors.damaged step-00000040.safetensors step-00000099.safetensors.damaged " ] ||
   say_fail "after pruning: $(ls model/checkpoints)"
 # A config.yaml that no longer loads: the resume goes on without the comparison, and says so; a
 # directory whose checkpoints are all damaged is no resume, so its config.yaml is not read at all.
 cp -r model broken
-echo 'model: [' >model/config.yaml
+printf '%s\nmodel: [\n' "$(head -n 1 model/config.yaml)" >model/config.yaml # nmt's own, damaged
 check "resume with a broken config.yaml" 0 "${train[@]}" --set train.max_steps=50 --set train.batch_tokens=250
 said "resume with a broken config.yaml" "warning: cannot compare with the settings of the run being resumed: "
 grep -q "batch_tokens: 250" model/config.yaml || say_fail "the resume did not write config.yaml again"

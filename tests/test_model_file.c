@@ -9,6 +9,7 @@
 #include "testing.h"
 
 #include <check.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -224,6 +225,45 @@ START_TEST(bad_files_are_refused_by_name) {
 }
 END_TEST
 
+/* An int8 row factor that is not finite, or so large that 127 times it overflows, is refused. */
+START_TEST(int8_factors_that_overflow_are_refused) {
+    nmt_model_config c = tiny_config();
+    nmt_model m;
+    make_model(&m, &c, 1e-3f, 0.0f);
+    char *path = temp_path("int8.safetensors"), *patched = temp_path("int8-patched.safetensors");
+    ck_assert_int_eq(nmt_model_save_int8(&m, path), 0);
+    const float bad[] = {3e38f, INFINITY};
+    for (int b = 0; b < 2; b++) {
+        nmt_st_file f;
+        ck_assert_int_eq(nmt_st_read(&f, path), 0);
+        int scale = -1;
+        for (int i = 0; i < f.num_tensors && scale < 0; i++)
+            if (strstr(f.tensors[i].name, ".scale")) scale = i;
+        ck_assert_int_ge(scale, 0);
+        nmt_st_tensor *tensors = malloc((size_t)f.num_tensors * sizeof *tensors);
+        float *factors = malloc(f.tensors[scale].size);
+        ck_assert(tensors && factors);
+        memcpy(tensors, f.tensors, (size_t)f.num_tensors * sizeof *tensors);
+        memcpy(factors, f.tensors[scale].data, f.tensors[scale].size);
+        factors[0] = bad[b];
+        tensors[scale].data = factors;
+        int n = 0; /* the metadata less the writer's own checksum */
+        nmt_st_metadata meta[64];
+        for (int i = 0; i < f.num_metadata && n < 64; i++)
+            if (strcmp(f.metadata[i].key, "data_checksum") != 0) meta[n++] = f.metadata[i];
+        ck_assert_int_eq(nmt_st_write(patched, tensors, f.num_tensors, meta, n), 0);
+        nmt_st_free(&f);
+        free(tensors);
+        free(factors);
+        expect_load_error(patched, "row 0: factor");
+        ck_assert_ptr_nonnull(strstr(nmt_error(), "is refused: a factor is >= 0 and 127 times it a finite float"));
+    }
+    nmt_model_free(&m);
+    free(path);
+    free(patched);
+}
+END_TEST
+
 START_TEST(prefixed_buffers_round_trip) {
     /* What a checkpoint does: parameters plus a second buffer of the same layout under a prefix. */
     nmt_model_config c = tiny_config();
@@ -425,6 +465,7 @@ int main(void) {
     tcase_add_test(tc, the_vocabulary_fingerprint_travels_with_the_model);
     tcase_add_test(tc, checkpoint_directory_listing);
     tcase_add_test(tc, every_allocation_failure_is_reported);
+    tcase_add_test(tc, int8_factors_that_overflow_are_refused);
     tcase_add_checked_fixture(tc, nmt_test_tmpdir_make, nmt_test_tmpdir_remove);
     suite_add_tcase(s, tc);
     return nmt_test_run(s);

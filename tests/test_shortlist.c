@@ -83,6 +83,16 @@ START_TEST(shortlist_file_is_validated) {
     ck_assert_int_eq(nmt_st_write(path, t, 3, md, 3), 0);
     ck_assert_int_eq(nmt_shortlist_load(&s, path, V), -1);
     ck_assert_ptr_nonnull(strstr(nmt_error(), "offsets"));
+    /* More candidates than K allows, and a file larger than any table of V pieces, are refused before
+     * anything is read. */
+    offsets[V] = 1;
+    const nmt_st_metadata k0[] = {{"k", "0"}, {"m", "1"}, {"vocab_size", "20"}};
+    ck_assert_int_eq(nmt_st_write(path, t, 3, k0, 3), 0);
+    ck_assert_int_eq(nmt_shortlist_load(&s, path, V), -1);
+    ck_assert_ptr_nonnull(strstr(nmt_error(), "candidates holds 1 values, more than the 0 its vocabulary and K allow"));
+    ck_assert_int_eq(truncate(path, (off_t)1 << 30), 0);
+    ck_assert_int_eq(nmt_shortlist_load(&s, path, V), -1);
+    ck_assert_ptr_nonnull(strstr(nmt_error(), ": 1073741824 bytes, more than a shortlist of a 20-piece vocabulary can be"));
     unlink(path);
     ck_assert_int_eq(nmt_shortlist_load_dir(&s, "/nonexistent-dir", V), -1);
     ck_assert_ptr_nonnull(strstr(nmt_error(), "nmt shortlist -m"));

@@ -257,6 +257,88 @@ int nmt_same_file(const char *a, const char *b) {
     return stat(a, &x) == 0 && stat(b, &y) == 0 && x.st_dev == y.st_dev && x.st_ino == y.st_ino;
 }
 
+int nmt_output_dir_check_inputs(const char *dir, const char *const *names, const char *const *inputs) {
+    int rc = 0;
+    for (const char *const *name = names; *name && rc == 0; name++) {
+        char *path = nmt_path_join(dir, *name);
+        if (!path) return -1;
+        for (const char *const *in = inputs; *in && rc == 0; in++)
+            if (nmt_same_file(path, *in))
+                rc = nmt_error_set("%s is %s (the same file, through a link): writing it would destroy what is read; "
+                                   "choose another output directory", path, *in);
+        free(path);
+    }
+    return rc;
+}
+
+int nmt_staged_dir_open(nmt_staged_dir *s, const char *dir) {
+    memset(s, 0, sizeof *s);
+    if (!(s->dir = nmt_strdup(dir))) return -1;
+    for (size_t len = strlen(s->dir); len > 1 && s->dir[len - 1] == '/';) s->dir[--len] = '\0'; /* "out/" */
+    char *parent = nmt_strdup(s->dir), *slash = parent ? strrchr(parent, '/') : NULL;
+    if (slash && slash != parent) *slash = '\0';
+    const int made = parent && (!slash || slash == parent || nmt_mkdirs(parent) == 0);
+    free(parent);
+    size_t n = strlen(s->dir) + 64;
+    s->tmp = made ? nmt_malloc(n) : NULL;
+    for (int attempt = 0; s->tmp && attempt < 100; attempt++) {
+        char letters[RANDOM_LETTERS + 1];
+        random_name(letters, RANDOM_LETTERS);
+        snprintf(s->tmp, n, "%s.tmp.%ld.%s", s->dir, (long)getpid(), letters);
+        if (mkdir(s->tmp, 0777) == 0) return 0;
+        if (errno != EEXIST) {
+            nmt_error_set("%s: cannot create: %s", s->tmp, strerror(errno));
+            break;
+        }
+    }
+    if (s->tmp && errno == EEXIST) nmt_error_set("%s: cannot create a temporary beside it: every name tried exists", dir);
+    free(s->dir);
+    free(s->tmp);
+    memset(s, 0, sizeof *s);
+    return -1;
+}
+
+char *nmt_staged_dir_path(const nmt_staged_dir *s, const char *name) { return nmt_path_join(s->tmp, name); }
+
+/* Renames s->tmp/name over s->dir/name. */
+static int move_into_place(const nmt_staged_dir *s, const char *name) {
+    char *from = nmt_path_join(s->tmp, name), *to = nmt_path_join(s->dir, name);
+    int rc = from && to ? 0 : -1;
+    if (rc == 0 && rename(from, to) != 0) rc = nmt_error_set("%s: cannot rename to %s: %s", from, to, strerror(errno));
+    free(from);
+    free(to);
+    return rc;
+}
+
+int nmt_staged_dir_commit(nmt_staged_dir *s, const char *last) {
+    int rc = 0;
+    if (rename(s->tmp, s->dir) != 0) { /* DIR holds files: they are replaced one by one */
+        if (errno != EEXIST && errno != ENOTEMPTY && errno != ENOTDIR) { /* ENOTDIR: a link to a directory */
+            rc = nmt_error_set("%s: cannot rename to %s: %s", s->tmp, s->dir, strerror(errno));
+        } else {
+            DIR *d = opendir(s->tmp);
+            if (!d) rc = nmt_error_set("%s: cannot list: %s", s->tmp, strerror(errno));
+            for (struct dirent *e; rc == 0 && d && (e = readdir(d));)
+                if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0 && strcmp(e->d_name, last) != 0)
+                    rc = move_into_place(s, e->d_name);
+            if (d) closedir(d);
+            if (rc == 0) rc = move_into_place(s, last);
+        }
+    }
+    char *inside = rc == 0 ? nmt_path_join(s->dir, last) : NULL;
+    if (inside) sync_parent_dir(inside), sync_parent_dir(s->dir);
+    free(inside);
+    nmt_staged_dir_abort(s); /* what is left of the temporary (nothing, once committed) */
+    return rc;
+}
+
+void nmt_staged_dir_abort(nmt_staged_dir *s) {
+    if (s->tmp) nmt_remove_tree(s->tmp);
+    free(s->dir);
+    free(s->tmp);
+    memset(s, 0, sizeof *s);
+}
+
 int nmt_atomic_write(const char *path, const void *data, size_t size) {
     nmt_atomic_file f;
     if (nmt_atomic_open(&f, path) < 0) return -1;
@@ -412,6 +494,14 @@ char *nmt_path_join(const char *dir, const char *name) {
 int nmt_file_exists(const char *path) {
     struct stat st;
     return stat(path, &st) == 0;
+}
+
+int nmt_file_present(const char *path) {
+    struct stat st;
+    if (stat(path, &st) == 0) return 1;
+    if (errno == ENOENT) return 0;
+    if (errno == ELOOP) return nmt_error_set("%s: a loop of symbolic links (ELOOP): no file at its end", path);
+    return nmt_error_set("%s: cannot open: %s", path, strerror(errno));
 }
 
 void nmt_lines_init(nmt_lines *lines, FILE *fp, const char *name) {

@@ -65,6 +65,27 @@ int nmt_output_check(const char *path, const char *flag);
 /* 1 when both paths exist and are the same file (symbolic links followed), else 0. */
 int nmt_same_file(const char *a, const char *b);
 
+/* Refuses (error naming both, e.g. "out/model.safetensors is in/model.safetensors (the same file): ...")
+ * writing any of the files `names` (NULL-terminated) of directory dir when it is one of the files
+ * `inputs` (NULL-terminated; device and inode compared, symbolic links followed). */
+int nmt_output_dir_check_inputs(const char *dir, const char *const *names, const char *const *inputs);
+
+/* A directory written whole (a model directory): its files are written into a fresh directory beside
+ * it, "DIR.tmp.<pid>.<letters>", and nmt_staged_dir_commit moves them into place: the directory renamed
+ * whole where DIR does not exist (or is empty), else each file renamed over its namesake in DIR -- the
+ * name is replaced, never a file a symbolic link there names -- with `last` (the file that makes DIR
+ * look like a model) last. A failed or aborted build leaves DIR as it was. Opening creates DIR's
+ * parents. */
+typedef struct nmt_staged_dir {
+    char *dir; /* the directory to write */
+    char *tmp; /* where its files are written meanwhile */
+} nmt_staged_dir;
+int nmt_staged_dir_open(nmt_staged_dir *s, const char *dir);
+/* The path to write file `name` of the directory at (a new string). */
+char *nmt_staged_dir_path(const nmt_staged_dir *s, const char *name);
+int nmt_staged_dir_commit(nmt_staged_dir *s, const char *last);
+void nmt_staged_dir_abort(nmt_staged_dir *s);
+
 /* Reads a whole file into a NUL-terminated buffer (*size excludes the NUL); a file (or a pipe) of more
  * than NMT_READ_MAX bytes is refused. */
 int nmt_read_file(const char *path, char **data, size_t *size);
@@ -84,6 +105,9 @@ int nmt_mkdirs(const char *path);
 /* Joins a directory and a name into a new string ("dir/name"). */
 char *nmt_path_join(const char *dir, const char *name);
 int nmt_file_exists(const char *path);
+/* 1 when path names a file (links followed), 0 when nothing is there (ENOENT); -1 when it cannot be
+ * told, the error naming path and why, e.g. "a loop of symbolic links (ELOOP)". */
+int nmt_file_present(const char *path);
 
 typedef struct nmt_lines {
     FILE *fp;

@@ -2,6 +2,7 @@
  * its file, and a batch's candidate union. */
 #include "infer/shortlist.h"
 
+#include "base/hash.h"
 #include "base/input.h"
 #include "base/io.h"
 #include "base/util.h"
@@ -9,12 +10,17 @@
 #include "text/spm.h"
 #include "text/vocab.h"
 
+#include <errno.h>
+#include <inttypes.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 struct nmt_shortlist {
     int vocab_size, k, m;
+    uint64_t vocab_fingerprint; /* nmt_spm_fingerprint of the vocabulary it was built with (0: unknown) */
     int64_t *offsets;   /* [vocab_size + 1] */
     int32_t *candidates; /* [offsets[vocab_size]] */
     int32_t *frequent;  /* [m] */
@@ -135,66 +141,114 @@ int nmt_shortlist_save(const nmt_shortlist *s, const char *path) {
             {.name = "frequent", .dtype = NMT_ST_I64, .rank = 1, .shape = {s->m}, .data = freq,
              .size = (size_t)s->m * sizeof(int64_t)},
         };
-        char text[3][2][24];
+        char text[4][2][24];
         snprintf(text[0][0], sizeof text[0][0], "k");
         snprintf(text[0][1], sizeof text[0][1], "%d", s->k);
         snprintf(text[1][0], sizeof text[1][0], "m");
         snprintf(text[1][1], sizeof text[1][1], "%d", s->m);
         snprintf(text[2][0], sizeof text[2][0], "vocab_size");
         snprintf(text[2][1], sizeof text[2][1], "%d", s->vocab_size);
-        const nmt_st_metadata md[] = {{text[0][0], text[0][1]}, {text[1][0], text[1][1]}, {text[2][0], text[2][1]}};
-        rc = nmt_st_write(path, tensors, 3, md, 3);
+        snprintf(text[3][0], sizeof text[3][0], "vocab_fingerprint");
+        snprintf(text[3][1], sizeof text[3][1], "%016" PRIx64, s->vocab_fingerprint);
+        const nmt_st_metadata md[] = {{text[0][0], text[0][1]}, {text[1][0], text[1][1]}, {text[2][0], text[2][1]},
+                                      {text[3][0], text[3][1]}};
+        rc = nmt_st_write(path, tensors, 3, md, s->vocab_fingerprint ? 4 : 3);
     }
     free(cands);
     free(freq);
     return rc;
 }
 
-/* Tensor `name` of the file as int32 ids: I64 of rank 1, every value in [0, limit]. */
-static int read_ids(const nmt_st_file *f, const char *path, const char *name, int64_t limit, int64_t *count, int32_t **out) {
+/* Tensor `name` of the file: I64 of rank 1 with at most `most` values (checked before anything is
+ * read or allocated). */
+static const nmt_st_tensor *ids_tensor(const nmt_st_file *f, const char *path, const char *name, int64_t most) {
     const nmt_st_tensor *t = nmt_st_find(f, name);
-    if (!t || t->dtype != NMT_ST_I64 || t->rank != 1)
-        return nmt_error_set("%s: no tensor '%s' of I64 values (not a shortlist written by `nmt shortlist`?)", path, name);
-    *count = t->shape[0];
-    *out = nmt_malloc(((size_t)*count + 1) * sizeof(int32_t));
+    if (!t || t->dtype != NMT_ST_I64 || t->rank != 1) {
+        nmt_error_set("%s: no tensor '%s' of I64 values (not a shortlist written by `nmt shortlist`?)", path, name);
+        return NULL;
+    }
+    if (t->shape[0] > most) {
+        nmt_error_set("%s: %s holds %lld values, more than the %lld its vocabulary and K allow", path, name,
+                      (long long)t->shape[0], (long long)most);
+        return NULL;
+    }
+    return t;
+}
+
+/* Tensor t's values as int32 ids, every one in [0, limit]. */
+static int read_ids(const nmt_st_tensor *t, const char *path, int64_t limit, int32_t **out) {
+    *out = nmt_malloc(((size_t)t->shape[0] + 1) * sizeof(int32_t));
     if (!*out) return -1;
-    for (int64_t i = 0; i < *count; i++) {
+    for (int64_t i = 0; i < t->shape[0]; i++) {
         int64_t v;
         memcpy(&v, (const char *)t->data + (size_t)i * sizeof v, sizeof v);
-        if (v < 0 || v > limit) return nmt_error_set("%s: %s[%lld] = %lld is outside [0, %lld]", path, name, (long long)i, (long long)v, (long long)limit);
+        if (v < 0 || v > limit)
+            return nmt_error_set("%s: %s[%lld] = %lld is outside [0, %lld]", path, t->name, (long long)i, (long long)v,
+                                 (long long)limit);
         (*out)[i] = (int32_t)v;
     }
     return 0;
 }
 
+/* Metadata `key` as an integer in [min, max]. */
+static int meta_int(const nmt_st_file *f, const char *path, const char *key, long min, long max, int *out) {
+    const char *text = nmt_st_meta(f, key);
+    char *end = NULL;
+    errno = 0;
+    long v = text ? strtol(text, &end, 10) : 0;
+    if (!text || errno || end == text || *end || v < min || v > max)
+        return nmt_error_set("%s: metadata %s is %s, not a number from %ld to %ld (not a shortlist written by `nmt "
+                             "shortlist`, or built for another vocabulary? rerun `nmt shortlist`)",
+                             path, key, text ? text : "missing", min, max);
+    *out = (int)v;
+    return 0;
+}
+
 int nmt_shortlist_load(nmt_shortlist **out, const char *path, int V) {
     *out = NULL;
+    /* The largest file a table for V pieces can be (K <= V): a larger one is refused unread. */
+    const double most = 8.0 * ((double)V * V + 2.0 * V + 1.0) + (1 << 20);
+    struct stat st;
+    if (stat(path, &st) == 0 && (double)st.st_size > most)
+        return nmt_error_set("%s: %lld bytes, more than a shortlist of a %d-piece vocabulary can be (%.0f)", path,
+                             (long long)st.st_size, V, most);
     nmt_st_file f;
     if (nmt_st_read(&f, path) < 0) return -1;
     nmt_shortlist *s = nmt_calloc(1, sizeof *s);
     int32_t *offsets = NULL;
-    int64_t n_off = 0, n_cand = 0, n_freq = 0;
-    int rc = -1;
-    const char *k = nmt_st_meta(&f, "k"), *m = nmt_st_meta(&f, "m"), *vocab = nmt_st_meta(&f, "vocab_size");
-    if (!s) goto done;
-    if (!k || !m || !vocab || atoi(vocab) != V) {
-        nmt_error_set("%s: metadata k, m and vocab_size %d expected (built for another vocabulary? rerun `nmt shortlist`)", path, V);
+    int rc = -1, vocab = 0;
+    if (!s || meta_int(&f, path, "vocab_size", 1, INT32_MAX, &vocab) < 0) goto done;
+    if (vocab != V) {
+        nmt_error_set("%s: built for a vocabulary of %d pieces (metadata vocab_size), not this model's %d (rerun `nmt "
+                      "shortlist`)", path, vocab, V);
         goto done;
     }
-    s->vocab_size = V, s->k = atoi(k), s->m = atoi(m);
-    if (read_ids(&f, path, "candidates", V - 1, &n_cand, &s->candidates) < 0 ||
-        read_ids(&f, path, "frequent", V - 1, &n_freq, &s->frequent) < 0 ||
-        read_ids(&f, path, "offsets", n_cand, &n_off, &offsets) < 0)
+    s->vocab_size = V;
+    if (meta_int(&f, path, "k", 0, V, &s->k) < 0 || meta_int(&f, path, "m", 0, V, &s->m) < 0) goto done;
+    const char *fingerprint = nmt_st_meta(&f, "vocab_fingerprint");
+    if (fingerprint) s->vocab_fingerprint = strtoull(fingerprint, NULL, 16);
+    const nmt_st_tensor *cand = ids_tensor(&f, path, "candidates", (int64_t)V * s->k),
+                        *freq = cand ? ids_tensor(&f, path, "frequent", s->m) : NULL,
+                        *off = freq ? ids_tensor(&f, path, "offsets", (int64_t)V + 1) : NULL;
+    if (!off) goto done;
+    const int64_t n_cand = cand->shape[0];
+    if (off->shape[0] != (int64_t)V + 1 || freq->shape[0] != s->m) {
+        nmt_error_set("%s: %lld offsets for %d pieces and %lld frequent pieces for M %d", path,
+                      (long long)off->shape[0], V, (long long)freq->shape[0], s->m);
         goto done;
-    if (n_off != (int64_t)V + 1 || offsets[0] != 0 || offsets[V] != n_cand || n_freq != s->m) {
-        nmt_error_set("%s: %lld offsets for %d pieces, or they do not span the %lld candidates", path, (long long)n_off, V,
-                      (long long)n_cand);
+    }
+    if (read_ids(off, path, n_cand, &offsets) < 0 || read_ids(cand, path, V - 1, &s->candidates) < 0 ||
+        read_ids(freq, path, V - 1, &s->frequent) < 0)
+        goto done;
+    if (offsets[0] != 0 || offsets[V] != n_cand) {
+        nmt_error_set("%s: the offsets do not span the %lld candidates", path, (long long)n_cand);
         goto done;
     }
     if (!(s->offsets = nmt_malloc(((size_t)V + 1) * sizeof(int64_t)))) goto done;
     for (int i = 0; i <= V; i++) {
-        if (i && offsets[i] < offsets[i - 1]) {
-            nmt_error_set("%s: offsets[%d] = %d decreases", path, i, offsets[i]);
+        if (i && (offsets[i] < offsets[i - 1] || offsets[i] - offsets[i - 1] > s->k)) {
+            nmt_error_set("%s: offsets[%d] = %d decreases, or gives piece %d more than K %d candidates", path, i,
+                          offsets[i], i - 1, s->k);
             goto done;
         }
         s->offsets[i] = offsets[i];
@@ -238,9 +292,23 @@ int nmt_shortlist_load_dir(nmt_shortlist **out, const char *model_dir, int vocab
     *out = NULL;
     char *path = nmt_path_join(model_dir, NMT_SHORTLIST_FILE);
     if (!path) return -1;
-    int rc = nmt_file_exists(path) ? nmt_shortlist_load(out, path, vocab_size)
-                                   : nmt_error_set("%s: missing (`nmt shortlist -m %s` builds it)", path, model_dir);
+    char *spm_path = nmt_path_join(model_dir, "spm.model");
+    const int present = path && spm_path ? nmt_file_present(path) : -1;
+    int rc = present > 0 ? nmt_shortlist_load(out, path, vocab_size)
+           : present == 0 ? nmt_error_set("%s: missing (`nmt shortlist -m %s` builds it)", path, model_dir) : -1;
+    /* Built with the vocabulary beside it? (a file without a fingerprint cannot tell) */
+    uint64_t vocab = 0;
+    if (rc == 0 && (*out)->vocab_fingerprint && (rc = nmt_hash_file(spm_path, &vocab)) == 0 &&
+        vocab != (*out)->vocab_fingerprint)
+        rc = nmt_error_set("%s was built with another vocabulary than %s (fingerprint %016" PRIx64 ", the shortlist "
+                           "records %016" PRIx64 "): rebuild it with `nmt shortlist -m %s`",
+                           path, spm_path, vocab, (*out)->vocab_fingerprint, model_dir);
+    if (rc < 0) {
+        nmt_shortlist_free(*out);
+        *out = NULL;
+    }
     free(path);
+    free(spm_path);
     return rc;
 }
 
@@ -317,9 +385,10 @@ int nmt_shortlist_build_dir(const char *model_dir, const char *src, const char *
         goto done;
     }
     if (nmt_shortlist_build(&list, V, k, m, s.count, (const int32_t *const *)s.ids, s.len,
-                            (const int32_t *const *)t.ids, t.len) < 0 ||
-        nmt_shortlist_save(list, out) < 0)
+                            (const int32_t *const *)t.ids, t.len) < 0)
         goto done;
+    list->vocab_fingerprint = nmt_spm_fingerprint(spm);
+    if (nmt_shortlist_save(list, out) < 0) goto done;
     if (progress)
         fprintf(progress, "nmt shortlist: wrote %s (K %d, M %d, from %ld sentence pairs of %s)\n", out, k, m, s.count, src);
     rc = 0;

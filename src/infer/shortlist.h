@@ -8,8 +8,10 @@
  * pieces' lists, the M frequent pieces and the special ids 0 .. NMT_EOS, sorted.
  *
  * Stored as MODEL_DIR/shortlist.bin, a safetensors file: "offsets" I64 [V + 1] (piece s's list is
- * candidates[offsets[s] .. offsets[s + 1])), "candidates" I64, "frequent" I64 [M], metadata "k",
- * "m" and "vocab_size".
+ * candidates[offsets[s] .. offsets[s + 1]), at most K of them), "candidates" I64, "frequent" I64 [M],
+ * metadata "k", "m", "vocab_size" and "vocab_fingerprint" (the spm.model it was built with, as
+ * nmt_spm_fingerprint: 16 hex digits). Loading checks the sizes against V, K and M before reading
+ * anything, and nmt_shortlist_load_dir the fingerprint against the spm.model beside it.
  */
 #ifndef NMT_SHORTLIST_H
 #define NMT_SHORTLIST_H
@@ -32,9 +34,11 @@ int nmt_shortlist_save(const nmt_shortlist *s, const char *path);
  * they are an error. Says what it wrote on `progress` (NULL: nothing). */
 int nmt_shortlist_build_dir(const char *model_dir, const char *src, const char *tgt, int k, int m, int fit,
                             FILE *progress);
-/* Loads and validates a table for a vocabulary of vocab_size pieces. */
+/* Loads and validates a table for a vocabulary of vocab_size pieces (a file larger than such a table
+ * can be is refused unread). */
 int nmt_shortlist_load(nmt_shortlist **out, const char *path, int vocab_size);
-/* MODEL_DIR/shortlist.bin; its absence is an error saying how to build it. */
+/* MODEL_DIR/shortlist.bin, refused when its vocabulary fingerprint is not MODEL_DIR/spm.model's; its
+ * absence is an error saying how to build it. */
 int nmt_shortlist_load_dir(nmt_shortlist **out, const char *model_dir, int vocab_size);
 void nmt_shortlist_free(nmt_shortlist *s);
 int nmt_shortlist_k(const nmt_shortlist *s);

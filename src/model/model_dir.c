@@ -29,8 +29,11 @@ static int open_dir(const char *dir, nmt_model *model, nmt_spm **spm, int deferr
     char *model_path = nmt_path_join(dir, "model.safetensors"), *spm_path = nmt_path_join(dir, "spm.model");
     int rc = -1;
     if (!model_path || !spm_path) goto done;
-    if (!nmt_file_exists(model_path)) {
-        nmt_error_set_kind(NMT_ERROR_IO, "%s: missing (is %s a model directory written by `nmt train`?)", model_path, dir);
+    const int present = nmt_file_present(model_path);
+    if (present <= 0) {
+        if (present == 0)
+            nmt_error_set_kind(NMT_ERROR_IO, "%s: missing (is %s a model directory written by `nmt train`?)",
+                               model_path, dir);
         goto done;
     }
     if ((deferred ? nmt_model_load_deferred(model, model_path) : nmt_model_load(model, model_path)) < 0) goto done;

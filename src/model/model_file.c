@@ -12,6 +12,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <float.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stddef.h>
@@ -145,7 +146,8 @@ static void format_shape(char *out, size_t size, int rank, const int64_t *shape)
     if (used > 0 && (size_t)used < size) snprintf(out + used, size - (size_t)used, "]");
 }
 
-/* The row factors of the I8 tensor q: tensor "<name>.scale", F32 [rows], each a finite number >= 0;
+/* The row factors of the I8 tensor q: tensor "<name>.scale", F32 [rows], each a number >= 0 whose
+ * product with any int8 value is a finite float;
  * NULL (the error set) when they are not. */
 static const nmt_st_tensor *int8_factors(const nmt_st_tensor *q, int rows, const nmt_st_file *file, const char *path) {
     char name[272];
@@ -158,8 +160,9 @@ static const nmt_st_tensor *int8_factors(const nmt_st_tensor *q, int rows, const
     for (int r = 0; r < rows; r++) {
         float factor;
         memcpy(&factor, (const char *)scale->data + (size_t)r * sizeof factor, sizeof factor);
-        if (!isfinite(factor) || factor < 0.0f) {
-            nmt_error_set("%s: '%s' row %d: factor %g is not a finite number >= 0", path, name, r, (double)factor);
+        if (!isfinite(factor) || factor < 0.0f || factor > FLT_MAX / 127.0f) { /* an int8 value is -127..127 */
+            nmt_error_set("%s: '%s' row %d: factor %g is refused: a factor is >= 0 and 127 times it a finite float",
+                          path, name, r, (double)factor);
             return NULL;
         }
     }

@@ -214,6 +214,15 @@ int train(const nmt_spm_train_options *o) {
     if (corpus.sentences() == 0)
         return nmt_error_set("no text to train a vocabulary on in %s%s: every line is empty", o->inputs[0],
                              o->num_inputs > 1 ? " and the other inputs" : "");
+    /* SentencePiece says "Vocabulary size too high (100). Please set it to a value <= 62." */
+    const char *too_high = status.ok() ? nullptr : strstr(status.error_message(), "Vocabulary size too high");
+    const char *at_most = too_high ? strstr(too_high, "<= ") : nullptr;
+    if (at_most) {
+        const long most = strtol(at_most + 3, nullptr, 10);
+        const char *name = o->size_name ? o->size_name : "the vocabulary size";
+        return nmt_error_set("%s %d is more pieces than this corpus gives: SentencePiece allows at most %ld here; set "
+                             "%s to %ld or less (or train on more text)", name, o->vocab_size, most, name, most);
+    }
     if (!status.ok()) return status_error(status, "training the SentencePiece model");
     if (nmt_atomic_write((prefix + ".model").c_str(), serialized.data(), serialized.size()) < 0) return -1;
     return write_vocab(serialized, prefix + ".vocab");
@@ -457,6 +466,10 @@ static int load(nmt_spm **out, const char *path, bool nmt_ids = true) {
         fclose(fp);
         return nmt_error_set("%s: %zu bytes, more than a SentencePiece model can be (%zu)", path, size, kMaxModelBytes);
     }
+    if (size == 0) {
+        fclose(fp);
+        return nmt_error_set("%s: an empty file (0 bytes), not a SentencePiece model", path);
+    }
     std::string bytes(size, '\0');
     size_t got = size ? fread(&bytes[0], 1, size, fp) : 0;
     int failed = ferror(fp);
@@ -464,7 +477,10 @@ static int load(nmt_spm **out, const char *path, bool nmt_ids = true) {
     if (got != size || failed) return nmt_error_set("%s: read failed: %s", path, failed ? strerror(errno) : "the file shrank");
     std::unique_ptr<nmt_spm> spm(new nmt_spm);
     auto status = spm->processor.LoadFromSerializedProto(bytes);
-    if (!status.ok()) return status_error(status, path, "not a SentencePiece model (the file does not parse as one)");
+    if (!status.ok()) {
+        const std::string what = std::string(path) + ": not a SentencePiece model";
+        return status_error(status, what.c_str(), "the file does not parse as one");
+    }
     if (nmt_ids && check_special_ids(spm->processor, path) < 0) return -1;
     spm->fingerprint = nmt_hash_bytes(bytes.data(), bytes.size());
     spm->unigram = is_unigram(bytes);

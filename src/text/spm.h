@@ -20,8 +20,12 @@ typedef struct nmt_spm_train_options {
     long input_sentence_size;    /* sample at most this many sentences (0 = all) */
     const char *output_prefix;   /* writes PREFIX.model and PREFIX.vocab */
     int quiet;                   /* silence SentencePiece's own logging */
+    const char *size_name;       /* how the caller's user sets vocab_size ("vocab.size", "--size"), for
+                                  * the error of a size the corpus cannot give (NULL: "the vocabulary size") */
 } nmt_spm_train_options;
 
+/* Trains PREFIX.model and PREFIX.vocab. A vocab_size larger than the corpus allows is an error naming
+ * size_name and the largest size SentencePiece accepts. */
 int nmt_spm_train(const nmt_spm_train_options *options);
 /* Loads a model file: a regular file of at most 256 MiB (a FIFO or a device is refused at once). */
 int nmt_spm_load(nmt_spm **spm, const char *path);

@@ -108,6 +108,40 @@ done:
     return rc;
 }
 
+/* The step in a checkpoint's path ("...step-00001234.safetensors"). */
+static long path_step(const char *path) {
+    const char *name = strrchr(path, '/');
+    return strtol(name ? name + 6 : path + 5, NULL, 10);
+}
+
+int nmt_checkpoint_clear_after(const char *model_dir, long after, int remove, FILE *warnings) {
+    char **paths;
+    int count, done = 0;
+    if (nmt_model_checkpoints(model_dir, &paths, &count) < 0) return -1;
+    for (int i = 0; i < count && done >= 0; i++) {
+        if (path_step(paths[i]) <= after) continue;
+        if (remove) {
+            if (unlink(paths[i]) != 0 && errno != ENOENT)
+                done = nmt_error_set("%s: cannot delete: %s", paths[i], strerror(errno));
+            else done++;
+            continue;
+        }
+        size_t n = strlen(paths[i]) + sizeof ".damaged";
+        char *aside = nmt_malloc(n);
+        if (!aside) {
+            done = -1;
+            break;
+        }
+        snprintf(aside, n, "%s.damaged", paths[i]);
+        if (rename(paths[i], aside) != 0) done = nmt_error_set("%s: cannot set it aside: %s", paths[i], strerror(errno));
+        else done++;
+        if (done > 0 && warnings) fprintf(warnings, "warning: the damaged checkpoint is set aside as %s\n", aside);
+        free(aside);
+    }
+    nmt_model_paths_free(paths);
+    return done;
+}
+
 int nmt_checkpoint_state(const nmt_st_file *file, const char *path, nmt_train_state *state) {
     const char *format = nmt_st_meta(file, format_key);
     if (!format || strcmp(format, format_value) != 0)

@@ -53,6 +53,13 @@ int nmt_checkpoint_save(const char *model_dir, const nmt_model *m, const nmt_ada
  * 0 = none. Damaged ones are skipped, with a warning line on `warnings` (may be NULL). */
 int nmt_checkpoint_find_latest(const char *model_dir, nmt_st_file *file, char **path, FILE *warnings);
 
+/* The checkpoints of model_dir after step `after` (-1: all): with `remove` deleted (a start again by
+ * --overwrite keeps nothing of the old run), else set aside as NAME.damaged with a warning on `warnings`
+ * (NULL: none) -- a resume from step `after` skipped them as damaged, and pruning must never weigh
+ * them against the checkpoints the run writes next. The number handled, or -1 (the error names the
+ * file). */
+int nmt_checkpoint_clear_after(const char *model_dir, long after, int remove, FILE *warnings);
+
 /* Reads the training state from a loaded checkpoint. */
 int nmt_checkpoint_state(const nmt_st_file *file, const char *path, nmt_train_state *state);
 

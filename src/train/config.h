@@ -106,6 +106,15 @@ char *nmt_config_value_text(const nmt_config *config, const char *key);
 /* Writes the resolved config as YAML of the same shape (atomic write); loading that file gives the
  * same struct (except `path`). */
 int nmt_config_save(const nmt_config *config, const char *path);
+/* The first line of every config nmt_config_save writes: how nmt knows a config.yaml as its own. */
+#define NMT_CONFIG_HEADER "# The resolved configuration of an nmt run (defaults filled in, paths absolute).\n"
+/* Where a model directory holds the resolved config of its run (a new string): dir/config.yaml, unless
+ * a config.yaml there is not one nmt wrote (the user's own, e.g. with `output: .`), which is never
+ * replaced: then dir/config.resolved.yaml, and that name once it exists. */
+char *nmt_config_dir_path(const char *dir);
+/* Loads the resolved config of model directory dir (nmt_config_dir_path), read as a model's files are
+ * (a regular file only, its size checked before reading: a FIFO in its place is refused at once). */
+int nmt_config_load_dir(nmt_config *config, const char *dir);
 void nmt_config_free(nmt_config *config);
 
 #endif

@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <yaml.h>
 
@@ -520,6 +521,46 @@ int nmt_config_load(nmt_config *c, const char *path, const char *const *override
     }
     int rc = nmt_config_parse(c, text, size, path, overrides);
     free(text);
+    return rc;
+}
+
+/* 1 when path names no file, or a regular file that begins as the configs nmt writes. */
+static int written_by_nmt(const char *path) {
+    FILE *fp;
+    size_t size;
+    if (nmt_open_regular(path, &fp, &size) < 0) {
+        struct stat st;
+        const int none = lstat(path, &st) != 0 && errno == ENOENT;
+        nmt_error_clear();
+        return none;
+    }
+    char head[sizeof NMT_CONFIG_HEADER];
+    const size_t got = fread(head, 1, sizeof head - 1, fp);
+    fclose(fp);
+    return got == sizeof head - 1 && memcmp(head, NMT_CONFIG_HEADER, got) == 0;
+}
+
+char *nmt_config_dir_path(const char *dir) {
+    char *resolved = nmt_path_join(dir, "config.resolved.yaml"), *plain = nmt_path_join(dir, "config.yaml");
+    if (!resolved || !plain) {
+        free(resolved);
+        free(plain);
+        return NULL;
+    }
+    const int plain_is_nmts = !nmt_file_exists(resolved) && written_by_nmt(plain);
+    free(plain_is_nmts ? resolved : plain);
+    return plain_is_nmts ? plain : resolved;
+}
+
+int nmt_config_load_dir(nmt_config *c, const char *dir) {
+    *c = nmt_config_default();
+    char *path = nmt_config_dir_path(dir), *text = NULL;
+    size_t size;
+    int rc = path && nmt_read_regular_file(path, NMT_CONFIG_MAX_BYTES, "a config", &text, &size) == 0
+                 ? nmt_config_parse(c, text, size, path, NULL)
+                 : -1;
+    free(text);
+    free(path);
     return rc;
 }
 

@@ -80,7 +80,7 @@ char *nmt_config_format(const nmt_config *c) {
         nmt_error_set("cannot build the config text: %s", strerror(errno));
         return NULL;
     }
-    fprintf(out, "# The resolved configuration of an nmt run (defaults filled in, paths absolute).\n");
+    fputs(NMT_CONFIG_HEADER, out);
     char open[128] = "";
     for (int i = 0; i < nmt_config_key_count; i++) {
         const nmt_config_key *k = &nmt_config_keys[i];

@@ -6,7 +6,7 @@
 #include "base/io.h"
 #include "base/util.h"
 #include "model/model_file.h"
-#include "train/train_log.h"
+#include "train/checkpoint.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -32,29 +32,62 @@ int nmt_output_dir_lock(const char *dir) {
     return fd;
 }
 
-int nmt_output_dir_check_fresh(const char *dir, int overwrite, long first_checkpoint) {
+char *nmt_output_dir_first_missing(const char *dir) {
+    struct stat st;
+    if (stat(dir, &st) == 0) return NULL;
+    char *missing = nmt_strdup(dir);
+    for (char *slash; missing && (slash = strrchr(missing, '/')) && slash > missing;) {
+        *slash = '\0';
+        if (stat(missing, &st) == 0) {
+            *slash = '/';
+            break;
+        }
+    }
+    return missing;
+}
+
+int nmt_output_dir_check_fresh(const char *dir, int overwrite) {
     if (overwrite) return 0;
-    char *model_path = nmt_path_join(dir, "model.safetensors"), *log_path = nmt_path_join(dir, "train.log.jsonl");
-    int joined = model_path && log_path;
-    int model = joined && nmt_file_exists(model_path);
-    long logged = joined && nmt_file_exists(log_path) ? nmt_train_log_last_step(log_path) : -1;
+    char *model_path = nmt_path_join(dir, "model.safetensors");
+    if (!model_path) return -1;
+    const int model = nmt_file_exists(model_path);
     free(model_path);
-    free(log_path);
-    if (!joined || logged < -1) return -1;
-    /* A log that never reached a checkpoint is a run killed early, with nothing to lose. */
-    const int log = logged >= (first_checkpoint > 0 ? first_checkpoint : 1);
-    if (!model && !log) return 0;
     char **paths;
     int count;
     if (nmt_model_checkpoints(dir, &paths, &count) < 0) return -1;
     nmt_model_paths_free(paths);
-    char damaged[96] = "no checkpoint";
-    if (count) snprintf(damaged, sizeof damaged, "%d checkpoint%s, none usable", count, count == 1 ? "" : "s");
-    return nmt_error_set("%s already holds a trained model (%s%s%s) and %s to resume from: starting again from step "
-                         "0 would overwrite it. Train into a new output directory, fine-tune from it with "
-                         "train.init_from: %s, or pass --overwrite to start again here",
-                         dir, model ? "model.safetensors" : "", model && log ? ", " : "", log ? "train.log.jsonl" : "",
-                         damaged, dir);
+    /* A log alone is a run killed (or failed) before its first checkpoint: nothing to lose. */
+    if (!model && !count) return 0;
+    char what[128];
+    if (model) snprintf(what, sizeof what, "a trained model (model.safetensors) and %s", count ? "" : "no checkpoint");
+    else what[0] = '\0';
+    if (count)
+        snprintf(what + strlen(what), sizeof what - strlen(what), "%d checkpoint%s%s, none usable", count,
+                 count == 1 ? "" : "s", model ? "" : " of a trained model");
+    return nmt_error_set("%s already holds %s to resume from: starting again from step 0 would overwrite it. Train "
+                         "into a new output directory, fine-tune from it with train.init_from: %s, or pass "
+                         "--overwrite to start again here",
+                         dir, what, dir);
+}
+
+int nmt_output_dir_start_again(const char *dir, const char *const *inputs, FILE *progress) {
+    static const char *const made[] = {"model.safetensors", "spm.model", "spm.vocab", "shortlist.bin"};
+    int files = 0, rc = 0;
+    for (size_t i = 0; i < sizeof made / sizeof made[0] && rc == 0; i++) {
+        char *path = nmt_path_join(dir, made[i]);
+        int input = 0;
+        for (const char *const *in = inputs; path && *in && !input; in++) input = nmt_same_file(path, *in);
+        if (!path) rc = -1;
+        else if (!input && unlink(path) == 0) files++;
+        else if (!input && errno != ENOENT) rc = nmt_error_set("%s: cannot delete: %s", path, strerror(errno));
+        free(path);
+    }
+    const int checkpoints = rc == 0 ? nmt_checkpoint_clear_after(dir, -1, 1, NULL) : -1;
+    if (checkpoints < 0) return -1;
+    if (progress && (files || checkpoints))
+        fprintf(progress, "--overwrite: starting again from step 0; deleted the previous run's %d file%s and %d "
+                          "checkpoint%s in %s\n", files, files == 1 ? "" : "s", checkpoints, checkpoints == 1 ? "" : "s", dir);
+    return 0;
 }
 
 /* The settings whose change makes a resumed run differ from an uninterrupted one. */
@@ -67,7 +100,7 @@ static const char *const settings[] = {
     "train.dropout_trg",      "train.rdrop_alpha",         "train.ema_decay",             "train.precision",
 };
 
-/* A resume compares the config with the one the interrupted run saved (OUTPUT/config.yaml) and warns,
+/* A resume compares the config with the one the interrupted run saved (nmt_config_dir_path) and warns,
  * naming the key, for every setting above that changed: the new value is used, and the run is no
  * longer bit-identical to an uninterrupted one. (A different model or vocabulary is refused later.) */
 int nmt_output_dir_check_settings(const nmt_config *cfg, const nmt_config *saved, FILE *warnings) {
@@ -86,11 +119,10 @@ int nmt_output_dir_check_settings(const nmt_config *cfg, const nmt_config *saved
 }
 
 int nmt_output_dir_saved_config(const char *dir, nmt_config *saved, FILE *warnings) {
-    char *path = nmt_path_join(dir, "config.yaml");
-    struct stat st;
+    char *path = nmt_config_dir_path(dir);
     int loaded = 0;
-    if (path && stat(path, &st) == 0 && S_ISREG(st.st_mode)) {
-        loaded = nmt_config_load(saved, path, NULL) == 0;
+    if (path && nmt_file_exists(path)) {
+        loaded = nmt_config_load_dir(saved, dir) == 0;
         if (!loaded && warnings)
             fprintf(warnings, "warning: cannot compare with the settings of the run being resumed: %s\n", nmt_error());
     }

@@ -42,6 +42,7 @@ typedef struct trainer {
     char *ckpt_dir, *log_path, *model_path, *spm_path;
     char *init_model, *init_spm; /* train.init_from's files (fresh runs only), or NULL */
     int lock_fd;
+    char *created;           /* the directory this run created for output (removed if it is refused at start) */
     nmt_spm *spm;
     uint64_t spm_hash;
     nmt_corpus train, valid;
@@ -515,14 +516,14 @@ static int products_precision(trainer *t, int32_t resumed) {
 }
 
 /* A fresh start (no usable checkpoint) in a directory that holds a trained model would overwrite it:
- * refused unless `overwrite`. */
+ * refused unless `overwrite`, which starts again whatever the directory holds. */
 static int setup(trainer *t, const nmt_train_options *opt) {
     const nmt_config *cfg = t->cfg;
     t->ckpt_dir = nmt_path_join(cfg->output, "checkpoints");
     t->log_path = nmt_path_join(cfg->output, "train.log.jsonl");
     t->model_path = nmt_path_join(cfg->output, "model.safetensors");
     t->spm_path = nmt_path_join(cfg->output, "spm.model");
-    char *config_path = nmt_path_join(cfg->output, "config.yaml");
+    char *config_path = nmt_config_dir_path(cfg->output); /* never the user's own config.yaml */
     nmt_st_file ckpt = {0};
     char *ckpt_path = NULL;
     /* The settings as this run trains: train.precision auto resolved, so that config.yaml says what
@@ -537,7 +538,8 @@ static int setup(trainer *t, const nmt_train_options *opt) {
             nmt_error_set("output %s: not a directory (output names the model directory to train into)", cfg->output);
             goto done;
         }
-        found = nmt_checkpoint_find_latest(cfg->output, &ckpt, &ckpt_path, t->warnings);
+        /* --overwrite starts again: the checkpoints are not looked at. */
+        found = opt->overwrite ? 0 : nmt_checkpoint_find_latest(cfg->output, &ckpt, &ckpt_path, t->warnings);
         if (found < 0) goto done;
         have_saved = found && nmt_output_dir_saved_config(cfg->output, &saved, t->warnings);
     }
@@ -548,6 +550,7 @@ static int setup(trainer *t, const nmt_train_options *opt) {
     t->state = nmt_train_state_initial(cfg->seed);
     if (t->root) {
         /* The lock first: the temporaries of a run still training here are not stale (its lock fails this one). */
+        t->created = nmt_output_dir_first_missing(cfg->output);
         if (nmt_mkdirs(t->ckpt_dir) < 0 || (t->lock_fd = nmt_output_dir_lock(cfg->output)) < 0) goto done;
         nmt_remove_stale_temporaries(cfg->output);
         nmt_remove_stale_temporaries(t->ckpt_dir);
@@ -571,12 +574,20 @@ static int setup(trainer *t, const nmt_train_options *opt) {
         t->state.threads = nmt_pool_threads();
         /* Every check comes before config.yaml is written: a refused run changes no file. */
         if ((have_saved && nmt_output_dir_check_settings(&ran, &saved, t->warnings) < 0) ||
-            (!found && nmt_output_dir_check_fresh(cfg->output, opt->overwrite, cfg->save_every) < 0) ||
+            (!found && nmt_output_dir_check_fresh(cfg->output, opt->overwrite) < 0) ||
             print_effective_config(t, &ran, config_path) < 0)
             goto done;
+        /* --overwrite deletes what the old run made (never an input of this one). */
+        const char *inputs[4] = {NULL, NULL, NULL, NULL}, **in = inputs;
+        if (cfg->vocab_model) *in++ = cfg->vocab_model;
+        if (t->init_model) *in++ = t->init_model, *in++ = t->init_spm;
+        if (!found && opt->overwrite && nmt_output_dir_start_again(cfg->output, inputs, t->progress) < 0) goto done;
     }
+    /* The damaged checkpoints a resume skipped are set aside: pruning must not weigh them against the
+     * run's own. */
     if (nmt_train_data_check_positions(cfg, NULL) < 0 || prepare_ranks(t, found, &ckpt, ckpt_path) < 0 ||
-        (t->root && nmt_config_save(&ran, config_path) < 0))
+        (t->root && nmt_config_save(&ran, config_path) < 0) ||
+        (t->root && found && nmt_checkpoint_clear_after(cfg->output, t->state.step, 0, t->warnings) < 0))
         goto done;
     t->resumed_from = found ? t->state.step : -1;
     if (nmt_batcher_seek(&t->batches, t->state.epoch, t->state.cursor) < 0) {
@@ -688,6 +699,7 @@ int nmt_train(const nmt_config *cfg, const nmt_train_options *opt, nmt_train_res
     t.last_loss = NAN;
     const char *stopped_by = NULL;
     int rc = setup(&t, opt);
+    const int started = rc == 0;
     if (rc == 0) rc = run(&t, opt->stop, &stopped_by);
     /* The log says why the run ended (the error kept as it was if writing that fails too). */
     if (t.log.file) {
@@ -713,7 +725,11 @@ int nmt_train(const nmt_config *cfg, const nmt_train_options *opt, nmt_train_res
         say(&t, "stopped by %s at step %ld (epoch %ld) after %s of training%s\n", stopped_by, s->step, s->epoch, elapsed,
             strcmp(stopped_by, "signal") == 0 ? "; run again to resume" : "");
     }
+    /* A run refused at start leaves no trace: what it created goes while it still holds the lock (so
+     * no trainer that started meanwhile is in there). */
+    if (!started && t.created && t.lock_fd >= 0) nmt_remove_tree(t.created);
     cleanup(&t);
+    free(t.created);
     return rc;
 }
 

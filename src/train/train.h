@@ -26,8 +26,11 @@
  * vocabulary (vocab.size, another spm.model, even of the same size) is refused. The checks come
  * before any file is written: a refused run leaves the directory as it was.
  *
- * A fresh start (no usable checkpoint) in a directory that already holds model.safetensors or a
- * non-empty train.log.jsonl is refused unless options->overwrite: it would replace that model.
+ * A fresh start (no usable checkpoint) in a directory that already holds model.safetensors or
+ * checkpoints (all damaged) is refused unless options->overwrite: it would replace that model. A
+ * directory holding only a log (a run killed before its first checkpoint) starts again. Damaged
+ * checkpoints after the one resumed are set aside (NAME.damaged). options->overwrite starts again
+ * even where a checkpoint could be resumed, deleting what the old run made.
  *
  * Fine-tuning. train.init_from: MODEL_DIR starts a fresh run (step 0, new optimizer, schedule and
  * data) from MODEL_DIR/model.safetensors with MODEL_DIR/spm.model as its vocabulary; a model section
@@ -71,7 +74,7 @@ typedef struct nmt_train_options {
     FILE *warnings;              /* warnings, e.g. a damaged checkpoint skipped (stderr); may be NULL */
     volatile sig_atomic_t *stop; /* nonzero = stop after the current step (may be NULL) */
     nmt_comm *comm;              /* the ranks of a data-parallel run (NULL = this process alone) */
-    int overwrite;               /* a fresh start may replace a model the directory holds (--overwrite) */
+    int overwrite;               /* start again, replacing what the directory holds (--overwrite) */
 } nmt_train_options;
 
 typedef struct nmt_train_result {

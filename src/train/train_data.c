@@ -35,6 +35,7 @@ static int train_vocabulary(const nmt_config *cfg, FILE *progress) {
         .input_sentence_size = 1000000,
         .output_prefix = prefix,
         .quiet = 1,
+        .size_name = "vocab.size",
     };
     int rc = nmt_spm_train(&options);
     free(prefix);

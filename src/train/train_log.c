@@ -45,22 +45,6 @@ int nmt_train_log_open(nmt_train_log *log, const char *path, long keep_through) 
     return 0;
 }
 
-long nmt_train_log_last_step(const char *path) {
-    char *data;
-    size_t size;
-    if (nmt_read_regular_file(path, NMT_READ_MAX, "a training log", &data, &size) < 0) return -2;
-    long last = -1;
-    for (char *line = data; line < data + size;) {
-        char *end = memchr(line, '\n', (size_t)(data + size - line));
-        if (!end) break; /* a line a kill cut short */
-        long step = line_step(line, (size_t)(end - line));
-        if (step > last) last = step;
-        line = end + 1;
-    }
-    free(data);
-    return last;
-}
-
 int nmt_train_log_write(nmt_train_log *log, const char *line) {
     if (!log->file) return 0;
     if (nmt_io_write(log->file, line, strlen(line), log->path) < 0) return -1;

@@ -31,8 +31,6 @@ int nmt_train_log_event(nmt_train_log *log, const char *event, const nmt_train_s
 /* fsync, before a checkpoint names the step the log has reached. */
 int nmt_train_log_sync(nmt_train_log *log);
 void nmt_train_log_close(nmt_train_log *log);
-/* The largest step a complete line of the log at path records, -1 for none, < -1 on a read error. */
-long nmt_train_log_last_step(const char *path);
 /* "2026-12-01T08:30:00Z": the wall-clock time of a log line, UTC. */
 void nmt_train_log_time(char *out, size_t size);
 
