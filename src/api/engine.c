@@ -90,19 +90,15 @@ static void language_of(const char *path, char *out, size_t size) {
     memcpy(out, dot + 1, n + 1);
 }
 
-/* The language pair recorded in DIR/config.yaml, if any (a missing or unreadable config is no error:
- * the pair is then unknown). */
+/* The language pair recorded in the directory's resolved config, if any (a missing or unreadable
+ * config, a FIFO in its place included, is no error: the pair is then unknown). */
 static void read_languages(nmt_engine *e, const char *dir) {
-    char *path = nmt_path_join(dir, "config.yaml");
-    if (path && nmt_file_exists(path)) {
-        nmt_config config;
-        if (nmt_config_load(&config, path, NULL) == 0) {
-            language_of(config.train.src, e->source_language, sizeof e->source_language);
-            language_of(config.train.tgt, e->target_language, sizeof e->target_language);
-            nmt_config_free(&config);
-        }
+    nmt_config config;
+    if (nmt_config_load_dir(&config, dir) == 0) {
+        language_of(config.train.src, e->source_language, sizeof e->source_language);
+        language_of(config.train.tgt, e->target_language, sizeof e->target_language);
+        nmt_config_free(&config);
     }
-    free(path);
     nmt_error_clear();
 }
 
