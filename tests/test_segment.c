@@ -4,17 +4,19 @@
  * attributes left alone, character references decoded), and joined back around the same markup with
  * the translations escaped. */
 #include "serve/html.h"
+#include "serve/prefixes.h"
 #include "serve/segment.h"
 
 #include "testing.h"
 
-/* Cuts one text and checks the segments, written "a|b|c" with the separator before each: "\n" or " ". */
-static void cuts(const char *text, int sentences, const char *want) {
+/* Cuts one text by the rules of `lang` and checks the segments, written "a|b|c" with the separator
+ * before each: "|n|" for "\n", "|rn|" for "\r\n", "|s|" for " ". */
+static void cuts_in(const char *lang, const char *text, int sentences, const char *want) {
     nmt_serve_segments s;
-    ck_assert_int_eq(nmt_serve_segment(&text, 1, sentences, 0, &s), 0);
+    ck_assert_int_eq(nmt_serve_segment(&text, 1, sentences, 0, lang, &s), 0);
     char got[512] = "";
     for (int i = 0; i < s.count; i++) {
-        if (i) strcat(got, strcmp(s.glue[i], "\n") == 0 ? "|n|" : "|s|");
+        if (i) strcat(got, strcmp(s.glue[i], "\n") == 0 ? "|n|" : strcmp(s.glue[i], "\r\n") == 0 ? "|rn|" : "|s|");
         strcat(got, s.segments[i]);
     }
     ck_assert_msg(strcmp(got, want) == 0, "'%s': got '%s', want '%s'", text, got, want);
@@ -23,6 +25,8 @@ static void cuts(const char *text, int sentences, const char *want) {
     nmt_serve_segments_free(&s);
 }
 
+static void cuts(const char *text, int sentences, const char *want) { cuts_in(NULL, text, sentences, want); }
+
 START_TEST(test_cuts) {
     cuts("A man sits. A dog runs.", 1, "A man sits.|s|A dog runs.");
     cuts("A man sits. A dog runs.", 0, "A man sits. A dog runs.");
@@ -30,13 +34,13 @@ START_TEST(test_cuts) {
     cuts("He said \"go.\" Then 3 left.", 1, "He said \"go.\"|s|Then 3 left.");
     cuts("e.g. this, 3.5 m, and Mr. smith.", 1, "e.g. this, 3.5 m, and Mr. smith.");
     cuts("Wait\xe2\x80\xa6 \xe2\x80\x9cYes\xe2\x80\x9d (sure).", 1, "Wait\xe2\x80\xa6|s|\xe2\x80\x9cYes\xe2\x80\x9d (sure).");
-    cuts("one\r\ntwo. Three\n\nfour", 1, "one|n|two.|s|Three|n||n|four");
+    cuts("one\r\ntwo. Three\n\nfour", 1, "one|rn|two.|s|Three|n||n|four");
     cuts("", 1, "");
     cuts("end. ", 1, "end. ");
     cuts(". A", 1, ".|s|A");
     const char *texts[] = {"a. B", "c", "d\ne"};
     nmt_serve_segments s;
-    ck_assert_int_eq(nmt_serve_segment(texts, 3, 1, 0, &s), 0);
+    ck_assert_int_eq(nmt_serve_segment(texts, 3, 1, 0, NULL, &s), 0);
     ck_assert_int_eq(s.count, 5);
     ck_assert_int_eq(s.first[1], 2);
     ck_assert_int_eq(s.first[2], 3);
@@ -48,17 +52,71 @@ START_TEST(test_cuts) {
     for (int i = 0; i < NMT_SERVE_MAX_SEGMENTS + 1; i++) memcpy(many + 2 * i, "a\n", 2);
     many[2 * NMT_SERVE_MAX_SEGMENTS + 2] = '\0';
     const char *one = many;
-    ck_assert_int_eq(nmt_serve_segment(&one, 1, 0, 0, &s), -1);
+    ck_assert_int_eq(nmt_serve_segment(&one, 1, 0, 0, NULL, &s), -1);
     ck_assert_ptr_nonnull(strstr(nmt_error(), "more than 100000 lines and sentences"));
     nmt_serve_segments_free(&s);
     free(many);
 }
 END_TEST
 
+/* Moses' nonbreaking-prefix rule with each language's lists. */
+START_TEST(test_prefixes) {
+    /* Titles, initials, acronyms and Latin abbreviations do not end a sentence; other words do. */
+    cuts_in("en", "Dr. Smith met Mr. J. R. Jones. They talked.", 1, "Dr. Smith met Mr. J. R. Jones.|s|They talked.");
+    cuts_in("en", "It was made in the U.S. Then it sold. See e.g. Table 2.", 1,
+            "It was made in the U.S. Then it sold.|s|See e.g. Table 2.");
+    /* Numeric-only prefixes hold before a number only. */
+    cuts_in("en", "See No. 5 here. Read pp. 3-4. I said no. Then left.", 1,
+            "See No. 5 here.|s|Read pp. 3-4.|s|I said no.|s|Then left.");
+    /* German: abbreviations, ordinal dates, numeric S. and Nr.; capitals beyond A-Z start a sentence. */
+    cuts_in("de", "Das ist z.B. ein Test. Am 3. Oktober kam Hr. Meier. Siehe S. 125. \xc3\x84pfel sind rot.", 1,
+            "Das ist z.B. ein Test.|s|Am 3. Oktober kam Hr. Meier.|s|Siehe S. 125.|s|\xc3\x84pfel sind rot.");
+    cuts_in("en", "Am 3. Oktober kam er.", 1, "Am 3.|s|Oktober kam er.");
+    cuts_in("fr", "Mme. Curie et M. Dupont. Ils partent. \xc3\x89t\xc3\xa9 1990.", 1,
+            "Mme. Curie et M. Dupont.|s|Ils partent.|s|\xc3\x89t\xc3\xa9 1990.");
+    cuts_in("cs", "Ing. Novák a prof. Dvořák přišli. Viz str. 125. \xc4\x8c" "as letí.", 1,
+            "Ing. Novák a prof. Dvořák přišli.|s|Viz str. 125.|s|\xc4\x8c" "as letí.");
+    cuts_in("es", "La Sra. García llegó. \xc2\xbfQué tal? Bien.", 1, "La Sra. García llegó.|s|\xc2\xbfQué tal?|s|Bien.");
+    cuts_in("it", "Il Dott. Rossi e il Sig. Bianchi. Poi basta.", 1, "Il Dott. Rossi e il Sig. Bianchi.|s|Poi basta.");
+    cuts_in("pt", "O Sr. Silva e a Dra. Costa. Depois.", 1, "O Sr. Silva e a Dra. Costa.|s|Depois.");
+    cuts_in("nl", "Dhr. Jansen bijv. Kwam. Zie blz. 7. Dat is alles.", 1,
+            "Dhr. Jansen bijv. Kwam.|s|Zie blz. 7.|s|Dat is alles.");
+    /* Region subtags and case do not matter; an unknown language gets English's lists. */
+    cuts_in("DE-at", "Siehe S. 125. Gut.", 1, "Siehe S. 125.|s|Gut.");
+    cuts_in("xx", "Mr. X. Y. came. Then Dr. Z.", 1, "Mr. X. Y. came.|s|Then Dr. Z.");
+    /* A closing quote between the word and its '.' makes it no prefix; '!' and '?' always end. */
+    cuts_in("en", "He said \"Dr\". Then left. Dr! Who?", 1, "He said \"Dr\".|s|Then left.|s|Dr!|s|Who?");
+    ck_assert_str_eq(nmt_serve_prefixes_language(nmt_serve_prefixes_of("pt-BR")), "pt");
+    ck_assert_str_eq(nmt_serve_prefixes_language(nmt_serve_prefixes_of(NULL)), "en");
+    ck_assert_int_eq(nmt_serve_prefixes_find(nmt_serve_prefixes_of("en"), "No", 2), NMT_SERVE_PREFIX_NUMERIC);
+    ck_assert_int_eq(nmt_serve_prefixes_find(nmt_serve_prefixes_of("en"), "dr", 2), NMT_SERVE_PREFIX_NONE);
+}
+END_TEST
+
+/* Line breaks and blank lines come back exactly as they were. */
+START_TEST(test_breaks_kept) {
+    const char *text = "One. Two\r\n\r\nThree\n\nFour\r";
+    nmt_serve_segments s;
+    ck_assert_int_eq(nmt_serve_segment(&text, 1, 1, 0, "en", &s), 0);
+    nmt_serve_hypothesis h[8];
+    nmt_serve_text parts[8];
+    ck_assert_int_le(s.count, 8);
+    for (int i = 0; i < s.count; i++) {
+        h[i] = (nmt_serve_hypothesis){(char *)s.segments[i], 0, 0};
+        parts[i] = (nmt_serve_text){&h[i], 1, NULL, 0, 0, 0};
+    }
+    nmt_serve_text out;
+    ck_assert_int_eq(nmt_serve_join(&s, 1, parts, &out), 0);
+    ck_assert_str_eq(out.hyps[0].text, text);
+    nmt_serve_text_free(&out);
+    nmt_serve_segments_free(&s);
+}
+END_TEST
+
 START_TEST(test_join) {
     const char *text = "A b. C d\ne";
     nmt_serve_segments s;
-    ck_assert_int_eq(nmt_serve_segment(&text, 1, 1, 0, &s), 0);
+    ck_assert_int_eq(nmt_serve_segment(&text, 1, 1, 0, NULL, &s), 0);
     ck_assert_int_eq(s.count, 3);
     nmt_serve_hypothesis h0[] = {{"x y", -1, -2}, {"x z", -3, -4}}, h1[] = {{"w", -0.5, -1}, {"v", -2, -2}, {"u", -9, -9}},
                          h2[] = {{"", 0, 0}, {"t", -1, -1}};
@@ -89,7 +147,7 @@ END_TEST
 /* Cuts one HTML text and checks its segments and glue, written "[glue]segment" in order, then "[tail]". */
 static void cuts_html(const char *html, const char *want) {
     nmt_serve_segments s;
-    ck_assert_msg(nmt_serve_segment(&html, 1, 1, 1, &s) == 0, "%s", nmt_error());
+    ck_assert_msg(nmt_serve_segment(&html, 1, 1, 1, NULL, &s) == 0, "%s", nmt_error());
     char got[1024] = "";
     for (int i = 0; i < s.count; i++) {
         strcat(got, "[");
@@ -131,7 +189,7 @@ END_TEST
 START_TEST(test_html_join) {
     const char *texts[] = {"<p>Fish &amp; chips. <b>Yes</b></p>", "<img src=a.png>"};
     nmt_serve_segments s;
-    ck_assert_int_eq(nmt_serve_segment(texts, 2, 1, 1, &s), 0);
+    ck_assert_int_eq(nmt_serve_segment(texts, 2, 1, 1, NULL, &s), 0);
     ck_assert_int_eq(s.count, 2); /* "Fish & chips." and "Yes"; none in the second text */
     ck_assert_int_eq(s.first[1], 2);
     ck_assert_int_eq(s.first[2], 2);
@@ -153,7 +211,7 @@ START_TEST(test_html_join) {
     for (int i = 0; i <= NMT_SERVE_HTML_MAX_DEPTH; i++) memcpy(deep + 3 * i, "<b>", 3);
     strcpy(deep + 3 * (NMT_SERVE_HTML_MAX_DEPTH + 1), "x");
     const char *one = deep;
-    ck_assert_int_eq(nmt_serve_segment(&one, 1, 1, 1, &s), -1);
+    ck_assert_int_eq(nmt_serve_segment(&one, 1, 1, 1, NULL, &s), -1);
     ck_assert_ptr_nonnull(strstr(nmt_error(), "nested deeper than 512"));
     nmt_serve_segments_free(&s);
     free(deep);
@@ -168,7 +226,7 @@ typedef struct sweep {
 static int segment_attempt(void *context) {
     sweep *w = context;
     nmt_serve_segments s;
-    int rc = nmt_serve_segment(w->texts, 2, 1, w->html, &s);
+    int rc = nmt_serve_segment(w->texts, 2, 1, w->html, NULL, &s);
     nmt_serve_segments_free(&s);
     return rc;
 }
@@ -187,6 +245,8 @@ int main(void) {
     Suite *s = suite_create("segment");
     TCase *tc = tcase_create("segment");
     tcase_add_test(tc, test_cuts);
+    tcase_add_test(tc, test_prefixes);
+    tcase_add_test(tc, test_breaks_kept);
     tcase_add_test(tc, test_join);
     tcase_add_test(tc, test_html_cuts);
     tcase_add_test(tc, test_html_join);

@@ -2,6 +2,8 @@
 #include "serve/segment.h"
 
 #include "serve/html.h"
+#include "serve/prefixes.h"
+#include "base/utf8.h"
 #include "base/util.h"
 
 #include <stdlib.h>
@@ -16,16 +18,63 @@ static int closing(const unsigned char *p) {
     return 0;
 }
 
-/* Whether a sentence may start at p. */
-static int sentence_start(const unsigned char *p) {
-    if ((*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || *p == '"' || *p == '\'' || *p == '(' || *p == '[')
-        return 1;
-    /* “ ‘ « */
-    return (p[0] == 0xE2 && p[1] == 0x80 && (p[2] == 0x9C || p[2] == 0x98)) || (p[0] == 0xC2 && p[1] == 0xAB);
+/* Bytes of an opening quote or bracket at p (0 if none): " ' ( [ “ ‘ « ¿ ¡ */
+static int opening(const unsigned char *p) {
+    if (*p == '"' || *p == '\'' || *p == '(' || *p == '[') return 1;
+    if (p[0] == 0xE2 && p[1] == 0x80 && (p[2] == 0x9C || p[2] == 0x98)) return 3;
+    return p[0] == 0xC2 && (p[1] == 0xAB || p[1] == 0xBF || p[1] == 0xA1) ? 2 : 0;
 }
 
-/* If a sentence ends at p (its final mark), the position of the space after it, else NULL. */
-static char *sentence_end(char *p) {
+/* Whether the character at p is an upper-case letter (any script whose letters have case). */
+static int upper(const unsigned char *p) {
+    if (*p < 0x80) return *p >= 'A' && *p <= 'Z';
+    const int n = nmt_utf8_length(*p);
+    if (n < 2 || memchr(p, '\0', (size_t)n) || nmt_utf8_invalid_at((const char *)p, (size_t)n) >= 0) return 0;
+    size_t at = 0;
+    if (nmt_utf8_class(nmt_utf8_next((const char *)p, &at)) != NMT_UTF8_LETTER) return 0;
+    char low[NMT_UTF8_LOWER_MAX(4)];
+    const size_t len = nmt_utf8_lower((const char *)p, (size_t)n, low);
+    return len != (size_t)n || memcmp(low, p, len) != 0;
+}
+
+/* Whether a sentence may start at p: opening quotes or brackets, then an upper-case letter or a digit;
+ * *digit tells whether it is a digit. */
+static int sentence_start(const unsigned char *p, int *digit) {
+    for (int n; (n = opening(p)) > 0;) p += n;
+    while (*p == ' ') p++;
+    *digit = *p >= '0' && *p <= '9';
+    return *digit || upper(p);
+}
+
+/* Whether byte c may be part of a prefix (Moses' [\w.-], non-ASCII letters included). */
+static int prefix_byte(unsigned char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '-' ||
+           c >= 0x80;
+}
+
+/* Whether the '.' at p, which ends the token that starts at `token`, is part of an abbreviation that
+ * does not end a sentence before the next word (`digit`: it starts with a digit). */
+static int nonbreaking(const char *token, const char *p, int digit, const nmt_serve_prefixes *lists) {
+    const char *dots = p;
+    while (dots > token && dots[-1] == '.') dots--;
+    const char *word = dots;
+    while (word > token && prefix_byte((unsigned char)word[-1])) word--;
+    /* A closing quote before the dots (`Dr”.`) makes it no prefix (ASCII ones already stop `word`). */
+    const int quoted = (dots - word >= 3 && closing((const unsigned char *)dots - 3) == 3) ||
+                       (dots - word >= 2 && closing((const unsigned char *)dots - 2) == 2);
+    if (word < dots && !quoted) {
+        const nmt_serve_prefix kind = nmt_serve_prefixes_find(lists, word, (size_t)(dots - word));
+        if (kind == NMT_SERVE_PREFIX_ALWAYS || (kind == NMT_SERVE_PREFIX_NUMERIC && digit)) return 1;
+    }
+    /* An upper-case acronym: "U.S." */
+    const char *caps = dots;
+    while (caps > word && ((caps[-1] >= 'A' && caps[-1] <= 'Z') || caps[-1] == '-')) caps--;
+    return caps < dots && caps > word && caps[-1] == '.';
+}
+
+/* If a sentence ends at p (its final mark) in the line that starts at `line`, the position of the
+ * space after it, else NULL. */
+static char *sentence_end(const char *line, char *p, const nmt_serve_prefixes *lists) {
     unsigned char *q = (unsigned char *)p;
     if (*q == '.' || *q == '!' || *q == '?') q++;
     else if (q[0] == 0xE2 && q[1] == 0x80 && q[2] == 0xA6) q += 3; /* … */
@@ -34,10 +83,17 @@ static char *sentence_end(char *p) {
     if (*q != ' ') return NULL;
     unsigned char *next = q;
     while (*next == ' ') next++;
-    return sentence_start(next) ? (char *)q : NULL;
+    int digit;
+    if (!sentence_start(next, &digit)) return NULL;
+    if (*p == '.' && (char *)q == p + 1) {
+        const char *token = p;
+        while (token > line && token[-1] != ' ' && token[-1] != '\0') token--; /* '\0': a cut before */
+        if (nonbreaking(token, p, digit, lists)) return NULL;
+    }
+    return (char *)q;
 }
 
-static const char no_glue[] = "", line_glue[] = "\n", sentence_glue[] = " ";
+static const char no_glue[] = "", line_glue[] = "\n", crlf_glue[] = "\r\n", sentence_glue[] = " ";
 
 /* Adds a segment (the arrays have room: they are sized by a first counting pass). */
 static void add(nmt_serve_segments *s, const char *text, const char *glue) {
@@ -46,12 +102,13 @@ static void add(nmt_serve_segments *s, const char *text, const char *glue) {
     s->count++;
 }
 
-/* Cuts one line in place into sentences, or only counts them when s is NULL. */
-static long cut_line(char *line, int sentences, nmt_serve_segments *s, const char *glue) {
+/* Cuts one line in place into sentences by `lists`' rules (none when NULL), or only counts them when s
+ * is NULL. */
+static long cut_line(char *line, const nmt_serve_prefixes *lists, nmt_serve_segments *s, const char *glue) {
     long n = 1;
     if (s) add(s, line, glue);
-    for (char *p = line; sentences && *p; p++) {
-        char *space = sentence_end(p);
+    for (char *p = line; lists && *p; p++) {
+        char *space = sentence_end(line, p, lists);
         if (!space) continue;
         char *next = space;
         while (*next == ' ') next++;
@@ -66,22 +123,23 @@ static long cut_line(char *line, int sentences, nmt_serve_segments *s, const cha
 }
 
 /* Cuts a text in place into lines and sentences (or counts them when s is NULL); `glue` goes before
- * its first segment. */
-static long cut_text(char *text, int sentences, nmt_serve_segments *s, const char *glue) {
+ * its first segment, and each line's own break ("\n" or "\r\n") before the line after it. */
+static long cut_text(char *text, const nmt_serve_prefixes *lists, nmt_serve_segments *s, const char *glue) {
     long n = 0;
     for (char *line = text;;) {
         char *nl = strchr(line, '\n');
-        if (nl && s) *nl = '\0';
-        if (s) {
-            const size_t len = strlen(line);
-            if (len && line[len - 1] == '\r') line[len - 1] = '\0';
+        const int crlf = nl && nl > line && nl[-1] == '\r';
+        if (nl && s) {
+            *nl = '\0';
+            if (crlf) nl[-1] = '\0';
         }
-        n += cut_line(line, sentences && s, s, line == text ? glue : line_glue);
-        if (!s && sentences) { /* count the sentence ends of this line */
+        n += cut_line(line, s ? lists : NULL, s, glue);
+        if (!s && lists) { /* count the sentence ends of this line */
             for (char *p = line; *p && p != nl; p++)
-                if (sentence_end(p)) n++;
+                if (sentence_end(line, p, lists)) n++;
         }
         if (!nl) break;
+        glue = crlf ? crlf_glue : line_glue;
         line = nl + 1;
     }
     return n;
@@ -97,7 +155,7 @@ typedef struct html_cut {
     size_t glue_from;      /* where the markup not yet given to a segment begins */
     long count;            /* counting: segments */
     size_t bytes;          /* counting: arena bytes */
-    int sentences;
+    const nmt_serve_prefixes *lists; /* sentence rules, NULL: lines only */
 } html_cut;
 
 /* Whether decoded text holds anything to translate: a letter or digit, or a non-ASCII character
@@ -126,10 +184,10 @@ static void html_text(void *ctx, size_t begin, size_t end, int preformatted) {
     if (h->s) {
         memcpy(h->arena, h->src + h->glue_from, glue_len);
         h->arena[glue_len] = '\0';
-        cut_text(text, h->sentences, h->s, h->arena);
+        cut_text(text, h->lists, h->s, h->arena);
         h->arena = text + len + 1;
     } else {
-        h->count += cut_text(text, h->sentences, NULL, NULL);
+        h->count += cut_text(text, h->lists, NULL, NULL);
         h->bytes += glue_len + len + 2;
     }
     h->glue_from = end;
@@ -154,7 +212,7 @@ static int html_cut_text(html_cut *h, const char *text, int i) {
 
 /* Sizes the arrays and the arena of n texts: plain texts are copied and cut in place, HTML gets
  * its glue and decoded stretches. */
-static int count_segments(const char *const *texts, int n, int sentences, int html, nmt_serve_segments *out,
+static int count_segments(const char *const *texts, int n, const nmt_serve_prefixes *lists, int html, nmt_serve_segments *out,
                           long *count) {
     size_t bytes = 1, longest = 0;
     for (int i = 0; i < n; i++) {
@@ -162,7 +220,7 @@ static int count_segments(const char *const *texts, int n, int sentences, int ht
         bytes += len + 1;
         longest = len > longest ? len : longest;
     }
-    html_cut h = {.sentences = sentences, .scratch = html ? nmt_malloc(longest + 1) : NULL};
+    html_cut h = {.lists = lists, .scratch = html ? nmt_malloc(longest + 1) : NULL};
     if (html && !h.scratch) return -1;
     out->copy = html ? NULL : nmt_malloc(bytes);
     if (!html && !out->copy) return -1;
@@ -178,7 +236,7 @@ static int count_segments(const char *const *texts, int n, int sentences, int ht
             continue;
         }
         memcpy(at, texts[i], len + 1); /* counted on the copy, not cut yet */
-        *count += cut_text(at, sentences, NULL, NULL);
+        *count += cut_text(at, lists, NULL, NULL);
         at += len + 1;
     }
     free(h.scratch);
@@ -189,17 +247,19 @@ static int count_segments(const char *const *texts, int n, int sentences, int ht
     return 0;
 }
 
-int nmt_serve_segment(const char *const *texts, int n, int sentences, int html, nmt_serve_segments *out) {
+int nmt_serve_segment(const char *const *texts, int n, int sentences, int html, const char *lang,
+                      nmt_serve_segments *out) {
+    const nmt_serve_prefixes *lists = sentences ? nmt_serve_prefixes_of(lang) : NULL;
     memset(out, 0, sizeof *out);
     out->html = html;
     long count;
     out->first = nmt_malloc(((size_t)n + 1) * sizeof *out->first);
     out->tail = nmt_malloc(((size_t)n + 1) * sizeof *out->tail);
-    if (!out->first || !out->tail || count_segments(texts, n, sentences, html, out, &count) < 0) return -1;
+    if (!out->first || !out->tail || count_segments(texts, n, lists, html, out, &count) < 0) return -1;
     out->segments = nmt_malloc(((size_t)count + 1) * sizeof *out->segments);
     out->glue = nmt_malloc(((size_t)count + 1) * sizeof *out->glue);
     if (!out->segments || !out->glue) return -1;
-    html_cut h = {.s = out, .arena = out->copy, .sentences = sentences};
+    html_cut h = {.s = out, .arena = out->copy, .lists = lists};
     char *at = out->copy;
     for (int i = 0; i < n; i++) {
         out->first[i] = out->count;
@@ -208,7 +268,7 @@ int nmt_serve_segment(const char *const *texts, int n, int sentences, int html, 
             continue;
         }
         const size_t len = strlen(at);
-        cut_text(at, sentences, out, no_glue);
+        cut_text(at, lists, out, no_glue);
         out->tail[i] = no_glue;
         at += len + 1;
     }

@@ -2,11 +2,13 @@
  * sentences within a line, or for HTML the stretches of text between its markup (serve/html.h) and
  * their sentences -- and the segments' translations put back together.
  *
- * A text is cut at each '\n' (a '\r' before it is dropped) and, with `sentences`, after each sentence
- * end inside a line: '.', '!', '?' or '…', then any closing quotes or brackets, then spaces, then a
- * capital letter (A-Z), a digit or an opening quote or bracket. So "A man sits. A dog runs." becomes two
- * segments while "e.g. this" and "3.5 m" stay whole. Joining puts '\n' back between lines and one space
- * between sentences; in HTML each stretch of text is decoded first (character references, white
+ * A text is cut at each '\n' (and a '\r' before it) and, with `sentences`, after each sentence end
+ * inside a line: '.', '!', '?' or '…', then any closing quotes or brackets, then spaces, then opening
+ * quotes or brackets (including ¿ ¡) and an upper-case letter (of any cased script) or a digit -- except
+ * after a '.' that ends a nonbreaking prefix of the language (serve/prefixes.h: "Dr.", "z.B.", "No."
+ * before a number) or an upper-case acronym ("U.S."), Moses' rule. So "A man sits. A dog runs." becomes
+ * two segments while "e.g. this", "Mr. Smith" and "3.5 m" stay whole. Joining puts each line break
+ * back as it was ("\n" or "\r\n"; blank lines are empty segments) and one space between sentences; in HTML each stretch of text is decoded first (character references, white
  * space) and its translation is escaped and put back between the markup it came from, unchanged; hypothesis k of a text is made of the k-th hypothesis of each segment (scores and
  * log-probabilities summed) over the fewest hypotheses a segment has, and alignment pairs are offset
  * by the pieces of the segments before.
@@ -30,9 +32,11 @@ typedef struct nmt_serve_segments {
 
 enum { NMT_SERVE_MAX_SEGMENTS = 100000 };
 
-/* Cuts texts[0..n) (HTML when `html`); fails with a message beyond NMT_SERVE_MAX_SEGMENTS segments or
+/* Cuts texts[0..n) (HTML when `html`), into sentences too when `sentences`, by the rules of language
+ * `lang` (a code such as "en"; NULL or unknown: English's, serve/prefixes.h); fails with a message beyond NMT_SERVE_MAX_SEGMENTS segments or
  * NMT_SERVE_HTML_MAX_DEPTH nested elements. */
-int nmt_serve_segment(const char *const *texts, int n, int sentences, int html, nmt_serve_segments *out);
+int nmt_serve_segment(const char *const *texts, int n, int sentences, int html, const char *lang,
+                      nmt_serve_segments *out);
 void nmt_serve_segments_free(nmt_serve_segments *s);
 /* Joins parts[0..s->count) (the segments' translations) into out[0..n) (free each with
  * nmt_serve_text_free). */

@@ -15,7 +15,7 @@ enum { MAX_TEXTS = 64 };
 
 /* Cuts n texts into *s, checking the partition; 0, or -1 when refused. */
 static int cut(const char *const *texts, int n, int sentences, int html, nmt_serve_segments *s) {
-    if (nmt_serve_segment(texts, n, sentences, html, s) < 0) {
+    if (nmt_serve_segment(texts, n, sentences, html, "en", s) < 0) {
         FUZZ_CHECK(nmt_error()[0] != '\0', "a refusal without a message");
         nmt_serve_segments_free(s);
         return -1;
