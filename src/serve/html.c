@@ -327,3 +327,14 @@ size_t nmt_serve_html_escape(const char *text, char *out) {
     }
     return at;
 }
+
+int nmt_serve_html_escape_append(nmt_strbuf *b, const char *text, size_t n) {
+    for (size_t i = 0; i < n;) {
+        size_t run = i;
+        while (run < n && !escape_of(text[run])) run++;
+        nmt_strbuf_append(b, text + i, run - i);
+        if (run < n) nmt_strbuf_puts(b, escape_of(text[run]));
+        i = run + 1;
+    }
+    return b->failed ? -1 : 0;
+}

@@ -17,6 +17,8 @@
 
 #include <stddef.h>
 
+#include "base/strbuf.h"
+
 enum { NMT_SERVE_HTML_MAX_DEPTH = 512 }; /* open elements; deeper nesting is refused */
 
 /* Calls text(ctx, begin, end, preformatted) for each stretch of translatable text, html[begin, end),
@@ -34,5 +36,7 @@ size_t nmt_serve_html_decode(const char *src, size_t n, int preformatted, char *
 size_t nmt_serve_html_escaped_len(const char *text);
 /* Writes text escaped (nmt_serve_html_escaped_len bytes, no NUL) to out; returns that length. */
 size_t nmt_serve_html_escape(const char *text, char *out);
+/* Appends text[0..n) escaped to b (its result: 0, or -1 once an allocation failed). */
+int nmt_serve_html_escape_append(nmt_strbuf *b, const char *text, size_t n);
 
 #endif
