@@ -123,7 +123,7 @@ static char *answer(nmt_serve_api api, const char *body, const char *map, const 
     nmt_serve_hypothesis hyps[2] = {{"best \"one\"\t", -1.5, -2.25}, {"second", -3, -4}};
     int pairs[4] = {0, 0, 1, 1};
     nmt_serve_text texts[4];
-    for (int i = 0; i < 4; i++) texts[i] = (nmt_serve_text){hyps, 2, pairs, 2, 2, 2};
+    for (int i = 0; i < 4; i++) texts[i] = (nmt_serve_text){hyps, 2, pairs, 2, 2, 2, NULL, NULL};
     char *text = NULL;
     size_t len = 0;
     FILE *out = open_memstream(&text, &len);

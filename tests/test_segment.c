@@ -103,7 +103,7 @@ START_TEST(test_breaks_kept) {
     ck_assert_int_le(s.count, 8);
     for (int i = 0; i < s.count; i++) {
         h[i] = (nmt_serve_hypothesis){(char *)s.segments[i], 0, 0};
-        parts[i] = (nmt_serve_text){&h[i], 1, NULL, 0, 0, 0};
+        parts[i] = (nmt_serve_text){&h[i], 1, NULL, 0, 0, 0, NULL, NULL};
     }
     nmt_serve_text out;
     ck_assert_int_eq(nmt_serve_join(&s, 1, parts, &out), 0);
@@ -121,7 +121,7 @@ START_TEST(test_join) {
     nmt_serve_hypothesis h0[] = {{"x y", -1, -2}, {"x z", -3, -4}}, h1[] = {{"w", -0.5, -1}, {"v", -2, -2}, {"u", -9, -9}},
                          h2[] = {{"", 0, 0}, {"t", -1, -1}};
     int p0[] = {0, 0, 1, 1}, p1[] = {1, 0};
-    nmt_serve_text parts[3] = {{h0, 2, p0, 2, 3, 2}, {h1, 3, p1, 1, 2, 1}, {h2, 2, NULL, 0, 1, 0}};
+    nmt_serve_text parts[3] = {{h0, 2, p0, 2, 3, 2, NULL, NULL}, {h1, 3, p1, 1, 2, 1, NULL, NULL}, {h2, 2, NULL, 0, 1, 0, NULL, NULL}};
     nmt_serve_text out;
     ck_assert_int_eq(nmt_serve_join(&s, 1, parts, &out), 0);
     ck_assert_int_eq(out.count, 2);
@@ -149,9 +149,9 @@ static void cuts_html(const char *html, const char *want) {
     nmt_serve_segments s;
     ck_assert_msg(nmt_serve_segment(&html, 1, 1, 1, NULL, &s) == 0, "%s", nmt_error());
     char got[1024] = "";
-    for (int i = 0; i < s.count; i++) {
+    for (int i = 0, k = 0; i < s.count; i++) { /* a block's first segment: the markup before the block */
         strcat(got, "[");
-        strcat(got, s.glue[i]);
+        strcat(got, k < s.block_count && s.blocks[k].first == i ? s.blocks[k++].before : s.glue[i]);
         strcat(got, "]");
         strcat(got, s.segments[i]);
     }
@@ -163,7 +163,8 @@ static void cuts_html(const char *html, const char *want) {
 }
 
 START_TEST(test_html_cuts) {
-    cuts_html("<p>A man <b>sits</b>. A dog runs.</p>", "[<p>]A man[ <b>]sits[</b>].[ ]A dog runs.[</p>]");
+    /* A block's inline elements stay in it: its text is cut into sentences whole. */
+    cuts_html("<p>A man <b>sits</b>. A dog runs.</p>", "[<p>]A man sits.[ ]A dog runs.[</p>]");
     cuts_html("Hello <br>world", "[]Hello[ <br>]world[]");
     /* Untranslated elements, raw text, comments, attributes and doctype stay in the markup. */
     cuts_html("<!DOCTYPE html><title>Dogs</title><script>if (a < b) x = \"<p>hi</p>\";</script>"
@@ -172,15 +173,16 @@ START_TEST(test_html_cuts) {
               "[<!DOCTYPE html><title>]Dogs[</title><script>if (a < b) x = \"<p>hi</p>\";</script>"
               "<p title=\"A > B\" class='x notranslate'>Skip <i>me</i></p><!-- a comment -->"
               "<code>int x;</code><span translate=no>no</span><div>]Yes[</div>]");
-    /* Nested untranslated elements end where they end; a stray end tag changes nothing. */
-    cuts_html("<code><code>a</code>b</code>c</i>d", "[<code><code>a</code>b</code>]c[</i>]d[]");
+    /* Nested untranslated elements end where they end; a stray inline end tag stays in its block. */
+    cuts_html("<code><code>a</code>b</code>c</i>d", "[]cd[]");
+    cuts_html("<div><code>a</code></div><p>x <kbd>b</kbd></p>", "[<div><code>a</code></div><p>]x[</p>]");
     /* Character references decoded, white space collapsed (kept in <pre>), no-word stretches left. */
     cuts_html("<p>Fish &amp; chips\n   &#233;t&#xE9; &bogus; &nbsp;</p><p> &nbsp; | </p>",
               "[<p>]Fish & chips \xc3\xa9t\xc3\xa9 &bogus; \xc2\xa0[</p><p> &nbsp; | </p>]");
     cuts_html("<pre>line one\nline two</pre>", "[<pre>]line one[\n]line two[</pre>]");
     /* A '<' that starts no markup is text; markup left open runs to the end. */
     cuts_html("1 < 2 and 3 > 2", "[]1 < 2 and 3 > 2[]");
-    cuts_html("Hi <b class=\"x", "[]Hi[ <b class=\"x]");
+    cuts_html("Hi <b class=\"x", "[]Hi[]");
     cuts_html("", "[]");
     cuts_html("<p></p>", "[<p></p>]");
 }
@@ -194,7 +196,7 @@ START_TEST(test_html_join) {
     ck_assert_int_eq(s.first[1], 2);
     ck_assert_int_eq(s.first[2], 2);
     nmt_serve_hypothesis h0[] = {{"Fisch & <Chips>.", -1, -1}}, h1[] = {{"Ja", -2, -2}};
-    nmt_serve_text parts[2] = {{h0, 1, NULL, 0, 0, 0}, {h1, 1, NULL, 0, 0, 0}};
+    nmt_serve_text parts[2] = {{h0, 1, NULL, 0, 0, 0, NULL, NULL}, {h1, 1, NULL, 0, 0, 0, NULL, NULL}};
     ck_assert_str_eq(s.segments[0], "Fish & chips.");
     ck_assert_str_eq(s.segments[1], "Yes");
     nmt_serve_text out[2];
@@ -215,6 +217,62 @@ START_TEST(test_html_join) {
     ck_assert_ptr_nonnull(strstr(nmt_error(), "nested deeper than 512"));
     nmt_serve_segments_free(&s);
     free(deep);
+}
+END_TEST
+
+/* Joins one HTML text translated segment by segment (hyps[l], its piece pairs and the words of its
+ * pieces: "0-0 1-1" and "0 1 1" per segment, or NULL) and checks the result. */
+static void joins_html(const char *html, int count, const char *const *hyps, const char *const *pairs,
+                       const char *const *source_words, const char *const *target_words, const char *want) {
+    nmt_serve_segments s;
+    ck_assert_msg(nmt_serve_segment(&html, 1, 1, 1, "en", &s) == 0, "%s", nmt_error());
+    ck_assert_int_eq(s.count, count);
+    nmt_serve_hypothesis h[4];
+    nmt_serve_text parts[4];
+    int p[4][32], sw[4][32], tw[4][32];
+    for (int l = 0; l < count; l++) {
+        h[l] = (nmt_serve_hypothesis){(char *)hyps[l], -1, -1};
+        parts[l] = (nmt_serve_text){&h[l], 1, NULL, 0, 0, 0, NULL, NULL};
+        if (!pairs) continue;
+        char *next;
+        for (const char *q = pairs[l]; *q; q = next + strspn(next, " ")) {
+            p[l][2 * parts[l].pair_count] = (int)strtol(q, &next, 10);
+            p[l][2 * parts[l].pair_count++ + 1] = (int)strtol(next + 1, &next, 10);
+        }
+        for (const char *q = source_words[l]; *q; q = next + strspn(next, " "))
+            sw[l][parts[l].source_pieces++] = (int)strtol(q, &next, 10);
+        for (const char *q = target_words[l]; *q; q = next + strspn(next, " ")) tw[l][parts[l].target_pieces++] = (int)strtol(q, &next, 10);
+        parts[l].pairs = p[l];
+        parts[l].source_word = sw[l];
+        parts[l].target_word = tw[l];
+    }
+    nmt_serve_text out;
+    ck_assert_int_eq(nmt_serve_join(&s, 1, parts, &out), 0);
+    ck_assert_msg(strcmp(out.hyps[0].text, want) == 0, "'%s': got '%s', want '%s'", html, out.hyps[0].text, want);
+    free(out.hyps[0].text);
+    free(out.hyps);
+    free(out.pairs);
+    nmt_serve_segments_free(&s);
+}
+
+/* HTML blocks are translated whole and their inline tags put around the aligned words. */
+START_TEST(test_html_inline) {
+    /* "I drink tea." in pieces ▁I ▁drink ▁te a . -> ▁Ich ▁trinke ▁Tee . */
+    const char *one[] = {"Ich trinke Tee."}, *pairs[] = {"0-0 1-1 2-2 4-3"}, *sw[] = {"0 1 2 2 2"}, *tw[] = {"0 1 2 2"};
+    joins_html("<p>I drink <b>tea</b>.</p>", 1, one, pairs, sw, tw, "<p>Ich trinke <b>Tee</b>.</p>");
+    /* Reordered, over two sentences of one block: words are counted over the block. */
+    const char *two[] = {"Das ist gut.", "Ein rotes Auto."}, *pairs2[] = {"0-0 1-1 2-2", "0-0 1-2 2-1"},
+               *sw2[] = {"0 1 2", "0 1 2"}, *tw2[] = {"0 1 2", "0 1 2"};
+    joins_html("<p>This is <i>good</i>. A <b>car</b> <em>red</em>.</p>", 2, two, pairs2, sw2, tw2,
+               "<p>Das ist <i>gut</i>. Ein <em>rotes</em> <b>Auto</b>.</p>");
+    /* Nested and unclosed markup, an untranslated element and a void one, attributes kept. */
+    const char *three[] = {"Klicken Sie hier"}, *pairs3[] = {"0-0 0-1 1-2"}, *sw3[] = {"0 1"}, *tw3[] = {"0 1 2"};
+    joins_html("<li><a href=\"/x?a=1&amp;b=2\">Click <img src=i.png> <span class=k><b>here</li>", 1, three, pairs3, sw3,
+               tw3, "<li><a href=\"/x?a=1&amp;b=2\">Klicken Sie<img src=i.png> <span class=k><b>hier</li>");
+    /* Without alignment the tags keep their relative places. */
+    const char *four[] = {"eins zwei drei"};
+    joins_html("<p>one <code>x()</code> <i>two</i> three</p>", 1, four, NULL, NULL, NULL,
+               "<p>eins<code>x()</code> <i>zwei</i> drei</p>");
 }
 END_TEST
 
@@ -250,6 +308,7 @@ int main(void) {
     tcase_add_test(tc, test_join);
     tcase_add_test(tc, test_html_cuts);
     tcase_add_test(tc, test_html_join);
+    tcase_add_test(tc, test_html_inline);
     tcase_add_test(tc, test_allocation_failures);
     suite_add_tcase(s, tc);
     return nmt_test_run(s);

@@ -104,7 +104,8 @@ static void emit(layout *l, int i, long lo, long hi, int first_child) {
     const nmt_serve_inline_tag *t = i >= 0 ? &l->tags[i] : NULL;
     emit_to(l, lo);
     if (t && t->open_len) nmt_strbuf_append(l->out, t->open, t->open_len);
-    for (int c = first_child; c >= 0; c = l->at[c].next_sibling) emit(l, c, l->at[c].lo, l->at[c].hi, l->at[c].first_child);
+    for (int c = first_child; c >= 0; c = l->at[c].next_sibling)
+        emit(l, c, l->at[c].lo, l->at[c].hi, l->at[c].first_child);
     emit_to(l, hi);
     if (t && t->close_len) nmt_strbuf_append(l->out, t->close, t->close_len);
 }
@@ -149,7 +150,8 @@ int nmt_serve_inline_tags(const char *source, const nmt_serve_inline_tag *tags, 
     const int m = sw ? split_words(source, sw) : 0, nt = tw ? split_words(target, tw) : 0;
     /* per source word: its first and last aligned target word (-1: none); per boundary b (before source
      * word b): the slot after the nearest aligned word before it, and before the nearest one after it */
-    long *first_t = nmt_malloc(((size_t)m + 1) * sizeof *first_t), *last_t = nmt_malloc(((size_t)m + 1) * sizeof *last_t);
+    long *first_t = nmt_malloc(((size_t)m + 1) * sizeof *first_t);
+    long *last_t = nmt_malloc(((size_t)m + 1) * sizeof *last_t);
     long *after = nmt_malloc(((size_t)m + 2) * sizeof *after), *before = nmt_malloc(((size_t)m + 2) * sizeof *before);
     int *last_child = nmt_malloc(((size_t)n + 1) * sizeof *last_child); /* children listed in document order */
     int rc = -1;
@@ -184,15 +186,16 @@ int nmt_serve_inline_tags(const char *source, const nmt_serve_inline_tag *tags, 
             if (last_t[k] > hi) hi = last_t[k];
         }
         if (lo >= 0) {
-            const int inside_start = t->begin > sw[a].start, inside_end = t->end < sw[b].end;
-            p->lo = 4 * lo + (inside_start ? 1 : 0);
-            p->hi = 4 * hi + (inside_end ? 2 : 3);
+            /* punctuation outside the tag in the source stays outside it in the target */
+            p->lo = 4 * lo + (t->begin >= sw[a].core ? 1 : 0);
+            p->hi = 4 * hi + (t->end <= sw[b].core_end ? 2 : 3);
         } else { /* a point where its first word would be */
             const long slot = after[a] >= 0 ? after[a] : before[a] >= 0 ? before[a] : 0;
             p->lo = p->hi = slot;
         }
         const int parent = t->parent >= 0 && t->parent < i ? t->parent : -1;
-        int *head = parent >= 0 ? &at[parent].first_child : &root_first, *tail = parent >= 0 ? &last_child[parent] : &root_last;
+        int *head = parent >= 0 ? &at[parent].first_child : &root_first;
+        int *tail = parent >= 0 ? &last_child[parent] : &root_last;
         if (*tail >= 0) at[*tail].next_sibling = i;
         else *head = i;
         *tail = i;

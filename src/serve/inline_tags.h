@@ -7,9 +7,11 @@
  * the block's sentences). An alignment pair (s, t) says target word t translates source word s.
  *
  * Each tag covers the source words its content overlaps; on the target side it covers from the first
- * to the last target word aligned to any of them. A tag that starts or ends inside a word, after or
- * before punctuation ("<b>tea</b>."), starts or ends at the corresponding place of the target word:
- * after its leading or before its trailing punctuation. A tag whose words align to nothing, or that
+ * to the last target word aligned to any of them. Punctuation that leads or trails a word stays
+ * outside the tag in the target when it was outside in the source: a tag that starts after a word's
+ * leading punctuation (or at a word that has none) starts after the target word's leading punctuation,
+ * and one that ends before a word's trailing punctuation ("<b>tea</b>.", or "<b>car</b>" when the
+ * target word is "Auto.") ends before the target word's. A tag whose words align to nothing, or that
  * wraps no word (<img>, <b></b>, an element left untranslated), stands right after the target words of
  * the nearest aligned source word before it (or before those of the nearest one after it, or at the
  * start). Then the tree is made consistent, parents first: a child is clamped into its parent, and

@@ -47,7 +47,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     FUZZ_CHECK(parts && joined && hyps, "calloc");
     for (int k = 0; k < s.count; k++) {
         hyps[k] = (nmt_serve_hypothesis){(char *)s.segments[k], 0, 0};
-        parts[k] = (nmt_serve_text){&hyps[k], 1, NULL, 0, 0, 0};
+        parts[k] = (nmt_serve_text){&hyps[k], 1, NULL, 0, 0, 0, NULL, NULL};
     }
     FUZZ_CHECK(nmt_serve_join(&s, n, parts, joined) == 0, "join: %s", nmt_error());
     const char *again_texts[MAX_TEXTS];
