@@ -204,6 +204,18 @@ START_TEST(test_random) {
 }
 END_TEST
 
+START_TEST(test_piece_words) {
+    const char *pieces[] = {"\xe2\x96\x81I", "\xe2\x96\x81" "dr", "ink", "\xe2\x96\x81" "te", "a", "."};
+    int word[6];
+    ck_assert_int_eq(nmt_serve_inline_piece_words(pieces, 6, word), 3);
+    const int want[] = {0, 1, 1, 2, 2, 2};
+    ck_assert_mem_eq(word, want, sizeof want);
+    const char *glued[] = {"ab", "\xe2\x96\x81" "c"}; /* a first piece without the marker starts a word too */
+    ck_assert_int_eq(nmt_serve_inline_piece_words(glued, 2, word), 2);
+    ck_assert_int_eq(nmt_serve_inline_piece_words(glued, 0, word), 0);
+}
+END_TEST
+
 typedef struct attempt {
     block b;
 } attempt;
@@ -229,6 +241,7 @@ int main(void) {
     TCase *tc = tcase_create("inline_tags");
     tcase_add_test(tc, test_places);
     tcase_add_test(tc, test_random);
+    tcase_add_test(tc, test_piece_words);
     tcase_add_test(tc, test_allocation_failures);
     suite_add_tcase(s, tc);
     return nmt_test_run(s);

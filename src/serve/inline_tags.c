@@ -142,6 +142,15 @@ static int settle(placed *at, int first, long lo, long hi) {
     return first;
 }
 
+int nmt_serve_inline_piece_words(const char *const *pieces, int n, int *word) {
+    int words = 0;
+    for (int p = 0; p < n; p++) {
+        if (p == 0 || strncmp(pieces[p], "\xe2\x96\x81", 3) == 0) words++;
+        word[p] = words - 1;
+    }
+    return words;
+}
+
 int nmt_serve_inline_tags(const char *source, const nmt_serve_inline_tag *tags, int n, const char *target,
                           const int *pairs, int pair_count, nmt_strbuf *out) {
     const size_t source_len = strlen(source), target_len = strlen(target);

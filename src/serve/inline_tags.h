@@ -45,4 +45,9 @@ typedef struct nmt_serve_inline_tag {
 int nmt_serve_inline_tags(const char *source, const nmt_serve_inline_tag *tags, int n, const char *target,
                           const int *pairs, int pair_count, nmt_strbuf *out);
 
+/* word[p] = the word of SentencePiece piece p of pieces[0..n) (a piece that starts with U+2581, and the
+ * first, starts a new word: the words of the detokenized text split at spaces); returns the number of
+ * words. What a server gives segment's join as source_word and target_word. */
+int nmt_serve_inline_piece_words(const char *const *pieces, int n, int *word);
+
 #endif
