@@ -173,8 +173,9 @@ START_TEST(test_html_cuts) {
               "[<!DOCTYPE html><title>]Dogs[</title><script>if (a < b) x = \"<p>hi</p>\";</script>"
               "<p title=\"A > B\" class='x notranslate'>Skip <i>me</i></p><!-- a comment -->"
               "<code>int x;</code><span translate=no>no</span><div>]Yes[</div>]");
-    /* Nested untranslated elements end where they end; a stray inline end tag stays in its block. */
-    cuts_html("<code><code>a</code>b</code>c</i>d", "[]cd[]");
+    /* Nested untranslated elements end where they end; an end tag whose start came before the block
+     * ends it (it may close elements around the block). */
+    cuts_html("<code><code>a</code>b</code>c</i>d", "[]c[</i>]d[]");
     cuts_html("<div><code>a</code></div><p>x <kbd>b</kbd></p>", "[<div><code>a</code></div><p>]x[</p>]");
     /* Character references decoded, white space collapsed (kept in <pre>), no-word stretches left. */
     cuts_html("<p>Fish &amp; chips\n   &#233;t&#xE9; &bogus; &nbsp;</p><p> &nbsp; | </p>",
@@ -182,7 +183,7 @@ START_TEST(test_html_cuts) {
     cuts_html("<pre>line one\nline two</pre>", "[<pre>]line one[\n]line two[</pre>]");
     /* A '<' that starts no markup is text; markup left open runs to the end. */
     cuts_html("1 < 2 and 3 > 2", "[]1 < 2 and 3 > 2[]");
-    cuts_html("Hi <b class=\"x", "[]Hi[]");
+    cuts_html("Hi <b class=\"x", "[]Hi[ <b class=\"x]");
     cuts_html("", "[]");
     cuts_html("<p></p>", "[<p></p>]");
 }

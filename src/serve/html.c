@@ -23,6 +23,7 @@ typedef struct scanner {
     int depth;
     int region;        /* inside a skipped region: the depth its first element made (0: none) */
     int region_inline; /* that element is inline */
+    int terminated;    /* the last tag read ended with its '>' (else it ran to the end) */
 } scanner;
 
 static int is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f'; }
@@ -86,10 +87,12 @@ static int says_no(const char *attr, size_t attr_len, const char *v, size_t n) {
 static int read_attributes(scanner *sc, int *self_closing) {
     int no = 0;
     *self_closing = 0;
+    sc->terminated = 0;
     while (sc->at < sc->len) {
         char c = sc->s[sc->at];
         if (c == '>') {
             sc->at++;
+            sc->terminated = 1;
             return no;
         }
         if (is_space(c) || c == '/') {
@@ -174,6 +177,7 @@ static int start_tag(scanner *sc, nmt_serve_html_kind *kind, char name[NAME_MAX_
 static void end_tag(scanner *sc, nmt_serve_html_kind *kind, char name[NAME_MAX_BYTES]) {
     read_name(sc, name);
     sc->at = past(sc, sc->at, ">");
+    sc->terminated = sc->s[sc->at - 1] == '>';
     *kind = in_list(name, inline_elements) ? NMT_SERVE_HTML_CLOSE : NMT_SERVE_HTML_BREAK;
     for (int d = sc->depth - 1; d >= 0; d--)
         if (strcmp(sc->stack[d].name, name) == 0) {
@@ -227,17 +231,21 @@ int nmt_serve_html_scan(const char *html, size_t len, nmt_serve_html_event event
         const int skipped = e && e->skipped, preformatted = e && e->preformatted;
         nmt_serve_html_kind kind;
         char name[NAME_MAX_BYTES];
+        sc->terminated = 1;
         if (!markup(sc, &failed, &kind, name)) {
             sc->at++;
             continue;
         }
+        if (!sc->terminated) kind = NMT_SERVE_HTML_BREAK; /* a tag that runs to the end stays there */
         if (!skipped) {
             if (lt > run) event(ctx, NMT_SERVE_HTML_TEXT, run, lt, preformatted, "");
             if (sc->region && sc->depth >= sc->region) region_from = lt; /* it opened one */
             else event(ctx, kind, lt, sc->at, preformatted, name);
         } else if (sc->depth < sc->region) { /* the region ends: with its own end tag or an ancestor's */
-            const nmt_serve_html_kind as = sc->region_inline ? NMT_SERVE_HTML_POINT : NMT_SERVE_HTML_BREAK;
-            const int own = sc->depth == sc->region - 1; /* else an ancestor's end tag closed it */
+            /* An inline region closed by its own end tag may move with the words; one that an
+             * ancestor's end tag closed holds unclosed markup, which would swallow what it moved past. */
+            const int own = sc->depth == sc->region - 1;
+            const nmt_serve_html_kind as = sc->region_inline && own ? NMT_SERVE_HTML_POINT : NMT_SERVE_HTML_BREAK;
             event(ctx, as, region_from, own ? sc->at : lt, preformatted, "");
             if (!own) event(ctx, kind, lt, sc->at, top(sc) && top(sc)->preformatted, name);
             sc->region = 0;
@@ -245,8 +253,7 @@ int nmt_serve_html_scan(const char *html, size_t len, nmt_serve_html_event event
         run = sc->at;
     }
     const element *e = top(sc);
-    if (!failed && sc->region) event(ctx, sc->region_inline ? NMT_SERVE_HTML_POINT : NMT_SERVE_HTML_BREAK, region_from,
-                                     len, 0, "");
+    if (!failed && sc->region) event(ctx, NMT_SERVE_HTML_BREAK, region_from, len, 0, ""); /* left open */
     else if (!failed && len > run) event(ctx, NMT_SERVE_HTML_TEXT, run, len, e && e->preformatted, "");
     free(sc);
     return failed ? -1 : 0;
@@ -330,9 +337,14 @@ size_t nmt_serve_html_decode(const char *src, size_t n, int preformatted, char *
         size_t used;
         if (!preformatted && is_space(src[i])) {
             while (i < n && is_space(src[i])) i++;
-            out[at++] = ' ';
+            if (at == 0 || out[at - 1] != ' ') out[at++] = ' ';
         } else if (src[i] == '&' && (used = reference(src + i, n - i, &code)) > 0) {
-            at += put_utf8(code, out + at);
+            /* a reference to white space (&#9;, &#32;) is white space like any other */
+            if (!preformatted && code < 0x80 && is_space((char)code)) {
+                if (at == 0 || out[at - 1] != ' ') out[at++] = ' ';
+            } else {
+                at += put_utf8(code, out + at);
+            }
             i += used;
         } else {
             out[at++] = src[i++];

@@ -29,7 +29,8 @@ typedef enum nmt_serve_html_kind {
     NMT_SERVE_HTML_OPEN,  /* the start tag of an inline element (a, b, em, span... : phrasing content) */
     NMT_SERVE_HTML_CLOSE, /* an end tag of an inline element's name */
     NMT_SERVE_HTML_POINT, /* a void inline element (img, wbr, input, "<b/>"), or an inline element left
-                             untranslated (code, kbd, translate="no"...) from its start tag to its end */
+                             untranslated (code, kbd, translate="no"...) from its start tag to its own
+                             end tag (one left open, or closed by an ancestor's end tag, is a BREAK) */
     NMT_SERVE_HTML_BREAK, /* any other markup, with the content of elements left untranslated: it ends a
                              block of text */
 } nmt_serve_html_kind;
@@ -44,7 +45,8 @@ int nmt_serve_html_scan(const char *html, size_t len, nmt_serve_html_event event
 
 /* Writes src[0, n) as plain text into out (room for n + 1 bytes; it is NUL-terminated): character
  * references (&amp; &#233; &#xE9; and the common named ones) become their characters, unknown ones stay
- * as they are, and unless `preformatted` every run of white space becomes one space. Returns the
+ * as they are, and unless `preformatted` every run of white space (references to white space included)
+ * becomes one space. Returns the
  * length written. */
 size_t nmt_serve_html_decode(const char *src, size_t n, int preformatted, char *out);
 

@@ -235,12 +235,19 @@ static void finish_block(builder *b) {
         b->failed = 1;
         return;
     }
-    while (b->kept > 0 && is_space(b->text.data[b->kept - 1])) b->kept--; /* before tags that end it */
+    /* No white space at its ends (after tags that start it, before tags that end it: <pre> keeps it) */
+    size_t lead = 0;
+    while (b->kept > 0 && is_space(b->text.data[b->kept - 1])) b->kept--;
+    while (lead < b->kept && is_space(b->text.data[lead])) lead++;
+    memmove(b->text.data, b->text.data + lead, b->kept - lead);
+    b->kept -= lead;
     b->text.len = b->kept;
     b->text.data[b->kept] = '\0';
-    for (int d = 0; d < b->depth; d++) b->tags[b->open[d]].tag.end = b->kept; /* unclosed */
+    for (int d = 0; d < b->depth; d++) b->tags[b->open[d]].tag.end = b->kept + lead; /* unclosed */
     for (int t = b->first_tag; t < b->tag_count; t++) {
         nmt_serve_inline_tag *tag = &b->tags[t].tag;
+        tag->begin = tag->begin > lead ? tag->begin - lead : 0;
+        tag->end = tag->end > lead ? tag->end - lead : 0;
         tag->end = tag->end < b->kept ? tag->end : b->kept;
         tag->begin = tag->begin < tag->end ? tag->begin : tag->end;
     }
@@ -269,8 +276,8 @@ static void add_text(builder *b, const char *src, size_t n, int preformatted) {
     nmt_strbuf_append(&b->text, t, len);
 }
 
-/* A new tag of the block, its markup src[begin, end) kept as its start tag (or its end tag). */
-static tag_at *add_tag(builder *b, size_t begin, size_t end, int as_close) {
+/* A new tag of the block, its markup src[begin, end) kept as its start tag. */
+static tag_at *add_tag(builder *b, size_t begin, size_t end) {
     if (grow((void **)&b->tags, &b->tag_room, b->tag_count, sizeof *b->tags) < 0) {
         b->failed = 1;
         return NULL;
@@ -279,9 +286,8 @@ static tag_at *add_tag(builder *b, size_t begin, size_t end, int as_close) {
     memset(t, 0, sizeof *t);
     t->tag.begin = t->tag.end = b->text.len;
     t->tag.parent = b->depth ? b->open[b->depth - 1] - b->first_tag : -1;
-    const size_t at = keep(b, b->src + begin, end - begin);
-    if (as_close) t->close = at, t->tag.close_len = end - begin;
-    else t->open = at, t->tag.open_len = end - begin;
+    t->open = keep(b, b->src + begin, end - begin);
+    t->tag.open_len = end - begin;
     return t;
 }
 
@@ -289,7 +295,11 @@ static void on_piece(void *ctx, nmt_serve_html_kind kind, size_t begin, size_t e
                      const char *name) {
     builder *b = ctx;
     if (b->failed) return;
-    if (kind == NMT_SERVE_HTML_BREAK) {
+    int d = b->active ? b->depth - 1 : -1; /* an end tag closes the nearest open element of its name */
+    while (kind == NMT_SERVE_HTML_CLOSE && d >= 0 && strcmp(b->names[d], name) != 0) d--;
+    /* An end tag whose start tag came before the block may close elements around the block (a <pre>):
+     * it stays where it is, between blocks. */
+    if (kind == NMT_SERVE_HTML_BREAK || (kind == NMT_SERVE_HTML_CLOSE && d < 0)) {
         finish_block(b);
         return;
     }
@@ -316,12 +326,10 @@ static void on_piece(void *ctx, nmt_serve_html_kind kind, size_t begin, size_t e
     b->end = end;
     b->kept = b->text.len;
     if (kind == NMT_SERVE_HTML_POINT) {
-        add_tag(b, begin, end, 0);
+        add_tag(b, begin, end);
         return;
     }
-    int d = b->depth - 1; /* an end tag closes the nearest open element of its name, those inside it unclosed */
-    while (kind == NMT_SERVE_HTML_CLOSE && d >= 0 && strcmp(b->names[d], name) != 0) d--;
-    if (kind == NMT_SERVE_HTML_CLOSE && d >= 0) {
+    if (kind == NMT_SERVE_HTML_CLOSE) {
         for (int e = d; e < b->depth; e++) b->tags[b->open[e]].tag.end = b->text.len;
         tag_at *t = &b->tags[b->open[d]];
         t->close = keep(b, b->src + begin, end - begin);
@@ -329,8 +337,7 @@ static void on_piece(void *ctx, nmt_serve_html_kind kind, size_t begin, size_t e
         b->depth = d;
         return;
     }
-    /* a start tag, or an end tag whose start tag came before the block */
-    tag_at *t = add_tag(b, begin, end, kind == NMT_SERVE_HTML_CLOSE);
+    tag_at *t = add_tag(b, begin, end); /* a start tag or a void element */
     if (t && kind == NMT_SERVE_HTML_OPEN && b->depth < NMT_SERVE_HTML_MAX_DEPTH) {
         b->open[b->depth] = b->tag_count - 1;
         snprintf(b->names[b->depth++], sizeof b->names[0], "%s", name);

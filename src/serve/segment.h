@@ -11,7 +11,8 @@
  * back as it was ("\n" or "\r\n"; blank lines are empty segments) and one space between sentences.
  *
  * HTML: a block is a run of text and inline elements (b, i, a, span... and void or untranslated inline
- * elements such as img and code) between other markup. Its text (character references decoded, white
+ * elements such as img and code) between other markup; an end tag whose start tag came before the
+ * block ends it too (it may close elements around the block). Its text (character references decoded, white
  * space collapsed outside <pre>, no space kept at its ends) is cut as above, and its inline tags are
  * recorded at their offsets in it. Joining puts each block's markup before it, then the translation of
  * its text (its segments' translations joined) escaped, with its inline tags placed by
