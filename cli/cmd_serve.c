@@ -38,7 +38,8 @@ static void usage(FILE *out) {
             "      --max-length-ratio R  at most R * source pieces + 10 target pieces (default 2)\n"
             "      --max-input-length N  a segment (line or sentence) of more than N source pieces\n"
             "                            is refused with 400, never cropped (default 1000)\n"
-            "      --precision P         fp32 (default), bf16, int8 or auto (as nmt translate)\n"
+            "      --precision P         fp32, bf16, int8 or auto (as nmt translate; default: as the model\n"
+            "                            was written, int8 for an int8 directory)\n"
             "      --max-batch N         lines decoded together (default 64), one part of them\n"
             "                            per thread\n"
             "      --batch-wait-ms MS    longest wait for a fuller batch after a line arrives\n"
@@ -112,6 +113,7 @@ static int parse_args(int argc, char **argv, args *a) {
     long body = (long)a->serve.max_body, queue_bytes = (long)a->serve.max_queue_bytes, conns = a->serve.max_connections,
          conns_client = a->serve.max_connections_per_client, max_input = 1000;
     nmt_precision precision = NMT_PRECISION_FP32;
+    int precision_given = 0; /* without --precision a model runs as it was written (int8 stays int8) */
     optind = 1;
     int c;
     while ((c = nmt_cli_getopt("serve", argc, argv, "m:k:qh", options, NULL)) != -1) {
@@ -125,7 +127,10 @@ static int parse_args(int argc, char **argv, args *a) {
         case N_BEST: bad = nmt_cli_long("serve", "--n-best", optarg, 1, 1000, &n_best); break;
         case ALPHA: bad = nmt_cli_double("serve", "--length-penalty", optarg, 0, 10, &a->engine.length_penalty); break;
         case RATIO: bad = nmt_cli_double("serve", "--max-length-ratio", optarg, 0, 100, &a->engine.max_length_ratio); break;
-        case PRECISION: bad = nmt_cli_precision("serve", optarg, &precision); break;
+        case PRECISION:
+            bad = nmt_cli_precision("serve", optarg, &precision);
+            precision_given = 1;
+            break;
         case MAX_BATCH: bad = nmt_cli_long("serve", "--max-batch", optarg, 1, 4096, &batch); break;
         case WAIT: bad = nmt_cli_double("serve", "--batch-wait-ms", optarg, 0, 10000, &a->serve.batch_wait_ms); break;
         case CHARS: bad = nmt_cli_long("serve", "--char-limit", optarg, 0, 1L << 30, &a->serve.char_limit); break;
@@ -167,7 +172,7 @@ static int parse_args(int argc, char **argv, args *a) {
     long cores = threads ? threads : sysconf(_SC_NPROCESSORS_ONLN);
     if (cores < 1) cores = 1;
     a->engine.max_batch = (int)((batch + cores - 1) / cores);
-    a->engine.precision = nmt_packed_precision_name(precision);
+    a->engine.precision = precision_given ? nmt_packed_precision_name(precision) : NULL;
     a->serve.port = (int)port;
     a->serve.max_batch = (int)batch;
     a->serve.max_body = (size_t)body;

@@ -179,7 +179,7 @@ static char *answer(nmt_serve_api api, const char *body, const char *map, const 
     nmt_serve_hypothesis hyps[2] = {{"best \"one\"\t", -1.5, -2.25}, {"second", -3, -4}};
     int pairs[4] = {0, 0, 1, 1};
     nmt_serve_text texts[4];
-    for (int i = 0; i < 4; i++) texts[i] = (nmt_serve_text){hyps, 2, pairs, 2, 2, 2};
+    for (int i = 0; i < 4; i++) texts[i] = (nmt_serve_text){hyps, 2, pairs, 2, 2, 2, NULL, NULL};
     char *text = NULL;
     size_t len = 0;
     FILE *out = open_memstream(&text, &len);
@@ -210,7 +210,7 @@ START_TEST(test_answers) {
     nmt_serve_request r;
     ck_assert_int_eq(parse(NMT_SERVE_LIBRE, NULL, "{\"q\": \"x\", \"alternatives\": 3}", &r), 0);
     nmt_serve_hypothesis hyps[5] = {{"a", -1, -1}, {"a", -2, -2}, {"", -3, -3}, {"b", -4, -4}, {"b", -5, -5}};
-    const nmt_serve_text t = {hyps, 5, NULL, 0, 1, 1};
+    const nmt_serve_text t = {hyps, 5, NULL, 0, 1, 1, NULL, NULL};
     char *text = NULL;
     size_t len = 0;
     FILE *out = open_memstream(&text, &len);

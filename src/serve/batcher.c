@@ -3,6 +3,7 @@
 #include "serve/batcher.h"
 
 #include "base/util.h"
+#include "serve/inline_tags.h"
 #include "serve/segment.h"
 #include "viz/plot.h"
 
@@ -95,8 +96,15 @@ static int copy_line(nmt_serve_job *j, int line, const nmt_result *r, int i) {
         if (p) memcpy(t->pairs, pairs, 2 * (size_t)p * sizeof(int));
         t->pair_count = p;
     }
-    nmt_result_source_pieces(r, i, &t->source_pieces);
-    nmt_result_target_pieces(r, i, 0, &t->target_pieces);
+    const char *const *sp = nmt_result_source_pieces(r, i, &t->source_pieces);
+    const char *const *tp = nmt_result_target_pieces(r, i, 0, &t->target_pieces);
+    if (t->pairs) { /* the words of the pieces, for HTML's inline tags to follow the alignment */
+        t->source_word = nmt_malloc(((size_t)t->source_pieces + 1) * sizeof(int));
+        t->target_word = nmt_malloc(((size_t)t->target_pieces + 1) * sizeof(int));
+        if (!t->source_word || !t->target_word) return -1;
+        nmt_serve_inline_piece_words(sp, t->source_pieces, t->source_word);
+        nmt_serve_inline_piece_words(tp, t->target_pieces, t->target_word);
+    }
     return 0;
 }
 

@@ -21,6 +21,9 @@ typedef struct scanner {
     size_t len, at;
     element stack[NMT_SERVE_HTML_MAX_DEPTH];
     int depth;
+    int region;        /* inside a skipped region: the depth its first element made (0: none) */
+    int region_inline; /* that element is inline */
+    int terminated;    /* the last tag read ended with its '>' (else it ran to the end) */
 } scanner;
 
 static int is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f'; }
@@ -38,6 +41,12 @@ static const char *const void_elements[] = {"area", "base", "br", "col", "embed"
 /* Elements whose content is raw text up to their end tag, never markup (and never translated). */
 static const char *const raw_text_elements[] = {"script", "style", "textarea", "xmp", "iframe", "noembed",
                                                 "noframes", "plaintext", NULL};
+/* Phrasing elements: inside a block of text they carry their words along (inline_tags.h). */
+static const char *const inline_elements[] = {"a", "abbr", "b", "bdi", "bdo", "big", "cite", "code", "data", "del",
+                                              "dfn", "em", "font", "i", "ins", "kbd", "label", "mark", "q", "s",
+                                              "samp", "small", "span", "strike", "strong", "sub", "sup", "time",
+                                              "tt", "u", "var", NULL};
+static const char *const void_inline_elements[] = {"img", "wbr", "input", NULL};
 static const char *const untranslated_elements[] = {"address", "applet", "audio", "canvas", "code", "embed",
                                                     "time", "video", "noscript", "template", "svg", "math",
                                                     "kbd", "samp", "var", NULL};
@@ -78,10 +87,12 @@ static int says_no(const char *attr, size_t attr_len, const char *v, size_t n) {
 static int read_attributes(scanner *sc, int *self_closing) {
     int no = 0;
     *self_closing = 0;
+    sc->terminated = 0;
     while (sc->at < sc->len) {
         char c = sc->s[sc->at];
         if (c == '>') {
             sc->at++;
+            sc->terminated = 1;
             return no;
         }
         if (is_space(c) || c == '/') {
@@ -119,12 +130,15 @@ static int read_attributes(scanner *sc, int *self_closing) {
 
 static const element *top(const scanner *sc) { return sc->depth ? &sc->stack[sc->depth - 1] : NULL; }
 
-/* A start tag at sc->at (just past '<'). */
-static int start_tag(scanner *sc) {
-    char name[NAME_MAX_BYTES];
+/* A start tag at sc->at (just past '<'): what it is (an inline element's start, a void inline
+ * element, or a break) and its name. A start tag that opens an element left untranslated inside
+ * translated text opens a skipped region (sc->region) instead. */
+static int start_tag(scanner *sc, nmt_serve_html_kind *kind, char name[NAME_MAX_BYTES]) {
     read_name(sc, name);
     int self_closing;
     const int no = read_attributes(sc, &self_closing);
+    const int inline_name = in_list(name, inline_elements);
+    *kind = NMT_SERVE_HTML_BREAK;
     if (in_list(name, raw_text_elements)) { /* its content up to "</name" is skipped whole */
         char end[NAME_MAX_BYTES + 2] = "</";
         strcat(end, name);
@@ -139,7 +153,10 @@ static int start_tag(scanner *sc) {
         sc->at = sc->len;
         return 0;
     }
-    if (self_closing || in_list(name, void_elements)) return 0;
+    if (self_closing || in_list(name, void_elements)) {
+        if (inline_name || in_list(name, void_inline_elements)) *kind = NMT_SERVE_HTML_POINT;
+        return 0;
+    }
     if (sc->depth == NMT_SERVE_HTML_MAX_DEPTH)
         return nmt_error_set("q: HTML elements nested deeper than %d", NMT_SERVE_HTML_MAX_DEPTH);
     const element *parent = top(sc);
@@ -147,14 +164,21 @@ static int start_tag(scanner *sc) {
     memcpy(e->name, name, sizeof e->name);
     e->skipped = (unsigned char)((parent && parent->skipped) || no || in_list(name, untranslated_elements));
     e->preformatted = (unsigned char)((parent && parent->preformatted) || strcmp(name, "pre") == 0);
+    if (e->skipped && !(parent && parent->skipped)) { /* a skipped region starts here */
+        sc->region = sc->depth;
+        sc->region_inline = inline_name;
+        return 0;
+    }
+    if (inline_name) *kind = NMT_SERVE_HTML_OPEN;
     return 0;
 }
 
 /* An end tag at sc->at (just past "</"): closes the nearest open element of its name. */
-static void end_tag(scanner *sc) {
-    char name[NAME_MAX_BYTES];
+static void end_tag(scanner *sc, nmt_serve_html_kind *kind, char name[NAME_MAX_BYTES]) {
     read_name(sc, name);
     sc->at = past(sc, sc->at, ">");
+    sc->terminated = sc->s[sc->at - 1] == '>';
+    *kind = in_list(name, inline_elements) ? NMT_SERVE_HTML_CLOSE : NMT_SERVE_HTML_BREAK;
     for (int d = sc->depth - 1; d >= 0; d--)
         if (strcmp(sc->stack[d].name, name) == 0) {
             sc->depth = d;
@@ -162,16 +186,19 @@ static void end_tag(scanner *sc) {
         }
 }
 
-/* Markup starting at the '<' at sc->at: moves past it; 0 when the '<' starts no markup (it is text). */
-static int markup(scanner *sc, int *failed) {
+/* Markup starting at the '<' at sc->at: moves past it and tells its kind and name; 0 when the '<'
+ * starts no markup (it is text). */
+static int markup(scanner *sc, int *failed, nmt_serve_html_kind *kind, char name[NAME_MAX_BYTES]) {
     const char *p = sc->s + sc->at;
     const size_t left = sc->len - sc->at;
+    *kind = NMT_SERVE_HTML_BREAK;
+    name[0] = '\0';
     if (left >= 2 && is_alpha(p[1])) {
         sc->at++;
-        *failed = start_tag(sc) < 0;
+        *failed = start_tag(sc, kind, name) < 0;
     } else if (left >= 3 && p[1] == '/' && is_alpha(p[2])) {
         sc->at += 2;
-        end_tag(sc);
+        end_tag(sc, kind, name);
     } else if (left >= 4 && memcmp(p, "<!--", 4) == 0) {
         sc->at = past(sc, sc->at + 4, "-->");
     } else if (left >= 9 && memcmp(p, "<![CDATA[", 9) == 0) {
@@ -184,15 +211,15 @@ static int markup(scanner *sc, int *failed) {
     return 1;
 }
 
-int nmt_serve_html_scan(const char *html, size_t len,
-                        void (*text)(void *ctx, size_t begin, size_t end, int preformatted), void *ctx) {
+int nmt_serve_html_scan(const char *html, size_t len, nmt_serve_html_event event, void *ctx) {
     scanner *sc = nmt_malloc(sizeof *sc);
     if (!sc) return -1;
     sc->s = html;
     sc->len = len;
     sc->at = 0;
     sc->depth = 0;
-    size_t run = 0; /* where the current stretch of text began */
+    sc->region = 0;
+    size_t run = 0, region_from = 0; /* where the current stretch of text, and skipped region, began */
     int failed = 0;
     while (sc->at < len && !failed) {
         if (html[sc->at] != '<') {
@@ -202,15 +229,32 @@ int nmt_serve_html_scan(const char *html, size_t len,
         const size_t lt = sc->at;
         const element *e = top(sc);
         const int skipped = e && e->skipped, preformatted = e && e->preformatted;
-        if (!markup(sc, &failed)) {
+        nmt_serve_html_kind kind;
+        char name[NAME_MAX_BYTES];
+        sc->terminated = 1;
+        if (!markup(sc, &failed, &kind, name)) {
             sc->at++;
             continue;
         }
-        if (lt > run && !skipped) text(ctx, run, lt, preformatted);
+        if (!sc->terminated) kind = NMT_SERVE_HTML_BREAK; /* a tag that runs to the end stays there */
+        if (!skipped) {
+            if (lt > run) event(ctx, NMT_SERVE_HTML_TEXT, run, lt, preformatted, "");
+            if (sc->region && sc->depth >= sc->region) region_from = lt; /* it opened one */
+            else event(ctx, kind, lt, sc->at, preformatted, name);
+        } else if (sc->depth < sc->region) { /* the region ends: with its own end tag or an ancestor's */
+            /* An inline region closed by its own end tag may move with the words; one that an
+             * ancestor's end tag closed holds unclosed markup, which would swallow what it moved past. */
+            const int own = sc->depth == sc->region - 1;
+            const nmt_serve_html_kind as = sc->region_inline && own ? NMT_SERVE_HTML_POINT : NMT_SERVE_HTML_BREAK;
+            event(ctx, as, region_from, own ? sc->at : lt, preformatted, "");
+            if (!own) event(ctx, kind, lt, sc->at, top(sc) && top(sc)->preformatted, name);
+            sc->region = 0;
+        }
         run = sc->at;
     }
     const element *e = top(sc);
-    if (!failed && len > run && !(e && e->skipped)) text(ctx, run, len, e && e->preformatted);
+    if (!failed && sc->region) event(ctx, NMT_SERVE_HTML_BREAK, region_from, len, 0, ""); /* left open */
+    else if (!failed && len > run) event(ctx, NMT_SERVE_HTML_TEXT, run, len, e && e->preformatted, "");
     free(sc);
     return failed ? -1 : 0;
 }
@@ -293,9 +337,14 @@ size_t nmt_serve_html_decode(const char *src, size_t n, int preformatted, char *
         size_t used;
         if (!preformatted && is_space(src[i])) {
             while (i < n && is_space(src[i])) i++;
-            out[at++] = ' ';
+            if (at == 0 || out[at - 1] != ' ') out[at++] = ' ';
         } else if (src[i] == '&' && (used = reference(src + i, n - i, &code)) > 0) {
-            at += put_utf8(code, out + at);
+            /* a reference to white space (&#9;, &#32;) is white space like any other */
+            if (!preformatted && code < 0x80 && is_space((char)code)) {
+                if (at == 0 || out[at - 1] != ' ') out[at++] = ' ';
+            } else {
+                at += put_utf8(code, out + at);
+            }
             i += used;
         } else {
             out[at++] = src[i++];
@@ -326,4 +375,15 @@ size_t nmt_serve_html_escape(const char *text, char *out) {
         at += len;
     }
     return at;
+}
+
+int nmt_serve_html_escape_append(nmt_strbuf *b, const char *text, size_t n) {
+    for (size_t i = 0; i < n;) {
+        size_t run = i;
+        while (run < n && !escape_of(text[run])) run++;
+        nmt_strbuf_append(b, text + i, run - i);
+        if (run < n) nmt_strbuf_puts(b, escape_of(text[run]));
+        i = run + 1;
+    }
+    return b->failed ? -1 : 0;
 }

@@ -77,6 +77,8 @@ typedef struct nmt_serve_text {
     int pair_count;
     int source_pieces;          /* pieces of the source and of the best translation */
     int target_pieces;
+    int *source_word;           /* [source_pieces], [target_pieces]: the word of each piece (0-based, a piece */
+    int *target_word;           /* starting with U+2581 starts one), or NULL: for HTML's inline tags */
 } nmt_serve_text;
 
 /* Writes the answer to request r (texts[r->count]; alignment_map: an SVG document or NULL) as the

@@ -293,7 +293,8 @@ static void translate(nmt_serve *s, nmt_serve_api api, const request_headers *h,
     if (check_request(s, &r, h, a, &detected) < 0) goto done;
     if (api == NMT_SERVE_FILE && file_format(&r, a) < 0) goto done;
     const int html = r.format && strcmp(r.format, "html") == 0;
-    if (nmt_serve_segment((const char *const *)r.q, r.count, s->options.sentences, html, &sp) < 0) {
+    const char *language = detected ? detected : r.source;
+    if (nmt_serve_segment((const char *const *)r.q, r.count, s->options.sentences, html, language, &sp) < 0) {
         set_error(a, strstr(nmt_error(), "out of memory") ? 500 : 413, nmt_error());
         goto done;
     }

@@ -1,4 +1,4 @@
-/* spm: the extern "C" shim over SentencePiece, the project's only C++ file.
+/* spm: the extern "C" shim over SentencePiece (C++, as langid.cc is).
  *
  * Nothing C++ crosses the boundary: every entry point catches every exception and turns it, like every
  * non-OK util::Status, into nmt_error_set(). Training reads the corpus through our own

@@ -56,7 +56,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         const size_t n = strlen(r.q[i]);
         FUZZ_CHECK(nmt_utf8_invalid_at(r.q[i], n) < 0, "text %d is not UTF-8", i);
         hyps[i] = (nmt_serve_hypothesis){r.q[i], -1.0 * i, -2.0 * i};
-        texts[i] = (nmt_serve_text){&hyps[i], 1, NULL, 0, 0, 0};
+        texts[i] = (nmt_serve_text){&hyps[i], 1, NULL, 0, 0, 0, NULL, NULL};
     }
     nmt_serve_response_write(out, &r, texts, r.count ? r.q[0] : NULL, r.source);
     FUZZ_CHECK(fclose(out) == 0, "fclose");
