@@ -10,6 +10,7 @@
 #include "nmt/nmt.h"
 
 #include "api/gate.h"
+#include "base/io.h"
 #include "base/util.h"
 #include "compute/packed.h"
 #include "compute/pool.h"
@@ -90,11 +91,21 @@ static void language_of(const char *path, char *out, size_t size) {
     memcpy(out, dot + 1, n + 1);
 }
 
-/* The language pair recorded in the directory's resolved config, if any (a missing or unreadable
- * config, a FIFO in its place included, is no error: the pair is then unknown). */
+/* The language pair recorded in the directory's resolved config, or else in a config.yaml there that
+ * nmt did not write (the user's own names the same corpus files), if any: a missing or unreadable
+ * config, a FIFO in its place included, is no error, the pair is then unknown. */
 static void read_languages(nmt_engine *e, const char *dir) {
     nmt_config config;
-    if (nmt_config_load_dir(&config, dir) == 0) {
+    int ok = nmt_config_load_dir(&config, dir) == 0;
+    if (!ok) {
+        char *path = nmt_path_join(dir, "config.yaml"), *text = NULL;
+        size_t size;
+        ok = path && nmt_read_regular_file(path, NMT_CONFIG_MAX_BYTES, "a config", &text, &size) == 0 &&
+             nmt_config_parse(&config, text, size, path, NULL) == 0;
+        free(text);
+        free(path);
+    }
+    if (ok) {
         language_of(config.train.src, e->source_language, sizeof e->source_language);
         language_of(config.train.tgt, e->target_language, sizeof e->target_language);
         nmt_config_free(&config);
