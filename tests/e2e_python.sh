@@ -82,6 +82,24 @@ try:
     raise AssertionError("mismatched references were accepted")
 except ValueError:
     pass
+# Arguments C would take wrongly are refused, naming them: an int the C field would wrap, a NUL that
+# would end the text early, a string where a list of sentences belongs.
+for bad, kind, word in [(lambda: nmt.Translator("model", beam_size=2**32 + 1), ValueError, "beam_size"),
+                        (lambda: nmt.Translator("model", threads="2"), TypeError, "threads")]:
+    try:
+        bad()
+        raise AssertionError(f"{word} was accepted")
+    except kind as e:
+        assert word in str(e), e
+with nmt.Translator("model", threads=1) as t:
+    for bad, kind, word in [(lambda: t.translate(["a\0b"]), ValueError, "NUL"),
+                            (lambda: t.translate("a sentence"), TypeError, "list of sentences"),
+                            (lambda: t.translate(["a"], first_line=-1), ValueError, "first_line")]:
+        try:
+            bad()
+            raise AssertionError(f"{word}: accepted")
+        except kind as e:
+            assert word in str(e), e
 try:
     nmt.Translator("no-such-model")
     raise AssertionError("a missing model directory was accepted")

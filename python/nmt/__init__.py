@@ -113,16 +113,33 @@ def _fail():
 
 
 def _strings(items, what):
+    if isinstance(items, (str, bytes)):
+        raise TypeError(f"{what} is a {type(items).__name__}: give a list of sentences, e.g. [{what[:-1]}]")
     items = list(items)
     for i, s in enumerate(items):
         if not isinstance(s, str):
             raise TypeError(f"{what}[{i}] is {type(s).__name__}, not str")
         if "\n" in s:
             raise ValueError(f"{what}[{i}] holds a newline: give one sentence per item")
+        if "\0" in s:
+            raise ValueError(f"{what}[{i}] holds a NUL character at {s.index(chr(0))}: the text after it would be lost")
     array = (ctypes.c_char_p * max(len(items), 1))()
     for i, s in enumerate(items):
         array[i] = s.encode("utf-8")
     return array, len(items)
+
+
+def _check_range(name, value, ctype):
+    """Refuses an integer that the C field would wrap (beam_size=2**32 + 1 is not 1)."""
+    if ctype in (ctypes.c_double, ctypes.c_float, ctypes.c_char_p) or not issubclass(ctype, ctypes._SimpleCData):
+        return
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise TypeError(f"{name} must be an int, not {type(value).__name__}")
+    bits = 8 * ctypes.sizeof(ctype)
+    signed = ctype(-1).value == -1
+    low, high = (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if signed else (0, (1 << bits) - 1)
+    if not low <= value <= high:
+        raise ValueError(f"{name}={value} is out of range ({low} to {high})")
 
 
 class Translator:
@@ -158,6 +175,8 @@ class Translator:
                 value = self._precision
             elif name in ("greedy", "crop", "sampling", "shortlist"):
                 value = int(bool(value))
+            else:
+                _check_range(name, value, dict(_EngineOptions._fields_)[name])
             setattr(o, name, value)
         if options.get("greedy"):
             o.beam_size = 1
@@ -209,6 +228,7 @@ class Translator:
         --sampling` reads: give each part of a long text its first line number."""
         if not 1 <= n_best <= self.n_best_max:
             raise ValueError(f"n_best must be from 1 to {self.n_best_max} (the translator's n_best)")
+        _check_range("first_line", first_line, ctypes.c_ulonglong)
         lib = library()
         array, count = _strings(lines, "lines")
         result = ctypes.c_void_p()
