@@ -43,6 +43,7 @@ size_t nmt_signature_format(const nmt_signature_global *global, const nmt_signat
     if (global->seed) append_pair(out, size, &len, global->short_form ? "rs" : "seed", global->seed);
     for (int i = 0; i < count; i++)
         append_pair(out, size, &len, global->short_form ? fields[i].short_key : fields[i].key, fields[i].value);
-    append_pair(out, size, &len, global->short_form ? "v" : "version", NMT_VERSION);
+    /* "nmt-0.1.0", so that the signature is never read as sacreBLEU 0.1.0's */
+    append_pair(out, size, &len, global->short_form ? "v" : "version", "nmt-" NMT_VERSION);
     return len;
 }
