@@ -216,6 +216,21 @@ START_TEST(other_model_section_is_refused) {
     other.vocab_size = 30;
     ck_assert_int_eq(nmt_checkpoint_check_config(&file, path, &other), -1);
     ck_assert_msg(strstr(nmt_error(), "vocab_size is 24 in the checkpoint but 30"), "%s", nmt_error());
+    /* A checkpoint from before output_bias and source_eos existed: their defaults, so it resumes. */
+    int kept = 0;
+    for (int i = 0; i < file.num_metadata; i++)
+        if (strcmp(file.metadata[i].key, "output_bias") != 0 && strcmp(file.metadata[i].key, "source_eos") != 0)
+            file.metadata[kept++] = file.metadata[i];
+    ck_assert_int_eq(kept, file.num_metadata - 2);
+    file.num_metadata = kept;
+    nmt_model_config older = config;
+    older.output_bias = 0;
+    older.source_eos = 1;
+    ck_assert_msg(nmt_checkpoint_check_config(&file, path, &older) == 0, "%s", nmt_error());
+    other = older;
+    other.output_bias = 1;
+    ck_assert_int_eq(nmt_checkpoint_check_config(&file, path, &other), -1);
+    ck_assert_msg(strstr(nmt_error(), "model.output_bias is 0 in the checkpoint but 1"), "%s", nmt_error());
     nmt_st_free(&file);
     free(path);
     drop(&a);

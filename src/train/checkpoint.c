@@ -188,10 +188,19 @@ int nmt_checkpoint_find_latest(const char *model_dir, nmt_st_file *file, char **
 }
 
 int nmt_checkpoint_check_config(const nmt_st_file *file, const char *path, const nmt_model_config *config) {
-    nmt_model_metadata want;
+    nmt_model_metadata want, older;
     nmt_model_metadata_init(&want, config);
+    /* A checkpoint from before the later fields existed was made with their defaults. */
+    nmt_model_config defaults = *config;
+    for (int i = NMT_MODEL_CONFIG_FIRST_LATER; i < NMT_MODEL_CONFIG_COUNT; i++) {
+        const nmt_model_field *f = &nmt_model_config_fields[i];
+        if (f->kind == NMT_MODEL_FIELD_FLOAT) *(float *)((char *)&defaults + f->offset) = (float)f->def;
+        else *(int *)((char *)&defaults + f->offset) = (int)f->def;
+    }
+    nmt_model_metadata_init(&older, &defaults);
     for (int i = 0; i < NMT_MODEL_METADATA; i++) {
         const char *key = want.entries[i].key, *have = nmt_st_meta(file, key);
+        if (!have && i - 1 >= NMT_MODEL_CONFIG_FIRST_LATER) have = older.entries[i].value;
         if (!have || strcmp(have, want.entries[i].value) != 0)
             return nmt_error_set("%s: the checkpoint was made with another model: %s%s is %s in the checkpoint but %s "
                                  "in the config; train into a new output directory, or restore the model section",
