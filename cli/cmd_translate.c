@@ -78,6 +78,15 @@ static void usage(FILE *out) {
             "                              P, in (0, 1] (nucleus sampling; default 1: all)\n"
             "      --temperature T         divide the log-probabilities by T before drawing (default 1)\n"
             "      --seed N                the draws' seed (default 1)\n"
+            "      --repetition-penalty P  a piece already in the hypothesis has its logit divided by P\n"
+            "                              (multiplied where negative): CTranslate2's penalty; P in\n"
+            "                              (0, 100], default %g: off\n"
+            "      --no-repeat-ngram-size N\n"
+            "                              no N-gram of pieces twice in a hypothesis (fairseq's; default %d:\n"
+            "                              off)\n"
+            "      --loop-guard N          end a hypothesis stuck repeating one 1- to 4-gram of pieces: more\n"
+            "                              than N copies in a row, of more than 2N pieces (default %d;\n"
+            "                              0 turns the guard off)\n"
             "      --precision P           fp32, bf16, int8 or auto: the matrix products' arithmetic\n"
             "                              (default: as the model was written, int8 for a directory of\n"
             "                              `nmt convert --precision int8`, else fp32). bf16: bfloat16\n"
@@ -114,7 +123,8 @@ static void usage(FILE *out) {
             "fails (invalid UTF-8), the translations of the lines before it are written first, then the\n"
             "error.\n",
             d.decode.beam_size, d.decode.length_penalty, d.decode.max_length_ratio, d.max_input_length,
-            d.decode.batch_size, d.decode.batch_tokens);
+            d.decode.batch_size, d.decode.batch_tokens, d.decode.repetition_penalty, d.decode.no_repeat_ngram_size,
+            d.decode.loop_repeats);
 }
 
 typedef struct args {
@@ -150,7 +160,7 @@ typedef struct translate {
 static int parse_args(int argc, char **argv, args *a) {
     enum { O_NBEST = 256, O_LP, O_CT2, O_RATIO, O_MAXIN, O_CROP, O_BATCH, O_TOKENS, O_THREADS, O_GREEDY, O_PRECISION,
            O_ALIGN, O_ALIGN_HARD, O_UNIT, O_PIECES, O_MAP, O_SKIP, O_STREAM, O_NO_STREAM, O_SHORTLIST, O_SAMPLING,
-           O_TOPK, O_TOPP, O_TEMPERATURE, O_SEED };
+           O_TOPK, O_TOPP, O_TEMPERATURE, O_SEED, O_REPETITION, O_NO_REPEAT, O_LOOP_GUARD };
     static const struct option options[] = {
         {"model", required_argument, NULL, 'm'},
         {"input", required_argument, NULL, 'i'},
@@ -178,6 +188,9 @@ static int parse_args(int argc, char **argv, args *a) {
         {"sampling-topp", required_argument, NULL, O_TOPP},
         {"temperature", required_argument, NULL, O_TEMPERATURE},
         {"seed", required_argument, NULL, O_SEED},
+        {"repetition-penalty", required_argument, NULL, O_REPETITION},
+        {"no-repeat-ngram-size", required_argument, NULL, O_NO_REPEAT},
+        {"loop-guard", required_argument, NULL, O_LOOP_GUARD},
         {"precision", required_argument, NULL, O_PRECISION},
         {"print-alignment", no_argument, NULL, O_ALIGN},
         {"alignment", required_argument, NULL, O_ALIGN_HARD},
@@ -200,7 +213,7 @@ static int parse_args(int argc, char **argv, args *a) {
     a->stream = -1;
     const char *sampling_flag = NULL; /* the last sampling option given */
     int beam_given = 0;
-    long top_k = 0, seed = 1;
+    long top_k = 0, seed = 1, no_repeat = decode->no_repeat_ngram_size, loop_guard = decode->loop_repeats;
     optind = 1;
     int c;
     while ((c = nmt_cli_getopt("translate", argc, argv, "m:i:o:k:b:qh", options, NULL)) != -1) {
@@ -262,6 +275,19 @@ static int parse_args(int argc, char **argv, args *a) {
             if (nmt_cli_long("translate", "--seed", optarg, 0, LONG_MAX, &seed) < 0) return -1;
             sampling_flag = "--seed";
             break;
+        case O_REPETITION:
+            if (nmt_cli_double("translate", "--repetition-penalty", optarg, 0, 100, &decode->repetition_penalty) < 0)
+                return -1;
+            if (!(decode->repetition_penalty > 0))
+                return nmt_cli_usage_error("translate", "--repetition-penalty: expected a number in (0, 100], got '%s'",
+                                           optarg), -1;
+            break;
+        case O_NO_REPEAT:
+            if (nmt_cli_long("translate", "--no-repeat-ngram-size", optarg, 0, 1000, &no_repeat) < 0) return -1;
+            break;
+        case O_LOOP_GUARD:
+            if (nmt_cli_long("translate", "--loop-guard", optarg, 0, 1000, &loop_guard) < 0) return -1;
+            break;
         case O_PRECISION:
             if (nmt_cli_precision("translate", optarg, &decode->precision) < 0) return -1;
             a->pipe.precision_of_model = 0;
@@ -318,6 +344,11 @@ static int parse_args(int argc, char **argv, args *a) {
     decode->batch_size = (int)batch;
     decode->batch_tokens = (int)tokens;
     decode->attention = a->print_alignment || a->map;
+    decode->no_repeat_ngram_size = (int)no_repeat;
+    decode->loop_repeats = (int)loop_guard;
+    if (a->pipe.shortlist && (decode->repetition_penalty != 1.0 || no_repeat > 0))
+        return nmt_cli_usage_error("translate", "--repetition-penalty and --no-repeat-ngram-size read the whole "
+                                                "vocabulary: they take no --shortlist"), -1;
     a->pipe.max_input_length = (int)max_input;
     a->n_best = (int)n_best;
     if (a->words && !a->print_alignment)
