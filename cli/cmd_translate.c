@@ -13,6 +13,8 @@
 #include "base/io.h"
 #include "base/util.h"
 #include "compute/pool.h"
+#include "base/utf8.h"
+#include "infer/guide.h"
 #include "infer/pipeline.h"
 #include "viz/plot.h"
 
@@ -87,6 +89,16 @@ static void usage(FILE *out) {
             "      --loop-guard N          end a hypothesis stuck repeating one 1- to 4-gram of pieces: more\n"
             "                              than N copies in a row, of more than 2N pieces (default %d;\n"
             "                              0 turns the guard off)\n"
+            "      --prefix                each input line is SOURCE<TAB>PREFIX: every translation of the\n"
+            "                              line starts with PREFIX (target text; a line without a tab\n"
+            "                              has none)\n"
+            "      --constraints           each input line is SOURCE<TAB>PHRASE<TAB>PHRASE... (fairseq's\n"
+            "                              layout): every translation holds each target PHRASE whole;\n"
+            "                              with --prefix, SOURCE<TAB>PREFIX<TAB>PHRASE...\n"
+            "      --glossary FILE         TSV of `source term<TAB>target term`: the target term of each\n"
+            "                              source term found in a line (whole words, any case) becomes a\n"
+            "                              constraint of that line\n"
+            "      --glossary-case         glossary source terms match only with their case\n"
             "      --precision P           fp32, bf16, int8 or auto: the matrix products' arithmetic\n"
             "                              (default: as the model was written, int8 for a directory of\n"
             "                              `nmt convert --precision int8`, else fp32). bf16: bfloat16\n"
@@ -128,12 +140,14 @@ static void usage(FILE *out) {
 }
 
 typedef struct args {
-    const char *model_dir, *input, *output, *map;
+    const char *model_dir, *input, *output, *map, *glossary;
     nmt_pipeline_options pipe; /* the library's options and defaults */
     long threads;
     int n_best;      /* 0: one translation a line; N: Moses n-best lines */
     int print_alignment, words, print_pieces, skip_invalid, quiet;
     int stream;      /* 1 on, 0 off, -1 by the kind of input */
+    int prefix, constraints; /* a line is SOURCE<TAB>PREFIX, SOURCE<TAB>PHRASE..., or SOURCE<TAB>PREFIX<TAB>PHRASE... */
+    int glossary_case;       /* glossary terms match with their case */
 } args;
 
 /* One input line of the window. */
@@ -142,11 +156,14 @@ typedef struct line {
     char *text;    /* the raw line (for map titles) */
     int32_t *ids;  /* source pieces */
     int count;
+    nmt_guide *guide; /* its target prefix and phrases, or NULL */
 } line;
 
 typedef struct translate {
     args a;
     nmt_pipeline *pipeline;
+    nmt_glossary *glossary;
+    nmt_guide guide; /* the line being read's, moved into the line when it guides anything */
     FILE *out;
     const char *out_name;
     nmt_strbuf text; /* the output of one line, built before it is written */
@@ -160,7 +177,8 @@ typedef struct translate {
 static int parse_args(int argc, char **argv, args *a) {
     enum { O_NBEST = 256, O_LP, O_CT2, O_RATIO, O_MAXIN, O_CROP, O_BATCH, O_TOKENS, O_THREADS, O_GREEDY, O_PRECISION,
            O_ALIGN, O_ALIGN_HARD, O_UNIT, O_PIECES, O_MAP, O_SKIP, O_STREAM, O_NO_STREAM, O_SHORTLIST, O_SAMPLING,
-           O_TOPK, O_TOPP, O_TEMPERATURE, O_SEED, O_REPETITION, O_NO_REPEAT, O_LOOP_GUARD };
+           O_TOPK, O_TOPP, O_TEMPERATURE, O_SEED, O_REPETITION, O_NO_REPEAT, O_LOOP_GUARD, O_PREFIX, O_CONSTRAINTS,
+           O_GLOSSARY, O_GLOSSARY_CASE };
     static const struct option options[] = {
         {"model", required_argument, NULL, 'm'},
         {"input", required_argument, NULL, 'i'},
@@ -191,6 +209,10 @@ static int parse_args(int argc, char **argv, args *a) {
         {"repetition-penalty", required_argument, NULL, O_REPETITION},
         {"no-repeat-ngram-size", required_argument, NULL, O_NO_REPEAT},
         {"loop-guard", required_argument, NULL, O_LOOP_GUARD},
+        {"prefix", no_argument, NULL, O_PREFIX},
+        {"constraints", no_argument, NULL, O_CONSTRAINTS},
+        {"glossary", required_argument, NULL, O_GLOSSARY},
+        {"glossary-case", no_argument, NULL, O_GLOSSARY_CASE},
         {"precision", required_argument, NULL, O_PRECISION},
         {"print-alignment", no_argument, NULL, O_ALIGN},
         {"alignment", required_argument, NULL, O_ALIGN_HARD},
@@ -288,6 +310,10 @@ static int parse_args(int argc, char **argv, args *a) {
         case O_LOOP_GUARD:
             if (nmt_cli_long("translate", "--loop-guard", optarg, 0, 1000, &loop_guard) < 0) return -1;
             break;
+        case O_PREFIX: a->prefix = 1; break;
+        case O_CONSTRAINTS: a->constraints = 1; break;
+        case O_GLOSSARY: a->glossary = optarg; break;
+        case O_GLOSSARY_CASE: a->glossary_case = 1; break;
         case O_PRECISION:
             if (nmt_cli_precision("translate", optarg, &decode->precision) < 0) return -1;
             a->pipe.precision_of_model = 0;
@@ -346,6 +372,10 @@ static int parse_args(int argc, char **argv, args *a) {
     decode->attention = a->print_alignment || a->map;
     decode->no_repeat_ngram_size = (int)no_repeat;
     decode->loop_repeats = (int)loop_guard;
+    if (a->glossary_case && !a->glossary) return nmt_cli_usage_error("translate", "--glossary-case is for --glossary"), -1;
+    if ((a->constraints || a->glossary) && (decode->sampling.enabled || a->pipe.shortlist))
+        return nmt_cli_usage_error("translate", "--constraints and --glossary need greedy or beam search over the "
+                                                "whole vocabulary: they take no --sampling or --shortlist"), -1;
     if (a->pipe.shortlist && (decode->repetition_penalty != 1.0 || no_repeat > 0))
         return nmt_cli_usage_error("translate", "--repetition-penalty and --no-repeat-ngram-size read the whole "
                                                 "vocabulary: they take no --shortlist"), -1;
@@ -360,6 +390,8 @@ static void window_free(line *window, int count) {
     for (int i = 0; i < count; i++) {
         free(window[i].text);
         free(window[i].ids);
+        if (window[i].guide) nmt_guide_free(window[i].guide);
+        free(window[i].guide);
     }
 }
 
@@ -382,6 +414,44 @@ static void warn_overlong(const translate *t, const nmt_lines *in, size_t pieces
                 in->name, in->number, pieces, limit, limit);
 }
 
+/* With --prefix or --constraints, ends the line at its first tab (a line of valid UTF-8; the
+ * pipeline reports invalid bytes); *fields is what follows the tab, or NULL. */
+static void split_fields(const translate *t, nmt_lines *in, const char **fields, size_t *n) {
+    *fields = NULL;
+    *n = 0;
+    if (!(t->a.prefix || t->a.constraints) || nmt_utf8_invalid_at(in->line, in->len) >= 0) return;
+    char *tab = memchr(in->line, '\t', in->len);
+    if (!tab) return;
+    *tab = '\0';
+    *fields = tab + 1;
+    *n = in->len - (size_t)(tab + 1 - in->line);
+    in->len = (size_t)(tab - in->line);
+}
+
+/* Sets l->guide from the line's target fields and the glossary terms of its source (none: NULL). */
+static int line_guide(translate *t, const nmt_lines *in, line *l, const char *fields, size_t n) {
+    nmt_guide *g = &t->guide;
+    const nmt_tokenizer *target = nmt_pipeline_target(t->pipeline);
+    nmt_guide_reset(g);
+    if (fields && nmt_guide_parse(g, target, t->a.prefix, t->a.constraints, fields, n) < 0)
+        return nmt_error_prefix("%s:%ld", in->name, in->number);
+    if (t->glossary && nmt_glossary_apply(t->glossary, l->text, strlen(l->text), g, target) < 0)
+        return nmt_error_prefix("%s:%ld", in->name, in->number);
+    const size_t limit = nmt_pipeline_limit(t->pipeline);
+    if (nmt_guide_pieces(g) > limit)
+        return nmt_error_set("%s:%ld: the target prefix and phrases have %zu pieces, more than --max-input-length %zu",
+                             in->name, in->number, nmt_guide_pieces(g), limit);
+    if (nmt_guide_pieces(g) == 0) return 0;
+    if (!(l->guide = nmt_malloc(sizeof *l->guide))) return -1;
+    *l->guide = *g; /* the pieces move to the line; the scratch stays */
+    l->guide->scratch = NULL;
+    l->guide->scratch_cap = 0;
+    g->pieces = NULL;
+    g->count = g->cap = 0;
+    nmt_guide_finish(l->guide);
+    return 0;
+}
+
 /* Reads up to `cap` lines into window[], encoded (in stream mode, only those already arrived after
  * the first). Sets *count; *eof at the end. On an error, window[0..*count) holds the lines before it. */
 static int read_window(translate *t, nmt_lines *in, line *window, int cap, int stream, int *count, int *eof) {
@@ -396,6 +466,9 @@ static int read_window(translate *t, nmt_lines *in, line *window, int cap, int s
             *eof = 1;
             break;
         }
+        const char *fields;
+        size_t fields_len;
+        split_fields(t, in, &fields, &fields_len);
         int encoded = nmt_pipeline_encode(t->pipeline, in, &ids, &ids_cap, &n_ids, &pieces);
         if (encoded == NMT_PIPELINE_INVALID_UTF8 && t->a.skip_invalid) {
             fprintf(stderr, "nmt translate: warning: %s; writing an empty line\n", nmt_error());
@@ -418,6 +491,11 @@ static int read_window(translate *t, nmt_lines *in, line *window, int cap, int s
         if (!l->text || !l->ids) goto done;
         if (n_ids) memcpy(l->ids, ids, n_ids * sizeof(int32_t));
         l->count = (int)n_ids;
+        if (n_ids && (fields || t->glossary) && line_guide(t, in, l, fields, fields_len) < 0) {
+            window_free(l, 1); /* the failing line is not translated; those before it are */
+            (*count)--;
+            goto done;
+        }
     }
     rc = 0;
 done:
@@ -542,13 +620,15 @@ static int translate_window(translate *t, line *window, int count, long first_in
     const int32_t **src = nmt_malloc((size_t)count * sizeof *src);
     int *len = nmt_malloc((size_t)count * sizeof *len);
     nmt_translation *out = nmt_calloc((size_t)count, sizeof *out);
+    const nmt_decode_guide **guides = nmt_calloc((size_t)count, sizeof *guides);
     int rc = -1;
-    if (!src || !len || !out) goto done;
+    if (!src || !len || !out || !guides) goto done;
     for (int i = 0; i < count; i++) {
         src[i] = window[i].ids;
         len[i] = window[i].count;
+        guides[i] = window[i].guide ? &window[i].guide->guide : NULL;
     }
-    if (nmt_pipeline_translate(t->pipeline, (uint64_t)first_index, count, src, len, out) < 0) goto done;
+    if (nmt_pipeline_translate_guided(t->pipeline, (uint64_t)first_index, count, src, len, guides, out) < 0) goto done;
     for (int i = 0; i < count; i++) {
         if (write_translation(t, first_index + i, &window[i], &out[i]) < 0) goto done;
         if (t->a.map && draw_map(t, &window[i], first_index + i, &out[i].hyps[0]) < 0) goto done;
@@ -566,6 +646,7 @@ done:
     free(out);
     free(src);
     free(len);
+    free(guides);
     return rc;
 }
 
@@ -585,6 +666,7 @@ static int run(translate *t) {
     int count = 0, rc = -1, eof = 0, committed = 0;
     nmt_pool_set_threads((int)t->a.threads);
     if (nmt_pipeline_open(&t->pipeline, t->a.model_dir, &t->a.pipe) < 0) return -1;
+    if (t->a.glossary && nmt_glossary_load(&t->glossary, t->a.glossary, t->a.glossary_case) < 0) return -1;
     if (!(in = nmt_input_open(t->a.input ? t->a.input : "-"))) return -1;
     t->out = stdout;
     t->out_name = "<stdout>";
@@ -644,6 +726,8 @@ int nmt_cmd_translate(int argc, char **argv) {
     if (parsed != 0) return parsed > 0 ? NMT_EXIT_OK : NMT_EXIT_USAGE;
     int rc = run(&t) < 0 ? nmt_cli_fail("translate") : NMT_EXIT_OK;
     nmt_pipeline_free(t.pipeline);
+    nmt_glossary_free(t.glossary);
+    nmt_guide_free(&t.guide);
     nmt_strbuf_free(&t.text);
     free(t.pairs);
     return rc;

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The decoding controls through `nmt translate`: the repetition penalty, no-repeat n-grams and the
-# loop guard (their bounds, and what they do to the pieces written), on a tiny model trained inside
-# the test.
+# loop guard (their bounds, and what they do to the pieces written), per-line target prefixes and
+# constraint phrases, and glossaries, on a tiny model trained inside the test.
 . "$NMT_SOURCE_DIR/tests/harness.sh"
 . "$NMT_SOURCE_DIR/tests/tiny_model.sh"
 tiny_model model # word-for-word En->De: the repeated words of a line come back repeated
@@ -40,6 +40,60 @@ check "loop guard off" 0 "$NMT" translate -m $M $T -i rep.txt --loop-guard 0
 # A strong penalty changes what a repeated word becomes.
 check "penalty" 0 "$NMT" translate -m $M $T -i rep.txt --print-pieces --repetition-penalty 100
 [ "$(wc -l <out)" -eq 3 ] || say_fail "--repetition-penalty: $(wc -l <out) lines for 3"
+
+# --prefix: SOURCE<TAB>PREFIX; every line's translation starts with its prefix.
+printf 'the cat sees a dog\tein hund\nbig red house\tklein\nthe tree\n' >prefix.txt
+check "prefix" 0 "$NMT" translate -m $M $T -i prefix.txt --prefix
+[ "$(sed -n 1p out | cut -c1-8)" = "ein hund" ] || say_fail "--prefix: line 1 does not start with its prefix: $(cat out)"
+[ "$(sed -n 2p out | cut -c1-5)" = "klein" ] || say_fail "--prefix: line 2 does not start with its prefix: $(cat out)"
+printf 'the tree\n' | "$NMT" translate -m $M $T >alone.txt
+[ "$(sed -n 3p out)" = "$(cat alone.txt)" ] || say_fail "--prefix: a line without a prefix translates differently"
+check "prefix n-best" 0 "$NMT" translate -m $M $T -i prefix.txt --prefix --n-best 3
+awk -F' \\|\\|\\| ' '$1 == 0 && substr($2, 1, 8) != "ein hund" { bad = 1 } END { exit bad }' out ||
+  say_fail "--prefix --n-best 3: a hypothesis without the prefix: $(cat out)"
+
+# --constraints: SOURCE<TAB>PHRASE...; every hypothesis holds each phrase, on n-best lists too (where
+# a word starts: a piece may still continue its last word).
+printf 'the cat sees a dog\trot\tbaum\nbig red house\tder hund\nthe tree\nthe cat sees a dog\n' >cons.txt
+for n in 1 3; do
+  check "constraints n-best $n" 0 "$NMT" translate -m $M $T -i cons.txt --constraints --n-best $n
+  for want in "0 rot" "0 baum" "1 der hund"; do
+    awk -F' \\|\\|\\| ' -v i="${want%% *}" -v p="${want#* }" \
+      '$1 == i { seen++; if (index(" " $2, " " p) == 0) bad = 1 } END { exit bad || !seen }' out ||
+      say_fail "--constraints --n-best $n: line ${want%% *} lacks '${want#* }': $(cat out)"
+  done
+done
+check "constraints" 0 "$NMT" translate -m $M $T -i cons.txt --constraints
+printf 'the tree\nthe cat sees a dog\n' | "$NMT" translate -m $M $T >plain2.txt
+[ "$(sed -n 3,4p out)" = "$(cat plain2.txt)" ] || say_fail "--constraints: lines without phrases translate differently"
+# Both: SOURCE<TAB>PREFIX<TAB>PHRASE...
+printf 'the cat sees a dog\tein\tbaum\n' >both.txt
+check "prefix and constraints" 0 "$NMT" translate -m $M $T -i both.txt --prefix --constraints
+case "$(cat out)" in "ein "*baum*) ;; *) say_fail "--prefix --constraints: $(cat out)" ;; esac
+# Bounds: more than 64 phrases, and constraints with sampling.
+{ printf 'the cat'; for i in $(seq 65); do printf '\trot'; done; printf '\n'; } >many.txt
+check "65 phrases" 1 "$NMT" translate -m $M $T -i many.txt --constraints
+grep -q 'many.txt:1' err || say_fail "65 phrases: the error does not name the line: $(cat err)"
+check "constraints sampling" 2 "$NMT" translate -m $M $T --constraints --sampling </dev/null
+check "prefix tab" 1 "$NMT" translate -m $M $T -i cons.txt --prefix
+grep -q 'cons.txt:1' err || say_fail "a second tab without --constraints: $(cat err)"
+
+# --glossary: the target term of each source term found (whole words, any case) is a constraint.
+printf 'cat\tbaum\nred house\tblau\n' >gloss.tsv
+printf 'the Cat sees a dog\nbig red house\nthe cattle\n' >g.txt
+check "glossary" 0 "$NMT" translate -m $M $T -i g.txt --glossary gloss.tsv
+case "$(sed -n 1p out)" in *baum*) ;; *) say_fail "--glossary: line 1 lacks baum: $(cat out)" ;; esac
+case "$(sed -n 2p out)" in *blau*) ;; *) say_fail "--glossary: line 2 lacks blau: $(cat out)" ;; esac
+cp out glossary.txt
+printf 'the cattle\n' | "$NMT" translate -m $M $T >cattle.txt
+[ "$(sed -n 3p glossary.txt)" = "$(cat cattle.txt)" ] || say_fail "--glossary matched inside a word"
+check "glossary case" 0 "$NMT" translate -m $M $T -i g.txt --glossary gloss.tsv --glossary-case
+printf 'the Cat sees a dog\n' | "$NMT" translate -m $M $T >cat.txt
+[ "$(sed -n 1p out)" = "$(cat cat.txt)" ] || say_fail "--glossary-case matched 'Cat' to 'cat'"
+printf 'cat\tbaum\nno tab here\n' >bad.tsv
+check "bad glossary" 1 "$NMT" translate -m $M $T -i g.txt --glossary bad.tsv
+grep -q 'bad.tsv:2' err || say_fail "bad glossary line: $(cat err)"
+check "glossary-case alone" 2 "$NMT" translate -m $M $T --glossary-case </dev/null
 
 [ $fail -eq 0 ] && echo "e2e_controls: all passed"
 exit $fail
