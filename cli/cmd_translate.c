@@ -11,6 +11,7 @@
 
 #include "base/input.h"
 #include "base/io.h"
+#include "base/json.h"
 #include "base/util.h"
 #include "compute/pool.h"
 #include "base/utf8.h"
@@ -99,6 +100,10 @@ static void usage(FILE *out) {
             "                              source term found in a line (whole words, any case) becomes a\n"
             "                              constraint of that line\n"
             "      --glossary-case         glossary source terms match only with their case\n"
+            "      --format F              text (default: the lines above) or json: one object a line,\n"
+            "                              {\"text\", \"score\", \"logprob\", \"confidence\": {\"mean_logprob\",\n"
+            "                              \"alternatives\"}, \"pieces\", \"alignment\" (with --print-alignment:\n"
+            "                              [source, target] pairs)}; with --n-best, {\"hypotheses\": [...]}\n"
             "      --precision P           fp32, bf16, int8 or auto: the matrix products' arithmetic\n"
             "                              (default: as the model was written, int8 for a directory of\n"
             "                              `nmt convert --precision int8`, else fp32). bf16: bfloat16\n"
@@ -148,6 +153,7 @@ typedef struct args {
     int stream;      /* 1 on, 0 off, -1 by the kind of input */
     int prefix, constraints; /* a line is SOURCE<TAB>PREFIX, SOURCE<TAB>PHRASE..., or SOURCE<TAB>PREFIX<TAB>PHRASE... */
     int glossary_case;       /* glossary terms match with their case */
+    int json;                /* one JSON object a line */
 } args;
 
 /* One input line of the window. */
@@ -178,7 +184,7 @@ static int parse_args(int argc, char **argv, args *a) {
     enum { O_NBEST = 256, O_LP, O_CT2, O_RATIO, O_MAXIN, O_CROP, O_BATCH, O_TOKENS, O_THREADS, O_GREEDY, O_PRECISION,
            O_ALIGN, O_ALIGN_HARD, O_UNIT, O_PIECES, O_MAP, O_SKIP, O_STREAM, O_NO_STREAM, O_SHORTLIST, O_SAMPLING,
            O_TOPK, O_TOPP, O_TEMPERATURE, O_SEED, O_REPETITION, O_NO_REPEAT, O_LOOP_GUARD, O_PREFIX, O_CONSTRAINTS,
-           O_GLOSSARY, O_GLOSSARY_CASE };
+           O_GLOSSARY, O_GLOSSARY_CASE, O_FORMAT };
     static const struct option options[] = {
         {"model", required_argument, NULL, 'm'},
         {"input", required_argument, NULL, 'i'},
@@ -213,6 +219,7 @@ static int parse_args(int argc, char **argv, args *a) {
         {"constraints", no_argument, NULL, O_CONSTRAINTS},
         {"glossary", required_argument, NULL, O_GLOSSARY},
         {"glossary-case", no_argument, NULL, O_GLOSSARY_CASE},
+        {"format", required_argument, NULL, O_FORMAT},
         {"precision", required_argument, NULL, O_PRECISION},
         {"print-alignment", no_argument, NULL, O_ALIGN},
         {"alignment", required_argument, NULL, O_ALIGN_HARD},
@@ -314,6 +321,11 @@ static int parse_args(int argc, char **argv, args *a) {
         case O_CONSTRAINTS: a->constraints = 1; break;
         case O_GLOSSARY: a->glossary = optarg; break;
         case O_GLOSSARY_CASE: a->glossary_case = 1; break;
+        case O_FORMAT:
+            if (strcmp(optarg, "text") != 0 && strcmp(optarg, "json") != 0)
+                return nmt_cli_usage_error("translate", "--format: expected text or json, got '%s'", optarg), -1;
+            a->json = strcmp(optarg, "json") == 0;
+            break;
         case O_PRECISION:
             if (nmt_cli_precision("translate", optarg, &decode->precision) < 0) return -1;
             a->pipe.precision_of_model = 0;
@@ -372,6 +384,12 @@ static int parse_args(int argc, char **argv, args *a) {
     decode->attention = a->print_alignment || a->map;
     decode->no_repeat_ngram_size = (int)no_repeat;
     decode->loop_repeats = (int)loop_guard;
+    if (a->json && a->pipe.shortlist)
+        return nmt_cli_usage_error("translate", "--format json gives each hypothesis's confidence, which reads the "
+                                                "whole vocabulary: it takes no --shortlist"), -1;
+    if (a->json && a->map && strcmp(a->map, "-") == 0)
+        return nmt_cli_usage_error("translate", "--format json writes no alignment map on stderr"), -1;
+    decode->confidence = a->json;
     if (a->glossary_case && !a->glossary) return nmt_cli_usage_error("translate", "--glossary-case is for --glossary"), -1;
     if ((a->constraints || a->glossary) && (decode->sampling.enabled || a->pipe.shortlist))
         return nmt_cli_usage_error("translate", "--constraints and --glossary need greedy or beam search over the "
@@ -508,18 +526,50 @@ done:
     return rc;
 }
 
-/* Appends " ||| s-t ..." for a hypothesis with attention (nothing after the bars without it). */
-static int append_alignment(translate *t, const line *l, const nmt_hypothesis *h) {
-    nmt_strbuf_printf(&t->text, " |||");
+/* A hypothesis's alignment pairs into t->pairs; returns their count, or -1. */
+static int align(translate *t, const line *l, const nmt_hypothesis *h) {
     if ((size_t)h->length * 2 > t->pairs_cap) {
         int *grown = nmt_realloc(t->pairs, (size_t)h->length * 2 * sizeof *grown);
         if (!grown) return -1;
         t->pairs = grown;
         t->pairs_cap = (size_t)h->length * 2;
     }
-    int n = nmt_pipeline_align(t->pipeline, h, l->ids, l->count, t->a.words, t->pairs);
+    return nmt_pipeline_align(t->pipeline, h, l->ids, l->count, t->a.words, t->pairs);
+}
+
+/* Appends " ||| s-t ..." for a hypothesis with attention (nothing after the bars without it). */
+static int append_alignment(translate *t, const line *l, const nmt_hypothesis *h) {
+    nmt_strbuf_printf(&t->text, " |||");
+    int n = align(t, l, h);
     if (n < 0) return -1;
     for (int k = 0; k < n; k++) nmt_strbuf_printf(&t->text, " %d-%d", t->pairs[2 * k], t->pairs[2 * k + 1]);
+    return 0;
+}
+
+/* Appends the hypothesis as a JSON object: text, score, logprob, confidence, pieces, alignment. */
+static int append_json(translate *t, const line *l, const nmt_hypothesis *h) {
+    char *text = nmt_pipeline_text(t->pipeline, h);
+    if (!text) return -1;
+    nmt_strbuf_printf(&t->text, "{\"text\": ");
+    nmt_json_append_string(&t->text, text);
+    free(text);
+    nmt_strbuf_printf(&t->text, ", \"score\": %.6f, \"logprob\": %.6f, \"confidence\": {\"mean_logprob\": %.6f, "
+                                "\"alternatives\": %.6f}, \"pieces\": [", h->score, h->logprob, h->mean_logprob,
+                      h->alternatives);
+    const nmt_tokenizer *target = nmt_pipeline_target(t->pipeline);
+    for (int i = 0; i < h->length; i++) {
+        if (i) nmt_strbuf_printf(&t->text, ", ");
+        nmt_json_append_string(&t->text, target->piece(target->state, h->tokens[i]));
+    }
+    nmt_strbuf_printf(&t->text, "]");
+    if (t->a.print_alignment) {
+        int n = align(t, l, h);
+        if (n < 0) return -1;
+        nmt_strbuf_printf(&t->text, ", \"alignment\": [");
+        for (int k = 0; k < n; k++) nmt_strbuf_printf(&t->text, "%s[%d, %d]", k ? ", " : "", t->pairs[2 * k], t->pairs[2 * k + 1]);
+        nmt_strbuf_printf(&t->text, "]");
+    }
+    nmt_strbuf_printf(&t->text, "}");
     return 0;
 }
 
@@ -548,7 +598,17 @@ static int append_hypothesis(translate *t, const line *l, const nmt_hypothesis *
 /* Writes the output of input line `index` (0-based). */
 static int write_translation(translate *t, long index, const line *l, const nmt_translation *tr) {
     t->text.len = 0;
-    if (t->a.n_best) {
+    if (t->a.json && t->a.n_best) {
+        nmt_strbuf_printf(&t->text, "{\"hypotheses\": [");
+        for (int i = 0; i < tr->count; i++) {
+            if (i) nmt_strbuf_printf(&t->text, ", ");
+            if (append_json(t, l, &tr->hyps[i]) < 0) return -1;
+        }
+        nmt_strbuf_printf(&t->text, "]}\n");
+    } else if (t->a.json) {
+        if (append_json(t, l, &tr->hyps[0]) < 0) return -1;
+        nmt_strbuf_printf(&t->text, "\n");
+    } else if (t->a.n_best) {
         for (int i = 0; i < tr->count; i++) {
             nmt_strbuf_printf(&t->text, "%ld ||| ", index);
             if (append_hypothesis(t, l, &tr->hyps[i], 1) < 0) return -1;

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The decoding controls through `nmt translate`: the repetition penalty, no-repeat n-grams and the
 # loop guard (their bounds, and what they do to the pieces written), per-line target prefixes and
-# constraint phrases, and glossaries, on a tiny model trained inside the test.
+# constraint phrases, glossaries, and JSON output, on a tiny model trained inside the test.
 . "$NMT_SOURCE_DIR/tests/harness.sh"
 . "$NMT_SOURCE_DIR/tests/tiny_model.sh"
 tiny_model model # word-for-word En->De: the repeated words of a line come back repeated
@@ -94,6 +94,41 @@ printf 'cat\tbaum\nno tab here\n' >bad.tsv
 check "bad glossary" 1 "$NMT" translate -m $M $T -i g.txt --glossary bad.tsv
 grep -q 'bad.tsv:2' err || say_fail "bad glossary line: $(cat err)"
 check "glossary-case alone" 2 "$NMT" translate -m $M $T --glossary-case </dev/null
+
+# --format json: one object a line, read back with a JSON parser; n-best lists under "hypotheses".
+printf 'the cat sees a dog\n\nbig red house\n' >j.txt
+check "json" 0 "$NMT" translate -m $M $T -i j.txt --format json --print-alignment
+cp out json.txt
+"$NMT" translate -m $M $T -i j.txt >text.txt
+python3 - json.txt text.txt <<'PY' || say_fail "--format json: $(cat json.txt)"
+import json, math, sys
+objects = [json.loads(line) for line in open(sys.argv[1], encoding="utf-8")]
+texts = open(sys.argv[2], encoding="utf-8").read().split("\n")[:-1]
+assert len(objects) == 3, objects
+for o, text in zip(objects, texts):
+    assert set(o) == {"text", "score", "logprob", "confidence", "pieces", "alignment"}, o
+    assert o["text"] == text, (o["text"], text)
+    assert set(o["confidence"]) == {"mean_logprob", "alternatives"}, o
+    assert isinstance(o["pieces"], list) and all(isinstance(p, str) for p in o["pieces"]), o
+    assert all(len(pair) == 2 for pair in o["alignment"]), o
+    if o["pieces"]:
+        assert o["confidence"]["alternatives"] >= 1 and o["confidence"]["mean_logprob"] <= 0, o
+        assert abs(o["confidence"]["mean_logprob"] * (len(o["pieces"]) + 1) - o["logprob"]) < 1e-3, o
+        assert "".join(o["pieces"]).replace("\u2581", " ").strip() == o["text"], o
+PY
+check "json n-best" 0 "$NMT" translate -m $M $T -i j.txt --format json --n-best 3
+python3 -c '
+import json, sys
+objects = [json.loads(line) for line in open(sys.argv[1], encoding="utf-8")]
+assert len(objects) == 3 and all(list(o) == ["hypotheses"] for o in objects), objects
+assert [len(o["hypotheses"]) for o in objects] == [3, 1, 3], objects
+for o in objects:
+    scores = [h["score"] for h in o["hypotheses"]]
+    assert scores == sorted(scores, reverse=True), scores
+    assert all("alignment" not in h for h in o["hypotheses"])
+' out || say_fail "--format json --n-best 3: $(cat out)"
+check "bad format" 2 "$NMT" translate -m $M $T --format xml </dev/null
+check "json shortlist" 2 "$NMT" translate -m $M $T --format json --shortlist </dev/null
 
 [ $fail -eq 0 ] && echo "e2e_controls: all passed"
 exit $fail
