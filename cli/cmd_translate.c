@@ -11,8 +11,11 @@
 
 #include "base/input.h"
 #include "base/io.h"
+#include "base/json.h"
 #include "base/util.h"
 #include "compute/pool.h"
+#include "base/utf8.h"
+#include "infer/guide.h"
 #include "infer/pipeline.h"
 #include "viz/plot.h"
 
@@ -78,6 +81,29 @@ static void usage(FILE *out) {
             "                              P, in (0, 1] (nucleus sampling; default 1: all)\n"
             "      --temperature T         divide the log-probabilities by T before drawing (default 1)\n"
             "      --seed N                the draws' seed (default 1)\n"
+            "      --repetition-penalty P  a piece already in the hypothesis has its logit divided by P\n"
+            "                              (multiplied where negative): CTranslate2's penalty; P in\n"
+            "                              (0, 100], default %g: off\n"
+            "      --no-repeat-ngram-size N\n"
+            "                              no N-gram of pieces twice in a hypothesis (fairseq's; default %d:\n"
+            "                              off)\n"
+            "      --loop-guard N          end a hypothesis stuck repeating one 1- to 4-gram of pieces: more\n"
+            "                              than N copies in a row, of more than 2N pieces (default %d;\n"
+            "                              0 turns the guard off)\n"
+            "      --prefix                each input line is SOURCE<TAB>PREFIX: every translation of the\n"
+            "                              line starts with PREFIX (target text; a line without a tab\n"
+            "                              has none)\n"
+            "      --constraints           each input line is SOURCE<TAB>PHRASE<TAB>PHRASE... (fairseq's\n"
+            "                              layout): every translation holds each target PHRASE whole;\n"
+            "                              with --prefix, SOURCE<TAB>PREFIX<TAB>PHRASE...\n"
+            "      --glossary FILE         TSV of `source term<TAB>target term`: the target term of each\n"
+            "                              source term found in a line (whole words, any case) becomes a\n"
+            "                              constraint of that line\n"
+            "      --glossary-case         glossary source terms match only with their case\n"
+            "      --format F              text (default: the lines above) or json: one object a line,\n"
+            "                              {\"text\", \"score\", \"logprob\", \"confidence\": {\"mean_logprob\",\n"
+            "                              \"alternatives\"}, \"pieces\", \"alignment\" (with --print-alignment:\n"
+            "                              [source, target] pairs)}; with --n-best, {\"hypotheses\": [...]}\n"
             "      --precision P           fp32, bf16, int8 or auto: the matrix products' arithmetic\n"
             "                              (default: as the model was written, int8 for a directory of\n"
             "                              `nmt convert --precision int8`, else fp32). bf16: bfloat16\n"
@@ -114,16 +140,20 @@ static void usage(FILE *out) {
             "fails (invalid UTF-8), the translations of the lines before it are written first, then the\n"
             "error.\n",
             d.decode.beam_size, d.decode.length_penalty, d.decode.max_length_ratio, d.max_input_length,
-            d.decode.batch_size, d.decode.batch_tokens);
+            d.decode.batch_size, d.decode.batch_tokens, d.decode.repetition_penalty, d.decode.no_repeat_ngram_size,
+            d.decode.loop_repeats);
 }
 
 typedef struct args {
-    const char *model_dir, *input, *output, *map;
+    const char *model_dir, *input, *output, *map, *glossary;
     nmt_pipeline_options pipe; /* the library's options and defaults */
     long threads;
     int n_best;      /* 0: one translation a line; N: Moses n-best lines */
     int print_alignment, words, print_pieces, skip_invalid, quiet;
     int stream;      /* 1 on, 0 off, -1 by the kind of input */
+    int prefix, constraints; /* a line is SOURCE<TAB>PREFIX, SOURCE<TAB>PHRASE..., or SOURCE<TAB>PREFIX<TAB>PHRASE... */
+    int glossary_case;       /* glossary terms match with their case */
+    int json;                /* one JSON object a line */
 } args;
 
 /* One input line of the window. */
@@ -132,11 +162,14 @@ typedef struct line {
     char *text;    /* the raw line (for map titles) */
     int32_t *ids;  /* source pieces */
     int count;
+    nmt_guide *guide; /* its target prefix and phrases, or NULL */
 } line;
 
 typedef struct translate {
     args a;
     nmt_pipeline *pipeline;
+    nmt_glossary *glossary;
+    nmt_guide guide; /* the line being read's, moved into the line when it guides anything */
     FILE *out;
     const char *out_name;
     nmt_strbuf text; /* the output of one line, built before it is written */
@@ -150,7 +183,8 @@ typedef struct translate {
 static int parse_args(int argc, char **argv, args *a) {
     enum { O_NBEST = 256, O_LP, O_CT2, O_RATIO, O_MAXIN, O_CROP, O_BATCH, O_TOKENS, O_THREADS, O_GREEDY, O_PRECISION,
            O_ALIGN, O_ALIGN_HARD, O_UNIT, O_PIECES, O_MAP, O_SKIP, O_STREAM, O_NO_STREAM, O_SHORTLIST, O_SAMPLING,
-           O_TOPK, O_TOPP, O_TEMPERATURE, O_SEED };
+           O_TOPK, O_TOPP, O_TEMPERATURE, O_SEED, O_REPETITION, O_NO_REPEAT, O_LOOP_GUARD, O_PREFIX, O_CONSTRAINTS,
+           O_GLOSSARY, O_GLOSSARY_CASE, O_FORMAT };
     static const struct option options[] = {
         {"model", required_argument, NULL, 'm'},
         {"input", required_argument, NULL, 'i'},
@@ -178,6 +212,14 @@ static int parse_args(int argc, char **argv, args *a) {
         {"sampling-topp", required_argument, NULL, O_TOPP},
         {"temperature", required_argument, NULL, O_TEMPERATURE},
         {"seed", required_argument, NULL, O_SEED},
+        {"repetition-penalty", required_argument, NULL, O_REPETITION},
+        {"no-repeat-ngram-size", required_argument, NULL, O_NO_REPEAT},
+        {"loop-guard", required_argument, NULL, O_LOOP_GUARD},
+        {"prefix", no_argument, NULL, O_PREFIX},
+        {"constraints", no_argument, NULL, O_CONSTRAINTS},
+        {"glossary", required_argument, NULL, O_GLOSSARY},
+        {"glossary-case", no_argument, NULL, O_GLOSSARY_CASE},
+        {"format", required_argument, NULL, O_FORMAT},
         {"precision", required_argument, NULL, O_PRECISION},
         {"print-alignment", no_argument, NULL, O_ALIGN},
         {"alignment", required_argument, NULL, O_ALIGN_HARD},
@@ -200,7 +242,7 @@ static int parse_args(int argc, char **argv, args *a) {
     a->stream = -1;
     const char *sampling_flag = NULL; /* the last sampling option given */
     int beam_given = 0;
-    long top_k = 0, seed = 1;
+    long top_k = 0, seed = 1, no_repeat = decode->no_repeat_ngram_size, loop_guard = decode->loop_repeats;
     optind = 1;
     int c;
     while ((c = nmt_cli_getopt("translate", argc, argv, "m:i:o:k:b:qh", options, NULL)) != -1) {
@@ -262,6 +304,28 @@ static int parse_args(int argc, char **argv, args *a) {
             if (nmt_cli_long("translate", "--seed", optarg, 0, LONG_MAX, &seed) < 0) return -1;
             sampling_flag = "--seed";
             break;
+        case O_REPETITION:
+            if (nmt_cli_double("translate", "--repetition-penalty", optarg, 0, 100, &decode->repetition_penalty) < 0)
+                return -1;
+            if (!(decode->repetition_penalty > 0))
+                return nmt_cli_usage_error("translate", "--repetition-penalty: expected a number in (0, 100], got '%s'",
+                                           optarg), -1;
+            break;
+        case O_NO_REPEAT:
+            if (nmt_cli_long("translate", "--no-repeat-ngram-size", optarg, 0, 1000, &no_repeat) < 0) return -1;
+            break;
+        case O_LOOP_GUARD:
+            if (nmt_cli_long("translate", "--loop-guard", optarg, 0, 1000, &loop_guard) < 0) return -1;
+            break;
+        case O_PREFIX: a->prefix = 1; break;
+        case O_CONSTRAINTS: a->constraints = 1; break;
+        case O_GLOSSARY: a->glossary = optarg; break;
+        case O_GLOSSARY_CASE: a->glossary_case = 1; break;
+        case O_FORMAT:
+            if (strcmp(optarg, "text") != 0 && strcmp(optarg, "json") != 0)
+                return nmt_cli_usage_error("translate", "--format: expected text or json, got '%s'", optarg), -1;
+            a->json = strcmp(optarg, "json") == 0;
+            break;
         case O_PRECISION:
             if (nmt_cli_precision("translate", optarg, &decode->precision) < 0) return -1;
             a->pipe.precision_of_model = 0;
@@ -318,6 +382,21 @@ static int parse_args(int argc, char **argv, args *a) {
     decode->batch_size = (int)batch;
     decode->batch_tokens = (int)tokens;
     decode->attention = a->print_alignment || a->map;
+    decode->no_repeat_ngram_size = (int)no_repeat;
+    decode->loop_repeats = (int)loop_guard;
+    if (a->json && a->pipe.shortlist)
+        return nmt_cli_usage_error("translate", "--format json gives each hypothesis's confidence, which reads the "
+                                                "whole vocabulary: it takes no --shortlist"), -1;
+    if (a->json && a->map && strcmp(a->map, "-") == 0)
+        return nmt_cli_usage_error("translate", "--format json writes no alignment map on stderr"), -1;
+    decode->confidence = a->json;
+    if (a->glossary_case && !a->glossary) return nmt_cli_usage_error("translate", "--glossary-case is for --glossary"), -1;
+    if ((a->constraints || a->glossary) && (decode->sampling.enabled || a->pipe.shortlist))
+        return nmt_cli_usage_error("translate", "--constraints and --glossary need greedy or beam search over the "
+                                                "whole vocabulary: they take no --sampling or --shortlist"), -1;
+    if (a->pipe.shortlist && (decode->repetition_penalty != 1.0 || no_repeat > 0))
+        return nmt_cli_usage_error("translate", "--repetition-penalty and --no-repeat-ngram-size read the whole "
+                                                "vocabulary: they take no --shortlist"), -1;
     a->pipe.max_input_length = (int)max_input;
     a->n_best = (int)n_best;
     if (a->words && !a->print_alignment)
@@ -329,6 +408,8 @@ static void window_free(line *window, int count) {
     for (int i = 0; i < count; i++) {
         free(window[i].text);
         free(window[i].ids);
+        if (window[i].guide) nmt_guide_free(window[i].guide);
+        free(window[i].guide);
     }
 }
 
@@ -351,6 +432,44 @@ static void warn_overlong(const translate *t, const nmt_lines *in, size_t pieces
                 in->name, in->number, pieces, limit, limit);
 }
 
+/* With --prefix or --constraints, ends the line at its first tab (a line of valid UTF-8; the
+ * pipeline reports invalid bytes); *fields is what follows the tab, or NULL. */
+static void split_fields(const translate *t, nmt_lines *in, const char **fields, size_t *n) {
+    *fields = NULL;
+    *n = 0;
+    if (!(t->a.prefix || t->a.constraints) || nmt_utf8_invalid_at(in->line, in->len) >= 0) return;
+    char *tab = memchr(in->line, '\t', in->len);
+    if (!tab) return;
+    *tab = '\0';
+    *fields = tab + 1;
+    *n = in->len - (size_t)(tab + 1 - in->line);
+    in->len = (size_t)(tab - in->line);
+}
+
+/* Sets l->guide from the line's target fields and the glossary terms of its source (none: NULL). */
+static int line_guide(translate *t, const nmt_lines *in, line *l, const char *fields, size_t n) {
+    nmt_guide *g = &t->guide;
+    const nmt_tokenizer *target = nmt_pipeline_target(t->pipeline);
+    nmt_guide_reset(g);
+    if (fields && nmt_guide_parse(g, target, t->a.prefix, t->a.constraints, fields, n) < 0)
+        return nmt_error_prefix("%s:%ld", in->name, in->number);
+    if (t->glossary && nmt_glossary_apply(t->glossary, l->text, strlen(l->text), g, target) < 0)
+        return nmt_error_prefix("%s:%ld", in->name, in->number);
+    const size_t limit = nmt_pipeline_limit(t->pipeline);
+    if (nmt_guide_pieces(g) > limit)
+        return nmt_error_set("%s:%ld: the target prefix and phrases have %zu pieces, more than --max-input-length %zu",
+                             in->name, in->number, nmt_guide_pieces(g), limit);
+    if (nmt_guide_pieces(g) == 0) return 0;
+    if (!(l->guide = nmt_malloc(sizeof *l->guide))) return -1;
+    *l->guide = *g; /* the pieces move to the line; the scratch stays */
+    l->guide->scratch = NULL;
+    l->guide->scratch_cap = 0;
+    g->pieces = NULL;
+    g->count = g->cap = 0;
+    nmt_guide_finish(l->guide);
+    return 0;
+}
+
 /* Reads up to `cap` lines into window[], encoded (in stream mode, only those already arrived after
  * the first). Sets *count; *eof at the end. On an error, window[0..*count) holds the lines before it. */
 static int read_window(translate *t, nmt_lines *in, line *window, int cap, int stream, int *count, int *eof) {
@@ -365,6 +484,9 @@ static int read_window(translate *t, nmt_lines *in, line *window, int cap, int s
             *eof = 1;
             break;
         }
+        const char *fields;
+        size_t fields_len;
+        split_fields(t, in, &fields, &fields_len);
         int encoded = nmt_pipeline_encode(t->pipeline, in, &ids, &ids_cap, &n_ids, &pieces);
         if (encoded == NMT_PIPELINE_INVALID_UTF8 && t->a.skip_invalid) {
             fprintf(stderr, "nmt translate: warning: %s; writing an empty line\n", nmt_error());
@@ -387,6 +509,11 @@ static int read_window(translate *t, nmt_lines *in, line *window, int cap, int s
         if (!l->text || !l->ids) goto done;
         if (n_ids) memcpy(l->ids, ids, n_ids * sizeof(int32_t));
         l->count = (int)n_ids;
+        if (n_ids && (fields || t->glossary) && line_guide(t, in, l, fields, fields_len) < 0) {
+            window_free(l, 1); /* the failing line is not translated; those before it are */
+            (*count)--;
+            goto done;
+        }
     }
     rc = 0;
 done:
@@ -399,18 +526,50 @@ done:
     return rc;
 }
 
-/* Appends " ||| s-t ..." for a hypothesis with attention (nothing after the bars without it). */
-static int append_alignment(translate *t, const line *l, const nmt_hypothesis *h) {
-    nmt_strbuf_printf(&t->text, " |||");
+/* A hypothesis's alignment pairs into t->pairs; returns their count, or -1. */
+static int align(translate *t, const line *l, const nmt_hypothesis *h) {
     if ((size_t)h->length * 2 > t->pairs_cap) {
         int *grown = nmt_realloc(t->pairs, (size_t)h->length * 2 * sizeof *grown);
         if (!grown) return -1;
         t->pairs = grown;
         t->pairs_cap = (size_t)h->length * 2;
     }
-    int n = nmt_pipeline_align(t->pipeline, h, l->ids, l->count, t->a.words, t->pairs);
+    return nmt_pipeline_align(t->pipeline, h, l->ids, l->count, t->a.words, t->pairs);
+}
+
+/* Appends " ||| s-t ..." for a hypothesis with attention (nothing after the bars without it). */
+static int append_alignment(translate *t, const line *l, const nmt_hypothesis *h) {
+    nmt_strbuf_printf(&t->text, " |||");
+    int n = align(t, l, h);
     if (n < 0) return -1;
     for (int k = 0; k < n; k++) nmt_strbuf_printf(&t->text, " %d-%d", t->pairs[2 * k], t->pairs[2 * k + 1]);
+    return 0;
+}
+
+/* Appends the hypothesis as a JSON object: text, score, logprob, confidence, pieces, alignment. */
+static int append_json(translate *t, const line *l, const nmt_hypothesis *h) {
+    char *text = nmt_pipeline_text(t->pipeline, h);
+    if (!text) return -1;
+    nmt_strbuf_printf(&t->text, "{\"text\": ");
+    nmt_json_append_string(&t->text, text);
+    free(text);
+    nmt_strbuf_printf(&t->text, ", \"score\": %.6f, \"logprob\": %.6f, \"confidence\": {\"mean_logprob\": %.6f, "
+                                "\"alternatives\": %.6f}, \"pieces\": [", h->score, h->logprob, h->mean_logprob,
+                      h->alternatives);
+    const nmt_tokenizer *target = nmt_pipeline_target(t->pipeline);
+    for (int i = 0; i < h->length; i++) {
+        if (i) nmt_strbuf_printf(&t->text, ", ");
+        nmt_json_append_string(&t->text, target->piece(target->state, h->tokens[i]));
+    }
+    nmt_strbuf_printf(&t->text, "]");
+    if (t->a.print_alignment) {
+        int n = align(t, l, h);
+        if (n < 0) return -1;
+        nmt_strbuf_printf(&t->text, ", \"alignment\": [");
+        for (int k = 0; k < n; k++) nmt_strbuf_printf(&t->text, "%s[%d, %d]", k ? ", " : "", t->pairs[2 * k], t->pairs[2 * k + 1]);
+        nmt_strbuf_printf(&t->text, "]");
+    }
+    nmt_strbuf_printf(&t->text, "}");
     return 0;
 }
 
@@ -439,7 +598,17 @@ static int append_hypothesis(translate *t, const line *l, const nmt_hypothesis *
 /* Writes the output of input line `index` (0-based). */
 static int write_translation(translate *t, long index, const line *l, const nmt_translation *tr) {
     t->text.len = 0;
-    if (t->a.n_best) {
+    if (t->a.json && t->a.n_best) {
+        nmt_strbuf_printf(&t->text, "{\"hypotheses\": [");
+        for (int i = 0; i < tr->count; i++) {
+            if (i) nmt_strbuf_printf(&t->text, ", ");
+            if (append_json(t, l, &tr->hyps[i]) < 0) return -1;
+        }
+        nmt_strbuf_printf(&t->text, "]}\n");
+    } else if (t->a.json) {
+        if (append_json(t, l, &tr->hyps[0]) < 0) return -1;
+        nmt_strbuf_printf(&t->text, "\n");
+    } else if (t->a.n_best) {
         for (int i = 0; i < tr->count; i++) {
             nmt_strbuf_printf(&t->text, "%ld ||| ", index);
             if (append_hypothesis(t, l, &tr->hyps[i], 1) < 0) return -1;
@@ -511,13 +680,15 @@ static int translate_window(translate *t, line *window, int count, long first_in
     const int32_t **src = nmt_malloc((size_t)count * sizeof *src);
     int *len = nmt_malloc((size_t)count * sizeof *len);
     nmt_translation *out = nmt_calloc((size_t)count, sizeof *out);
+    const nmt_decode_guide **guides = nmt_calloc((size_t)count, sizeof *guides);
     int rc = -1;
-    if (!src || !len || !out) goto done;
+    if (!src || !len || !out || !guides) goto done;
     for (int i = 0; i < count; i++) {
         src[i] = window[i].ids;
         len[i] = window[i].count;
+        guides[i] = window[i].guide ? &window[i].guide->guide : NULL;
     }
-    if (nmt_pipeline_translate(t->pipeline, (uint64_t)first_index, count, src, len, out) < 0) goto done;
+    if (nmt_pipeline_translate_guided(t->pipeline, (uint64_t)first_index, count, src, len, guides, out) < 0) goto done;
     for (int i = 0; i < count; i++) {
         if (write_translation(t, first_index + i, &window[i], &out[i]) < 0) goto done;
         if (t->a.map && draw_map(t, &window[i], first_index + i, &out[i].hyps[0]) < 0) goto done;
@@ -535,6 +706,7 @@ done:
     free(out);
     free(src);
     free(len);
+    free(guides);
     return rc;
 }
 
@@ -554,6 +726,7 @@ static int run(translate *t) {
     int count = 0, rc = -1, eof = 0, committed = 0;
     nmt_pool_set_threads((int)t->a.threads);
     if (nmt_pipeline_open(&t->pipeline, t->a.model_dir, &t->a.pipe) < 0) return -1;
+    if (t->a.glossary && nmt_glossary_load(&t->glossary, t->a.glossary, t->a.glossary_case) < 0) return -1;
     if (!(in = nmt_input_open(t->a.input ? t->a.input : "-"))) return -1;
     t->out = stdout;
     t->out_name = "<stdout>";
@@ -613,6 +786,8 @@ int nmt_cmd_translate(int argc, char **argv) {
     if (parsed != 0) return parsed > 0 ? NMT_EXIT_OK : NMT_EXIT_USAGE;
     int rc = run(&t) < 0 ? nmt_cli_fail("translate") : NMT_EXIT_OK;
     nmt_pipeline_free(t.pipeline);
+    nmt_glossary_free(t.glossary);
+    nmt_guide_free(&t.guide);
     nmt_strbuf_free(&t.text);
     free(t.pairs);
     return rc;

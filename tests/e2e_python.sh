@@ -59,6 +59,19 @@ with nmt.Translator("model", threads=1, sampling=True, temperature=4, sampling_t
     assert got == sampled, (got, sampled)
     assert t.translate(src4[7:]) != sampled[7:], "line numbers do not key the draws"
 
+# The decoding controls as options; confidence=True gives each hypothesis's confidence.
+with nmt.Translator("model", threads=1, no_repeat_ngram_size=1, loop_guard=0, repetition_penalty=1.2,
+                    confidence=True) as t:
+    for text, score, mean, alternatives in t.translate(src, confidence=True):
+        words = text.split()
+        assert len(set(words)) == len(words), text
+        assert (mean < 0 and alternatives >= 1) if text else (mean == 0), (text, mean, alternatives)
+try:
+    nmt.Translator("model", repetition_penalty=0)
+    raise AssertionError("repetition_penalty=0 was accepted")
+except nmt.NmtError as e:
+    assert "repetition penalty" in str(e), e
+
 with nmt.Translator("model", beam_size=5, threads=1, n_best=3) as t:
     nbest = t.translate(src, n_best=3, scores=True)
     cli = {}

@@ -561,6 +561,46 @@ START_TEST(test_precision_of_model) {
 }
 END_TEST
 
+/* The decoding controls through the engine's options: their defaults (the library's), a bad value
+ * refused, no piece twice with no_repeat_ngram_size 1, and each hypothesis's confidence. */
+START_TEST(test_controls) {
+    nmt_test_model_dir(nmt_test_tmpdir);
+    nmt_engine_options o = nmt_engine_options_default();
+    ck_assert(o.repetition_penalty == 1 && o.no_repeat_ngram_size == 0 && o.loop_guard == 4 && o.confidence == 0);
+    o.threads = 1;
+    o.beam_size = 3;
+    o.n_best = 2;
+    nmt_engine *e;
+    o.repetition_penalty = 0;
+    ck_assert_int_eq(nmt_engine_open(&e, nmt_test_tmpdir, &o), -1);
+    ck_assert_ptr_nonnull(strstr(nmt_last_error(), "repetition penalty"));
+    o.repetition_penalty = 1.5;
+    o.no_repeat_ngram_size = 1;
+    o.loop_guard = 0;
+    o.confidence = 1;
+    ck_assert_msg(nmt_engine_open(&e, nmt_test_tmpdir, &o) == 0, "%s", nmt_last_error());
+    nmt_result *r;
+    ck_assert_int_eq(nmt_engine_translate(e, LINES, lines, &r), 0);
+    for (int i = 0; i < LINES; i++)
+        for (int k = 0; k < nmt_result_hypotheses(r, i); k++) {
+            int n;
+            const char *const *pieces = nmt_result_target_pieces(r, i, k, &n);
+            for (int a = 0; a < n; a++)
+                for (int b = a + 1; b < n; b++) ck_assert_str_ne(pieces[a], pieces[b]);
+            double mean, alternatives;
+            ck_assert_int_eq(nmt_result_confidence(r, i, k, &mean, &alternatives), 0);
+            if (n == 0) continue;
+            ck_assert_double_eq_tol(mean * (n + 1), nmt_result_logprob(r, i, k), 1e-6);
+            ck_assert(alternatives >= 1);
+        }
+    double mean, alternatives;
+    ck_assert_int_eq(nmt_result_confidence(r, LINES, 0, &mean, &alternatives), -1);
+    ck_assert_int_eq(nmt_result_confidence(r, 0, 5, &mean, &alternatives), -1);
+    nmt_result_free(r);
+    nmt_engine_close(e);
+}
+END_TEST
+
 START_TEST(test_scores) {
     const char *hyps[] = {"The cat sat on the mat.", "A dog runs."};
     const char *refs[] = {"The cat sat on the mat.", "A dog runs.", "The cat is on the mat.", "The dog runs."};
@@ -594,6 +634,7 @@ int main(void) {
     tcase_add_test(tc, test_matches_translator);
     tcase_add_test(tc, test_row_invariant);
     tcase_add_test(tc, test_sampling);
+    tcase_add_test(tc, test_controls);
     tcase_add_test(tc, test_concurrent_callers);
     tcase_add_test(tc, test_close_while_translating);
     tcase_add_test(tc, test_megabyte_line);

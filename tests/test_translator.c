@@ -2,7 +2,7 @@
  * batching and the input order against decoding each sentence alone, greedy against beam 1, forced
  * scores against the decoder's own numbers, empty sources, learned positions, bf16 products, and
  * batches shared between threads (with allocation failures on either), sampled lines keyed by
- * their numbers, and int8 translators that keep no float32 matrices.
+ * their numbers, per-sentence guides (a prefix past the maximum length, a phrase), and int8 translators that keep no float32 matrices.
  */
 #include "infer/translator.h"
 #include "compute/gemm.h"
@@ -72,6 +72,56 @@ END_TEST
 
 /* Empty sources are answered without running the model: with the model's parameter pointers
  * cleared, touching the model would crash the test. */
+/* Per-sentence guides through batches: a prefix longer than the options' maximum length (the decoder
+ * is sized for it) starts every hypothesis, a phrase is held by every hypothesis, and the unguided
+ * sentences of the same batches translate as in a run without guides. */
+START_TEST(guided_runs_size_for_guides) {
+    nmt_model m;
+    make_model(&m, variants[_i], 64, 41 + (uint64_t)_i);
+    sources in;
+    sources_make(&in, 9);
+    nmt_decode_options o = options(0, 3, 3);
+    o.batch_size = 4;
+    o.max_length_ratio = 0; /* at most 10 pieces, fewer than the prefix */
+    const int32_t prefix[14] = {5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18};
+    const int32_t phrase_pieces[2] = {20, 21};
+    const nmt_decode_phrase phrase = {phrase_pieces, 2};
+    const nmt_decode_guide with_prefix = {.prefix = prefix, .prefix_length = 14};
+    const nmt_decode_guide with_phrase = {.constraints = &phrase, .constraint_count = 1};
+    const nmt_decode_guide *guides[SENTENCES] = {0};
+    guides[1] = &with_prefix;
+    guides[2] = &with_phrase;
+    nmt_translator *t;
+    ck_assert_msg(nmt_translator_create(&t, &m, &o) == 0, "%s", nmt_error());
+    nmt_translation plain[SENTENCES], guided[SENTENCES];
+    ck_assert_msg(nmt_translator_run_from(t, 0, SENTENCES, in.ptr, in.len, plain) == 0, "%s", nmt_error());
+    ck_assert_msg(nmt_translator_run_guided(t, 0, SENTENCES, in.ptr, in.len, guides, guided) == 0, "%s", nmt_error());
+    for (int i = 0; i < SENTENCES; i++) {
+        if (!guides[i]) {
+            assert_same(&guided[i], &plain[i], 0);
+            continue;
+        }
+        for (int h = 0; h < guided[i].count; h++) {
+            const nmt_hypothesis *y = &guided[i].hyps[h];
+            if (guides[i] == &with_prefix) {
+                ck_assert_int_ge(y->length, 14);
+                ck_assert(memcmp(y->tokens, prefix, sizeof prefix) == 0);
+            } else {
+                int found = 0;
+                for (int j = 0; j + 1 < y->length; j++) found |= y->tokens[j] == 20 && y->tokens[j + 1] == 21;
+                ck_assert_msg(found, "sentence %d hypothesis %d lacks its phrase", i, h);
+            }
+        }
+    }
+    for (int i = 0; i < SENTENCES; i++) {
+        nmt_translation_free(&plain[i]);
+        nmt_translation_free(&guided[i]);
+    }
+    nmt_translator_free(t);
+    nmt_model_free(&m);
+}
+END_TEST
+
 START_TEST(empty_sources_do_not_run_the_model) {
     nmt_model m;
     make_model(&m, variants[0], 64, 51);
@@ -376,6 +426,7 @@ int main(void) {
     TCase *tc = infer_models_tcase("translator");
     tcase_add_loop_test(tc, translator_keeps_order_and_scores_agree, 0, VARIANTS);
     tcase_add_loop_test(tc, threads_share_batches_exactly, 0, VARIANTS);
+    tcase_add_loop_test(tc, guided_runs_size_for_guides, 0, VARIANTS);
     tcase_add_loop_test(tc, sampled_lines_are_keyed_by_number, 0, VARIANTS);
     tcase_add_loop_test(tc, bf16_translator_scores_close, 0, VARIANTS);
     tcase_add_loop_test(tc, int8_translator_needs_no_float_matrices, 0, VARIANTS);

@@ -171,6 +171,12 @@ typedef struct nmt_engine_options {
     int batch_tokens;        /* at most this many padded source pieces in a batch (8192) */
     int shortlist;           /* 1: the output layer scores only the candidates of MODEL_DIR/shortlist.bin
                               * (`nmt shortlist`); a line's translation can then depend on its batch (0) */
+    double repetition_penalty; /* a piece already in the hypothesis has its logit divided by it (multiplied
+                              * where negative), as CTranslate2's; in (0, 100] (1: off) */
+    int no_repeat_ngram_size; /* no n-gram of this many pieces twice in a hypothesis, as fairseq's (0: off) */
+    int loop_guard;          /* end a hypothesis stuck repeating one 1..4-gram of pieces more than this
+                              * many times in a row (4; 0: off) */
+    int confidence;          /* 1: each hypothesis's alternatives (nmt_result_confidence) (0) */
 } nmt_engine_options;
 
 /* The defaults, the library's one set (those of `nmt translate`). */
@@ -218,6 +224,12 @@ NMT_API double nmt_result_logprob(const nmt_result *result, int i, int k);
 /* The alignment of hypothesis k of line i: returns the number of pairs n and sets *pairs to
  * [2 * n] ints, (source piece, target piece) for each target piece in order; 0 without alignment. */
 NMT_API int nmt_result_alignment(const nmt_result *result, int i, int k, const int **pairs);
+/* The confidence of hypothesis k of line i: *mean_logprob, its log-probability per decided token
+ * (pieces and end of sentence), and *alternatives, exp of the mean entropy of the distributions its
+ * tokens were chosen from (the number of equally likely choices the model saw at a typical step; 0
+ * unless the engine's confidence option is 1). Returns 0, or -1 for no such hypothesis. */
+NMT_API int nmt_result_confidence(const nmt_result *result, int i, int k, double *mean_logprob,
+                                  double *alternatives);
 /* The source pieces of line i ("▁the"), *count of them: the vocabulary's strings, valid while the
  * engine is open (as are the target pieces). */
 NMT_API const char *const *nmt_result_source_pieces(const nmt_result *result, int i, int *count);

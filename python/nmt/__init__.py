@@ -54,6 +54,10 @@ class _EngineOptions(ctypes.Structure):
         ("seed", ctypes.c_ulonglong),
         ("batch_tokens", ctypes.c_int),
         ("shortlist", ctypes.c_int),
+        ("repetition_penalty", ctypes.c_double),
+        ("no_repeat_ngram_size", ctypes.c_int),
+        ("loop_guard", ctypes.c_int),
+        ("confidence", ctypes.c_int),
     ]
 
 
@@ -91,6 +95,7 @@ def library():
         "nmt_result_hypotheses": (c_int, [c_void_p, c_int]),
         "nmt_result_hypothesis": (c_char_p, [c_void_p, c_int, c_int]),
         "nmt_result_score": (c_double, [c_void_p, c_int, c_int]),
+        "nmt_result_confidence": (c_int, [c_void_p, c_int, c_int, ctypes.POINTER(c_double), ctypes.POINTER(c_double)]),
         "nmt_corpus_bleu": (c_int, [c_int, strings, c_int, strings, ctypes.POINTER(_Metric)]),
         "nmt_corpus_chrf": (c_int, [c_int, strings, c_int, strings, ctypes.POINTER(_Metric)]),
         "nmt_corpus_ter": (c_int, [c_int, strings, c_int, strings, ctypes.POINTER(_Metric)]),
@@ -149,7 +154,10 @@ class Translator:
     n_best (the most hypotheses translate may return per line), greedy, length_penalty,
     max_length_ratio, threads (0: the CPUs this process may use), precision ("fp32", "bf16", "int8" or
     "auto"), max_batch, batch_tokens, max_input_length (source pieces a line, 1000) and crop (a longer
-    line is cropped instead of refused with NmtError) and shortlist (MODEL_DIR/shortlist.bin).
+    line is cropped instead of refused with NmtError) and shortlist (MODEL_DIR/shortlist.bin); the
+    decoding controls repetition_penalty, no_repeat_ngram_size and loop_guard (those of `nmt
+    translate`'s --repetition-penalty, --no-repeat-ngram-size, --loop-guard), and confidence=True
+    for translate(..., confidence=True)'s alternatives.
     sampling=True draws each piece from the model's distribution instead of searching, as `nmt
     translate --sampling` does, with sampling_topk, sampling_topp, temperature and seed (its
     --sampling-topk, --sampling-topp, --temperature, --seed). model_dir may also be a model file or a
@@ -173,7 +181,7 @@ class Translator:
             if name == "precision":
                 self._precision = value.encode()
                 value = self._precision
-            elif name in ("greedy", "crop", "sampling", "shortlist"):
+            elif name in ("greedy", "crop", "sampling", "shortlist", "confidence"):
                 value = int(bool(value))
             else:
                 _check_range(name, value, dict(_EngineOptions._fields_)[name])
@@ -220,10 +228,12 @@ class Translator:
     def __exit__(self, *exc):
         self.close()
 
-    def translate(self, lines, n_best=1, scores=False, first_line=0):
+    def translate(self, lines, n_best=1, scores=False, first_line=0, confidence=False):
         """Translates a list of sentences. Returns a list of str; with scores=True, a list of
-        (translation, score) pairs; with n_best=N > 1, a list of lists of up to N hypotheses (or of
-        (hypothesis, score) pairs), best first. The score is the rank: log-probability / length penalty.
+        (translation, score) pairs; with confidence=True, of (translation, score, mean_logprob,
+        alternatives) tuples (alternatives is 0 unless the translator was opened with confidence=True);
+        with n_best=N > 1, a list of lists of up to N such hypotheses, best first. The score is the
+        rank: log-probability / length penalty; mean_logprob the log-probability per decided token.
         With sampling, lines[i] is drawn as line first_line + i (from 0) of a file `nmt translate
         --sampling` reads: give each part of a long text its first line number."""
         if not 1 <= n_best <= self.n_best_max:
@@ -244,7 +254,12 @@ class Translator:
                 hyps = []
                 for k in range(min(n_best, lib.nmt_result_hypotheses(result, i))):
                     text = lib.nmt_result_hypothesis(result, i, k).decode("utf-8")
-                    hyps.append((text, lib.nmt_result_score(result, i, k)) if scores else text)
+                    if confidence:
+                        mean, alternatives = ctypes.c_double(), ctypes.c_double()
+                        lib.nmt_result_confidence(result, i, k, ctypes.byref(mean), ctypes.byref(alternatives))
+                        hyps.append((text, lib.nmt_result_score(result, i, k), mean.value, alternatives.value))
+                    else:
+                        hyps.append((text, lib.nmt_result_score(result, i, k)) if scores else text)
                 out.append(hyps if n_best > 1 else hyps[0])
             return out
         finally:

@@ -70,6 +70,10 @@ nmt_engine_options nmt_engine_options_default(void) {
         .seed = d->sampling.seed,
         .batch_tokens = d->batch_tokens,
         .shortlist = p.shortlist,
+        .repetition_penalty = d->repetition_penalty,
+        .no_repeat_ngram_size = d->no_repeat_ngram_size,
+        .loop_guard = d->loop_repeats,
+        .confidence = d->confidence,
     };
 }
 
@@ -131,6 +135,10 @@ static int pipeline_options(const nmt_engine_options *o, nmt_pipeline_options *p
     if (o->max_input_length) p->max_input_length = o->max_input_length;
     p->crop = o->crop != 0;
     p->shortlist = o->shortlist != 0;
+    d->repetition_penalty = o->repetition_penalty;
+    d->no_repeat_ngram_size = o->no_repeat_ngram_size;
+    d->loop_repeats = o->loop_guard;
+    d->confidence = o->confidence != 0;
     if (o->max_batch < 1 || o->max_batch > 65536) return nmt_error_set("max_batch must be 1..65536, got %d", o->max_batch);
     if (o->max_input_length < 0) return nmt_error_set("max_input_length must be >= 0, got %d", o->max_input_length);
     if (o->threads < 0 || o->threads > 1024) return nmt_error_set("threads must be 0..1024, got %d", o->threads);
@@ -384,6 +392,13 @@ int nmt_result_alignment(const nmt_result *r, int i, int k, const int **pairs) {
     const nmt_hypothesis *h = hypothesis_at(r, i, k);
     *pairs = h ? r->lines[i].hyps[k].pairs : NULL;
     return *pairs ? h->length : 0;
+}
+
+int nmt_result_confidence(const nmt_result *r, int i, int k, double *mean_logprob, double *alternatives) {
+    const nmt_hypothesis *h = hypothesis_at(r, i, k);
+    *mean_logprob = h ? h->mean_logprob : 0;
+    *alternatives = h ? h->alternatives : 0;
+    return h ? 0 : -1;
 }
 
 const char *const *nmt_result_source_pieces(const nmt_result *r, int i, int *count) {

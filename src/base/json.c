@@ -251,12 +251,24 @@ int nmt_json_end(nmt_json *j) {
     return 0;
 }
 
+/* The JSON form of byte c of a string into buf[8] (itself where it needs no escape). */
+static const char *json_escape(unsigned char c, char buf[8]) {
+    if (c == '"' || c == '\\') snprintf(buf, 8, "\\%c", c);
+    else if (c < 0x20) snprintf(buf, 8, "\\u%04x", c);
+    else buf[0] = (char)c, buf[1] = '\0';
+    return buf;
+}
+
 void nmt_json_write_string(FILE *out, const char *s) {
+    char buf[8];
     fputc('"', out);
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if (*p == '"' || *p == '\\') fprintf(out, "\\%c", *p);
-        else if (*p < 0x20) fprintf(out, "\\u%04x", *p);
-        else fputc(*p, out);
-    }
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) fputs(json_escape(*p, buf), out);
     fputc('"', out);
+}
+
+void nmt_json_append_string(nmt_strbuf *out, const char *s) {
+    char buf[8];
+    nmt_strbuf_printf(out, "\"");
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) nmt_strbuf_printf(out, "%s", json_escape(*p, buf));
+    nmt_strbuf_printf(out, "\"");
 }

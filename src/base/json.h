@@ -23,6 +23,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "base/strbuf.h"
 #include "base/util.h"
 
 enum { NMT_JSON_MAX_DEPTH = 64 };
@@ -65,5 +66,7 @@ int nmt_json_end(nmt_json *j);
 
 /* Writes s as a JSON string: quotes, \" and \\ escaped, control characters as \u00XX. */
 void nmt_json_write_string(FILE *out, const char *s);
+/* The same appended to out (a failed append marks out->failed). */
+void nmt_json_append_string(nmt_strbuf *out, const char *s);
 
 #endif

@@ -290,7 +290,12 @@ int nmt_pipeline_encode_target(const nmt_pipeline *p, const nmt_lines *in, int32
 
 int nmt_pipeline_translate(nmt_pipeline *p, uint64_t first_key, int count, const int32_t *const *src,
                            const int *src_len, nmt_translation *out) {
-    return nmt_translator_run_from(p->translator, first_key, count, src, src_len, out);
+    return nmt_translator_run_guided(p->translator, first_key, count, src, src_len, NULL, out);
+}
+
+int nmt_pipeline_translate_guided(nmt_pipeline *p, uint64_t first_key, int count, const int32_t *const *src,
+                                  const int *src_len, const nmt_decode_guide *const *guides, nmt_translation *out) {
+    return nmt_translator_run_guided(p->translator, first_key, count, src, src_len, guides, out);
 }
 
 int nmt_pipeline_forced_logprob(nmt_pipeline *p, int count, const int32_t *const *src, const int *src_len,

@@ -104,6 +104,10 @@ int nmt_pipeline_encode_target(const nmt_pipeline *p, const nmt_lines *in, int32
  * sampling draws (nmt_translator_run_from). */
 int nmt_pipeline_translate(nmt_pipeline *p, uint64_t first_key, int count, const int32_t *const *src,
                            const int *src_len, nmt_translation *out);
+/* The same with guides[i] for line i (nmt_translator_run_guided; NULL: none): target pieces encoded
+ * with nmt_pipeline_target. */
+int nmt_pipeline_translate_guided(nmt_pipeline *p, uint64_t first_key, int count, const int32_t *const *src,
+                                  const int *src_len, const nmt_decode_guide *const *guides, nmt_translation *out);
 /* out[i] = the natural-log probability of tgt[i] (and eos) given src[i] (forced decoding), with the
  * model the pipeline translates with (read whole from its file at the first call where the
  * translator released it). Not concurrently with itself. */

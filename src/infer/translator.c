@@ -26,6 +26,7 @@ typedef struct translate_worker {
     int32_t *matrix;
     int *tokens, *pieces; /* [B] source tokens (pieces + eos) and pieces of each sentence */
     uint64_t *keys;       /* [B] their sampling keys, from the run's (one per input sentence) */
+    const nmt_decode_guide **guides; /* [B] their guides, from the run's (NULL: none) */
     nmt_translation *batch_out; /* [B] */
 } translate_worker;
 
@@ -44,6 +45,7 @@ static void worker_free(translate_worker *w) {
     free(w->tokens);
     free(w->pieces);
     free(w->keys);
+    free(w->guides);
     free(w->batch_out);
 }
 
@@ -65,7 +67,8 @@ int nmt_translator_create(nmt_translator **out, const nmt_model *model, const nm
         w->pieces = nmt_malloc((size_t)B * sizeof(int));
         w->keys = nmt_malloc((size_t)B * sizeof(uint64_t));
         w->batch_out = nmt_malloc((size_t)B * sizeof *w->batch_out);
-        if (!w->tokens || !w->pieces || !w->keys || !w->batch_out || nmt_search_create(&w->search, options) < 0 ||
+        w->guides = nmt_malloc((size_t)B * sizeof *w->guides);
+        if (!w->tokens || !w->pieces || !w->keys || !w->batch_out || !w->guides || nmt_search_create(&w->search, options) < 0 ||
             nmt_incremental_create_shared(&w->decoder, t->weights) < 0)
             goto fail;
     }
@@ -101,18 +104,35 @@ static int empty_translation(nmt_translation *out) {
     return 0;
 }
 
-/* Decoder positions a batch needs whose longest source has `pieces` pieces. */
-static int batch_steps(const nmt_translator *t, int pieces) {
+/* The target pieces a guide forces (its prefix and every phrase): a hypothesis holds at least these. */
+static int guide_pieces(const nmt_decode_guide *g) {
+    if (!g) return 0;
+    long n = g->prefix_length > 0 ? g->prefix_length : 0;
+    for (int c = 0; c < g->constraint_count && g->constraints; c++)
+        if (g->constraints[c].length > 0) n += g->constraints[c].length;
+    return n > INT_MAX - 1 ? INT_MAX - 1 : (int)n;
+}
+
+/* Decoder positions a batch needs whose longest source has `pieces` pieces and whose most guided
+ * sentence forces `guided` pieces (the search refuses a guide longer than the positions allow). */
+static int batch_steps(const nmt_translator *t, int pieces, int guided) {
     const nmt_model_config *c = &t->model->config;
-    int steps = nmt_decode_max_length(&t->options, pieces) + 1;
+    int steps = nmt_decode_max_length(&t->options, pieces);
+    steps = (guided > steps ? guided : steps) + 1;
     return c->positions == NMT_POSITIONS_LEARNED && steps > c->max_positions ? c->max_positions : steps;
 }
 
 /* Decodes the sentences order[0 .. n) (sorted by length, all non-empty) as one batch on worker w. */
 static int translate_batch(const nmt_translator *t, translate_worker *w, const nmt_order_entry *order, int n,
-                           const int32_t *const *src, const uint64_t *keys, nmt_translation *out) {
+                           const int32_t *const *src, const uint64_t *keys, const nmt_decode_guide *const *guides,
+                           nmt_translation *out) {
     const int S = order[n - 1].length + 1, K = t->options.greedy ? 1 : t->options.beam_size;
-    const int steps = batch_steps(t, order[n - 1].length);
+    int guided = 0;
+    for (int b = 0; b < n; b++) {
+        w->guides[b] = guides ? guides[order[b].index] : NULL;
+        if (guide_pieces(w->guides[b]) > guided) guided = guide_pieces(w->guides[b]);
+    }
+    const int steps = batch_steps(t, order[n - 1].length, guided);
     for (int b = 0; b < n; b++) {
         const int len = order[b].length;
         int32_t *row = w->matrix + (size_t)b * (size_t)S;
@@ -124,7 +144,8 @@ static int translate_batch(const nmt_translator *t, translate_worker *w, const n
     }
     if (nmt_incremental_start(w->decoder, w->matrix, w->tokens, n, S, n * K, steps) < 0) return -1;
     nmt_decode_step step = nmt_incremental_decode_step(w->decoder);
-    if (nmt_search_run(w->search, &step, n, w->pieces, w->keys, S, w->batch_out) < 0) return -1;
+    if (nmt_search_run_guided(w->search, &step, n, w->pieces, w->keys, guides ? w->guides : NULL, S, w->batch_out) < 0)
+        return -1;
     for (int b = 0; b < n; b++) out[order[b].index] = w->batch_out[b];
     return 0;
 }
@@ -137,6 +158,7 @@ typedef struct translate_run {
     int sentences, batches, batch; /* batch: sentences per batch (the last may have fewer) */
     const int32_t *const *src;
     const uint64_t *keys; /* [sentences]: each one's sampling key */
+    const nmt_decode_guide *const *guides; /* [sentences] or NULL */
     nmt_translation *out;
     atomic_int next_batch;
     atomic_int failed;
@@ -150,7 +172,7 @@ static void translate_worker_task(void *ctx, long begin, long end) {
         translate_worker *w = &run->t->worker[i];
         for (int b; !atomic_load(&run->failed) && (b = atomic_fetch_add(&run->next_batch, 1)) < run->batches;) {
             const int first = b * B, n = run->sentences - first < B ? run->sentences - first : B;
-            if (translate_batch(run->t, w, run->order + first, n, run->src, run->keys, run->out) < 0 &&
+            if (translate_batch(run->t, w, run->order + first, n, run->src, run->keys, run->guides, run->out) < 0 &&
                 atomic_exchange(&run->failed, 1) == 0)
                 snprintf(run->error, sizeof run->error, "%s", nmt_error());
         }
@@ -164,10 +186,10 @@ int nmt_translator_run(nmt_translator *t, int count, const int32_t *const *src, 
 
 /* nmt_translator_run_from with each sentence's sampling key given. */
 static int run_sentences(nmt_translator *t, const uint64_t *keys, int count, const int32_t *const *src,
-                         const int *src_len, nmt_translation *out) {
+                         const int *src_len, const nmt_decode_guide *const *guides, nmt_translation *out) {
     memset(out, 0, (size_t)(count > 0 ? count : 0) * sizeof *out);
     if (count <= 0) return 0;
-    int B = t->options.batch_size, n = 0, longest = 0, rc = -1;
+    int B = t->options.batch_size, n = 0, longest = 0, guided = 0, rc = -1;
     nmt_order_entry *order = nmt_malloc((size_t)count * sizeof *order);
     if (!order) return -1;
     for (int i = 0; i < count; i++) {
@@ -181,12 +203,13 @@ static int run_sentences(nmt_translator *t, const uint64_t *keys, int count, con
         }
         order[n++] = (nmt_order_entry){src_len[i], i};
         if (src_len[i] > longest) longest = src_len[i];
+        if (guides && guide_pieces(guides[i]) > guided) guided = guide_pieces(guides[i]);
     }
     nmt_order_sort(order, n);
     const int tokens = t->options.batch_tokens;
     if (tokens > 0 && tokens / (longest + 1) < B) B = tokens / (longest + 1) > 1 ? tokens / (longest + 1) : 1;
     translate_run run = {.t = t, .order = order, .sentences = n, .batches = (n + B - 1) / B, .batch = B, .src = src,
-                         .keys = keys, .out = out};
+                         .keys = keys, .guides = guides, .out = out};
     /* Several batches: one per thread at a time, each on one core, which keeps every product
      * whole and the search's serial work off the other threads' path. One batch: all threads on it. */
     const int workers = run.batches < t->workers ? run.batches : t->workers;
@@ -196,7 +219,8 @@ static int run_sentences(nmt_translator *t, const uint64_t *keys, int count, con
         free(t->worker[i].matrix);
         t->worker[i].matrix = nmt_malloc((size_t)B * ((size_t)longest + 1) * sizeof(int32_t));
         if (!t->worker[i].matrix ||
-            nmt_incremental_reserve(t->worker[i].decoder, largest, longest + 1, largest * K, batch_steps(t, longest)) < 0)
+            nmt_incremental_reserve(t->worker[i].decoder, largest, longest + 1, largest * K,
+                                    batch_steps(t, longest, guided)) < 0)
             goto done;
     }
     if (workers > 1) nmt_pool_for(workers, 1, translate_worker_task, &run);
@@ -230,7 +254,7 @@ static void sort_by_score(nmt_hypothesis *h, int n) {
 /* S samples of each sentence: each sentence repeated S times, run as sentences of their own, and
  * gathered into one translation of S hypotheses (one for an empty sentence), best score first. */
 static int run_samples(nmt_translator *t, uint64_t first_key, int count, const int32_t *const *src,
-                       const int *src_len, int S, nmt_translation *out) {
+                       const int *src_len, const nmt_decode_guide *const *guides, int S, nmt_translation *out) {
     memset(out, 0, (size_t)count * sizeof *out);
     if ((size_t)count * (size_t)S > INT_MAX) return nmt_error_set("%d lines of %d samples each: too many at once", count, S);
     const int total = count * S;
@@ -238,15 +262,17 @@ static int run_samples(nmt_translator *t, uint64_t first_key, int count, const i
     int *all_len = nmt_malloc((size_t)total * sizeof *all_len);
     uint64_t *keys = nmt_malloc((size_t)total * sizeof *keys);
     nmt_translation *all = nmt_calloc((size_t)total, sizeof *all);
+    const nmt_decode_guide **all_guides = guides ? nmt_malloc((size_t)total * sizeof *all_guides) : NULL;
     int rc = -1;
-    if (!all_src || !all_len || !keys || !all) goto done;
+    if (!all_src || !all_len || !keys || !all || (guides && !all_guides)) goto done;
     for (int i = 0; i < count; i++)
         for (int j = 0; j < S; j++) {
             all_src[(size_t)i * S + j] = src[i];
             all_len[(size_t)i * S + j] = src_len[i];
             keys[(size_t)i * S + j] = SAMPLE_KEY(first_key + (uint64_t)i, j);
+            if (guides) all_guides[(size_t)i * S + j] = guides[i];
         }
-    if (run_sentences(t, keys, total, all_src, all_len, all) < 0) goto done;
+    if (run_sentences(t, keys, total, all_src, all_len, all_guides, all) < 0) goto done;
     for (int i = 0; i < count; i++) {
         const int n = src_len[i] > 0 ? S : 1;
         if (!(out[i].hyps = nmt_calloc((size_t)n, sizeof *out[i].hyps))) goto done;
@@ -266,18 +292,24 @@ done:
     free(all_len);
     free(keys);
     free(all);
+    free(all_guides);
     return rc;
 }
 
 int nmt_translator_run_from(nmt_translator *t, uint64_t first_key, int count, const int32_t *const *src,
                             const int *src_len, nmt_translation *out) {
+    return nmt_translator_run_guided(t, first_key, count, src, src_len, NULL, out);
+}
+
+int nmt_translator_run_guided(nmt_translator *t, uint64_t first_key, int count, const int32_t *const *src,
+                              const int *src_len, const nmt_decode_guide *const *guides, nmt_translation *out) {
     const int samples = t->options.sampling.enabled ? t->options.n_best : 1;
-    if (samples > 1) return run_samples(t, first_key, count > 0 ? count : 0, src, src_len, samples, out);
-    if (count <= 0) return run_sentences(t, NULL, count, src, src_len, out);
+    if (samples > 1) return run_samples(t, first_key, count > 0 ? count : 0, src, src_len, guides, samples, out);
+    if (count <= 0) return run_sentences(t, NULL, count, src, src_len, guides, out);
     uint64_t *keys = nmt_malloc((size_t)count * sizeof *keys);
     if (!keys) return -1;
     for (int i = 0; i < count; i++) keys[i] = SAMPLE_KEY(first_key + (uint64_t)i, 0);
-    const int rc = run_sentences(t, keys, count, src, src_len, out);
+    const int rc = run_sentences(t, keys, count, src, src_len, guides, out);
     free(keys);
     return rc;
 }

@@ -38,6 +38,11 @@ int nmt_translator_run(nmt_translator *translator, int count, const int32_t *con
  * sample), its translation the N samples, best score first (they may repeat). */
 int nmt_translator_run_from(nmt_translator *translator, uint64_t first_key, int count, const int32_t *const *src,
                             const int *src_len, nmt_translation *out);
+/* The same with guides[i] (a target prefix, constraint phrases: search.h) for sentence i (NULL, or a
+ * NULL entry: none; an empty source still gives one empty hypothesis); the arrays are read during
+ * the call. The decoder is sized for the longest guide as well as the longest source. */
+int nmt_translator_run_guided(nmt_translator *translator, uint64_t first_key, int count, const int32_t *const *src,
+                              const int *src_len, const nmt_decode_guide *const *guides, nmt_translation *out);
 /* The same in one call (for validation during training). */
 int nmt_decode_sentences(const nmt_model *model, const nmt_decode_options *options, int count,
                          const int32_t *const *src, const int *src_len, nmt_translation *out);
