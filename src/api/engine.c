@@ -102,11 +102,8 @@ static void read_languages(nmt_engine *e, const char *dir) {
     nmt_config config;
     int ok = nmt_config_load_dir(&config, dir) == 0;
     if (!ok) {
-        char *path = nmt_path_join(dir, "config.yaml"), *text = NULL;
-        size_t size;
-        ok = path && nmt_read_regular_file(path, NMT_CONFIG_MAX_BYTES, "a config", &text, &size) == 0 &&
-             nmt_config_parse(&config, text, size, path, NULL) == 0;
-        free(text);
+        char *path = nmt_path_join(dir, "config.yaml");
+        ok = path && nmt_config_load_regular(&config, path) == 0;
         free(path);
     }
     if (ok) {

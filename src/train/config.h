@@ -115,6 +115,8 @@ char *nmt_config_dir_path(const char *dir);
 /* Loads the resolved config of model directory dir (nmt_config_dir_path), read as a model's files are
  * (a regular file only, its size checked before reading: a FIFO in its place is refused at once). */
 int nmt_config_load_dir(nmt_config *config, const char *dir);
+/* Loads the config file at path as a model directory's files are read (regular file, size checked). */
+int nmt_config_load_regular(nmt_config *config, const char *path);
 void nmt_config_free(nmt_config *config);
 
 #endif

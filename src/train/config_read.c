@@ -552,14 +552,20 @@ char *nmt_config_dir_path(const char *dir) {
     return plain_is_nmts ? plain : resolved;
 }
 
-int nmt_config_load_dir(nmt_config *c, const char *dir) {
+int nmt_config_load_regular(nmt_config *c, const char *path) {
     *c = nmt_config_default();
-    char *path = nmt_config_dir_path(dir), *text = NULL;
+    char *text = NULL;
     size_t size;
-    int rc = path && nmt_read_regular_file(path, NMT_CONFIG_MAX_BYTES, "a config", &text, &size) == 0
+    int rc = nmt_read_regular_file(path, NMT_CONFIG_MAX_BYTES, "a config", &text, &size) == 0
                  ? nmt_config_parse(c, text, size, path, NULL)
                  : -1;
     free(text);
+    return rc;
+}
+
+int nmt_config_load_dir(nmt_config *c, const char *dir) {
+    char *path = nmt_config_dir_path(dir);
+    int rc = path ? nmt_config_load_regular(c, path) : (*c = nmt_config_default(), -1);
     free(path);
     return rc;
 }
