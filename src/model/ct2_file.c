@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { MAX_BINARY_VERSION = 6, MAX_REVISION = 7, MAX_VARIABLES = 1 << 20 };
-static const int item_size[NMT_CT2_TYPES] = {4, 1, 2, 4, 2, 2};
+enum { MAX_VARIABLES = 1 << 20 };
+const int nmt_ct2_item_size[NMT_CT2_TYPES] = {4, 1, 2, 4, 2, 2};
 static const float global_int16_scale = 1000.0f;
 
 static int read_exact(nmt_ct2_file *r, void *out, size_t n, const char *what) {
@@ -93,9 +93,9 @@ static int read_variable(nmt_ct2_file *r, nmt_ct2_var *v) {
         if (v->dtype < 0) return nmt_error_set("%s: variable %s has items of %d bytes", r->path, v->name, type);
         v->bytes = (size_t)n * type;
     }
-    if (elements * (size_t)item_size[v->dtype] != v->bytes)
+    if (elements * (size_t)nmt_ct2_item_size[v->dtype] != v->bytes)
         return nmt_error_set("%s: variable %s holds %zu bytes, not the %zu of its shape", r->path, v->name, v->bytes,
-                             elements * (size_t)item_size[v->dtype]);
+                             elements * (size_t)nmt_ct2_item_size[v->dtype]);
     v->offset = ftell(r->fp);
     if (v->offset < 0 || (size_t)v->offset + v->bytes > r->size)
         return nmt_error_set("%s: variable %s runs past the end of the file", r->path, v->name);
@@ -111,9 +111,9 @@ static int read_variable(nmt_ct2_file *r, nmt_ct2_var *v) {
 static int read_header(nmt_ct2_file *r) {
     uint32_t u;
     if (read_u32(r, &u, "the binary version") < 0) return -1;
-    if (u < 1 || u > MAX_BINARY_VERSION)
+    if (u < 1 || u > NMT_CT2_BINARY_VERSION)
         return nmt_error_set("%s: binary version %u: nmt reads CTranslate2 models of versions 1 to %d", r->path, u,
-                             MAX_BINARY_VERSION);
+                             NMT_CT2_BINARY_VERSION);
     r->version = (int)u;
     r->revision = 1;
     if (r->version >= 2) {
@@ -129,8 +129,8 @@ static int read_header(nmt_ct2_file *r) {
         strcmp(spec, "TransformerSpec") != 0)
         return nmt_error_set("%s: model spec '%s': nmt reads Transformer encoder-decoder models (TransformerSpec) only",
                              r->path, spec);
-    if (r->revision < 1 || r->revision > MAX_REVISION)
-        return nmt_error_set("%s: spec revision %d: nmt reads revisions 1 to %d", r->path, r->revision, MAX_REVISION);
+    if (r->revision < 1 || r->revision > NMT_CT2_REVISION)
+        return nmt_error_set("%s: spec revision %d: nmt reads revisions 1 to %d", r->path, r->revision, NMT_CT2_REVISION);
     if (read_u32(r, &u, "the variable count") < 0) return -1;
     /* A variable takes at least 9 bytes (name length, a name of one NUL, rank, type, size): a count the
      * file cannot hold is refused before its table is made. */
@@ -202,7 +202,7 @@ static float half_value(uint16_t x, int dtype) {
 
 /* A scalar variable's value (def when v is NULL or not a scalar). */
 double nmt_ct2_file_scalar(const nmt_ct2_var *v, double def) {
-    if (!v || v->rank != 0 || v->bytes != (size_t)item_size[v->dtype]) return def;
+    if (!v || v->rank != 0 || v->bytes != (size_t)nmt_ct2_item_size[v->dtype]) return def;
     const unsigned char *b = v->scalar;
     switch (v->dtype) {
     case NMT_CT2_I8: return (int8_t)b[0];

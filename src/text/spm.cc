@@ -643,4 +643,9 @@ const char *nmt_spm_piece(const nmt_spm *spm, int32_t id) {
     return spm->processor.IdToPiece(id).c_str();
 }
 
+const char *nmt_spm_source_piece(const nmt_spm *spm, int32_t id) {
+    if (spm->tokens && id >= 0 && id < nmt_spm_vocab_size(spm)) return spm->source.pieces[(size_t)id].c_str();
+    return nmt_spm_piece(spm, id);
+}
+
 }  // extern "C"

@@ -63,5 +63,8 @@ int nmt_spm_can_sample(const nmt_spm *spm);
 char *nmt_spm_decode(const nmt_spm *spm, const int32_t *ids, size_t count);
 /* The piece of an id ("▁tea"), for alignment maps; "" when out of range. */
 const char *nmt_spm_piece(const nmt_spm *spm, int32_t id);
+/* The same on the source side: a token vocabulary's source piece of id ("" where the source has
+ * none), else nmt_spm_piece's. */
+const char *nmt_spm_source_piece(const nmt_spm *spm, int32_t id);
 
 #endif
