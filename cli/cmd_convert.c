@@ -5,6 +5,7 @@
 
 #include "base/io.h"
 #include "base/util.h"
+#include "model/argos.h"
 #include "model/argos_write.h"
 #include "model/ct2_write.h"
 #include "model/model_dir.h"
@@ -141,27 +142,30 @@ static char *spm_file_of(const char *model_dir, const char *spm) {
     return NULL;
 }
 
+/* What one convert does: the flags, and the model read (an Argos archive's folder once unpacked). */
+typedef struct job {
+    const char *model;      /* -m as given */
+    const char *input;      /* what is read */
+    const char *output, *precision, *quantization, *spm;
+    nmt_argos_package package;
+    char *codes[2];         /* an Argos input's own from_code and to_code */
+    int overwrite, quiet, argos;
+} job;
+
 /* --to ct2 or argos. */
-static int export_model(const char *model_dir, const char *output, int argos, const char *precision,
-                        const char *quantization, const char *spm_flag, nmt_argos_package *package, int overwrite,
-                        int quiet) {
+static int export_model(job *j) {
     int q = NMT_CT2_QUANT_FLOAT32;
-    if (precision) return nmt_cli_usage_error("convert", "--precision is for nmt's own directory; --to takes --quantization");
-    if (quantization && parse_word("--quantization", quantization, nmt_ct2_quantization_names, &q) < 0)
+    if (j->quantization && parse_word("--quantization", j->quantization, nmt_ct2_quantization_names, &q) < 0)
         return NMT_EXIT_USAGE;
-    if (!argos && (package->from_code || package->to_code || spm_flag))
-        return nmt_cli_usage_error("convert", "--source-lang, --target-lang and --spm go with --to argos (or an import)");
-    if (argos && (!package->from_code || !package->to_code))
-        return nmt_cli_usage_error("convert", "--to argos needs --source-lang CODE and --target-lang CODE (the "
-                                              "package's languages)");
     struct stat st;
+    const char *output = j->output;
     const int exists = stat(output, &st) == 0;
-    if (nmt_same_file(model_dir, output)) return nmt_cli_usage_error("convert", "-o %s is the model itself", output);
-    if (argos) {
+    if (nmt_same_file(j->model, output)) return nmt_cli_usage_error("convert", "-o %s is the model itself", output);
+    if (j->argos) {
         const size_t len = strlen(output), n = strlen(".argosmodel");
         if (len <= n || strcmp(output + len - n, ".argosmodel") != 0)
             return nmt_cli_usage_error("convert", "-o %s: an Argos package's name ends in .argosmodel", output);
-        if (exists && (S_ISDIR(st.st_mode) || !overwrite))
+        if (exists && (S_ISDIR(st.st_mode) || !j->overwrite))
             return nmt_cli_usage_error("convert", "-o %s already exists; choose another name%s", output,
                                        S_ISDIR(st.st_mode) ? "" : ", or add --overwrite to replace it");
     } else {
@@ -170,26 +174,81 @@ static int export_model(const char *model_dir, const char *output, int argos, co
         free(bin);
         if (exists && !S_ISDIR(st.st_mode))
             return nmt_cli_usage_error("convert", "-o %s: not a directory (-o names the directory to write)", output);
-        if (taken && !overwrite)
+        if (taken && !j->overwrite)
             return nmt_cli_usage_error("convert", "-o %s already holds a CTranslate2 model; choose another directory, "
                                                   "or add --overwrite to replace it", output);
     }
     nmt_model model;
     nmt_spm *spm = NULL;
-    if (nmt_model_dir_open(model_dir, &model, &spm) < 0) return nmt_cli_fail("convert");
-    char *spm_file = argos ? spm_file_of(model_dir, spm_flag) : NULL;
-    package->spm_path = spm_file;
-    package->quantization = (nmt_ct2_quantization)q;
-    int rc = argos && !spm_file ? -1
-             : argos ? nmt_argos_write(output, &model, spm, package)
-                     : write_ct2(&model, spm, output, (nmt_ct2_quantization)q);
-    if (rc == 0 && !quiet)
-        fprintf(stderr, "nmt convert: wrote %s (%s, %s)\n", output, argos ? "Argos package" : "CTranslate2 model",
+    if (nmt_model_dir_open(j->input, &model, &spm) < 0) return nmt_cli_fail("convert");
+    char *spm_file = j->argos ? spm_file_of(j->input, j->spm) : NULL;
+    j->package.spm_path = spm_file;
+    j->package.quantization = (nmt_ct2_quantization)q;
+    int rc = j->argos && !spm_file ? -1
+             : j->argos ? nmt_argos_write(output, &model, spm, &j->package)
+                        : write_ct2(&model, spm, output, (nmt_ct2_quantization)q);
+    if (rc == 0 && !j->quiet)
+        fprintf(stderr, "nmt convert: wrote %s (%s, %s)\n", output, j->argos ? "Argos package" : "CTranslate2 model",
                 nmt_ct2_quantization_names[q]);
     free(spm_file);
     nmt_spm_free(spm);
     nmt_model_free(&model);
     return rc == 0 ? NMT_EXIT_OK : nmt_cli_fail("convert");
+}
+
+/* nmt's own directory, from any model nmt reads. */
+static int import_model(const job *j) {
+    const char *output = j->output, *precision = j->precision;
+    if (!precision || (strcmp(precision, "int8") != 0 && strcmp(precision, "fp32") != 0))
+        return nmt_cli_usage_error("convert", "--precision: expected int8 or fp32, got '%s'", precision ? precision : "");
+    struct stat a, b;
+    if (stat(output, &b) == 0 && !S_ISDIR(b.st_mode))
+        return nmt_cli_usage_error("convert", "-o %s: not a directory (-o names the model directory to write)", output);
+    if (stat(j->model, &a) == 0 && stat(output, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino)
+        return nmt_cli_usage_error("convert", "-o %s is the model directory itself", output);
+    if (nmt_cli_model_dir_output("convert", "-o", output, j->overwrite) < 0) return NMT_EXIT_USAGE;
+    /* A file of OUT that is (a link to) one of the model's would be destroyed by writing it. */
+    const char *names[sizeof companions / sizeof companions[0] + 2] = {"model.safetensors"};
+    char *inputs[sizeof companions / sizeof companions[0] + 2] = {NULL};
+    memcpy(names + 1, companions, sizeof companions);
+    int refused = 0;
+    for (size_t i = 0; names[i] && !refused; i++) refused = !(inputs[i] = nmt_path_join(j->input, names[i]));
+    refused = refused || nmt_output_dir_check_inputs(output, names, (const char *const *)inputs) < 0;
+    for (size_t i = 0; inputs[i]; i++) free(inputs[i]);
+    if (refused) return nmt_cli_usage_error("convert", "-o %s: %s", output, nmt_error());
+    const int foreign = nmt_model_dir_foreign(j->input);
+    if (j->spm && !foreign) return nmt_cli_usage_error("convert", "--spm goes with a CTranslate2 or Argos input");
+    nmt_model model;
+    nmt_spm *spm = NULL;
+    if (nmt_model_dir_open(j->input, &model, &spm) < 0) return nmt_cli_fail("convert");
+    char *spm_file = foreign ? spm_file_of(j->input, j->spm) : NULL;
+    int rc = foreign && (!spm_file || check_pieces(spm, spm_file, &model) < 0) ? -1 : 0;
+    nmt_spm_free(spm);
+    if (rc == 0) rc = write_output(&model, j->input, output, precision, spm_file);
+    free(spm_file);
+    if (rc == 0 && !j->quiet) {
+        char *path = nmt_path_join(output, "model.safetensors");
+        struct stat st;
+        fprintf(stderr, "nmt convert: wrote %s (%s, %.1f MB)\n", path ? path : output, precision,
+                path && stat(path, &st) == 0 ? (double)st.st_size / 1e6 : 0.0);
+        free(path);
+    }
+    nmt_model_free(&model);
+    return rc == 0 ? NMT_EXIT_OK : nmt_cli_fail("convert");
+}
+
+/* The flags' combinations that mean nothing are usage errors (NMT_EXIT_USAGE, else 0). */
+static int check_flags(const job *j, int to_nmt) {
+    if (to_nmt && (j->quantization || j->package.from_code || j->package.to_code))
+        return nmt_cli_usage_error("convert", "--quantization, --source-lang and --target-lang go with --to ct2|argos");
+    if (!to_nmt && j->precision)
+        return nmt_cli_usage_error("convert", "--precision is for nmt's own directory; --to takes --quantization");
+    if (!to_nmt && !j->argos && (j->package.from_code || j->package.to_code || j->spm))
+        return nmt_cli_usage_error("convert", "--source-lang, --target-lang and --spm go with --to argos (or an import)");
+    if (j->argos && (!j->package.from_code || !j->package.to_code) && !nmt_argos_is_package(j->model))
+        return nmt_cli_usage_error("convert", "--to argos needs --source-lang CODE and --target-lang CODE (the "
+                                              "package's languages)");
+    return 0;
 }
 
 int nmt_cmd_convert(int argc, char **argv) {
@@ -205,66 +264,47 @@ int nmt_cmd_convert(int argc, char **argv) {
     };
     static const char *const formats[] = {"nmt", "ct2", "argos", NULL};
     enum { TO_NMT, TO_CT2, TO_ARGOS };
-    const char *model_dir = NULL, *output = NULL, *precision = NULL, *quantization = NULL, *spm_flag = NULL;
-    nmt_argos_package package = {0};
-    int quiet = 0, overwrite = 0, c, to = TO_NMT;
+    job j = {0};
+    int c, to = TO_NMT;
     optind = 1;
     while ((c = nmt_cli_getopt("convert", argc, argv, "m:o:qh", options, NULL)) != -1) {
         switch (c) {
-        case 'm': model_dir = optarg; break;
-        case 'o': output = optarg; break;
-        case OPT_PRECISION: precision = optarg; break;
-        case OPT_OVERWRITE: overwrite = 1; break;
+        case 'm': j.model = optarg; break;
+        case 'o': j.output = optarg; break;
+        case OPT_PRECISION: j.precision = optarg; break;
+        case OPT_OVERWRITE: j.overwrite = 1; break;
         case OPT_TO: if (parse_word("--to", optarg, formats, &to) < 0) return NMT_EXIT_USAGE; break;
-        case OPT_QUANT: quantization = optarg; break;
-        case OPT_SRC: package.from_code = optarg; break;
-        case OPT_TGT: package.to_code = optarg; break;
-        case OPT_SPM: spm_flag = optarg; break;
-        case 'q': quiet = 1; break;
+        case OPT_QUANT: j.quantization = optarg; break;
+        case OPT_SRC: j.package.from_code = optarg; break;
+        case OPT_TGT: j.package.to_code = optarg; break;
+        case OPT_SPM: j.spm = optarg; break;
+        case 'q': j.quiet = 1; break;
         case 'h': usage(stdout); return NMT_EXIT_OK;
         default: return NMT_EXIT_USAGE;
         }
     }
     if (optind < argc) return nmt_cli_usage_error("convert", "unexpected argument '%s'", argv[optind]);
-    if (!model_dir || !output) return nmt_cli_usage_error("convert", "-m MODEL and -o OUTPUT are required");
-    if (to != TO_NMT) return export_model(model_dir, output, to == TO_ARGOS, precision, quantization, spm_flag,
-                                          &package, overwrite, quiet);
-    if (quantization || package.from_code || package.to_code)
-        return nmt_cli_usage_error("convert", "--quantization, --source-lang and --target-lang go with --to ct2|argos");
-    if (!precision || (strcmp(precision, "int8") != 0 && strcmp(precision, "fp32") != 0))
-        return nmt_cli_usage_error("convert", "--precision: expected int8 or fp32, got '%s'", precision ? precision : "");
-    struct stat a, b;
-    if (stat(output, &b) == 0 && !S_ISDIR(b.st_mode))
-        return nmt_cli_usage_error("convert", "-o %s: not a directory (-o names the model directory to write)", output);
-    if (stat(model_dir, &a) == 0 && stat(output, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino)
-        return nmt_cli_usage_error("convert", "-o %s is the model directory itself", output);
-    if (nmt_cli_model_dir_output("convert", "-o", output, overwrite) < 0) return NMT_EXIT_USAGE;
-    /* A file of OUT that is (a link to) one of the model's would be destroyed by writing it. */
-    const char *names[sizeof companions / sizeof companions[0] + 2] = {"model.safetensors"};
-    char *inputs[sizeof companions / sizeof companions[0] + 2] = {NULL};
-    memcpy(names + 1, companions, sizeof companions);
-    int refused = 0;
-    for (size_t i = 0; names[i] && !refused; i++) refused = !(inputs[i] = nmt_path_join(model_dir, names[i]));
-    refused = refused || nmt_output_dir_check_inputs(output, names, (const char *const *)inputs) < 0;
-    for (size_t i = 0; inputs[i]; i++) free(inputs[i]);
-    if (refused) return nmt_cli_usage_error("convert", "-o %s: %s", output, nmt_error());
-    const int foreign = nmt_model_dir_foreign(model_dir);
-    if (spm_flag && !foreign) return nmt_cli_usage_error("convert", "--spm goes with a CTranslate2 or Argos input");
-    nmt_model model;
-    nmt_spm *spm = NULL;
-    if (nmt_model_dir_open(model_dir, &model, &spm) < 0) return nmt_cli_fail("convert");
-    char *spm_file = foreign ? spm_file_of(model_dir, spm_flag) : NULL;
-    int rc = foreign && (!spm_file || check_pieces(spm, spm_file, &model) < 0) ? -1 : 0;
-    nmt_spm_free(spm);
-    if (rc == 0) rc = write_output(&model, model_dir, output, precision, spm_file);
-    free(spm_file);
-    if (rc == 0 && !quiet) {
-        char *path = nmt_path_join(output, "model.safetensors");
-        struct stat st;
-        fprintf(stderr, "nmt convert: wrote %s (%s, %.1f MB)\n", path ? path : output, precision,
-                path && stat(path, &st) == 0 ? (double)st.st_size / 1e6 : 0.0);
-        free(path);
+    if (!j.model || !j.output) return nmt_cli_usage_error("convert", "-m MODEL and -o OUTPUT are required");
+    j.argos = to == TO_ARGOS;
+    if (check_flags(&j, to == TO_NMT) != 0) return NMT_EXIT_USAGE;
+    /* An Argos archive is unpacked once: its folder gives the model, its SentencePiece model and its
+     * languages. */
+    char *tmp = NULL, *root = NULL;
+    if (nmt_argos_is_package(j.model)) {
+        if (nmt_argos_unpack(j.model, &tmp, &root) < 0 || nmt_argos_languages(root, &j.codes[0], &j.codes[1]) < 0) {
+            c = nmt_cli_fail("convert");
+            goto done;
+        }
+        if (!j.package.from_code) j.package.from_code = j.codes[0];
+        if (!j.package.to_code) j.package.to_code = j.codes[1];
     }
-    nmt_model_free(&model);
-    return rc == 0 ? NMT_EXIT_OK : nmt_cli_fail("convert");
+    j.input = root ? root : j.model;
+    c = to == TO_NMT ? import_model(&j) : export_model(&j);
+done:
+    if (tmp) nmt_remove_tree(tmp);
+    free(tmp);
+    free(root);
+    free(j.codes[0]);
+    free(j.codes[1]);
+    return c;
 }

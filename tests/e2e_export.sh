@@ -76,6 +76,15 @@ assert (meta["from_code"], meta["to_code"], meta["type"]) == ("en", "de", "trans
 PY
 fi
 
+# An Argos package re-exports with its own languages (stored entries: the metadata reads as it is),
+# and becomes nmt's own directory with its own SentencePiece model.
+check "argos -> argos" 0 "$NMT" convert -m m-en_de.argosmodel --to argos -o re.argosmodel -q
+grep -aq '"from_code": "en"' re.argosmodel && grep -aq '"to_code": "de"' re.argosmodel || say_fail "re-export: the package's languages"
+same_outputs m re.argosmodel
+check "argos -> nmt, its own spm" 0 "$NMT" convert -m m-en_de.argosmodel --precision fp32 -o m.back3 -q
+same_outputs m m.back3
+cmp -s m.back3/spm.model m/spm.model || say_fail "the import's spm.model is not the package's"
+
 # Exporting twice gives the same bytes.
 check "export again" 0 "$NMT" convert -m m --to argos -o again.argosmodel --source-lang en --target-lang de -q
 # (the top-level folder is named after the file: compare the model files instead)
