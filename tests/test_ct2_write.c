@@ -49,10 +49,28 @@ static void make_model(nmt_model *m, nmt_norm_position norm, nmt_positions posit
     for (size_t i = 0; i < m->num_params; i++) m->params[i] += 0.001f * (float)(i % 97);
 }
 
-static char *ct2_dir(void) {
-    char *dir = nmt_path_join(nmt_test_tmpdir, "ct2");
-    ck_assert_int_eq(nmt_mkdirs(dir), 0);
-    return dir;
+/* A model of one variant, its vocabulary and the directory it is written to. */
+typedef struct fixture {
+    nmt_model m;
+    nmt_spm *spm;
+    char *dir, *bin;
+} fixture;
+
+static void fixture_open(fixture *f, nmt_norm_position norm, nmt_positions positions, nmt_tie tie, int bias,
+                         int source_eos, int source_pad) {
+    make_model(&f->m, norm, positions, tie, bias, source_eos);
+    f->spm = vocabulary(source_pad);
+    f->dir = nmt_path_join(nmt_test_tmpdir, "ct2");
+    ck_assert_ptr_nonnull(f->dir);
+    ck_assert_int_eq(nmt_mkdirs(f->dir), 0);
+    f->bin = nmt_path_join(f->dir, "model.bin");
+}
+
+static void fixture_close(fixture *f) {
+    nmt_spm_free(f->spm);
+    nmt_model_free(&f->m);
+    free(f->dir);
+    free(f->bin);
 }
 
 /* Compares every part of the layers (the layout both sides walk). */
@@ -129,19 +147,17 @@ static void compare(const nmt_model *a, const nmt_model *b, float tolerance) {
 
 static void round_trip(nmt_norm_position norm, nmt_positions positions, nmt_tie tie, int bias, int source_eos,
                        nmt_ct2_quantization q, float tolerance) {
-    nmt_model m, back;
-    make_model(&m, norm, positions, tie, bias, source_eos);
-    nmt_spm *spm = vocabulary(1), *spm_back = NULL;
-    char *dir = ct2_dir();
-    ck_assert_msg(nmt_ct2_write(dir, &m, spm, q) == 0, "%s", nmt_error());
-    ck_assert_msg(nmt_ct2_open(dir, NULL, &back, &spm_back) == 0, "%s", nmt_error());
-    compare(&m, &back, tolerance);
-    for (int id = 0; id < V; id++) ck_assert_str_eq(nmt_spm_piece(spm_back, id), nmt_spm_piece(spm, id));
+    fixture f;
+    nmt_model back;
+    nmt_spm *spm_back = NULL;
+    fixture_open(&f, norm, positions, tie, bias, source_eos, 1);
+    ck_assert_msg(nmt_ct2_write(f.dir, &f.m, f.spm, q) == 0, "%s", nmt_error());
+    ck_assert_msg(nmt_ct2_open(f.dir, NULL, &back, &spm_back) == 0, "%s", nmt_error());
+    compare(&f.m, &back, tolerance);
+    for (int id = 0; id < V; id++) ck_assert_str_eq(nmt_spm_piece(spm_back, id), nmt_spm_piece(f.spm, id));
     nmt_model_free(&back);
     nmt_spm_free(spm_back);
-    nmt_spm_free(spm);
-    nmt_model_free(&m);
-    free(dir);
+    fixture_close(&f);
 }
 
 START_TEST(every_variant_reads_back_bit_identically) {
@@ -158,13 +174,11 @@ START_TEST(int8_weights_are_within_half_a_step) {
 END_TEST
 
 START_TEST(tied_matrices_and_equal_tables_are_aliases) {
-    nmt_model m;
-    make_model(&m, NMT_NORM_POST, NMT_POSITIONS_SINUSOIDAL, NMT_TIE_ALL, 0, 1);
-    nmt_spm *spm = vocabulary(1);
-    char *dir = ct2_dir(), *bin = nmt_path_join(dir, "model.bin");
-    ck_assert_int_eq(nmt_ct2_write(dir, &m, spm, NMT_CT2_QUANT_INT8), 0);
+    fixture x;
+    fixture_open(&x, NMT_NORM_POST, NMT_POSITIONS_SINUSOIDAL, NMT_TIE_ALL, 0, 1, 1);
+    ck_assert_int_eq(nmt_ct2_write(x.dir, &x.m, x.spm, NMT_CT2_QUANT_INT8), 0);
     nmt_ct2_file f;
-    ck_assert_int_eq(nmt_ct2_file_open(&f, bin), 0);
+    ck_assert_int_eq(nmt_ct2_file_open(&f, x.bin), 0);
     ck_assert_int_eq(f.version, NMT_CT2_BINARY_VERSION);
     ck_assert_int_eq(f.revision, NMT_CT2_REVISION);
     ck_assert_str_eq(f.spec, "TransformerSpec");
@@ -181,47 +195,38 @@ START_TEST(tied_matrices_and_equal_tables_are_aliases) {
     ck_assert_int_eq(nmt_ct2_file_find(&f, "decoder/position_encodings/encodings")->dtype, NMT_CT2_F32);
     ck_assert_ptr_null(nmt_ct2_file_find(&f, "decoder/projection/weight_scale"));
     nmt_ct2_file_close(&f);
-    nmt_spm_free(spm);
-    nmt_model_free(&m);
-    free(bin);
-    free(dir);
+    fixture_close(&x);
 }
 END_TEST
 
 START_TEST(sides_that_differ_get_two_vocabularies) {
-    nmt_model m, back;
-    make_model(&m, NMT_NORM_POST, NMT_POSITIONS_LEARNED, NMT_TIE_NONE, 1, 1);
-    nmt_spm *spm = vocabulary(0), *spm_back = NULL;
-    char *dir = ct2_dir(), *src = nmt_path_join(dir, "source_vocabulary.json"), *text = NULL;
-    ck_assert_int_eq(nmt_ct2_write(dir, &m, spm, NMT_CT2_QUANT_FLOAT32), 0);
+    fixture f;
+    nmt_model back;
+    nmt_spm *spm_back = NULL;
+    fixture_open(&f, NMT_NORM_POST, NMT_POSITIONS_LEARNED, NMT_TIE_NONE, 1, 1, 0);
+    char *src = nmt_path_join(f.dir, "source_vocabulary.json"), *text = NULL;
+    ck_assert_int_eq(nmt_ct2_write(f.dir, &f.m, f.spm, NMT_CT2_QUANT_FLOAT32), 0);
     size_t len;
     ck_assert_int_eq(nmt_read_file(src, &text, &len), 0);
     ck_assert_ptr_nonnull(strstr(text, "[\n  \"<blank>\",\n  \"<unk>\""));
-    ck_assert_int_eq(nmt_ct2_open(dir, NULL, &back, &spm_back), 0);
-    compare(&m, &back, 0);
-    for (int id = 0; id < V; id++) ck_assert_str_eq(nmt_spm_source_piece(spm_back, id), nmt_spm_source_piece(spm, id));
+    ck_assert_int_eq(nmt_ct2_open(f.dir, NULL, &back, &spm_back), 0);
+    compare(&f.m, &back, 0);
+    for (int id = 0; id < V; id++) ck_assert_str_eq(nmt_spm_source_piece(spm_back, id), nmt_spm_source_piece(f.spm, id));
     nmt_model_free(&back);
     nmt_spm_free(spm_back);
-    nmt_spm_free(spm);
-    nmt_model_free(&m);
     free(text);
     free(src);
-    free(dir);
+    fixture_close(&f);
 }
 END_TEST
 
 START_TEST(rotary_positions_are_refused_by_field) {
-    nmt_model m;
-    make_model(&m, NMT_NORM_PRE, NMT_POSITIONS_ROPE, NMT_TIE_ALL, 0, 1);
-    nmt_spm *spm = vocabulary(1);
-    char *dir = ct2_dir(), *bin = nmt_path_join(dir, "model.bin");
-    ck_assert_int_eq(nmt_ct2_write(dir, &m, spm, NMT_CT2_QUANT_FLOAT32), -1);
+    fixture f;
+    fixture_open(&f, NMT_NORM_PRE, NMT_POSITIONS_ROPE, NMT_TIE_ALL, 0, 1, 1);
+    ck_assert_int_eq(nmt_ct2_write(f.dir, &f.m, f.spm, NMT_CT2_QUANT_FLOAT32), -1);
     ck_assert_ptr_nonnull(strstr(nmt_error(), "model.positions rope"));
-    ck_assert_int_eq(nmt_file_exists(bin), 0);
-    nmt_spm_free(spm);
-    nmt_model_free(&m);
-    free(bin);
-    free(dir);
+    ck_assert_int_eq(nmt_file_exists(f.bin), 0);
+    fixture_close(&f);
 }
 END_TEST
 
