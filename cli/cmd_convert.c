@@ -49,7 +49,7 @@ static void usage(FILE *out) {
             "                          that holds a model is refused without --overwrite, and the input\n"
             "                          itself always)\n"
             "      --precision P       int8 or fp32 (nmt's own directory)\n"
-            "      --to FORMAT         ct2 or argos\n"
+            "      --to FORMAT         nmt (the default), ct2 or argos\n"
             "      --quantization Q    float32 (default), int8, int16, float16 or bfloat16 (--to ct2|argos)\n"
             "      --source-lang CODE  the package's source language (--to argos; an Argos input's own\n"
             "                          by default)\n"

@@ -328,12 +328,13 @@ static void shortest_float(char *out, size_t size, float x) {
     }
 }
 
-/* The piece of id on one side; an id the side lacks gets a name that keeps its place (ct2_write.h). */
+/* The piece of id on one side. An id the side lacks gets a name that keeps its place (ct2_write.h):
+ * pad "<blank>", unk, bos and eos the other side's piece or CTranslate2's default token. */
 static const char *piece_name(const nmt_spm *spm, int id, int source, char *scratch, size_t size) {
+    static const char *const specials[] = {"<blank>", "<unk>", "<s>", "</s>"};
     const char *piece = source ? nmt_spm_source_piece(spm, id) : nmt_spm_piece(spm, id);
     if (*piece) return piece;
-    if (id == NMT_PAD) return "<blank>";
-    if (id <= NMT_EOS) return *nmt_spm_piece(spm, id) ? nmt_spm_piece(spm, id) : id == NMT_UNK ? "<unk>" : id == NMT_BOS ? "<s>" : "</s>";
+    if (id <= NMT_EOS) return id != NMT_PAD && *nmt_spm_piece(spm, id) ? nmt_spm_piece(spm, id) : specials[id];
     snprintf(scratch, size, "<nmt_unused_%d>", id);
     return scratch;
 }
