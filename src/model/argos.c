@@ -34,8 +34,9 @@ int nmt_argos_is_package(const char *path) {
     return len > suffix && strcmp(path + len - suffix, ".argosmodel") == 0 && nmt_zip_is_archive(path);
 }
 
-/* Checks that metadata.json is a JSON object whose from_code and to_code are strings. */
-static int check_metadata(const char *dir) {
+/* Checks that metadata.json is a JSON object whose from_code and to_code are strings; gives them in
+ * *from and *to when those are not NULL. */
+static int check_metadata(const char *dir, char **from, char **to) {
     char *path = nmt_path_join(dir, "metadata.json"), *text = NULL, *key = NULL;
     size_t len;
     int rc = -1, codes = 0;
@@ -54,7 +55,13 @@ static int check_metadata(const char *dir) {
                 goto done;
             }
             if (nmt_json_string(&j, &code) < 0) goto done;
-            free(code);
+            char **keep = strcmp(key, "from_code") == 0 ? from : to;
+            if (keep) {
+                free(*keep);
+                *keep = code;
+            } else {
+                free(code);
+            }
             codes++;
         } else if (nmt_json_skip_value(&j) < 0) {
             goto done;
@@ -72,7 +79,7 @@ done:
 static int open_folder(const char *dir, nmt_model *model, nmt_spm **spm) {
     char *ct2 = nmt_path_join(dir, "model"), *pieces = nmt_path_join(dir, "sentencepiece.model");
     int rc = -1;
-    if (ct2 && pieces && check_metadata(dir) == 0) {
+    if (ct2 && pieces && check_metadata(dir, NULL, NULL) == 0) {
         if (!nmt_file_exists(pieces)) nmt_error_set("%s: missing (an Argos package has its SentencePiece model there)", pieces);
         else rc = nmt_ct2_open(ct2, pieces, model, spm);
     }
@@ -96,19 +103,34 @@ static char *package_root(const char *dir) {
     return found;
 }
 
+int nmt_argos_unpack(const char *path, char **tmp, char **root) {
+    *tmp = *root = NULL;
+    if (is_dir(path)) return (*root = nmt_strdup(path)) ? 0 : -1;
+    if (!(*tmp = nmt_temp_dir_create("nmt-argos")) || nmt_zip_extract(path, *tmp, max_unpacked) < 0) goto fail;
+    if ((*root = package_root(*tmp))) return 0;
+    nmt_error_set("%s: no metadata.json with model/model.bin in the archive (not an Argos package?)", path);
+fail:
+    if (*tmp) nmt_remove_tree(*tmp);
+    free(*tmp);
+    *tmp = NULL;
+    return -1;
+}
+
+int nmt_argos_languages(const char *dir, char **from, char **to) {
+    *from = *to = NULL;
+    if (check_metadata(dir, from, to) == 0) return 0;
+    free(*from);
+    free(*to);
+    *from = *to = NULL;
+    return -1;
+}
+
 int nmt_argos_open(const char *path, nmt_model *model, nmt_spm **spm) {
     memset(model, 0, sizeof *model);
     *spm = NULL;
-    if (is_dir(path)) return open_folder(path, model, spm);
-    char *tmp = nmt_temp_dir_create("nmt-argos"), *root = NULL;
-    int rc = -1;
-    if (!tmp || nmt_zip_extract(path, tmp, max_unpacked) < 0) goto done;
-    if (!(root = package_root(tmp))) {
-        nmt_error_set("%s: no metadata.json with model/model.bin in the archive (not an Argos package?)", path);
-        goto done;
-    }
-    rc = open_folder(root, model, spm);
-done:
+    char *tmp, *root;
+    if (nmt_argos_unpack(path, &tmp, &root) < 0) return -1;
+    const int rc = open_folder(root, model, spm);
     if (tmp) nmt_remove_tree(tmp);
     free(tmp);
     free(root);

@@ -19,5 +19,11 @@
 int nmt_argos_is_package(const char *path);
 /* Opens the package at path into *model and *spm (nmt_ct2_open's); errors name the file. */
 int nmt_argos_open(const char *path, nmt_model *model, nmt_spm **spm);
+/* The package's folder: *root = path for a folder; an archive is extracted into a new temporary
+ * directory *tmp (remove it with nmt_remove_tree, then free it) and *root is the folder in it (to
+ * free). On failure nothing is left. */
+int nmt_argos_unpack(const char *path, char **tmp, char **root);
+/* The from_code and to_code of a package folder's metadata.json, as new strings. */
+int nmt_argos_languages(const char *dir, char **from, char **to);
 
 #endif

@@ -207,14 +207,6 @@ typedef struct build {
     int D;
 } build;
 
-enum { PART = 128 }; /* bytes of a name's part below its scope */
-
-/* "SCOPE/layer_L/PART" (L >= 0) or "SCOPE/PART"; scope and part are the reader's own short names. */
-static void var_name(char *name, size_t size, const char *scope, int layer, const char *part) {
-    if (layer >= 0) snprintf(name, size, "%.16s/layer_%d/%.*s", scope, layer, PART, part);
-    else snprintf(name, size, "%.16s/%.*s", scope, PART, part);
-}
-
 /* Reads variable `name` (NULL v: absent) of shape [rows] (cols 0) or [rows, cols] into dst. */
 static int take(build *b, nmt_ct2_var *v, const char *name, float *dst, int64_t rows, int64_t cols) {
     if (!v) return nmt_error_set("%s: no variable %s", b->r->path, name);
@@ -227,59 +219,24 @@ static int take(build *b, nmt_ct2_var *v, const char *name, float *dst, int64_t 
     return nmt_ct2_file_floats(b->r, v, dst);
 }
 
-/* SCOPE[/layer_L]/PART into dst; an optional one that is absent leaves dst's zeros (a layer
- * without bias). */
-static int take_part(build *b, const char *scope, int layer, const char *part, float *dst, int64_t rows, int64_t cols,
-                     int optional) {
-    char name[NMT_CT2_MAX_NAME];
-    var_name(name, sizeof name, scope, layer, part);
-    nmt_ct2_var *v = nmt_ct2_file_find(b->r, name);
-    if (!v && optional) return 0;
-    return take(b, v, name, dst, rows, cols);
+/* SCOPE/gamma and SCOPE/beta into gamma and beta; a gamma without a beta is RMSNorm. */
+static int take_norm(build *b, const char *scope, float *gamma, float *beta) {
+    char gamma_name[NMT_CT2_MAX_NAME + 8], beta_name[NMT_CT2_MAX_NAME + 8];
+    snprintf(gamma_name, sizeof gamma_name, "%s/gamma", scope);
+    snprintf(beta_name, sizeof beta_name, "%s/beta", scope);
+    nmt_ct2_var *g = nmt_ct2_file_find(b->r, gamma_name), *v = nmt_ct2_file_find(b->r, beta_name);
+    if (g && !v)
+        return nmt_error_set("%s: %s without a beta: RMSNorm, which nmt does not implement", b->r->path, gamma_name);
+    return take(b, g, gamma_name, gamma, b->D, 0) < 0 ? -1 : take(b, v, beta_name, beta, b->D, 0);
 }
 
-static int take_norm(build *b, const char *scope, int layer, const char *part, nmt_norm_params *n) {
-    char gamma[PART], beta[PART];
-    snprintf(gamma, sizeof gamma, "%.96s/gamma", part);
-    snprintf(beta, sizeof beta, "%.96s/beta", part);
-    char name[NMT_CT2_MAX_NAME];
-    var_name(name, sizeof name, scope, layer, beta);
-    if (!nmt_ct2_file_find(b->r, name)) {
-        var_name(name, sizeof name, scope, layer, gamma);
-        if (nmt_ct2_file_find(b->r, name))
-            return nmt_error_set("%s: %s without a beta: RMSNorm, which nmt does not implement", b->r->path, name);
-    }
-    return take_part(b, scope, layer, gamma, n->weight, b->D, 0, 0) < 0 ? -1
-           : take_part(b, scope, layer, beta, n->bias, b->D, 0, 0);
-}
-
-/* Self-attention (linear_0 = q|k|v, linear_1 = out) or cross-attention (linear_0 = q, linear_1 =
- * k|v, linear_2 = out), and its layer_norm. */
-static int take_attention(build *b, const char *scope, int layer, const char *block, nmt_attention_params *a,
-                          nmt_norm_params *norm, int cross) {
-    const int D = b->D;
-    float *weights[3] = {a->q_weight, cross ? a->k_weight : a->o_weight, a->o_weight};
-    float *biases[3] = {a->q_bias, cross ? a->k_bias : a->o_bias, a->o_bias};
-    const int rows[3] = {cross ? D : 3 * D, cross ? 2 * D : D, D};
-    char part[PART];
-    for (int i = 0; i < (cross ? 3 : 2); i++) {
-        snprintf(part, sizeof part, "%.64s/linear_%d/weight", block, i);
-        if (take_part(b, scope, layer, part, weights[i], rows[i], D, 0) < 0) return -1;
-        snprintf(part, sizeof part, "%.64s/linear_%d/bias", block, i);
-        if (take_part(b, scope, layer, part, biases[i], rows[i], 0, 1) < 0) return -1;
-    }
-    snprintf(part, sizeof part, "%.64s/layer_norm", block);
-    return take_norm(b, scope, layer, part, norm);
-}
-
-static int take_ffn(build *b, const char *scope, int layer, nmt_ffn_params *f, nmt_norm_params *norm) {
-    const int D = b->D, F = b->m->config.ffn;
-    if (take_part(b, scope, layer, "ffn/linear_0/weight", f->fc1_weight, F, D, 0) < 0 ||
-        take_part(b, scope, layer, "ffn/linear_0/bias", f->fc1_bias, F, 0, 1) < 0 ||
-        take_part(b, scope, layer, "ffn/linear_1/weight", f->fc2_weight, D, F, 0) < 0 ||
-        take_part(b, scope, layer, "ffn/linear_1/bias", f->fc2_bias, D, 0, 1) < 0)
-        return -1;
-    return take_norm(b, scope, layer, "ffn/layer_norm", norm);
+/* One part of the layer layout (ct2_file.h) into the model; a bias that is absent leaves its zeros. */
+static int take_layer_part(void *ctx, const nmt_ct2_part *part) {
+    build *b = ctx;
+    if (part->kind == NMT_CT2_PART_NORM) return take_norm(b, part->name, part->data, part->beta);
+    nmt_ct2_var *v = nmt_ct2_file_find(b->r, part->name);
+    if (!v && part->kind == NMT_CT2_PART_BIAS) return 0;
+    return take(b, v, part->name, part->data, part->rows, part->cols);
 }
 
 /* A table [rows, D] of side s into dst [V, D] in nmt's id order, times `scale`; rows the side lacks
@@ -310,7 +267,7 @@ static void sinusoid_row(float *row, int t, int D) {
 static int take_positions(build *b, const char *scope, float *dst) {
     char name[NMT_CT2_MAX_NAME];
     const int D = b->D, P = b->m->config.max_positions;
-    var_name(name, sizeof name, scope, -1, "position_encodings/encodings");
+    nmt_ct2_name(name, sizeof name, scope, -1, "position_encodings/encodings");
     nmt_ct2_var *v = nmt_ct2_file_find(b->r, name);
     if (!v) {
         for (int t = 0; t < P; t++) sinusoid_row(dst + (size_t)t * (size_t)D, t, D);
@@ -326,10 +283,10 @@ static int take_positions(build *b, const char *scope, float *dst) {
  * before) is a flag (sqrt(D) or nothing) or a value (1: nothing); without it, sqrt(D). */
 static float embedding_scale(build *b, const char *scope) {
     char name[NMT_CT2_MAX_NAME];
-    var_name(name, sizeof name, scope, -1, "scale_embeddings");
+    nmt_ct2_name(name, sizeof name, scope, -1, "scale_embeddings");
     nmt_ct2_var *v = nmt_ct2_file_find(b->r, name);
     if (!v) {
-        var_name(name, sizeof name, scope, -1, "embeddings/multiply_by_sqrt_depth");
+        nmt_ct2_name(name, sizeof name, scope, -1, "embeddings/multiply_by_sqrt_depth");
         v = nmt_ct2_file_find(b->r, name);
     }
     const double value = nmt_ct2_file_scalar(v, 1.0);
@@ -345,16 +302,17 @@ static int check_scope(build *b, const char *scope, int pre_norm) {
     if (activation != 0)
         return nmt_error_set("%s: %s/activation %g: nmt's feed-forward layers use ReLU (0) only", r->path, scope,
                              activation);
-    static const char *const flags[] = {"alibi", "start_from_zero_embedding", "rotary_dim", "sliding_window"};
+    static const char *const flags[] = {"alibi", "start_from_zero_embedding", "rotary_dim", "sliding_window",
+                                        "multi_query_attention"};
     for (size_t i = 0; i < sizeof flags / sizeof flags[0]; i++)
         if (nmt_ct2_file_attribute(b->r, scope, flags[i], 0) != 0)
             return nmt_error_set("%s: %s/%s: nmt does not implement it", r->path, scope, flags[i]);
     if (nmt_ct2_file_attribute(b->r, scope, "pre_norm", 1) != pre_norm)
         return nmt_error_set("%s: the encoder and the decoder differ in pre_norm: nmt does not implement that", r->path);
     char name[NMT_CT2_MAX_NAME];
-    var_name(name, sizeof name, scope, -1, "layernorm_embedding/gamma");
+    nmt_ct2_name(name, sizeof name, scope, -1, "layernorm_embedding/gamma");
     if (nmt_ct2_file_find(b->r, name)) return nmt_error_set("%s: %s: nmt does not implement a layernorm of the embeddings", r->path, name);
-    var_name(name, sizeof name, scope, -1, "embeddings_1/weight");
+    nmt_ct2_name(name, sizeof name, scope, -1, "embeddings_1/weight");
     if (nmt_ct2_file_find(b->r, name)) return nmt_error_set("%s: %s: nmt does not implement source features", r->path, name);
     nmt_ct2_file_attribute(b->r, scope, "embeddings_merge", 0); /* one embedding: nothing to merge */
     nmt_ct2_file_attribute(b->r, scope, "alibi_use_positive_positions", 0); /* without ALiBi: nothing */
@@ -368,7 +326,7 @@ static int count_layers(nmt_ct2_file *r, const char *scope) {
     int n = 0;
     char name[NMT_CT2_MAX_NAME];
     for (;; n++) {
-        var_name(name, sizeof name, scope, n, "ffn/linear_0/weight");
+        nmt_ct2_name(name, sizeof name, scope, n, "ffn/linear_0/weight");
         int found = 0;
         for (int i = 0; i < r->count && !found; i++) found = strcmp(r->vars[i].name, name) == 0;
         if (!found) return n;
@@ -376,10 +334,10 @@ static int count_layers(nmt_ct2_file *r, const char *scope) {
 }
 
 static nmt_ct2_var *embeddings(nmt_ct2_file *r, const char *scope, char *name, size_t size) {
-    var_name(name, size, scope, -1, "embeddings/weight");
+    nmt_ct2_name(name, size, scope, -1, "embeddings/weight");
     nmt_ct2_var *v = nmt_ct2_file_find(r, name);
     if (v) return v;
-    var_name(name, size, scope, -1, "embeddings_0/weight");
+    nmt_ct2_name(name, size, scope, -1, "embeddings_0/weight");
     return nmt_ct2_file_find(r, name);
 }
 
@@ -399,29 +357,14 @@ static int take_output_bias(build *b, const side *t) {
 
 static int take_layers(build *b) {
     nmt_model *m = b->m;
-    for (int l = 0; l < m->config.encoder_layers; l++) {
-        nmt_encoder_layer_params *e = &m->p.encoder[l];
-        if (take_attention(b, "encoder", l, "self_attention", &e->self_attn, &e->self_attn_norm, 0) < 0 ||
-            take_ffn(b, "encoder", l, &e->ffn, &e->ffn_norm) < 0)
-            return -1;
-    }
-    for (int l = 0; l < m->config.decoder_layers; l++) {
-        nmt_decoder_layer_params *d = &m->p.decoder[l];
-        if (take_attention(b, "decoder", l, "self_attention", &d->self_attn, &d->self_attn_norm, 0) < 0 ||
-            take_attention(b, "decoder", l, "attention", &d->cross_attn, &d->cross_attn_norm, 1) < 0 ||
-            take_ffn(b, "decoder", l, &d->ffn, &d->ffn_norm) < 0)
-            return -1;
-    }
+    if (nmt_ct2_layout_layers(&m->config, &m->p, take_layer_part, b) < 0) return -1;
     const char *const scopes[2] = {"encoder", "decoder"};
-    for (int i = 0; i < 2; i++) {
+    for (int i = 0; i < 2 && m->config.norm_position != NMT_NORM_PRE; i++) {
         char name[NMT_CT2_MAX_NAME];
-        var_name(name, sizeof name, scopes[i], -1, "layer_norm/gamma");
-        if (m->config.norm_position == NMT_NORM_PRE) {
-            if (take_norm(b, scopes[i], -1, "layer_norm", i ? &m->p.decoder_norm : &m->p.encoder_norm) < 0) return -1;
-        } else if (nmt_ct2_file_find(b->r, name)) {
+        nmt_ct2_name(name, sizeof name, scopes[i], -1, "layer_norm/gamma");
+        if (nmt_ct2_file_find(b->r, name))
             return nmt_error_set("%s: %s in a post-norm model: nmt does not implement a final norm there", b->r->path,
                                  name);
-        }
     }
     for (int i = 0; i < b->r->count; i++)
         if (!b->r->vars[i].used)

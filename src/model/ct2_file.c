@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { MAX_BINARY_VERSION = 6, MAX_REVISION = 7, MAX_VARIABLES = 1 << 20 };
-static const int item_size[NMT_CT2_TYPES] = {4, 1, 2, 4, 2, 2};
+enum { MAX_VARIABLES = 1 << 20 };
+const int nmt_ct2_item_size[NMT_CT2_TYPES] = {4, 1, 2, 4, 2, 2};
 static const float global_int16_scale = 1000.0f;
 
 static int read_exact(nmt_ct2_file *r, void *out, size_t n, const char *what) {
@@ -93,9 +93,9 @@ static int read_variable(nmt_ct2_file *r, nmt_ct2_var *v) {
         if (v->dtype < 0) return nmt_error_set("%s: variable %s has items of %d bytes", r->path, v->name, type);
         v->bytes = (size_t)n * type;
     }
-    if (elements * (size_t)item_size[v->dtype] != v->bytes)
+    if (elements * (size_t)nmt_ct2_item_size[v->dtype] != v->bytes)
         return nmt_error_set("%s: variable %s holds %zu bytes, not the %zu of its shape", r->path, v->name, v->bytes,
-                             elements * (size_t)item_size[v->dtype]);
+                             elements * (size_t)nmt_ct2_item_size[v->dtype]);
     v->offset = ftell(r->fp);
     if (v->offset < 0 || (size_t)v->offset + v->bytes > r->size)
         return nmt_error_set("%s: variable %s runs past the end of the file", r->path, v->name);
@@ -111,9 +111,9 @@ static int read_variable(nmt_ct2_file *r, nmt_ct2_var *v) {
 static int read_header(nmt_ct2_file *r) {
     uint32_t u;
     if (read_u32(r, &u, "the binary version") < 0) return -1;
-    if (u < 1 || u > MAX_BINARY_VERSION)
+    if (u < 1 || u > NMT_CT2_BINARY_VERSION)
         return nmt_error_set("%s: binary version %u: nmt reads CTranslate2 models of versions 1 to %d", r->path, u,
-                             MAX_BINARY_VERSION);
+                             NMT_CT2_BINARY_VERSION);
     r->version = (int)u;
     r->revision = 1;
     if (r->version >= 2) {
@@ -129,8 +129,8 @@ static int read_header(nmt_ct2_file *r) {
         strcmp(spec, "TransformerSpec") != 0)
         return nmt_error_set("%s: model spec '%s': nmt reads Transformer encoder-decoder models (TransformerSpec) only",
                              r->path, spec);
-    if (r->revision < 1 || r->revision > MAX_REVISION)
-        return nmt_error_set("%s: spec revision %d: nmt reads revisions 1 to %d", r->path, r->revision, MAX_REVISION);
+    if (r->revision < 1 || r->revision > NMT_CT2_REVISION)
+        return nmt_error_set("%s: spec revision %d: nmt reads revisions 1 to %d", r->path, r->revision, NMT_CT2_REVISION);
     if (read_u32(r, &u, "the variable count") < 0) return -1;
     /* A variable takes at least 9 bytes (name length, a name of one NUL, rank, type, size): a count the
      * file cannot hold is refused before its table is made. */
@@ -202,7 +202,7 @@ static float half_value(uint16_t x, int dtype) {
 
 /* A scalar variable's value (def when v is NULL or not a scalar). */
 double nmt_ct2_file_scalar(const nmt_ct2_var *v, double def) {
-    if (!v || v->rank != 0 || v->bytes != (size_t)item_size[v->dtype]) return def;
+    if (!v || v->rank != 0 || v->bytes != (size_t)nmt_ct2_item_size[v->dtype]) return def;
     const unsigned char *b = v->scalar;
     switch (v->dtype) {
     case NMT_CT2_I8: return (int8_t)b[0];
@@ -290,3 +290,81 @@ int nmt_ct2_file_floats(nmt_ct2_file *r, nmt_ct2_var *v, float *out) {
     return 0;
 }
 
+
+/* ---- the layout of the layers ---- */
+
+void nmt_ct2_name(char *name, size_t size, const char *scope, int layer, const char *part) {
+    if (layer >= 0) snprintf(name, size, "%.16s/layer_%d/%.200s", scope, layer, part);
+    else snprintf(name, size, "%.16s/%.200s", scope, part);
+}
+
+typedef struct walk {
+    nmt_ct2_part_fn fn;
+    void *ctx;
+    const char *scope;
+    int layer;
+} walk;
+
+static int part(walk *w, const char *name, nmt_ct2_part_kind kind, float *data, float *beta, int64_t rows,
+                int64_t cols) {
+    nmt_ct2_part p = {.kind = kind, .data = data, .beta = beta, .rows = rows, .cols = cols};
+    nmt_ct2_name(p.name, sizeof p.name, w->scope, w->layer, name);
+    return w->fn(w->ctx, &p);
+}
+
+/* BLOCK/linear_I/{weight,bias}. */
+static int linear(walk *w, const char *block, int i, float *weight, float *bias, int64_t rows, int64_t cols) {
+    char name[64];
+    snprintf(name, sizeof name, "%s/linear_%d/weight", block, i);
+    if (part(w, name, NMT_CT2_PART_WEIGHT, weight, NULL, rows, cols) < 0) return -1;
+    snprintf(name, sizeof name, "%s/linear_%d/bias", block, i);
+    return part(w, name, NMT_CT2_PART_BIAS, bias, NULL, rows, 0);
+}
+
+static int norm(walk *w, const char *name, const nmt_norm_params *n, int64_t D) {
+    return part(w, name, NMT_CT2_PART_NORM, n->weight, n->bias, D, 0);
+}
+
+/* Self-attention (linear_0 = q|k|v, linear_1 = out) or cross-attention (linear_0 = q, linear_1 =
+ * k|v, linear_2 = out), then its layer_norm. */
+static int attention(walk *w, const char *block, const nmt_attention_params *a, const nmt_norm_params *n, int64_t D,
+                     int cross) {
+    char name[64];
+    if (linear(w, block, 0, a->q_weight, a->q_bias, cross ? D : 3 * D, D) < 0 ||
+        (cross && linear(w, block, 1, a->k_weight, a->k_bias, 2 * D, D) < 0) ||
+        linear(w, block, cross ? 2 : 1, a->o_weight, a->o_bias, D, D) < 0)
+        return -1;
+    snprintf(name, sizeof name, "%s/layer_norm", block);
+    return norm(w, name, n, D);
+}
+
+static int ffn(walk *w, const nmt_ffn_params *f, const nmt_norm_params *n, int64_t D, int64_t F) {
+    return linear(w, "ffn", 0, f->fc1_weight, f->fc1_bias, F, D) < 0 || linear(w, "ffn", 1, f->fc2_weight, f->fc2_bias, D, F) < 0
+               ? -1
+               : norm(w, "ffn/layer_norm", n, D);
+}
+
+int nmt_ct2_layout_layers(const nmt_model_config *c, const nmt_params *p, nmt_ct2_part_fn fn, void *ctx) {
+    const int64_t D = c->d_model, F = c->ffn;
+    walk w = {.fn = fn, .ctx = ctx, .scope = "encoder"};
+    for (w.layer = 0; w.layer < c->encoder_layers; w.layer++) {
+        const nmt_encoder_layer_params *e = &p->encoder[w.layer];
+        if (attention(&w, "self_attention", &e->self_attn, &e->self_attn_norm, D, 0) < 0 ||
+            ffn(&w, &e->ffn, &e->ffn_norm, D, F) < 0)
+            return -1;
+    }
+    w.scope = "decoder";
+    for (w.layer = 0; w.layer < c->decoder_layers; w.layer++) {
+        const nmt_decoder_layer_params *d = &p->decoder[w.layer];
+        if (attention(&w, "self_attention", &d->self_attn, &d->self_attn_norm, D, 0) < 0 ||
+            attention(&w, "attention", &d->cross_attn, &d->cross_attn_norm, D, 1) < 0 ||
+            ffn(&w, &d->ffn, &d->ffn_norm, D, F) < 0)
+            return -1;
+    }
+    if (c->norm_position != NMT_NORM_PRE) return 0;
+    w.layer = -1;
+    w.scope = "encoder";
+    if (norm(&w, "layer_norm", &p->encoder_norm, D) < 0) return -1;
+    w.scope = "decoder";
+    return norm(&w, "layer_norm", &p->decoder_norm, D);
+}

@@ -8,6 +8,10 @@
  * names, renamed here as CTranslate2 renames them. Everything is bounded: names of at most 1 KiB, at
  * most 2^20 variables, ranks up to 4, payloads that fit the file and their shape. The header is read
  * at open; the data stays in the file until asked for.
+ *
+ * The layout of the Transformer's layers under TransformerSpec (revision 7: the names its converters
+ * write) is described here once, as the parts of an nmt_model that each variable holds:
+ * nmt_ct2_layout_layers walks them for the reader (ct2.c) and the writer (ct2_write.c) alike.
  */
 #ifndef NMT_CT2_FILE_H
 #define NMT_CT2_FILE_H
@@ -16,9 +20,16 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "model/model.h"
+
 enum { NMT_CT2_MAX_NAME = 1024, NMT_CT2_MAX_RANK = 4 };
 /* CTranslate2's type ids. */
 enum { NMT_CT2_F32, NMT_CT2_I8, NMT_CT2_I16, NMT_CT2_I32, NMT_CT2_F16, NMT_CT2_BF16, NMT_CT2_TYPES };
+/* Bytes of an item of each type. */
+extern const int nmt_ct2_item_size[NMT_CT2_TYPES];
+/* The newest binary layout and TransformerSpec revision (CTranslate2 4.x writes these; nmt reads
+ * every one up to them and writes them). */
+enum { NMT_CT2_BINARY_VERSION = 6, NMT_CT2_REVISION = 7 };
 
 typedef struct nmt_ct2_var {
     char *name;
@@ -61,5 +72,24 @@ size_t nmt_ct2_var_elements(const nmt_ct2_var *v);
 /* v as float32 into out[elements]: int8 and int16 dequantized as CTranslate2 does (q * (1 / scale),
  * with NAME_scale one per row or one in all; int16 without one: 1000), float16 and bfloat16 widened. */
 int nmt_ct2_file_floats(nmt_ct2_file *f, nmt_ct2_var *v, float *out);
+
+/* "SCOPE/layer_L/PART" (L >= 0) or "SCOPE/PART" into name[size]. */
+void nmt_ct2_name(char *name, size_t size, const char *scope, int layer, const char *part);
+
+/* One part of the layer layout: a weight [rows, cols] (Linear, y = x W^T + b, as nmt stores it), a
+ * bias [rows] (cols 0; optional: a layer without one has zeros), or a LayerNorm (`name` its scope,
+ * whose gamma and beta are data and beta, [rows] each). Self-attention's linear_0 is q|k|v, one
+ * [3D, D] matrix (nmt keeps the three consecutive); cross-attention's linear_0 is q and linear_1 k|v. */
+typedef enum { NMT_CT2_PART_WEIGHT, NMT_CT2_PART_BIAS, NMT_CT2_PART_NORM } nmt_ct2_part_kind;
+typedef struct nmt_ct2_part {
+    char name[NMT_CT2_MAX_NAME];
+    nmt_ct2_part_kind kind;
+    float *data, *beta;
+    int64_t rows, cols;
+} nmt_ct2_part;
+typedef int (*nmt_ct2_part_fn)(void *ctx, const nmt_ct2_part *part);
+/* Calls fn for every part of the encoder's and the decoder's layers, in order, then for the final
+ * norms of a pre-norm model (encoder/layer_norm, decoder/layer_norm); stops at the first that fails. */
+int nmt_ct2_layout_layers(const nmt_model_config *c, const nmt_params *p, nmt_ct2_part_fn fn, void *ctx);
 
 #endif

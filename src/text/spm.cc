@@ -652,4 +652,9 @@ int nmt_spm_joins_word(const nmt_spm *spm, int32_t id) {
     return (p[0] >= '0' && p[0] <= '9') || ((p[0] | 0x20) >= 'a' && (p[0] | 0x20) <= 'z') || p[0] >= 0x80;
 }
 
+const char *nmt_spm_source_piece(const nmt_spm *spm, int32_t id) {
+    if (spm->tokens && id >= 0 && id < nmt_spm_vocab_size(spm)) return spm->source.pieces[(size_t)id].c_str();
+    return nmt_spm_piece(spm, id);
+}
+
 }  // extern "C"

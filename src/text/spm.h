@@ -68,5 +68,8 @@ const char *nmt_spm_piece(const nmt_spm *spm, int32_t id);
  * or any non-ASCII character); 0 for the rest, special and byte pieces, and every token of a token
  * vocabulary that spaces join. */
 int nmt_spm_joins_word(const nmt_spm *spm, int32_t id);
+/* The same on the source side: a token vocabulary's source piece of id ("" where the source has
+ * none), else nmt_spm_piece's. */
+const char *nmt_spm_source_piece(const nmt_spm *spm, int32_t id);
 
 #endif

@@ -9,8 +9,8 @@
 # cli/ct2-translator); when that has no ct2-translator the script builds it there (OpenBLAS for
 # float32, Ruy for int8; no MKL or oneDNN), at nice 19.
 #
-# tools/bench/nmt_to_ct2.py converts the nmt model directory into a CTranslate2 model; the conversion
-# is checked by forced decoding: the log-probability of each reference (pieces + eos) under both
+# `nmt convert --to ct2` converts the nmt model directory into a CTranslate2 model (float32: the
+# variables CTranslate2's own converters would write); the conversion is checked by forced decoding: the log-probability of each reference (pieces + eos) under both
 # engines (nmt score, ct2-translator --task score) must agree to 1e-3 per token (|difference of
 # the sums| / tokens, each pair). Then both engines translate TEST.src at beam 5 and greedy, fp32
 # and int8 (CTranslate2's compute_type float32 and int8, quantized at load time like nmt's), on
@@ -28,10 +28,10 @@
 # when the best hypothesis has ended: the same search. Differences left: the longest output
 # (nmt: 2 x source pieces + 10; ct2: 256 pieces, --max_decoding_length).
 #
-# Needs (tools/install-deps.sh --bench): cmake, g++, libopenblas-dev, python3-numpy, sentencepiece
-# (spm_encode, spm_decode), GNU time (/usr/bin/time). Environment: NMT (build/bin/nmt), THREADS (2),
-# REPEAT (2), ALPHA (0), CT2_OPENBLAS_DIR (the folder of the OpenMP libopenblas.so.0), PYTHON
-# (/usr/bin/python3, with numpy), KEEP (a folder that receives every output as
+# Needs (tools/install-deps.sh --bench): cmake, g++, libopenblas-dev, sentencepiece (spm_encode,
+# spm_decode), GNU time (/usr/bin/time). Environment: NMT (build/bin/nmt), THREADS (2), REPEAT (2),
+# ALPHA (0), CT2_OPENBLAS_DIR (the folder of the OpenMP libopenblas.so.0), KEEP (a folder that
+# receives every output as
 # ENGINE.PRECISION.SEARCH.RUN.hyp; none by default), PRECISIONS ("fp32 int8") and SEARCHES
 # ("beam5 greedy"): a subset, e.g. to keep each run short on a shared machine.
 set -euo pipefail
@@ -45,7 +45,6 @@ PRECISIONS=${PRECISIONS:-fp32 int8}
 SEARCHES=${SEARCHES:-beam5 greedy}
 ALPHA=${ALPHA:-0}
 KEEP=${KEEP:-}
-PYTHON=${PYTHON:-/usr/bin/python3} # Debian's, with python3-numpy
 build=$ct2/build-nmt
 translator=$build/cli/ct2-translator
 batch=32
@@ -68,7 +67,7 @@ ct2_libs="$build:$blas${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" # for ct2-translato
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-"$PYTHON" "$here/nmt_to_ct2.py" "$ct2" "$model" "$work/ct2"
+"$NMT" convert -m "$model" --to ct2 -o "$work/ct2" -q
 spm_encode --model="$model/spm.model" <"$src" >"$work/src.pieces"
 spm_encode --model="$model/spm.model" <"$ref" >"$work/ref.pieces"
 

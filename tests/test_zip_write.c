@@ -1,0 +1,97 @@
+/* Tests of zip_write: a tree (nested folders, an empty file, a file larger than one copy chunk) comes
+ * back whole through zip.c's extraction, under its prefix or at the root; the same tree gives the same
+ * bytes twice; a link is refused by name and leaves no archive. */
+#include "base/io.h"
+#include "base/util.h"
+#include "base/zip.h"
+#include "base/zip_write.h"
+#include "testing.h"
+
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static char big[200000];
+
+static char *in_tmp(const char *name) { return nmt_path_join(nmt_test_tmpdir, name); }
+
+static void put_file(const char *dir, const char *name, const char *data, size_t size) {
+    char *path = nmt_path_join(dir, name);
+    ck_assert_int_eq(nmt_atomic_write(path, data, size), 0);
+    free(path);
+}
+
+static void expect_file(const char *dir, const char *name, const char *want, size_t want_size) {
+    char *path = nmt_path_join(dir, name), *data;
+    size_t size;
+    ck_assert_msg(nmt_read_file(path, &data, &size) == 0, "%s", nmt_error());
+    ck_assert_uint_eq(size, want_size);
+    ck_assert(memcmp(data, want, size) == 0);
+    free(data);
+    free(path);
+}
+
+static char *make_tree(void) {
+    for (size_t i = 0; i < sizeof big; i++) big[i] = (char)(i * 7 + i / 1000);
+    char *tree = in_tmp("tree"), *model = nmt_path_join(tree, "model");
+    ck_assert_int_eq(nmt_mkdirs(model), 0);
+    put_file(tree, "metadata.json", "{\"from_code\": \"en\"}", 19);
+    put_file(tree, "empty", "", 0);
+    put_file(model, "model.bin", big, sizeof big);
+    free(model);
+    return tree;
+}
+
+START_TEST(a_tree_comes_back_whole) {
+    char *tree = make_tree(), *zip = in_tmp("p.argosmodel"), *again = in_tmp("again.zip"), *out = in_tmp("out");
+    ck_assert_msg(nmt_zip_write_dir(tree, "pkg", zip) == 0, "%s", nmt_error());
+    ck_assert_int_eq(nmt_zip_is_archive(zip), 1);
+    ck_assert_int_eq(nmt_mkdirs(out), 0);
+    ck_assert_msg(nmt_zip_extract(zip, out, 1 << 20) == 0, "%s", nmt_error());
+    expect_file(out, "pkg/metadata.json", "{\"from_code\": \"en\"}", 19);
+    expect_file(out, "pkg/empty", "", 0);
+    expect_file(out, "pkg/model/model.bin", big, sizeof big);
+    /* The same tree gives the same bytes; at the root, the entries have no prefix. */
+    ck_assert_int_eq(nmt_zip_write_dir(tree, "pkg", again), 0);
+    char *a, *b;
+    size_t na, nb;
+    ck_assert_int_eq(nmt_read_file(zip, &a, &na), 0);
+    ck_assert_int_eq(nmt_read_file(again, &b, &nb), 0);
+    ck_assert(na == nb && memcmp(a, b, na) == 0);
+    free(a);
+    free(b);
+    ck_assert_int_eq(nmt_zip_write_dir(tree, NULL, again), 0);
+    char *root = in_tmp("root");
+    ck_assert_int_eq(nmt_mkdirs(root), 0);
+    ck_assert_int_eq(nmt_zip_extract(again, root, 1 << 20), 0);
+    expect_file(root, "model/model.bin", big, sizeof big);
+    free(root);
+    free(tree);
+    free(zip);
+    free(again);
+    free(out);
+}
+END_TEST
+
+START_TEST(a_link_is_refused_and_nothing_is_written) {
+    char *tree = make_tree(), *link = nmt_path_join(tree, "link"), *zip = in_tmp("x.zip");
+    ck_assert_int_eq(symlink("metadata.json", link), 0);
+    ck_assert_int_eq(nmt_zip_write_dir(tree, "pkg", zip), -1);
+    ck_assert_msg(strstr(nmt_error(), link) && strstr(nmt_error(), "a link?"), "%s", nmt_error());
+    ck_assert_int_eq(nmt_file_exists(zip), 0);
+    free(tree);
+    free(link);
+    free(zip);
+}
+END_TEST
+
+int main(void) {
+    Suite *s = suite_create("zip_write");
+    TCase *tc = tcase_create("core");
+    tcase_add_checked_fixture(tc, nmt_test_tmpdir_make, nmt_test_tmpdir_remove);
+    tcase_add_test(tc, a_tree_comes_back_whole);
+    tcase_add_test(tc, a_link_is_refused_and_nothing_is_written);
+    suite_add_tcase(s, tc);
+    return nmt_test_run(s);
+}
