@@ -203,6 +203,56 @@ NMT_API int nmt_engine_translate(nmt_engine *engine, int count, const char *cons
 NMT_API int nmt_engine_translate_from(nmt_engine *engine, unsigned long long first_line, int count,
                                       const char *const *lines, nmt_result **out);
 
+/* ---- Per-call controls: options, target prefixes, constraints, glossaries, streaming ---- */
+
+/* Receives the translation of one line as it is decided (nmt_translate_options.stream). `text`
+ * (UTF-8, NUL-terminated, valid during the call only) continues what was given before for the
+ * line, `line` its index in the call's lines (from 0); the texts of a line joined are its best
+ * translation, nmt_result_text. Each line gets exactly one call with final = 1 (its text may be
+ * empty), an empty line included; calls with final = 0 come as the search decides pieces (greedy:
+ * each piece; beam: the pieces every candidate for the best translation shares), holding back
+ * trailing spaces and incomplete characters until they are settled. The callback runs on the
+ * engine's decoding threads while the call is in flight, never on two threads at once (the
+ * engine serialises the calls), and the calls of one line come in order. It must not call the
+ * library with the same engine. When the call fails, the callbacks stop where they were. */
+typedef void (*nmt_stream_callback)(void *user, int line, const char *text, int final);
+
+typedef struct nmt_translate_options {
+    /* The options of this call, or NULL for the engine's (nmt_engine_get_options). Those of the
+     * search apply per call: beam_size, n_best, greedy, length_penalty, max_length_ratio,
+     * alignment, sampling and its fields, batch_tokens, repetition_penalty, no_repeat_ngram_size,
+     * loop_guard, confidence, crop and max_input_length (bounded by the engine's); threads,
+     * precision, max_batch and shortlist stay the engine's. A call with options other than the
+     * engine's costs the making of the search anew (no model is read again). */
+    const nmt_engine_options *options;
+    unsigned long long first_line;    /* lines are numbered from it (nmt_engine_translate_from) (0) */
+    /* NULL, or [count]: every translation of line i starts with target_prefix[i] (its text as the
+     * target vocabulary encodes it; NULL or "": none), as `nmt translate --prefix` (NULL) */
+    const char *const *target_prefix;
+    /* NULL, or [count]: line i's constraint phrases, a NULL-terminated list (NULL: none): every
+     * translation holds each phrase whole, as `nmt translate --constraints` (at most 64 a line;
+     * beam or greedy search only, not sampling or a shortlist) (NULL) */
+    const char *const *const *constraints;
+    /* [2 * glossary_size]: a source term and its target term for each entry; the target term of
+     * each entry whose source term occurs in a line (between word boundaries, case ignored unless
+     * glossary_case) is one more constraint of that line, as `nmt translate --glossary` (NULL, 0) */
+    const char *const *glossary;
+    int glossary_size;
+    int glossary_case;                /* 1: source terms match only with their case (0) */
+    nmt_stream_callback stream;       /* each line's translation as it is decided, or NULL (NULL); not
+                                       * with sampling and n_best > 1 */
+    void *stream_user;                /* passed to stream */
+} nmt_translate_options;
+
+/* No controls: the engine's options, lines numbered from 0, no prefix, constraint or stream. */
+NMT_API nmt_translate_options nmt_translate_options_default(void);
+
+/* nmt_engine_translate with the controls of `call` (NULL: nmt_translate_options_default()). A line
+ * without a prefix, constraints or glossary terms is translated exactly as nmt_engine_translate_from
+ * translates it with the same options. Errors name the line ("line 2: constraint 1: ..."). */
+NMT_API int nmt_engine_translate_with(nmt_engine *engine, int count, const char *const *lines,
+                                      const nmt_translate_options *call, nmt_result **out);
+
 /* Forced decoding: out[i] = the natural-log probability of targets[i] (its pieces and the end of
  * sentence) given sources[i], for i < count, as `nmt score` writes it (each side bounded like a line
  * of nmt_engine_translate: cropped with crop, an error naming the line without). */
