@@ -307,6 +307,48 @@ NMT_API int nmt_corpus_chrf(int count, const char *const *hyps, int nrefs, const
 NMT_API int nmt_corpus_ter(int count, const char *const *hyps, int nrefs, const char *const *refs,
                            nmt_corpus_metric *out);
 
+/* The options of a corpus metric: the arguments of sacreBLEU's corpus_bleu, corpus_chrf and
+ * corpus_ter (each metric reads its own), with sacreBLEU's defaults in nmt_corpus_options_default(). */
+typedef struct nmt_corpus_options {
+    const char *tokenize;      /* BLEU: "13a", "none", "intl", "char" or "zh" (NULL: 13a) */
+    int lowercase;             /* BLEU and chrF: compare lowercased text (0) */
+    const char *smooth_method; /* BLEU: "exp", "floor", "add-k" or "none" (NULL: exp) */
+    double smooth_value;       /* BLEU: floor's or add-k's value; < 0: the method's default, 0.1 or 1 (-1) */
+    int use_effective_order;   /* BLEU: leave out the orders without a hypothesis n-gram (0) */
+    int char_order;            /* chrF: character n-gram orders (6) */
+    int word_order;            /* chrF: word n-gram orders (0; 2 is chrF++) */
+    int beta;                  /* chrF: recall's weight (2) */
+    int whitespace;            /* chrF: whitespace is part of the character n-grams (0) */
+    int eps_smoothing;         /* chrF: sacreBLEU's eps smoothing instead of chrF++'s effective order (0) */
+    int normalized;            /* TER: normalize the text first (0) */
+    int no_punct;              /* TER: remove punctuation (0) */
+    int asian_support;         /* TER: split Asian characters (0) */
+    int case_sensitive;        /* TER (0) */
+} nmt_corpus_options;
+
+/* sacreBLEU's defaults. */
+NMT_API nmt_corpus_options nmt_corpus_options_default(void);
+
+/* What a corpus score holds besides its value: BLEU's numbers, as sacreBLEU's BLEUScore has them. */
+typedef struct nmt_corpus_details {
+    char verbose[160];    /* what sacreBLEU's str() prints after the score: BLEU's "p1/p2/p3/p4 (BP = 1.000
+                           * ratio = 1.000 hyp_len = 7 ref_len = 7)"; "" for chrF and TER */
+    int order;            /* BLEU: the n-gram orders below (4); 0 for chrF and TER */
+    double counts[4];     /* BLEU: matched n-grams of each order (after add-k smoothing, as sacreBLEU's) */
+    double totals[4];     /* BLEU: hypothesis n-grams of each order */
+    double precisions[4]; /* BLEU: the precisions in percent */
+    double bp;            /* BLEU: the brevity penalty */
+    double ratio;         /* BLEU: sys_len / ref_len (0 when ref_len is 0) */
+    long sys_len, ref_len;/* BLEU: words of the hypotheses and of the closest references */
+} nmt_corpus_details;
+
+/* The corpus metric `metric` ("bleu", "chrf" or "ter") of hyps against refs as nmt_corpus_bleu takes
+ * them, with `options` (NULL: the defaults); details (or NULL) receives BLEU's numbers. Invalid
+ * options are an error naming the option. */
+NMT_API int nmt_corpus_score(const char *metric, int count, const char *const *hyps, int nrefs,
+                             const char *const *refs, const nmt_corpus_options *options, nmt_corpus_metric *out,
+                             nmt_corpus_details *details);
+
 /* ---- Training ---- */
 
 /* Trains as `nmt train CONFIG [--set k=v ...]` does (resuming from the output directory's newest
