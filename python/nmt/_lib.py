@@ -158,7 +158,7 @@ def _candidates() -> List[str]:
     try:
         from . import _installed  # written by `cmake --install`
 
-        found.append(str((here / _installed.LIBRARY).resolve()))
+        found.append(os.path.normpath(here / _installed.LIBRARY))
     except ImportError:
         pass
     found.append(str(Path(sys.prefix) / "lib" / SONAME))
