@@ -28,14 +28,16 @@
  * last decoder layer attends to most (heads averaged), as `nmt translate --print-alignment` prints it
  * (pairs "i-j"); the attention matrix itself and the pieces are there too, e.g. to draw a heat map.
  *
- * Threads. nmt_engine_translate, nmt_engine_translate_from and nmt_engine_logprob may be called from
+ * Threads. nmt_engine_translate, nmt_engine_translate_from, nmt_engine_translate_with and
+ * nmt_engine_logprob may be called from
  * several threads at once, on one engine or on several: the calls on one engine take turns (each
  * already uses o.threads threads for its batches), and the threads of all engines are one pool. The
  * thread count is process-wide: the last engine opened sets it. Open engines from one thread while no
  * other thread uses an engine. nmt_engine_close waits for the calls in flight on the engine and makes
  * those that arrive while it waits fail ("the engine is being closed"); no call may begin after it
- * returned. The nmt_result_* readers, nmt_corpus_* and nmt_version may run on any thread at any time;
- * several threads may read one result. Errors are per thread (below).
+ * returned. A streaming callback (nmt_stream_callback) runs on the engine's decoding threads during its
+ * call, one call at a time. The nmt_result_* readers, nmt_corpus_* and nmt_version may run on any
+ * thread at any time; several threads may read one result. Errors are per thread (below).
  *
  * Words. "score" names one thing here: a hypothesis' rank, its log-probability divided by the length
  * penalty (nmt_result_score). The model's probability of a given translation is a log-probability
@@ -43,7 +45,8 @@
  * (nmt_corpus_metric).
  *
  * Lifetimes. The caller owns what it passes in: the lines, the options and the paths are read during
- * the call only. What a call returns through a pointer belongs to the library and stays valid:
+ * the call only (nmt_translate_options and everything it points to included). What a call returns
+ * through a pointer belongs to the library and stays valid:
  *   - an engine (nmt_engine_open), and the strings of nmt_engine_get_options and
  *     nmt_engine_*_language: until nmt_engine_close;
  *   - a result (nmt_engine_translate*): until nmt_result_free, its texts, scores, alignments and
@@ -247,7 +250,9 @@ typedef struct nmt_translate_options {
 /* No controls: the engine's options, lines numbered from 0, no prefix, constraint or stream. */
 NMT_API nmt_translate_options nmt_translate_options_default(void);
 
-/* nmt_engine_translate with the controls of `call` (NULL: nmt_translate_options_default()). A line
+/* nmt_engine_translate with the controls of `call` (NULL: nmt_translate_options_default()). Lines,
+ * prefixes and phrases are UTF-8; a line's prefix and phrases together are bounded as its source is
+ * (max_input_length pieces). An empty line stays empty, whatever its controls. A line
  * without a prefix, constraints or glossary terms is translated exactly as nmt_engine_translate_from
  * translates it with the same options. Errors name the line ("line 2: constraint 1: ..."). */
 NMT_API int nmt_engine_translate_with(nmt_engine *engine, int count, const char *const *lines,
