@@ -17,25 +17,48 @@ START_TEST(states_by_hand) {
     nmt_constraint_state s = nmt_constraint_start();
     ck_assert_int_eq(nmt_constraint_wanted(f, 3, s, want), 2); /* 5 (a and c), 6 (b) */
     ck_assert(want[0] == 5 && want[1] == 6);
-    s = nmt_constraint_next(f, 3, s, 5);
+    s = nmt_constraint_next(f, 3, NULL, s, 5);
     ck_assert(s.inside == 0 && s.at == 1 && s.progress == 1);
     ck_assert_int_eq(nmt_constraint_wanted(f, 3, s, want), 1);
     ck_assert_int_eq(want[0], 6);
-    nmt_constraint_state off = nmt_constraint_next(f, 3, s, 8); /* abandoned */
+    nmt_constraint_state off = nmt_constraint_next(f, 3, NULL, s, 8); /* abandoned */
     ck_assert(off.inside == -1 && off.progress == 0 && off.met == 0);
-    s = nmt_constraint_next(f, 3, s, 6);
-    s = nmt_constraint_next(f, 3, s, 7);
+    s = nmt_constraint_next(f, 3, NULL, s, 6);
+    s = nmt_constraint_next(f, 3, NULL, s, 7);
     ck_assert(s.inside == -1 && s.met == 1 && s.progress == 3);
     ck_assert(!nmt_constraint_done(s, 3));
     ck_assert_int_eq(nmt_constraint_wanted(f, 3, s, want), 2);
     ck_assert(want[0] == 6 && want[1] == 5);
-    s = nmt_constraint_next(f, 3, s, 6);
+    s = nmt_constraint_next(f, 3, NULL, s, 6);
     ck_assert(s.met == 3 && s.progress == 4);
-    s = nmt_constraint_next(f, 3, s, 5);
-    s = nmt_constraint_next(f, 3, s, 9);
+    s = nmt_constraint_next(f, 3, NULL, s, 5);
+    s = nmt_constraint_next(f, 3, NULL, s, 9);
     ck_assert(nmt_constraint_done(s, 3) && s.progress == 6);
     ck_assert_int_eq(nmt_constraint_wanted(f, 3, s, want), 0);
     ck_assert(nmt_constraint_done(nmt_constraint_start(), 0));
+}
+END_TEST
+
+/* Whole words: a joining piece right after a phrase's last piece takes the phrase back; any other
+ * piece keeps it met. */
+START_TEST(states_whole_words) {
+    const int32_t a[] = {5, 6}, b[] = {7};
+    const nmt_decode_phrase f[] = {{a, 2}, {b, 1}};
+    unsigned char joins[10] = {0};
+    joins[8] = 1;
+    nmt_constraint_state s = nmt_constraint_start();
+    s = nmt_constraint_next(f, 2, joins, s, 5);
+    s = nmt_constraint_next(f, 2, joins, s, 6);
+    ck_assert(s.met == 1 && s.progress == 2 && s.ended == 1);
+    const nmt_constraint_state joined = nmt_constraint_next(f, 2, joins, s, 8);
+    ck_assert(joined.met == 0 && joined.progress == 0 && joined.ended == 0 && joined.inside == -1);
+    ck_assert(nmt_constraint_next(f, 2, NULL, s, 8).met == 1); /* no table: met at the last piece */
+    const nmt_constraint_state apart = nmt_constraint_next(f, 2, joins, s, 9);
+    ck_assert(apart.met == 1 && apart.progress == 2 && apart.ended == 0);
+    s = nmt_constraint_next(f, 2, joins, s, 7); /* the one-piece phrase as the next word */
+    ck_assert(s.met == 3 && s.progress == 3 && s.ended == 2 && nmt_constraint_done(s, 2));
+    s = nmt_constraint_next(f, 2, joins, s, 8);
+    ck_assert(s.met == 1 && s.progress == 2 && !nmt_constraint_done(s, 2));
 }
 END_TEST
 
@@ -128,6 +151,7 @@ static Suite *constraint_suite(void) {
     Suite *suite = suite_create("constraint");
     TCase *tc = infer_models_tcase("core");
     tcase_add_test(tc, states_by_hand);
+    tcase_add_test(tc, states_whole_words);
     tcase_add_test(tc, bank_step_by_hand);
     tcase_add_loop_test(tc, tiny_models_hold_their_constraints, 0, VARIANTS);
     suite_add_tcase(suite, tc);

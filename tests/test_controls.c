@@ -489,6 +489,48 @@ START_TEST(constraints_in_every_hypothesis) {
 }
 END_TEST
 
+/* Whether h holds phrase f at or after piece `from` as whole words: followed by the end or by a piece
+ * that does not join it. */
+static int holds_whole(const nmt_hypothesis *h, const nmt_decode_phrase *f, int from, const unsigned char *joins) {
+    for (int i = from; i + f->length <= h->length; i++)
+        if (memcmp(h->tokens + i, f->pieces, (size_t)f->length * sizeof(int32_t)) == 0 &&
+            (i + f->length == h->length || !joins[h->tokens[i + f->length]]))
+            return 1;
+    return 0;
+}
+
+/* With the vocabulary's joining pieces (here every third id), every hypothesis holds every phrase as
+ * whole words; without them some hypothesis goes on with a joining piece right after a phrase. */
+START_TEST(constraints_stand_as_whole_words) {
+    static constraints c;
+    static unsigned char joins[TOY_V];
+    for (int v = NMT_EOS + 1; v < TOY_V; v++) joins[v] = v % 3 == 0;
+    make_constraints(&c, 1);
+    nmt_decode_options opts[] = {beam(5, 3), greedy(), beam(4, 2)};
+    opts[2].confidence = 1;
+    int broken_without = 0;
+    for (int k = 0; k < 3; k++)
+        for (int with_table = 0; with_table < 2; with_table++) {
+            opts[k].word_joins = with_table ? joins : NULL;
+            nmt_translation t[SENTENCES];
+            toy_decode_guided(&opts[k], 0, SENTENCES, 0.2, c.p.of, t);
+            for (int i = 0; i < SENTENCES; i++) {
+                const nmt_decode_guide *g = &c.p.guide[i];
+                for (int j = 0; j < t[i].count; j++)
+                    for (int f = 0; f < g->constraint_count; f++) {
+                        const nmt_hypothesis *h = &t[i].hyps[j];
+                        ck_assert(holds(h, &g->constraints[f], g->prefix_length));
+                        const int whole = holds_whole(h, &g->constraints[f], g->prefix_length, joins);
+                        if (with_table) ck_assert_msg(whole, "options %d sentence %d hypothesis %d phrase %d", k, i, j, f);
+                        broken_without += !whole;
+                    }
+            }
+            free_all(t, SENTENCES);
+        }
+    ck_assert_int_gt(broken_without, 0);
+}
+END_TEST
+
 /* A sentence without constraints translates bit for bit as without guides, beside constrained ones. */
 START_TEST(constraints_leave_the_others) {
     static constraints c;
@@ -648,6 +690,7 @@ static Suite *controls_suite(void) {
     tcase_add_test(tc, control_options_checked);
     tcase_add_test(tc, constraints_in_every_hypothesis);
     tcase_add_test(tc, constraints_leave_the_others);
+    tcase_add_test(tc, constraints_stand_as_whole_words);
     tcase_add_test(tc, constraints_checked);
     tcase_add_test(tc, streamed_pieces_make_the_translation);
     suite_add_tcase(suite, tc);

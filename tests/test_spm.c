@@ -108,6 +108,19 @@ static void check_model(const char *type) {
     int unk = 0;
     for (size_t i = 0; i < count; i++) unk += ids[i] == NMT_UNK;
     ck_assert_int_eq(unk, 1);
+    /* A piece joins the word before it exactly when it lacks the word-start mark and starts with a
+     * letter; special ids never join. */
+    int joining = 0, starting = 0;
+    for (int32_t id = 0; id < 100; id++) {
+        const char *piece = nmt_spm_piece(spm, id);
+        const int marked = strncmp(piece, "\xe2\x96\x81", 3) == 0;
+        const int letter = (piece[0] | 0x20) >= 'a' && (piece[0] | 0x20) <= 'z';
+        ck_assert_int_eq(nmt_spm_joins_word(spm, id), id > NMT_EOS && !marked && (letter || (unsigned char)piece[0] >= 0x80));
+        joining += nmt_spm_joins_word(spm, id);
+        starting += marked;
+    }
+    ck_assert(joining > 0 && starting > 0);
+    ck_assert_int_eq(nmt_spm_joins_word(spm, 100), 0);
     /* An id outside the vocabulary is an error, not a crash. */
     int32_t bad[1] = {100};
     ck_assert_ptr_null(nmt_spm_decode(spm, bad, 1));

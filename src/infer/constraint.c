@@ -24,10 +24,18 @@ int nmt_constraint_check(const nmt_decode_phrase *phrases, int count, int V, int
     return total;
 }
 
-nmt_constraint_state nmt_constraint_start(void) { return (nmt_constraint_state){0, -1, 0, 0}; }
+nmt_constraint_state nmt_constraint_start(void) { return (nmt_constraint_state){0, -1, 0, 0, 0}; }
 
-nmt_constraint_state nmt_constraint_next(const nmt_decode_phrase *phrases, int count, nmt_constraint_state s,
-                                         int32_t token) {
+nmt_constraint_state nmt_constraint_next(const nmt_decode_phrase *phrases, int count, const unsigned char *joins,
+                                         nmt_constraint_state s, int32_t token) {
+    if (s.ended > 0) {
+        const int c = s.ended - 1;
+        s.ended = 0;
+        if (joins && joins[token]) { /* the word goes on: the phrase was not met whole */
+            s.met &= ~((uint64_t)1 << c);
+            s.progress -= phrases[c].length;
+        }
+    }
     if (s.inside >= 0) {
         const nmt_decode_phrase *p = &phrases[s.inside];
         if (p->pieces[s.at] == token) {
@@ -35,6 +43,7 @@ nmt_constraint_state nmt_constraint_next(const nmt_decode_phrase *phrases, int c
             s.progress++;
             if (s.at == p->length) {
                 s.met |= (uint64_t)1 << s.inside;
+                s.ended = 1 + s.inside;
                 s.inside = -1;
                 s.at = 0;
             }
@@ -49,6 +58,7 @@ nmt_constraint_state nmt_constraint_next(const nmt_decode_phrase *phrases, int c
         s.progress++;
         if (phrases[c].length == 1) {
             s.met |= (uint64_t)1 << c;
+            s.ended = 1 + c;
         } else {
             s.inside = c;
             s.at = 1;

@@ -12,6 +12,12 @@
  * the phrase it is inside, else the first piece of every unmet phrase. eos ends only a hypothesis
  * that has met every phrase.
  *
+ * Whole words: given the target vocabulary's joining pieces (joins[v] = 1 for a piece that continues
+ * the word before it, e.g. SentencePiece's "s" after "▁Strategie"), a phrase is met only when the
+ * piece after its last is not one of them (or is eos): a joining piece there takes the phrase back
+ * (unmet, its pieces no longer counted) and is then read as above, so the search places the phrase
+ * again where it stands as whole words. Without a table (NULL) a phrase is met at its last piece.
+ *
  * Allocation (the bank step): the candidates of a sentence, best first, fall into T + 1 banks by
  * progress; each bank has K / (T + 1) places, the K mod (T + 1) left over going to the banks of most
  * progress; from the bank of most progress down, a bank keeps its best candidates up to its places
@@ -36,6 +42,7 @@ typedef struct nmt_constraint_state {
     int32_t inside;   /* the phrase being followed, -1: none */
     int32_t at;       /* its pieces followed so far */
     int32_t progress; /* pieces of met phrases + at */
+    int32_t ended;    /* 1 + the phrase the last piece completed (met unless the next piece joins it), 0: none */
 } nmt_constraint_state;
 
 /* Checks sentence `sentence`'s phrases against a vocabulary of V; returns their pieces T, or -1
@@ -43,9 +50,9 @@ typedef struct nmt_constraint_state {
 int nmt_constraint_check(const nmt_decode_phrase *phrases, int count, int V, int sentence);
 /* The state of a hypothesis that has met nothing. */
 nmt_constraint_state nmt_constraint_start(void);
-/* The state after appending `token` (not eos). */
-nmt_constraint_state nmt_constraint_next(const nmt_decode_phrase *phrases, int count, nmt_constraint_state s,
-                                         int32_t token);
+/* The state after appending `token` (not eos); joins[V] as above, or NULL. */
+nmt_constraint_state nmt_constraint_next(const nmt_decode_phrase *phrases, int count, const unsigned char *joins,
+                                         nmt_constraint_state s, int32_t token);
 /* Whether every phrase is met (eos may end the hypothesis). */
 int nmt_constraint_done(nmt_constraint_state s, int count);
 /* The distinct pieces that advance state s into out[<= count]; returns how many. */

@@ -30,6 +30,7 @@ struct nmt_pipeline {
     nmt_spm *spm;
     nmt_tokenizer source, target;
     nmt_shortlist *shortlist;
+    unsigned char *word_joins; /* [V] the target tokenizer's joins: constraint phrases stand as whole words */
     nmt_translator *translator;
     size_t limit;          /* nmt_pipeline_input_limit of the model */
     char *dir;             /* the model directory (of the file named, for a file) */
@@ -43,8 +44,11 @@ static char *spm_decode(const void *s, const int32_t *ids, size_t count) { retur
 
 static const char *spm_piece(const void *s, int32_t id) { return nmt_spm_piece(s, id); }
 
+static int spm_joins(const void *s, int32_t id) { return nmt_spm_joins_word(s, id); }
+
 nmt_tokenizer nmt_tokenizer_spm(const nmt_spm *spm) {
-    return (nmt_tokenizer){.state = spm, .encode = spm_encode, .decode = spm_decode, .piece = spm_piece};
+    return (nmt_tokenizer){.state = spm, .encode = spm_encode, .decode = spm_decode, .piece = spm_piece,
+                           .joins = spm_joins};
 }
 
 static int spm_encode_target(const void *s, const char *text, size_t len, int32_t **ids, size_t *cap, size_t *count) {
@@ -247,6 +251,10 @@ int nmt_pipeline_open(nmt_pipeline **out, const char *model, const nmt_pipeline_
     p->limit = nmt_pipeline_input_limit(&p->model.config, options->max_input_length);
     if (options->shortlist && nmt_shortlist_load_dir(&p->shortlist, p->dir, p->model.config.vocab_size) < 0) goto fail;
     p->options.decode.shortlist = p->shortlist;
+    const int V = p->model.config.vocab_size;
+    if (!(p->word_joins = nmt_malloc((size_t)V))) goto fail;
+    for (int v = 0; v < V; v++) p->word_joins[v] = (unsigned char)p->target.joins(p->target.state, v);
+    p->options.decode.word_joins = p->word_joins;
     if (nmt_translator_create(&p->translator, &p->model, &p->options.decode) < 0) goto fail;
     /* Only matrices a mapped file still holds: forced scoring reads those again. */
     if (p->model.source) nmt_translator_release_model(p->translator, &p->model);
@@ -261,6 +269,7 @@ void nmt_pipeline_free(nmt_pipeline *p) {
     if (!p) return;
     nmt_translator_free(p->translator);
     nmt_shortlist_free(p->shortlist);
+    free(p->word_joins);
     nmt_spm_free(p->spm);
     nmt_model_free(&p->model);
     nmt_model_free(&p->scorer);

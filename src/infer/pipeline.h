@@ -29,6 +29,7 @@ typedef struct nmt_tokenizer {
     int (*encode)(const void *state, const char *text, size_t len, int32_t **ids, size_t *cap, size_t *count);
     char *(*decode)(const void *state, const int32_t *ids, size_t count); /* a new string */
     const char *(*piece)(const void *state, int32_t id);                 /* the piece's own string */
+    int (*joins)(const void *state, int32_t id); /* 1: the piece continues the word before it (spm.h) */
 } nmt_tokenizer;
 
 /* SentencePiece as a tokenizer (spm must outlive it): of the source side, and of the target side,

@@ -469,7 +469,7 @@ static void constrained_offer(nmt_search *s, int b, int *count, int row, int32_t
         .total = s->total[row] + logprob,
         .row = row,
         .token = token,
-        .state = token == NMT_EOS ? st : nmt_constraint_next(s->phrases[b], s->phrase_count[b], st, token),
+        .state = token == NMT_EOS ? st : nmt_constraint_next(s->phrases[b], s->phrase_count[b], s->options.word_joins, st, token),
     };
 }
 

@@ -143,6 +143,9 @@ typedef struct nmt_decode_options {
     int loop_repeats;          /* R: the loop guard's bound, which ends a hypothesis stuck repeating one
                                   1..4-gram (4; 0 = off); it reads only the pieces chosen */
     int confidence;            /* 1: each hypothesis's alternatives (the whole logits are read then too) */
+    const unsigned char *word_joins; /* [V] 1: a target piece that continues the word before it; a
+                                  constraint phrase followed by one is not met (constraint.h), so
+                                  phrases stand as whole words (NULL: met at their last piece) */
     nmt_decode_stream stream;  /* each sentence's best translation as it is decided, or NULL */
     void *stream_ctx;
 } nmt_decode_options;

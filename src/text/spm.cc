@@ -643,4 +643,13 @@ const char *nmt_spm_piece(const nmt_spm *spm, int32_t id) {
     return spm->processor.IdToPiece(id).c_str();
 }
 
+int nmt_spm_joins_word(const nmt_spm *spm, int32_t id) {
+    if (id <= NMT_EOS || id >= nmt_spm_vocab_size(spm) || (spm->tokens && !spm->splits)) return 0;
+    if (!spm->tokens && (spm->processor.IsControl(id) || spm->processor.IsUnknown(id) || spm->processor.IsByte(id)))
+        return 0;
+    const unsigned char *p = (const unsigned char *)nmt_spm_piece(spm, id);
+    if (p[0] == 0xE2 && p[1] == 0x96 && p[2] == 0x81) return 0; /* U+2581, the word-start mark */
+    return (p[0] >= '0' && p[0] <= '9') || ((p[0] | 0x20) >= 'a' && (p[0] | 0x20) <= 'z') || p[0] >= 0x80;
+}
+
 }  // extern "C"

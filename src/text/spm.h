@@ -63,5 +63,10 @@ int nmt_spm_can_sample(const nmt_spm *spm);
 char *nmt_spm_decode(const nmt_spm *spm, const int32_t *ids, size_t count);
 /* The piece of an id ("▁tea"), for alignment maps; "" when out of range. */
 const char *nmt_spm_piece(const nmt_spm *spm, int32_t id);
+/* 1 when the target piece of id, decoded after another piece, continues that piece's word: a piece
+ * without SentencePiece's word-start mark whose first character is a letter or a digit (an ASCII one,
+ * or any non-ASCII character); 0 for the rest, special and byte pieces, and every token of a token
+ * vocabulary that spaces join. */
+int nmt_spm_joins_word(const nmt_spm *spm, int32_t id);
 
 #endif
