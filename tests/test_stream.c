@@ -4,9 +4,11 @@
  * every n-best hypothesis of a line keeps its target prefix and holds its constraint phrases, and a
  * glossary term found in a line is one more constraint; the lines without controls translate as
  * without; streamed texts joined are the final translation, with one final call a line; bad controls
- * are errors naming the line; every allocation is checked. */
+ * are errors naming the line; a call's options leave the pipeline's own parts as they were; every
+ * allocation is checked. */
 #include "nmt/nmt.h"
 
+#include "infer/pipeline.h"
 #include "tiny_model.h"
 #include "testing.h"
 
@@ -227,6 +229,32 @@ START_TEST(test_errors) {
 }
 END_TEST
 
+/* A call's own options change the search, never what the pipeline made for its model: the precision,
+ * the shortlist, the batch size, the target vocabulary's word joins (constraints as whole words). */
+START_TEST(test_pipeline_keeps_its_own) {
+    nmt_test_model_dir(nmt_test_tmpdir);
+    nmt_pipeline_options o = nmt_pipeline_options_default();
+    o.decode.batch_size = 3;
+    nmt_pipeline *p;
+    ck_assert_msg(nmt_pipeline_open(&p, nmt_test_tmpdir, &o) == 0, "%s", nmt_error());
+    const nmt_decode_options before = nmt_pipeline_get_options(p)->decode;
+    ck_assert_ptr_nonnull(before.word_joins);
+    nmt_decode_options d = nmt_pipeline_options_default().decode;
+    d.beam_size = 2;
+    ck_assert_int_eq(nmt_pipeline_set_decode(p, &d), 0);
+    const nmt_decode_options *after = &nmt_pipeline_get_options(p)->decode;
+    ck_assert_int_eq(after->beam_size, 2);
+    ck_assert_ptr_eq(after->word_joins, before.word_joins);
+    ck_assert_ptr_eq(after->shortlist, before.shortlist);
+    ck_assert_int_eq(after->batch_size, 3);
+    ck_assert_int_eq(after->precision, before.precision);
+    d.beam_size = 0; /* refused: the options stay */
+    ck_assert_int_eq(nmt_pipeline_set_decode(p, &d), -1);
+    ck_assert_int_eq(nmt_pipeline_get_options(p)->decode.beam_size, 2);
+    nmt_pipeline_free(p);
+}
+END_TEST
+
 static int guided_attempt(void *context) {
     nmt_engine *e = context;
     const char *prefixes[LINES] = {"the big", NULL, NULL, NULL, "bird"};
@@ -260,6 +288,7 @@ int main(void) {
     tcase_add_test(tc, test_prefix_and_constraints);
     tcase_add_test(tc, test_streaming);
     tcase_add_test(tc, test_errors);
+    tcase_add_test(tc, test_pipeline_keeps_its_own);
     tcase_add_test(tc, test_allocation_failures);
     suite_add_tcase(s, tc);
     return nmt_test_run(s);

@@ -285,6 +285,7 @@ int nmt_pipeline_set_decode(nmt_pipeline *p, const nmt_decode_options *decode) {
     o.decode.precision = p->options.decode.precision;
     o.decode.shortlist = p->options.decode.shortlist;
     o.decode.batch_size = p->options.decode.batch_size;
+    o.decode.word_joins = p->options.decode.word_joins;
     if (nmt_pipeline_options_check(&o) < 0 || nmt_translator_set_search(p->translator, &o.decode) < 0) return -1;
     p->options.decode = o.decode;
     return 0;
