@@ -38,7 +38,7 @@ with open("in.txt", encoding="utf-8") as f:
     src = f.read().split("\n")[:3]
 t = nmt.Translator("model", threads=1)
 try:
-    t.translate(src)
+    t.translate_batch(src)
     raise AssertionError("a megabyte line was translated")
 except nmt.NmtError as e:
     assert str(e).startswith("line 2: ") and "more than the limit of 1000" in str(e), e
@@ -49,7 +49,7 @@ except nmt.NmtError as e:
     assert "more than the limit of 1000" in str(e), e
 t.close()
 with nmt.Translator("model", threads=1, crop=True, max_input_length=40) as t:
-    assert len(t.translate(src)) == 3
+    assert len(t.translate_batch(src)) == 3
     assert all(s < 0 for s in t.score(src, src))
 PY
     { say_fail "Python"; cat py.log; }

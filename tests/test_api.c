@@ -1,6 +1,8 @@
 /* Tests of the status beside the message in the public API (include/nmt/nmt.h): each failure sets
  * its kind -- memory, the system's files, anything else -- for the calling thread alone, a prefixed
- * message keeps its kind, and a thread that has not failed reads NMT_STATUS_OK. */
+ * message keeps its kind, and a thread that has not failed reads NMT_STATUS_OK; and of the corpus
+ * metrics with sacreBLEU's options (nmt_corpus_score): the defaults are nmt_corpus_bleu's, options
+ * change the score and the signature, BLEU's numbers are those of its verbose line. */
 #include "nmt/nmt.h"
 
 #include "base/util.h"
@@ -100,6 +102,41 @@ START_TEST(test_prefix_keeps_kind) {
 }
 END_TEST
 
+START_TEST(test_corpus_options) {
+    static const char *const hyps[] = {"The cat sat on the mat .", "a Dog barks"};
+    static const char *const refs[] = {"the cat sat on a mat .", "A dog barks loudly"};
+    nmt_corpus_metric plain, s;
+    nmt_corpus_details d;
+    ck_assert_int_eq(nmt_corpus_bleu(2, hyps, 1, refs, &plain), 0);
+    ck_assert_int_eq(nmt_corpus_score("bleu", 2, hyps, 1, refs, NULL, &s, &d), 0);
+    ck_assert(s.value == plain.value);
+    ck_assert_str_eq(s.signature, plain.signature);
+    ck_assert_int_eq(d.order, 4);
+    ck_assert_int_eq(d.sys_len, 10);
+    ck_assert_int_eq(d.ref_len, 11);
+    ck_assert(d.counts[0] == 7 && d.totals[0] == 10 && d.counts[1] == 3 && d.counts[3] == 0 && d.totals[3] == 4);
+    ck_assert_msg(strstr(d.verbose, "70.0/") == d.verbose && strstr(d.verbose, "hyp_len = 10 ref_len = 11)"), "%s",
+                  d.verbose);
+    nmt_corpus_options o = nmt_corpus_options_default();
+    o.lowercase = 1;
+    ck_assert_int_eq(nmt_corpus_score("bleu", 2, hyps, 1, refs, &o, &s, &d), 0);
+    ck_assert(s.value > plain.value);
+    ck_assert_ptr_nonnull(strstr(s.signature, "case:lc"));
+    o = nmt_corpus_options_default();
+    o.word_order = 2;
+    ck_assert_int_eq(nmt_corpus_score("chrf", 2, hyps, 1, refs, &o, &s, &d), 0);
+    ck_assert_str_eq(s.name, "chrF2++");
+    ck_assert_str_eq(d.verbose, "");
+    ck_assert_int_eq(d.order, 0);
+    o = nmt_corpus_options_default();
+    o.tokenize = "14a";
+    ck_assert_int_eq(nmt_corpus_score("bleu", 2, hyps, 1, refs, &o, &s, NULL), -1);
+    ck_assert_ptr_nonnull(strstr(nmt_last_error(), "14a"));
+    ck_assert_int_eq(nmt_corpus_score("meteor", 2, hyps, 1, refs, NULL, &s, NULL), -1);
+    ck_assert_ptr_nonnull(strstr(nmt_last_error(), "meteor"));
+}
+END_TEST
+
 int main(void) {
     Suite *s = suite_create("api");
     TCase *tc = tcase_create("status");
@@ -111,6 +148,7 @@ int main(void) {
     tcase_add_test(tc, test_failed_file);
     tcase_add_test(tc, test_per_thread);
     tcase_add_test(tc, test_prefix_keeps_kind);
+    tcase_add_test(tc, test_corpus_options);
     suite_add_tcase(s, tc);
     return nmt_test_run(s);
 }

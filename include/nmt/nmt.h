@@ -28,14 +28,16 @@
  * last decoder layer attends to most (heads averaged), as `nmt translate --print-alignment` prints it
  * (pairs "i-j"); the attention matrix itself and the pieces are there too, e.g. to draw a heat map.
  *
- * Threads. nmt_engine_translate, nmt_engine_translate_from and nmt_engine_logprob may be called from
+ * Threads. nmt_engine_translate, nmt_engine_translate_from, nmt_engine_translate_with and
+ * nmt_engine_logprob may be called from
  * several threads at once, on one engine or on several: the calls on one engine take turns (each
  * already uses o.threads threads for its batches), and the threads of all engines are one pool. The
  * thread count is process-wide: the last engine opened sets it. Open engines from one thread while no
  * other thread uses an engine. nmt_engine_close waits for the calls in flight on the engine and makes
  * those that arrive while it waits fail ("the engine is being closed"); no call may begin after it
- * returned. The nmt_result_* readers, nmt_corpus_* and nmt_version may run on any thread at any time;
- * several threads may read one result. Errors are per thread (below).
+ * returned. A streaming callback (nmt_stream_callback) runs on the engine's decoding threads during its
+ * call, one call at a time. The nmt_result_* readers, nmt_corpus_* and nmt_version may run on any
+ * thread at any time; several threads may read one result. Errors are per thread (below).
  *
  * Words. "score" names one thing here: a hypothesis' rank, its log-probability divided by the length
  * penalty (nmt_result_score). The model's probability of a given translation is a log-probability
@@ -43,7 +45,8 @@
  * (nmt_corpus_metric).
  *
  * Lifetimes. The caller owns what it passes in: the lines, the options and the paths are read during
- * the call only. What a call returns through a pointer belongs to the library and stays valid:
+ * the call only (nmt_translate_options and everything it points to included). What a call returns
+ * through a pointer belongs to the library and stays valid:
  *   - an engine (nmt_engine_open), and the strings of nmt_engine_get_options and
  *     nmt_engine_*_language: until nmt_engine_close;
  *   - a result (nmt_engine_translate*): until nmt_result_free, its texts, scores, alignments and
@@ -203,6 +206,58 @@ NMT_API int nmt_engine_translate(nmt_engine *engine, int count, const char *cons
 NMT_API int nmt_engine_translate_from(nmt_engine *engine, unsigned long long first_line, int count,
                                       const char *const *lines, nmt_result **out);
 
+/* ---- Per-call controls: options, target prefixes, constraints, glossaries, streaming ---- */
+
+/* Receives the translation of one line as it is decided (nmt_translate_options.stream). `text`
+ * (UTF-8, NUL-terminated, valid during the call only) continues what was given before for the
+ * line, `line` its index in the call's lines (from 0); the texts of a line joined are its best
+ * translation, nmt_result_text. Each line gets exactly one call with final = 1 (its text may be
+ * empty), an empty line included; calls with final = 0 come as the search decides pieces (greedy:
+ * each piece; beam: the pieces every candidate for the best translation shares), holding back
+ * trailing spaces and incomplete characters until they are settled. The callback runs on the
+ * engine's decoding threads while the call is in flight, never on two threads at once (the
+ * engine serialises the calls), and the calls of one line come in order. It must not call the
+ * library with the same engine. When the call fails, the callbacks stop where they were. */
+typedef void (*nmt_stream_callback)(void *user, int line, const char *text, int final);
+
+typedef struct nmt_translate_options {
+    /* The options of this call, or NULL for the engine's (nmt_engine_get_options). Those of the
+     * search apply per call: beam_size, n_best, greedy, length_penalty, max_length_ratio,
+     * alignment, sampling and its fields, batch_tokens, repetition_penalty, no_repeat_ngram_size,
+     * loop_guard, confidence, crop and max_input_length (bounded by the engine's); threads,
+     * precision, max_batch and shortlist stay the engine's. A call with options other than the
+     * engine's costs the making of the search anew (no model is read again). */
+    const nmt_engine_options *options;
+    unsigned long long first_line;    /* lines are numbered from it (nmt_engine_translate_from) (0) */
+    /* NULL, or [count]: every translation of line i starts with target_prefix[i] (its text as the
+     * target vocabulary encodes it; NULL or "": none), as `nmt translate --prefix` (NULL) */
+    const char *const *target_prefix;
+    /* NULL, or [count]: line i's constraint phrases, a NULL-terminated list (NULL: none): every
+     * translation holds each phrase whole, as `nmt translate --constraints` (at most 64 a line;
+     * beam or greedy search only, not sampling or a shortlist) (NULL) */
+    const char *const *const *constraints;
+    /* [2 * glossary_size]: a source term and its target term for each entry; the target term of
+     * each entry whose source term occurs in a line (between word boundaries, case ignored unless
+     * glossary_case) is one more constraint of that line, as `nmt translate --glossary` (NULL, 0) */
+    const char *const *glossary;
+    int glossary_size;
+    int glossary_case;                /* 1: source terms match only with their case (0) */
+    nmt_stream_callback stream;       /* each line's translation as it is decided, or NULL (NULL); not
+                                       * with sampling and n_best > 1 */
+    void *stream_user;                /* passed to stream */
+} nmt_translate_options;
+
+/* No controls: the engine's options, lines numbered from 0, no prefix, constraint or stream. */
+NMT_API nmt_translate_options nmt_translate_options_default(void);
+
+/* nmt_engine_translate with the controls of `call` (NULL: nmt_translate_options_default()). Lines,
+ * prefixes and phrases are UTF-8; a line's prefix and phrases together are bounded as its source is
+ * (max_input_length pieces). An empty line stays empty, whatever its controls. A line
+ * without a prefix, constraints or glossary terms is translated exactly as nmt_engine_translate_from
+ * translates it with the same options. Errors name the line ("line 2: constraint 1: ..."). */
+NMT_API int nmt_engine_translate_with(nmt_engine *engine, int count, const char *const *lines,
+                                      const nmt_translate_options *call, nmt_result **out);
+
 /* Forced decoding: out[i] = the natural-log probability of targets[i] (its pieces and the end of
  * sentence) given sources[i], for i < count, as `nmt score` writes it (each side bounded like a line
  * of nmt_engine_translate: cropped with crop, an error naming the line without). */
@@ -256,6 +311,48 @@ NMT_API int nmt_corpus_chrf(int count, const char *const *hyps, int nrefs, const
                             nmt_corpus_metric *out);
 NMT_API int nmt_corpus_ter(int count, const char *const *hyps, int nrefs, const char *const *refs,
                            nmt_corpus_metric *out);
+
+/* The options of a corpus metric: the arguments of sacreBLEU's corpus_bleu, corpus_chrf and
+ * corpus_ter (each metric reads its own), with sacreBLEU's defaults in nmt_corpus_options_default(). */
+typedef struct nmt_corpus_options {
+    const char *tokenize;      /* BLEU: "13a", "none", "intl", "char" or "zh" (NULL: 13a) */
+    int lowercase;             /* BLEU and chrF: compare lowercased text (0) */
+    const char *smooth_method; /* BLEU: "exp", "floor", "add-k" or "none" (NULL: exp) */
+    double smooth_value;       /* BLEU: floor's or add-k's value; < 0: the method's default, 0.1 or 1 (-1) */
+    int use_effective_order;   /* BLEU: leave out the orders without a hypothesis n-gram (0) */
+    int char_order;            /* chrF: character n-gram orders (6) */
+    int word_order;            /* chrF: word n-gram orders (0; 2 is chrF++) */
+    int beta;                  /* chrF: recall's weight (2) */
+    int whitespace;            /* chrF: whitespace is part of the character n-grams (0) */
+    int eps_smoothing;         /* chrF: sacreBLEU's eps smoothing instead of chrF++'s effective order (0) */
+    int normalized;            /* TER: normalize the text first (0) */
+    int no_punct;              /* TER: remove punctuation (0) */
+    int asian_support;         /* TER: split Asian characters (0) */
+    int case_sensitive;        /* TER (0) */
+} nmt_corpus_options;
+
+/* sacreBLEU's defaults. */
+NMT_API nmt_corpus_options nmt_corpus_options_default(void);
+
+/* What a corpus score holds besides its value: BLEU's numbers, as sacreBLEU's BLEUScore has them. */
+typedef struct nmt_corpus_details {
+    char verbose[160];    /* what sacreBLEU's str() prints after the score: BLEU's "p1/p2/p3/p4 (BP = 1.000
+                           * ratio = 1.000 hyp_len = 7 ref_len = 7)"; "" for chrF and TER */
+    int order;            /* BLEU: the n-gram orders below (4); 0 for chrF and TER */
+    double counts[4];     /* BLEU: matched n-grams of each order (after add-k smoothing, as sacreBLEU's) */
+    double totals[4];     /* BLEU: hypothesis n-grams of each order */
+    double precisions[4]; /* BLEU: the precisions in percent */
+    double bp;            /* BLEU: the brevity penalty */
+    double ratio;         /* BLEU: sys_len / ref_len (0 when ref_len is 0) */
+    long sys_len, ref_len;/* BLEU: words of the hypotheses and of the closest references */
+} nmt_corpus_details;
+
+/* The corpus metric `metric` ("bleu", "chrf" or "ter") of hyps against refs as nmt_corpus_bleu takes
+ * them, with `options` (NULL: the defaults); details (or NULL) receives BLEU's numbers. Invalid
+ * options are an error naming the option. */
+NMT_API int nmt_corpus_score(const char *metric, int count, const char *const *hyps, int nrefs,
+                             const char *const *refs, const nmt_corpus_options *options, nmt_corpus_metric *out,
+                             nmt_corpus_details *details);
 
 /* ---- Training ---- */
 

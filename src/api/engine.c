@@ -10,10 +10,13 @@
 #include "nmt/nmt.h"
 
 #include "api/gate.h"
+#include "api/stream.h"
 #include "base/io.h"
+#include "base/utf8.h"
 #include "base/util.h"
 #include "compute/packed.h"
 #include "compute/pool.h"
+#include "infer/guide.h"
 #include "infer/pipeline.h"
 #include "train/config.h"
 
@@ -26,6 +29,8 @@ struct nmt_engine {
     nmt_pipeline *pipeline;
     pthread_mutex_t lock;       /* one translation at a time */
     nmt_gate gate;              /* the calls in flight, which nmt_engine_close waits for */
+    nmt_decode_options decode;  /* the search's options of `options`, as the pipeline opened with them */
+    int custom;                 /* the pipeline's search has a call's options instead (restored first) */
     char source_language[16], target_language[16]; /* "" when not recorded */
 };
 
@@ -162,6 +167,7 @@ int nmt_engine_open(nmt_engine **out, const char *model_dir, const nmt_engine_op
         return -1;
     }
     e->options.precision = nmt_packed_precision_name(nmt_pipeline_get_options(e->pipeline)->decode.precision);
+    e->decode = nmt_pipeline_get_options(e->pipeline)->decode;
     const int locked = pthread_mutex_init(&e->lock, NULL) == 0;
     if (!locked || nmt_gate_init(&e->gate) < 0) {
         if (locked) pthread_mutex_destroy(&e->lock);
@@ -212,9 +218,22 @@ void nmt_result_free(nmt_result *r) {
     free(r);
 }
 
-/* Encodes every line into src[i] / len[i], target side or source side, bounded as the pipeline
- * bounds it: a longer line is cropped with crop, an error naming it without. */
-static int encode_lines(nmt_engine *e, int target, int count, const char *const *lines, int32_t **src, int *len) {
+/* How a call bounds its lines: at most `limit` pieces, a longer line cropped with crop, an error
+ * naming it without. */
+typedef struct line_bound {
+    size_t limit;
+    int crop;
+} line_bound;
+
+/* The engine's bound. */
+static line_bound engine_bound(const nmt_engine *e) {
+    return (line_bound){nmt_pipeline_limit(e->pipeline), e->options.crop != 0};
+}
+
+/* Encodes every line into src[i] / len[i], target side or source side, bounded by `bound`. */
+static int encode_lines(nmt_engine *e, int target, line_bound bound, int count, const char *const *lines,
+                        int32_t **src, int *len) {
+    const nmt_tokenizer *tokenizer = target ? nmt_pipeline_target(e->pipeline) : nmt_pipeline_source(e->pipeline);
     int32_t *ids = NULL;
     size_t cap = 0, n = 0, pieces = 0;
     int rc = -1;
@@ -224,11 +243,10 @@ static int encode_lines(nmt_engine *e, int target, int count, const char *const 
             goto done;
         }
         nmt_lines view = {.name = "line", .line = (char *)lines[i], .len = strlen(lines[i]), .number = i + 1};
-        const int r = target ? nmt_pipeline_encode_target(e->pipeline, &view, &ids, &cap, &n, &pieces)
-                             : nmt_pipeline_encode(e->pipeline, &view, &ids, &cap, &n, &pieces);
+        const int r = nmt_pipeline_encode_with(tokenizer, bound.limit, bound.crop, &view, &ids, &cap, &n, &pieces);
         if (r < 0) goto done;
-        if (r == NMT_PIPELINE_OVERLONG && !e->options.crop) {
-            nmt_error_set("line %d: %zu pieces, more than the limit of %zu", i + 1, pieces, nmt_pipeline_limit(e->pipeline));
+        if (r == NMT_PIPELINE_OVERLONG && !bound.crop) {
+            nmt_error_set("line %d: %zu pieces, more than the limit of %zu", i + 1, pieces, bound.limit);
             goto done;
         }
         src[i] = nmt_malloc((n ? n : 1) * sizeof(int32_t));
@@ -265,28 +283,149 @@ static int fill_line(nmt_engine *e, result_line *l, const int32_t *src, int src_
     return 0;
 }
 
-static int translate_locked(nmt_engine *e, uint64_t first_line, int count, const char *const *lines, nmt_result *r) {
-    int32_t **src = nmt_calloc(count ? (size_t)count : 1, sizeof *src);
-    int *len = nmt_calloc(count ? (size_t)count : 1, sizeof *len);
-    nmt_translation *out = nmt_calloc(count ? (size_t)count : 1, sizeof *out);
+nmt_translate_options nmt_translate_options_default(void) { return (nmt_translate_options){0}; }
+
+/* A call's controls resolved: its search options, its line bound, whether it is guided. */
+typedef struct call_plan {
+    const nmt_translate_options *call;
+    nmt_decode_options decode; /* the search's options for the call */
+    int custom;                /* decode is the call's own, not the engine's */
+    int guided;                /* prefixes, constraints or a glossary */
+    line_bound bound;
+} call_plan;
+
+static int plan_call(const nmt_engine *e, const nmt_translate_options *call, call_plan *plan) {
+    *plan = (call_plan){.call = call, .decode = e->decode, .bound = engine_bound(e)};
+    if (call->options) {
+        /* The public options once more through the one conversion, the engine's fixed ones kept. */
+        nmt_engine_options o = *call->options;
+        o.threads = e->options.threads;
+        o.precision = e->options.precision;
+        o.max_batch = e->options.max_batch;
+        o.shortlist = e->options.shortlist;
+        nmt_pipeline_options p;
+        if (pipeline_options(&o, &p) < 0) return -1;
+        plan->decode = p.decode;
+        plan->decode.precision = e->decode.precision;
+        plan->decode.shortlist = e->decode.shortlist;
+        plan->custom = 1;
+        if ((size_t)p.max_input_length < plan->bound.limit) plan->bound.limit = (size_t)p.max_input_length;
+        plan->bound.crop = p.crop;
+    }
+    if (call->glossary_size < 0 || (call->glossary_size > 0 && !call->glossary))
+        return nmt_error_set("glossary_size must be >= 0 with that many pairs of terms, got %d", call->glossary_size);
+    plan->guided = call->target_prefix || call->constraints || call->glossary_size > 0;
+    if ((call->constraints || call->glossary_size > 0) && (plan->decode.sampling.enabled || e->options.shortlist))
+        return nmt_error_set("constraints and glossaries need greedy or beam search over the whole vocabulary: not "
+                             "with sampling or a shortlist");
+    if (call->stream && plan->decode.sampling.enabled && plan->decode.n_best > 1)
+        return nmt_error_set("streaming follows one translation a line: not with sampling and n_best > 1");
+    return 0;
+}
+
+/* Line i's guide in g from the call's prefix, phrases and glossary terms (text of UTF-8 checked). */
+static int line_guide(nmt_engine *e, const call_plan *plan, nmt_glossary *glossary, int i, const char *line,
+                      nmt_guide *g) {
+    const nmt_translate_options *call = plan->call;
+    const nmt_tokenizer *target = nmt_pipeline_target(e->pipeline);
+    const char *prefix = call->target_prefix ? call->target_prefix[i] : NULL;
+    if (prefix) {
+        const long bad = nmt_utf8_invalid_at(prefix, strlen(prefix));
+        if (bad >= 0) return nmt_error_set("line %d: target prefix: invalid UTF-8 at byte %ld", i + 1, bad + 1);
+        if (nmt_guide_set_prefix(g, target, prefix, strlen(prefix)) < 0)
+            return nmt_error_prefix("line %d: target prefix", i + 1);
+    }
+    const char *const *phrases = call->constraints ? call->constraints[i] : NULL;
+    for (int k = 0; phrases && phrases[k]; k++) {
+        const long bad = nmt_utf8_invalid_at(phrases[k], strlen(phrases[k]));
+        if (bad >= 0) return nmt_error_set("line %d: constraint %d: invalid UTF-8 at byte %ld", i + 1, k + 1, bad + 1);
+        if (nmt_guide_add_phrase(g, target, phrases[k], strlen(phrases[k])) < 0)
+            return nmt_error_prefix("line %d: constraint %d", i + 1, k + 1);
+    }
+    if (glossary && nmt_glossary_apply(glossary, line, strlen(line), g, target) < 0)
+        return nmt_error_prefix("line %d", i + 1);
+    if (nmt_guide_pieces(g) > plan->bound.limit)
+        return nmt_error_set("line %d: the target prefix and phrases have %zu pieces, more than the limit of %zu", i + 1,
+                             nmt_guide_pieces(g), plan->bound.limit);
+    return 0;
+}
+
+/* Every non-empty line's guide (guides[i] NULL: none; an empty line is not translated). */
+static int call_guides(nmt_engine *e, const call_plan *plan, int count, const char *const *lines, const int *len,
+                       nmt_guide *store, const nmt_decode_guide **guides) {
+    nmt_glossary *glossary = NULL;
+    const nmt_translate_options *call = plan->call;
+    if (call->glossary_size > 0 &&
+        nmt_glossary_create(&glossary, (size_t)call->glossary_size, call->glossary, call->glossary_case) < 0)
+        return -1;
+    int rc = 0;
+    for (int i = 0; i < count && rc == 0; i++) {
+        if (len[i] == 0) continue;
+        rc = line_guide(e, plan, glossary, i, lines[i], &store[i]);
+        if (rc == 0 && nmt_guide_finish(&store[i])) guides[i] = &store[i].guide;
+    }
+    nmt_glossary_free(glossary);
+    return rc;
+}
+
+/* The pipeline's search for this call: its own options (and stream), or the engine's again. */
+static int set_search(nmt_engine *e, const call_plan *plan, nmt_stream *stream) {
+    if (plan->custom || stream) {
+        nmt_decode_options d = plan->decode;
+        d.stream = stream ? nmt_stream_pieces : NULL;
+        d.stream_ctx = stream;
+        e->custom = 1; /* even when setting fails: the search may hold anything but the engine's */
+        return nmt_pipeline_set_decode(e->pipeline, &d);
+    }
+    if (!e->custom) return 0;
+    if (nmt_pipeline_set_decode(e->pipeline, &e->decode) < 0) return -1;
+    e->custom = 0;
+    return 0;
+}
+
+static const char *result_text_at(const void *r, int i) { return nmt_result_text(r, i); }
+
+static int translate_locked(nmt_engine *e, const call_plan *plan, int count, const char *const *lines, nmt_result *r) {
+    const nmt_translate_options *call = plan->call;
+    const size_t n = count ? (size_t)count : 1;
+    int32_t **src = nmt_calloc(n, sizeof *src);
+    int *len = nmt_calloc(n, sizeof *len);
+    nmt_translation *out = nmt_calloc(n, sizeof *out);
+    nmt_guide *store = plan->guided ? nmt_calloc(n, sizeof *store) : NULL;
+    const nmt_decode_guide **guides = plan->guided ? nmt_calloc(n, sizeof *guides) : NULL;
+    nmt_stream *stream = NULL;
     int rc = -1;
-    if (!src || !len || !out || encode_lines(e, 0, count, lines, src, len) < 0) goto done;
-    if (nmt_pipeline_translate(e->pipeline, first_line, count, (const int32_t *const *)src, len, out) < 0) goto done;
+    if (!src || !len || !out || (plan->guided && (!store || !guides)) ||
+        encode_lines(e, 0, plan->bound, count, lines, src, len) < 0)
+        goto done;
+    if (plan->guided && call_guides(e, plan, count, lines, len, store, guides) < 0) goto done;
+    if (call->stream && nmt_stream_create(&stream, nmt_pipeline_target(e->pipeline), call->first_line, count,
+                                          call->stream, call->stream_user) < 0)
+        goto done;
+    if (set_search(e, plan, stream) < 0) goto done;
+    if (nmt_pipeline_translate_guided(e->pipeline, call->first_line, count, (const int32_t *const *)src, len, guides,
+                                      out) < 0)
+        goto done;
     for (int i = 0; i < count; i++) {
         r->lines[i].translation = out[i];
         out[i] = (nmt_translation){0};
     }
     for (int i = 0; i < count; i++)
         if (fill_line(e, &r->lines[i], src[i], len[i]) < 0) goto done;
+    if (stream && nmt_stream_finish(stream, result_text_at, r) < 0) goto done;
     rc = 0;
 done:
-    if (src)
-        for (int i = 0; i < count; i++) free(src[i]);
-    if (out)
-        for (int i = 0; i < count; i++) nmt_translation_free(&out[i]);
+    for (int i = 0; i < count; i++) {
+        if (src) free(src[i]);
+        if (out) nmt_translation_free(&out[i]);
+        if (store) nmt_guide_free(&store[i]);
+    }
+    nmt_stream_free(stream);
     free(src);
     free(len);
     free(out);
+    free(store);
+    free(guides);
     return rc;
 }
 
@@ -296,7 +435,16 @@ int nmt_engine_translate(nmt_engine *e, int count, const char *const *lines, nmt
 
 int nmt_engine_translate_from(nmt_engine *e, unsigned long long first_line, int count, const char *const *lines,
                               nmt_result **out) {
+    nmt_translate_options call = nmt_translate_options_default();
+    call.first_line = first_line;
+    return nmt_engine_translate_with(e, count, lines, &call, out);
+}
+
+int nmt_engine_translate_with(nmt_engine *e, int count, const char *const *lines, const nmt_translate_options *call,
+                              nmt_result **out) {
     *out = NULL;
+    const nmt_translate_options none = nmt_translate_options_default();
+    if (!call) call = &none;
     if (count < 0) return nmt_error_set("negative line count %d", count);
     nmt_result *r = nmt_calloc(1, sizeof *r);
     if (!r) return -1;
@@ -307,9 +455,11 @@ int nmt_engine_translate_from(nmt_engine *e, unsigned long long first_line, int 
     }
     r->count = count;
     int rc = nmt_gate_enter(&e->gate, "the engine");
+    call_plan plan;
+    if (rc == 0 && (rc = plan_call(e, call, &plan)) < 0) nmt_gate_leave(&e->gate);
     if (rc == 0) {
         pthread_mutex_lock(&e->lock);
-        rc = translate_locked(e, first_line, count, lines, r);
+        rc = translate_locked(e, &plan, count, lines, r);
         pthread_mutex_unlock(&e->lock);
         nmt_gate_leave(&e->gate);
     }
@@ -327,8 +477,8 @@ static int logprob_locked(nmt_engine *e, int count, const char *const *sources, 
     int32_t **src = nmt_calloc(n, sizeof *src), **tgt = nmt_calloc(n, sizeof *tgt);
     int *src_len = nmt_calloc(n, sizeof *src_len), *tgt_len = nmt_calloc(n, sizeof *tgt_len);
     int rc = -1;
-    if (src && tgt && src_len && tgt_len && encode_lines(e, 0, count, sources, src, src_len) == 0 &&
-        encode_lines(e, 1, count, targets, tgt, tgt_len) == 0)
+    if (src && tgt && src_len && tgt_len && encode_lines(e, 0, engine_bound(e), count, sources, src, src_len) == 0 &&
+        encode_lines(e, 1, engine_bound(e), count, targets, tgt, tgt_len) == 0)
         rc = nmt_pipeline_forced_logprob(e->pipeline, count, (const int32_t *const *)src, src_len,
                                          (const int32_t *const *)tgt, tgt_len, out);
     for (int i = 0; i < count && src && tgt; i++) {

@@ -185,6 +185,39 @@ done:
     return rc;
 }
 
+int nmt_glossary_create(nmt_glossary **out, size_t count, const char *const *terms, int match_case) {
+    *out = NULL;
+    nmt_glossary *gl = nmt_calloc(1, sizeof *gl);
+    char *line = NULL; /* "source<TAB>target", the file's line of each entry */
+    size_t cap = 0, longest = 0;
+    int rc = -1;
+    if (!gl) return -1;
+    gl->match_case = match_case;
+    for (size_t i = 0; i < count; i++) {
+        if (!terms[2 * i] || !terms[2 * i + 1]) {
+            nmt_error_set("glossary entry %zu: NULL instead of a term", i + 1);
+            goto done;
+        }
+        const size_t n = strlen(terms[2 * i]) + 1 + strlen(terms[2 * i + 1]);
+        if (n > longest) longest = n;
+    }
+    if (count && !(line = nmt_malloc(longest + 1))) goto done;
+    for (size_t i = 0; i < count; i++) {
+        const size_t a = strlen(terms[2 * i]), b = strlen(terms[2 * i + 1]);
+        memcpy(line, terms[2 * i], a);
+        line[a] = '\t';
+        memcpy(line + a + 1, terms[2 * i + 1], b + 1);
+        const nmt_lines entry = {.name = "glossary entry", .line = line, .len = a + 1 + b, .number = (long)i + 1};
+        if (glossary_add(gl, &entry, &cap) < 0) goto done;
+    }
+    rc = 0;
+done:
+    free(line);
+    if (rc < 0) nmt_glossary_free(gl);
+    else *out = gl;
+    return rc;
+}
+
 /* A byte that continues a word: an ASCII letter or digit, or part of a non-ASCII character. */
 static int word_byte(unsigned char c) {
     return c >= 0x80 || (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');

@@ -53,6 +53,10 @@ typedef struct nmt_glossary nmt_glossary;
 
 /* Reads the glossary at `path` (a bad line is an error naming PATH:LINE). */
 int nmt_glossary_load(nmt_glossary **out, const char *path, int match_case);
+/* The same from entries in memory: entry i is the source term terms[2i] and the target term
+ * terms[2i + 1], for i < count (an entry that a line of the file could not hold, such as an empty
+ * term or one with a tab, is an error naming "glossary entry I"). */
+int nmt_glossary_create(nmt_glossary **out, size_t count, const char *const *terms, int match_case);
 void nmt_glossary_free(nmt_glossary *glossary);
 /* Entries in the file. */
 size_t nmt_glossary_size(const nmt_glossary *glossary);

@@ -279,6 +279,18 @@ void nmt_pipeline_free(nmt_pipeline *p) {
 
 const nmt_pipeline_options *nmt_pipeline_get_options(const nmt_pipeline *p) { return &p->options; }
 
+int nmt_pipeline_set_decode(nmt_pipeline *p, const nmt_decode_options *decode) {
+    nmt_pipeline_options o = p->options;
+    o.decode = *decode;
+    o.decode.precision = p->options.decode.precision;
+    o.decode.shortlist = p->options.decode.shortlist;
+    o.decode.batch_size = p->options.decode.batch_size;
+    o.decode.word_joins = p->options.decode.word_joins;
+    if (nmt_pipeline_options_check(&o) < 0 || nmt_translator_set_search(p->translator, &o.decode) < 0) return -1;
+    p->options.decode = o.decode;
+    return 0;
+}
+
 const char *nmt_pipeline_dir(const nmt_pipeline *p) { return p->dir; }
 
 size_t nmt_pipeline_limit(const nmt_pipeline *p) { return p->limit; }

@@ -87,6 +87,30 @@ void nmt_translator_free(nmt_translator *t) {
     free(t);
 }
 
+int nmt_translator_set_search(nmt_translator *t, const nmt_decode_options *options) {
+    nmt_decode_options o = *options;
+    o.precision = t->options.precision;
+    o.shortlist = t->options.shortlist;
+    o.batch_size = t->options.batch_size;
+    if (nmt_decode_options_check(&o) < 0) return -1;
+    nmt_search **fresh = nmt_calloc((size_t)t->workers, sizeof *fresh);
+    int made = 0;
+    if (!fresh) return -1;
+    while (made < t->workers && nmt_search_create(&fresh[made], &o) == 0) made++;
+    if (made < t->workers) { /* all or nothing: the translator keeps its searches */
+        for (int i = 0; i < made; i++) nmt_search_free(fresh[i]);
+        free(fresh);
+        return -1;
+    }
+    for (int i = 0; i < t->workers; i++) {
+        nmt_search_free(t->worker[i].search);
+        t->worker[i].search = fresh[i];
+    }
+    free(fresh);
+    t->options = o;
+    return 0;
+}
+
 size_t nmt_translator_release_model(nmt_translator *t, nmt_model *model) {
     return model == t->model ? nmt_incremental_weights_release(t->weights, model) : 0;
 }

@@ -20,6 +20,10 @@ typedef struct nmt_translator nmt_translator;
 /* The model must outlive the translator. */
 int nmt_translator_create(nmt_translator **translator, const nmt_model *model, const nmt_decode_options *options);
 void nmt_translator_free(nmt_translator *translator);
+/* Replaces the search's options (options, but its precision, shortlist and batch_size, which stay the
+ * translator's) for the runs that follow: each worker's search is made anew; on failure the
+ * translator keeps the options it had. Not while the translator runs. */
+int nmt_translator_set_search(nmt_translator *translator, const nmt_decode_options *options);
 /* Where the translator's packed matrices hold the weights whole (int8, and fp32 on a packed kernel:
  * nmt_packed_self_contained): gives the memory of the model's float32 matrices, which it no longer
  * reads, back to the system (nmt_incremental_weights_release), returning the bytes; 0 otherwise.
