@@ -130,7 +130,8 @@ static int parse_args(int argc, char **argv, args *a) {
     int precision_given = 0; /* without --precision a model runs as it was written (int8 stays int8) */
     optind = 1;
     int c;
-    while ((c = nmt_cli_getopt("serve", argc, argv, "m:k:qh", options, NULL)) != -1) {
+    static const int repeatable[] = {'m', SRC, TGT, 0}; /* a model's languages follow its -m */
+    while ((c = nmt_cli_getopt("serve", argc, argv, "m:k:qh", options, repeatable)) != -1) {
         int bad = 0;
         switch (c) {
         case 'm':
@@ -161,8 +162,11 @@ static int parse_args(int argc, char **argv, args *a) {
             if (!a->model_count)
                 return nmt_cli_usage_error("serve", "%s comes after the -m of its model", c == SRC ? "--source-lang"
                                                                                                   : "--target-lang"), -1;
-            if (c == SRC) a->models[a->model_count - 1].source = optarg;
-            else a->models[a->model_count - 1].target = optarg;
+            const char **code = c == SRC ? &a->models[a->model_count - 1].source : &a->models[a->model_count - 1].target;
+            if (*code)
+                return nmt_cli_usage_error("serve", "%s given twice for %s", c == SRC ? "--source-lang" : "--target-lang",
+                                           a->models[a->model_count - 1].path), -1;
+            *code = optarg;
             break;
         case NO_SPLIT: a->serve.sentences = 0; break;
         case MAX_INPUT: bad = nmt_cli_long("serve", "--max-input-length", optarg, 1, 1L << 20, &max_input); break;

@@ -1,0 +1,137 @@
+#!/usr/bin/env bash
+# `nmt serve` with two models, on loopback only: the tiny En->De model and a tiny "Fr"->En one (its
+# "French" is English spelled backwards), both trained inside the test with their languages taken from
+# the corpus suffixes. /languages lists every language with its targets, the one reached through
+# English included; every pair's translation, the two-step one through English too (text and HTML),
+# equals `nmt translate` (piped through both models); a pair the server cannot do is a 400 naming the
+# pairs it has; POST /detect and source "auto" answer the served source CLD2 finds; OpenNMT-py's id and
+# the native source/target choose the model; libretranslatepy's request shapes (urllib, form-encoded)
+# and the model's languages refused, given after -m, or wrongly given. A CTranslate2 directory
+# (../shared, when present) is refused without --source-lang/--target-lang and served with them.
+. "$NMT_SOURCE_DIR/tests/harness.sh"
+serve_test=e2e_serve_multi
+. "$NMT_SOURCE_DIR/tests/serve_harness.sh"
+
+# The second model: "French" (each English word reversed) to English.
+tiny_corpus fr
+rev <fr.train.en | awk '{ n = split($0, w, " "); s = ""; for (i = n; i >= 1; i--) s = s (i < n ? " " : "") w[i]; print s }' \
+  >fr2en.train.fr
+cp fr.train.en fr2en.train.en
+cat >fr2en.yaml <<YAML
+model: {d_model: 32, heads: 2, ffn: 64, encoder_layers: 1, decoder_layers: 1, dropout: 0.0}
+vocab: {size: 48}
+data:
+  train: {src: fr2en.train.fr, tgt: fr2en.train.en}
+train:
+  batch_tokens: 512
+  max_steps: 400
+  valid_every: 1000
+  save_every: 1000
+  optimizer: {lr: 0.005, warmup: 20}
+output: fr2en
+YAML
+"$NMT" train fr2en.yaml --threads 1 --quiet >fr2en.out 2>&1 || { say_fail "nmt train fr2en"; cat fr2en.out; exit 1; }
+grep -q '^  src_lang: fr$' fr2en/config.yaml && grep -q '^  tgt_lang: en$' fr2en/config.yaml ||
+  say_fail "the languages are not in the resolved config: $(grep _lang fr2en/config.yaml)"
+
+en=("the cat sees a dog" "big red house")
+fr=("eht tac sees a god" "gib der esuoh")
+tr() { printf '%s\n' "$2" | "$NMT" translate -m "$1" --threads 1 -q; }
+
+start multi -m fr2en --n-best 2
+grep -q '^serving en-de with model$' multi.err && grep -q '^serving fr-en with fr2en$' multi.err ||
+  say_fail "the models served: $(cat multi.err)"
+
+languages='[{"code":"en","name":"English","targets":["de"]},{"code":"de","name":"German","targets":[]},'
+languages+='{"code":"fr","name":"French","targets":["en","de"]}]'
+[ "$(curl -s "$url/languages")" = "$languages" ] || say_fail "languages: $(curl -s "$url/languages")"
+
+# Each pair as the CLI translates it; French to German in two steps.
+post /translate "{\"q\": \"${en[0]}\", \"source\": \"en\", \"target\": \"de\"}"
+expect "en-de" 200 "{\"translatedText\":\"$(tr model "${en[0]}")\"}"
+post /translate "{\"q\": [\"${fr[0]}\", \"${fr[1]}\"], \"source\": \"fr\", \"target\": \"en\"}"
+expect "fr-en" 200 "{\"translatedText\":[\"$(tr fr2en "${fr[0]}")\",\"$(tr fr2en "${fr[1]}")\"]}"
+pivot="$(tr fr2en "${fr[1]}" | "$NMT" translate -m model --threads 1 -q)"
+post /translate "{\"q\": \"${fr[1]}\", \"source\": \"fr\", \"target\": \"de\", \"alternatives\": 1}"
+expect "fr-de through en" 200 "{\"translatedText\":\"$pivot\",\"alternatives\":["
+post /translate "{\"q\": \"<p>${fr[1]}</p>\", \"source\": \"fr\", \"target\": \"de\", \"format\": \"html\"}"
+expect "fr-de html" 200 "{\"translatedText\":\"<p>$pivot</p>\"}"
+printf '%s\n' "${fr[1]}" >doc.txt
+code="$(curl -s -o resp -w '%{http_code}' "$url/translate_file" -F file=@doc.txt -F source=fr -F target=de)"
+file_url="$(sed -n 's/.*"translatedFileUrl":"\([^"]*\)".*/\1/p' resp)"
+[ "$code" = 200 ] && [ "$(curl -s "$file_url")" = "$pivot" ] || say_fail "fr-de file: $code $(cat resp)"
+
+# Pairs the server cannot do, in LibreTranslate's words, naming what it has.
+post /translate '{"q": "a", "source": "de", "target": "fr"}'
+expect "de-fr" 400 '{"error":"French (fr) is not available as a target language from German (de) (this server translates en-de, fr-en, and through en where both steps are served)"}'
+post /translate '{"q": "a", "source": "en", "target": "cs"}'
+expect "en-cs" 400 '{"error":"cs is not supported (this server translates en-de, fr-en)"}'
+
+# Detection among the served sources (en, fr), and source "auto".
+english="A man in a blue shirt is standing on a ladder and cleaning the windows of the house."
+french="Un homme en chemise bleue est debout sur une échelle et nettoie les fenêtres de la maison."
+post /detect "{\"q\": \"$english\"}"
+expect "detect en" 200 '[{"confidence":'
+case "$body" in '[{"confidence":'*',"language":"en"}'*) ;; *) say_fail "detect en: $body";; esac
+code="$(curl -s -o resp -w '%{http_code}' "$url/detect" --data-urlencode "q=$french")"
+case "$code $(cat resp)" in '200 [{"confidence":'*',"language":"fr"}'*) ;; *) say_fail "detect fr: $code $(cat resp)";; esac
+post /detect '{"q": "12345"}'
+expect "detect nothing" 200 '[{"confidence":0,"language":"en"}]'
+post /detect '{"source": "en"}'
+expect "detect without q" 400 '{"error":"Invalid request: missing q parameter"}'
+post /translate "{\"q\": \"$english\", \"source\": \"auto\", \"target\": \"de\"}"
+expect "auto" 200 "{\"translatedText\":\"$(tr model "$english")\",\"detectedLanguage\":{\"confidence\":"
+case "$body" in *'"language":"en"}}') ;; *) say_fail "auto: $body";; esac
+
+# OpenNMT-py's id and the native source/target choose the model.
+post /translator/translate "[{\"src\": \"${fr[0]}\", \"id\": 1}]"
+expect "opennmt id 1" 200 "\"tgt\":\"$(tr fr2en "${fr[0]}")\""
+post /translator/translate "[{\"src\": \"${en[0]}\", \"id\": 0}]"
+expect "opennmt id 0" 200 "\"tgt\":\"$(tr model "${en[0]}")\""
+post /translator/translate "[{\"src\": \"${en[0]}\", \"id\": 2}]"
+expect "opennmt id 2" 400 'id 2: no such model (the ids are 0 to 1'
+post /v1/translate "{\"q\": \"${fr[0]}\", \"source\": \"fr\", \"target\": \"en\"}"
+expect "native fr-en" 200 "\"text\":\"$(tr fr2en "${fr[0]}")\""
+post /v1/translate "{\"q\": \"${fr[0]}\", \"source\": \"fr\", \"target\": \"de\", \"alignment\": true}"
+expect "native alignment through en" 400 'alignment: not available for a pair translated through en'
+
+# libretranslatepy's shapes: urllib POSTs form-encoded bodies (translate, detect) and GETs /languages
+# with an empty form body.
+if command -v python3 >/dev/null; then
+  python3 - "$url/" "${fr[1]}" "$pivot" "$french" >py.out 2>&1 <<'PY' || say_fail "libretranslatepy shapes: $(cat py.out)"
+import json, sys
+from urllib import parse, request
+url, text, want, french = sys.argv[1:]
+def call(path, params, method=None):
+    req = request.Request(url + path, data=parse.urlencode(params).encode(), method=method)
+    return json.loads(request.urlopen(req, timeout=20).read().decode())
+got = call("translate", {"q": text, "source": "fr", "target": "de"})["translatedText"]
+assert got == want, (got, want)
+assert call("detect", {"q": french})[0]["language"] == "fr"
+assert [l["code"] for l in call("languages", {}, method="GET")] == ["en", "de", "fr"]
+PY
+fi
+
+# A model's languages: wrongly given, given before any -m, or the same pair twice.
+check "bad code" 1 "$NMT" serve -m model --source-lang english --port 0
+grep -q "model: --source-lang: 'english' is not a language code" "$err" || say_fail "bad code: $(cat "$err")"
+check "flag before -m" 2 "$NMT" serve --source-lang en -m model --port 0
+grep -q -- "--source-lang comes after the -m of its model" "$err" || say_fail "flag before -m: $(cat "$err")"
+check "same pair twice" 1 "$NMT" serve -m model -m fr2en --source-lang en --target-lang de --port 0
+grep -q "model and fr2en both translate en-de: one model a pair" "$err" || say_fail "same pair: $(cat "$err")"
+
+# A CTranslate2 directory records no languages: refused without them, served with them.
+ct2="$NMT_SOURCE_DIR/../shared/models/ct2-aren-transliteration/v2/aren-transliteration"
+if [ -f "$ct2/model.bin" ]; then
+  check "ct2 without languages" 1 "$NMT" serve -m model -m "$ct2" --port 0
+  grep -q "its languages are not recorded (a CTranslate2 directory" "$err" || say_fail "ct2 refused: $(cat "$err")"
+  start ct2 -m "$ct2" --source-lang ar --target-lang en
+  [ "$(curl -s "$url/languages")" = '[{"code":"en","name":"English","targets":["de"]},{"code":"de","name":"German","targets":[]},{"code":"ar","name":"Arabic","targets":["en","de"]}]' ] ||
+    say_fail "ct2 languages: $(curl -s "$url/languages")"
+  word="$(head -1 "$NMT_SOURCE_DIR/../shared/models/ct2-aren-transliteration/inputs.txt")"
+  post /translate "{\"q\": \"$word\", \"source\": \"ar\", \"target\": \"en\"}"
+  expect "ct2 ar-en" 200 "{\"translatedText\":\"$(tr "$ct2" "$word")\"}"
+else
+  echo "e2e_serve_multi: no CTranslate2 fixture, its part skipped"
+fi
+exit $fail
