@@ -12,25 +12,7 @@
 serve_test=e2e_serve_multi
 . "$NMT_SOURCE_DIR/tests/serve_harness.sh"
 
-# The second model: "French" (each English word reversed) to English.
-tiny_corpus fr
-rev <fr.train.en | awk '{ n = split($0, w, " "); s = ""; for (i = n; i >= 1; i--) s = s (i < n ? " " : "") w[i]; print s }' \
-  >fr2en.train.fr
-cp fr.train.en fr2en.train.en
-cat >fr2en.yaml <<YAML
-model: {d_model: 32, heads: 2, ffn: 64, encoder_layers: 1, decoder_layers: 1, dropout: 0.0}
-vocab: {size: 48}
-data:
-  train: {src: fr2en.train.fr, tgt: fr2en.train.en}
-train:
-  batch_tokens: 512
-  max_steps: 400
-  valid_every: 1000
-  save_every: 1000
-  optimizer: {lr: 0.005, warmup: 20}
-output: fr2en
-YAML
-"$NMT" train fr2en.yaml --threads 1 --quiet >fr2en.out 2>&1 || { say_fail "nmt train fr2en"; cat fr2en.out; exit 1; }
+fr_model fr2en
 grep -q '^  src_lang: fr$' fr2en/config.yaml && grep -q '^  tgt_lang: en$' fr2en/config.yaml ||
   say_fail "the languages are not in the resolved config: $(grep _lang fr2en/config.yaml)"
 
