@@ -77,6 +77,11 @@ expect "native fr-en" 200 "\"text\":\"$(tr fr2en "${fr[0]}")\""
 post /v1/translate "{\"q\": \"${fr[0]}\", \"source\": \"fr\", \"target\": \"de\", \"alignment\": true}"
 expect "native alignment through en" 400 'alignment: not available for a pair translated through en'
 
+# Metrics: the queues of each model, /detect's requests.
+curl -s "$url/metrics" >metrics.txt
+grep -q '^nmt_model_queue_depth{pair="en-de"} 0$' metrics.txt && grep -q '^nmt_model_batch_lines_total{pair="fr-en"} [1-9]' metrics.txt &&
+  grep -q '^nmt_requests_total{endpoint="/detect",code="200"} 3$' metrics.txt || say_fail "metrics: $(grep -E 'model|detect' metrics.txt)"
+
 # libretranslatepy's shapes: urllib POSTs form-encoded bodies (translate, detect) and GETs /languages
 # with an empty form body.
 if command -v python3 >/dev/null; then

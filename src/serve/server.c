@@ -106,6 +106,9 @@ static void set_error(answer *a, int status, const char *message) {
     set_body(a, status, "application/json", text, len);
 }
 
+/* The answer to what nmt_error() says is wrong with a request: 400, or 500 when memory ran out. */
+static void refuse(answer *a) { set_error(a, strstr(nmt_error(), "out of memory") ? 500 : 400, nmt_error()); }
+
 /* Starts a JSON answer in a memory stream; end_json() sets it (500 when memory ran out). */
 static FILE *begin_json(char **text, size_t *len) {
     *text = NULL;
@@ -288,7 +291,7 @@ static int run_model(nmt_serve *s, int m, const connection *c, const char *const
     a->queue_ms += nmt_serve_job_queue_ms(*job);
     a->decode_ms += nmt_serve_job_decode_ms(*job);
     if (waited < 0) {
-        set_error(a, strstr(nmt_error(), "out of memory") ? 500 : 400, nmt_error());
+        refuse(a);
         goto done;
     }
     *out = nmt_calloc(n ? (size_t)n : 1, sizeof **out);
@@ -312,17 +315,11 @@ static void translate(nmt_serve *s, nmt_serve_api api, const request_headers *h,
     nmt_langid_guess guess;
     int auto_source;
     a->translation = 1;
-    if (nmt_serve_request_parse(api, h->content_type, c->body ? c->body : "", c->len, &r) < 0) {
-        set_error(a, strstr(nmt_error(), "out of memory") ? 500 : 400, nmt_error());
-        goto done;
-    }
-    if (check_request(s, &r, h, a) < 0) goto done;
-    if (nmt_serve_route_request(s->pairs, s->model_count, &r, &route, &guess, &auto_source) < 0) {
-        set_error(a, strstr(nmt_error(), "out of memory") ? 500 : 400, nmt_error());
-        goto done;
-    }
-    if (api == NMT_SERVE_FILE && nmt_serve_request_file_format(&r) < 0) {
-        set_error(a, strstr(nmt_error(), "out of memory") ? 500 : 400, nmt_error());
+    const int parsed = nmt_serve_request_parse(api, h->content_type, c->body ? c->body : "", c->len, &r) == 0;
+    if (parsed && check_request(s, &r, h, a) < 0) goto done;
+    if (!parsed || nmt_serve_route_request(s->pairs, s->model_count, &r, &route, &guess, &auto_source) < 0 ||
+        (api == NMT_SERVE_FILE && nmt_serve_request_file_format(&r) < 0)) {
+        refuse(a);
         goto done;
     }
     const int html = r.format && strcmp(r.format, "html") == 0;
@@ -368,14 +365,11 @@ static void detect(nmt_serve *s, const request_headers *h, const connection *c, 
     nmt_serve_request r;
     nmt_langid_guess guesses[NMT_SERVE_MAX_MODELS];
     nmt_serve_detected found[NMT_SERVE_MAX_MODELS];
-    if (nmt_serve_request_parse(NMT_SERVE_DETECT, h->content_type, c->body ? c->body : "", c->len, &r) < 0) {
-        set_error(a, strstr(nmt_error(), "out of memory") ? 500 : 400, nmt_error());
-        goto done;
-    }
-    if (check_request(s, &r, h, a) < 0) goto done;
-    const int n = nmt_serve_route_detect(s->pairs, s->model_count, (const char *const *)r.q, r.count, guesses);
+    const int parsed = nmt_serve_request_parse(NMT_SERVE_DETECT, h->content_type, c->body ? c->body : "", c->len, &r) == 0;
+    if (parsed && check_request(s, &r, h, a) < 0) goto done;
+    const int n = parsed ? nmt_serve_route_detect(s->pairs, s->model_count, (const char *const *)r.q, r.count, guesses) : -1;
     if (n < 0) {
-        set_error(a, strstr(nmt_error(), "out of memory") ? 500 : 400, nmt_error());
+        refuse(a);
         goto done;
     }
     int kept = 0;
@@ -438,18 +432,25 @@ static void metrics(nmt_serve *s, answer *a) {
     char *text;
     size_t len;
     nmt_serve_batcher_stats all = {0}; /* the queues of every model together */
+    long queued[NMT_SERVE_MAX_MODELS], lines[NMT_SERVE_MAX_MODELS];
+    char names[NMT_SERVE_MAX_MODELS][2 * NMT_LANGCODE_MAX];
+    const char *pairs[NMT_SERVE_MAX_MODELS];
     for (int m = 0; m < s->model_count; m++) {
         nmt_serve_batcher_stats st;
         nmt_serve_batcher_stats_get(s->batchers[m], &st);
-        all.queued += st.queued;
+        all.queued += queued[m] = st.queued;
         all.queued_bytes += st.queued_bytes;
         all.batches += st.batches;
-        all.lines += st.lines;
+        all.lines += lines[m] = st.lines;
+        snprintf(names[m], sizeof names[m], "%s-%s", s->pairs[m].source, s->pairs[m].target);
+        pairs[m] = names[m];
     }
     FILE *out = begin_json(&text, &len);
-    if (out)
+    if (out) {
         nmt_serve_metrics_write(&s->metrics, out, all.queued, all.queued_bytes, all.batches, all.lines,
                                 nmt_serve_watchdog_closed(s->watchdog));
+        nmt_serve_metrics_write_models(out, s->model_count, pairs, queued, lines);
+    }
     end_json(a, out, &text, &len);
     a->type = "text/plain; version=0.0.4";
 }
