@@ -227,6 +227,10 @@ START_TEST(test_answers) {
     fclose(json_out);
     ck_assert_str_eq(json, "[{\"confidence\":90,\"language\":\"de\"},{\"confidence\":4.5,\"language\":\"en\"}]");
     free(json);
+    /* A glossary is refused, not ignored, as JSON or as a form field. */
+    refused(NMT_SERVE_LIBRE, NULL, "{\"q\": \"x\", \"glossary\": [[\"cat\", \"Katze\"]]}",
+            "glossary: not supported by nmt serve yet");
+    refused(NMT_SERVE_LIBRE, "application/x-www-form-urlencoded", "q=x&glossary=cat", "glossary: not supported");
     /* OpenNMT-py: the model is the first item's id; native: source and target. */
     ck_assert_int_eq(parse(NMT_SERVE_OPENNMT, NULL, "[{\"src\": \"a\", \"id\": 3}, {\"src\": \"b\", \"id\": 5}]", &d), 0);
     ck_assert_int_eq(d.model, 3);
