@@ -7,7 +7,8 @@
 # pairs it has; POST /detect and source "auto" answer the served source CLD2 finds; OpenNMT-py's id and
 # the native source/target choose the model; libretranslatepy's request shapes (urllib, form-encoded)
 # and the model's languages refused, given after -m, or wrongly given. A CTranslate2 directory
-# (../shared, when present) is refused without --source-lang/--target-lang and served with them.
+# (../shared, when present) is refused without --source-lang/--target-lang and served with them; an
+# Argos package of it (folder or archive) is served with the pair of its metadata.json.
 . "$NMT_SOURCE_DIR/tests/harness.sh"
 serve_test=e2e_serve_multi
 . "$NMT_SOURCE_DIR/tests/serve_harness.sh"
@@ -118,6 +119,25 @@ if [ -f "$ct2/model.bin" ]; then
   word="$(head -1 "$NMT_SOURCE_DIR/../shared/models/ct2-aren-transliteration/inputs.txt")"
   post /translate "{\"q\": \"$word\", \"source\": \"ar\", \"target\": \"en\"}"
   expect "ct2 ar-en" 200 "{\"translatedText\":\"$(tr "$ct2" "$word")\"}"
+
+  # An Argos package of that model (with the tiny model's SentencePiece model: the translation need not be
+  # good, only the CLI's) records its pair in metadata.json: as a folder and as an archive, no flags needed;
+  # a flag after its -m wins.
+  mkdir -p pkg/model && cp "$ct2"/* pkg/model/ && cp model/spm.model pkg/sentencepiece.model
+  echo '{"package_version": "1.0", "from_code": "ar", "to_code": "en"}' >pkg/metadata.json
+  start argos -m pkg
+  grep -q '^serving ar-en with pkg$' argos.err || say_fail "argos folder: $(cat argos.err)"
+  post /translate "{\"q\": \"$word\", \"source\": \"ar\", \"target\": \"de\"}"
+  expect "argos ar-de through en" 200 "{\"translatedText\":\"$(tr pkg "$word" | "$NMT" translate -m model --threads 1 -q)\"}"
+  if command -v python3 >/dev/null; then
+    python3 -c 'import os, sys, zipfile
+with zipfile.ZipFile(sys.argv[1], "w", zipfile.ZIP_DEFLATED) as z:
+    for root, dirs, files in os.walk(sys.argv[2]):
+        z.write(root + "/")
+        for f in files: z.write(os.path.join(root, f))' ar_en.argosmodel pkg
+    start archive -m ar_en.argosmodel --target-lang fr
+    grep -q '^serving ar-fr with ar_en.argosmodel$' archive.err || say_fail "argos archive: $(cat archive.err)"
+  fi
 else
   echo "e2e_serve_multi: no CTranslate2 fixture, its part skipped"
 fi
