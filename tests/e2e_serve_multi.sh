@@ -2,13 +2,15 @@
 # `nmt serve` with two models, on loopback only: the tiny En->De model and a tiny "Fr"->En one (its
 # "French" is English spelled backwards), both trained inside the test with their languages taken from
 # the corpus suffixes. /languages lists every language with its targets, the one reached through
-# English included; every pair's translation, the two-step one through English too (text and HTML),
-# equals `nmt translate` (piped through both models); a pair the server cannot do is a 400 naming the
-# pairs it has; POST /detect and source "auto" answer the served source CLD2 finds; OpenNMT-py's id and
-# the native source/target choose the model; libretranslatepy's request shapes (urllib, form-encoded)
-# and the model's languages refused, given after -m, or wrongly given. A CTranslate2 directory
-# (../shared, when present) is refused without --source-lang/--target-lang and served with them; an
-# Argos package of it (folder or archive) is served with the pair of its metadata.json.
+# English included; every pair's translation, the two-step one through English too (text, HTML, a
+# file), equals `nmt translate` (piped through both models); a pair the server cannot do is a 400
+# naming the pairs it has; POST /detect and source "auto" answer the served source CLD2 finds;
+# OpenNMT-py's id and the native source/target choose the model; /metrics per model;
+# libretranslatepy's request shapes (urllib, form-encoded). A model's languages: wrongly given, given
+# before its -m, a pair twice; a model trained on train.src/train.tgt (training warns) refused until
+# they are given, and recorded with data.src_lang/data.tgt_lang; a CTranslate2 directory (../shared,
+# when present) refused without --source-lang/--target-lang and served with them, and an Argos package
+# of it (folder or archive) served with the pair of its metadata.json.
 . "$NMT_SOURCE_DIR/tests/harness.sh"
 serve_test=e2e_serve_multi
 . "$NMT_SOURCE_DIR/tests/serve_harness.sh"
@@ -107,6 +109,22 @@ check "flag before -m" 2 "$NMT" serve --source-lang en -m model --port 0
 grep -q -- "--source-lang comes after the -m of its model" "$err" || say_fail "flag before -m: $(cat "$err")"
 check "same pair twice" 1 "$NMT" serve -m model -m fr2en --source-lang en --target-lang de --port 0
 grep -q "model and fr2en both translate en-de: one model a pair" "$err" || say_fail "same pair: $(cat "$err")"
+
+# A model trained on files whose suffixes are no language codes records none: training warns, serving
+# refuses it until its languages follow its -m; data.src_lang/data.tgt_lang record them.
+tiny_corpus toy
+mv toy.train.en toy.train.src && mv toy.train.de toy.train.tgt
+tiny_config toy.yaml toy
+sed -i 's/toy\.train\.en/toy.train.src/; s/toy\.train\.de/toy.train.tgt/' toy.yaml
+check "train without languages" 0 "$NMT" train toy.yaml --threads 1 --quiet
+grep -q "warning: the model's languages are not recorded" "$err" || say_fail "no warning: $(cat "$err")"
+check "serve without languages" 1 "$NMT" serve -m toy --port 0
+grep -q "toy: its languages are not recorded" "$err" || say_fail "unrecorded languages: $(cat "$err")"
+start toy -m toy --source-lang de --target-lang en
+grep -q '^serving de-en with toy$' toy.err || say_fail "toy with languages: $(cat toy.err)"
+check "train with languages" 0 "$NMT" train toy.yaml --threads 1 --quiet --overwrite --set data.src_lang=en --set data.tgt_lang=de
+! grep -q "warning: the model's languages" "$err" && grep -q '^  src_lang: en$' toy/config.yaml ||
+  say_fail "data.src_lang: $(cat "$err"; grep _lang toy/config.yaml)"
 
 # A CTranslate2 directory records no languages: refused without them, served with them.
 ct2="$NMT_SOURCE_DIR/../shared/models/ct2-aren-transliteration/v2/aren-transliteration"
