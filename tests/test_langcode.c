@@ -24,8 +24,12 @@ START_TEST(test_paths) {
     ck_assert_str_eq(code, "en");
     ck_assert_int_eq(nmt_langcode_of_path("train.de", code), 1);
     ck_assert_str_eq(code, "de");
+    ck_assert_int_eq(nmt_langcode_of_path("/data/train.fr.gz", code), 1);
+    ck_assert_str_eq(code, "fr");
+    ck_assert_int_eq(nmt_langcode_of_path(".cs", code), 1);
+    ck_assert_str_eq(code, "cs");
     const char *const none[] = {"/data/train.src", "train.tgt", "train.txt", "/data.en/train", "train", "train.EN",
-                                "train.xx", NULL};
+                                "train.xx", "train.gz", "train.src.gz", "en", ".gz", "a.gz.gz", "/x.en/", NULL};
     for (int i = 0; none[i]; i++) {
         ck_assert_msg(nmt_langcode_of_path(none[i], code) == 0, "%s read as %s", none[i], code);
         ck_assert_str_eq(code, "");

@@ -89,9 +89,13 @@ int nmt_langcode_is_iso639_1(const char *code) { return strlen(code) == 2 && fin
 int nmt_langcode_of_path(const char *path, char out[NMT_LANGCODE_MAX]) {
     out[0] = '\0';
     if (!path) return 0;
-    const char *slash = strrchr(path, '/'), *dot = strrchr(path, '.');
-    if (!dot || (slash && dot < slash) || !nmt_langcode_is_iso639_1(dot + 1)) return 0;
-    memcpy(out, dot + 1, 3);
+    const char *name = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+    size_t end = strlen(name);
+    if (end > 3 && strcmp(name + end - 3, ".gz") == 0) end -= 3; /* a gzip corpus: train.en.gz */
+    if (end < 3 || name[end - 3] != '.') return 0;
+    const char code[3] = {name[end - 2], name[end - 1], '\0'};
+    if (!nmt_langcode_is_iso639_1(code)) return 0;
+    memcpy(out, code, 3);
     return 1;
 }
 

@@ -17,8 +17,8 @@ enum { NMT_LANGCODE_MAX = 16 }; /* bytes of a code with its NUL */
 int nmt_langcode_check(const char *code, const char *what);
 /* 1 when code is a listed ISO 639-1 code ("en"), else 0. */
 int nmt_langcode_is_iso639_1(const char *code);
-/* The language of a file name's suffix ("/data/train.en" -> "en") into out[NMT_LANGCODE_MAX]: 1 when
- * the suffix is a listed ISO 639-1 code, else 0 with out empty. */
+/* The language of a file name's suffix ("/data/train.en" -> "en"; before a ".gz": "train.en.gz") into
+ * out[NMT_LANGCODE_MAX]: 1 when the suffix is a listed ISO 639-1 code, else 0 with out empty. */
 int nmt_langcode_of_path(const char *path, char out[NMT_LANGCODE_MAX]);
 /* The English name of a code's language ("de" -> "German", "zh-Hans" -> "Chinese"); the code itself
  * when it is not listed. */
