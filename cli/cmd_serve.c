@@ -1,10 +1,12 @@
-/* nmt serve: an HTTP translation server (LibreTranslate, OpenNMT-py and native APIs) over a model
- * directory. Only flags live here: the engine is include/nmt/nmt.h's, the server src/serve/server.c.
+/* nmt serve: an HTTP translation server (LibreTranslate, OpenNMT-py and native APIs) over one or
+ * more models. Only flags live here: the engine is include/nmt/nmt.h's, the server src/serve/server.c,
+ * a model's languages src/serve/model_langs.c.
  */
 #include "cli.h"
 
 #include "base/util.h"
 #include "nmt/nmt.h"
+#include "serve/model_langs.h"
 #include "serve/server.h"
 
 #include <signal.h>
@@ -16,10 +18,12 @@ const char nmt_cmd_serve_summary[] = "serve translations over HTTP (LibreTransla
 
 static void usage(FILE *out) {
     fprintf(out,
-            "Usage: nmt serve -m MODEL_DIR [--host 127.0.0.1] [--port 5000] [options]\n"
+            "Usage: nmt serve -m MODEL [--source-lang CODE --target-lang CODE] [-m MODEL ...]\n"
+            "                 [--host 127.0.0.1] [--port 5000] [options]\n"
             "\n"
             "Serves translations over HTTP: LibreTranslate's POST /translate, POST /translate_file\n"
-            "(.txt, .html), GET /languages and GET /frontend/settings, OpenNMT-py's POST /translator/translate, POST /v1/translate\n"
+            "(.txt, .html), POST /detect, GET /languages and GET /frontend/settings, OpenNMT-py's\n"
+            "POST /translator/translate (its id: the model's place among the -m), POST /v1/translate\n"
             "(n-best, scores, alignment), GET /health, GET /metrics (Prometheus) and a page at GET /.\n"
             "Lines of concurrent requests are decoded together; each line's translation is what\n"
             "`nmt translate` gives it.\n"
@@ -27,7 +31,10 @@ static void usage(FILE *out) {
             "lets the requests in flight finish for --drain-s seconds, closes the rest and exits 0.\n"
             "docs/serving-limits.md describes every limit and how the server refuses.\n"
             "\n"
-            "  -m, --model DIR           model directory written by `nmt train`\n"
+            "  -m, --model MODEL         a model directory written by `nmt train`, a CTranslate2\n"
+            "                            directory or an Argos package; repeated: one model a\n"
+            "                            language pair (at most 64), a pair without a model\n"
+            "                            translated through English where both steps are served\n"
             "      --host ADDR           address to bind (default 127.0.0.1; 0.0.0.0 for every one)\n"
             "      --port N              port (default 5000; 0 takes a free one)\n"
             "      --threads N           decoding threads (default: the CPUs this process may use)\n"
@@ -61,8 +68,10 @@ static void usage(FILE *out) {
             "                            --max-connections (default 64)\n"
             "      --api-keys FILE       require one of the keys in FILE (one a line): the body's\n"
             "                            api_key, or the X-API-Key or Authorization: Bearer header\n"
-            "      --source-lang CODE    the source language served (default: from the model)\n"
-            "      --target-lang CODE    the target language served (default: from the model)\n"
+            "      --source-lang CODE    the source language of the -m before it (default: the\n"
+            "                            model's data.src_lang, or an Argos package's from_code;\n"
+            "                            required for a CTranslate2 directory)\n"
+            "      --target-lang CODE    the target language of the -m before it (the same way)\n"
             "      --no-sentence-split   translate each line whole (by default a line is cut after\n"
             "                            '.', '!', '?' followed by a space and a capital letter)\n"
             "  -q, --quiet               no access log (one JSON line per request on stderr)\n"
@@ -76,8 +85,14 @@ static void on_signal(int sig) {
     stop_requested = 1;
 }
 
+/* A -m and the languages given after it. */
+typedef struct model_arg {
+    const char *path, *source, *target;
+} model_arg;
+
 typedef struct args {
-    const char *model_dir;
+    model_arg models[NMT_SERVE_MAX_MODELS];
+    int model_count;
     nmt_engine_options engine;
     nmt_serve_options serve;
     int quiet;
@@ -116,10 +131,15 @@ static int parse_args(int argc, char **argv, args *a) {
     int precision_given = 0; /* without --precision a model runs as it was written (int8 stays int8) */
     optind = 1;
     int c;
-    while ((c = nmt_cli_getopt("serve", argc, argv, "m:k:qh", options, NULL)) != -1) {
+    static const int repeatable[] = {'m', SRC, TGT, 0}; /* a model's languages follow its -m */
+    while ((c = nmt_cli_getopt("serve", argc, argv, "m:k:qh", options, repeatable)) != -1) {
         int bad = 0;
         switch (c) {
-        case 'm': a->model_dir = optarg; break;
+        case 'm':
+            if (a->model_count == NMT_SERVE_MAX_MODELS)
+                return nmt_cli_usage_error("serve", "more than %d models", NMT_SERVE_MAX_MODELS), -1;
+            a->models[a->model_count++].path = optarg;
+            break;
         case HOST: a->serve.host = optarg; break;
         case PORT: bad = nmt_cli_long("serve", "--port", optarg, 0, 65535, &port); break;
         case THREADS: bad = nmt_cli_long("serve", "--threads", optarg, 1, 1024, &threads); break;
@@ -138,8 +158,17 @@ static int parse_args(int argc, char **argv, args *a) {
         case TIMEOUT: bad = nmt_cli_double("serve", "--timeout-s", optarg, 0, 86400, &a->serve.timeout_s); break;
         case BODY: bad = nmt_cli_long("serve", "--max-body", optarg, 1, 1L << 30, &body); break;
         case KEYS: a->serve.api_keys_path = optarg; break;
-        case SRC: a->serve.source_language = optarg; break;
-        case TGT: a->serve.target_language = optarg; break;
+        case SRC:
+        case TGT:
+            if (!a->model_count)
+                return nmt_cli_usage_error("serve", "%s comes after the -m of its model", c == SRC ? "--source-lang"
+                                                                                                  : "--target-lang"), -1;
+            const char **code = c == SRC ? &a->models[a->model_count - 1].source : &a->models[a->model_count - 1].target;
+            if (*code)
+                return nmt_cli_usage_error("serve", "%s given twice for %s", c == SRC ? "--source-lang" : "--target-lang",
+                                           a->models[a->model_count - 1].path), -1;
+            *code = optarg;
+            break;
         case NO_SPLIT: a->serve.sentences = 0; break;
         case MAX_INPUT: bad = nmt_cli_long("serve", "--max-input-length", optarg, 1, 1L << 20, &max_input); break;
         case QUEUE_BYTES: bad = nmt_cli_long("serve", "--max-queue-bytes", optarg, 0, 1L << 40, &queue_bytes); break;
@@ -155,7 +184,7 @@ static int parse_args(int argc, char **argv, args *a) {
         if (bad) return -1;
     }
     if (optind < argc) return nmt_cli_usage_error("serve", "unexpected argument '%s'", argv[optind]), -1;
-    if (!a->model_dir) return nmt_cli_usage_error("serve", "--model is required"), -1;
+    if (!a->model_count) return nmt_cli_usage_error("serve", "--model is required"), -1;
     if (conns_client >= conns)
         return nmt_cli_usage_error("serve", "--max-connections-per-client %ld must be less than --max-connections %ld",
                                    conns_client, conns), -1;
@@ -194,18 +223,34 @@ int nmt_cmd_serve(int argc, char **argv) {
     sa.sa_handler = on_signal;
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGINT, &sa, NULL);
-    nmt_engine *engine;
-    if (nmt_engine_open(&engine, a.model_dir, &a.engine) < 0) return nmt_cli_fail("serve");
-    nmt_serve *server;
-    if (nmt_serve_start(&server, engine, &a.serve) < 0) {
-        nmt_engine_close(engine);
-        return nmt_cli_fail("serve");
+    nmt_serve_model models[NMT_SERVE_MAX_MODELS];
+    char codes[NMT_SERVE_MAX_MODELS][2][NMT_LANGCODE_MAX];
+    int opened = 0, rc = NMT_EXIT_OK;
+    nmt_serve *server = NULL;
+    for (; opened < a.model_count; opened++) {
+        const model_arg *m = &a.models[opened];
+        nmt_serve_model *model = &models[opened];
+        *model = (nmt_serve_model){.name = m->path};
+        if (a.model_count > 1) fprintf(stderr, "opening %s\n", m->path);
+        if (nmt_engine_open(&model->engine, m->path, &a.engine) < 0) break;
+        if (nmt_serve_model_langs(m->path, model->engine, m->source, m->target, codes[opened][0], codes[opened][1]) < 0) {
+            nmt_engine_close(model->engine);
+            break;
+        }
+        model->source = codes[opened][0][0] ? codes[opened][0] : NULL;
+        model->target = codes[opened][1][0] ? codes[opened][1] : NULL;
     }
-    const char *host = a.serve.host;
-    fprintf(stderr, strchr(host, ':') ? "listening on http://[%s]:%d\n" : "listening on http://%s:%d\n", host,
-            nmt_serve_port(server));
-    nmt_serve_run(server, &stop_requested);
-    nmt_serve_free(server);
-    nmt_engine_close(engine);
-    return NMT_EXIT_OK;
+    if (opened < a.model_count || nmt_serve_start(&server, models, a.model_count, &a.serve) < 0) {
+        rc = nmt_cli_fail("serve");
+    } else {
+        const char *host = a.serve.host;
+        for (int m = 0; m < a.model_count; m++)
+            fprintf(stderr, "serving %s-%s with %s\n", models[m].source, models[m].target, models[m].name);
+        fprintf(stderr, strchr(host, ':') ? "listening on http://[%s]:%d\n" : "listening on http://%s:%d\n", host,
+                nmt_serve_port(server));
+        nmt_serve_run(server, &stop_requested);
+        nmt_serve_free(server);
+    }
+    for (int m = 0; m < opened; m++) nmt_engine_close(models[m].engine);
+    return rc;
 }

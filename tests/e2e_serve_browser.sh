@@ -2,7 +2,8 @@
 # `nmt serve`'s page in a real browser: headless Chromium (Debian's `chromium`, installed here when
 # missing and apt can) types a sentence, presses Translate, and the translation read from the page must
 # be what `nmt translate` prints; the heat map must be drawn; a screenshot is kept in the build
-# directory (serve-page.png). Loopback only. Without Chromium or Node.js (and no way to install them):
+# directory (serve-page.png). Then, with two models, the page's list of pairs: French to German
+# (through English) chosen there is translated as `nmt translate` through both models. Loopback only. Without Chromium or Node.js (and no way to install them):
 # SKIP.
 . "$NMT_SOURCE_DIR/tests/harness.sh"
 server=""
@@ -24,8 +25,8 @@ if [ ${#need[@]} -gt 0 ]; then
   done
 fi
 
-. "$NMT_SOURCE_DIR/tests/tiny_model.sh"
-tiny_model "$tmp/model"
+serve_test=e2e_serve_browser
+. "$NMT_SOURCE_DIR/tests/serve_harness.sh"
 "$NMT" serve -m model --port 0 --threads 1 --quiet 2>serve.err &
 server=$!
 url=""
@@ -45,5 +46,15 @@ got="$(node "$NMT_SOURCE_DIR/tests/browser_page.js" "$(command -v chromium)" "$u
 [ -s "$shot" ] && [ "$(head -c 8 "$shot" | od -An -c | tr -d ' ')" = '211PNG\r\n032\n' ] || say_fail "no PNG screenshot at $shot"
 kill -TERM $server; wait $server || say_fail "the server's exit status"
 server=""
+
+# With two models the page lists every pair; French to German goes through English, as `nmt translate`
+# through both models gives it.
+fr_model fr2en
+start two -m fr2en
+reversed="eht gib god sees a der esuoh"
+want="$(printf '%s\n' "$reversed" | "$NMT" translate -m fr2en --threads 1 -q | "$NMT" translate -m model --threads 1 -q)"
+got="$(node "$NMT_SOURCE_DIR/tests/browser_page.js" "$(command -v chromium)" "$url/" "$reversed" "$tmp/two.png" \
+       "$tmp/profile2" '["fr","de"]' 2>browser.err)" || say_fail "the browser run with two models: $(cat browser.err)"
+[ "$got" = "$want" ] || say_fail "the page shows '$got' for fr-de, nmt translate through both models prints '$want'"
 [ $fail -eq 0 ] && echo "PASS e2e_serve_browser (screenshot: $shot)"
 exit $fail

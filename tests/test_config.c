@@ -109,6 +109,8 @@ static const char full_example[] =
     "  train: {src: train.en, tgt: train.de}\n"
     "  valid: {src: val.en, tgt: /abs/val.de}\n"
     "  max_length: 100\n"
+    "  src_lang: eng\n"
+    "  tgt_lang: zh-Hans\n"
     "train:\n"
     "  batch_tokens: 2048\n"
     "  update_freq: 4\n"
@@ -340,6 +342,9 @@ START_TEST(save_then_load_gives_the_same_config) {
     assert_same_path(a.valid.src, b.valid.src);
     assert_same_path(a.valid.tgt, b.valid.tgt);
     ck_assert_int_eq(a.max_length, b.max_length);
+    ck_assert_str_eq(a.src_lang, "eng");
+    ck_assert_str_eq(b.src_lang, "eng");
+    ck_assert_str_eq(b.tgt_lang, "zh-Hans");
     ck_assert_int_eq(a.batch_tokens, b.batch_tokens);
     ck_assert_int_eq(a.update_freq, b.update_freq);
     ck_assert(a.lr == b.lr);
@@ -446,6 +451,43 @@ START_TEST(every_allocation_failure_is_reported) {
 }
 END_TEST
 
+/* data.src_lang and data.tgt_lang: checked as language codes, taken from the training files' suffixes
+ * only when those are ISO 639-1 codes, written into the resolved config only when known. */
+START_TEST(languages_given_or_from_suffixes) {
+    leave_cwd();
+    nmt_config c;
+    ck_assert_int_eq(nmt_config_load(&c, write_config("l.yaml", minimal), NULL), 0);
+    ck_assert_str_eq(c.src_lang, "en");
+    ck_assert_str_eq(c.tgt_lang, "de");
+    char *text = nmt_config_format(&c);
+    ck_assert_ptr_nonnull(strstr(text, "  src_lang: en\n  tgt_lang: de\n"));
+    free(text);
+    nmt_config_free(&c);
+    ck_assert_int_eq(nmt_config_load(&c, write_config("l.yaml", "data:\n  train: {src: a.src, tgt: a.tgt}\n"), NULL), 0);
+    ck_assert_str_eq(c.src_lang, "");
+    ck_assert_str_eq(c.tgt_lang, "");
+    text = nmt_config_format(&c);
+    ck_assert_ptr_null(strstr(text, "_lang"));
+    free(text);
+    char *value = nmt_config_value_text(&c, "data.src_lang");
+    ck_assert_str_eq(value, "(none)");
+    free(value);
+    nmt_config_free(&c);
+    const char *const set[] = {"data.src_lang=ar", "data.tgt_lang=en", NULL};
+    ck_assert_int_eq(nmt_config_load(&c, write_config("l.yaml", "data:\n  train: {src: a.src, tgt: a.tgt}\n  "
+                                                                "src_lang: hi\n"), set), 0);
+    ck_assert_str_eq(c.src_lang, "ar");
+    ck_assert_str_eq(c.tgt_lang, "en");
+    nmt_config_free(&c);
+    expect_error("data:\n  train: {src: a, tgt: b}\n  src_lang: english\n", NULL,
+                 ":3:13: data.src_lang: 'english' is not a language code");
+    expect_error("data:\n  train: {src: a, tgt: b}\n  tgt_lang: [en]\n", NULL,
+                 ":3:13: data.tgt_lang: expected a language code such as en, got a list");
+    const char *const bad[] = {"data.src_lang=EN", NULL};
+    expect_error(minimal, bad, "data.src_lang: 'EN' is not a language code");
+}
+END_TEST
+
 int main(void) {
     Suite *s = suite_create("config");
     TCase *tc = tcase_create("config");
@@ -454,6 +496,7 @@ int main(void) {
     tcase_add_test(tc, full_example_parses);
     tcase_add_test(tc, errors_name_line_and_column);
     tcase_add_test(tc, overrides_apply_and_fail_by_name);
+    tcase_add_test(tc, languages_given_or_from_suffixes);
     tcase_add_test(tc, save_then_load_gives_the_same_config);
     tcase_add_test(tc, mutations_never_crash);
     tcase_add_test(tc, every_allocation_failure_is_reported);

@@ -165,15 +165,17 @@ START_TEST(test_opennmt_and_native) {
     ck_assert_int_eq(r.alignment, 1);
     ck_assert_int_eq(r.alignment_map, 0);
     nmt_serve_request_free(&r);
-    /* LibreTranslate's fields mean nothing to the native API: skipped. */
-    ck_assert_int_eq(parse(NMT_SERVE_NATIVE, NULL, "{\"q\": \"x\", \"source\": 5}", &r), 0);
+    /* LibreTranslate's other fields mean nothing to the native API: skipped; source and target choose
+     * the model and are strings. */
+    ck_assert_int_eq(parse(NMT_SERVE_NATIVE, NULL, "{\"q\": \"x\", \"alternatives\": \"5\"}", &r), 0);
     ck_assert_int_eq(r.n_best, 1);
     nmt_serve_request_free(&r);
+    refused(NMT_SERVE_NATIVE, NULL, "{\"q\": \"x\", \"source\": 5}", "source: expected a string");
 }
 END_TEST
 
 /* Writes the answer of a parsed request with made-up results and returns it (to free). */
-static char *answer(nmt_serve_api api, const char *body, const char *map, const char *detected) {
+static char *answer(nmt_serve_api api, const char *body, const char *map, const nmt_serve_detected *detected) {
     nmt_serve_request r;
     ck_assert_int_eq(parse(api, NULL, body, &r), 0);
     nmt_serve_hypothesis hyps[2] = {{"best \"one\"\t", -1.5, -2.25}, {"second", -3, -4}};
@@ -197,11 +199,49 @@ START_TEST(test_answers) {
     char *a = answer(NMT_SERVE_LIBRE, "{\"q\": \"x\"}", NULL, NULL);
     ck_assert_str_eq(a, "{\"translatedText\":\"best \\\"one\\\"\\u0009\"}");
     free(a);
-    a = answer(NMT_SERVE_LIBRE, "{\"q\": [\"x\", \"y\"], \"alternatives\": 5}", NULL, "en");
+    const nmt_serve_detected en = {"en", 87.5};
+    a = answer(NMT_SERVE_LIBRE, "{\"q\": [\"x\", \"y\"], \"alternatives\": 5}", NULL, &en);
     ck_assert_str_eq(a, "{\"translatedText\":[\"best \\\"one\\\"\\u0009\",\"best \\\"one\\\"\\u0009\"],"
                         "\"alternatives\":[[\"second\"],[\"second\"]],"
-                        "\"detectedLanguage\":[{\"confidence\":100,\"language\":\"en\"},{\"confidence\":100,\"language\":\"en\"}]}");
+                        "\"detectedLanguage\":[{\"confidence\":87.5,\"language\":\"en\"},{\"confidence\":87.5,\"language\":\"en\"}]}");
     free(a);
+    a = answer(NMT_SERVE_LIBRE, "{\"q\": \"x\", \"source\": \"auto\", \"target\": \"de\"}", NULL, &en);
+    ck_assert_str_eq(a, "{\"translatedText\":\"best \\\"one\\\"\\u0009\",\"detectedLanguage\":{\"confidence\":87.5,"
+                        "\"language\":\"en\"}}");
+    free(a);
+    /* /detect: its own shape, q and api_key read as /translate reads them (JSON or a form). */
+    nmt_serve_request d;
+    ck_assert_int_eq(parse(NMT_SERVE_DETECT, "application/x-www-form-urlencoded", "q=Hallo+Welt&api_key=k", &d), 0);
+    ck_assert_int_eq(d.count, 1);
+    ck_assert_str_eq(d.q[0], "Hallo Welt");
+    ck_assert_str_eq(d.api_key, "k");
+    nmt_serve_request_free(&d);
+    ck_assert_int_eq(parse(NMT_SERVE_DETECT, NULL, "{\"source\": \"en\"}", &d), -1);
+    ck_assert_str_eq(nmt_error(), "Invalid request: missing q parameter");
+    nmt_serve_request_free(&d);
+    const nmt_serve_detected found[2] = {{"de", 90}, {"en", 4.5}};
+    char *json = NULL;
+    size_t json_len = 0;
+    FILE *json_out = open_memstream(&json, &json_len);
+    nmt_serve_detect_write(json_out, found, 2);
+    fclose(json_out);
+    ck_assert_str_eq(json, "[{\"confidence\":90,\"language\":\"de\"},{\"confidence\":4.5,\"language\":\"en\"}]");
+    free(json);
+    /* A glossary is refused, not ignored, as JSON or as a form field. */
+    refused(NMT_SERVE_LIBRE, NULL, "{\"q\": \"x\", \"glossary\": [[\"cat\", \"Katze\"]]}",
+            "glossary: not supported by nmt serve yet");
+    refused(NMT_SERVE_LIBRE, "application/x-www-form-urlencoded", "q=x&glossary=cat", "glossary: not supported");
+    /* OpenNMT-py: the model is the first item's id; native: source and target. */
+    ck_assert_int_eq(parse(NMT_SERVE_OPENNMT, NULL, "[{\"src\": \"a\", \"id\": 3}, {\"src\": \"b\", \"id\": 5}]", &d), 0);
+    ck_assert_int_eq(d.model, 3);
+    nmt_serve_request_free(&d);
+    ck_assert_int_eq(parse(NMT_SERVE_OPENNMT, NULL, "[{\"src\": \"a\"}]", &d), 0);
+    ck_assert_int_eq(d.model, -1);
+    nmt_serve_request_free(&d);
+    ck_assert_int_eq(parse(NMT_SERVE_NATIVE, NULL, "{\"q\": \"a\", \"source\": \"de\", \"target\": \"fr\"}", &d), 0);
+    ck_assert_str_eq(d.source, "de");
+    ck_assert_str_eq(d.target, "fr");
+    nmt_serve_request_free(&d);
     a = answer(NMT_SERVE_LIBRE, "{\"q\": \"x\", \"alternatives\": 1}", NULL, NULL);
     ck_assert_str_eq(a, "{\"translatedText\":\"best \\\"one\\\"\\u0009\",\"alternatives\":[\"second\"]}");
     free(a);

@@ -21,6 +21,7 @@
 #include "train/config.h"
 
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -84,23 +85,8 @@ nmt_engine_options nmt_engine_options_default(void) {
 
 const char *nmt_last_error(void) { return nmt_error(); }
 
-/* "/data/train.en" -> "en": the suffix after the file name's last dot, when it looks like a language
- * code (2 to 15 letters, digits, '-' or '_'). */
-static void language_of(const char *path, char *out, size_t size) {
-    out[0] = '\0';
-    if (!path) return;
-    const char *slash = strrchr(path, '/'), *dot = strrchr(path, '.');
-    if (!dot || (slash && dot < slash)) return;
-    size_t n = strlen(dot + 1);
-    if (n < 2 || n >= size) return;
-    for (size_t i = 0; i < n; i++) {
-        char c = dot[1 + i];
-        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '_')) return;
-    }
-    memcpy(out, dot + 1, n + 1);
-}
-
-/* The language pair recorded in the directory's resolved config, or else in a config.yaml there that
+/* The language pair recorded in the directory's resolved config (data.src_lang and data.tgt_lang,
+ * which default to the training files' suffixes where those are ISO 639-1 codes), or else in a config.yaml there that
  * nmt did not write (the user's own names the same corpus files), if any: a missing or unreadable
  * config, a FIFO in its place included, is no error, the pair is then unknown. */
 static void read_languages(nmt_engine *e, const char *dir) {
@@ -112,8 +98,8 @@ static void read_languages(nmt_engine *e, const char *dir) {
         free(path);
     }
     if (ok) {
-        language_of(config.train.src, e->source_language, sizeof e->source_language);
-        language_of(config.train.tgt, e->target_language, sizeof e->target_language);
+        snprintf(e->source_language, sizeof e->source_language, "%s", config.src_lang);
+        snprintf(e->target_language, sizeof e->target_language, "%s", config.tgt_lang);
         nmt_config_free(&config);
     }
     nmt_error_clear();

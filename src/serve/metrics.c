@@ -7,7 +7,7 @@
 
 static const char *const endpoints[NMT_METRICS_ENDPOINTS] = {
     "/translate", "/languages", "/translator/translate", "/v1/translate", "/health", "/metrics", "/frontend/settings",
-    "/translate_file", "/", "other"};
+    "/translate_file", "/", "/detect", "other"};
 static const int codes[NMT_METRICS_CODES] = {200, 400, 403, 404, 405, 413, 499, 500, 503, 504, 0};
 static const double bounds[NMT_METRICS_BUCKETS - 1] = {0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10};
 
@@ -90,4 +90,13 @@ void nmt_serve_metrics_write(nmt_serve_metrics *m, FILE *out, long queued, size_
                  "nmt_batch_lines_total %ld\n", batch_lines);
     fprintf(out, "# HELP nmt_connections_cut_total Connections closed for headers or a body that took too long.\n"
                  "# TYPE nmt_connections_cut_total counter\nnmt_connections_cut_total %ld\n", connections_cut);
+}
+
+void nmt_serve_metrics_write_models(FILE *out, int n, const char *const *pairs, const long *queued, const long *lines) {
+    fputs("# HELP nmt_model_queue_depth Lines waiting for a batch of the model of a language pair.\n"
+          "# TYPE nmt_model_queue_depth gauge\n", out);
+    for (int m = 0; m < n; m++) fprintf(out, "nmt_model_queue_depth{pair=\"%s\"} %ld\n", pairs[m], queued[m]);
+    fputs("# HELP nmt_model_batch_lines_total Lines decoded by the model of a language pair.\n"
+          "# TYPE nmt_model_batch_lines_total counter\n", out);
+    for (int m = 0; m < n; m++) fprintf(out, "nmt_model_batch_lines_total{pair=\"%s\"} %ld\n", pairs[m], lines[m]);
 }

@@ -13,7 +13,7 @@
 #include <pthread.h>
 #include <stdio.h>
 
-enum { NMT_METRICS_ENDPOINTS = 10, NMT_METRICS_CODES = 11, NMT_METRICS_BUCKETS = 12 };
+enum { NMT_METRICS_ENDPOINTS = 11, NMT_METRICS_CODES = 11, NMT_METRICS_BUCKETS = 12 };
 
 typedef struct nmt_serve_metrics {
     pthread_mutex_t lock;
@@ -35,5 +35,7 @@ long nmt_serve_metrics_get_in_flight(nmt_serve_metrics *m);
 /* The exposition text, with the batcher's and the watchdog's numbers. */
 void nmt_serve_metrics_write(nmt_serve_metrics *m, FILE *out, long queued, size_t queued_bytes, long batches,
                              long batch_lines, long connections_cut);
+/* Each model's queue and lines decoded, labelled with its pair ("en-de"): pairs[0..n), queued[n], lines[n]. */
+void nmt_serve_metrics_write_models(FILE *out, int n, const char *const *pairs, const long *queued, const long *lines);
 
 #endif

@@ -38,6 +38,13 @@ static int add_text(nmt_serve_request *r, char *text) {
     return 0;
 }
 
+/* A glossary is refused rather than ignored: a translation that leaves out the terms asked for
+ * would look right. The server's batches go through the engine's nmt_engine_translate, which takes no
+ * glossary (`nmt translate --glossary` does). */
+static int glossary_refused(void) {
+    return nmt_error_set("glossary: not supported by nmt serve yet (nmt translate --glossary FILE applies one)");
+}
+
 /* A JSON string into a field that must not be set yet. */
 static int json_string_field(nmt_json *j, const char *name, char **field) {
     if (*field) return nmt_error_set("%s: given twice", name);
@@ -99,9 +106,12 @@ static int json_object(nmt_json *j, nmt_serve_request *r) {
             if (rc == 0) {
                 if (strcmp(key, "q") == 0) rc = json_q(j, r, &seen_q);
                 else if (strcmp(key, "api_key") == 0) rc = json_string_field(j, key, &r->api_key);
-                else if (r->api == NMT_SERVE_LIBRE && strcmp(key, "source") == 0) rc = json_string_field(j, key, &r->source);
-                else if (r->api == NMT_SERVE_LIBRE && strcmp(key, "target") == 0) rc = json_string_field(j, key, &r->target);
+                else if (r->api != NMT_SERVE_DETECT && strcmp(key, "source") == 0)
+                    rc = json_string_field(j, key, &r->source);
+                else if (r->api != NMT_SERVE_DETECT && strcmp(key, "target") == 0)
+                    rc = json_string_field(j, key, &r->target);
                 else if (r->api == NMT_SERVE_LIBRE && strcmp(key, "format") == 0) rc = json_string_field(j, key, &r->format);
+                else if (r->api == NMT_SERVE_LIBRE && strcmp(key, "glossary") == 0) rc = glossary_refused();
                 else if (r->api == NMT_SERVE_LIBRE && strcmp(key, "alternatives") == 0)
                     rc = json_count_field(j, key, NMT_SERVE_MAX_ALTERNATIVES, &r->alternatives, &seen_alt);
                 else if (r->api == NMT_SERVE_NATIVE && strcmp(key, "n_best") == 0)
@@ -116,7 +126,7 @@ static int json_object(nmt_json *j, nmt_serve_request *r) {
             if (rc < 0) return -1;
         } while (nmt_json_accept(j, ','));
     if (nmt_json_expect(j, '}') < 0) return -1;
-    if (!seen_q) return r->api == NMT_SERVE_LIBRE ? nmt_error_set("Invalid request: missing q parameter") : nmt_error_set("q: missing");
+    if (!seen_q) return r->api != NMT_SERVE_NATIVE ? nmt_error_set("Invalid request: missing q parameter") : nmt_error_set("q: missing");
     return 0;
 }
 
@@ -141,6 +151,7 @@ static int json_opennmt(nmt_json *j, nmt_serve_request *r) {
                     else if (rc == 0 && strcmp(key, "id") == 0) {
                         long id;
                         rc = json_count_field(j, "id", INT32_MAX, &id, &seen_id);
+                        if (rc == 0 && r->count == 0) r->model = id;
                     } else if (rc == 0) rc = nmt_json_skip_value(j);
                     free(key);
                 }
@@ -245,6 +256,7 @@ static int form_field(nmt_serve_request *r, const char *key, char *value, const 
     if (strcmp(key, "target") == 0) return form_string(key, value, &r->target);
     if (strcmp(key, "api_key") == 0) return form_string(key, value, &r->api_key);
     if (!file && strcmp(key, "format") == 0) return form_string(key, value, &r->format);
+    if (strcmp(key, "glossary") == 0) return free(value), glossary_refused();
     if (!file && strcmp(key, "alternatives") == 0)
         return (*seen_alt)++ ? (free(value), nmt_error_set("alternatives: given twice"))
                              : form_count(key, value, NMT_SERVE_MAX_ALTERNATIVES, &r->alternatives);
@@ -376,13 +388,15 @@ int nmt_serve_request_parse(nmt_serve_api api, const char *content_type, const c
     memset(out, 0, sizeof *out);
     out->api = api;
     out->n_best = 1;
+    out->model = -1;
     const int multipart = content_type && media_type_is(content_type, "multipart/form-data");
     if (api == NMT_SERVE_FILE && !multipart)
         return nmt_error_set("Content-Type: expected multipart/form-data with a file, got %.64s",
                              content_type ? content_type : "none");
-    if ((api == NMT_SERVE_LIBRE || api == NMT_SERVE_FILE) && multipart)
+    if ((api == NMT_SERVE_LIBRE || api == NMT_SERVE_FILE || api == NMT_SERVE_DETECT) && multipart)
         return multipart_body(content_type, body, len, out);
-    if (api == NMT_SERVE_LIBRE && content_type && media_type_is(content_type, "application/x-www-form-urlencoded"))
+    if ((api == NMT_SERVE_LIBRE || api == NMT_SERVE_DETECT) && content_type &&
+        media_type_is(content_type, "application/x-www-form-urlencoded"))
         return form_body(body, len, out);
     nmt_json j;
     if (nmt_json_init(&j, body, len, "body", "JSON", 0, 0) < 0) return -1;
@@ -390,6 +404,16 @@ int nmt_serve_request_parse(nmt_serve_api api, const char *content_type, const c
     const int rc = api == NMT_SERVE_OPENNMT ? json_opennmt(&j, out) : json_object(&j, out);
     if (rc < 0) return -1;
     return nmt_json_end(&j);
+}
+
+int nmt_serve_request_file_format(nmt_serve_request *r) {
+    const char *dot = strrchr(r->filename, '.');
+    const char *format = !dot ? NULL : strcasecmp(dot, ".txt") == 0 ? "text"
+                                     : strcasecmp(dot, ".html") == 0 || strcasecmp(dot, ".htm") == 0 ? "html" : NULL;
+    if (!r->filename[0]) return nmt_error_set("Invalid request: empty file");
+    if (!format) return nmt_error_set("Invalid request: file format not supported");
+    free(r->format);
+    return (r->format = nmt_strdup(format)) ? 0 : -1;
 }
 
 /* Writes pairs as OpenNMT's "i-j i-j" string (null without alignment). */
@@ -423,7 +447,17 @@ static void write_alternatives(FILE *out, const nmt_serve_request *r, const nmt_
     }
 }
 
-static void write_libre(FILE *out, const nmt_serve_request *r, const nmt_serve_text *texts, const char *source) {
+/* One {"confidence", "language"} object. */
+static void write_detected(FILE *out, const nmt_serve_detected *d) {
+    fputs("{\"confidence\":", out);
+    write_number(out, d->confidence);
+    fputs(",\"language\":", out);
+    nmt_json_write_string(out, d->language);
+    fputc('}', out);
+}
+
+static void write_libre(FILE *out, const nmt_serve_request *r, const nmt_serve_text *texts,
+                        const nmt_serve_detected *detected) {
     fputs("{\"translatedText\":", out);
     if (r->q_list) fputc('[', out);
     for (int i = 0; i < r->count; i++) {
@@ -441,13 +475,12 @@ static void write_libre(FILE *out, const nmt_serve_request *r, const nmt_serve_t
         }
         if (r->q_list) fputc(']', out);
     }
-    if (source) {
+    if (detected) {
         fputs(",\"detectedLanguage\":", out);
         if (r->q_list) fputc('[', out);
         for (int i = 0; i < (r->q_list ? r->count : 1); i++) {
-            fprintf(out, "%s{\"confidence\":100,\"language\":", i ? "," : "");
-            nmt_json_write_string(out, source);
-            fputc('}', out);
+            if (i) fputc(',', out);
+            write_detected(out, detected);
         }
         if (r->q_list) fputc(']', out);
     }
@@ -506,13 +539,23 @@ static void write_native(FILE *out, const nmt_serve_request *r, const nmt_serve_
 }
 
 void nmt_serve_response_write(FILE *out, const nmt_serve_request *r, const nmt_serve_text *texts,
-                              const char *alignment_map, const char *source) {
+                              const char *alignment_map, const nmt_serve_detected *detected) {
     switch (r->api) {
+    case NMT_SERVE_DETECT: break;
     case NMT_SERVE_LIBRE:
-    case NMT_SERVE_FILE: write_libre(out, r, texts, source); break;
+    case NMT_SERVE_FILE: write_libre(out, r, texts, detected); break;
     case NMT_SERVE_OPENNMT: write_opennmt(out, r, texts); break;
     case NMT_SERVE_NATIVE: write_native(out, r, texts, alignment_map); break;
     }
+}
+
+void nmt_serve_detect_write(FILE *out, const nmt_serve_detected *guesses, int n) {
+    fputc('[', out);
+    for (int i = 0; i < n; i++) {
+        if (i) fputc(',', out);
+        write_detected(out, &guesses[i]);
+    }
+    fputc(']', out);
 }
 
 void nmt_serve_error_write(FILE *out, const char *message) {

@@ -12,9 +12,12 @@
  *                   multipart/form-data, as LibreTranslate's web page posts them; q a single string);
  *   LibreTranslate  POST /translate_file, multipart/form-data with "file" (a part with a filename),
  *   files           "source", "target", "api_key"; the file's text becomes q[0], its name `filename`;
- *   OpenNMT-py      POST /translator/translate, JSON [{"src": string, "id": integer}, ...];
- *   native          POST /v1/translate, JSON {"q": string | [string], "n_best": integer,
- *                   "alignment": bool, "alignment_map": bool, "api_key"}.
+ *   LibreTranslate  POST /detect, JSON {"q": string | [string], "api_key"} or the same as a form;
+ *   detection
+ *   OpenNMT-py      POST /translator/translate, JSON [{"src": string, "id": integer}, ...] (the
+ *                   model: the first item's id, as OpenNMT-py's server reads it);
+ *   native          POST /v1/translate, JSON {"q": string | [string], "source", "target", "n_best":
+ *                   integer, "alignment": bool, "alignment_map": bool, "api_key"}.
  * A body is read as JSON whatever its Content-Type says (as OpenNMT-py's server does), except a
  * LibreTranslate body sent as a form. Unknown fields are skipped; a field given twice, a wrong type, a
  * missing q or src, a body that is not valid UTF-8 (a NUL byte included) or not strict JSON (json.h),
@@ -33,6 +36,7 @@ typedef enum nmt_serve_api {
     NMT_SERVE_OPENNMT, /* OpenNMT-py */
     NMT_SERVE_NATIVE,  /* nmt's own */
     NMT_SERVE_FILE,    /* LibreTranslate's /translate_file */
+    NMT_SERVE_DETECT,  /* LibreTranslate's /detect */
 } nmt_serve_api;
 
 typedef struct nmt_serve_request {
@@ -46,6 +50,7 @@ typedef struct nmt_serve_request {
     char *api_key;     /* or NULL */
     char *filename;    /* the file's name (NMT_SERVE_FILE), or NULL */
     long alternatives; /* LibreTranslate: alternative translations wanted (0) */
+    long model;        /* OpenNMT-py: the first item's id (-1: none given) */
     long n_best;       /* native: hypotheses wanted per text (1) */
     int alignment;     /* native: alignment pairs wanted (0) */
     int alignment_map; /* native: the SVG heat map of the first sentence wanted (0) */
@@ -61,6 +66,9 @@ enum { NMT_SERVE_MAX_TEXTS = 10000, /* texts in one request */
 int nmt_serve_request_parse(nmt_serve_api api, const char *content_type, const char *body, size_t len,
                             nmt_serve_request *out);
 void nmt_serve_request_free(nmt_serve_request *r);
+/* A file to translate (NMT_SERVE_FILE): .txt as text, .html (or .htm) as HTML, into r->format;
+ * anything else refused as LibreTranslate refuses it. 0, or -1 with the message. */
+int nmt_serve_request_file_format(nmt_serve_request *r);
 
 /* One hypothesis of a translated text. */
 typedef struct nmt_serve_hypothesis {
@@ -81,10 +89,18 @@ typedef struct nmt_serve_text {
     int *target_word;           /* starting with U+2581 starts one), or NULL: for HTML's inline tags */
 } nmt_serve_text;
 
+/* A language found in a text (LibreTranslate's detectedLanguage). */
+typedef struct nmt_serve_detected {
+    const char *language; /* a code */
+    double confidence;    /* 0..100 */
+} nmt_serve_detected;
+
 /* Writes the answer to request r (texts[r->count]; alignment_map: an SVG document or NULL) as the
- * endpoint's JSON to out. `source` names the language detected for source "auto" (LibreTranslate). */
+ * endpoint's JSON to out. `detected`: the language found for source "auto" (LibreTranslate), or NULL. */
 void nmt_serve_response_write(FILE *out, const nmt_serve_request *r, const nmt_serve_text *texts,
-                              const char *alignment_map, const char *source);
+                              const char *alignment_map, const nmt_serve_detected *detected);
+/* LibreTranslate's /detect answer: [{"confidence", "language"}] of guesses[0..n). */
+void nmt_serve_detect_write(FILE *out, const nmt_serve_detected *guesses, int n);
 /* {"error": message}. */
 void nmt_serve_error_write(FILE *out, const char *message);
 

@@ -11,8 +11,10 @@
 #include "serve/metrics.h"
 #include "serve/page.h"
 #include "serve/request.h"
+#include "serve/routes.h"
 #include "serve/segment.h"
 #include "serve/watchdog.h"
+#include "text/langcode.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -28,11 +30,12 @@
 
 struct nmt_serve {
     nmt_serve_options options;
-    nmt_engine *engine;
-    nmt_serve_batcher *batcher;
+    nmt_engine *engines[NMT_SERVE_MAX_MODELS];
+    nmt_serve_batcher *batchers[NMT_SERVE_MAX_MODELS]; /* one queue a model */
+    nmt_serve_pair pairs[NMT_SERVE_MAX_MODELS];        /* the pair of each model */
+    int model_count;
     struct MHD_Daemon *daemon;
     int port;
-    char source[16], target[16]; /* the pair served ("" = any) */
     nmt_serve_keys keys;         /* none: no key needed */
     nmt_serve_watchdog *watchdog;
     nmt_serve_files *files;      /* translated files for download */
@@ -103,6 +106,9 @@ static void set_error(answer *a, int status, const char *message) {
     set_body(a, status, "application/json", text, len);
 }
 
+/* The answer to what nmt_error() says is wrong with a request: 400, or 500 when memory ran out. */
+static void refuse(answer *a) { set_error(a, strstr(nmt_error(), "out of memory") ? 500 : 400, nmt_error()); }
+
 /* Starts a JSON answer in a memory stream; end_json() sets it (500 when memory ran out). */
 static FILE *begin_json(char **text, size_t *len) {
     *text = NULL;
@@ -152,28 +158,18 @@ static void read_headers(struct MHD_Connection *conn, request_headers *h) {
 
 /* Checks the fields a translation endpoint cares about, in LibreTranslate's words for its endpoints;
  * 0, or the answer set. The key is the body's api_key, or else the header's. */
-static int check_request(nmt_serve *s, const nmt_serve_request *r, const request_headers *h, answer *a,
-                         const char **detected) {
+static int check_request(nmt_serve *s, const nmt_serve_request *r, const request_headers *h, answer *a) {
     char message[256];
-    *detected = NULL;
     const char *key = r->api_key ? r->api_key : h->api_key;
     if (s->keys.count && !(key && nmt_serve_keys_known(&s->keys, key))) {
         set_error(a, 403, key ? "Invalid API key" : "Please provide an API key (api_key, or the X-API-Key header)");
         return -1;
     }
-    const int n_best = nmt_engine_get_options(s->engine)->n_best;
+    const int n_best = nmt_engine_get_options(s->engines[0])->n_best; /* every engine's, opened alike */
+    const int libre = r->api == NMT_SERVE_LIBRE || r->api == NMT_SERVE_DETECT;
     if (r->api == NMT_SERVE_LIBRE || r->api == NMT_SERVE_FILE) {
         if (!r->source || !r->target) {
             snprintf(message, sizeof message, "Invalid request: missing %s parameter", r->source ? "target" : "source");
-            set_error(a, 400, message);
-            return -1;
-        }
-        if (strcmp(r->source, "auto") == 0) *detected = s->source[0] ? s->source : "auto";
-        const char *wrong = !*detected && s->source[0] && strcmp(r->source, s->source) != 0 ? r->source
-                            : s->target[0] && strcmp(r->target, s->target) != 0     ? r->target
-                                                                                      : NULL;
-        if (wrong) {
-            snprintf(message, sizeof message, "%.32s is not supported", wrong);
             set_error(a, 400, message);
             return -1;
         }
@@ -200,14 +196,13 @@ static int check_request(nmt_serve *s, const nmt_serve_request *r, const request
         if (n > longest) longest = n;
     }
     a->characters = chars;
-    if (r->api == NMT_SERVE_LIBRE && s->options.char_limit > 0 && longest > s->options.char_limit) {
+    if (libre && s->options.char_limit > 0 && longest > s->options.char_limit) {
         snprintf(message, sizeof message, "Invalid request: request (%ld) exceeds text limit (%ld)", longest,
                  s->options.char_limit);
         set_error(a, 400, message);
         return -1;
     }
-    if (r->api != NMT_SERVE_LIBRE && r->api != NMT_SERVE_FILE && s->options.char_limit > 0 &&
-        chars > s->options.char_limit) {
+    if (!libre && r->api != NMT_SERVE_FILE && s->options.char_limit > 0 && chars > s->options.char_limit) {
         snprintf(message, sizeof message, "q: %ld characters, more than the limit of %ld", chars, s->options.char_limit);
         set_error(a, 413, message);
         return -1;
@@ -242,19 +237,6 @@ static int wait_job(nmt_serve *s, const connection *c, nmt_serve_job *job, answe
     }
 }
 
-/* A file to translate: .txt as text, .html (or .htm) as HTML; anything else refused as LibreTranslate
- * refuses it. Returns 0 with r->format set, or -1 with the answer set. */
-static int file_format(nmt_serve_request *r, answer *a) {
-    const char *dot = strrchr(r->filename, '.');
-    const char *format = !dot ? NULL : strcasecmp(dot, ".txt") == 0 ? "text"
-                                     : strcasecmp(dot, ".html") == 0 || strcasecmp(dot, ".htm") == 0 ? "html" : NULL;
-    if (!r->filename[0]) return set_error(a, 400, "Invalid request: empty file"), -1;
-    if (!format) return set_error(a, 400, "Invalid request: file format not supported"), -1;
-    free(r->format);
-    if (!(r->format = nmt_strdup(format))) return set_error(a, 500, "out of memory"), -1;
-    return 0;
-}
-
 /* Keeps the translated file for download and answers LibreTranslate's {"translatedFileUrl": ...}, an
  * address on the host the client asked for (its Host header, when it is a plain host[:port]). */
 static void store_file(nmt_serve *s, const nmt_serve_request *r, const nmt_serve_text *text, const request_headers *h,
@@ -279,27 +261,21 @@ static void store_file(nmt_serve *s, const nmt_serve_request *r, const nmt_serve
     end_json(a, out, &json, &len);
 }
 
-static void translate(nmt_serve *s, nmt_serve_api api, const request_headers *h, const connection *c, answer *a) {
-    nmt_serve_request r;
+/* One step of a translation: texts[0..n) cut into segments (by the rules of `language`), queued on
+ * model m's batcher, waited for and joined into *out (n texts, free with texts_free); *job is kept
+ * for its map (release it). Returns 0, or -1 with the answer set. */
+static int run_model(nmt_serve *s, int m, const connection *c, const char *const *texts, int n, int html,
+                     const char *language, int want_map, answer *a, nmt_serve_job **job, nmt_serve_text **out) {
     nmt_serve_segments sp = {0};
-    nmt_serve_job *job = NULL;
-    nmt_serve_text *texts = NULL;
-    const char *detected;
-    a->translation = 1;
-    if (nmt_serve_request_parse(api, h->content_type, c->body ? c->body : "", c->len, &r) < 0) {
-        set_error(a, strstr(nmt_error(), "out of memory") ? 500 : 400, nmt_error());
-        goto done;
-    }
-    if (check_request(s, &r, h, a, &detected) < 0) goto done;
-    if (api == NMT_SERVE_FILE && file_format(&r, a) < 0) goto done;
-    const int html = r.format && strcmp(r.format, "html") == 0;
-    const char *language = detected ? detected : r.source;
-    if (nmt_serve_segment((const char *const *)r.q, r.count, s->options.sentences, html, language, &sp) < 0) {
+    int rc = -1;
+    *job = NULL;
+    *out = NULL;
+    if (nmt_serve_segment(texts, n, s->options.sentences, html, language, &sp) < 0) {
         set_error(a, strstr(nmt_error(), "out of memory") ? 500 : 413, nmt_error());
         goto done;
     }
-    a->lines = sp.count;
-    const int submitted = nmt_serve_batcher_submit(s->batcher, sp.count, sp.segments, r.alignment_map, &job);
+    a->lines += sp.count;
+    const int submitted = nmt_serve_batcher_submit(s->batchers[m], sp.count, sp.segments, want_map, job);
     if (submitted == NMT_SERVE_JOB_TOO_LARGE) {
         set_error(a, 413, nmt_error());
         goto done;
@@ -310,64 +286,113 @@ static void translate(nmt_serve *s, nmt_serve_api api, const request_headers *h,
         if (submitted != NMT_SERVE_QUEUE_FULL && strstr(nmt_error(), "out of memory")) a->status = 500;
         goto done;
     }
-    const int waited = wait_job(s, c, job, a);
+    const int waited = wait_job(s, c, *job, a);
     if (waited == 1) goto done;
-    a->queue_ms = nmt_serve_job_queue_ms(job);
-    a->decode_ms = nmt_serve_job_decode_ms(job);
+    a->queue_ms += nmt_serve_job_queue_ms(*job);
+    a->decode_ms += nmt_serve_job_decode_ms(*job);
     if (waited < 0) {
-        set_error(a, strstr(nmt_error(), "out of memory") ? 500 : 400, nmt_error());
+        refuse(a);
         goto done;
     }
-    texts = nmt_calloc(r.count ? (size_t)r.count : 1, sizeof *texts);
-    if (!texts || nmt_serve_join(&sp, r.count, nmt_serve_job_lines(job), texts) < 0) {
+    *out = nmt_calloc(n ? (size_t)n : 1, sizeof **out);
+    if (!*out || nmt_serve_join(&sp, n, nmt_serve_job_lines(*job), *out) < 0) {
         set_error(a, 500, "out of memory");
         goto done;
+    }
+    rc = 0;
+done:
+    nmt_serve_segments_free(&sp);
+    return rc;
+}
+
+/* A request's texts translated along its route: one model, or two through English (the second
+ * translates the first's best translations, so alternatives are the second step's). */
+static void translate(nmt_serve *s, nmt_serve_api api, const request_headers *h, const connection *c, answer *a) {
+    nmt_serve_request r;
+    nmt_serve_job *job = NULL;
+    nmt_serve_text *texts = NULL;
+    nmt_serve_route route;
+    nmt_langid_guess guess;
+    int auto_source;
+    a->translation = 1;
+    const int parsed = nmt_serve_request_parse(api, h->content_type, c->body ? c->body : "", c->len, &r) == 0;
+    if (parsed && check_request(s, &r, h, a) < 0) goto done;
+    if (!parsed || nmt_serve_route_request(s->pairs, s->model_count, &r, &route, &guess, &auto_source) < 0 ||
+        (api == NMT_SERVE_FILE && nmt_serve_request_file_format(&r) < 0)) {
+        refuse(a);
+        goto done;
+    }
+    const int html = r.format && strcmp(r.format, "html") == 0;
+    if (run_model(s, route.first, c, (const char *const *)r.q, r.count, html, s->pairs[route.first].source,
+                  r.alignment_map && route.second < 0, a, &job, &texts) < 0)
+        goto done;
+    if (route.second >= 0) {
+        const char **middle = nmt_calloc(r.count ? (size_t)r.count : 1, sizeof *middle);
+        if (!middle) {
+            set_error(a, 500, "out of memory");
+            goto done;
+        }
+        for (int i = 0; i < r.count; i++) middle[i] = texts[i].hyps[0].text;
+        nmt_serve_text *final;
+        nmt_serve_job *second;
+        const int rc = run_model(s, route.second, c, middle, r.count, html, NMT_SERVE_PIVOT, 0, a, &second, &final);
+        free(middle);
+        texts_free(texts, r.count);
+        nmt_serve_job_release(job);
+        texts = final;
+        job = second;
+        if (rc < 0) goto done;
     }
     if (api == NMT_SERVE_FILE) {
         store_file(s, &r, &texts[0], h, a);
         goto done;
     }
+    const nmt_serve_detected detected = {.language = guess.language, .confidence = guess.confidence};
     char *text;
     size_t len;
     FILE *out = begin_json(&text, &len);
-    if (out) nmt_serve_response_write(out, &r, texts, nmt_serve_job_map(job), detected);
+    if (out) nmt_serve_response_write(out, &r, texts, nmt_serve_job_map(job), auto_source ? &detected : NULL);
     end_json(a, out, &text, &len);
 done:
     texts_free(texts, r.count);
     nmt_serve_job_release(job);
-    nmt_serve_segments_free(&sp);
+    nmt_serve_request_free(&r);
+}
+
+/* LibreTranslate's POST /detect: the languages of q among those the models translate from, best
+ * first: those CLD2 found, or else the first of them with confidence 0. */
+static void detect(nmt_serve *s, const request_headers *h, const connection *c, answer *a) {
+    nmt_serve_request r;
+    nmt_langid_guess guesses[NMT_SERVE_MAX_MODELS];
+    nmt_serve_detected found[NMT_SERVE_MAX_MODELS];
+    const int parsed = nmt_serve_request_parse(NMT_SERVE_DETECT, h->content_type, c->body ? c->body : "", c->len, &r) == 0;
+    if (parsed && check_request(s, &r, h, a) < 0) goto done;
+    const int n = parsed ? nmt_serve_route_detect(s->pairs, s->model_count, (const char *const *)r.q, r.count, guesses) : -1;
+    if (n < 0) {
+        refuse(a);
+        goto done;
+    }
+    int kept = 0;
+    while (kept < n && (kept == 0 || guesses[kept].confidence > 0)) {
+        found[kept] = (nmt_serve_detected){.language = guesses[kept].language, .confidence = guesses[kept].confidence};
+        kept++;
+    }
+    char *text;
+    size_t len;
+    FILE *out = begin_json(&text, &len);
+    if (out) nmt_serve_detect_write(out, found, kept);
+    end_json(a, out, &text, &len);
+done:
     nmt_serve_request_free(&r);
 }
 
 /* ---- the other endpoints ---- */
 
-/* English names of the languages nmt is likely to serve; other codes are named by themselves. */
-static const char *language_name(const char *code) {
-    static const char *const names[][2] = {
-        {"ar", "Arabic"}, {"cs", "Czech"}, {"de", "German"}, {"en", "English"}, {"es", "Spanish"}, {"fi", "Finnish"},
-        {"fr", "French"}, {"hi", "Hindi"}, {"it", "Italian"}, {"ja", "Japanese"}, {"ko", "Korean"}, {"nl", "Dutch"},
-        {"pl", "Polish"}, {"pt", "Portuguese"}, {"ro", "Romanian"}, {"ru", "Russian"}, {"tr", "Turkish"},
-        {"uk", "Ukrainian"}, {"zh", "Chinese"}};
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-        if (strcmp(code, names[i][0]) == 0) return names[i][1];
-    return code;
-}
-
 static void languages(nmt_serve *s, answer *a) {
     char *text;
     size_t len;
     FILE *out = begin_json(&text, &len);
-    if (out && s->source[0]) {
-        fputs("[{\"code\":", out);
-        nmt_json_write_string(out, s->source);
-        fputs(",\"name\":", out);
-        nmt_json_write_string(out, language_name(s->source));
-        fputs(",\"targets\":[", out);
-        if (s->target[0]) nmt_json_write_string(out, s->target);
-        fputs("]}]", out);
-    } else if (out) {
-        fputs("[]", out);
-    }
+    if (out) nmt_serve_route_languages(out, s->pairs, s->model_count);
     end_json(a, out, &text, &len);
 }
 
@@ -376,12 +401,12 @@ static void language_object(FILE *out, const char *code) {
     fputs("{\"code\":", out);
     nmt_json_write_string(out, code);
     fputs(",\"name\":", out);
-    nmt_json_write_string(out, language_name(code));
+    nmt_json_write_string(out, nmt_langcode_name(code));
     fputc('}', out);
 }
 
 /* LibreTranslate's settings for its web frontend and clients: the limits and keys of this server,
- * no suggestions, file translation of .txt and .html files, the language pair where it is known, and
+ * no suggestions, file translation of .txt and .html files, the first model's language pair, and
  * frontendTimeout, the pause after typing before a frontend asks, at LibreTranslate's 500 ms. */
 static void frontend_settings(nmt_serve *s, answer *a) {
     char *text;
@@ -393,13 +418,11 @@ static void frontend_settings(nmt_serve *s, answer *a) {
                 "\"filesTranslation\":true,\"supportedFilesFormat\":[\".txt\",\".html\"]",
                 s->options.char_limit > 0 ? s->options.char_limit : -1L, s->keys.count ? "true" : "false",
                 s->keys.count ? "true" : "false");
-        if (s->source[0] && s->target[0]) {
-            fputs(",\"language\":{\"source\":", out);
-            language_object(out, s->source);
-            fputs(",\"target\":", out);
-            language_object(out, s->target);
-            fputc('}', out);
-        }
+        fputs(",\"language\":{\"source\":", out);
+        language_object(out, s->pairs[0].source);
+        fputs(",\"target\":", out);
+        language_object(out, s->pairs[0].target);
+        fputc('}', out);
         fputc('}', out);
     }
     end_json(a, out, &text, &len);
@@ -408,12 +431,26 @@ static void frontend_settings(nmt_serve *s, answer *a) {
 static void metrics(nmt_serve *s, answer *a) {
     char *text;
     size_t len;
-    nmt_serve_batcher_stats st;
-    nmt_serve_batcher_stats_get(s->batcher, &st);
+    nmt_serve_batcher_stats all = {0}; /* the queues of every model together */
+    long queued[NMT_SERVE_MAX_MODELS], lines[NMT_SERVE_MAX_MODELS];
+    char names[NMT_SERVE_MAX_MODELS][2 * NMT_LANGCODE_MAX];
+    const char *pairs[NMT_SERVE_MAX_MODELS];
+    for (int m = 0; m < s->model_count; m++) {
+        nmt_serve_batcher_stats st;
+        nmt_serve_batcher_stats_get(s->batchers[m], &st);
+        all.queued += queued[m] = st.queued;
+        all.queued_bytes += st.queued_bytes;
+        all.batches += st.batches;
+        all.lines += lines[m] = st.lines;
+        snprintf(names[m], sizeof names[m], "%s-%s", s->pairs[m].source, s->pairs[m].target);
+        pairs[m] = names[m];
+    }
     FILE *out = begin_json(&text, &len);
-    if (out)
-        nmt_serve_metrics_write(&s->metrics, out, st.queued, st.queued_bytes, st.batches, st.lines,
+    if (out) {
+        nmt_serve_metrics_write(&s->metrics, out, all.queued, all.queued_bytes, all.batches, all.lines,
                                 nmt_serve_watchdog_closed(s->watchdog));
+        nmt_serve_metrics_write_models(out, s->model_count, pairs, queued, lines);
+    }
     end_json(a, out, &text, &len);
     a->type = "text/plain; version=0.0.4";
 }
@@ -443,7 +480,7 @@ static void route(nmt_serve *s, const char *method, const char *url, const reque
         int post;
     } known[] = {{"/translate", 1}, {"/translator/translate", 1}, {"/v1/translate", 1}, {"/languages", 0},
                  {"/health", 0},    {"/metrics", 0},              {"/frontend/settings", 0}, {"/translate_file", 1},
-                 {"/download_file/", 0}, {"/", 0}};
+                 {"/download_file/", 0}, {"/", 0}, {"/detect", 1}};
     enum { DOWNLOAD = 8 }; /* known[DOWNLOAD] is a prefix: /download_file/NAME */
     static const char download[] = "/download_file/";
     int found = -1;
@@ -476,6 +513,7 @@ static void route(nmt_serve *s, const char *method, const char *url, const reque
     case 6: return frontend_settings(s, a);
     case 7: return translate(s, NMT_SERVE_FILE, h, c, a);
     case DOWNLOAD: return download_file(s, url + sizeof download - 1, a);
+    case 10: return detect(s, h, c, a);
     default: return static_text(a, "text/html; charset=utf-8", nmt_serve_page);
     }
 }
@@ -673,10 +711,6 @@ static void connection_event(void *cls, struct MHD_Connection *conn, void **sock
 
 /* ---- setup ---- */
 
-static void copy_language(char *out, size_t size, const char *given, const char *model) {
-    snprintf(out, size, "%s", given ? given : model ? model : "");
-}
-
 static int start_daemon(nmt_serve *s) {
     struct sockaddr_in in4 = {0};
     struct sockaddr_in6 in6 = {0};
@@ -719,30 +753,55 @@ static int check_options(const nmt_serve_options *o) {
     return 0;
 }
 
-int nmt_serve_start(nmt_serve **out, nmt_engine *engine, const nmt_serve_options *options) {
+/* The models' pairs: language codes, one model a pair. */
+static int set_pairs(nmt_serve *s, const nmt_serve_model *models, int count) {
+    if (count < 1 || count > NMT_SERVE_MAX_MODELS)
+        return nmt_error_set("%d models: a server holds 1 to %d", count, NMT_SERVE_MAX_MODELS);
+    for (int m = 0; m < count; m++) {
+        nmt_serve_pair *p = &s->pairs[m];
+        if (!models[m].source || !models[m].target)
+            return nmt_error_set("%s: its languages are not recorded (a CTranslate2 directory, or a model trained "
+                                 "without data.src_lang and data.tgt_lang): give --source-lang and --target-lang after "
+                                 "its -m", models[m].name);
+        if (nmt_langcode_check(models[m].source, "--source-lang") < 0 ||
+            nmt_langcode_check(models[m].target, "--target-lang") < 0)
+            return nmt_error_prefix("%s", models[m].name);
+        snprintf(p->source, sizeof p->source, "%s", models[m].source);
+        snprintf(p->target, sizeof p->target, "%s", models[m].target);
+        for (int e = 0; e < m; e++)
+            if (strcmp(s->pairs[e].source, p->source) == 0 && strcmp(s->pairs[e].target, p->target) == 0)
+                return nmt_error_set("%s and %s both translate %s-%s: one model a pair", models[e].name,
+                                     models[m].name, p->source, p->target);
+        s->engines[m] = models[m].engine;
+    }
+    s->model_count = count;
+    return 0;
+}
+
+int nmt_serve_start(nmt_serve **out, const nmt_serve_model *models, int count, const nmt_serve_options *options) {
     *out = NULL;
     if (check_options(options) < 0) return -1;
     nmt_serve *s = nmt_calloc(1, sizeof *s);
     if (!s) return -1;
     s->options = *options;
-    s->engine = engine;
-    copy_language(s->source, sizeof s->source, options->source_language, nmt_engine_source_language(engine));
-    copy_language(s->target, sizeof s->target, options->target_language, nmt_engine_target_language(engine));
-    int metrics = -1, lock = -1;
+    int metrics = -1, lock = -1, batchers = 0;
     const nmt_serve_batcher_options bo = {.max_batch = options->max_batch, .wait_ms = options->batch_wait_ms,
                                           .max_queue = options->max_queue, .max_queue_bytes = options->max_queue_bytes};
-    if ((options->api_keys_path && nmt_serve_keys_init(&s->keys, options->api_keys_path) < 0) ||
-        nmt_serve_files_create(&s->files, 64, 64 << 20) < 0 ||
-        (metrics = nmt_serve_metrics_init(&s->metrics)) < 0 || (lock = pthread_mutex_init(&s->log_lock, NULL)) != 0 ||
-        nmt_serve_batcher_create(&s->batcher, engine, &bo) < 0 ||
-        nmt_serve_watchdog_create(&s->watchdog, options->max_connections, options->header_timeout_s,
-                                  options->body_timeout_s) < 0 ||
+    int failed = set_pairs(s, models, count) < 0 ||
+                 (options->api_keys_path && nmt_serve_keys_init(&s->keys, options->api_keys_path) < 0) ||
+                 nmt_serve_files_create(&s->files, 64, 64 << 20) < 0 ||
+                 (metrics = nmt_serve_metrics_init(&s->metrics)) < 0 ||
+                 (lock = pthread_mutex_init(&s->log_lock, NULL)) != 0;
+    for (; !failed && batchers < count; batchers++)
+        failed = nmt_serve_batcher_create(&s->batchers[batchers], s->engines[batchers], &bo) < 0;
+    if (failed || nmt_serve_watchdog_create(&s->watchdog, options->max_connections, options->header_timeout_s,
+                                            options->body_timeout_s) < 0 ||
         start_daemon(s) < 0) {
         if (lock > 0) nmt_error_set("cannot create a mutex");
         if (metrics == 0) nmt_serve_metrics_destroy(&s->metrics);
         if (lock == 0) pthread_mutex_destroy(&s->log_lock);
         nmt_serve_watchdog_free(s->watchdog);
-        nmt_serve_batcher_free(s->batcher);
+        for (int m = 0; m < batchers; m++) nmt_serve_batcher_free(s->batchers[m]);
         nmt_serve_keys_free(&s->keys);
         nmt_serve_files_free(s->files);
         free(s);
@@ -777,7 +836,7 @@ void nmt_serve_free(nmt_serve *s) {
         MHD_stop_daemon(s->daemon);
     }
     nmt_serve_watchdog_free(s->watchdog);
-    nmt_serve_batcher_free(s->batcher);
+    for (int m = 0; m < s->model_count; m++) nmt_serve_batcher_free(s->batchers[m]);
     nmt_serve_metrics_destroy(&s->metrics);
     pthread_mutex_destroy(&s->log_lock);
     nmt_serve_keys_free(&s->keys);

@@ -1,19 +1,27 @@
-/* server: `nmt serve` -- HTTP translation endpoints over libmicrohttpd, in front of one batcher.
+/* server: `nmt serve` -- HTTP translation endpoints over libmicrohttpd, in front of one or more
+ * models, each with its own batcher (one a language pair; routes.h: a pair without a model is
+ * translated through English where both steps are served).
  *
  * Endpoints (request.h has the request bodies):
  *   POST /translate             LibreTranslate: {"translatedText": ...} (+ "alternatives",
- *                               "detectedLanguage" for source "auto")
- *   GET  /languages             LibreTranslate: [{"code", "name", "targets"}] from the model's pair
- *   GET  /frontend/settings     LibreTranslate: its web frontend's settings (limits, keys, the pair)
+ *                               "detectedLanguage": {"confidence", "language"} for source "auto",
+ *                               the language found among those the models translate from)
+ *   POST /detect                LibreTranslate: [{"confidence", "language"}], best first (langid.h)
+ *   GET  /languages             LibreTranslate: [{"code", "name", "targets"}] of every model (routes.h)
+ *   GET  /frontend/settings     LibreTranslate: its web frontend's settings (limits, keys, the first
+ *                               model's pair)
  *   POST /translate_file        LibreTranslate: a .txt or .html file (multipart) translated, answered
  *                               {"translatedFileUrl": ".../download_file/NAME"}
  *   GET  /download_file/NAME    the translated file (files.h keeps the last 64, 64 MiB at most)
- *   POST /translator/translate  OpenNMT-py: [[{"src", "tgt", "n_best", "pred_score", "align"}]]
+ *   POST /translator/translate  OpenNMT-py: [[{"src", "tgt", "n_best", "pred_score", "align"}]]; the
+ *                               model of the items' "id" (0, 1, ... in the order of the models;
+ *                               none: the first)
  *   POST /v1/translate          native: per text the translation, the n-best with scores, alignment
- *                               pairs, and the heat map SVG of the first line on request
+ *                               pairs, and the heat map SVG of the first line on request; the model
+ *                               of "source" and "target" (none: the first)
  *   GET  /health                {"status": "ok"}
  *   GET  /metrics               Prometheus text: requests, lines, characters, latency histogram,
- *                               queue depth, batches
+ *                               queue depth, batches (the models' queues together)
  *   GET  /                      a self-contained HTML page (text box, button, translation, heat map)
  * API keys (when configured): the body's api_key, or else the X-API-Key header, or else the token of
  * "Authorization: Bearer", for every translating endpoint.
@@ -37,6 +45,7 @@
 #define NMT_SERVE_SERVER_H
 
 #include "nmt/nmt.h"
+#include "serve/routes.h"
 
 #include <signal.h>
 #include <stdio.h>
@@ -57,8 +66,6 @@ typedef struct nmt_serve_options {
     int max_connections;       /* open connections at most (1024) */
     int max_connections_per_client; /* from one client address at most, fewer than max_connections (64) */
     const char *api_keys_path; /* one key a line ('#' comments); NULL: no keys needed */
-    const char *source_language; /* override the model's recorded pair (NULL: the model's) */
-    const char *target_language;
     int sentences;             /* 1: cut lines into sentences too (segment.h) */
     FILE *log;                 /* access log (NULL: none) */
 } nmt_serve_options;
@@ -67,9 +74,16 @@ nmt_serve_options nmt_serve_options_default(void);
 
 typedef struct nmt_serve nmt_serve;
 
-/* Binds and starts serving with `engine` (opened with alignment on and n_best = the most hypotheses
- * a request may ask for, LibreTranslate's alternatives + 1; it must outlive the server). */
-int nmt_serve_start(nmt_serve **out, nmt_engine *engine, const nmt_serve_options *options);
+/* A model to serve. */
+typedef struct nmt_serve_model {
+    nmt_engine *engine; /* opened with alignment on and n_best = the most hypotheses a request may ask for,
+                           LibreTranslate's alternatives + 1, every model's the same; it must outlive the server */
+    const char *source, *target; /* its language codes (text/langcode.h); NULL: unknown, refused */
+    const char *name;   /* what errors call it (its directory) */
+} nmt_serve_model;
+
+/* Binds and starts serving models[0..count) (1 to NMT_SERVE_MAX_MODELS, one a language pair). */
+int nmt_serve_start(nmt_serve **out, const nmt_serve_model *models, int count, const nmt_serve_options *options);
 /* The bound port. */
 int nmt_serve_port(const nmt_serve *s);
 /* Serves until *stop becomes nonzero, then drains: no new connection, requests in flight finish.

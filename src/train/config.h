@@ -37,6 +37,9 @@ typedef struct nmt_config {
     nmt_corpus_paths train;     /* data.train.{src,tgt} (required) */
     nmt_corpus_paths valid;     /* data.valid.{src,tgt} (optional) */
     int max_length;             /* data.max_length (128): longer training pairs are skipped */
+    char src_lang[16], tgt_lang[16]; /* data.src_lang, data.tgt_lang: the languages of the two sides (ISO 639-1
+                                   or -3, text/langcode.h); unset, the training files' suffixes where those
+                                   are ISO 639-1 codes (train.en), else "" (not recorded) */
 
     int batch_tokens;           /* train.batch_tokens (4096): padded target tokens per batch */
     int update_freq;            /* train.update_freq (1): batches per optimizer step */

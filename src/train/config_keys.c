@@ -5,6 +5,7 @@
 #include "train/optim.h"
 #include "train/precision.h"
 #include "model/model_config.h"
+#include "text/langcode.h"
 
 #include <limits.h>
 #include <math.h>
@@ -21,6 +22,7 @@ _Static_assert(NMT_LR_INVERSE_SQRT == 0 && NMT_LR_LINEAR == 1 && NMT_LR_COSINE =
                "train.optimizer.schedule's words follow nmt_lr_decay");
 
 #define AT(field) offsetof(nmt_config, field)
+_Static_assert(sizeof(((nmt_config *)0)->src_lang) == NMT_LANGCODE_MAX, "data.src_lang holds a language code");
 #define SECTION(p) {.path = p, .kind = NMT_CONFIG_KEY_SECTION}
 #define NUMBER(p, k, field, lo, hi, op)                                                                           \
     {.path = p, .kind = NMT_CONFIG_KEY_##k, .offset = AT(field), .min = lo, .max = hi, .open = op}
@@ -50,6 +52,8 @@ const nmt_config_key nmt_config_keys[] = {
     PATH("data.valid.src", valid.src, DATA_ROOT),
     PATH("data.valid.tgt", valid.tgt, DATA_ROOT),
     NUMBER("data.max_length", INT, max_length, 1, 1 << 20, 0),
+    {.path = "data.src_lang", .kind = NMT_CONFIG_KEY_LANGUAGE, .offset = AT(src_lang)},
+    {.path = "data.tgt_lang", .kind = NMT_CONFIG_KEY_LANGUAGE, .offset = AT(tgt_lang)},
     SECTION("train"),
     NUMBER("train.batch_tokens", INT, batch_tokens, 1, 1 << 30, 0),
     NUMBER("train.update_freq", INT, update_freq, 1, 1 << 20, 0),

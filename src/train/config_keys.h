@@ -22,6 +22,7 @@ typedef enum {
     NMT_CONFIG_KEY_CHOICE,  /* a word from `names`, stored as a pointer to the static name */
     NMT_CONFIG_KEY_PATH,    /* char *, owned; resolved against `base` at the end */
     NMT_CONFIG_KEY_PAIR,    /* [a, b]: two doubles at offset and offset2 */
+    NMT_CONFIG_KEY_LANGUAGE, /* a language code (text/langcode.h) in a char[NMT_LANGCODE_MAX] ("" = unset) */
 } nmt_config_key_kind;
 
 typedef enum { NMT_CONFIG_KEY_FROM_CONFIG_DIR, NMT_CONFIG_KEY_FROM_DATA_ROOT } nmt_config_path_base;

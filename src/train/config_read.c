@@ -13,6 +13,7 @@
 #include "train/optim.h"
 #include "base/io.h"
 #include "base/util.h"
+#include "text/langcode.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -229,6 +230,22 @@ static int read_path(const loader *L, const nmt_config_key *k, const yaml_node_t
     return 0;
 }
 
+static int read_language(const loader *L, const nmt_config_key *k, const yaml_node_t *node, origin at) {
+    char *field = NMT_CONFIG_FIELD(L->config, char, k->offset);
+    if (is_null(node)) {
+        field[0] = '\0';
+        return 0;
+    }
+    if (node->type != YAML_SCALAR_NODE)
+        return fail(L, at, "%s: expected a language code such as en, got %s", k->path, node_kind_name(node));
+    const char *text = (const char *)node->data.scalar.value;
+    if (strlen(text) != node->data.scalar.length || nmt_langcode_check(text, k->path) < 0)
+        return fail(L, at, "%s", strlen(text) != node->data.scalar.length ? "a language code cannot contain a NUL"
+                                                                           : nmt_error());
+    snprintf(field, NMT_LANGCODE_MAX, "%s", text);
+    return 0;
+}
+
 static int read_pair(const loader *L, const nmt_config_key *k, yaml_document_t *doc, const yaml_node_t *node, origin at) {
     int count = node->type == YAML_SEQUENCE_NODE
                     ? (int)(node->data.sequence.items.top - node->data.sequence.items.start) : -1;
@@ -282,6 +299,7 @@ static int read_value(loader *L, const nmt_config_key *k, yaml_document_t *doc, 
     case NMT_CONFIG_KEY_CHOICE: return read_word(L, k, node, at);
     case NMT_CONFIG_KEY_PATH: return read_path(L, k, node, at);
     case NMT_CONFIG_KEY_PAIR: return read_pair(L, k, doc, node, at);
+    case NMT_CONFIG_KEY_LANGUAGE: return read_language(L, k, node, at);
     }
     return fail(L, at, "%s: internal error: unknown key kind", k->path);
 }
@@ -616,6 +634,9 @@ int nmt_config_parse(nmt_config *c, const char *text, size_t size, const char *p
     if (check_model(&L) < 0 || check_schedule(&L) < 0 || require_corpus(&L, "data.train", &c->train, 1) < 0 ||
         require_corpus(&L, "data.valid", &c->valid, 0) < 0 || resolve_paths(&L) < 0)
         goto done;
+    /* The languages not given: the training files' suffixes, when they are language codes. */
+    if (!c->src_lang[0]) nmt_langcode_of_path(c->train.src, c->src_lang);
+    if (!c->tgt_lang[0]) nmt_langcode_of_path(c->train.tgt, c->tgt_lang);
     rc = 0;
 done:
     if (have_doc) yaml_document_delete(&doc);

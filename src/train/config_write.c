@@ -68,8 +68,15 @@ static void write_value(FILE *out, const nmt_config *c, const nmt_config_key *k)
         format_number(NMT_CONFIG_VALUE(c, double, k->offset2), 0, b, sizeof b);
         fprintf(out, "[%s, %s]", a, b);
         break;
+    case NMT_CONFIG_KEY_LANGUAGE: fputs((const char *)c + k->offset, out); break;
     case NMT_CONFIG_KEY_SECTION: break;
     }
+}
+
+/* A path or language left unset: not written. */
+static int unset(const nmt_config *c, const nmt_config_key *k) {
+    return (k->kind == NMT_CONFIG_KEY_PATH && !NMT_CONFIG_VALUE(c, char *, k->offset)) ||
+           (k->kind == NMT_CONFIG_KEY_LANGUAGE && !NMT_CONFIG_VALUE(c, char, k->offset));
 }
 
 char *nmt_config_format(const nmt_config *c) {
@@ -84,7 +91,7 @@ char *nmt_config_format(const nmt_config *c) {
     char open[128] = "";
     for (int i = 0; i < nmt_config_key_count; i++) {
         const nmt_config_key *k = &nmt_config_keys[i];
-        if (k->kind == NMT_CONFIG_KEY_SECTION || (k->kind == NMT_CONFIG_KEY_PATH && !NMT_CONFIG_VALUE(c, char *, k->offset))) continue;
+        if (k->kind == NMT_CONFIG_KEY_SECTION || unset(c, k)) continue;
         open_sections(out, k->path, open, sizeof open);
         int depth = 0;
         for (const char *p = k->path; *p; p++) depth += *p == '.';
@@ -107,7 +114,7 @@ char *nmt_config_value_text(const nmt_config *c, const char *key) {
         nmt_error_set("'%s' is not a config key", key);
         return NULL;
     }
-    if (k->kind == NMT_CONFIG_KEY_PATH && !NMT_CONFIG_VALUE(c, char *, k->offset)) return nmt_strdup("(none)");
+    if (unset(c, k)) return nmt_strdup("(none)");
     char *text = NULL;
     size_t size = 0;
     FILE *out = open_memstream(&text, &size);

@@ -571,6 +571,10 @@ static int setup(trainer *t, const nmt_train_options *opt) {
             fprintf(t->warnings, "warning: train.seed is %lu but the checkpoint was trained with %lu; keeping %lu so "
                                  "that the run continues as it began\n",
                     cfg->seed, (unsigned long)t->state.seed, (unsigned long)t->state.seed);
+        if ((!cfg->src_lang[0] || !cfg->tgt_lang[0]) && t->warnings)
+            fprintf(t->warnings, "warning: the model's languages are not recorded (data.src_lang, data.tgt_lang unset, "
+                                 "and the training files' suffixes are not ISO 639-1 codes): `nmt serve` will need "
+                                 "--source-lang and --target-lang\n");
         t->state.threads = nmt_pool_threads();
         /* Every check comes before config.yaml is written: a refused run changes no file. */
         if ((have_saved && nmt_output_dir_check_settings(&ran, &saved, t->warnings) < 0) ||

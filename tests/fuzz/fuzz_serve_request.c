@@ -58,7 +58,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         hyps[i] = (nmt_serve_hypothesis){r.q[i], -1.0 * i, -2.0 * i};
         texts[i] = (nmt_serve_text){&hyps[i], 1, NULL, 0, 0, 0, NULL, NULL};
     }
-    nmt_serve_response_write(out, &r, texts, r.count ? r.q[0] : NULL, r.source);
+    const nmt_serve_detected detected = {.language = r.source, .confidence = 12.5};
+    nmt_serve_response_write(out, &r, texts, r.count ? r.q[0] : NULL, r.source ? &detected : NULL);
     FUZZ_CHECK(fclose(out) == 0, "fclose");
     check_json(text, text_len, "the answer");
     free(text);
