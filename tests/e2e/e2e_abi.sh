@@ -4,7 +4,7 @@
 # expected here too, and one declared without NMT_API fails); a program cannot link an internal
 # function against it; and it needs neither libmicrohttpd (with GnuTLS) nor MPI, which only the nmt
 # program links.
-. "$NMT_SOURCE_DIR/tests/harness.sh"
+. "$NMT_SOURCE_DIR/tests/support/harness.sh"
 lib=${NMT_SHARED_LIB:?NMT_SHARED_LIB is the built libnmt.so (set by ctest)}
 header="$NMT_SOURCE_DIR/include/nmt/nmt.h"
 

@@ -3,9 +3,9 @@
 # is extracted, compiled against the installed library (`cmake --install` into a temporary prefix,
 # `pkg-config --cflags --libs nmt`: no internal header on the include path) and run on a tiny model;
 # its translations must be what `nmt translate` prints for the same lines.
-. "$NMT_SOURCE_DIR/tests/harness.sh"
-. "$NMT_SOURCE_DIR/tests/tiny_model.sh"
-. "$NMT_SOURCE_DIR/tests/install_prefix.sh"
+. "$NMT_SOURCE_DIR/tests/support/harness.sh"
+. "$NMT_SOURCE_DIR/tests/support/tiny_model.sh"
+. "$NMT_SOURCE_DIR/tests/support/install_prefix.sh"
 tiny_model "$tmp/model"
 install_prefix "$tmp/prefix"
 

@@ -9,7 +9,7 @@
 # include/nmt/nmt.h, default visibility in src/api, is a use of `nmt`), with no cycle of calls among
 # modules. Run outside a build (no $NMT_OBJECTS), the calls are not checked and it says so.
 set -euo pipefail
-src="${NMT_SOURCE_DIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}"
+src="${NMT_SOURCE_DIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}"
 objects="${NMT_OBJECTS:-}"
 case "$objects" in "" | /*) ;; *) objects="$PWD/$objects" ;; esac
 cd "$src"

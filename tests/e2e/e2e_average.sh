@@ -3,7 +3,7 @@
 # directory (read back through the safetensors header with od), written as a model directory (with
 # the vocabulary and config beside it) or as a bare weights file, and its errors and exit codes.
 # (That the directory translates: e2e_translate.)
-. "$NMT_SOURCE_DIR/tests/harness.sh"
+. "$NMT_SOURCE_DIR/tests/support/harness.sh"
 gen="$NMT_BIN_DIR/nmt-gen-model"
 # The first float of the data section: 8-byte header length N, N header bytes, then the data.
 first_float() {

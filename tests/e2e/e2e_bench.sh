@@ -2,7 +2,7 @@
 # nmt bench: gemm, training (synthetic and on a config's real batches) and translation benchmarks
 # run, print JSON with the documented keys, leave the config's output directory alone, and reject bad
 # usage with exit 2. (Speed itself is not asserted: machines differ.)
-. "$NMT_SOURCE_DIR/tests/harness.sh"
+. "$NMT_SOURCE_DIR/tests/support/harness.sh"
 has_keys() { # has_keys NAME KEY...
   local name=$1; shift
   for key in "$@"; do

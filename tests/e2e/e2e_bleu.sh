@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # End-to-end test of `nmt bleu` on tiny files made here. Expected outputs are sacreBLEU 2.6.0's for
 # the same files and flags (its README example), with its version replaced by nmt's.
-. "$NMT_SOURCE_DIR/tests/harness.sh"
+. "$NMT_SOURCE_DIR/tests/support/harness.sh"
 version="nmt-$("$NMT" --version | awk '{print $2}')"
 
 printf 'The dog bit the man.\nIt was not unexpected.\nThe man bit him first.\n' >r0

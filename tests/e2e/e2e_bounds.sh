@@ -3,10 +3,10 @@
 # megabyte is skipped or cropped with a warning naming file:line by `nmt translate` and `nmt score`,
 # refused naming the line (or cropped) by the C API's engine (test_engine), Python and the server,
 # and never tried whole (that asked for terabytes).
-. "$NMT_SOURCE_DIR/tests/harness.sh"
+. "$NMT_SOURCE_DIR/tests/support/harness.sh"
 pids=()
 at_exit 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done'
-. "$NMT_SOURCE_DIR/tests/tiny_model.sh"
+. "$NMT_SOURCE_DIR/tests/support/tiny_model.sh"
 tiny_model "$tmp/model"
 
 # A megabyte of "cat " (just under the 1 MiB line limit of every reader), between two short lines.
@@ -29,7 +29,7 @@ printf 'the cat\na dog\n' >short.txt
 grep -q "in.txt:2: .* pieces; scoring the first 50" err || say_fail "score's crop warning: $(cat err)"
 sed -n 2p crop.txt | grep -Eq '^-[0-9]+\.[0-9]{6}$' || say_fail "the cropped pair's score: $(sed -n 2p crop.txt)"
 
-. "$NMT_SOURCE_DIR/tests/install_prefix.sh"
+. "$NMT_SOURCE_DIR/tests/support/install_prefix.sh"
 install_prefix "$tmp/prefix"
 if [ -z "$NMT_SAN" ]; then # python3 cannot load an ASan libnmt without LD_PRELOAD
   NMT_LIBRARY="$NMT_PC/../libnmt.so.0" PYTHONPATH="$NMT_SOURCE_DIR/python" python3 - >py.log 2>&1 <<'PY' ||

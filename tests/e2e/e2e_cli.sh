@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The nmt program's front door: help, version, usage errors and their exit codes.
-. "$NMT_SOURCE_DIR/tests/harness.sh"
+. "$NMT_SOURCE_DIR/tests/support/harness.sh"
 check "help" 0 "$NMT" help
 grep -q "Usage: nmt" "$out" || say_fail "help text"
 check "version" 0 "$NMT" --version

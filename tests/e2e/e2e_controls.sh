@@ -2,8 +2,8 @@
 # The decoding controls through `nmt translate`: the repetition penalty, no-repeat n-grams and the
 # loop guard (their bounds, and what they do to the pieces written), per-line target prefixes and
 # constraint phrases, glossaries, and JSON output, on a tiny model trained inside the test.
-. "$NMT_SOURCE_DIR/tests/harness.sh"
-. "$NMT_SOURCE_DIR/tests/tiny_model.sh"
+. "$NMT_SOURCE_DIR/tests/support/harness.sh"
+. "$NMT_SOURCE_DIR/tests/support/tiny_model.sh"
 tiny_model model # word-for-word En->De: the repeated words of a line come back repeated
 M=model
 T="--threads 1"

@@ -4,7 +4,7 @@
 # "I drink tea." → "मैं चाय पीता हूँ।" in test, word order and agreement on every pair), and every
 # phenomenon of the grammar present in train. Then corrupted copies of a small corpus, one fault
 # each, must be rejected with the right message, which shows that each check can fail.
-. "$NMT_SOURCE_DIR/tests/harness.sh"
+. "$NMT_SOURCE_DIR/tests/support/harness.sh"
 gen="$NMT_BIN_DIR/nmt-gen-en-hi"
 checker="$NMT_BIN_DIR/nmt-gen-en-hi-check"
 

@@ -15,7 +15,7 @@
 # Kill moments come from NMT_CRASH_SEED (default: the process id, printed, so a failure can be
 # replayed); with save_every 1 a checkpoint is written every step, so random kills often land in a
 # write, and the targeted kills wait until a temporary checkpoint file exists, then kill at once.
-. "$NMT_SOURCE_DIR/tests/harness.sh"
+. "$NMT_SOURCE_DIR/tests/support/harness.sh"
 seed=${NMT_CRASH_SEED:-$$}
 RANDOM=$seed
 echo "e2e_crash: seed $seed (rerun with NMT_CRASH_SEED=$seed)"

@@ -8,7 +8,7 @@
 # sentences (greedy.* against score.*: 27 of 100 in float32, by up to 0.02 a token; nmt's forced
 # scores equal score.* to 1e-5 on every sentence); the beam comparisons hold on the others: the same
 # n-best hypotheses, scores within 1e-4 a token.
-. "$NMT_SOURCE_DIR/tests/harness.sh"
+. "$NMT_SOURCE_DIR/tests/support/harness.sh"
 
 F="$NMT_SOURCE_DIR/../shared/models/ct2-aren-transliteration"
 [ -f "$F/inputs.txt" ] || { echo "SKIP e2e_ct2: $F is absent"; exit 77; }

@@ -7,7 +7,7 @@
 # another tool's possessive name is that tool's ("Marian's `--output-sampling`", "fairseq's
 # `--reg-alpha` / `--x`"). Options that are wrong on purpose, shown with the error they cause, are
 # listed in invalid_examples.
-. "$NMT_SOURCE_DIR/tests/harness.sh"
+. "$NMT_SOURCE_DIR/tests/support/harness.sh"
 command -v python3 >/dev/null || { echo "SKIP e2e_docs: python3 is not installed"; exit 77; }
 
 invalid_examples="--max-length-r" # usage.md: an abbreviation, shown with the error it gets

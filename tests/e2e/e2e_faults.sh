@@ -5,7 +5,7 @@
 # leave no temporary behind, and resume afterwards exactly as if nothing had happened. And every
 # command that writes to stdout fails with a message on a full disk (/dev/full) or a closed pipe.
 set -u
-. "$NMT_SOURCE_DIR/tests/harness.sh"
+. "$NMT_SOURCE_DIR/tests/support/harness.sh"
 
 "$NMT_BIN_DIR/nmt-gen-en-hi" --output data --pairs 300 --valid 10 --test 3 >/dev/null 2>&1 || { echo "FAIL corpus"; exit 1; }
 "$NMT" vocab --input data/train.en,data/train.hi --size 160 --output spm --quiet || { echo "FAIL nmt vocab"; exit 1; }

@@ -3,8 +3,8 @@
 # public header, nmt.pc, man pages and bash completion land in P; a ten-line C program compiles with
 # `pkg-config --cflags --libs nmt` and runs, linked to the shared and to the static library; and a
 # build without tests (-DNMT_TESTS=OFF) configures without Check.
-. "$NMT_SOURCE_DIR/tests/harness.sh"
-. "$NMT_SOURCE_DIR/tests/install_prefix.sh"
+. "$NMT_SOURCE_DIR/tests/support/harness.sh"
+. "$NMT_SOURCE_DIR/tests/support/install_prefix.sh"
 install_prefix "$tmp/p"
 p=$tmp/p
 lib=$(dirname "$NMT_PC")

@@ -3,10 +3,10 @@
 # an int8 model directory is about a quarter of the size, is read by every subcommand, and translates
 # exactly as --precision int8 on the fp32 model; int8 rows do not depend on their batch; a shortlist
 # is built from config.yaml's corpus or --src/--tgt and used by translate and bench.
-. "$NMT_SOURCE_DIR/tests/harness.sh"
+. "$NMT_SOURCE_DIR/tests/support/harness.sh"
 
 # A toy parallel corpus: the target is the source with each word swapped for its "translation".
-. "$NMT_SOURCE_DIR/tests/tiny_model.sh"
+. "$NMT_SOURCE_DIR/tests/support/tiny_model.sh"
 tiny_corpus toy 400 11
 cat >config.yaml <<'EOF'
 model: {d_model: 64, heads: 2, ffn: 128, encoder_layers: 1, decoder_layers: 1, dropout: 0.0}

@@ -4,8 +4,8 @@
 # directory that looks like a model; a shortlist of another vocabulary of the same size, a sparse
 # gigabyte shortlist.bin and a loop of symbolic links each get a message that says what is wrong.
 set -u
-. "$NMT_SOURCE_DIR/tests/harness.sh"
-. "$NMT_SOURCE_DIR/tests/tiny_model.sh"
+. "$NMT_SOURCE_DIR/tests/support/harness.sh"
+. "$NMT_SOURCE_DIR/tests/support/tiny_model.sh"
 check_timeout=60
 said() { # said NAME TEXT: the last command's stderr holds TEXT
   grep -qF -- "$2" "$err" || { say_fail "$1: stderr lacks '$2':"; cat "$err"; }

@@ -9,11 +9,11 @@
 # Skipped (exit 77) where mpirun is missing or nmt was built without MPI.
 set -u
 command -v mpirun >/dev/null || { echo "SKIP: mpirun not found (apt-get install openmpi-bin libopenmpi-dev)"; exit 77; }
-. "$NMT_SOURCE_DIR/tests/harness.sh"
+. "$NMT_SOURCE_DIR/tests/support/harness.sh"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
 mpi() { local n=$1; shift; timeout 120 mpirun --oversubscribe --bind-to none -np "$n" "$@"; }
 
-awk -v n=400 -v seed=1 -v src=train.en -v tgt=train.de -f "$NMT_SOURCE_DIR/tests/colours.awk"
+awk -v n=400 -v seed=1 -v src=train.en -v tgt=train.de -f "$NMT_SOURCE_DIR/tests/support/colours.awk"
 cat > toy.yaml <<'YAML'
 model: {d_model: 32, heads: 2, ffn: 64, encoder_layers: 1, decoder_layers: 1, dropout: 0.1}
 vocab: {size: 40}

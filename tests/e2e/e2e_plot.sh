@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # `nmt plot` end to end: curves of two model directories written here (one of them with an
 # unfinished last line, as while training), the options, and the errors and exit codes.
-. "$NMT_SOURCE_DIR/tests/harness.sh"
+. "$NMT_SOURCE_DIR/tests/support/harness.sh"
 expect() { # expect NAME FILE PATTERN COUNT: PATTERN occurs COUNT times in FILE
   local got; got=$(grep -o -- "$3" "$2" | wc -l)
   [ "$got" -eq "$4" ] || say_fail "$1: '$3' occurs $got times in $2, want $4"

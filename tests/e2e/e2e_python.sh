@@ -2,9 +2,9 @@
 # The Python bindings (python/nmt, ctypes over the installed libnmt.so) against the CLI on a tiny
 # model: translations, n-best hypotheses and their scores, sampled translations in parts, forced-decoding
 # scores, BLEU/chrF/TER with their signatures, errors, and close() while another thread translates.
-. "$NMT_SOURCE_DIR/tests/harness.sh"
-. "$NMT_SOURCE_DIR/tests/tiny_model.sh"
-. "$NMT_SOURCE_DIR/tests/install_prefix.sh"
+. "$NMT_SOURCE_DIR/tests/support/harness.sh"
+. "$NMT_SOURCE_DIR/tests/support/tiny_model.sh"
+. "$NMT_SOURCE_DIR/tests/support/install_prefix.sh"
 install_prefix "$tmp/prefix"
 if [ -n "$NMT_SAN" ]; then
   echo "e2e_python: not run on a sanitizer build (python3 cannot load an ASan libnmt without LD_PRELOAD)"

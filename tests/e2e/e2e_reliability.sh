@@ -5,13 +5,13 @@
 # overwritten by a fresh start; a refused run changes no file; changed settings are named on resume;
 # another vocabulary of the same size, a flipped bit in a checkpoint, a FIFO or /dev/zero in a model
 # directory, an endless line and a corpus without pairs each get a message that says what is wrong.
-. "$NMT_SOURCE_DIR/tests/harness.sh"
+. "$NMT_SOURCE_DIR/tests/support/harness.sh"
 check_timeout=60
 said() { # said NAME TEXT: the last command's stderr holds TEXT
   grep -qF -- "$2" err || { say_fail "$1: stderr lacks '$2':"; cat err; }
 }
 
-. "$NMT_SOURCE_DIR/tests/tiny_model.sh"
+. "$NMT_SOURCE_DIR/tests/support/tiny_model.sh"
 tiny_corpus toy 300
 tiny_config config.yaml model
 train=("$NMT" train config.yaml --threads 1 --quiet)

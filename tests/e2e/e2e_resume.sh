@@ -4,8 +4,8 @@
 # an uninterrupted run. Damaged checkpoints are set aside so that the run's new ones are not pruned
 # for them; --overwrite starts again with nothing of the old run.
 set -u
-. "$NMT_SOURCE_DIR/tests/harness.sh"
-. "$NMT_SOURCE_DIR/tests/tiny_model.sh"
+. "$NMT_SOURCE_DIR/tests/support/harness.sh"
+. "$NMT_SOURCE_DIR/tests/support/tiny_model.sh"
 tiny_corpus toy 300
 tiny_config c.yaml straight
 train=("$NMT" train c.yaml --threads 1 --quiet)

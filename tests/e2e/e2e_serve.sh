@@ -6,9 +6,9 @@
 # /download_file), OpenNMT-py and native n-best and alignment, API keys in the body or a header, the
 # error codes in LibreTranslate's words (400, 403, 404, 405, 413, 503 with Retry-After, 504), the
 # access log, SIGTERM draining.
-. "$NMT_SOURCE_DIR/tests/harness.sh"
+. "$NMT_SOURCE_DIR/tests/support/harness.sh"
 serve_test=e2e_serve
-. "$NMT_SOURCE_DIR/tests/serve_harness.sh"
+. "$NMT_SOURCE_DIR/tests/support/serve_harness.sh"
 
 lines=("the cat sees a dog" "big red house" "the small tree runs" "a dog likes the blue house" "the cat")
 printf '%s\n' "${lines[@]}" >in.txt

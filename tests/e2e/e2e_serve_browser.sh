@@ -4,7 +4,7 @@
 # be what `nmt translate` prints; the heat map must be drawn; a screenshot is kept in the build
 # directory (serve-page.png). Loopback only. Without Chromium or Node.js (and no way to install them):
 # SKIP.
-. "$NMT_SOURCE_DIR/tests/harness.sh"
+. "$NMT_SOURCE_DIR/tests/support/harness.sh"
 server=""
 at_exit '[ -n "$server" ] && kill $server 2>/dev/null'
 
@@ -24,7 +24,7 @@ if [ ${#need[@]} -gt 0 ]; then
   done
 fi
 
-. "$NMT_SOURCE_DIR/tests/tiny_model.sh"
+. "$NMT_SOURCE_DIR/tests/support/tiny_model.sh"
 tiny_model "$tmp/model"
 "$NMT" serve -m model --port 0 --threads 1 --quiet 2>serve.err &
 server=$!
@@ -39,7 +39,7 @@ done
 sentence="the big dog sees a red house"
 want="$(printf '%s\n' "$sentence" | "$NMT" translate -m model --threads 1 -q)"
 shot="$NMT_BIN_DIR/../serve-page.png"
-got="$(node "$NMT_SOURCE_DIR/tests/browser_page.js" "$(command -v chromium)" "$url/" "$sentence" "$shot" "$tmp/profile" 2>browser.err)" ||
+got="$(node "$NMT_SOURCE_DIR/tests/support/browser_page.js" "$(command -v chromium)" "$url/" "$sentence" "$shot" "$tmp/profile" 2>browser.err)" ||
   say_fail "the browser run: $(cat browser.err)"
 [ "$got" = "$want" ] || say_fail "the page shows '$got', nmt translate prints '$want'"
 [ -s "$shot" ] && [ "$(head -c 8 "$shot" | od -An -c | tr -d ' ')" = '211PNG\r\n032\n' ] || say_fail "no PNG screenshot at $shot"

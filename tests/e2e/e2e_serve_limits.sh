@@ -7,11 +7,11 @@
 # the queued lines of clients that went away cancelled; slow headers and slow bodies cut off, a
 # connection slot kept for other clients; the drain after SIGTERM bounded. docs/serving-limits.md is
 # the reference. Every wait is bounded (the slowest step takes about 5 s).
-. "$NMT_SOURCE_DIR/tests/harness.sh"
+. "$NMT_SOURCE_DIR/tests/support/harness.sh"
 serve_test=e2e_serve_limits
 command -v python3 >/dev/null || { echo "SKIP e2e_serve_limits: python3 is not installed"; exit 0; }
-. "$NMT_SOURCE_DIR/tests/serve_harness.sh"
-client() { timeout 30 python3 "$NMT_SOURCE_DIR/tests/serve_client.py" "$@"; }
+. "$NMT_SOURCE_DIR/tests/support/serve_harness.sh"
+client() { timeout 30 python3 "$NMT_SOURCE_DIR/tests/support/serve_client.py" "$@"; }
 
 # metric NAME: its value now.
 metric() { curl -s -m 5 "$url/metrics" | sed -n "s/^$1 //p"; }

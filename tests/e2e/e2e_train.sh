@@ -7,10 +7,10 @@
 # corpora (mismatched line counts, invalid UTF-8) and a changed model section fail with exit 1 and a
 # message saying what is wrong.
 set -u
-. "$NMT_SOURCE_DIR/tests/harness.sh"
+. "$NMT_SOURCE_DIR/tests/support/harness.sh"
 
 # A toy corpus: English colour words, German targets word for word.
-awk -v n=400 -v seed=1 -v src=train.en -v tgt=train.de -f "$NMT_SOURCE_DIR/tests/colours.awk"
+awk -v n=400 -v seed=1 -v src=train.en -v tgt=train.de -f "$NMT_SOURCE_DIR/tests/support/colours.awk"
 head -n 40 train.en > valid.en
 head -n 40 train.de > valid.de
 cat > toy.yaml <<'YAML'

@@ -2,10 +2,10 @@
 # `nmt translate` and `nmt score` end to end, on a tiny model trained inside the test: line order
 # and empty lines, n-best and alignment formats, scores, alignment maps, invalid UTF-8, write errors
 # and a closed pipe, missing or corrupt model directories, a model file or checkpoint instead of one.
-. "$NMT_SOURCE_DIR/tests/harness.sh"
+. "$NMT_SOURCE_DIR/tests/support/harness.sh"
 
 # A toy parallel corpus: the target is the source with each word swapped for its "translation".
-. "$NMT_SOURCE_DIR/tests/tiny_model.sh"
+. "$NMT_SOURCE_DIR/tests/support/tiny_model.sh"
 tiny_model model # `nmt train` for a few seconds: a vocabulary of 48 pieces, d_model 32, one layer a side
 M=model
 T="--threads 1" # the products of a tiny model are too small to share between threads

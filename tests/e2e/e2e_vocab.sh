@@ -2,7 +2,7 @@
 # `nmt vocab` end to end: trains on a generated corpus, writes PREFIX.model and PREFIX.vocab with the
 # reserved pieces first, shows SentencePiece's log only with --verbose and is silent with --quiet, never replaces the vocabulary of a trained model, and
 # reports bad input with the right exit status.
-. "$NMT_SOURCE_DIR/tests/harness.sh"
+. "$NMT_SOURCE_DIR/tests/support/harness.sh"
 # Two sides of a toy corpus: 500 lines of words built from 12 syllables by a fixed LCG.
 awk -v seed=7 'BEGIN { split("ka lo mi ne ru ta sho ber gen ach ing ter", s, " "); x = seed;
   for (i = 0; i < 500; i++) { n = 3 + i % 6; line = "";

@@ -1,5 +1,5 @@
 # A toy parallel corpus for the end-to-end tests: English colour words, German targets word for word.
-# awk -v n=400 -v seed=1 -v src=train.en -v tgt=train.de -f tests/colours.awk
+# awk -v n=400 -v seed=1 -v src=train.en -v tgt=train.de -f tests/support/colours.awk
 BEGIN {
   srand(seed)
   split("red blue green white black yellow brown grey", e, " ")

@@ -8,7 +8,7 @@
 pids=()
 at_exit 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done'
 command -v curl >/dev/null || { echo "SKIP $serve_test: curl is not installed (tools/install-deps.sh installs it)"; exit 0; }
-. "$NMT_SOURCE_DIR/tests/tiny_model.sh"
+. "$NMT_SOURCE_DIR/tests/support/tiny_model.sh"
 tiny_model "$tmp/model"
 M=model
 
