@@ -4,15 +4,15 @@
 # the vocabulary and config beside it) or as a bare weights file, and its errors and exit codes.
 # (That the directory translates: e2e_translate.)
 . "$NMT_SOURCE_DIR/tests/support/harness.sh"
-gen="$NMT_BIN_DIR/nmt-gen-model"
+. "$NMT_SOURCE_DIR/tests/support/tiny_model.sh"
 # The first float of the data section: 8-byte header length N, N header bytes, then the data.
 first_float() {
   local n; n=$(od -An -t u8 -N 8 "$1" | tr -d ' ')
   od -An -t f4 -j $((8 + n)) -N 4 "$1" | tr -d ' '
 }
 mkdir -p "$tmp/run/checkpoints"
-for s in 1 2 3 10; do "$gen" "$tmp/run/checkpoints/step-$(printf %08d $s).safetensors" "$s" || fail=1; done
-"$gen" "$tmp/run/checkpoints/step-00000011.safetensors.tmp.99" 1000 # an interrupted write: ignored
+for s in 1 2 3 10; do tiny_model --constant "$tmp/run/checkpoints/step-$(printf %08d $s).safetensors" "$s" || fail=1; done
+tiny_model --constant "$tmp/run/checkpoints/step-00000011.safetensors.tmp.99" 1000 # an interrupted write: ignored
 
 check "explicit files" 0 "$NMT" average -o "$tmp/a.safetensors" "$tmp/run/checkpoints/step-00000001.safetensors" "$tmp/run/checkpoints/step-00000002.safetensors"
 [ "$(first_float "$tmp/a.safetensors")" = "1.5" ] || { echo "FAIL mean of 1 and 2 is $(first_float "$tmp/a.safetensors")"; fail=1; }
@@ -23,7 +23,7 @@ check "--last 3 --quiet" 0 "$NMT" average -q -o "$tmp/c.safetensors" --last 3 "$
 [ -s "$tmp/err" ] && say_fail "--quiet printed"
 [ "$(first_float "$tmp/c.safetensors")" = "5" ] || { echo "FAIL mean of 2, 3, 10 is $(first_float "$tmp/c.safetensors")"; fail=1; }
 
-"$gen" "$tmp/other.safetensors" 1 4
+tiny_model --constant "$tmp/other.safetensors" 1 4
 check "different configs" 1 "$NMT" average -o "$tmp/d.safetensors" "$tmp/a.safetensors" "$tmp/other.safetensors"
 grep -q "its model differs from .* (heads: 4, not 2)" "$tmp/err" || { echo "FAIL config message"; cat "$tmp/err"; fail=1; }
 check "--ema without moving averages" 1 "$NMT" average --ema -o "$tmp/d.safetensors" --last 2 "$tmp/run"
@@ -52,7 +52,7 @@ check "--overwrite" 0 "$NMT" average -q -o "$tmp/avg" --last 3 "$tmp/run" --over
 check "operands around options" 0 "$NMT" average "$tmp/run/checkpoints/step-00000001.safetensors" -q -o "$tmp/avg2" \
   "$tmp/run/checkpoints/step-00000003.safetensors"
 [ "$(first_float "$tmp/avg2/model.safetensors")" = "2" ] || say_fail "mean of 1 and 3"
-mkdir -p "$tmp/other/checkpoints" && "$gen" "$tmp/other/checkpoints/step-00000001.safetensors" 1
+mkdir -p "$tmp/other/checkpoints" && tiny_model --constant "$tmp/other/checkpoints/step-00000001.safetensors" 1
 printf 'another vocabulary' >"$tmp/other/spm.model"
 check "two vocabularies" 1 "$NMT" average -o "$tmp/avg3" "$tmp/run/checkpoints/step-00000001.safetensors" \
   "$tmp/other/checkpoints/step-00000001.safetensors"

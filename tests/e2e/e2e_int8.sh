@@ -7,7 +7,7 @@
 
 # A toy parallel corpus: the target is the source with each word swapped for its "translation".
 . "$NMT_SOURCE_DIR/tests/support/tiny_model.sh"
-tiny_corpus toy 400 11
+tiny_model --corpus toy 400 11
 cat >config.yaml <<'EOF'
 model: {d_model: 64, heads: 2, ffn: 128, encoder_layers: 1, decoder_layers: 1, dropout: 0.0}
 vocab: {size: 48}

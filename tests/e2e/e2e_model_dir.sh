@@ -10,8 +10,8 @@ check_timeout=60
 said() { # said NAME TEXT: the last command's stderr holds TEXT
   grep -qF -- "$2" "$err" || { say_fail "$1: stderr lacks '$2':"; cat "$err"; }
 }
-tiny_corpus toy 300
-tiny_config c.yaml A
+tiny_model --corpus toy 300
+tiny_model --config c.yaml A
 "$NMT" train c.yaml --threads 1 --quiet 2>train.err || { echo "FAIL train: $(cat train.err)"; exit 1; }
 sum_a=$(cd A && sha256sum model.safetensors spm.model checkpoints/*)
 

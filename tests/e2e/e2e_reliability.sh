@@ -12,8 +12,8 @@ said() { # said NAME TEXT: the last command's stderr holds TEXT
 }
 
 . "$NMT_SOURCE_DIR/tests/support/tiny_model.sh"
-tiny_corpus toy 300
-tiny_config config.yaml model
+tiny_model --corpus toy 300
+tiny_model --config config.yaml model
 train=("$NMT" train config.yaml --threads 1 --quiet)
 check "train" 0 "${train[@]}"
 [ -s model/model.safetensors ] && [ -s model/checkpoints/step-00000020.safetensors ] || { echo "FAIL no model"; exit 1; }

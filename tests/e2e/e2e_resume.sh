@@ -6,8 +6,8 @@
 set -u
 . "$NMT_SOURCE_DIR/tests/support/harness.sh"
 . "$NMT_SOURCE_DIR/tests/support/tiny_model.sh"
-tiny_corpus toy 300
-tiny_config c.yaml straight
+tiny_model --corpus toy 300
+tiny_model --config c.yaml straight
 train=("$NMT" train c.yaml --threads 1 --quiet)
 "${train[@]}" 2>err || { echo "FAIL the straight run: $(cat err)"; exit 1; }
 # The tensors of a safetensors file: what follows its 8-byte header length and JSON header (a

@@ -17,6 +17,7 @@
 #include "base/random.h"
 #include "base/util.h"
 #include "testing.h"
+#include "tiny_model.h"
 
 #include <check.h>
 #include <stdint.h>
@@ -42,26 +43,16 @@ enum { VARIANTS = sizeof variants / sizeof variants[0] };
 
 static inline uint64_t rng(uint64_t *s) { return nmt_random_next(s); }
 
-/* A tiny model; every parameter (biases and LayerNorm gains too) is perturbed so that all of them
- * matter, and eos is made likely enough for hypotheses to end before the length limit. */
+/* A tiny model of the variant (tiny_model.h's nmt_test_tiny_perturbed: every parameter matters, eos is
+ * likely enough for hypotheses to end before the length limit). */
 static inline void make_model_of(nmt_model *m, variant v, int max_positions, uint64_t seed, int vocab) {
-    nmt_model_config c = nmt_model_config_default();
-    c.vocab_size = vocab;
-    c.d_model = 16;
-    c.heads = 2;
-    c.ffn = 24;
-    c.encoder_layers = 2;
-    c.decoder_layers = 2;
+    nmt_model_config c = nmt_test_tiny_config(vocab, 16, 24, 2, 2);
     c.dropout = 0.3f; /* evaluation ignores it */
     c.norm_position = v.norm;
     c.positions = v.positions;
     c.max_positions = max_positions;
     c.tie_embeddings = v.tie;
-    ck_assert_msg(nmt_model_init(m, &c) == 0, "%s", nmt_error());
-    nmt_model_init_weights(m, seed);
-    uint64_t s = seed;
-    for (size_t i = 0; i < m->num_params; i++) m->params[i] += 0.1f * ((float)(rng(&s) >> 40) / 16777216.0f - 0.5f);
-    for (int j = 0; j < c.d_model; j++) m->p.output[NMT_EOS * c.d_model + j] *= 4.0f;
+    ck_assert_msg(nmt_test_tiny_perturbed(m, &c, seed) == 0, "%s", nmt_error());
 }
 
 static inline void make_model(nmt_model *m, variant v, int max_positions, uint64_t seed) {

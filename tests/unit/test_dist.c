@@ -8,6 +8,7 @@
 #include "train/dist.h"
 
 #include "testing.h"
+#include "tiny_model.h"
 
 #include <check.h>
 #include <math.h>
@@ -230,13 +231,8 @@ static void pieces_reduce(nmt_model *m, int overlap, int empty_last, float *out)
 
 START_TEST(overlapped_reduce_gives_the_same_bits) {
     nmt_pool_set_threads(2);
-    nmt_model_config c = nmt_model_config_default();
-    c.vocab_size = 13;
-    c.d_model = 32; /* sublayers are not whole blocks: buckets take the blocks each range completes */
-    c.heads = 2;
-    c.ffn = 48;
-    c.encoder_layers = 2;
-    c.decoder_layers = 2;
+    /* d_model 32: sublayers are not whole blocks, buckets take the blocks each range completes */
+    nmt_model_config c = nmt_test_tiny_config(13, 32, 48, 2, 2);
     c.dropout = 0.1f;
     for (int v = 0; v < 2; v++) {
         c.norm_position = v ? NMT_NORM_PRE : NMT_NORM_POST;

@@ -15,6 +15,7 @@
 
 #include "gradcheck.h"
 #include "testing.h"
+#include "tiny_model.h"
 
 #include <check.h>
 #include <math.h>
@@ -22,16 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static nmt_model_config tiny_config(void) {
-    nmt_model_config c = nmt_model_config_default();
-    c.vocab_size = 13;
-    c.d_model = 8;
-    c.heads = 2;
-    c.ffn = 12;
-    c.encoder_layers = 2;
-    c.decoder_layers = 1;
-    return c;
-}
+static nmt_model_config tiny_config(void) { return nmt_test_tiny_config(13, 8, 12, 2, 1); }
 
 static const nmt_tensor_info *find_tensor(const nmt_model *m, const char *name) {
     for (int i = 0; i < m->num_tensors; i++)

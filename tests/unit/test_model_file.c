@@ -7,6 +7,7 @@
 #include "model/safetensors.h"
 #include "base/util.h"
 #include "testing.h"
+#include "tiny_model.h"
 
 #include <check.h>
 #include <math.h>
@@ -18,13 +19,7 @@
 
 /* V=20, D=8, H=2, F=16, one layer each side: small enough to compare every float. */
 static nmt_model_config tiny_config(void) {
-    nmt_model_config c = nmt_model_config_default();
-    c.vocab_size = 20;
-    c.d_model = 8;
-    c.heads = 2;
-    c.ffn = 16;
-    c.encoder_layers = 1;
-    c.decoder_layers = 1;
+    nmt_model_config c = nmt_test_tiny_config(20, 8, 16, 1, 1);
     c.max_positions = 12;
     return c;
 }
