@@ -125,7 +125,12 @@ small=$(stat -c %s m-int8.argosmodel) full=$(stat -c %s m-en_de.argosmodel)
 check "rope" 1 "$NMT" convert -m rope --to ct2 -o rope.ct2
 grep -q 'model.positions rope' err || say_fail "rope refusal: $(cat err)"
 [ ! -e rope.ct2 ] || say_fail "a refused export left rope.ct2"
-check "argos without languages" 2 "$NMT" convert -m m --to argos -o x.argosmodel
+# The languages recorded at training (data.src_lang / data.tgt_lang, here from train.en / train.de)
+# name the package; a CTranslate2 directory records none.
+check "argos with the recorded languages" 0 "$NMT" convert -m m --to argos -o recorded.argosmodel -q
+python3 -c 'import json, sys, zipfile; m = json.loads(zipfile.ZipFile(sys.argv[1]).read("recorded/metadata.json"))
+assert (m["from_code"], m["to_code"]) == ("en", "de"), m' recorded.argosmodel || say_fail "the recorded languages"
+check "argos without languages" 2 "$NMT" convert -m m.ct2 --to argos -o x.argosmodel
 grep -q -- '--source-lang' err || say_fail "missing languages: $(cat err)"
 check "argos name" 2 "$NMT" convert -m m --to argos -o x.zip --source-lang en --target-lang de
 check "bad quantization" 2 "$NMT" convert -m m --to ct2 -o x.ct2 --quantization int4
