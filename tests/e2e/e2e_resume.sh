@@ -28,6 +28,13 @@ for fault in write:21 fsync:6 fsync:7; do
   same_as_straight "$fault" failed
   rm -rf failed
 done
+# The model's write after the last checkpoint fails (the 11th fsync here): the rerun resumes at the
+# end and writes the model of that checkpoint, not leave the one of the checkpoint before.
+NMT_FAULT=fsync:11 "${train[@]}" --set output=failed 2>err && say_fail "fsync:11: the run did not fail"
+grep -q "model.safetensors" err && [ -f failed/checkpoints/step-00000020.safetensors ] || say_fail "fsync:11: '$(cat err)'"
+check "rerun after fsync:11" 0 "${train[@]}" --set output=failed
+same_as_straight fsync:11 failed
+rm -rf failed
 # Killed with SIGKILL at some moment of its first second (vocabulary, caches, steps or a checkpoint
 # being written): the rerun always completes the same run.
 for delay in 0.05 0.15 0.3 0.6; do
