@@ -23,7 +23,7 @@ START_TEST(test_translate) {
     nmt_pipeline_options o = nmt_pipeline_options_default();
     o.decode.beam_size = 3;
     nmt_bench_translate_result r;
-    ck_assert_msg(nmt_bench_translate(nmt_test_tmpdir, input, &o, NULL, &r) == 0, "%s", nmt_error());
+    ck_assert_msg(nmt_bench_translate(nmt_test_tmpdir, input, &o, 0, NULL, &r) == 0, "%s", nmt_error());
     ck_assert_int_eq(r.sentences, LINES);
     ck_assert(r.seconds > 0);
     ck_assert_int_eq(r.precision, NMT_PRECISION_FP32);
@@ -52,9 +52,41 @@ START_TEST(test_translate) {
     nmt_pipeline_free(p);
 
     /* A missing input is an error naming it. */
-    ck_assert_int_eq(nmt_bench_translate(nmt_test_tmpdir, "/nonexistent/in.txt", &o, NULL, &r), -1);
+    ck_assert_int_eq(nmt_bench_translate(nmt_test_tmpdir, "/nonexistent/in.txt", &o, 0, NULL, &r), -1);
     ck_assert_ptr_nonnull(strstr(nmt_error(), "/nonexistent/in.txt"));
     free(input);
+}
+END_TEST
+
+/* With constraints, a line's phrases follow its first tab: they are counted, and its source alone is
+ * encoded (the same source pieces as the plain lines). */
+START_TEST(test_translate_constraints) {
+    nmt_test_model_dir(nmt_test_tmpdir);
+    nmt_pool_set_threads(1);
+    static const char *const phrases[LINES] = {"\thouse", "", "\tcat\tbird", ""};
+    char *plain = nmt_path_join(nmt_test_tmpdir, "plain.txt"), *guided = nmt_path_join(nmt_test_tmpdir, "guided.txt");
+    ck_assert(plain && guided);
+    FILE *a = fopen(plain, "w"), *b = fopen(guided, "w");
+    ck_assert(a && b);
+    for (int i = 0; i < LINES; i++) {
+        fprintf(a, "%s\n", lines[i]);
+        fprintf(b, "%s%s\n", lines[i], phrases[i]);
+    }
+    ck_assert(fclose(a) == 0 && fclose(b) == 0);
+    nmt_pipeline_options o = nmt_pipeline_options_default();
+    o.decode.beam_size = 3;
+    nmt_bench_translate_result r, q;
+    ck_assert_msg(nmt_bench_translate(nmt_test_tmpdir, plain, &o, 0, NULL, &r) == 0, "%s", nmt_error());
+    ck_assert_msg(nmt_bench_translate(nmt_test_tmpdir, guided, &o, 1, NULL, &q) == 0, "%s", nmt_error());
+    ck_assert_int_eq(q.sentences, LINES);
+    ck_assert_int_eq(q.phrases, 3);
+    ck_assert_int_eq(r.phrases, 0);
+    ck_assert_int_eq(q.source_tokens, r.source_tokens);
+    /* Without the flag the tabs are part of the source. */
+    ck_assert_msg(nmt_bench_translate(nmt_test_tmpdir, guided, &o, 0, NULL, &q) == 0, "%s", nmt_error());
+    ck_assert_int_eq(q.phrases, 0);
+    free(plain);
+    free(guided);
 }
 END_TEST
 
@@ -87,6 +119,7 @@ int main(void) {
     tcase_set_timeout(tc, 120);
     tcase_add_checked_fixture(tc, nmt_test_tmpdir_make, nmt_test_tmpdir_remove);
     tcase_add_test(tc, test_translate);
+    tcase_add_test(tc, test_translate_constraints);
     tcase_add_test(tc, test_train_synthetic);
     tcase_add_test(tc, test_gemm_gflops);
     suite_add_tcase(s, tc);
