@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# Marian .npz models (docs/model-formats.md) against tests/marian_reference.py, a NumPy forward pass
+# written from Marian's transformer.h: random models of four variants (post-norm "dan" and "an",
+# pre-norm "n"/"da"/"n" and "n"/"a"/"n"; swish and relu; tied-embeddings-all, tied-embeddings and
+# separate embeddings with an output matrix), 50 sentences of random pieces each: the same greedy
+# outputs (random models repeat themselves a lot), and forced scores within 1e-4 a piece of those
+# outputs and of random targets. Then the model read through each front end (-m DIR
+# and -m model.npz, int8, nmt score, nmt bench translate, the Python bindings), the npz fuzz seeds,
+# and refusals that name the model.yml key or the array. Needs python3 with NumPy (installed from
+# Debian's python3-numpy where it can be; skipped, 77, where it cannot).
+. "$NMT_SOURCE_DIR/tests/harness.sh"
+
+PY=""
+for candidate in python3 /usr/bin/python3; do
+  if command -v "$candidate" >/dev/null && "$candidate" -c "import numpy" 2>/dev/null; then PY=$candidate; break; fi
+done
+if [ -z "$PY" ] && command -v apt-get >/dev/null; then
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo -n"
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends python3-numpy >/dev/null 2>&1 &&
+    /usr/bin/python3 -c "import numpy" 2>/dev/null && PY=/usr/bin/python3
+fi
+[ -n "$PY" ] || { echo "SKIP e2e_marian: no python3 with NumPy"; exit 77; }
+REF="$NMT_SOURCE_DIR/tests/marian_reference.py"
+run=(--threads 1 -q)
+
+# compare_scores WANT GOT: the same pieces' count on every line, each log-probability within 1e-4.
+compare_scores() {
+  awk -F' [|][|][|] ' 'NR == FNR { want[FNR] = $1 " " $2; next }
+    { n = split(want[FNR], w, " "); m = split($1 " " $2, g, " ")
+      if (n != m) { bad++; print "line " FNR ": " m " values, want " n; next }
+      for (i = 1; i <= n; i++) { d = w[i] - g[i]; if (d < 0) d = -d; if (d > 1e-4) { bad++; print "line " FNR ": " $0; break } } }
+    END { if (bad || FNR == 0) { print bad + 0 " lines differ"; exit 1 } }' "$1" "$2"
+}
+
+seed=0
+for variant in "/dan//swish/all" "/an//relu/decoder" "n/da/n/swish/none" "n/a/n/relu/all"; do
+  seed=$((seed + 1))
+  m=model$seed
+  mkdir $m
+  "$PY" "$REF" write $m $seed "$variant" || { say_fail "$variant: writing the model"; continue; }
+  "$PY" "$REF" sources $m $seed 50 >src$seed.txt
+  "$PY" "$REF" greedy $m <src$seed.txt >want$seed.txt
+  check "$variant greedy" 0 "$NMT" translate -m $m --greedy --loop-guard 0 --max-length-ratio 1 "${run[@]}" -i src$seed.txt
+  cmp -s "$out" want$seed.txt || { say_fail "$variant: greedy outputs differ from the reference's"; diff "$out" want$seed.txt | head -6; }
+  [ "$(sort -u want$seed.txt | wc -l)" -ge 10 ] || say_fail "$variant: the reference's outputs are too alike to tell anything"
+  "$PY" "$REF" score $m src$seed.txt want$seed.txt >want-scores$seed.txt
+  check "$variant score" 0 "$NMT" score -m $m -s src$seed.txt -t want$seed.txt --normalize --tokens "${run[@]}"
+  compare_scores want-scores$seed.txt "$out" || say_fail "$variant: forced scores differ from the reference's"
+  # Random targets reach every piece's log-probability, not only those greedy search picks.
+  "$PY" "$REF" sources $m $((seed + 100)) 50 >tgt$seed.txt
+  "$PY" "$REF" score $m src$seed.txt tgt$seed.txt >want-random$seed.txt
+  check "$variant score random" 0 "$NMT" score -m $m -s src$seed.txt -t tgt$seed.txt --normalize --tokens "${run[@]}"
+  compare_scores want-random$seed.txt "$out" || say_fail "$variant: forced scores of random targets differ"
+done
+
+# The .npz path itself (vocabularies from decoder.yml beside it), and without decoder.yml (vocab.yml).
+check "-m model.npz" 0 "$NMT" translate -m model1/model.npz --greedy --loop-guard 0 --max-length-ratio 1 "${run[@]}" -i src1.txt
+cmp -s "$out" want1.txt || say_fail "-m model.npz translates otherwise"
+mkdir bare && cp model1/model.npz model1/vocab.yml bare/
+check "no decoder.yml" 0 "$NMT" translate -m bare/model.npz --greedy --loop-guard 0 --max-length-ratio 1 "${run[@]}" -i src1.txt
+cmp -s "$out" want1.txt || say_fail "vocab.yml beside the .npz translates otherwise"
+
+# int8: runs, and mostly agrees with float32 on a random model.
+check "int8" 0 "$NMT" translate -m model1 --precision int8 --greedy --loop-guard 0 --max-length-ratio 1 "${run[@]}" -i src1.txt
+[ "$(wc -l <"$out")" -eq 50 ] || say_fail "int8: $(wc -l <"$out") lines"
+
+# nmt bench translate reads it too.
+check "bench translate" 0 "$NMT" bench translate -m model1 -i src1.txt --threads 1
+grep -q "tokens/s\|sentences/s\|words/s" "$out" "$err" || say_fail "bench translate printed no speed: $(cat "$out" "$err")"
+
+# The Python bindings (not on a sanitizer build: python3 cannot load an ASan libnmt).
+if [ -z "${NMT_SAN:-}" ] && [ -n "${NMT_SHARED_LIB:-}" ]; then
+  NMT_LIBRARY="$NMT_SHARED_LIB" PYTHONPATH="$NMT_SOURCE_DIR/python" "$PY" - model1 src1.txt >py.txt <<'EOF' ||
+import sys
+import nmt
+with nmt.Translator(sys.argv[1], threads=1, beam_size=1, loop_guard=0, max_length_ratio=1.0) as t:
+    lines = open(sys.argv[2], encoding="utf-8").read().splitlines()
+    print("\n".join(t.translate(lines)))
+EOF
+    say_fail "python: $(cat py.txt)"
+  cmp -s py.txt want1.txt || say_fail "python translates otherwise: $(head -3 py.txt)"
+fi
+
+# Refusals name what nmt does not implement.
+refused() { # NAME KEY VALUE EXPECTED
+  rm -rf r && cp -r model1 r && "$PY" "$REF" edit r "$2" "$3"
+  check "$1" 1 "$NMT" translate -m r "${run[@]}" -i src1.txt
+  grep -qF -- "$4" "$err" || say_fail "$1: the error does not name $4: $(cat "$err")"
+}
+refused "ssru" transformer-decoder-autoreg rnn "transformer-decoder-autoreg 'rnn' (SSRU)"
+refused "emb norm" transformer-postprocess-emb dn "transformer-postprocess-emb 'dn'"
+refused "both norms" transformer-preprocess n "transformer-preprocess 'n', transformer-postprocess 'dan'"
+refused "gelu" transformer-ffn-activation gelu "transformer-ffn-activation 'gelu'"
+refused "right-left" right-left true "right-left"
+refused "type" type s2s "type 's2s'"
+refused "ffn depth" transformer-ffn-depth 3 "transformer-ffn-depth 3"
+refused "extra array" array:encoder_l1_self_Wo_ln_scale_pre 16 "array encoder_l1_self_Wo_ln_scale_pre"
+rm -rf r && cp -r model1 r && printf 'no: [\n' >r/vocab.yml
+check "bad vocab" 1 "$NMT" translate -m r "${run[@]}" -i src1.txt
+grep -qF "r/vocab.yml:" "$err" || say_fail "a damaged vocab.yml: $(cat "$err")"
+rm -rf r && cp -r model1 r && head -c 3000 model1/model.npz >r/model.npz
+check "cut npz" 1 "$NMT" translate -m r "${run[@]}" -i src1.txt
+grep -qF "r/model.npz" "$err" || say_fail "a cut .npz: $(cat "$err")"
+
+exit $fail
