@@ -82,6 +82,13 @@ EOF
   cmp -s py.txt want1.txt || say_fail "python translates otherwise: $(head -3 py.txt)"
 fi
 
+# The fuzz harness on numpy's own archives, written now (tests/fuzz/corpus/npz holds them as written
+# once: zip entries carry their time).
+mkdir seeds && "$PY" "$REF" seeds seeds
+if [ -x "$NMT_BIN_DIR/fuzz_npz" ]; then
+  check "fuzz_npz seeds" 0 "$NMT_BIN_DIR/fuzz_npz" seeds
+fi
+
 # Refusals name what nmt does not implement.
 refused() { # NAME KEY VALUE EXPECTED
   rm -rf r && cp -r model1 r && "$PY" "$REF" edit r "$2" "$3"

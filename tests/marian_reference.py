@@ -6,6 +6,7 @@
     marian_reference.py greedy DIR < SOURCES      greedy translations (pieces), R * pieces + 10 at most
     marian_reference.py score DIR SOURCES TARGETS forced scores: "mean ||| per-piece log-probs (</s> last)"
     marian_reference.py edit DIR KEY VALUE        sets KEY of the model's options (array:NAME: adds an array)
+    marian_reference.py seeds DIR                 small .npz archives (tests/fuzz/fuzz_npz.c's seeds)
 
 Written from Marian's src/models/transformer.h, independently of nmt: the pre/postprocess op strings
 are applied as Marian applies them ('d' dropout: nothing; 'a' the skip connection; 'n' LayerNorm of
@@ -15,6 +16,7 @@ embeddings times sqrt(D), the decoder started from a zero vector, </s> appended 
 everything in float64. VARIANT is PREPROCESS/POSTPROCESS/TOP/ACTIVATION/TIE (TIE: all, decoder or
 none), e.g. "/dan//swish/all".
 """
+import os
 import sys
 
 import numpy as np
@@ -259,6 +261,14 @@ def main():
         with open(sys.argv[3], encoding="utf-8") as s, open(sys.argv[4], encoding="utf-8") as t:
             for source, target in zip(s, t):
                 print(m.score(source, target))
+    elif cmd == "seeds":
+        rng = np.random.default_rng(0)
+        arrays = {"Wemb": rng.normal(size=(3, 4)).astype(np.float32), "b": rng.normal(size=(1, 4)).astype(np.float16),
+                  "Wpos": rng.normal(size=(2,)), "special:model.yml": np.frombuffer(b"type: transformer\n\0", np.int8)}
+        np.savez(sys.argv[2] + "/stored", **arrays)
+        np.savez_compressed(sys.argv[2] + "/deflated", **arrays)
+        for name in ("stored", "deflated"):
+            os.rename(sys.argv[2] + "/%s.npz" % name, sys.argv[2] + "/" + name)
     elif cmd == "edit":
         edit(sys.argv[2], sys.argv[3], sys.argv[4])
     else:
