@@ -61,6 +61,26 @@ mkdir bare && cp model1/model.npz model1/vocab.yml bare/
 check "no decoder.yml" 0 "$NMT" translate -m bare/model.npz --greedy --loop-guard 0 --max-length-ratio 1 "${run[@]}" -i src1.txt
 cmp -s "$out" want1.txt || say_fail "vocab.yml beside the .npz translates otherwise"
 
+# SentencePiece models beside the vocabulary (source.spm: unigram, target.spm: BPE, both holding the
+# vocabulary's words whole) cut raw text: the translations and scores of the pieces above.
+"$PY" "$REF" corpus 1 3000 >corpus.txt
+"$NMT" vocab -i corpus.txt -s 64 -o unigram -q && "$NMT" vocab -i corpus.txt -s 68 -t bpe -o bpe -q ||
+  say_fail "nmt vocab"
+[ "$(cut -f1 unigram.vocab bpe.vocab | grep -c '^▁[a-z]\{4\}$')" -eq 76 ] || say_fail "the SentencePiece models lack words"
+cp -r model1 spm && cp unigram.model spm/source.spm && cp bpe.model spm/target.spm
+grep -v unknown src1.txt >known.txt
+"$NMT" translate -m model1 --greedy --loop-guard 0 --max-length-ratio 1 "${run[@]}" -i known.txt >known-want.txt
+sed 's/▁//g' known.txt >raw.txt
+check "spm translate" 0 "$NMT" translate -m spm --greedy --loop-guard 0 --max-length-ratio 1 "${run[@]}" -i raw.txt
+sed 's/ //g; s/▁/ /g; s/^ //' known-want.txt | cmp -s - "$out" || say_fail "SentencePiece text translates otherwise"
+cp "$out" raw-out.txt
+"$NMT" score -m model1 -s known.txt -t known-want.txt --normalize "${run[@]}" >known-scores.txt
+check "spm score" 0 "$NMT" score -m spm -s raw.txt -t raw-out.txt --normalize "${run[@]}"
+cmp -s known-scores.txt "$out" || say_fail "SentencePiece text scores otherwise"
+rm spm/target.spm
+check "one spm" 1 "$NMT" translate -m spm "${run[@]}" -i raw.txt
+grep -qF "source.spm without target.spm" "$err" || say_fail "source.spm alone: $(cat "$err")"
+
 # int8: runs, and mostly agrees with float32 on a random model.
 check "int8" 0 "$NMT" translate -m model1 --precision int8 --greedy --loop-guard 0 --max-length-ratio 1 "${run[@]}" -i src1.txt
 [ "$(wc -l <"$out")" -eq 50 ] || say_fail "int8: $(wc -l <"$out") lines"

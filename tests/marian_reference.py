@@ -6,6 +6,7 @@
     marian_reference.py greedy DIR < SOURCES      greedy translations (pieces), R * pieces + 10 at most
     marian_reference.py score DIR SOURCES TARGETS forced scores: "mean ||| per-piece log-probs (</s> last)"
     marian_reference.py edit DIR KEY VALUE        sets KEY of the model's options (array:NAME: adds an array)
+    marian_reference.py corpus SEED N             N lines of the models' words (to train SentencePiece on)
     marian_reference.py seeds DIR                 small .npz archives (tests/fuzz/fuzz_npz.c's seeds)
 
 Written from Marian's src/models/transformer.h, independently of nmt: the pre/postprocess op strings
@@ -23,6 +24,8 @@ import numpy as np
 
 MAX_LENGTH_RATIO = 1.0
 EOS_BOOST = 0.5  # added to </s>'s output bias so that random models end some sentences early
+SYLLABLES = ["ba", "de", "fi", "go", "ku", "la", "me"]
+WORDS = [a + b for a in SYLLABLES for b in SYLLABLES]  # the pieces of random models, and SentencePiece's words
 EMB, LAYER = 1.0, 3.0  # the scales of random embeddings and layer matrices: outputs vary more
 
 
@@ -44,7 +47,7 @@ def write(out_dir, seed, variant):
     pre, post, top, activation, tie = variant.split("/")
     rng = np.random.default_rng(int(seed))
     D, H, F, L, V = 16, 4, 24, 2, 40
-    pieces = ["</s>", "<unk>"] + ["\u2581w%d" % i for i in range(V - 2)]
+    pieces = ["</s>", "<unk>"] + ["\u2581" + word for word in WORDS[:V - 2]]
     ids = [0, 1] + list(2 + rng.permutation(V - 2))  # pieces[i] has Marian id ids[i]: in no order
     w = {}
 
@@ -261,6 +264,10 @@ def main():
         with open(sys.argv[3], encoding="utf-8") as s, open(sys.argv[4], encoding="utf-8") as t:
             for source, target in zip(s, t):
                 print(m.score(source, target))
+    elif cmd == "corpus":
+        rng = np.random.default_rng(int(sys.argv[2]))
+        for _ in range(int(sys.argv[3])):
+            print(" ".join(rng.choice(WORDS[:38], rng.integers(1, 12))))
     elif cmd == "seeds":
         rng = np.random.default_rng(0)
         arrays = {"Wemb": rng.normal(size=(3, 4)).astype(np.float32), "b": rng.normal(size=(1, 4)).astype(np.float16),
