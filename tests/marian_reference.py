@@ -37,7 +37,7 @@ def options_yaml(pre, post, top, activation, tie, heads, layers):
         "transformer-postprocess-top": quote(top), "transformer-postprocess-emb": "d",
         "transformer-ffn-activation": activation, "transformer-ffn-depth": 2,
         "transformer-decoder-autoreg": "self-attention", "tied-embeddings-all": str(tie == "all").lower(),
-        "tied-embeddings": str(tie == "decoder").lower(), "right-left": "false",
+        "tied-embeddings": str(tie == "decoder").lower(), "right-left": "false", "transformer-no-projection": "false",
         "transformer-guided-alignment-layer": "last", "transformer-tied-layers": "[]",
     }
     return "".join("%s: %s\n" % item for item in lines.items())
