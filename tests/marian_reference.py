@@ -14,8 +14,9 @@ are applied as Marian applies them ('d' dropout: nothing; 'a' the skip connectio
 PREFIX_ln_scale/bias, "_pre" for preprocessing, epsilon 1e-6), Marian's [in, out] matrices, its
 sinusoids (sin of the D/2 frequencies exp(-i log(10000) / (D/2 - 1)), then cos, positions from 0),
 embeddings times sqrt(D), the decoder started from a zero vector, </s> appended to the source, and
-everything in float64. VARIANT is PREPROCESS/POSTPROCESS/TOP/ACTIVATION/TIE (TIE: all, decoder or
-none), e.g. "/dan//swish/all".
+everything in float64. VARIANT is PREPROCESS/POSTPROCESS/TOP/ACTIVATION/TIE[/wpos][/f16] (TIE: all,
+decoder or none; wpos: trained positions, Wpos, and no sqrt(D) scaling, as Marian; f16: float16
+arrays), e.g. "/dan//swish/all".
 """
 import os
 import sys
@@ -29,7 +30,7 @@ WORDS = [a + b for a in SYLLABLES for b in SYLLABLES]  # the pieces of random mo
 EMB, LAYER = 1.0, 3.0  # the scales of random embeddings and layer matrices: outputs vary more
 
 
-def options_yaml(pre, post, top, activation, tie, heads, layers):
+def options_yaml(pre, post, top, activation, tie, heads, layers, trained_positions):
     quote = lambda ops: ops or "''"
     lines = {
         "type": "transformer", "transformer-heads": heads, "enc-depth": layers, "dec-depth": layers,
@@ -39,12 +40,13 @@ def options_yaml(pre, post, top, activation, tie, heads, layers):
         "transformer-decoder-autoreg": "self-attention", "tied-embeddings-all": str(tie == "all").lower(),
         "tied-embeddings": str(tie == "decoder").lower(), "right-left": "false", "transformer-no-projection": "false",
         "transformer-guided-alignment-layer": "last", "transformer-tied-layers": "[]",
+        "transformer-train-positions": str(trained_positions).lower(),
     }
     return "".join("%s: %s\n" % item for item in lines.items())
 
 
 def write(out_dir, seed, variant):
-    pre, post, top, activation, tie = variant.split("/")
+    pre, post, top, activation, tie, *extras = variant.split("/")
     rng = np.random.default_rng(int(seed))
     D, H, F, L, V = 16, 4, 24, 2, 40
     pieces = ["</s>", "<unk>"] + ["\u2581" + word for word in WORDS[:V - 2]]
@@ -96,9 +98,13 @@ def write(out_dir, seed, variant):
     if "n" in top:
         norm("encoder_top", "")
         norm("decoder_top", "")
+    if "wpos" in extras:
+        mat("Wpos", 64, D, 1.0)
     vec("decoder_ff_logit_out_b", V)
     w["decoder_ff_logit_out_b"][0, 0] += EOS_BOOST
-    config = options_yaml(pre, post, top, activation, tie, H, L).encode()
+    config = options_yaml(pre, post, top, activation, tie, H, L, "wpos" in extras).encode()
+    if "f16" in extras:
+        w = {name: value.astype(np.float16) for name, value in w.items()}
     w["special:model.yml"] = np.frombuffer(config + b"\0", dtype=np.int8)
     np.savez(out_dir + "/model.npz", **w)
     with open(out_dir + "/vocab.yml", "w", encoding="utf-8") as f:
@@ -148,8 +154,11 @@ class Marian:
         self.src_emb, self.tgt_emb = self.w[src], self.w[tgt]
         self.out_w = self.w.get("decoder_ff_logit_out_W", self.tgt_emb.T)
         self.D = self.src_emb.shape[1]
+        self.scale = 1.0 if self.o.get("transformer-train-positions") == "true" else np.sqrt(self.D)
 
     def positions(self, n):
+        if self.o.get("transformer-train-positions") == "true":
+            return self.w["Wpos"][:n]
         half = self.D // 2
         increment = np.log(10000.0) / (half - 1)
         freq = np.exp(-increment * (np.arange(self.D) % half))
@@ -203,7 +212,7 @@ class Marian:
         return self.post(scope + "_top", self.o["transformer-postprocess-top"], x, prev)
 
     def encode(self, ids):
-        x = self.src_emb[ids] * np.sqrt(self.D) + self.positions(len(ids))
+        x = self.src_emb[ids] * self.scale + self.positions(len(ids))
         prev = x
         for i in range(1, self.layers + 1):
             x = self.attention("encoder_l%d_self" % i, x, None, False)
@@ -213,7 +222,7 @@ class Marian:
     def log_probs(self, memory, prefix_ids):
         """Log-probabilities after each of the decoder's inputs (a zero vector, then prefix_ids)."""
         emb = np.vstack([np.zeros((1, self.D)), self.tgt_emb[prefix_ids].reshape(-1, self.D)])
-        x = emb * np.sqrt(self.D) + self.positions(len(emb))
+        x = emb * self.scale + self.positions(len(emb))
         prev = x
         for i in range(1, self.layers + 1):
             x = self.attention("decoder_l%d_self" % i, x, None, True)
