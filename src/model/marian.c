@@ -283,20 +283,23 @@ static int take(build *b, const char *name, int64_t rows, int64_t cols) {
     return 0;
 }
 
-/* PREFIX_SUFFIX of Marian's shape [in, out] into dst [out, in] (transposed). */
-static int take_matrix(build *b, const char *prefix, const char *suffix, float *dst, int in, int out) {
+/* take() of the array PREFIX_SUFFIX. */
+static int take_part(build *b, const char *prefix, const char *suffix, int64_t rows, int64_t cols) {
     char name[NAME];
     snprintf(name, sizeof name, "%.120s_%s", prefix, suffix);
-    if (take(b, name, in, out) < 0) return -1;
+    return take(b, name, rows, cols);
+}
+
+/* PREFIX_SUFFIX of Marian's shape [in, out] into dst [out, in] (transposed). */
+static int take_matrix(build *b, const char *prefix, const char *suffix, float *dst, int in, int out) {
+    if (take_part(b, prefix, suffix, in, out) < 0) return -1;
     for (int i = 0; i < in; i++)
         for (int o = 0; o < out; o++) dst[(size_t)o * (size_t)in + (size_t)i] = b->buf[(size_t)i * (size_t)out + (size_t)o];
     return 0;
 }
 
 static int take_vector(build *b, const char *prefix, const char *suffix, float *dst, int n) {
-    char name[NAME];
-    snprintf(name, sizeof name, "%.120s_%s", prefix, suffix);
-    if (take(b, name, 1, n) < 0) return -1;
+    if (take_part(b, prefix, suffix, 1, n) < 0) return -1;
     memcpy(dst, b->buf, (size_t)n * sizeof *dst);
     return 0;
 }
