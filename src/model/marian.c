@@ -107,7 +107,6 @@ static int yml_read(yml *y, const char *path, const char *what_file) {
 typedef struct options {
     long heads;
     int swish, pre_norm, unscaled, positions; /* positions: 0 none, 1 sinusoid, 2 trained (Wpos) */
-    int tied_all, tied, tied_src;
 } options;
 
 /* Drops the dropouts ('d') of a pre/postprocess string: they do nothing at inference. */
@@ -164,10 +163,9 @@ static int read_options(yml *y, options *o) {
     if (tied && !(tied->type == YAML_SEQUENCE_NODE && tied->data.sequence.items.start == tied->data.sequence.items.top))
         return nmt_error_set("%s: transformer-tied-layers: nmt does not implement tied layers", y->what);
     int trained, disabled;
+    /* Tied embeddings need no option: Marian saves a tied table once (Wemb, or no output matrix). */
     if (opt_bool(y, "transformer-train-positions", &trained) < 0 ||
-        opt_bool(y, "transformer-disable-position-embeddings", &disabled) < 0 ||
-        opt_bool(y, "tied-embeddings-all", &o->tied_all) < 0 || opt_bool(y, "tied-embeddings", &o->tied) < 0 ||
-        opt_bool(y, "tied-embeddings-src", &o->tied_src) < 0)
+        opt_bool(y, "transformer-disable-position-embeddings", &disabled) < 0)
         return -1;
     o->positions = disabled ? 0 : trained ? 2 : 1;
     o->unscaled = o->positions != 1; /* Marian scales by sqrt(D) only with its sinusoids */

@@ -17,7 +17,8 @@
  *     0) become a learned table; LayerNorm epsilon 1e-6; ReLU or swish feed-forward layers;
  *   - post-norm (transformer-preprocess "", postprocess "dan") and pre-norm (preprocess "n",
  *     postprocess "da", postprocess-top "n") Transformers; dropout ("d") does nothing at inference;
- *   - tied-embeddings-all, tied-embeddings and separate ones become nmt's tie all, decoder or none.
+ *   - the embeddings as saved (Wemb for all, or encoder_Wemb and decoder_Wemb; no output matrix
+ *     decoder_ff_logit_out_W: tied to the target one) become nmt's tie all, decoder or none.
  * Refused with the model.yml key or the array named: other types, transformer-decoder-autoreg other than
  * self-attention (rnn: SSRU, average-attention), other pre/postprocess combinations, a layernorm of the
  * embeddings, feed-forward depths other than 2, activations other than relu and swish, right-left,
