@@ -6,7 +6,7 @@
 # random pieces each: the same greedy
 # outputs (random models repeat themselves a lot), and forced scores within 1e-4 a piece of those
 # outputs and of random targets. Then the model read through each front end (-m DIR
-# and -m model.npz, int8, nmt score, nmt bench translate, the Python bindings), the npz fuzz seeds,
+# and -m model.npz, int8, nmt score, nmt bench translate, nmt serve, the Python bindings), the npz fuzz seeds,
 # and refusals that name the model.yml key or the array. Needs python3 with NumPy (installed from
 # Debian's python3-numpy where it can be; skipped, 77, where it cannot).
 . "$NMT_SOURCE_DIR/tests/harness.sh"
@@ -91,6 +91,32 @@ check "int8" 0 "$NMT" translate -m model1 --precision int8 --greedy --loop-guard
 # nmt bench translate reads it too.
 check "bench translate" 0 "$NMT" bench translate -m model1 -i src1.txt --threads 1
 grep -q "tokens/s\|sentences/s\|words/s" "$out" "$err" || say_fail "bench translate printed no speed: $(cat "$out" "$err")"
+
+# nmt serve: its translations are nmt translate's (the same engine and options).
+if command -v curl >/dev/null; then
+  "$NMT" serve -m model1 --port 0 --threads 1 --beam-size 1 --max-length-ratio 1 2>serve.err &
+  server=$!
+  at_exit "kill $server 2>/dev/null"
+  url=""
+  for _ in $(seq 200); do
+    url="$(sed -n 's|^listening on \(http://127\.0\.0\.1:[0-9]*\)$|\1|p' serve.err)"
+    [ -n "$url" ] || ! kill -0 $server 2>/dev/null && break
+    sleep 0.05
+  done
+  head -5 src1.txt >five.txt
+  "$NMT" translate -m model1 --beam-size 1 --max-length-ratio 1 "${run[@]}" -i five.txt >five-want.txt
+  "$PY" -c 'import json, sys; print(json.dumps({"q": open(sys.argv[1], encoding="utf-8").read().splitlines(),
+    "source": "xx", "target": "yy"}))' five.txt >request.json
+  if [ -z "$url" ]; then
+    say_fail "serve did not start: $(cat serve.err)"
+  elif curl -s -m 20 -X POST "$url/translate" -H 'Content-Type: application/json' --data-binary @request.json >response.json; then
+    "$PY" -c 'import json, sys; print("\n".join(json.load(open(sys.argv[1]))["translatedText"]))' response.json >five-got.txt
+    [ "$(grep -c . five-want.txt)" -ge 3 ] && cmp -s five-got.txt five-want.txt || say_fail "serve translates otherwise: $(cat response.json)"
+  else
+    say_fail "serve: curl failed"
+  fi
+  kill $server 2>/dev/null
+fi
 
 # The Python bindings (not on a sanitizer build: python3 cannot load an ASan libnmt).
 if [ -z "${NMT_SAN:-}" ] && [ -n "${NMT_SHARED_LIB:-}" ]; then
