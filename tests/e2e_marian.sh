@@ -119,7 +119,7 @@ if command -v curl >/dev/null; then
 fi
 
 # The Python bindings (not on a sanitizer build: python3 cannot load an ASan libnmt).
-if [ -z "${NMT_SAN:-}" ] && [ -n "${NMT_SHARED_LIB:-}" ]; then
+if [ -n "${NMT_SHARED_LIB:-}" ] && ! nm "$NMT_LIB" 2>/dev/null | grep -q ' __asan_init'; then
   NMT_LIBRARY="$NMT_SHARED_LIB" PYTHONPATH="$NMT_SOURCE_DIR/python" "$PY" - model1 src1.txt >py.txt <<'EOF' ||
 import sys
 import nmt
