@@ -5,6 +5,7 @@
 #include "base/npz.h"
 #include "base/util.h"
 #include "compute/kvstore.h"
+#include "model/imported.h"
 #include "text/vocab.h"
 
 #include <math.h>
@@ -474,24 +475,6 @@ static int fill_model(build *b, const options *o, const side *s, const side *t) 
     return 0;
 }
 
-/* The pieces of each nmt id for nmt_spm_tokens_sides ("" where a side has none; the source's pad never
- * matches input, so that no input piece reads as padding). */
-static int make_spm(const side *s, const side *t, int V, const char *source_spm, const char *target_spm, nmt_spm **spm) {
-    const char **source = nmt_calloc((size_t)V, sizeof *source), **target = nmt_calloc((size_t)V, sizeof *target);
-    int rc = -1;
-    if (source && target) {
-        for (int id = 0; id < V; id++) {
-            const int fs = id < s->count && id != NMT_PAD ? s->from[id] : -1, ft = id < t->count ? t->from[id] : -1;
-            source[id] = fs >= 0 ? s->v->pieces[fs] : "";
-            target[id] = ft >= 0 ? t->v->pieces[ft] : "";
-        }
-        rc = nmt_spm_tokens_sides(spm, source, target, V, source_spm, target_spm);
-    }
-    free(source);
-    free(target);
-    return rc;
-}
-
 /* ---- files ---- */
 
 static int is_dir(const char *path) {
@@ -623,17 +606,14 @@ int nmt_marian_open(const char *path, nmt_model *model, nmt_spm **spm) {
     if (find_files(path, &f) < 0 || nmt_npz_open(&z, f.npz, max_unpacked) < 0 || read_model_options(&z, &o) < 0 ||
         vocab_read(&v[0], f.vocab[0]) < 0 || vocab_read(&v[1], f.vocab[1]) < 0 || side_order(&s, &v[0]) < 0 ||
         side_order(&t, &v[1]) < 0 || make_config(&b, &o, &s, &t, &c) < 0 || nmt_model_init(model, &c) < 0 ||
-        fill_model(&b, &o, &s, &t) < 0 || make_spm(&s, &t, c.vocab_size, f.spm[0], f.spm[1], spm) < 0)
+        fill_model(&b, &o, &s, &t) < 0)
         goto done;
+    const nmt_imported_side source = {v[0].pieces, s.from, s.count}, target = {v[1].pieces, t.from, t.count};
+    if (nmt_imported_spm(&source, &target, c.vocab_size, f.spm[0], f.spm[1], spm) < 0) goto done;
     model->vocab_fingerprint = nmt_spm_fingerprint(*spm);
     rc = 0;
 done:
-    if (rc < 0) {
-        nmt_model_free(model);
-        memset(model, 0, sizeof *model);
-        nmt_spm_free(*spm);
-        *spm = NULL;
-    }
+    if (rc < 0) nmt_imported_release(model, spm);
     free(b.buf);
     free(b.raw);
     free(s.from);
