@@ -5,13 +5,13 @@
 #include "base/npz.h"
 #include "base/util.h"
 #include "testing.h"
+#include "zip_fixture.h"
 
 #include <check.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <zlib.h>
 
 /* A .npy file of version `major` with header dict `dict` (padded as numpy pads it) and `data_bytes`
  * bytes of data (the values 0, 1, 2, ... as bytes) into out; returns its size. */
@@ -97,68 +97,16 @@ START_TEST(bad_headers_are_refused_by_name) {
 }
 END_TEST
 
-static void put16(unsigned char *p, uint32_t v) { p[0] = (unsigned char)v, p[1] = (unsigned char)(v >> 8); }
-static void put32(unsigned char *p, uint32_t v) { put16(p, v & 0xFFFF), put16(p + 2, v >> 16); }
-
-/* An archive of the named files (deflated where `deflated`), as numpy.savez writes one. */
-static void write_npz(const char *path, const char *const *names, const unsigned char *const *data, const size_t *sizes,
-                      int count, int deflated) {
-    static unsigned char file[1 << 18], central[1 << 12];
-    size_t at = 0, c = 0;
-    for (int i = 0; i < count; i++) {
-        const size_t name_len = strlen(names[i]);
-        uLongf stored = sizeof file - at - 30 - name_len;
-        unsigned char *local = file + at, *payload = local + 30 + name_len;
-        if (deflated) {
-            z_stream z = {0};
-            ck_assert_int_eq(deflateInit2(&z, 6, Z_DEFLATED, -MAX_WBITS, 8, Z_DEFAULT_STRATEGY), Z_OK);
-            z.next_in = (unsigned char *)data[i], z.avail_in = (uInt)sizes[i];
-            z.next_out = payload, z.avail_out = (uInt)stored;
-            ck_assert_int_eq(deflate(&z, Z_FINISH), Z_STREAM_END);
-            stored = z.total_out;
-            deflateEnd(&z);
-        } else {
-            memcpy(payload, data[i], sizes[i]);
-            stored = sizes[i];
-        }
-        memset(local, 0, 30);
-        put32(local, 0x04034b50);
-        put16(local + 26, (uint32_t)name_len);
-        memcpy(local + 30, names[i], name_len);
-        unsigned char *r = central + c;
-        memset(r, 0, 46);
-        put32(r, 0x02014b50);
-        put16(r + 10, deflated ? 8 : 0);
-        put32(r + 16, (uint32_t)crc32(0, data[i], (uInt)sizes[i]));
-        put32(r + 20, (uint32_t)stored);
-        put32(r + 24, (uint32_t)sizes[i]);
-        put16(r + 28, (uint32_t)name_len);
-        put32(r + 42, (uint32_t)at);
-        memcpy(r + 46, names[i], name_len);
-        c += 46 + name_len;
-        at += 30 + name_len + stored;
-    }
-    memcpy(file + at, central, c);
-    unsigned char *end = file + at + c;
-    memset(end, 0, 22);
-    put32(end, 0x06054b50);
-    put16(end + 8, (uint32_t)count);
-    put16(end + 10, (uint32_t)count);
-    put32(end + 12, (uint32_t)c);
-    put32(end + 16, (uint32_t)at);
-    ck_assert_int_eq(nmt_atomic_write(path, file, at + c + 22), 0);
-}
-
 START_TEST(archives_give_arrays_by_name) {
     static unsigned char a[256], b[256];
     const size_t na = make_npy(a, 1, "{'descr': '<f4', 'fortran_order': False, 'shape': (1, 3), }", 12);
     const size_t nb = make_npy(b, 1, "{'descr': '|i1', 'fortran_order': False, 'shape': (5,), }", 5);
-    const char *names[] = {"special:model.yml.npy", "Wemb.npy"};
-    const unsigned char *data[] = {b, a};
-    const size_t sizes[] = {nb, na};
     char *path = nmt_path_join(nmt_test_tmpdir, "model.npz");
-    for (int deflated = 0; deflated < 2; deflated++) {
-        write_npz(path, names, data, sizes, 2, deflated);
+    for (int method = 0; method <= 8; method += 8) {
+        const entry entries[] = {{"special:model.yml.npy", (const char *)b, method, 0},
+                                 {"Wemb.npy", (const char *)a, method, 0}};
+        const size_t sizes[] = {nb, na};
+        write_archive_sized(path, entries, sizes, 2);
         nmt_npz z;
         ck_assert_msg(nmt_npz_open(&z, path, 1 << 20) == 0, "%s", nmt_error());
         ck_assert_int_eq(z.count, 2);
@@ -173,13 +121,15 @@ START_TEST(archives_give_arrays_by_name) {
         nmt_npz_close(&z);
     }
     /* An entry that is not NAME.npy, and an array whose data is cut short. */
-    const char *other[] = {"Wemb.npy", "notes.txt"};
-    write_npz(path, other, data, sizes, 2, 0);
+    const entry other[] = {{"Wemb.npy", (const char *)a, 0, 0}, {"notes.txt", "notes", 0, 0}};
+    const size_t other_sizes[] = {na, 5};
+    write_archive_sized(path, other, other_sizes, 2);
     nmt_npz z;
     ck_assert_int_eq(nmt_npz_open(&z, path, 1 << 20), -1);
     ck_assert_msg(strstr(nmt_error(), "model.npz: entry notes.txt is not a NAME.npy array"), "%s", nmt_error());
-    const size_t cut[] = {nb, na - 1};
-    write_npz(path, names, data, cut, 2, 1);
+    const entry cut[] = {{"Wemb.npy", (const char *)a, 8, 0}};
+    const size_t cut_size = na - 1;
+    write_archive_sized(path, cut, &cut_size, 1);
     ck_assert_int_eq(nmt_npz_open(&z, path, 1 << 20), -1);
     ck_assert_msg(strstr(nmt_error(), "model.npz: array Wemb: 11 bytes of data, not the 3 x 4"), "%s", nmt_error());
     ck_assert_ptr_null(z.arrays);
