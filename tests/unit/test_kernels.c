@@ -561,6 +561,15 @@ START_TEST(relu_forward_and_backward) {
 }
 END_TEST
 
+/* swish(x) = x * sigmoid(x): worked numbers, and no overflow far from 0. */
+START_TEST(swish_worked_numbers) {
+    float x[6] = {0.0f, 1.0f, -1.0f, 2.5f, -100.0f, 100.0f};
+    nmt_swish_forward(x, 6);
+    const double want[6] = {0.0, 0.7310585786, -0.2689414214, 2.3103545499, -3.720076e-42, 100.0};
+    for (int i = 0; i < 6; i++) ck_assert_msg(fabs(x[i] - want[i]) <= 1e-6 * (1 + fabs(want[i])), "%d: %g", i, x[i]);
+}
+END_TEST
+
 START_TEST(dropout_masks_are_pure_functions_of_seed_and_index) {
     enum { N = 200000 };
     float *ones = malloc(sizeof(float) * N), *a = malloc(sizeof(float) * N), *b = malloc(sizeof(float) * N);
@@ -608,6 +617,7 @@ static Suite *kernels_suite(void) {
     TCase *tc = tcase_create("core");
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, linear_forward_and_gradients);
+    tcase_add_test(tc, swish_worked_numbers);
     tcase_add_test(tc, layernorm_forward_and_gradients);
     tcase_add_test(tc, softmax_worked_numbers);
     tcase_add_test(tc, logsumexp_in_chunks_and_first_above);
