@@ -296,13 +296,19 @@ static float embedding_scale(build *b, const char *scope) {
     return v->dtype == NMT_CT2_I8 || value == 1.0 ? 1.0f / root : (float)value / root;
 }
 
-/* Refuses what a scope's attributes ask that nmt does not implement. */
-static int check_scope(build *b, const char *scope, int pre_norm) {
+/* Refuses what a scope's attributes ask that nmt does not implement; sets the feed-forward activation,
+ * which both scopes must share. */
+static int check_scope(build *b, const char *scope, int pre_norm, nmt_activation *activation) {
     const nmt_ct2_file *r = b->r;
-    const double activation = nmt_ct2_file_attribute(b->r, scope, "activation", 0);
-    if (activation != 0)
-        return nmt_error_set("%s: %s/activation %g: nmt's feed-forward layers use ReLU (0) only", r->path, scope,
-                             activation);
+    const double code = nmt_ct2_file_attribute(b->r, scope, "activation", NMT_CT2_RELU);
+    if (code != NMT_CT2_RELU && code != NMT_CT2_SWISH)
+        return nmt_error_set("%s: %s/activation %g: nmt's feed-forward layers use ReLU (0) or swish (2) only", r->path,
+                             scope, code);
+    const nmt_activation a = code == NMT_CT2_SWISH ? NMT_ACTIVATION_SWISH : NMT_ACTIVATION_RELU;
+    if (strcmp(scope, "encoder") != 0 && a != *activation)
+        return nmt_error_set("%s: the encoder and the decoder differ in activation: nmt does not implement that",
+                             r->path);
+    *activation = a;
     static const char *const flags[] = {"alibi", "start_from_zero_embedding", "rotary_dim", "sliding_window",
                                         "multi_query_attention"};
     for (size_t i = 0; i < sizeof flags / sizeof flags[0]; i++)
@@ -398,7 +404,8 @@ static int make_config(build *b, const ct2_config *cfg, const side *s, const sid
     c->dropout = 0.0f;
     const int pre_norm = nmt_ct2_file_attribute(r, "encoder", "pre_norm", 1) != 0;
     c->norm_position = pre_norm ? NMT_NORM_PRE : NMT_NORM_POST;
-    if (check_scope(b, "encoder", pre_norm) < 0 || check_scope(b, "decoder", pre_norm) < 0) return -1;
+    if (check_scope(b, "encoder", pre_norm, &c->activation) < 0 || check_scope(b, "decoder", pre_norm, &c->activation) < 0)
+        return -1;
     c->positions = NMT_POSITIONS_LEARNED;
     c->max_positions = SINUSOID_POSITIONS;
     const char *const tables[2] = {"encoder/position_encodings/encodings", "decoder/position_encodings/encodings"};

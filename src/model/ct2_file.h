@@ -25,6 +25,8 @@
 enum { NMT_CT2_MAX_NAME = 1024, NMT_CT2_MAX_RANK = 4 };
 /* CTranslate2's type ids. */
 enum { NMT_CT2_F32, NMT_CT2_I8, NMT_CT2_I16, NMT_CT2_I32, NMT_CT2_F16, NMT_CT2_BF16, NMT_CT2_TYPES };
+/* The codes of the `activation` attribute nmt implements (CTranslate2's ActivationType). */
+enum { NMT_CT2_RELU = 0, NMT_CT2_SWISH = 2 };
 /* Bytes of an item of each type. */
 extern const int nmt_ct2_item_size[NMT_CT2_TYPES];
 /* The newest binary layout and TransformerSpec revision (CTranslate2 4.x writes these; nmt reads

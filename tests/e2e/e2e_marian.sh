@@ -94,7 +94,7 @@ grep -q "tokens/s\|sentences/s\|words/s" "$out" "$err" || say_fail "bench transl
 
 # nmt serve: its translations are nmt translate's (the same engine and options).
 if command -v curl >/dev/null; then
-  "$NMT" serve -m model1 --port 0 --threads 1 --beam-size 1 --max-length-ratio 1 2>serve.err &
+  "$NMT" serve -m model1 --source-lang de --target-lang en --port 0 --threads 1 --beam-size 1 --max-length-ratio 1 2>serve.err &
   server=$!
   at_exit "kill $server 2>/dev/null"
   url=""
@@ -106,7 +106,7 @@ if command -v curl >/dev/null; then
   head -5 src1.txt >five.txt
   "$NMT" translate -m model1 --beam-size 1 --max-length-ratio 1 "${run[@]}" -i five.txt >five-want.txt
   "$PY" -c 'import json, sys; print(json.dumps({"q": open(sys.argv[1], encoding="utf-8").read().splitlines(),
-    "source": "xx", "target": "yy"}))' five.txt >request.json
+    "source": "de", "target": "en"}))' five.txt >request.json
   if [ -z "$url" ]; then
     say_fail "serve did not start: $(cat serve.err)"
   elif curl -s -m 20 -X POST "$url/translate" -H 'Content-Type: application/json' --data-binary @request.json >response.json; then
@@ -125,7 +125,7 @@ import sys
 import nmt
 with nmt.Translator(sys.argv[1], threads=1, beam_size=1, loop_guard=0, max_length_ratio=1.0) as t:
     lines = open(sys.argv[2], encoding="utf-8").read().splitlines()
-    print("\n".join(t.translate(lines)))
+    print("\n".join(hyps[0].text for hyps in t.translate_batch(lines)))
 EOF
     say_fail "python: $(cat py.txt)"
   cmp -s py.txt want1.txt || say_fail "python translates otherwise: $(head -3 py.txt)"

@@ -208,7 +208,7 @@ START_TEST(damaged_files_and_other_variants_are_refused_by_name) {
     write_model(dir, 7, NULL, 0);
     expect_refused(dir, "bad/model.bin: binary version 7: nmt reads CTranslate2 models of versions 1 to 6");
     write_model(dir, 6, "encoder/activation", 1);
-    expect_refused(dir, "bad/model.bin: encoder/activation 1: nmt's feed-forward layers use ReLU (0) only");
+    expect_refused(dir, "bad/model.bin: encoder/activation 1: nmt's feed-forward layers use ReLU (0) or swish (2) only");
     write_model(dir, 6, "decoder/alibi", 1);
     expect_refused(dir, "decoder/alibi: nmt does not implement it");
     write_model(dir, 6, "decoder/relative_position_keys", 1);

@@ -124,6 +124,7 @@ static void compare(const nmt_model *a, const nmt_model *b, float tolerance) {
     ck_assert_int_eq(b->config.decoder_layers, a->config.decoder_layers);
     ck_assert_int_eq(b->config.heads, a->config.heads);
     ck_assert_int_eq(b->config.norm_position, a->config.norm_position);
+    ck_assert_int_eq(b->config.activation, a->config.activation);
     ck_assert_int_eq(b->config.source_eos, a->config.source_eos);
     ck_assert_float_eq(b->config.norm_eps, a->config.norm_eps);
     pair p = {.other = b, .tolerance_per_row = tolerance};
@@ -146,11 +147,12 @@ static void compare(const nmt_model *a, const nmt_model *b, float tolerance) {
 }
 
 static void round_trip(nmt_norm_position norm, nmt_positions positions, nmt_tie tie, int bias, int source_eos,
-                       nmt_ct2_quantization q, float tolerance) {
+                       nmt_activation activation, nmt_ct2_quantization q, float tolerance) {
     fixture f;
     nmt_model back;
     nmt_spm *spm_back = NULL;
     fixture_open(&f, norm, positions, tie, bias, source_eos, 1);
+    f.m.config.activation = activation;
     ck_assert_msg(nmt_ct2_write(f.dir, &f.m, f.spm, q) == 0, "%s", nmt_error());
     ck_assert_msg(nmt_ct2_open(f.dir, NULL, &back, &spm_back) == 0, "%s", nmt_error());
     compare(&f.m, &back, tolerance);
@@ -161,15 +163,16 @@ static void round_trip(nmt_norm_position norm, nmt_positions positions, nmt_tie 
 }
 
 START_TEST(every_variant_reads_back_bit_identically) {
-    round_trip(NMT_NORM_POST, NMT_POSITIONS_SINUSOIDAL, NMT_TIE_ALL, 0, 1, NMT_CT2_QUANT_FLOAT32, 0);
-    round_trip(NMT_NORM_PRE, NMT_POSITIONS_LEARNED, NMT_TIE_NONE, 1, 0, NMT_CT2_QUANT_FLOAT32, 0);
-    round_trip(NMT_NORM_PRE, NMT_POSITIONS_SINUSOIDAL, NMT_TIE_DECODER, 1, 1, NMT_CT2_QUANT_FLOAT32, 0);
+    round_trip(NMT_NORM_POST, NMT_POSITIONS_SINUSOIDAL, NMT_TIE_ALL, 0, 1, NMT_ACTIVATION_RELU, NMT_CT2_QUANT_FLOAT32, 0);
+    round_trip(NMT_NORM_PRE, NMT_POSITIONS_LEARNED, NMT_TIE_NONE, 1, 0, NMT_ACTIVATION_RELU, NMT_CT2_QUANT_FLOAT32, 0);
+    round_trip(NMT_NORM_PRE, NMT_POSITIONS_SINUSOIDAL, NMT_TIE_DECODER, 1, 1, NMT_ACTIVATION_RELU, NMT_CT2_QUANT_FLOAT32, 0);
+    round_trip(NMT_NORM_POST, NMT_POSITIONS_SINUSOIDAL, NMT_TIE_ALL, 0, 1, NMT_ACTIVATION_SWISH, NMT_CT2_QUANT_FLOAT32, 0);
 }
 END_TEST
 
 START_TEST(int8_weights_are_within_half_a_step) {
     /* q = round(x * 127 / max|row|) read back as q / scale: at most half a step, max|row| / 254. */
-    round_trip(NMT_NORM_POST, NMT_POSITIONS_SINUSOIDAL, NMT_TIE_NONE, 0, 1, NMT_CT2_QUANT_INT8, 0.5f / 127.0f * 1.0001f);
+    round_trip(NMT_NORM_POST, NMT_POSITIONS_SINUSOIDAL, NMT_TIE_NONE, 0, 1, NMT_ACTIVATION_RELU, NMT_CT2_QUANT_INT8, 0.5f / 127.0f * 1.0001f);
 }
 END_TEST
 
