@@ -49,9 +49,24 @@ const char *nmt_qgemm_kernel_name(nmt_qgemm_kernel kernel) {
 }
 
 NMT_HOT static float quantize_row(int8_t *q, const float *v, int K) {
+    /* A comparison, not fmaxf (a libm call without -ffast-math): the same maximum, NaNs skipped
+     * (a NaN compares false). Sixteen running maxima, one per lane, so that the loop runs on
+     * vectors (one chain of scalar comparisons took most of the activations' quantization); the
+     * maximum of a set does not depend on the order it is taken in, so the result is the same. */
+    typedef int32_t i16 __attribute__((vector_size(64)));
+    const i16 magnitude = {0x7fffffff, 0x7fffffff, 0x7fffffff, 0x7fffffff, 0x7fffffff, 0x7fffffff,
+                           0x7fffffff, 0x7fffffff, 0x7fffffff, 0x7fffffff, 0x7fffffff, 0x7fffffff,
+                           0x7fffffff, 0x7fffffff, 0x7fffffff, 0x7fffffff};
+    v16 lanes = {0.0f};
+    int k = 0;
+    for (; k + 16 <= K; k += 16) {
+        const v16 a = (v16)((i16)V16_LOAD(v + k) & magnitude);
+        const i16 above = a > lanes;
+        lanes = (v16)(((i16)a & above) | ((i16)lanes & ~above));
+    }
     float max = 0.0f;
-    /* A comparison, not fmaxf (a libm call without -ffast-math): the same maximum, NaNs skipped. */
-    for (int k = 0; k < K; k++) {
+    for (int l = 0; l < 16; l++) max = lanes[l] > max ? lanes[l] : max;
+    for (; k < K; k++) {
         const float a = fabsf(v[k]);
         max = a > max ? a : max;
     }
@@ -68,7 +83,7 @@ NMT_HOT static float quantize_row(int8_t *q, const float *v, int K) {
     bits = (bits + (1u << 5)) & ~((1u << 6) - 1);
     memcpy(&factor, &bits, sizeof bits);
     const float inverse = 1.0f / factor;
-    for (int k = 0; k < K; k++) {
+    for (k = 0; k < K; k++) {
         const float r = nearbyintf(v[k] * inverse);
         q[k] = (int8_t)(r > 127.0f ? 127 : r < -127.0f ? -127 : (int)r);
     }
