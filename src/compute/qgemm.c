@@ -151,7 +151,13 @@ typedef struct quantizing {
     uint32_t *xq;
     const float *x;
     int K;
+    int unsigned_bytes; /* the VNNI kernel's: each byte q + 128 */
 } quantizing;
+
+/* Each byte of the words plus 128 (mod 256): the signed q as vpdpbusd's unsigned operand. */
+NMT_HOT static void flip_bytes(uint32_t *words, size_t n) {
+    for (size_t i = 0; i < n; i++) words[i] ^= 0x80808080u;
+}
 
 static void quantize_rows(void *ctx, long begin, long end) {
     const quantizing *t = ctx;
@@ -160,13 +166,14 @@ static void quantize_rows(void *ctx, long begin, long end) {
         uint32_t *row = t->xq + (size_t)r * stride;
         memset(row, 0, (stride - 1) * sizeof(uint32_t));
         const float factor = nmt_qgemm_quantize_row((int8_t *)row, t->x + (size_t)r * (size_t)t->K, t->K);
+        if (t->unsigned_bytes) flip_bytes(row, stride - 1);
         memcpy(row + stride - 1, &factor, sizeof factor);
     }
 }
 
 void nmt_qgemm_quantize(const nmt_qgemm *w, uint32_t *xq, const float *x, int M) {
     if (M < 1) return;
-    quantizing t = {xq, x, w->K};
+    quantizing t = {xq, x, w->K, nmt_qgemm_kernel_used() == NMT_QGEMM_VNNI};
     nmt_pool_work(M, w->K, quantize_rows, &t);
 }
 
@@ -218,7 +225,6 @@ __attribute__((target("avx512f,avx512bw,avx512vnni"), always_inline)) static inl
 tile_vnni(int rows, const tile_args *a, int m0) {
     __m512i acc[VNNI_ROWS][2];
     const uint32_t *x = a->xq + (size_t)m0 * a->stride;
-    const __m512i flip = _mm512_set1_epi32((int)0x80808080u);
 #pragma GCC unroll 12
     for (int i = 0; i < rows; i++) acc[i][0] = acc[i][1] = _mm512_setzero_si512();
     for (size_t d = 0; d + 1 < a->stride; d++) {
@@ -226,7 +232,7 @@ tile_vnni(int rows, const tile_args *a, int m0) {
                       w1 = _mm512_load_si512((const void *)(a->panel + d * PANEL * GROUP + 64));
 #pragma GCC unroll 12
         for (int i = 0; i < rows; i++) {
-            const __m512i u = _mm512_xor_si512(_mm512_set1_epi32((int)x[(size_t)i * a->stride + d]), flip);
+            const __m512i u = _mm512_set1_epi32((int)x[(size_t)i * a->stride + d]);
             acc[i][0] = _mm512_dpbusd_epi32(acc[i][0], u, w0);
             acc[i][1] = _mm512_dpbusd_epi32(acc[i][1], u, w1);
         }
