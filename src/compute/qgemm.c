@@ -221,6 +221,15 @@ store16_vnni(float *y, __m512i s, const float *factor, const float *bias, float 
     _mm512_mask_storeu_ps(y, k, v);
 }
 
+/* acc + the dot products of u's unsigned and w's signed byte quads. In assembly: GCC 12 gives the
+ * intrinsic's accumulator a copy (and a spill to the stack) per instruction, which cost the
+ * 12-row tile over a third of its speed; "+v" keeps each sum in its register. */
+__attribute__((target("avx512f,avx512vnni"), always_inline)) static inline __m512i dpbusd(__m512i acc, __m512i u,
+                                                                                          __m512i w) {
+    __asm__("vpdpbusd %2, %1, %0" : "+v"(acc) : "v"(u), "v"(w));
+    return acc;
+}
+
 __attribute__((target("avx512f,avx512bw,avx512vnni"), always_inline)) static inline void
 tile_vnni(int rows, const tile_args *a, int m0) {
     __m512i acc[VNNI_ROWS][2];
@@ -233,8 +242,8 @@ tile_vnni(int rows, const tile_args *a, int m0) {
 #pragma GCC unroll 12
         for (int i = 0; i < rows; i++) {
             const __m512i u = _mm512_set1_epi32((int)x[(size_t)i * a->stride + d]);
-            acc[i][0] = _mm512_dpbusd_epi32(acc[i][0], u, w0);
-            acc[i][1] = _mm512_dpbusd_epi32(acc[i][1], u, w1);
+            acc[i][0] = dpbusd(acc[i][0], u, w0);
+            acc[i][1] = dpbusd(acc[i][1], u, w1);
         }
     }
     const __mmask16 lo = mask16(a->cols), hi = mask16(a->cols - 16);
