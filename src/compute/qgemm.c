@@ -57,15 +57,29 @@ NMT_HOT static float quantize_row(int8_t *q, const float *v, int K) {
     const i16 magnitude = {0x7fffffff, 0x7fffffff, 0x7fffffff, 0x7fffffff, 0x7fffffff, 0x7fffffff,
                            0x7fffffff, 0x7fffffff, 0x7fffffff, 0x7fffffff, 0x7fffffff, 0x7fffffff,
                            0x7fffffff, 0x7fffffff, 0x7fffffff, 0x7fffffff};
-    v16 lanes = {0.0f};
+    v16 m0 = {0.0f}, m1 = {0.0f}, m2 = {0.0f}, m3 = {0.0f}; /* four chains: no comparison waits on the last */
+#define QGEMM_MAX16(m, at)                                              \
+    do {                                                                \
+        const v16 a_ = (v16)((i16)V16_LOAD(v + (at)) & magnitude);      \
+        const i16 above_ = a_ > (m);                                    \
+        (m) = (v16)(((i16)a_ & above_) | ((i16)(m) & ~above_));         \
+    } while (0)
     int k = 0;
-    for (; k + 16 <= K; k += 16) {
-        const v16 a = (v16)((i16)V16_LOAD(v + k) & magnitude);
-        const i16 above = a > lanes;
-        lanes = (v16)(((i16)a & above) | ((i16)lanes & ~above));
+    for (; k + 64 <= K; k += 64) {
+        QGEMM_MAX16(m0, k);
+        QGEMM_MAX16(m1, k + 16);
+        QGEMM_MAX16(m2, k + 32);
+        QGEMM_MAX16(m3, k + 48);
     }
+    for (; k + 16 <= K; k += 16) QGEMM_MAX16(m0, k);
+#undef QGEMM_MAX16
     float max = 0.0f;
-    for (int l = 0; l < 16; l++) max = lanes[l] > max ? lanes[l] : max;
+    for (int l = 0; l < 16; l++) {
+        max = m0[l] > max ? m0[l] : max;
+        max = m1[l] > max ? m1[l] : max;
+        max = m2[l] > max ? m2[l] : max;
+        max = m3[l] > max ? m3[l] : max;
+    }
     for (; k < K; k++) {
         const float a = fabsf(v[k]);
         max = a > max ? a : max;
