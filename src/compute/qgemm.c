@@ -58,12 +58,12 @@ NMT_HOT static float quantize_row(int8_t *q, const float *v, int K) {
                            0x7fffffff, 0x7fffffff, 0x7fffffff, 0x7fffffff, 0x7fffffff, 0x7fffffff,
                            0x7fffffff, 0x7fffffff, 0x7fffffff, 0x7fffffff};
     v16 m0 = {0.0f}, m1 = {0.0f}, m2 = {0.0f}, m3 = {0.0f}; /* four chains: no comparison waits on the last */
-#define QGEMM_MAX16(m, at)                                              \
-    do {                                                                \
-        const v16 a_ = (v16)((i16)V16_LOAD(v + (at)) & magnitude);      \
-        const i16 above_ = a_ > (m);                                    \
-        (m) = (v16)(((i16)a_ & above_) | ((i16)(m) & ~above_));         \
+#define QGEMM_ABOVE(m, a)                                          \
+    do {                                                           \
+        const i16 above_ = (a) > (m);                              \
+        (m) = (v16)(((i16)(a) & above_) | ((i16)(m) & ~above_));   \
     } while (0)
+#define QGEMM_MAX16(m, at) QGEMM_ABOVE(m, (v16)((i16)V16_LOAD(v + (at)) & magnitude))
     int k = 0;
     for (; k + 64 <= K; k += 64) {
         QGEMM_MAX16(m0, k);
@@ -72,14 +72,21 @@ NMT_HOT static float quantize_row(int8_t *q, const float *v, int K) {
         QGEMM_MAX16(m3, k + 48);
     }
     for (; k + 16 <= K; k += 16) QGEMM_MAX16(m0, k);
+    /* Lane by lane, then halves: vector selects, not a chain of scalar ones through memory. */
+    QGEMM_ABOVE(m0, m1);
+    QGEMM_ABOVE(m2, m3);
+    QGEMM_ABOVE(m0, m2);
+    const v16 h8 = __builtin_shufflevector(m0, m0, 8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7);
+    QGEMM_ABOVE(m0, h8);
+    const v16 h4 = __builtin_shufflevector(m0, m0, 4, 5, 6, 7, 0, 1, 2, 3, 4, 5, 6, 7, 0, 1, 2, 3);
+    QGEMM_ABOVE(m0, h4);
+    const v16 h2 = __builtin_shufflevector(m0, m0, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3, 0, 1);
+    QGEMM_ABOVE(m0, h2);
+    const v16 h1 = __builtin_shufflevector(m0, m0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0);
+    QGEMM_ABOVE(m0, h1);
 #undef QGEMM_MAX16
-    float max = 0.0f;
-    for (int l = 0; l < 16; l++) {
-        max = m0[l] > max ? m0[l] : max;
-        max = m1[l] > max ? m1[l] : max;
-        max = m2[l] > max ? m2[l] : max;
-        max = m3[l] > max ? m3[l] : max;
-    }
+#undef QGEMM_ABOVE
+    float max = m0[0];
     for (; k < K; k++) {
         const float a = fabsf(v[k]);
         max = a > max ? a : max;
