@@ -50,7 +50,7 @@ const char *nmt_qgemm_kernel_name(nmt_qgemm_kernel kernel) {
 
 NMT_HOT static float quantize_row(int8_t *q, const float *v, int K) {
     /* A comparison, not fmaxf (a libm call without -ffast-math): the same maximum, NaNs skipped
-     * (a NaN compares false). Sixteen running maxima, one per lane, so that the loop runs on
+     * (a NaN compares false). Running maxima per lane in four vectors, so that the loop runs on
      * vectors (one chain of scalar comparisons took most of the activations' quantization); the
      * maximum of a set does not depend on the order it is taken in, so the result is the same. */
     typedef int32_t i16 __attribute__((vector_size(64)));
