@@ -113,8 +113,10 @@ typedef struct sgemm_task {
 /* Each thread packs B into its own block. */
 static _Thread_local float gemm_b[GEMM_NC * GEMM_KC] __attribute__((aligned(64)));
 
-/* How a tile meets C: C = alpha AB; C += alpha AB; C = alpha AB + beta C. */
-typedef enum { TILE_SET, TILE_ADD, TILE_SCALE } tile_mode;
+/* How a tile meets C: C = alpha AB; C += alpha AB; C = alpha AB + beta C; C = alpha AB + bias
+ * (the bias row's values in the place of C's: the operations of adding to a C that holds the bias,
+ * without writing it there first). */
+typedef enum { TILE_SET, TILE_ADD, TILE_SCALE, TILE_BIAS } tile_mode;
 
 /* How the tiles of one block meet C (read by the tiles after their loop over k, from memory: no
  * scalar stays live in a vector register beside the accumulators). */
@@ -122,6 +124,7 @@ typedef struct tile_out {
     float alpha, beta;
     tile_mode mode;
     int ldc;
+    const float *bias; /* TILE_BIAS: the tile's first column of the bias */
 } tile_out;
 
 /* Where A lies: element (i, k) of op(A) at a[i * row + k * step]. */
@@ -157,7 +160,8 @@ __attribute__((target("avx512f"), always_inline)) static inline void tile_avx512
         float *row = c + (size_t)i * (size_t)o->ldc;
         __m512 y0 = _mm512_mul_ps(va, acc[i][0]), y1 = _mm512_mul_ps(va, acc[i][1]);
         if (mode != TILE_SET) {
-            __m512 c0 = _mm512_maskz_loadu_ps(lo, row), c1 = _mm512_maskz_loadu_ps(hi, row + 16);
+            const float *from = mode == TILE_BIAS ? o->bias : row;
+            __m512 c0 = _mm512_maskz_loadu_ps(lo, from), c1 = _mm512_maskz_loadu_ps(hi, from + 16);
             if (mode == TILE_SCALE) c0 = _mm512_mul_ps(vb, c0), c1 = _mm512_mul_ps(vb, c1);
             y0 = _mm512_add_ps(y0, c0), y1 = _mm512_add_ps(y1, c1);
         }
@@ -210,7 +214,8 @@ __attribute__((target("avx2,fma"), always_inline)) static inline void tile_avx2(
         for (int v = 0; v < AVX2_VECS; v++) {
             __m256 y = _mm256_mul_ps(va, acc[i][v]);
             if (mode != TILE_SET) {
-                __m256 old = full ? _mm256_loadu_ps(row + 8 * v) : _mm256_maskload_ps(row + 8 * v, mask[v]);
+                const float *from = mode == TILE_BIAS ? o->bias : row;
+                __m256 old = full ? _mm256_loadu_ps(from + 8 * v) : _mm256_maskload_ps(from + 8 * v, mask[v]);
                 if (mode == TILE_SCALE) old = _mm256_mul_ps(vb, old);
                 y = _mm256_add_ps(y, old);
             }
@@ -262,14 +267,16 @@ static const gemm_kernel *kernel_of(nmt_gemm_kernel k) {
  * of MC rows of A (in L2) meets every strip of every panel, each strip (in L1) all tiles of the
  * block. */
 static void gemm_block(const gemm_kernel *kern, int pw, int M, int nc, int kc, a_view A, const float *panels,
-                       size_t panel_stride, float *C, int ldc, float alpha, float beta, tile_mode mode) {
-    const tile_out out = {alpha, beta, mode, ldc};
+                       size_t panel_stride, float *C, int ldc, float alpha, float beta, tile_mode mode,
+                       const float *bias) {
+    tile_out out = {alpha, beta, mode, ldc, NULL};
     for (int ic = 0; ic < M; ic += GEMM_MC) {
         const int mc = M - ic < GEMM_MC ? M - ic : GEMM_MC;
         for (int j = 0; j < nc; j += pw) {
             const float *b = panels + (size_t)(j / pw) * panel_stride;
             for (int s = 0; s < pw && j + s < nc; s += kern->width) {
                 const int cols = nc - j - s < kern->width ? nc - j - s : kern->width;
+                out.bias = mode == TILE_BIAS ? bias + j + s : NULL;
                 for (int i = ic; i < ic + mc; i += kern->rows) {
                     const a_view at = {A.a + (size_t)i * A.row, A.row, A.step};
                     kern->tile(ic + mc - i < kern->rows ? ic + mc - i : kern->rows, at, b + s, (size_t)pw, kc,
@@ -320,15 +327,16 @@ static void own_sgemm(const gemm_kernel *kern, int trans_a, int trans_b, int M, 
             pack_b(gemm_b, kern->panel, B, ldb, trans_b, pc, kc, jc, nc);
             const a_view at = {A + (size_t)pc * step, row, step};
             gemm_block(kern, kern->panel, M, nc, kc, at, gemm_b, (size_t)kc * (size_t)kern->panel, C + (size_t)jc, ldc, alpha, beta,
-                       pc == 0 ? first_mode(beta) : TILE_ADD);
+                       pc == 0 ? first_mode(beta) : TILE_ADD, NULL);
         }
     }
 }
 
-/* C[M, N] = alpha A B + beta C for B in the panel layout, each panel K rows of 32, panel_stride
- * floats apart: the k blocks of own_sgemm, from panels packed beforehand. */
+/* C[M, N] = alpha A B + beta C (bias NULL) or alpha A B + bias (beta unused) for B in the panel
+ * layout, each panel K rows of 32, panel_stride floats apart: the k blocks of own_sgemm, from panels
+ * packed beforehand. */
 static void panels_product(const gemm_kernel *kern, int pw, int M, int N, int K, a_view A, const float *panels,
-                           size_t panel_stride, float *C, int ldc, float alpha, float beta) {
+                           size_t panel_stride, float *C, int ldc, float alpha, float beta, const float *bias) {
     for (int jc = 0; jc < N; jc += kern->nc) {
         const int nc = N - jc < kern->nc ? N - jc : kern->nc;
         const float *p = panels + (size_t)(jc / pw) * panel_stride;
@@ -336,7 +344,7 @@ static void panels_product(const gemm_kernel *kern, int pw, int M, int N, int K,
             const int kc = K - pc < GEMM_KC ? K - pc : GEMM_KC;
             const a_view at = {A.a + (size_t)pc * A.step, A.row, A.step};
             gemm_block(kern, pw, M, nc, kc, at, p + (size_t)pc * (size_t)pw, panel_stride, C + jc, ldc, alpha, beta,
-                       pc == 0 ? first_mode(beta) : TILE_ADD);
+                       pc > 0 ? TILE_ADD : bias ? TILE_BIAS : first_mode(beta), bias ? bias + jc : NULL);
         }
     }
 }
@@ -353,7 +361,14 @@ void nmt_gemm_panels(float *y, int ldy, const float *x, int M, int K, const floa
                      int accumulate) {
     const a_view at = {x, (size_t)K, 1};
     panels_product(kernel_of(panels_kernel(width)), width, M, N, K, at, panels, (size_t)K * (size_t)width, y, ldy, 1.0f,
-                   accumulate ? 1.0f : 0.0f);
+                   accumulate ? 1.0f : 0.0f, NULL);
+}
+
+void nmt_gemm_panels_bias(float *y, int ldy, const float *x, int M, int K, const float *panels, int width, int N,
+                          const float *bias) {
+    const a_view at = {x, (size_t)K, 1};
+    panels_product(kernel_of(panels_kernel(width)), width, M, N, K, at, panels, (size_t)K * (size_t)width, y, ldy, 1.0f,
+                   1.0f, bias);
 }
 
 /* Panels [begin, end) of op(B) into t->panels. */
@@ -372,7 +387,7 @@ static void panels_unit(const sgemm_task *t, int i0, int j0, int m, int n) {
     const a_view at = {t->A + (size_t)i0 * row, row, step};
     const gemm_kernel *kern = kernel_of(t->kernel);
     const size_t pw = (size_t)kern->panel;
-    panels_product(kern, kern->panel, m, n, t->K, at, t->panels + (size_t)j0 / pw * (size_t)t->K * pw, (size_t)t->K * pw, t->C + (size_t)i0 * (size_t)t->ldc + (size_t)j0, t->ldc, t->alpha, t->beta);
+    panels_product(kern, kern->panel, m, n, t->K, at, t->panels + (size_t)j0 / pw * (size_t)t->K * pw, (size_t)t->K * pw, t->C + (size_t)i0 * (size_t)t->ldc + (size_t)j0, t->ldc, t->alpha, t->beta, NULL);
 }
 
 static int panel_of(nmt_gemm_kernel k) { return kernel_of(k)->panel; }
@@ -395,6 +410,11 @@ int nmt_gemm_panel_width(void) { return GEMM_NR; }
 void nmt_gemm_panels(float *y, int ldy, const float *x, int M, int K, const float *panels, int width, int N,
                      int accumulate) {
     (void)y, (void)ldy, (void)x, (void)M, (void)K, (void)panels, (void)width, (void)N, (void)accumulate;
+}
+
+void nmt_gemm_panels_bias(float *y, int ldy, const float *x, int M, int K, const float *panels, int width, int N,
+                          const float *bias) {
+    (void)y, (void)ldy, (void)x, (void)M, (void)K, (void)panels, (void)width, (void)N, (void)bias;
 }
 #endif
 

@@ -33,6 +33,10 @@ void nmt_sgemm(int trans_a, int trans_b, int M, int N, int K, float alpha, const
  * where that cannot read this width. */
 void nmt_gemm_panels(float *y, int ldy, const float *x, int M, int K, const float *panels, int width, int N,
                      int accumulate);
+/* The same with y = bias[0 .. N) + x W^T for every row: the bits of writing the bias into y, then
+ * nmt_gemm_panels with accumulate, without that copy. */
+void nmt_gemm_panels_bias(float *y, int ldy, const float *x, int M, int K, const float *panels, int width, int N,
+                          const float *bias);
 /* The panel width for matrices packed now for nmt_gemm_panels: the kernel's (16 or 32). */
 int nmt_gemm_panel_width(void);
 

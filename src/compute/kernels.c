@@ -364,16 +364,24 @@ void nmt_dropout_backward(float *d_delta, const float *d_out, nmt_dropout drop, 
 /* ---------------------------------------------------------------------------------------------- */
 /* Softmax and positions */
 
-/* x[0..n) = exp(x - shift) in place; returns their sum (16 lanes, then v16_sum). */
+/* x[0..n) = exp(x - shift) in place; returns their sum (16 lanes, then v16_sum). Whole blocks of 16
+ * move as vectors and the last part element by element: a copy of a variable length (memcpy) of
+ * the short rows of attention became a microcoded rep movs that took a third of the softmax. */
 NMT_INLINE float exp_in_place(float *x, int n, float shift) {
     v16 acc = {0};
-    for (int i = 0; i < n; i += 16) {
-        const int m = n - i < 16 ? n - i : 16;
+    int i = 0;
+    for (; i + 16 <= n; i += 16) {
+        float e[16];
+        for (int k = 0; k < 16; k++) e[k] = exp_fast(x[i + k] - shift);
+        memcpy(x + i, e, sizeof e);
+        acc += V16_LOAD(e);
+    }
+    if (i < n) {
         float e[16] = {0};
-        memcpy(e, x + i, (size_t)m * sizeof(float));
-        for (int k = 0; k < 16; k++) e[k] = exp_fast(e[k] - shift);
-        for (int k = m; k < 16; k++) e[k] = 0.0f;
-        memcpy(x + i, e, (size_t)m * sizeof(float));
+        for (int k = 0; k < n - i; k++) {
+            e[k] = exp_fast(x[i + k] - shift);
+            x[i + k] = e[k];
+        }
         acc += V16_LOAD(e);
     }
     return v16_sum(&acc);

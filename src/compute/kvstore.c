@@ -132,22 +132,33 @@ void nmt_kv_store(nmt_kv_format format, void *dst, float *factor, size_t at, con
     }
 }
 
-/* o = q * f, vectorized per CPU clone (an exact conversion and one product: the same everywhere). */
-NMT_HOT static void widen_i8(float *o, const int8_t *q, float f, int n) {
-    for (int c = 0; c < n; c++) o[c] = (float)q[c] * f;
+/* Rows of o = q * f, each row with its own factor, vectorized per CPU clone (an exact conversion
+ * and one product: the same everywhere); one call for all the rows, so that a row of a head's few
+ * values does not pay for a call through the clones' dispatch. */
+NMT_HOT static void widen_i8(float *out, long out_stride, const int8_t *data, const float *factor, size_t at,
+                             long row_stride, int n, int count, int head_dim) {
+    for (int i = 0; i < n; i++) {
+        const size_t e = at + (size_t)i * (size_t)row_stride;
+        const int8_t *q = data + e;
+        const float f = factor[e / (size_t)head_dim];
+        float *o = out + (size_t)i * (size_t)out_stride;
+        for (int c = 0; c < count; c++) o[c] = (float)q[c] * f;
+    }
 }
 
 void nmt_kv_widen(nmt_kv_format format, float *out, long out_stride, const void *src, const float *factor, size_t at,
                   long row_stride, int n, int count, int head_dim) {
+    if (format == NMT_KV_I8) {
+        widen_i8(out, out_stride, src, factor, at, row_stride, n, count, head_dim);
+        return;
+    }
     for (int i = 0; i < n; i++) {
         const size_t e = at + (size_t)i * (size_t)row_stride;
         float *o = out + (size_t)i * (size_t)out_stride;
         if (format == NMT_KV_F32) {
             memcpy(o, (const float *)src + e, (size_t)count * sizeof(float));
-        } else if (format == NMT_KV_F16) {
-            floats_from(o, (const uint16_t *)src + e, count);
         } else {
-            widen_i8(o, (const int8_t *)src + e, factor[e / (size_t)head_dim], count);
+            floats_from(o, (const uint16_t *)src + e, count);
         }
     }
 }

@@ -116,8 +116,8 @@ static void bf16_panels(const product *t, long begin, long end) {
     }
 }
 
-/* Panels [begin, end) of the product: bf16's kernel, or the fp32 one of gemm.h (the bias first
- * written into y, the products added to it). */
+/* Panels [begin, end) of the product: bf16's kernel, or the fp32 one of gemm.h (the products added
+ * to the bias). */
 static void product_panels(void *ctx, long begin, long end) {
     const product *t = ctx;
     if (t->p->pairs) {
@@ -126,11 +126,12 @@ static void product_panels(void *ctx, long begin, long end) {
     }
     const int column = (int)begin * PANEL, last = (int)end * PANEL < t->count ? (int)end * PANEL : t->count;
     float *y = t->y + column;
+    const float *panels = t->p->panels + (size_t)(t->first + column) * (size_t)t->p->K;
     if (t->bias)
-        for (int m = 0; m < t->M; m++)
-            memcpy(y + (size_t)m * (size_t)t->count, t->bias + t->first + column, (size_t)(last - column) * sizeof(float));
-    nmt_gemm_panels(y, t->count, t->x, t->M, t->p->K, t->p->panels + (size_t)(t->first + column) * (size_t)t->p->K,
-                    t->p->width, last - column, t->bias != NULL);
+        nmt_gemm_panels_bias(y, t->count, t->x, t->M, t->p->K, panels, t->p->width, last - column,
+                             t->bias + t->first + column);
+    else
+        nmt_gemm_panels(y, t->count, t->x, t->M, t->p->K, panels, t->p->width, last - column, 0);
 }
 
 size_t nmt_packed_scratch_rows(const nmt_packed *p, int M, int K) {

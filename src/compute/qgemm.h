@@ -13,8 +13,8 @@
  *     nmt_qgemm_columns(y, xq, &w, bias, M, 0, N);      // y[M, N]
  *     nmt_qgemm_free(&w);
  *
- * Kernels: AVX-512 VNNI (vpdpbusd multiplies unsigned by signed bytes, so x is shifted by +128 and
- * 128 * sum_k q[n, k], precomputed per column, is subtracted from the sums); AVX2 (vpmaddubsw on
+ * Kernels: AVX-512 VNNI (vpdpbusd multiplies unsigned by signed bytes, so x is stored shifted by
+ * +128 when quantized for this kernel, and 128 * sum_k q[n, k], precomputed per column, is subtracted from the sums); AVX2 (vpmaddubsw on
  * |qx| and q carrying qx's sign: pairs of products at most 2 * 127 * 127 fit int16 without
  * saturating); or plain C. All three compute the same exact sums and the same float operations
  * after them, so results are bit-identical across kernels, thread counts and batch compositions
@@ -49,10 +49,10 @@ void nmt_qgemm_free(nmt_qgemm *w);
 /* Bytes held by the packed matrix. */
 size_t nmt_qgemm_bytes(const nmt_qgemm *w);
 
-/* 32-bit words of quantized activations for M rows of w's K: per row ceil(K/4) words of bytes,
- * then the row's factor as a float. */
+/* 32-bit words of quantized activations for M rows of w's K: per row ceil(K/4) words of bytes
+ * (q + 128 for the VNNI kernel, q for the others), then the row's factor as a float. */
 size_t nmt_qgemm_words(const nmt_qgemm *w, int M);
-/* xq = x[M, K] quantized per row (rows of x K apart), on the pool's threads. */
+/* xq = x[M, K] quantized per row (rows of x K apart) for the kernel in use, on the pool's threads. */
 void nmt_qgemm_quantize(const nmt_qgemm *w, uint32_t *xq, const float *x, int M);
 /* y[M, count] (rows count apart) = x W[first : first + count]^T + bias[first : first + count]
  * (bias may be NULL; first a multiple of 32), from xq of nmt_qgemm_quantize, on the pool's threads. */

@@ -72,6 +72,11 @@ cmp -s alone.txt int8.txt || { say_fail "int8 lines alone differ from the batch"
 check "int8 greedy" 0 "$NMT" translate -m $M -i in.txt --precision int8 --greedy -q --threads 2
 check "auto" 0 "$NMT" translate -m $M -i in.txt --precision auto -q
 [ "$(wc -l <out)" -eq 40 ] || say_fail "--precision auto"
+[ -s "$err" ] && say_fail "--precision auto -q printed: $(cat "$err")"
+# Without -q, auto names the precision it chose on stderr (results stay on stdout).
+check "auto says" 0 "$NMT" translate -m $M -i in.txt --precision auto
+grep -Eq "^nmt translate: --precision auto: (fp32|bf16|int8) " "$err" || say_fail "--precision auto: $(cat "$err")"
+[ "$(wc -l <out)" -eq 40 ] || say_fail "--precision auto without -q"
 
 # Shortlist: written by nmt train; missing is an error saying how to build it; built from config.yaml's
 # corpus or --src/--tgt.

@@ -154,6 +154,36 @@ END_TEST
 /* The kernels follow the CPU's features; NMT_GEMM (read at the first call: Check runs each test in
  * a fresh process) moves both onto one kernel where the CPU has it; a kernel the CPU lacks is
  * refused. */
+/* nmt_gemm_panels_bias gives the bits of the bias copied into every row and then
+ * nmt_gemm_panels with accumulate, on each own kernel and panel width, K past one k block (256)
+ * included. */
+START_TEST(panels_with_bias_equal_bias_copied_then_accumulated) {
+    if (nmt_gemm_best() < NMT_GEMM_AVX2) return; /* no own kernel on this CPU */
+    static const int shapes[][3] = {{1, 1, 1}, {7, 15, 3}, {13, 33, 257}, {97, 70, 600}, {5, 300, 1024}};
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+        const int M = shapes[s][0], N = shapes[s][1], K = shapes[s][2];
+        float *x = malloc(sizeof(float) * M * K), *W = malloc(sizeof(float) * N * K), *b = malloc(sizeof(float) * N);
+        float *want = malloc(sizeof(float) * M * N), *got = malloc(sizeof(float) * M * N);
+        gc_fill(x, (long)M * K, 9, 1.0f);
+        gc_fill(W, (long)N * K, 10, 1.0f);
+        gc_fill(b, N, 11, 1.0f);
+        float *p16 = panels_of(W, N, K, 16), *p32 = panels_of(W, N, K, 32);
+        for (int kernel = NMT_GEMM_AVX2; kernel <= (int)nmt_gemm_best(); kernel++) {
+            ck_assert_int_eq(nmt_gemm_set_kernel((nmt_gemm_kernel)kernel), 0);
+            for (int w = 0; w < 2; w++) {
+                for (int m = 0; m < M; m++) memcpy(want + (size_t)m * N, b, sizeof(float) * N);
+                nmt_gemm_panels(want, N, x, M, K, w ? p32 : p16, w ? 32 : 16, N, 1);
+                memset(got, 0xff, sizeof(float) * M * N);
+                nmt_gemm_panels_bias(got, N, x, M, K, w ? p32 : p16, w ? 32 : 16, N, b);
+                ck_assert_mem_eq(got, want, sizeof(float) * M * N);
+            }
+        }
+        ck_assert_int_eq(nmt_gemm_set_kernel(nmt_gemm_best()), 0);
+        free(x), free(W), free(b), free(want), free(got), free(p16), free(p32);
+    }
+}
+END_TEST
+
 START_TEST(kernel_choice_follows_the_cpu) {
     const char *env[] = {NULL, "openblas", "avx2", "avx512", "nonsense"};
     if (env[_i]) setenv("NMT_GEMM", env[_i], 1);
@@ -192,6 +222,7 @@ static Suite *gemm_suite(void) {
     tcase_add_loop_test(tc, sgemm_matches_naive_product_in_every_layout, NMT_GEMM_OPENBLAS, NMT_GEMM_AVX512 + 1);
     tcase_add_loop_test(tc, own_sgemm_is_thread_and_row_invariant, 0, 2);
     tcase_add_test(tc, panels_match_naive_product_on_every_own_kernel);
+    tcase_add_test(tc, panels_with_bias_equal_bias_copied_then_accumulated);
     tcase_add_loop_test(tc, kernel_choice_follows_the_cpu, 0, 5);
     suite_add_tcase(s, tc);
     return s;

@@ -151,6 +151,32 @@ START_TEST(quantization_is_idempotent) {
 }
 END_TEST
 
+/* The factor comes from the largest magnitude wherever it lies: in any of the vector chains, the
+ * blocks of 16 or the scalar tail, at every length around those widths; NaNs are skipped. */
+START_TEST(factor_finds_the_maximum_anywhere) {
+    static const int lengths[] = {1, 3, 15, 16, 17, 31, 48, 63, 64, 65, 80, 127, 128, 130, 256, 1024};
+    static float v[1024];
+    static int8_t q[1024];
+    for (size_t l = 0; l < sizeof lengths / sizeof lengths[0]; l++) {
+        const int K = lengths[l];
+        for (int at = 0; at < K; at++) {
+            for (int k = 0; k < K; k++) v[k] = (float)((k * 7) % 11) * 0.1f - 0.5f; /* |v| <= 0.5 */
+            v[at] = at % 2 ? -3.0f : 3.0f;
+            if (K > 1) v[(at + 1) % K] = NAN;
+            const float factor = nmt_qgemm_quantize_row(q, v, K);
+            float expected = 3.0f / 127.0f;
+            uint32_t bits;
+            memcpy(&bits, &expected, sizeof bits);
+            bits = (bits + (1u << 5)) & ~((1u << 6) - 1);
+            memcpy(&expected, &bits, sizeof bits);
+            ck_assert_msg(factor == expected, "K %d, maximum at %d: factor %a, want %a", K, at, (double)factor,
+                          (double)expected);
+            ck_assert_int_eq(q[at], at % 2 ? -127 : 127);
+        }
+    }
+}
+END_TEST
+
 /* Bad shapes are refused; an allocation failure is reported and leaves nothing allocated. */
 START_TEST(int8_errors) {
     float w[4] = {0};
@@ -178,6 +204,7 @@ int main(void) {
     tcase_add_test(tc, int8_rows_are_invariant);
     tcase_add_test(tc, int8_extremes);
     tcase_add_test(tc, quantization_is_idempotent);
+    tcase_add_test(tc, factor_finds_the_maximum_anywhere);
     tcase_add_test(tc, int8_errors);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
