@@ -46,6 +46,10 @@ code="$(curl -s -o resp -w '%{http_code}' "$url/translate_file" -F file=@doc.txt
 file_url="$(sed -n 's/.*"translatedFileUrl":"\([^"]*\)".*/\1/p' resp)"
 [ "$code" = 200 ] && [ "$(curl -s "$file_url")" = "$pivot" ] || say_fail "fr-de file: $code $(cat resp)"
 
+# A glossary's source terms are the request's language, not the English of a second step's source.
+post /translate "{\"q\": \"${fr[1]}\", \"source\": \"fr\", \"target\": \"de\", \"glossary\": [[\"der\", \"blau\"]]}"
+expect "fr-de glossary" 400 '{"error":"glossary: not through English (fr-en-de): a glossary needs a model of the pair"}'
+
 # Pairs the server cannot do, in LibreTranslate's words, naming what it has.
 post /translate '{"q": "a", "source": "de", "target": "fr"}'
 expect "de-fr" 400 '{"error":"French (fr) is not available as a target language from German (de) (this server translates en-de, fr-en, and through en where both steps are served)"}'

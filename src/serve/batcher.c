@@ -20,6 +20,8 @@ struct nmt_serve_job {
     char **lines;            /* [count] copies */
     nmt_serve_text *out;     /* [count] results */
     int want_map;
+    char **glossary;         /* [2 * glossary_size] copies, or NULL: the job is decoded alone */
+    int glossary_size;
     char *map;               /* SVG of line 0, or NULL */
     size_t bytes;            /* of the lines' text */
     int next;                /* the next line to put in a batch */
@@ -47,6 +49,8 @@ struct nmt_serve_batcher {
     nmt_serve_job **batch_job; /* [max_batch] */
     int *batch_line;           /* [max_batch] */
     const char **batch_text;   /* [max_batch] */
+    nmt_serve_job *alone;      /* the job of a batch of its own (a glossary), or NULL */
+    int shared_last;           /* the last batch was shared: a job with a glossary goes next */
     long batches, lines, largest;
 };
 
@@ -66,6 +70,8 @@ static void job_free(nmt_serve_job *j) {
     free(j->lines);
     free(j->out);
     free(j->map);
+    for (int i = 0; i < 2 * j->glossary_size; i++) free(j->glossary[i]);
+    free(j->glossary);
     pthread_cond_destroy(&j->cond);
     free(j);
 }
@@ -163,34 +169,62 @@ static void deliver(nmt_serve_batcher *b, int slot, const nmt_result *r, int i) 
     }
 }
 
-/* Takes up to max_batch lines round-robin from the waiting jobs (the lock held). */
+/* Puts line j->next of job j in batch slot n (the lock held). */
+static void take_line(nmt_serve_batcher *b, nmt_serve_job *j, int n, double now) {
+    if (j->next == 0) j->started = now;
+    b->batch_job[n] = j;
+    b->batch_line[n] = j->next;
+    b->batch_text[n] = j->lines[j->next];
+    b->queued_bytes -= strlen(j->lines[j->next]);
+    j->refs++;
+    if (++j->next == j->count) unlink_job(b, j);
+}
+
+/* Takes up to max_batch lines (the lock held): round-robin from the waiting jobs without a glossary,
+ * or, every other batch when both kinds wait, lines of the oldest job with one alone (a glossary
+ * applies to a whole engine call). */
 static int take_batch(nmt_serve_batcher *b, double now) {
+    nmt_serve_job *alone = NULL;
+    int shared = 0;
+    for (nmt_serve_job *j = b->head; j && !(alone && shared); j = j->next_job)
+        if (!j->glossary) shared = 1;
+        else if (!alone) alone = j;
     int n = 0;
-    while (n < b->options.max_batch && b->head) {
-        for (nmt_serve_job *j = b->head, *next; j && n < b->options.max_batch; j = next) {
-            next = j->next_job;
-            if (j->next == 0) j->started = now;
-            b->batch_job[n] = j;
-            b->batch_line[n] = j->next;
-            b->batch_text[n] = j->lines[j->next];
-            b->queued_bytes -= strlen(j->lines[j->next]);
-            n++;
-            j->refs++;
-            if (++j->next == j->count) unlink_job(b, j);
+    b->alone = alone && (b->shared_last || !shared) ? alone : NULL;
+    b->shared_last = !b->alone;
+    if (b->alone)
+        while (n < b->options.max_batch && alone->next < alone->count) take_line(b, alone, n++, now);
+    else
+        for (int taken = 1; taken && n < b->options.max_batch;) {
+            taken = 0;
+            for (nmt_serve_job *j = b->head, *next; j && n < b->options.max_batch; j = next) {
+                next = j->next_job;
+                if (j->glossary) continue;
+                take_line(b, j, n++, now);
+                taken = 1;
+            }
         }
-    }
     b->queued -= n;
     return n;
+}
+
+/* One engine call on n lines of the batch from `first`: with the glossary of a batch of its own. */
+static int translate(nmt_serve_batcher *b, int first, int n, nmt_result **out) {
+    if (!b->alone) return nmt_engine_translate(b->engine, n, &b->batch_text[first], out);
+    nmt_translate_options call = nmt_translate_options_default();
+    call.glossary = (const char *const *)b->alone->glossary;
+    call.glossary_size = b->alone->glossary_size;
+    return nmt_engine_translate_with(b->engine, n, &b->batch_text[first], &call, out);
 }
 
 /* Decodes the batch (lock not held), then delivers every line. */
 static void decode_batch(nmt_serve_batcher *b, int n) {
     nmt_result *r = NULL;
     nmt_result **alone = NULL;
-    if (nmt_engine_translate(b->engine, n, b->batch_text, &r) < 0) { /* find the lines at fault: each alone */
+    if (translate(b, 0, n, &r) < 0) { /* find the lines at fault: each alone */
         const int ok = (alone = nmt_calloc((size_t)n, sizeof *alone)) != NULL;
         for (int i = 0; i < n; i++)
-            if (!ok || nmt_engine_translate(b->engine, 1, &b->batch_text[i], &alone[i]) < 0) {
+            if (!ok || translate(b, i, 1, &alone[i]) < 0) {
                 pthread_mutex_lock(&b->lock);
                 fail_line(b->batch_job[i], b->batch_line[i]);
                 pthread_mutex_unlock(&b->lock);
@@ -301,6 +335,21 @@ void nmt_serve_batcher_free(nmt_serve_batcher *b) {
 
 int nmt_serve_batcher_submit(nmt_serve_batcher *b, int count, const char *const *lines, int want_map,
                              nmt_serve_job **out) {
+    return nmt_serve_batcher_submit_glossary(b, count, lines, want_map, NULL, 0, out);
+}
+
+/* Copies the glossary's terms into the job. */
+static int copy_glossary(nmt_serve_job *j, const char *const *terms, int size) {
+    if (size <= 0) return 0;
+    if (!(j->glossary = nmt_calloc(2 * (size_t)size, sizeof *j->glossary))) return -1;
+    j->glossary_size = size;
+    for (int i = 0; i < 2 * size; i++)
+        if (!(j->glossary[i] = nmt_strdup(terms[i]))) return -1;
+    return 0;
+}
+
+int nmt_serve_batcher_submit_glossary(nmt_serve_batcher *b, int count, const char *const *lines, int want_map,
+                                      const char *const *glossary, int glossary_size, nmt_serve_job **out) {
     *out = NULL;
     if (count < 0) return nmt_error_set("negative line count %d", count);
     nmt_serve_job *j = nmt_calloc(1, sizeof *j);
@@ -333,6 +382,10 @@ int nmt_serve_batcher_submit(nmt_serve_batcher *b, int count, const char *const 
             job_free(j);
             return -1;
         }
+    if (copy_glossary(j, glossary, glossary_size) < 0) {
+        job_free(j);
+        return -1;
+    }
     pthread_mutex_lock(&b->lock);
     const int no_lines = max_lines > 0 && b->queued + count > max_lines;
     if (b->stopping || no_lines || (max_bytes > 0 && b->queued_bytes + j->bytes > max_bytes)) {

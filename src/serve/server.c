@@ -262,10 +262,11 @@ static void store_file(nmt_serve *s, const nmt_serve_request *r, const nmt_serve
 }
 
 /* One step of a translation: texts[0..n) cut into segments (by the rules of `language`), queued on
- * model m's batcher, waited for and joined into *out (n texts, free with texts_free); *job is kept
- * for its map (release it). Returns 0, or -1 with the answer set. */
+ * model m's batcher (with the glossary g, or NULL), waited for and joined into *out (n texts, free
+ * with texts_free); *job is kept for its map (release it). Returns 0, or -1 with the answer set. */
 static int run_model(nmt_serve *s, int m, const connection *c, const char *const *texts, int n, int html,
-                     const char *language, int want_map, answer *a, nmt_serve_job **job, nmt_serve_text **out) {
+                     const char *language, int want_map, const nmt_serve_glossary *g, answer *a, nmt_serve_job **job,
+                     nmt_serve_text **out) {
     nmt_serve_segments sp = {0};
     int rc = -1;
     *job = NULL;
@@ -275,7 +276,8 @@ static int run_model(nmt_serve *s, int m, const connection *c, const char *const
         goto done;
     }
     a->lines += sp.count;
-    const int submitted = nmt_serve_batcher_submit(s->batchers[m], sp.count, sp.segments, want_map, job);
+    const int submitted = nmt_serve_batcher_submit_glossary(s->batchers[m], sp.count, sp.segments, want_map,
+                                                            g ? (const char *const *)g->terms : NULL, g ? g->size : 0, job);
     if (submitted == NMT_SERVE_JOB_TOO_LARGE) {
         set_error(a, 413, nmt_error());
         goto done;
@@ -322,9 +324,14 @@ static void translate(nmt_serve *s, nmt_serve_api api, const request_headers *h,
         refuse(a);
         goto done;
     }
+    if (r.glossary.size > 0 && route.second >= 0) { /* its source terms are not in the English step's source */
+        refuse((nmt_error_set("glossary: not through English (%s-en-%s): a glossary needs a model of the pair",
+                              s->pairs[route.first].source, s->pairs[route.second].target), a));
+        goto done;
+    }
     const int html = r.format && strcmp(r.format, "html") == 0;
     if (run_model(s, route.first, c, (const char *const *)r.q, r.count, html, s->pairs[route.first].source,
-                  r.alignment_map && route.second < 0, a, &job, &texts) < 0)
+                  r.alignment_map && route.second < 0, &r.glossary, a, &job, &texts) < 0)
         goto done;
     if (route.second >= 0) {
         const char **middle = nmt_calloc(r.count ? (size_t)r.count : 1, sizeof *middle);
@@ -335,7 +342,7 @@ static void translate(nmt_serve *s, nmt_serve_api api, const request_headers *h,
         for (int i = 0; i < r.count; i++) middle[i] = texts[i].hyps[0].text;
         nmt_serve_text *final;
         nmt_serve_job *second;
-        const int rc = run_model(s, route.second, c, middle, r.count, html, NMT_SERVE_PIVOT, 0, a, &second, &final);
+        const int rc = run_model(s, route.second, c, middle, r.count, html, NMT_SERVE_PIVOT, 0, NULL, a, &second, &final);
         free(middle);
         texts_free(texts, r.count);
         nmt_serve_job_release(job);
