@@ -46,3 +46,4 @@ post /translate '{"q": "a", "source": "en", "target": "de", "glossary": [["cat",
 expect "empty term" 400 '{"error":"glossary[1]: the target term is empty"}'
 post /translate '{"q": "a", "source": "en", "target": "de", "glossary": "cat"}'
 expect "not a list" 400 'glossary: expected a list of [source term, target term] pairs or an object'
+exit $fail

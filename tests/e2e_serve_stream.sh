@@ -12,7 +12,8 @@ command -v python3 >/dev/null || { echo "SKIP $serve_test: python3 is not instal
 tr() { printf '%s\n' "$1" | "$NMT" translate -m $M --threads 1 -q "${@:2}"; }
 start stream
 # events BODY: the stream of BODY into events.txt, checked by python: each text's pieces joined equal
-# the final answer's translatedText (a string or a list); the final JSON into final.json.
+# the final answer's translatedText (a string or a list), the texts in order; the final JSON, as the
+# server wrote it, into final.json.
 events() {
   curl -s -N -m 20 -o events.txt -D headers.txt "$url/translate" -H 'Content-Type: application/json' \
     -H 'Accept: text/event-stream' --data-binary "$1"
@@ -20,31 +21,32 @@ events() {
   python3 - events.txt final.json <<'PY' || say_fail "events of $1: $(cat events.txt)"
 import json, sys
 blocks = [b for b in open(sys.argv[1], encoding="utf-8").read().split("\n\n") if b]
-pieces, final = {}, None
+pieces, order, final = {}, [], None
 for block in blocks:
     lines = block.split("\n")
     assert final is None, "an event after the last: " + block
     if lines[0] == "event: done":
-        final = json.loads(lines[1][len("data: "):])
+        raw = lines[1][len("data: "):]
+        final = json.loads(raw)
     else:
         assert len(lines) == 1 and lines[0].startswith("data: "), block
         event = json.loads(lines[0][len("data: "):])
         assert event["text"], "an empty piece"
         pieces.setdefault(event["index"], []).append(event["text"])
+        order.append(event["index"])
 assert final is not None, "no done event"
 got = final["translatedText"]
 texts = got if isinstance(got, list) else [got]
 for i, text in enumerate(texts):
     assert "".join(pieces.get(i, [])) == text, (i, pieces.get(i), text)
-assert sorted(pieces) == list(range(len(pieces))), pieces.keys()
-open(sys.argv[2], "w", encoding="utf-8").write(json.dumps(final, ensure_ascii=False, separators=(",", ":")))
+assert order == sorted(order) and set(order) <= set(range(len(texts))), order
+open(sys.argv[2], "w", encoding="utf-8").write(raw)
 PY
 }
 
 one="the cat sees a dog"
 events "{\"q\": \"$one\", \"source\": \"en\", \"target\": \"de\"}"
 [ "$(cat final.json)" = "{\"translatedText\":\"$(tr "$one")\"}" ] || say_fail "one sentence: $(cat final.json)"
-[ "$(grep -c '^data: {"index"' events.txt)" -ge 2 ] || say_fail "one sentence came in one piece: $(cat events.txt)"
 post /translate "{\"q\": \"$one\", \"source\": \"en\", \"target\": \"de\"}"
 [ "$body" = "$(cat final.json)" ] || say_fail "streamed $(cat final.json), not $body"
 
@@ -64,3 +66,11 @@ events "{\"q\": \"$one\", \"source\": \"en\", \"target\": \"de\", \"glossary\": 
 
 post /translate '{"q": "<p>a</p>", "source": "en", "target": "de", "format": "html"}' -H 'Accept: text/event-stream'
 expect "html" 400 'format html is not streamed'
+
+# Greedy search streams each piece as it is chosen: a sentence comes in several events.
+kill $server
+start greedy --beam-size 1
+events "{\"q\": \"$one\", \"source\": \"en\", \"target\": \"de\"}"
+[ "$(cat final.json)" = "{\"translatedText\":\"$(tr "$one" --beam-size 1)\"}" ] || say_fail "greedy: $(cat final.json)"
+[ "$(grep -c '^data: {"index"' events.txt)" -ge 2 ] || say_fail "greedy: one sentence came in one piece: $(cat events.txt)"
+exit $fail

@@ -22,7 +22,7 @@ struct nmt_serve_job {
     int want_map;
     char **glossary;         /* [2 * glossary_size] copies, or NULL: the job is decoded alone */
     int glossary_size;
-    nmt_strbuf *streamed;    /* [count] each line's text as decided so far, or NULL: not streamed */
+    nmt_strbuf *streamed;    /* [count] each line's pieces decided so far, each ending in a NUL, or NULL */
     char *streamed_final;    /* [count] 1: the line's text is complete */
     char *map;               /* SVG of line 0, or NULL */
     size_t bytes;            /* of the lines' text */
@@ -226,7 +226,7 @@ static void stream_piece(void *user, int line, const char *text, int final) {
     const int l = b->batch_line[slot];
     pthread_mutex_lock(&b->lock);
     if (!j->streamed_final[l]) {
-        if (nmt_strbuf_puts(&j->streamed[l], text) < 0) fail_line(j, l);
+        if (nmt_strbuf_append(&j->streamed[l], text, strlen(text) + 1) < 0) fail_line(j, l);
         j->streamed_final[l] = (char)final;
         pthread_cond_broadcast(&j->cond);
     }
@@ -477,9 +477,9 @@ int nmt_serve_job_wait(nmt_serve_job *j, double deadline) {
     return rc;
 }
 
-int nmt_serve_job_stream_next(nmt_serve_job *j, int line, size_t have, double deadline, nmt_strbuf *out) {
+int nmt_serve_job_stream_next(nmt_serve_job *j, int line, size_t *have, double deadline, nmt_strbuf *out) {
     nmt_serve_batcher *b = j->b;
-    const nmt_strbuf *text = &j->streamed[line];
+    const nmt_strbuf *pieces = &j->streamed[line];
     int rc;
     pthread_mutex_lock(&b->lock);
     for (;;) {
@@ -487,9 +487,15 @@ int nmt_serve_job_stream_next(nmt_serve_job *j, int line, size_t have, double de
             rc = nmt_error_set("%s", j->error);
             break;
         }
-        if (text->len > have || j->streamed_final[line]) {
-            const int added = text->len > have ? nmt_strbuf_append(out, text->data + have, text->len - have) : 0;
-            rc = added < 0 ? -1 : j->streamed_final[line];
+        if (pieces->len > *have) {
+            const char *piece = pieces->data + *have;
+            const size_t n = strlen(piece);
+            *have += n + 1;
+            rc = nmt_strbuf_append(out, piece, n) < 0 ? -1 : j->streamed_final[line] && *have == pieces->len;
+            break;
+        }
+        if (j->streamed_final[line]) {
+            rc = 1;
             break;
         }
         const double left = deadline - nmt_now();

@@ -63,11 +63,13 @@ int nmt_serve_batcher_submit_with(nmt_serve_batcher *b, int count, const char *c
  * Returns 0 when done, 1 when the deadline passed first (the job goes on: wait again, or cancel it),
  * -1 when a line could not be translated (error set: "line N: ..."). */
 int nmt_serve_job_wait(nmt_serve_job *job, double deadline);
-/* A streamed job's line `line`: waits until more than `have` bytes of its text are decided, or it is
- * complete, or the job failed, or `deadline` (nmt_now() seconds) passes, and appends the bytes after
- * `have` to out. Returns 1 when the line is complete (its whole text now taken), 0 when more is to come,
- * 2 when the deadline passed with nothing new, -1 when the job failed (error set) or memory ran out. */
-int nmt_serve_job_stream_next(nmt_serve_job *job, int line, size_t have, double deadline, nmt_strbuf *out);
+/* A streamed job's line `line`: waits until a piece of its text after the first `*have` bytes is
+ * decided (the engine's stream callback's text), or the line is complete, or the job failed, or
+ * `deadline` (nmt_now() seconds) passes; appends that one piece to out and moves *have past it.
+ * Returns 1 when the line is complete and every piece taken, 0 when a piece was taken and more are to
+ * come, 2 when the deadline passed with nothing new, -1 when the job failed (error set) or memory ran
+ * out. */
+int nmt_serve_job_stream_next(nmt_serve_job *job, int line, size_t *have, double deadline, nmt_strbuf *out);
 /* Gives the job up: its lines still waiting leave the queue, those in a batch are not copied out.
  * Afterwards the job may only be released. */
 void nmt_serve_job_cancel(nmt_serve_job *job);

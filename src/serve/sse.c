@@ -10,7 +10,7 @@
 typedef struct sse {
     nmt_serve_sse_source src;
     int segment;      /* the segment being streamed */
-    size_t have;      /* bytes of its text taken */
+    size_t have;      /* bytes of its pieces taken (nmt_serve_job_stream_next) */
     int glued;        /* its glue is in `text` already */
     nmt_strbuf text;  /* what the next piece event carries */
     nmt_strbuf out;   /* bytes of events not sent yet, from `sent` */
@@ -86,11 +86,9 @@ static void next_event(sse *e) {
         nmt_strbuf_puts(&e->text, s->segments.glue[e->segment]);
         e->glued = 1;
     }
-    const size_t before = e->text.len;
     const double step = s->deadline > 0 && s->deadline < now + 0.1 ? s->deadline : now + 0.1;
-    const int rc = nmt_serve_job_stream_next(s->job, e->segment, e->have, step, &e->text);
+    const int rc = nmt_serve_job_stream_next(s->job, e->segment, &e->have, step, &e->text);
     if (rc < 0 || e->text.failed) return error_event(e, rc < 0 ? nmt_error() : "out of memory");
-    e->have += e->text.len - before;
     const int segment = e->segment;
     if (rc == 1) {
         e->segment++;

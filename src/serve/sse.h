@@ -2,8 +2,8 @@
  * decoded.
  *
  * The stream reads a job queued with nmt_serve_controls.stream: for each segment in order, one event
- * per piece of text as the search decides it (pieces decided while the previous event was being sent
- * come together), `data: {"index":I,"text":"..."}` where I is the text's place in q (0 for a single
+ * per piece of text as the search decides it (the engine's stream callback's texts, empty ones left
+ * out), `data: {"index":I,"text":"..."}` where I is the text's place in q (0 for a single
  * string) and the first piece of a segment carries the line break or space that joins it to the one
  * before, so that a text's pieces joined are its translatedText. Then `event: done` with `data:` the
  * JSON answer /translate gives without streaming. A failure (a line the engine refuses, the deadline,
