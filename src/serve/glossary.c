@@ -48,25 +48,31 @@ static int term(nmt_json *j, int index, char **out) {
     return nmt_json_string(j, out);
 }
 
+/* Entry g->size: a source term, `between`, a target term and `after` ('\0': nothing), appended to g. */
+static int entry(nmt_json *j, nmt_serve_glossary *g, char between, char after) {
+    const int index = g->size;
+    const char *expected = between == ',' ? "a pair of two terms" : "':' after the source term";
+    char *source = NULL, *target = NULL;
+    int rc = term(j, index, &source);
+    if (rc == 0 && !nmt_json_accept(j, between)) rc = nmt_json_error(j, "glossary[%d]: expected %s", index, expected);
+    if (rc == 0) rc = term(j, index, &target);
+    if (rc == 0 && after && !nmt_json_accept(j, after)) rc = nmt_json_error(j, "glossary[%d]: expected %s", index, expected);
+    if (rc < 0) {
+        free(source);
+        free(target);
+        return -1;
+    }
+    return add_pair(g, source, target);
+}
+
 /* [[source, target], ...] */
 static int pairs(nmt_json *j, nmt_serve_glossary *g) {
     nmt_json_expect(j, '[');
     if (nmt_json_accept(j, ']')) return 0;
     do {
-        const int index = g->size;
-        char *source = NULL, *target = NULL;
         if (!nmt_json_accept(j, '['))
-            return nmt_json_error(j, "glossary[%d]: expected a [source term, target term] pair", index);
-        int rc = term(j, index, &source);
-        if (rc == 0 && !nmt_json_accept(j, ',')) rc = nmt_json_error(j, "glossary[%d]: expected a pair of two terms", index);
-        if (rc == 0) rc = term(j, index, &target);
-        if (rc == 0 && !nmt_json_accept(j, ']')) rc = nmt_json_error(j, "glossary[%d]: expected a pair of two terms", index);
-        if (rc < 0) {
-            free(source);
-            free(target);
-            return -1;
-        }
-        if (add_pair(g, source, target) < 0) return -1;
+            return nmt_json_error(j, "glossary[%d]: expected a [source term, target term] pair", g->size);
+        if (entry(j, g, ',', ']') < 0) return -1;
     } while (nmt_json_accept(j, ','));
     return nmt_json_expect(j, ']');
 }
@@ -76,13 +82,7 @@ static int object(nmt_json *j, nmt_serve_glossary *g) {
     nmt_json_expect(j, '{');
     if (nmt_json_accept(j, '}')) return 0;
     do {
-        char *source = NULL, *target = NULL;
-        if (term(j, g->size, &source) < 0 || nmt_json_expect(j, ':') < 0 || term(j, g->size, &target) < 0) {
-            free(source);
-            free(target);
-            return -1;
-        }
-        if (add_pair(g, source, target) < 0) return -1;
+        if (entry(j, g, ':', '\0') < 0) return -1;
     } while (nmt_json_accept(j, ','));
     return nmt_json_expect(j, '}');
 }
