@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+static const char timeout_message[] = "the translation took longer than --timeout-s";
+
 typedef struct sse {
     nmt_serve_sse_source src;
     int segment;      /* the segment being streamed */
@@ -51,7 +53,8 @@ static void error_event(sse *e, const char *message) {
 static void done_event(sse *e) {
     nmt_serve_sse_source *s = &e->src;
     const int n = s->request.count;
-    if (nmt_serve_job_wait(s->job, s->deadline) != 0) return error_event(e, nmt_error());
+    const int waited = nmt_serve_job_wait(s->job, s->deadline);
+    if (waited != 0) return error_event(e, waited > 0 ? timeout_message : nmt_error());
     nmt_serve_text *texts = nmt_calloc(n ? (size_t)n : 1, sizeof *texts);
     char *json = NULL;
     size_t len = 0;
@@ -81,7 +84,7 @@ static void next_event(sse *e) {
     if (e->segment == s->segments.count) return done_event(e);
     if (atomic_load(s->abandon)) return error_event(e, "the server is shutting down");
     const double now = nmt_now();
-    if (s->deadline > 0 && now >= s->deadline) return error_event(e, "the translation took longer than --timeout-s");
+    if (s->deadline > 0 && now >= s->deadline) return error_event(e, timeout_message);
     if (!e->glued) {
         nmt_strbuf_puts(&e->text, s->segments.glue[e->segment]);
         e->glued = 1;
