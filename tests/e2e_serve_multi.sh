@@ -39,6 +39,12 @@ expect "fr-en" 200 "{\"translatedText\":[\"$(tr fr2en "${fr[0]}")\",\"$(tr fr2en
 pivot="$(tr fr2en "${fr[1]}" | "$NMT" translate -m model --threads 1 -q)"
 post /translate "{\"q\": \"${fr[1]}\", \"source\": \"fr\", \"target\": \"de\", \"alternatives\": 1}"
 expect "fr-de through en" 200 "{\"translatedText\":\"$pivot\",\"alternatives\":["
+# Streamed through English: the second step's events, then the answer as without streaming.
+curl -s -N -m 20 -o events.txt "$url/translate" -H 'Accept: text/event-stream' -H 'Content-Type: application/json' \
+  --data-binary "{\"q\": \"${fr[1]}\", \"source\": \"fr\", \"target\": \"de\"}"
+joined="$(sed -n 's/^data: {"index":0,"text":"\(.*\)"}$/\1/p' events.txt | awk '{ printf "%s", $0 }')"
+[ "$joined" = "$pivot" ] && grep -qxF "data: {\"translatedText\":\"$pivot\"}" events.txt ||
+  say_fail "fr-de streamed: $(cat events.txt)"
 post /translate "{\"q\": \"<p>${fr[1]}</p>\", \"source\": \"fr\", \"target\": \"de\", \"format\": \"html\"}"
 expect "fr-de html" 200 "{\"translatedText\":\"<p>$pivot</p>\"}"
 printf '%s\n' "${fr[1]}" >doc.txt
