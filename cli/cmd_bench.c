@@ -42,7 +42,7 @@ static void usage(FILE *out) {
             "Usage: nmt bench gemm [--size N] [--threads T] [--json]\n"
             "       nmt bench train CONFIG.yaml [--set KEY=VALUE ...] [--steps N] [--warmup N] [--json]\n"
             "       nmt bench train --synthetic [model options] [--json]\n"
-            "       nmt bench translate -m MODEL_DIR -i FILE [--beam-size K] [--batch-size N] [--json]\n"
+            "       nmt bench translate -m MODEL_DIR -i FILE [--beam-size K] [--constraints] [--json]\n"
             "       mpirun -np N nmt bench allreduce [model options] [--steps N] [--json]\n"
             "\n"
             "gemm: GFLOP/s of C = A B^T on the thread pool through every sgemm this CPU has (OpenBLAS,\n"
@@ -73,6 +73,8 @@ static void usage(FILE *out) {
             "(model loading and SentencePiece encoding excluded).\n"
             "  --beam-size K (5; 1 = the greedy path)  --batch-size N (64)  --length-penalty A (0.6)\n"
             "  --precision fp32|bf16|int8|auto (as translate)  --shortlist (MODEL_DIR/shortlist.bin)\n"
+            "  --constraints (each line SOURCE<TAB>PHRASE..., as translate --constraints: the cost of\n"
+            "  lexically constrained search beside the same FILE's sources alone)\n"
             "\n"
             "allreduce (under mpirun): the all-reduces of one training step's exact gradient sum for the\n"
             "model given by the model options of train --synthetic: an int64 per parameter and an int32 per\n"
@@ -84,6 +86,7 @@ static void usage(FILE *out) {
 
 typedef struct bench_options {
     int threads, json, synthetic, quiet;
+    int constraints;            /* bench translate: SOURCE<TAB>PHRASE... lines */
     long size, steps, warmup, batch_tokens, src_len, tgt_len;
     double dropout;
     nmt_model_config model;
@@ -341,7 +344,7 @@ static int bench_allreduce(const bench_options *o) {
 static int bench_translate(const bench_options *o) {
     if (!o->model_dir || !o->input) return nmt_cli_usage_error("bench", "translate needs -m MODEL_DIR and -i FILE");
     nmt_bench_translate_result r;
-    if (nmt_bench_translate(o->model_dir, o->input, &o->pipe, o->quiet ? NULL : stderr, &r) < 0)
+    if (nmt_bench_translate(o->model_dir, o->input, &o->pipe, o->constraints, o->quiet ? NULL : stderr, &r) < 0)
         return nmt_cli_fail("bench");
     const nmt_decode_options *d = &o->pipe.decode;
     const char *products = nmt_packed_kernel_name(r.precision);
@@ -355,11 +358,11 @@ static int bench_translate(const bench_options *o) {
                "\"beam_size\": %d, \"batch_size\": %d, \"threads\": %d, \"sentences\": %d, \"seconds\": %.4f, "
                "\"sentences_per_s\": %.2f, \"target_tokens_per_s\": %.1f, \"source_tokens\": %ld, "
                "\"target_tokens\": %ld, \"mean_output_pieces\": %.2f, \"peak_rss_gib\": %.3f, "
-               "\"products\": \"%s\", \"precision\": \"%s\", \"shortlist\": %s}\n",
+               "\"products\": \"%s\", \"precision\": \"%s\", \"shortlist\": %s, \"constraints\": %ld}\n",
                d->greedy ? "greedy" : "beam", d->beam_size, d->batch_size, o->threads, r.sentences, seconds,
                r.sentences / seconds, r.target_tokens / seconds, r.source_tokens, r.target_tokens,
                r.sentences ? (double)(r.target_tokens - r.sentences) / r.sentences : 0.0, nmt_bench_peak_rss_gib(),
-               products, nmt_packed_precision_name(r.precision), r.shortlist_k ? "true" : "false");
+               products, nmt_packed_precision_name(r.precision), r.shortlist_k ? "true" : "false", r.phrases);
         return NMT_EXIT_OK;
     }
     printf("%s on %d threads, batches of %d sentences\n", d->greedy ? "greedy search" : "beam search", o->threads,
@@ -371,13 +374,15 @@ static int bench_translate(const bench_options *o) {
     printf("peak RSS                 %.3f GiB\n", nmt_bench_peak_rss_gib());
     printf("matrix products          %s\n", products);
     if (r.shortlist_k) printf("output layer             shortlist (K %d, M %d)\n", r.shortlist_k, r.shortlist_m);
+    if (o->constraints) printf("constraint phrases       %ld\n", r.phrases);
     return NMT_EXIT_OK;
 }
 
 int nmt_cmd_bench(int argc, char **argv) {
     enum { OPT_SIZE = 256, OPT_D, OPT_HEADS, OPT_FFN, OPT_LAYERS, OPT_VOCAB, OPT_NORM, OPT_POSITIONS, OPT_BATCH,
            OPT_SRC, OPT_TGT, OPT_STEPS, OPT_WARMUP, OPT_DROPOUT, OPT_THREADS, OPT_JSON, OPT_SYNTHETIC, OPT_SET,
-           OPT_QUIET, OPT_BEAM, OPT_BATCH_SIZE, OPT_LENGTH_PENALTY, OPT_PRECISION, OPT_SHORTLIST };
+           OPT_QUIET, OPT_BEAM, OPT_BATCH_SIZE, OPT_LENGTH_PENALTY, OPT_PRECISION, OPT_SHORTLIST,
+           OPT_CONSTRAINTS };
     static const struct option long_options[] = {
         {"size", required_argument, NULL, OPT_SIZE},       {"d-model", required_argument, NULL, OPT_D},
         {"heads", required_argument, NULL, OPT_HEADS},     {"ffn", required_argument, NULL, OPT_FFN},
@@ -392,6 +397,7 @@ int nmt_cmd_bench(int argc, char **argv) {
         {"batch-size", required_argument, NULL, OPT_BATCH_SIZE},
         {"length-penalty", required_argument, NULL, OPT_LENGTH_PENALTY},
         {"precision", required_argument, NULL, OPT_PRECISION}, {"shortlist", no_argument, NULL, OPT_SHORTLIST},
+        {"constraints", no_argument, NULL, OPT_CONSTRAINTS},
         {"model", required_argument, NULL, 'm'},           {"input", required_argument, NULL, 'i'},
         {"help", no_argument, NULL, 'h'},                  {NULL, 0, NULL, 0},
     };
@@ -471,6 +477,7 @@ int nmt_cmd_bench(int argc, char **argv) {
             precision_given = 1;
             break;
         case OPT_SHORTLIST: o.pipe.shortlist = 1; break;
+        case OPT_CONSTRAINTS: o.constraints = 1; break;
         default: goto done;
         }
     }
@@ -480,6 +487,10 @@ int nmt_cmd_bench(int argc, char **argv) {
     }
     const char *what = argv[optind];
     int positional = argc - optind - 1; /* after the benchmark's name */
+    if (o.constraints && strcmp(what, "translate") != 0) {
+        nmt_cli_usage_error("bench", "--constraints applies to `bench translate` only");
+        goto done;
+    }
     if (precision_given && strcmp(what, "translate") != 0) {
         nmt_cli_usage_error("bench", "--precision is decoding's and applies to `bench translate` only%s",
                             strcmp(what, "train") == 0 ? "; training takes train.precision (--set train.precision=bf16)"

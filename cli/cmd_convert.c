@@ -11,6 +11,7 @@
 #include "model/model_dir.h"
 #include "model/model_file.h"
 #include "text/spm.h"
+#include "train/config.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -148,7 +149,7 @@ typedef struct job {
     const char *input;      /* what is read */
     const char *output, *precision, *quantization, *spm;
     nmt_argos_package package;
-    char *codes[2];         /* an Argos input's own from_code and to_code */
+    char *codes[2];         /* an Argos input's own from_code and to_code, or an nmt directory's recorded ones */
     int overwrite, quiet, argos;
 } job;
 
@@ -237,6 +238,23 @@ static int import_model(const job *j) {
     return rc == 0 ? NMT_EXIT_OK : nmt_cli_fail("convert");
 }
 
+/* An nmt directory's recorded languages (data.src_lang, data.tgt_lang) where the flags give none: the
+ * package's defaults. A directory without a config, or a config without them, leaves the flags alone. */
+static int recorded_languages(job *j) {
+    nmt_config config;
+    if (nmt_config_load_dir(&config, j->model) < 0) {
+        nmt_error_clear();
+        return 0;
+    }
+    int rc = 0;
+    if (!j->package.from_code && config.src_lang[0] && !(j->package.from_code = j->codes[0] = nmt_strdup(config.src_lang)))
+        rc = -1;
+    if (!j->package.to_code && config.tgt_lang[0] && !(j->package.to_code = j->codes[1] = nmt_strdup(config.tgt_lang)))
+        rc = -1;
+    nmt_config_free(&config);
+    return rc;
+}
+
 /* The flags' combinations that mean nothing are usage errors (NMT_EXIT_USAGE, else 0). */
 static int check_flags(const job *j, int to_nmt) {
     if (to_nmt && (j->quantization || j->package.from_code || j->package.to_code))
@@ -247,7 +265,8 @@ static int check_flags(const job *j, int to_nmt) {
         return nmt_cli_usage_error("convert", "--source-lang, --target-lang and --spm go with --to argos (or an import)");
     if (j->argos && (!j->package.from_code || !j->package.to_code) && !nmt_argos_is_package(j->model))
         return nmt_cli_usage_error("convert", "--to argos needs --source-lang CODE and --target-lang CODE (the "
-                                              "package's languages)");
+                                              "package's languages; a model trained with data.src_lang and "
+                                              "data.tgt_lang records them)");
     return 0;
 }
 
@@ -286,10 +305,17 @@ int nmt_cmd_convert(int argc, char **argv) {
     if (optind < argc) return nmt_cli_usage_error("convert", "unexpected argument '%s'", argv[optind]);
     if (!j.model || !j.output) return nmt_cli_usage_error("convert", "-m MODEL and -o OUTPUT are required");
     j.argos = to == TO_ARGOS;
-    if (check_flags(&j, to == TO_NMT) != 0) return NMT_EXIT_USAGE;
+    char *tmp = NULL, *root = NULL;
+    if (j.argos && !nmt_argos_is_package(j.model) && recorded_languages(&j) < 0) {
+        c = nmt_cli_fail("convert");
+        goto done;
+    }
+    if (check_flags(&j, to == TO_NMT) != 0) {
+        c = NMT_EXIT_USAGE;
+        goto done;
+    }
     /* An Argos archive is unpacked once: its folder gives the model, its SentencePiece model and its
      * languages. */
-    char *tmp = NULL, *root = NULL;
     if (nmt_argos_is_package(j.model)) {
         if (nmt_argos_unpack(j.model, &tmp, &root) < 0 || nmt_argos_languages(root, &j.codes[0], &j.codes[1]) < 0) {
             c = nmt_cli_fail("convert");

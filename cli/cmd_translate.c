@@ -438,12 +438,7 @@ static void split_fields(const translate *t, nmt_lines *in, const char **fields,
     *fields = NULL;
     *n = 0;
     if (!(t->a.prefix || t->a.constraints) || nmt_utf8_invalid_at(in->line, in->len) >= 0) return;
-    char *tab = memchr(in->line, '\t', in->len);
-    if (!tab) return;
-    *tab = '\0';
-    *fields = tab + 1;
-    *n = in->len - (size_t)(tab + 1 - in->line);
-    in->len = (size_t)(tab - in->line);
+    nmt_guide_split_line(in->line, &in->len, fields, n);
 }
 
 /* Sets l->guide from the line's target fields and the glossary terms of its source (none: NULL). */

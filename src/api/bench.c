@@ -4,9 +4,11 @@
 #include "base/input.h"
 #include "base/io.h"
 #include "base/random.h"
+#include "base/utf8.h"
 #include "base/util.h"
 #include "compute/packed.h"
 #include "compute/pool.h"
+#include "infer/guide.h"
 #include "infer/shortlist.h"
 #include "text/vocab.h"
 
@@ -159,35 +161,87 @@ int nmt_bench_train_synthetic(const nmt_model_config *config, long batch_tokens,
     return rc;
 }
 
-/* Reads and encodes every line of input with the pipeline (bounded as nmt translate bounds them). */
-static int read_sources(const nmt_pipeline *p, const char *input, int32_t ***src, int **src_len, int *count) {
+/* The lines of a run: sources encoded, and with constraints each line's guide. */
+typedef struct sources {
+    int32_t **src;
+    int *src_len;
+    nmt_guide *guide;                /* [count] with constraints, else NULL */
+    const nmt_decode_guide **guides; /* [count]: NULL where a line has no phrases */
+    int count, capacity;
+    long phrases;
+} sources;
+
+static void sources_free(sources *s) {
+    for (int i = 0; i < s->count; i++) {
+        free(s->src[i]);
+        if (s->guide) nmt_guide_free(&s->guide[i]);
+    }
+    free(s->src);
+    free(s->src_len);
+    free(s->guide);
+    free(s->guides);
+}
+
+/* Room for one more line. */
+static int sources_grow(sources *s, int constraints) {
+    if (s->count < s->capacity) return 0;
+    const int capacity = s->capacity ? 2 * s->capacity : 1024;
+    int32_t **src = nmt_realloc(s->src, sizeof *src * (size_t)capacity);
+    if (!src) return -1;
+    s->src = src;
+    int *len = nmt_realloc(s->src_len, sizeof *len * (size_t)capacity);
+    if (!len) return -1;
+    s->src_len = len;
+    if (constraints) {
+        nmt_guide *guide = nmt_realloc(s->guide, sizeof *guide * (size_t)capacity);
+        if (!guide) return -1;
+        s->guide = guide;
+        const nmt_decode_guide **guides = nmt_realloc(s->guides, sizeof *guides * (size_t)capacity);
+        if (!guides) return -1;
+        s->guides = guides;
+    }
+    s->capacity = capacity;
+    return 0;
+}
+
+/* Reads and encodes every line of input with the pipeline (bounded as nmt translate bounds them); with
+ * constraints each line is SOURCE<TAB>PHRASE... as `nmt translate --constraints` reads it. */
+static int read_sources(const nmt_pipeline *p, const char *input, int constraints, sources *s) {
     FILE *fp = nmt_input_open(input);
     if (!fp) return -1;
     nmt_lines lines;
     nmt_lines_init(&lines, fp, strcmp(input, "-") == 0 ? "<stdin>" : input);
     int32_t *ids = NULL;
     size_t cap = 0, n = 0, pieces = 0;
-    int rc = 0, more, capacity = 0;
+    int rc = 0, more;
     while (rc == 0 && (more = nmt_lines_next(&lines)) != 0) {
-        if (more < 0 || nmt_pipeline_encode(p, &lines, &ids, &cap, &n, &pieces) < 0) {
+        const char *fields = NULL;
+        size_t fields_len = 0;
+        if (more > 0 && constraints && nmt_utf8_invalid_at(lines.line, lines.len) < 0) /* else encode says where */
+            nmt_guide_split_line(lines.line, &lines.len, &fields, &fields_len);
+        if (more < 0 || nmt_pipeline_encode(p, &lines, &ids, &cap, &n, &pieces) < 0 || sources_grow(s, constraints) < 0) {
             rc = -1;
             break;
         }
-        if (*count == capacity) {
-            capacity = capacity ? 2 * capacity : 1024;
-            int32_t **grown_src = nmt_realloc(*src, sizeof **src * (size_t)capacity);
-            if (grown_src) *src = grown_src;
-            int *grown_len = grown_src ? nmt_realloc(*src_len, sizeof **src_len * (size_t)capacity) : NULL;
-            if (grown_len) *src_len = grown_len;
-            if (!grown_src || !grown_len) rc = -1;
+        int32_t *copy = nmt_malloc(sizeof *copy * (n ? n : 1));
+        if (!copy) {
+            rc = -1;
+            break;
         }
-        int32_t *copy = rc == 0 ? nmt_malloc(sizeof *copy * (n ? n : 1)) : NULL;
-        if (!copy) rc = -1;
-        else {
-            if (n) memcpy(copy, ids, sizeof *copy * n);
-            (*src)[*count] = copy;
-            (*src_len)[(*count)++] = (int)n;
+        if (n) memcpy(copy, ids, sizeof *copy * n);
+        const int i = s->count++;
+        s->src[i] = copy;
+        s->src_len[i] = (int)n;
+        if (!constraints) continue;
+        nmt_guide *g = &s->guide[i];
+        memset(g, 0, sizeof *g);
+        s->guides[i] = NULL;
+        if (fields && nmt_guide_parse(g, nmt_pipeline_target(p), 0, 1, fields, fields_len) < 0) {
+            rc = nmt_error_prefix("%s:%ld", lines.name, lines.number);
+            break;
         }
+        if (nmt_guide_finish(g)) s->guides[i] = &g->guide;
+        s->phrases += g->phrase_count;
     }
     free(ids);
     nmt_lines_free(&lines);
@@ -195,28 +249,31 @@ static int read_sources(const nmt_pipeline *p, const char *input, int32_t ***src
     return rc;
 }
 
-int nmt_bench_translate(const char *model, const char *input, const nmt_pipeline_options *options, FILE *progress,
-                        nmt_bench_translate_result *r) {
+int nmt_bench_translate(const char *model, const char *input, const nmt_pipeline_options *options, int constraints,
+                        FILE *progress, nmt_bench_translate_result *r) {
     memset(r, 0, sizeof *r);
     nmt_pipeline *p;
     if (nmt_pipeline_open(&p, model, options) < 0) return -1;
     const nmt_pipeline_options *o = nmt_pipeline_get_options(p);
-    int32_t **src = NULL;
-    int *src_len = NULL, count = 0;
+    sources s = {0};
     nmt_translation *out = NULL;
     int rc = -1;
-    if (read_sources(p, input, &src, &src_len, &count) < 0 || !(out = nmt_calloc((size_t)count + 1, sizeof *out)))
+    if (read_sources(p, input, constraints, &s) < 0 || !(out = nmt_calloc((size_t)s.count + 1, sizeof *out)))
         goto done;
+    const int count = s.count;
     if (progress)
-        fprintf(progress, "nmt bench: translating %d sentences of %s, %s, batches of %d, %d threads\n", count, input,
-                o->decode.greedy ? "greedy" : "beam search", o->decode.batch_size, nmt_pool_threads());
+        fprintf(progress, "nmt bench: translating %d sentences of %s%s, %s, batches of %d, %d threads\n", count, input,
+                constraints ? " with their constraints" : "", o->decode.greedy ? "greedy" : "beam search",
+                o->decode.batch_size, nmt_pool_threads());
     const double start = nmt_now();
-    if (nmt_pipeline_translate(p, 0, count, (const int32_t *const *)src, src_len, out) < 0) goto done;
+    if (nmt_pipeline_translate_guided(p, 0, count, (const int32_t *const *)s.src, s.src_len, s.guides, out) < 0)
+        goto done;
     r->seconds = nmt_now() - start;
     r->sentences = count;
+    r->phrases = s.phrases;
     for (int i = 0; i < count; i++) {
         r->target_tokens += out[i].hyps[0].length + 1;
-        r->source_tokens += src_len[i] + 1;
+        r->source_tokens += s.src_len[i] + 1;
     }
     r->precision = o->decode.precision;
     if (o->decode.shortlist) {
@@ -225,11 +282,9 @@ int nmt_bench_translate(const char *model, const char *input, const nmt_pipeline
     }
     rc = 0;
 done:
-    for (int i = 0; out && i < count; i++) nmt_translation_free(&out[i]);
-    for (int i = 0; src && i < count; i++) free(src[i]);
+    for (int i = 0; out && i < s.count; i++) nmt_translation_free(&out[i]);
     free(out);
-    free(src);
-    free(src_len);
+    sources_free(&s);
     nmt_pipeline_free(p);
     return rc;
 }

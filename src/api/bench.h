@@ -60,12 +60,14 @@ typedef struct nmt_bench_translate_result {
     long target_tokens;       /* pieces + eos of the best translations */
     nmt_precision precision;  /* in effect */
     int shortlist_k, shortlist_m; /* of the shortlist used; 0 without */
+    long phrases;             /* constraint phrases of all lines (0 without constraints) */
 } nmt_bench_translate_result;
 
 /* Translates every line of `input` (a file, `-` or gzip, as nmt_input_open reads it) with the model
- * `model` and the options, as `nmt translate` would, timing the translation; says what it starts on
+ * `model` and the options, as `nmt translate` would (with `constraints`, as `nmt translate
+ * --constraints`: SOURCE<TAB>PHRASE... a line), timing the translation; says what it starts on
  * progress (NULL: nothing). */
-int nmt_bench_translate(const char *model, const char *input, const nmt_pipeline_options *options, FILE *progress,
-                        nmt_bench_translate_result *result);
+int nmt_bench_translate(const char *model, const char *input, const nmt_pipeline_options *options, int constraints,
+                        FILE *progress, nmt_bench_translate_result *result);
 
 #endif

@@ -221,6 +221,25 @@ void nmt_relu_forward(float *x, long n) {
     nmt_pool_work(n, 1, relu_range, &t);
 }
 
+/* x * sigmoid(x), the sigmoid in the form that does not overflow (as Marian computes it). */
+NMT_HOT static void swish_range(void *ctx, long begin, long end) {
+    float *x = ((const elementwise_task *)ctx)->out;
+    for (long i = begin; i < end; i++) {
+        const float v = x[i];
+        if (v >= 0.0f) {
+            x[i] = v / (1.0f + expf(-v));
+        } else {
+            const float e = expf(v);
+            x[i] = v * e / (1.0f + e);
+        }
+    }
+}
+
+void nmt_swish_forward(float *x, long n) {
+    elementwise_task t = {.out = x};
+    nmt_pool_work(n, 1, swish_range, &t);
+}
+
 NMT_HOT static void relu_backward_range(void *ctx, long begin, long end) {
     const elementwise_task *t = ctx;
     for (long i = begin; i < end; i++) t->out[i] = t->a[i] > 0.0f ? t->out[i] : 0.0f;

@@ -34,6 +34,8 @@ void nmt_layernorm_backward(float *dx, float *dw, float *db, const float *dy, co
 
 /* x = max(x, 0) over n values, in place. */
 void nmt_relu_forward(float *x, long n);
+/* In place: x * sigmoid(x) (swish, SiLU), for inference only. */
+void nmt_swish_forward(float *x, long n);
 /* dx[i] = 0 where the forward's output y[i] was 0 (in place on dx). */
 void nmt_relu_backward(float *dx, const float *y, long n);
 

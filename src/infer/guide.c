@@ -21,6 +21,17 @@ void nmt_guide_reset(nmt_guide *g) {
     g->guide = (nmt_decode_guide){0};
 }
 
+void nmt_guide_split_line(char *line, size_t *len, const char **fields, size_t *n) {
+    *fields = NULL;
+    *n = 0;
+    char *tab = memchr(line, '\t', *len);
+    if (!tab) return;
+    *tab = '\0';
+    *fields = tab + 1;
+    *n = *len - (size_t)(tab + 1 - line);
+    *len = (size_t)(tab - line);
+}
+
 void nmt_guide_free(nmt_guide *g) {
     free(g->pieces);
     free(g->scratch);

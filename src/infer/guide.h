@@ -40,6 +40,9 @@ int nmt_guide_set_prefix(nmt_guide *g, const nmt_tokenizer *target, const char *
 /* Encodes text[0..len) as one more phrase; empty text (or text of no pieces) adds nothing. More than
  * NMT_CONSTRAINT_MAX phrases is an error. */
 int nmt_guide_add_phrase(nmt_guide *g, const nmt_tokenizer *target, const char *text, size_t len);
+/* Ends line[0..*len) at its first tab (a NUL there): *fields is what follows the tab, *n its bytes, and
+ * *len the source's; without a tab *fields is NULL and the line stays whole. */
+void nmt_guide_split_line(char *line, size_t *len, const char **fields, size_t *n);
 /* Reads a line's target fields, fields[0..len) after its first tab: with `prefix`, the first field is
  * the prefix; with `constraints`, each (further) field a phrase. Errors say which field. */
 int nmt_guide_parse(nmt_guide *g, const nmt_tokenizer *target, int prefix, int constraints, const char *fields,

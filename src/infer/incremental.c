@@ -299,7 +299,8 @@ static void feed_forward(nmt_incremental *inc, const nmt_ffn_params *ffn, const 
     const float *in = sublayer_input(inc, norm, n);
     float *hidden = BUF(inc, BUF_HIDDEN, float);
     linear(inc, hidden, in, &w[NMT_WEIGHT_FC1], ffn->fc1_bias, n);
-    nmt_relu_forward(hidden, (long)n * inc->F);
+    const int swish = inc->model->config.activation == NMT_ACTIVATION_SWISH;
+    (swish ? nmt_swish_forward : nmt_relu_forward)(hidden, (long)n * inc->F);
     linear(inc, BUF(inc, BUF_DELTA, float), hidden, &w[NMT_WEIGHT_FC2], ffn->fc2_bias, n);
     residual(inc, norm, n);
 }

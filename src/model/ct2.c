@@ -2,6 +2,7 @@
 #include "model/ct2.h"
 
 #include "model/ct2_file.h"
+#include "model/imported.h"
 #include "base/io.h"
 #include "base/json.h"
 #include "base/util.h"
@@ -434,24 +435,6 @@ static int fill_model(build *b, const side *s, const side *t, nmt_ct2_var *src_e
     return take_layers(b);
 }
 
-/* The pieces of each nmt id for nmt_spm_tokens ("" where a side has none; the source's pad never
- * matches input, so that no input token reads as padding). */
-static int make_spm(const side *s, const side *t, int V, const char *spm_path, nmt_spm **spm) {
-    const char **source = nmt_calloc((size_t)V, sizeof *source), **target = nmt_calloc((size_t)V, sizeof *target);
-    int rc = -1;
-    if (source && target) {
-        for (int id = 0; id < V; id++) {
-            const int fs = id < s->count && id != NMT_PAD ? s->from[id] : -1, ft = id < t->count ? t->from[id] : -1;
-            source[id] = fs >= 0 ? s->v->tokens[fs] : "";
-            target[id] = ft >= 0 ? t->v->tokens[ft] : "";
-        }
-        rc = nmt_spm_tokens(spm, source, target, V, spm_path);
-    }
-    free(source);
-    free(target);
-    return rc;
-}
-
 int nmt_ct2_is_model_dir(const char *dir) {
     char *path = nmt_path_join(dir, "model.bin");
     int found = path && nmt_file_exists(path);
@@ -525,18 +508,14 @@ int nmt_ct2_open(const char *dir, const char *spm_path, nmt_model *model, nmt_sp
         goto done;
     }
     if (make_config(&b, &cfg, &s, &t, src_embed, tgt_embed, source_eos, &c) < 0 || nmt_model_init(model, &c) < 0 ||
-        fill_model(&b, &s, &t, src_embed, tgt_embed, src_name, tgt_name) < 0 ||
-        make_spm(&s, &t, c.vocab_size, spm_path, spm) < 0)
+        fill_model(&b, &s, &t, src_embed, tgt_embed, src_name, tgt_name) < 0)
         goto done;
+    const nmt_imported_side source = {s.v->tokens, s.from, s.count}, target = {t.v->tokens, t.from, t.count};
+    if (nmt_imported_spm(&source, &target, c.vocab_size, spm_path, spm_path, spm) < 0) goto done;
     model->vocab_fingerprint = nmt_spm_fingerprint(*spm);
     rc = 0;
 done:
-    if (rc < 0) {
-        nmt_model_free(model);
-        memset(model, 0, sizeof *model);
-        nmt_spm_free(*spm);
-        *spm = NULL;
-    }
+    if (rc < 0) nmt_imported_release(model, spm);
     free(b.buf);
     free(s.from);
     free(t.from);

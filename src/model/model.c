@@ -377,14 +377,14 @@ static void cross_attention_backward(nmt_model *m, grad_acts *g, const attention
 }
 
 /* ---------------------------------------------------------------------------------------------- */
-/* Feed-forward: fc2(relu(fc1(x))) */
+/* Feed-forward: fc2(relu(fc1(x))), or swish for an imported model (evaluation only) */
 
 static void ffn_forward(nmt_model *m, float *hidden, const nmt_ffn_params *p, const float *x, int M,
                         float *f_out) {
     STAGE_START;
     int D = m->config.d_model, F = m->config.ffn;
     nmt_linear_forward(hidden, x, p->fc1_weight, p->fc1_bias, M, D, F);
-    nmt_relu_forward(hidden, (long)M * F);
+    (m->config.activation == NMT_ACTIVATION_SWISH ? nmt_swish_forward : nmt_relu_forward)(hidden, (long)M * F);
     nmt_linear_forward(f_out, hidden, p->fc2_weight, p->fc2_bias, M, F, D);
     STAGE_END(forward, NMT_STAGE_FFN);
 }
@@ -698,6 +698,8 @@ static int forward(nmt_model *m, const nmt_batch *batch, int mode, const nmt_for
                              "translator");
     if (mode == NMT_PASS_TRAIN && m->config.output_bias)
         return nmt_error_set("model forward: training does not implement model.output_bias (an imported model's)");
+    if (mode == NMT_PASS_TRAIN && m->config.activation != NMT_ACTIVATION_RELU)
+        return nmt_error_set("model forward: training does not implement model.activation swish (an imported model's)");
     if (prepare(m, batch, mode, opts) < 0) {
         m->acts->mode = NMT_PASS_EVAL;
         return -1;

@@ -4,6 +4,7 @@
 
 #include "model/argos.h"
 #include "model/ct2.h"
+#include "model/marian.h"
 #include "model/model_file.h"
 #include "model/placement.h"
 #include "base/util.h"
@@ -20,12 +21,9 @@ static int open_dir(const char *dir, nmt_model *model, nmt_spm **spm, int deferr
     struct stat st;
     if (stat(dir, &st) != 0)
         return nmt_error_set_kind(NMT_ERROR_IO, "%s: cannot open the model directory: %s", dir, strerror(errno));
-    const size_t len = strlen(dir);
-    if (!S_ISDIR(st.st_mode) && len > 4 && strcmp(dir + len - 4, ".npz") == 0)
-        return nmt_error_set("%s: a Marian .npz model, which nmt does not read yet (docs/model-formats.md)", dir);
     if (!S_ISDIR(st.st_mode))
         return nmt_error_set_kind(NMT_ERROR_IO, "%s: not a model directory (expected the directory `nmt train` wrote, "
-                                  "a CTranslate2 model directory or an Argos Translate package)", dir);
+                                  "a CTranslate2 model directory, an Argos Translate package or a Marian model)", dir);
     char *model_path = nmt_path_join(dir, "model.safetensors"), *spm_path = nmt_path_join(dir, "spm.model");
     int rc = -1;
     if (!model_path || !spm_path) goto done;
@@ -57,11 +55,15 @@ done:
     return rc;
 }
 
-/* Another toolkit's model: a CTranslate2 directory or an Argos Translate package (1), else 0. */
-int nmt_model_dir_foreign(const char *path) { return nmt_ct2_is_model_dir(path) || nmt_argos_is_package(path); }
+/* Another toolkit's model: a CTranslate2 directory, an Argos Translate package or a Marian model (1),
+ * else 0. */
+int nmt_model_dir_foreign(const char *path) {
+    return nmt_ct2_is_model_dir(path) || nmt_argos_is_package(path) || nmt_marian_is_model(path);
+}
 
 static int open_foreign(const char *dir, nmt_model *model, nmt_spm **spm) {
-    return nmt_ct2_is_model_dir(dir) ? nmt_ct2_open(dir, NULL, model, spm) : nmt_argos_open(dir, model, spm);
+    if (nmt_ct2_is_model_dir(dir)) return nmt_ct2_open(dir, NULL, model, spm);
+    return nmt_argos_is_package(dir) ? nmt_argos_open(dir, model, spm) : nmt_marian_open(dir, model, spm);
 }
 
 int nmt_model_dir_open(const char *dir, nmt_model *model, nmt_spm **spm) {

@@ -3,7 +3,8 @@
  * A model directory holds model.safetensors (the parameters and their config, model_file.h) and
  * spm.model (the SentencePiece vocabulary, spm.h); the two must agree on the vocabulary size. A
  * directory with a model.bin is CTranslate2's instead (ct2.h): its model and token vocabulary; an
- * Argos Translate package (argos.h: a .argosmodel archive or its folder), the same with SentencePiece.
+ * Argos Translate package (argos.h: a .argosmodel archive or its folder), the same with SentencePiece;
+ * a Marian model (marian.h: a folder with decoder.yml, or a .npz), its model and vocabularies.
  * Lines are encoded for the model by the pipeline (infer/pipeline.h).
  */
 #ifndef NMT_MODEL_DIR_H
@@ -27,7 +28,7 @@ int nmt_model_dir_open(const char *dir, nmt_model *model, nmt_spm **spm);
  * that precision only. */
 int nmt_model_dir_open_for(const char *dir, nmt_precision precision, nmt_model *model, nmt_spm **spm);
 /* 1 when `path` is a model of another toolkit that nmt reads (a CTranslate2 directory, an Argos
- * Translate package or its archive), 0 otherwise. */
+ * Translate package or its archive, a Marian model), 0 otherwise. */
 int nmt_model_dir_foreign(const char *path);
 
 #endif

@@ -68,6 +68,8 @@ struct nmt_spm {
     bool tokens = false;    /* a token vocabulary: the tables below give the ids */
     bool splits = false;    /* with tokens: the processor splits text into pieces (else spaces do) */
     TokenTable source, target;
+    /* with splits: the target side's own SentencePiece model (NULL: the processor serves both sides) */
+    std::unique_ptr<sentencepiece::SentencePieceProcessor> target_processor;
 };
 
 namespace {
@@ -495,8 +497,19 @@ static void fill_table(TokenTable *table, const char *const *pieces, int count) 
         if (pieces[i][0]) table->ids.emplace(pieces[i], i);
 }
 
+/* Loads the SentencePiece model at path into processor: only its pieces count (its ids are the
+ * other toolkit's own). */
+static int load_pieces(sentencepiece::SentencePieceProcessor *processor, const char *path) {
+    nmt_spm *pieces = nullptr;
+    int rc = load(&pieces, path, false);
+    std::unique_ptr<nmt_spm> owned(pieces);
+    if (rc < 0) return nmt_error_prefix("%s", path);
+    auto status = processor->LoadFromSerializedProto(pieces->processor.serialized_model_proto());
+    return status.ok() ? 0 : status_error(status, path);
+}
+
 static int tokens(nmt_spm **out, const char *const *source, const char *const *target, int count,
-                  const char *spm_path) {
+                  const char *source_spm, const char *target_spm) {
     std::unique_ptr<nmt_spm> spm(new nmt_spm);
     spm->tokens = true;
     spm->unigram = false;
@@ -510,14 +523,13 @@ static int tokens(nmt_spm **out, const char *const *source, const char *const *t
             nmt_hash_add(&hash, piece, strlen(piece) + 1);
         }
     spm->fingerprint = nmt_hash_final(&hash);
-    if (spm_path) {
-        nmt_spm *pieces = nullptr; /* its ids are the package's own: only its pieces count here */
-        int rc = load(&pieces, spm_path, false);
-        std::unique_ptr<nmt_spm> owned(pieces);
-        if (rc < 0) return nmt_error_prefix("%s", spm_path);
-        auto status = spm->processor.LoadFromSerializedProto(pieces->processor.serialized_model_proto());
-        if (!status.ok()) return status_error(status, spm_path);
+    if (source_spm) {
+        if (load_pieces(&spm->processor, source_spm) < 0) return -1;
         spm->splits = true;
+        if (target_spm && strcmp(target_spm, source_spm) != 0) {
+            spm->target_processor.reset(new sentencepiece::SentencePieceProcessor);
+            if (load_pieces(spm->target_processor.get(), target_spm) < 0) return -1;
+        }
     }
     *out = spm.release();
     return 0;
@@ -526,7 +538,13 @@ static int tokens(nmt_spm **out, const char *const *source, const char *const *t
 int nmt_spm_tokens(nmt_spm **spm, const char *const *source, const char *const *target, int count,
                    const char *spm_path) {
     *spm = nullptr;
-    NMT_SPM_GUARD(-1, tokens(spm, source, target, count, spm_path));
+    NMT_SPM_GUARD(-1, tokens(spm, source, target, count, spm_path, spm_path));
+}
+
+int nmt_spm_tokens_sides(nmt_spm **spm, const char *const *source, const char *const *target, int count,
+                         const char *source_spm, const char *target_spm) {
+    *spm = nullptr;
+    NMT_SPM_GUARD(-1, tokens(spm, source, target, count, source_spm, target_spm));
 }
 
 static int load_guarded(nmt_spm **spm, const char *path) { NMT_SPM_GUARD(-1, load(spm, path)); }
@@ -547,13 +565,18 @@ int nmt_spm_vocab_size(const nmt_spm *spm) {
 
 uint64_t nmt_spm_fingerprint(const nmt_spm *spm) { return spm->fingerprint; }
 
+/* The SentencePiece model that cuts a token vocabulary's text of one side (target 1) into pieces. */
+static const sentencepiece::SentencePieceProcessor &side_processor(const nmt_spm *spm, bool target) {
+    return target && spm->target_processor ? *spm->target_processor : spm->processor;
+}
+
 /* A token vocabulary's encoding: the processor's pieces, or the text's space-separated tokens, each
  * looked up in the source table (unk when absent). */
 static int encode_tokens(const nmt_spm *spm, const TokenTable &table, const char *text, size_t len, int32_t **ids,
                          size_t *cap, size_t *count) {
     std::vector<std::string> pieces;
     if (spm->splits) {
-        auto status = spm->processor.Encode(std::string(text, len), &pieces);
+        auto status = side_processor(spm, &table == &spm->target).Encode(std::string(text, len), &pieces);
         if (!status.ok()) return status_error(status, "encoding with SentencePiece");
     } else {
         for (size_t at = 0; at < len;) {
@@ -621,7 +644,7 @@ static char *decode(const nmt_spm *spm, const int32_t *ids, size_t count) {
     std::string text;
     sentencepiece::util::Status status;
     if (!spm->tokens) status = spm->processor.Decode(pieces, &text);
-    else if (spm->splits) status = spm->processor.Decode(tokens, &text);
+    else if (spm->splits) status = side_processor(spm, true).Decode(tokens, &text);
     else
         for (size_t i = 0; i < tokens.size(); i++) text += (i ? " " : "") + tokens[i];
     if (!status.ok()) {

@@ -37,6 +37,10 @@ int nmt_spm_load(nmt_spm **spm, const char *path);
  * in source reads as unk. Such a vocabulary cannot sample (nmt_spm_can_sample 0). */
 int nmt_spm_tokens(nmt_spm **spm, const char *const *source, const char *const *target, int count,
                    const char *spm_path);
+/* The same with a SentencePiece model for each side: source text is cut by source_spm, target text
+ * by target_spm, which also joins output pieces (Marian's OPUS-MT models: source.spm, target.spm). */
+int nmt_spm_tokens_sides(nmt_spm **spm, const char *const *source, const char *const *target, int count,
+                         const char *source_spm, const char *target_spm);
 void nmt_spm_free(nmt_spm *spm);
 int nmt_spm_vocab_size(const nmt_spm *spm);
 /* The vocabulary's fingerprint: nmt_hash_bytes of the model file (models record it; two different

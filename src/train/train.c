@@ -65,6 +65,7 @@ typedef struct trainer {
     long interval_tokens, interval_steps;
     double interval_wait;    /* comm->wait_s at interval_start */
     long last_saved_step;
+    long model_step;          /* the step whose weights this process wrote to model.safetensors (-1: none) */
     double last_loss;
     double last_grad_norm;   /* of the last step, before clipping (logged on train lines) */
     nmt_precision precision; /* of the products: train.precision as resolved here (products_precision) */
@@ -133,9 +134,9 @@ static int prepare_model(trainer *t, const nmt_st_file *ckpt, const char *ckpt_p
     nmt_model_config mc = cfg->model;
     mc.vocab_size = nmt_spm_vocab_size(t->spm);
     if (nmt_model_config_check(&mc) < 0) return -1;
-    if (mc.output_bias || !mc.source_eos)
-        return nmt_error_set("model.output_bias 1 and model.source_eos 0 are for imported models: training does not "
-                             "implement them");
+    if (mc.output_bias || !mc.source_eos || mc.activation != NMT_ACTIVATION_RELU)
+        return nmt_error_set("model.output_bias 1, model.source_eos 0 and model.activation swish are for imported "
+                             "models: training does not implement them");
     if (ckpt && nmt_checkpoint_check_config(ckpt, ckpt_path, &mc) < 0) return -1;
     if (ckpt) {
         uint64_t recorded;
@@ -182,6 +183,7 @@ static int save_checkpoint(trainer *t) {
     nmt_dist_drop_moments(&t->dist);
     if (rc < 0 || (!t->cfg->valid.src && save_best_model(t) < 0)) return -1;
     t->last_saved_step = t->state.step;
+    if (!t->cfg->valid.src) t->model_step = t->state.step;
     return 0;
 }
 
@@ -679,8 +681,12 @@ static int run(trainer *t, volatile sig_atomic_t *stop, const char **stopped_by)
         t->state.step > 0 && validate(t) < 0)
         return -1;
     if (t->last_saved_step != t->state.step && save_checkpoint(t) < 0) return -1;
-    /* Stopped before the first validation: the directory still gets a model to translate with. */
-    if (!nmt_file_exists(t->model_path) && save_best_model(t) < 0) return -1;
+    /* Without validation model.safetensors holds the last checkpoint's weights; a run killed between
+     * writing the two left the one before, so a run resumed at its end writes it again. With
+     * validation, a run stopped before the first one still gets a model to translate with. */
+    if ((t->cfg->valid.src ? !nmt_file_exists(t->model_path) : t->model_step != t->state.step) &&
+        save_best_model(t) < 0)
+        return -1;
     return 0;
 }
 
@@ -692,6 +698,7 @@ static void trainer_init(trainer *t, const nmt_config *cfg, const nmt_train_opti
     t->comm = opt->comm ? opt->comm : &t->local_comm;
     t->root = t->comm->rank == 0;
     t->lock_fd = -1;
+    t->model_step = -1;
     t->progress = opt->progress;
     t->warnings = opt->warnings;
 }

@@ -8,7 +8,7 @@
  *     refused for a record without a time;
  *   - with the 1st, 2nd, ... allocation failing, reading and drawing report "out of memory".
  */
-#include "../xml_check.h"
+#include "xml_check.h"
 #include "fuzz.h"
 #include "viz/curves.h"
 

@@ -7,14 +7,14 @@
  * pieces (missing ones are empty).
  *
  * Properties:
- *   - the SVG is well-formed XML (tests/xml_check.h: valid UTF-8, every tag closed in order, one root
+ *   - the SVG is well-formed XML (tests/support/xml_check.h: valid UTF-8, every tag closed in order, one root
  *     element, markup characters only as entities) without a character XML 1.0 forbids;
  *   - the terminal picture is valid UTF-8 without any control character but '\n' (an escape sequence
  *     in a piece must not reach the terminal), and every line of the grid below the title is as wide
  *     (in terminal columns) as every other;
  *   - with the 1st, 2nd, ... allocation failing, both report "out of memory".
  */
-#include "../xml_check.h"
+#include "xml_check.h"
 #include "fuzz.h"
 #include "viz/plot.h"
 #include "base/utf8.h"
@@ -30,7 +30,7 @@ typedef struct picture {
     float weights[MAX_SIDE * MAX_SIDE];
 } picture;
 
-/* ---- the SVG: well-formed (tests/xml_check.h) and only characters XML 1.0 allows ---- */
+/* ---- the SVG: well-formed (tests/support/xml_check.h) and only characters XML 1.0 allows ---- */
 
 static void check_xml(const char *s, size_t len) {
     const char *wrong = nmt_test_xml_error(s);

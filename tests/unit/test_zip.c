@@ -1,0 +1,87 @@
+/* Tests of zip: stored and deflated entries come out whole, in their folders; names that leave the
+ * directory, damaged data, other methods, oversized archives and non-archives are refused by name. */
+#include "base/io.h"
+#include "base/util.h"
+#include "base/zip.h"
+#include "testing.h"
+#include "zip_fixture.h"
+
+#include <check.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+static char *path_in(const char *name) { return nmt_path_join(nmt_test_tmpdir, name); }
+
+static void expect_file(const char *dir, const char *name, const char *want) {
+    char *path = nmt_path_join(dir, name), *data;
+    size_t size;
+    ck_assert_msg(nmt_read_file(path, &data, &size) == 0, "%s", nmt_error());
+    ck_assert_uint_eq(size, strlen(want));
+    ck_assert(memcmp(data, want, size) == 0);
+    free(data);
+    free(path);
+}
+
+/* Extracting entries into a fresh folder fails with an error naming the archive and `want`. */
+static void expect_refused(const entry *entries, int count, size_t max_bytes, const char *want) {
+    char *zip = path_in("bad.zip"), *out = path_in("bad");
+    write_archive(zip, entries, count);
+    ck_assert_int_eq(nmt_mkdirs(out), 0);
+    ck_assert_int_eq(nmt_zip_extract(zip, out, max_bytes), -1);
+    ck_assert_msg(strstr(nmt_error(), zip) && strstr(nmt_error(), want), "'%s' lacks '%s'", nmt_error(), want);
+    free(zip);
+    free(out);
+}
+
+START_TEST(stored_and_deflated_entries_come_out_whole) {
+    static char big[4000];
+    for (size_t i = 0; i + 1 < sizeof big; i++) big[i] = (char)('a' + i % 7);
+    const entry entries[] = {{"pkg/", "", 0, 0}, {"pkg/metadata.json", "{\"from_code\": \"ar\"}", 0, 0},
+                             {"pkg/model/model.bin", big, 8, 0}, {"top.txt", "", 8, 0}};
+    char *zip = path_in("a.argosmodel"), *out = path_in("out");
+    write_archive(zip, entries, 4);
+    ck_assert_int_eq(nmt_zip_is_archive(zip), 1);
+    ck_assert_int_eq(nmt_mkdirs(out), 0);
+    ck_assert_msg(nmt_zip_extract(zip, out, 1 << 20) == 0, "%s", nmt_error());
+    expect_file(out, "pkg/metadata.json", "{\"from_code\": \"ar\"}");
+    expect_file(out, "pkg/model/model.bin", big);
+    expect_file(out, "top.txt", "");
+    free(zip);
+    free(out);
+}
+END_TEST
+
+START_TEST(bad_archives_are_refused_by_name) {
+    const entry climb[] = {{"pkg/../../evil", "x", 0, 0}};
+    expect_refused(climb, 1, 1 << 20, "leaves the directory");
+    const entry absolute[] = {{"/etc/evil", "x", 0, 0}};
+    expect_refused(absolute, 1, 1 << 20, "leaves the directory");
+    const entry backslash[] = {{"..\\evil", "x", 0, 0}};
+    expect_refused(backslash, 1, 1 << 20, "leaves the directory");
+    const entry crc[] = {{"a.txt", "some text", 8, 1}};
+    expect_refused(crc, 1, 1 << 20, "a.txt: CRC mismatch");
+    const entry method[] = {{"a.txt", "some text", 12, 0}};
+    expect_refused(method, 1, 1 << 20, "a.txt uses compression method 12");
+    const entry big[] = {{"a.txt", "0123456789", 0, 0}, {"b.txt", "0123456789", 8, 0}};
+    expect_refused(big, 2, 15, "b.txt: the archive holds more than 15 bytes");
+    /* Not an archive: text, and an archive cut before its central directory. */
+    char *text = path_in("text.zip");
+    ck_assert_int_eq(nmt_atomic_write(text, "just some text, long enough to hold an end record", 49), 0);
+    ck_assert_int_eq(nmt_zip_is_archive(text), 0);
+    ck_assert_int_eq(nmt_zip_extract(text, nmt_test_tmpdir, 1 << 20), -1);
+    ck_assert_msg(strstr(nmt_error(), "not a zip archive (no end of central directory)"), "%s", nmt_error());
+    free(text);
+}
+END_TEST
+
+int main(void) {
+    Suite *s = suite_create("zip");
+    TCase *tc = tcase_create("zip");
+    tcase_add_checked_fixture(tc, nmt_test_tmpdir_make, nmt_test_tmpdir_remove);
+    tcase_add_test(tc, stored_and_deflated_entries_come_out_whole);
+    tcase_add_test(tc, bad_archives_are_refused_by_name);
+    suite_add_tcase(s, tc);
+    return nmt_test_run(s);
+}
