@@ -4,9 +4,9 @@
 # with the JSON answer. The pieces joined equal the final translatedText, the answer without streaming
 # and `nmt translate`; several sentences and a list of texts come in order, each text's pieces joined
 # being its translation (its line breaks and spaces included); a glossary streams too; HTML is refused.
-. "$NMT_SOURCE_DIR/tests/harness.sh"
+. "$NMT_SOURCE_DIR/tests/support/harness.sh"
 serve_test=e2e_serve_stream
-. "$NMT_SOURCE_DIR/tests/serve_harness.sh"
+. "$NMT_SOURCE_DIR/tests/support/serve_harness.sh"
 command -v python3 >/dev/null || { echo "SKIP $serve_test: python3 is not installed"; exit 0; }
 
 tr() { printf '%s\n' "$1" | "$NMT" translate -m $M --threads 1 -q "${@:2}"; }

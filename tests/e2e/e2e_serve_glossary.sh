@@ -3,9 +3,9 @@
 # object and as a form field, each answer equals `nmt translate --glossary FILE` on the same text and
 # holds the target terms; requests without a glossary sent at the same time are answered as before
 # (equal to `nmt translate`); bad glossaries are 400s naming the field and the entry.
-. "$NMT_SOURCE_DIR/tests/harness.sh"
+. "$NMT_SOURCE_DIR/tests/support/harness.sh"
 serve_test=e2e_serve_glossary
-. "$NMT_SOURCE_DIR/tests/serve_harness.sh"
+. "$NMT_SOURCE_DIR/tests/support/serve_harness.sh"
 
 printf 'cat\tbaum\nred house\tblau\n' >gloss.tsv
 texts=("the Cat sees a dog" "big red house")
