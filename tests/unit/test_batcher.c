@@ -151,7 +151,6 @@ START_TEST(test_round_robin) {
 }
 END_TEST
 
-/* A line the engine refuses (too long here) fails its own job only, with the job's line number. */
 /* A plain job, a glossary job and a streamed job queued together: the plain lines as the engine gives
  * them, the glossary's as nmt_engine_translate_with with it, the streamed pieces joined as the result. */
 START_TEST(test_controls) {
@@ -202,6 +201,7 @@ START_TEST(test_controls) {
 }
 END_TEST
 
+/* A line the engine refuses (too long here) fails its own job only, with the job's line number. */
 START_TEST(test_bad_line) {
     nmt_test_model_dir(nmt_test_tmpdir);
     nmt_engine *e = open_engine(8);
