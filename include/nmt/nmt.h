@@ -191,8 +191,9 @@ NMT_API int nmt_engine_open(nmt_engine **out, const char *model_dir, const nmt_e
 NMT_API void nmt_engine_close(nmt_engine *engine);
 /* The options in effect (threads and precision resolved). */
 NMT_API const nmt_engine_options *nmt_engine_get_options(const nmt_engine *engine);
-/* The model's language codes ("en", "de"), from the suffixes of the training corpus files named in
- * the directory's config.yaml; NULL when not recorded. */
+/* The model's language codes ("en", "de"): data.src_lang and data.tgt_lang of the directory's
+ * config.yaml, which default to the suffixes of the training corpus files where those are ISO 639-1
+ * codes (train.en, train.de); NULL when not recorded. */
 NMT_API const char *nmt_engine_source_language(const nmt_engine *engine);
 NMT_API const char *nmt_engine_target_language(const nmt_engine *engine);
 

@@ -20,6 +20,10 @@ struct nmt_serve_job {
     char **lines;            /* [count] copies */
     nmt_serve_text *out;     /* [count] results */
     int want_map;
+    char **glossary;         /* [2 * glossary_size] copies, or NULL: the job is decoded alone */
+    int glossary_size;
+    nmt_strbuf *streamed;    /* [count] each line's pieces decided so far, each ending in a NUL, or NULL */
+    char *streamed_final;    /* [count] 1: the line's text is complete */
     char *map;               /* SVG of line 0, or NULL */
     size_t bytes;            /* of the lines' text */
     int next;                /* the next line to put in a batch */
@@ -47,6 +51,9 @@ struct nmt_serve_batcher {
     nmt_serve_job **batch_job; /* [max_batch] */
     int *batch_line;           /* [max_batch] */
     const char **batch_text;   /* [max_batch] */
+    nmt_serve_job *alone;      /* the job of a batch of its own (a glossary, a stream), or NULL */
+    int call_first;            /* the batch slot of the engine call's line 0 (for the stream) */
+    int shared_last;           /* the last batch was shared: a job with a glossary goes next */
     long batches, lines, largest;
 };
 
@@ -66,6 +73,11 @@ static void job_free(nmt_serve_job *j) {
     free(j->lines);
     free(j->out);
     free(j->map);
+    for (int i = 0; i < 2 * j->glossary_size; i++) free(j->glossary[i]);
+    free(j->glossary);
+    for (int i = 0; j->streamed && i < j->count; i++) nmt_strbuf_free(&j->streamed[i]);
+    free(j->streamed);
+    free(j->streamed_final);
     pthread_cond_destroy(&j->cond);
     free(j);
 }
@@ -163,34 +175,91 @@ static void deliver(nmt_serve_batcher *b, int slot, const nmt_result *r, int i) 
     }
 }
 
-/* Takes up to max_batch lines round-robin from the waiting jobs (the lock held). */
+/* Puts line j->next of job j in batch slot n (the lock held). */
+static void take_line(nmt_serve_batcher *b, nmt_serve_job *j, int n, double now) {
+    if (j->next == 0) j->started = now;
+    b->batch_job[n] = j;
+    b->batch_line[n] = j->next;
+    b->batch_text[n] = j->lines[j->next];
+    b->queued_bytes -= strlen(j->lines[j->next]);
+    j->refs++;
+    if (++j->next == j->count) unlink_job(b, j);
+}
+
+/* A job decoded in batches of its own: a glossary and a stream apply to a whole engine call. */
+static int is_alone(const nmt_serve_job *j) { return j->glossary || j->streamed; }
+
+/* Takes up to max_batch lines (the lock held): round-robin from the waiting jobs decoded together,
+ * or, every other batch when both kinds wait, lines of the oldest job decoded alone. */
 static int take_batch(nmt_serve_batcher *b, double now) {
+    nmt_serve_job *alone = NULL;
+    int shared = 0;
+    for (nmt_serve_job *j = b->head; j && !(alone && shared); j = j->next_job)
+        if (!is_alone(j)) shared = 1;
+        else if (!alone) alone = j;
     int n = 0;
-    while (n < b->options.max_batch && b->head) {
-        for (nmt_serve_job *j = b->head, *next; j && n < b->options.max_batch; j = next) {
-            next = j->next_job;
-            if (j->next == 0) j->started = now;
-            b->batch_job[n] = j;
-            b->batch_line[n] = j->next;
-            b->batch_text[n] = j->lines[j->next];
-            b->queued_bytes -= strlen(j->lines[j->next]);
-            n++;
-            j->refs++;
-            if (++j->next == j->count) unlink_job(b, j);
+    b->alone = alone && (b->shared_last || !shared) ? alone : NULL;
+    b->shared_last = !b->alone;
+    if (b->alone)
+        while (n < b->options.max_batch && alone->next < alone->count) take_line(b, alone, n++, now);
+    else
+        for (int taken = 1; taken && n < b->options.max_batch;) {
+            taken = 0;
+            for (nmt_serve_job *j = b->head, *next; j && n < b->options.max_batch; j = next) {
+                next = j->next_job;
+                if (is_alone(j)) continue;
+                take_line(b, j, n++, now);
+                taken = 1;
+            }
         }
-    }
     b->queued -= n;
     return n;
+}
+
+/* The engine's stream callback: the text decided for a line of a streamed job, kept for its reader.
+ * A line already complete takes nothing more (its lines are retried alone after a failed call, and
+ * the same search decides the same text again). */
+static void stream_piece(void *user, int line, const char *text, int final) {
+    nmt_serve_batcher *b = user;
+    const int slot = b->call_first + line;
+    nmt_serve_job *j = b->batch_job[slot];
+    const int l = b->batch_line[slot];
+    pthread_mutex_lock(&b->lock);
+    if (!j->streamed_final[l]) {
+        if (nmt_strbuf_append(&j->streamed[l], text, strlen(text) + 1) < 0) fail_line(j, l);
+        j->streamed_final[l] = (char)final;
+        pthread_cond_broadcast(&j->cond);
+    }
+    pthread_mutex_unlock(&b->lock);
+}
+
+/* One engine call on n lines of the batch from `first`: with the glossary or the stream of a batch of
+ * its own. */
+static int translate(nmt_serve_batcher *b, int first, int n, nmt_result **out) {
+    if (!b->alone) return nmt_engine_translate(b->engine, n, &b->batch_text[first], out);
+    nmt_translate_options call = nmt_translate_options_default();
+    call.glossary = (const char *const *)b->alone->glossary;
+    call.glossary_size = b->alone->glossary_size;
+    if (b->alone->streamed) {
+        call.stream = stream_piece;
+        call.stream_user = b;
+        b->call_first = first;
+        pthread_mutex_lock(&b->lock); /* a line cut short by a failed call starts again */
+        for (int i = first; i < first + n; i++)
+            if (!b->alone->streamed_final[b->batch_line[i]]) b->alone->streamed[b->batch_line[i]].len = 0;
+        pthread_mutex_unlock(&b->lock);
+    }
+    return nmt_engine_translate_with(b->engine, n, &b->batch_text[first], &call, out);
 }
 
 /* Decodes the batch (lock not held), then delivers every line. */
 static void decode_batch(nmt_serve_batcher *b, int n) {
     nmt_result *r = NULL;
     nmt_result **alone = NULL;
-    if (nmt_engine_translate(b->engine, n, b->batch_text, &r) < 0) { /* find the lines at fault: each alone */
+    if (translate(b, 0, n, &r) < 0) { /* find the lines at fault: each alone */
         const int ok = (alone = nmt_calloc((size_t)n, sizeof *alone)) != NULL;
         for (int i = 0; i < n; i++)
-            if (!ok || nmt_engine_translate(b->engine, 1, &b->batch_text[i], &alone[i]) < 0) {
+            if (!ok || translate(b, i, 1, &alone[i]) < 0) {
                 pthread_mutex_lock(&b->lock);
                 fail_line(b->batch_job[i], b->batch_line[i]);
                 pthread_mutex_unlock(&b->lock);
@@ -301,6 +370,27 @@ void nmt_serve_batcher_free(nmt_serve_batcher *b) {
 
 int nmt_serve_batcher_submit(nmt_serve_batcher *b, int count, const char *const *lines, int want_map,
                              nmt_serve_job **out) {
+    return nmt_serve_batcher_submit_with(b, count, lines, want_map, NULL, out);
+}
+
+/* Copies the glossary's terms into the job and makes room for its stream. */
+static int set_controls(nmt_serve_job *j, const nmt_serve_controls *controls) {
+    if (!controls) return 0;
+    if (controls->stream && (!(j->streamed = nmt_calloc(j->count ? (size_t)j->count : 1, sizeof *j->streamed)) ||
+                             !(j->streamed_final = nmt_calloc(j->count ? (size_t)j->count : 1, 1))))
+        return -1;
+    const char *const *terms = controls->glossary;
+    const int size = controls->glossary_size;
+    if (size <= 0) return 0;
+    if (!(j->glossary = nmt_calloc(2 * (size_t)size, sizeof *j->glossary))) return -1;
+    j->glossary_size = size;
+    for (int i = 0; i < 2 * size; i++)
+        if (!(j->glossary[i] = nmt_strdup(terms[i]))) return -1;
+    return 0;
+}
+
+int nmt_serve_batcher_submit_with(nmt_serve_batcher *b, int count, const char *const *lines, int want_map,
+                                  const nmt_serve_controls *controls, nmt_serve_job **out) {
     *out = NULL;
     if (count < 0) return nmt_error_set("negative line count %d", count);
     nmt_serve_job *j = nmt_calloc(1, sizeof *j);
@@ -333,6 +423,10 @@ int nmt_serve_batcher_submit(nmt_serve_batcher *b, int count, const char *const 
             job_free(j);
             return -1;
         }
+    if (set_controls(j, controls) < 0) {
+        job_free(j);
+        return -1;
+    }
     pthread_mutex_lock(&b->lock);
     const int no_lines = max_lines > 0 && b->queued + count > max_lines;
     if (b->stopping || no_lines || (max_bytes > 0 && b->queued_bytes + j->bytes > max_bytes)) {
@@ -379,6 +473,40 @@ int nmt_serve_job_wait(nmt_serve_job *j, double deadline) {
         }
     }
     if (rc == 0 && j->failed) rc = nmt_error_set("%s", j->error);
+    pthread_mutex_unlock(&b->lock);
+    return rc;
+}
+
+int nmt_serve_job_stream_next(nmt_serve_job *j, int line, size_t *have, double deadline, nmt_strbuf *out) {
+    nmt_serve_batcher *b = j->b;
+    const nmt_strbuf *pieces = &j->streamed[line];
+    int rc;
+    pthread_mutex_lock(&b->lock);
+    for (;;) {
+        if (j->failed) {
+            rc = nmt_error_set("%s", j->error);
+            break;
+        }
+        if (pieces->len > *have) {
+            const char *piece = pieces->data + *have;
+            const size_t n = strlen(piece);
+            *have += n + 1;
+            rc = nmt_strbuf_append(out, piece, n) < 0 ? -1 : j->streamed_final[line] && *have == pieces->len;
+            break;
+        }
+        if (j->streamed_final[line]) {
+            rc = 1;
+            break;
+        }
+        const double left = deadline - nmt_now();
+        if (left <= 0) {
+            rc = 2;
+            break;
+        }
+        struct timespec ts;
+        deadline_to_timespec(left, &ts);
+        pthread_cond_timedwait(&j->cond, &b->lock, &ts);
+    }
     pthread_mutex_unlock(&b->lock);
     return rc;
 }

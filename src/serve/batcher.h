@@ -4,7 +4,9 @@
  * batch starts when max_batch lines wait, or when wait_ms have passed since the oldest waiting line
  * arrived. Lines are taken round-robin over the waiting jobs (one line of each job in turn, oldest job
  * first), so a long document shares every batch with the short requests that arrive behind it
- * instead of blocking them. A batch is one nmt_engine_translate call; since a line's translation does
+ * instead of blocking them. A job with a glossary or a stream is kept out of the others' batches (both
+ * apply to a whole engine call): its lines make batches of their own, every other batch while jobs
+ * without one wait. A batch is one nmt_engine_translate call; since a line's translation does
  * not depend on its batch, every line gets what `nmt translate` gives it alone. When a batch fails
  * (a line the engine refuses), its lines are translated one by one, so only the job with the bad line
  * fails.
@@ -21,6 +23,7 @@
 #define NMT_SERVE_BATCHER_H
 
 #include "nmt/nmt.h"
+#include "base/strbuf.h"
 #include "serve/request.h"
 
 typedef struct nmt_serve_batcher nmt_serve_batcher;
@@ -44,11 +47,29 @@ enum { NMT_SERVE_QUEUE_FULL = -2, NMT_SERVE_JOB_TOO_LARGE = -3 };
  * when the job alone is more than the queue may ever hold, -1 on other errors. */
 int nmt_serve_batcher_submit(nmt_serve_batcher *b, int count, const char *const *lines, int want_map,
                              nmt_serve_job **job);
+/* What makes a job's lines decoded in batches of their own, through nmt_engine_translate_with, taking
+ * turns with the shared batches of the other jobs. */
+typedef struct nmt_serve_controls {
+    const char *const *glossary; /* [2 * glossary_size]: source and target terms (copied), or NULL */
+    int glossary_size;
+    int stream;                  /* 1: keep each line's text as decided (nmt_serve_job_stream_next) */
+} nmt_serve_controls;
+
+/* nmt_serve_batcher_submit with controls (NULL: none, nmt_serve_batcher_submit). */
+int nmt_serve_batcher_submit_with(nmt_serve_batcher *b, int count, const char *const *lines, int want_map,
+                                  const nmt_serve_controls *controls, nmt_serve_job **job);
 
 /* Waits until every line of the job is translated or `deadline` (nmt_now() seconds; 0 = none) passes.
  * Returns 0 when done, 1 when the deadline passed first (the job goes on: wait again, or cancel it),
  * -1 when a line could not be translated (error set: "line N: ..."). */
 int nmt_serve_job_wait(nmt_serve_job *job, double deadline);
+/* A streamed job's line `line`: waits until a piece of its text after the first `*have` bytes is
+ * decided (the engine's stream callback's text), or the line is complete, or the job failed, or
+ * `deadline` (nmt_now() seconds) passes; appends that one piece to out and moves *have past it.
+ * Returns 1 when the line is complete and every piece taken, 0 when a piece was taken and more are to
+ * come, 2 when the deadline passed with nothing new, -1 when the job failed (error set) or memory ran
+ * out. */
+int nmt_serve_job_stream_next(nmt_serve_job *job, int line, size_t *have, double deadline, nmt_strbuf *out);
 /* Gives the job up: its lines still waiting leave the queue, those in a batch are not copied out.
  * Afterwards the job may only be released. */
 void nmt_serve_job_cancel(nmt_serve_job *job);

@@ -1,9 +1,12 @@
 /* metrics: counters and a latency histogram for GET /metrics (Prometheus text format 0.0.4). */
 #include "serve/metrics.h"
 
+#include "base/json.h"
 #include "base/util.h"
 
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static const char *const endpoints[NMT_METRICS_ENDPOINTS] = {
     "/translate", "/languages", "/translator/translate", "/v1/translate", "/health", "/metrics", "/frontend/settings",
@@ -99,4 +102,29 @@ void nmt_serve_metrics_write_models(FILE *out, int n, const char *const *pairs, 
     fputs("# HELP nmt_model_batch_lines_total Lines decoded by the model of a language pair.\n"
           "# TYPE nmt_model_batch_lines_total counter\n", out);
     for (int m = 0; m < n; m++) fprintf(out, "nmt_model_batch_lines_total{pair=\"%s\"} %ld\n", pairs[m], lines[m]);
+}
+
+void nmt_serve_metrics_log(FILE *log, pthread_mutex_t *lock, const char *method, const char *url, int status, long lines,
+                           long characters, double queue_ms, double decode_ms, double seconds) {
+    char stamp[32];
+    const time_t now = time(NULL);
+    struct tm tm;
+    gmtime_r(&now, &tm);
+    strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    char *text;
+    size_t len;
+    FILE *out = open_memstream(&text, &len);
+    if (!out) return;
+    fprintf(out, "{\"time\":\"%s\",\"method\":", stamp);
+    nmt_json_write_string(out, method);
+    fputs(",\"path\":", out);
+    nmt_json_write_string(out, url);
+    fprintf(out, ",\"status\":%d,\"lines\":%ld,\"characters\":%ld,\"queue_ms\":%.3f,\"decode_ms\":%.3f,\"ms\":%.3f}\n",
+            status, lines, characters, queue_ms, decode_ms, 1000 * seconds);
+    if (fclose(out) != 0) return;
+    pthread_mutex_lock(lock);
+    fwrite(text, 1, len, log);
+    fflush(log);
+    pthread_mutex_unlock(lock);
+    free(text);
 }

@@ -37,5 +37,9 @@ void nmt_serve_metrics_write(nmt_serve_metrics *m, FILE *out, long queued, size_
                              long batch_lines, long connections_cut);
 /* Each model's queue and lines decoded, labelled with its pair ("en-de"): pairs[0..n), queued[n], lines[n]. */
 void nmt_serve_metrics_write_models(FILE *out, int n, const char *const *pairs, const long *queued, const long *lines);
+/* Writes a request's JSON access-log line to `log` under `lock` (time, method, path, status, lines,
+ * characters, queue_ms, decode_ms, ms). */
+void nmt_serve_metrics_log(FILE *log, pthread_mutex_t *lock, const char *method, const char *url, int status, long lines,
+                           long characters, double queue_ms, double decode_ms, double seconds);
 
 #endif

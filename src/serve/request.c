@@ -19,6 +19,7 @@ void nmt_serve_request_free(nmt_serve_request *r) {
     free(r->format);
     free(r->api_key);
     free(r->filename);
+    nmt_serve_glossary_free(&r->glossary);
     memset(r, 0, sizeof *r);
 }
 
@@ -36,13 +37,6 @@ static int add_text(nmt_serve_request *r, char *text) {
     r->q = q;
     r->q[r->count++] = text;
     return 0;
-}
-
-/* A glossary is refused rather than ignored: a translation that leaves out the terms asked for
- * would look right. The server's batches go through the engine's nmt_engine_translate, which takes no
- * glossary (`nmt translate --glossary` does). */
-static int glossary_refused(void) {
-    return nmt_error_set("glossary: not supported by nmt serve yet (nmt translate --glossary FILE applies one)");
 }
 
 /* A JSON string into a field that must not be set yet. */
@@ -111,7 +105,8 @@ static int json_object(nmt_json *j, nmt_serve_request *r) {
                 else if (r->api != NMT_SERVE_DETECT && strcmp(key, "target") == 0)
                     rc = json_string_field(j, key, &r->target);
                 else if (r->api == NMT_SERVE_LIBRE && strcmp(key, "format") == 0) rc = json_string_field(j, key, &r->format);
-                else if (r->api == NMT_SERVE_LIBRE && strcmp(key, "glossary") == 0) rc = glossary_refused();
+                else if (r->api == NMT_SERVE_LIBRE && strcmp(key, "glossary") == 0)
+                    rc = nmt_serve_glossary_json(j, &r->glossary);
                 else if (r->api == NMT_SERVE_LIBRE && strcmp(key, "alternatives") == 0)
                     rc = json_count_field(j, key, NMT_SERVE_MAX_ALTERNATIVES, &r->alternatives, &seen_alt);
                 else if (r->api == NMT_SERVE_NATIVE && strcmp(key, "n_best") == 0)
@@ -256,7 +251,11 @@ static int form_field(nmt_serve_request *r, const char *key, char *value, const 
     if (strcmp(key, "target") == 0) return form_string(key, value, &r->target);
     if (strcmp(key, "api_key") == 0) return form_string(key, value, &r->api_key);
     if (!file && strcmp(key, "format") == 0) return form_string(key, value, &r->format);
-    if (strcmp(key, "glossary") == 0) return free(value), glossary_refused();
+    if (strcmp(key, "glossary") == 0) {
+        const int rc = nmt_serve_glossary_text(value, strlen(value), &r->glossary);
+        free(value);
+        return rc;
+    }
     if (!file && strcmp(key, "alternatives") == 0)
         return (*seen_alt)++ ? (free(value), nmt_error_set("alternatives: given twice"))
                              : form_count(key, value, NMT_SERVE_MAX_ALTERNATIVES, &r->alternatives);

@@ -7,7 +7,7 @@
  *
  * Four request shapes, each accepted as their reference servers accept them:
  *   LibreTranslate  POST /translate, JSON {"q": string | [string], "source", "target", "format",
- *                   "alternatives", "api_key"} or the same fields as a form
+ *                   "alternatives", "api_key", "glossary" (glossary.h)} or the same fields as a form
  *                   (application/x-www-form-urlencoded, as libretranslatepy may send them, or
  *                   multipart/form-data, as LibreTranslate's web page posts them; q a single string);
  *   LibreTranslate  POST /translate_file, multipart/form-data with "file" (a part with a filename),
@@ -27,6 +27,8 @@
  */
 #ifndef NMT_SERVE_REQUEST_H
 #define NMT_SERVE_REQUEST_H
+
+#include "serve/glossary.h"
 
 #include <stddef.h>
 #include <stdio.h>
@@ -54,6 +56,7 @@ typedef struct nmt_serve_request {
     long n_best;       /* native: hypotheses wanted per text (1) */
     int alignment;     /* native: alignment pairs wanted (0) */
     int alignment_map; /* native: the SVG heat map of the first sentence wanted (0) */
+    nmt_serve_glossary glossary; /* LibreTranslate /translate: glossary.h (none: size 0) */
 } nmt_serve_request;
 
 enum { NMT_SERVE_MAX_TEXTS = 10000, /* texts in one request */

@@ -143,3 +143,24 @@ int nmt_serve_route_request(const nmt_serve_pair *pairs, int n, const nmt_serve_
                              " (no one model has it)");
     return 0;
 }
+
+/* A {"code", "name"} object of a language. */
+static void language_object(FILE *out, const char *code) {
+    fputs("{\"code\":", out);
+    nmt_json_write_string(out, code);
+    fputs(",\"name\":", out);
+    nmt_json_write_string(out, nmt_langcode_name(code));
+    fputc('}', out);
+}
+
+void nmt_serve_route_settings(FILE *out, const nmt_serve_pair *pairs, long char_limit, int keys) {
+    fprintf(out,
+            "{\"charLimit\":%ld,\"frontendTimeout\":500,\"apiKeys\":%s,\"keyRequired\":%s,\"suggestions\":false,"
+            "\"filesTranslation\":true,\"supportedFilesFormat\":[\".txt\",\".html\"]",
+            char_limit > 0 ? char_limit : -1L, keys ? "true" : "false", keys ? "true" : "false");
+    fputs(",\"language\":{\"source\":", out);
+    language_object(out, pairs[0].source);
+    fputs(",\"target\":", out);
+    language_object(out, pairs[0].target);
+    fputs("}}", out);
+}

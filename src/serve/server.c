@@ -13,6 +13,7 @@
 #include "serve/request.h"
 #include "serve/routes.h"
 #include "serve/segment.h"
+#include "serve/sse.h"
 #include "serve/watchdog.h"
 #include "text/langcode.h"
 
@@ -25,7 +26,6 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/socket.h>
-#include <time.h>
 #include <unistd.h>
 
 struct nmt_serve {
@@ -77,6 +77,8 @@ typedef struct answer {
     int close;             /* close the connection after the answer */
     int abandoned;         /* the client went away: no answer, the connection is closed */
     char attachment[128];  /* a file to download: its name ("" = not a download) */
+    int streamed;          /* the answer is the events of `events` (serve/sse.h), not body */
+    nmt_serve_sse_source events;
 } answer;
 
 static void set_body(answer *a, int status, const char *type, char *body, size_t len) {
@@ -146,11 +148,13 @@ typedef struct request_headers {
     const char *content_type;
     const char *api_key; /* X-API-Key, or Authorization's Bearer token, or NULL */
     const char *host;
+    const char *accept;
 } request_headers;
 
 static void read_headers(struct MHD_Connection *conn, request_headers *h) {
     h->content_type = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Type");
     h->host = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Host");
+    h->accept = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Accept");
     h->api_key = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "X-API-Key");
     const char *auth = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Authorization");
     if (!h->api_key && auth && strncasecmp(auth, "Bearer ", 7) == 0) h->api_key = auth + 7;
@@ -262,10 +266,12 @@ static void store_file(nmt_serve *s, const nmt_serve_request *r, const nmt_serve
 }
 
 /* One step of a translation: texts[0..n) cut into segments (by the rules of `language`), queued on
- * model m's batcher, waited for and joined into *out (n texts, free with texts_free); *job is kept
- * for its map (release it). Returns 0, or -1 with the answer set. */
+ * model m's batcher (with the glossary g, or NULL), waited for and joined into *out (n texts, free
+ * with texts_free); *job is kept for its map (release it). With `stream` the job is streamed and not
+ * waited for: the segments move to *stream. Returns 0, or -1 with the answer set. */
 static int run_model(nmt_serve *s, int m, const connection *c, const char *const *texts, int n, int html,
-                     const char *language, int want_map, answer *a, nmt_serve_job **job, nmt_serve_text **out) {
+                     const char *language, int want_map, const nmt_serve_glossary *g, nmt_serve_segments *stream,
+                     answer *a, nmt_serve_job **job, nmt_serve_text **out) {
     nmt_serve_segments sp = {0};
     int rc = -1;
     *job = NULL;
@@ -275,7 +281,8 @@ static int run_model(nmt_serve *s, int m, const connection *c, const char *const
         goto done;
     }
     a->lines += sp.count;
-    const int submitted = nmt_serve_batcher_submit(s->batchers[m], sp.count, sp.segments, want_map, job);
+    const nmt_serve_controls controls = {g ? (const char *const *)g->terms : NULL, g ? g->size : 0, stream != NULL};
+    const int submitted = nmt_serve_batcher_submit_with(s->batchers[m], sp.count, sp.segments, want_map, &controls, job);
     if (submitted == NMT_SERVE_JOB_TOO_LARGE) {
         set_error(a, 413, nmt_error());
         goto done;
@@ -285,6 +292,10 @@ static int run_model(nmt_serve *s, int m, const connection *c, const char *const
         a->retry_after = 1;
         if (submitted != NMT_SERVE_QUEUE_FULL && strstr(nmt_error(), "out of memory")) a->status = 500;
         goto done;
+    }
+    if (stream) {
+        *stream = sp;
+        return 0;
     }
     const int waited = wait_job(s, c, *job, a);
     if (waited == 1) goto done;
@@ -322,9 +333,20 @@ static void translate(nmt_serve *s, nmt_serve_api api, const request_headers *h,
         refuse(a);
         goto done;
     }
+    if (r.glossary.size > 0 && route.second >= 0) { /* its source terms are not in the English step's source */
+        refuse((nmt_error_set("glossary: not through English (%s-en-%s): a glossary needs a model of the pair",
+                              s->pairs[route.first].source, s->pairs[route.second].target), a));
+        goto done;
+    }
     const int html = r.format && strcmp(r.format, "html") == 0;
+    nmt_serve_segments *stream = api == NMT_SERVE_LIBRE && h->accept && strstr(h->accept, "text/event-stream")
+                                     ? &a->events.segments : NULL;
+    if (stream && html) {
+        set_error(a, 400, "format html is not streamed (Accept: text/event-stream): ask without it");
+        goto done;
+    }
     if (run_model(s, route.first, c, (const char *const *)r.q, r.count, html, s->pairs[route.first].source,
-                  r.alignment_map && route.second < 0, a, &job, &texts) < 0)
+                  r.alignment_map && route.second < 0, &r.glossary, route.second < 0 ? stream : NULL, a, &job, &texts) < 0)
         goto done;
     if (route.second >= 0) {
         const char **middle = nmt_calloc(r.count ? (size_t)r.count : 1, sizeof *middle);
@@ -335,7 +357,7 @@ static void translate(nmt_serve *s, nmt_serve_api api, const request_headers *h,
         for (int i = 0; i < r.count; i++) middle[i] = texts[i].hyps[0].text;
         nmt_serve_text *final;
         nmt_serve_job *second;
-        const int rc = run_model(s, route.second, c, middle, r.count, html, NMT_SERVE_PIVOT, 0, a, &second, &final);
+        const int rc = run_model(s, route.second, c, middle, r.count, html, NMT_SERVE_PIVOT, 0, NULL, stream, a, &second, &final);
         free(middle);
         texts_free(texts, r.count);
         nmt_serve_job_release(job);
@@ -348,6 +370,20 @@ static void translate(nmt_serve *s, nmt_serve_api api, const request_headers *h,
         goto done;
     }
     const nmt_serve_detected detected = {.language = guess.language, .confidence = guess.confidence};
+    if (stream) { /* the events take the job and the request */
+        nmt_serve_sse_source *e = &a->events;
+        e->job = job;
+        e->request = r;
+        if (auto_source) snprintf(e->language, sizeof e->language, "%s", guess.language);
+        e->confidence = guess.confidence;
+        e->deadline = s->options.timeout_s > 0 ? c->start + s->options.timeout_s : 0;
+        e->abandon = &s->abandon;
+        a->streamed = 1;
+        a->status = 200;
+        job = NULL;
+        memset(&r, 0, sizeof r);
+        goto done;
+    }
     char *text;
     size_t len;
     FILE *out = begin_json(&text, &len);
@@ -396,35 +432,12 @@ static void languages(nmt_serve *s, answer *a) {
     end_json(a, out, &text, &len);
 }
 
-/* A {"code", "name"} object of a language. */
-static void language_object(FILE *out, const char *code) {
-    fputs("{\"code\":", out);
-    nmt_json_write_string(out, code);
-    fputs(",\"name\":", out);
-    nmt_json_write_string(out, nmt_langcode_name(code));
-    fputc('}', out);
-}
-
-/* LibreTranslate's settings for its web frontend and clients: the limits and keys of this server,
- * no suggestions, file translation of .txt and .html files, the first model's language pair, and
- * frontendTimeout, the pause after typing before a frontend asks, at LibreTranslate's 500 ms. */
+/* LibreTranslate's settings for its web frontend and clients (routes.h). */
 static void frontend_settings(nmt_serve *s, answer *a) {
     char *text;
     size_t len;
     FILE *out = begin_json(&text, &len);
-    if (out) {
-        fprintf(out,
-                "{\"charLimit\":%ld,\"frontendTimeout\":500,\"apiKeys\":%s,\"keyRequired\":%s,\"suggestions\":false,"
-                "\"filesTranslation\":true,\"supportedFilesFormat\":[\".txt\",\".html\"]",
-                s->options.char_limit > 0 ? s->options.char_limit : -1L, s->keys.count ? "true" : "false",
-                s->keys.count ? "true" : "false");
-        fputs(",\"language\":{\"source\":", out);
-        language_object(out, s->pairs[0].source);
-        fputs(",\"target\":", out);
-        language_object(out, s->pairs[0].target);
-        fputc('}', out);
-        fputc('}', out);
-    }
+    if (out) nmt_serve_route_settings(out, s->pairs, s->options.char_limit, s->keys.count > 0);
     end_json(a, out, &text, &len);
 }
 
@@ -518,39 +531,15 @@ static void route(nmt_serve *s, const char *method, const char *url, const reque
     }
 }
 
-/* One JSON line per request on the log. */
-static void access_log(nmt_serve *s, const char *method, const char *url, const answer *a, double seconds) {
-    if (!s->options.log) return;
-    char stamp[32];
-    const time_t now = time(NULL);
-    struct tm tm;
-    gmtime_r(&now, &tm);
-    strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%SZ", &tm);
-    char *text;
-    size_t len;
-    FILE *out = open_memstream(&text, &len);
-    if (!out) return;
-    fprintf(out, "{\"time\":\"%s\",\"method\":", stamp);
-    nmt_json_write_string(out, method);
-    fputs(",\"path\":", out);
-    nmt_json_write_string(out, url);
-    fprintf(out, ",\"status\":%d,\"lines\":%ld,\"characters\":%ld,\"queue_ms\":%.3f,\"decode_ms\":%.3f,\"ms\":%.3f}\n",
-            a->status, a->lines, a->characters, a->queue_ms, a->decode_ms, 1000 * seconds);
-    if (fclose(out) != 0) return;
-    pthread_mutex_lock(&s->log_lock);
-    fwrite(text, 1, len, s->options.log);
-    fflush(s->options.log);
-    pthread_mutex_unlock(&s->log_lock);
-    free(text);
-}
-
-static enum MHD_Result send_answer(struct MHD_Connection *conn, const answer *a) {
+static enum MHD_Result send_answer(struct MHD_Connection *conn, answer *a) {
     static const char oom[] = "{\"error\":\"out of memory\"}";
     struct MHD_Response *response =
-        a->body ? MHD_create_response_from_buffer(a->len, a->body, MHD_RESPMEM_MUST_COPY)
-                : MHD_create_response_from_buffer(sizeof oom - 1, (void *)oom, MHD_RESPMEM_PERSISTENT);
+        a->streamed ? nmt_serve_sse_response(&a->events)
+        : a->body   ? MHD_create_response_from_buffer(a->len, a->body, MHD_RESPMEM_MUST_COPY)
+                    : MHD_create_response_from_buffer(sizeof oom - 1, (void *)oom, MHD_RESPMEM_PERSISTENT);
     if (!response) return MHD_NO;
-    MHD_add_response_header(response, "Content-Type", a->body ? a->type : "application/json");
+    MHD_add_response_header(response, "Content-Type", a->streamed ? "text/event-stream" : a->body ? a->type : "application/json");
+    if (a->streamed) MHD_add_response_header(response, "Cache-Control", "no-cache");
     MHD_add_response_header(response, "Access-Control-Allow-Origin", "*");
     if (a->status == 204) {
         MHD_add_response_header(response, "Access-Control-Allow-Methods", "GET, POST, OPTIONS");
@@ -567,7 +556,7 @@ static enum MHD_Result send_answer(struct MHD_Connection *conn, const answer *a)
         snprintf(value, sizeof value, "%d", a->retry_after);
         MHD_add_response_header(response, "Retry-After", value);
     }
-    const enum MHD_Result rc = MHD_queue_response(conn, (unsigned)(a->body ? a->status : 500), response);
+    const enum MHD_Result rc = MHD_queue_response(conn, (unsigned)(a->body || a->streamed ? a->status : 500), response);
     MHD_destroy_response(response);
     return rc;
 }
@@ -576,10 +565,13 @@ static enum MHD_Result send_answer(struct MHD_Connection *conn, const answer *a)
 static enum MHD_Result finish(nmt_serve *s, struct MHD_Connection *conn, const char *method, const char *url,
                               const connection *c, answer *a) {
     const double seconds = nmt_now() - c->start;
-    nmt_serve_metrics_request(&s->metrics, url, a->body ? a->status : 500, a->translation, a->status == 200 ? a->lines : 0,
+    nmt_serve_metrics_request(&s->metrics, url, a->body || a->streamed ? a->status : 500, a->translation, a->status == 200 ? a->lines : 0,
                               a->status == 200 ? a->characters : 0, seconds);
-    access_log(s, method, url, a, seconds);
+    if (s->options.log)
+        nmt_serve_metrics_log(s->options.log, &s->log_lock, method, url, a->status, a->lines, a->characters,
+                              a->queue_ms, a->decode_ms, seconds);
     const enum MHD_Result rc = a->abandoned ? MHD_NO : send_answer(conn, a);
+    nmt_serve_sse_source_free(&a->events); /* what no stream took */
     free(a->body);
     return rc;
 }

@@ -39,12 +39,22 @@ expect "fr-en" 200 "{\"translatedText\":[\"$(tr fr2en "${fr[0]}")\",\"$(tr fr2en
 pivot="$(tr fr2en "${fr[1]}" | "$NMT" translate -m model --threads 1 -q)"
 post /translate "{\"q\": \"${fr[1]}\", \"source\": \"fr\", \"target\": \"de\", \"alternatives\": 1}"
 expect "fr-de through en" 200 "{\"translatedText\":\"$pivot\",\"alternatives\":["
+# Streamed through English: the second step's events, then the answer as without streaming.
+curl -s -N -m 20 -o events.txt "$url/translate" -H 'Accept: text/event-stream' -H 'Content-Type: application/json' \
+  --data-binary "{\"q\": \"${fr[1]}\", \"source\": \"fr\", \"target\": \"de\"}"
+joined="$(sed -n 's/^data: {"index":0,"text":"\(.*\)"}$/\1/p' events.txt | awk '{ printf "%s", $0 }')"
+[ "$joined" = "$pivot" ] && grep -qxF "data: {\"translatedText\":\"$pivot\"}" events.txt ||
+  say_fail "fr-de streamed: $(cat events.txt)"
 post /translate "{\"q\": \"<p>${fr[1]}</p>\", \"source\": \"fr\", \"target\": \"de\", \"format\": \"html\"}"
 expect "fr-de html" 200 "{\"translatedText\":\"<p>$pivot</p>\"}"
 printf '%s\n' "${fr[1]}" >doc.txt
 code="$(curl -s -o resp -w '%{http_code}' "$url/translate_file" -F file=@doc.txt -F source=fr -F target=de)"
 file_url="$(sed -n 's/.*"translatedFileUrl":"\([^"]*\)".*/\1/p' resp)"
 [ "$code" = 200 ] && [ "$(curl -s "$file_url")" = "$pivot" ] || say_fail "fr-de file: $code $(cat resp)"
+
+# A glossary's source terms are the request's language, not the English of a second step's source.
+post /translate "{\"q\": \"${fr[1]}\", \"source\": \"fr\", \"target\": \"de\", \"glossary\": [[\"der\", \"blau\"]]}"
+expect "fr-de glossary" 400 '{"error":"glossary: not through English (fr-en-de): a glossary needs a model of the pair"}'
 
 # Pairs the server cannot do, in LibreTranslate's words, naming what it has.
 post /translate '{"q": "a", "source": "de", "target": "fr"}'

@@ -1,6 +1,7 @@
 // browser_page.js: drives headless Chromium through the DevTools protocol (over --remote-debugging-pipe,
 // no network port) on nmt serve's page: types a sentence into #source, clicks #translate like a user,
-// waits for #result, checks that #map holds the heat map SVG, saves a screenshot, prints the translation.
+// waits for #result to be done (streamed in one piece or more), checks that #map holds the heat map SVG,
+// saves a screenshot, prints the translation.
 // With PAIR (a value of the page's #pair list, '["fr","de"]'), chooses that pair first, as a user would,
 // and does not ask for the map (a pair translated through English has none).
 //   node browser_page.js CHROMIUM URL SENTENCE SCREENSHOT.png PROFILE_DIR [PAIR]
@@ -73,13 +74,22 @@ async function main() {
                              " return {x: r.x + r.width / 2, y: r.y + r.height / 2}; })()");
   for (const type of ['mousePressed', 'mouseReleased'])
     await s('Input.dispatchMouseEvent', { type, x: box.x, y: box.y, button: 'left', clickCount: 1 });
-  let result = '';
-  for (let i = 0; i < 200 && !result; i++) {
+  let state = '';
+  for (let i = 0; i < 200 && state !== 'done'; i++) {
     await sleep(100);
-    result = await evaluate("document.getElementById('result').textContent");
+    state = await evaluate("document.getElementById('result').dataset.state || ''");
   }
-  if (!result) throw new Error('no translation appeared; status: ' + await evaluate("document.getElementById('status').textContent"));
-  const map = await evaluate("document.querySelectorAll('#map svg rect').length");
+  const result = await evaluate("document.getElementById('result').textContent");
+  if (state !== 'done' || !result)
+    throw new Error('no translation appeared; status: ' + await evaluate("document.getElementById('status').textContent"));
+  // The words came as the server's events (one piece or more), then the whole answer.
+  if (!(await evaluate("Number(document.getElementById('result').dataset.pieces)") >= 1))
+    throw new Error('the translation did not come as a stream');
+  let map = 0;
+  for (let i = 0; i < 100 && !pair && !(map > 0); i++) {
+    await sleep(100);
+    map = await evaluate("document.querySelectorAll('#map svg rect').length");
+  }
   if (!pair && !(map > 0)) throw new Error('the heat map is missing');
   const shot = await s('Page.captureScreenshot', { format: 'png' });
   fs.writeFileSync(screenshot, Buffer.from(shot.data, 'base64'));

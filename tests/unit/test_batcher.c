@@ -1,7 +1,8 @@
 /* Tests of the server's batcher (src/serve/batcher.c): lines of concurrent jobs decoded together get
  * what the engine gives each line alone, batches really are shared, a long job does not hold a short
- * one behind it, a bad line fails only its own job, a cancelled job's lines leave the queue at once, and
- * a full queue (in lines or in bytes of text) refuses. */
+ * one behind it, a bad line fails only its own job, a cancelled job's lines leave the queue at once, a
+ * full queue (in lines or in bytes of text) refuses, and jobs with a glossary or a stream, decoded in
+ * batches of their own, get what nmt_engine_translate_with gives them while the others' stay as alone. */
 #include "serve/batcher.h"
 
 #include "compute/packed.h"
@@ -150,6 +151,56 @@ START_TEST(test_round_robin) {
 }
 END_TEST
 
+/* A plain job, a glossary job and a streamed job queued together: the plain lines as the engine gives
+ * them, the glossary's as nmt_engine_translate_with with it, the streamed pieces joined as the result. */
+START_TEST(test_controls) {
+    nmt_test_model_dir(nmt_test_tmpdir);
+    nmt_engine *e = open_engine(0);
+    nmt_serve_batcher *b;
+    const nmt_serve_batcher_options o = {.max_batch = 2, .wait_ms = 30};
+    ck_assert_int_eq(nmt_serve_batcher_create(&b, e, &o), 0);
+    const char *lines[] = {"the cat sees a dog", "big red house", "the tree runs"};
+    const char *terms[] = {"cat", "baum"};
+    const nmt_serve_controls glossary = {terms, 1, 0}, stream = {NULL, 0, 1};
+    nmt_serve_job *plain, *glossed, *streamed;
+    ck_assert_int_eq(nmt_serve_batcher_submit(b, 3, lines, 0, &plain), 0);
+    ck_assert_int_eq(nmt_serve_batcher_submit_with(b, 3, lines, 0, &glossary, &glossed), 0);
+    ck_assert_int_eq(nmt_serve_batcher_submit_with(b, 3, lines, 0, &stream, &streamed), 0);
+    for (int i = 0; i < 3; i++) { /* each line's pieces, in order, until complete */
+        nmt_strbuf joined = {0};
+        size_t have = 0;
+        int rc;
+        while ((rc = nmt_serve_job_stream_next(streamed, i, &have, nmt_now() + 10, &joined)) == 0) continue;
+        ck_assert_int_eq(rc, 1);
+        ck_assert_int_eq(nmt_serve_job_wait(streamed, 0), 0);
+        ck_assert_str_eq(joined.data ? joined.data : "", nmt_serve_job_lines(streamed)[i].hyps[0].text);
+        nmt_strbuf_free(&joined);
+    }
+    ck_assert_int_eq(nmt_serve_job_wait(plain, 0), 0);
+    ck_assert_int_eq(nmt_serve_job_wait(glossed, 0), 0);
+    nmt_result *alone, *with;
+    nmt_translate_options call = nmt_translate_options_default();
+    call.glossary = terms;
+    call.glossary_size = 1;
+    ck_assert_int_eq(nmt_engine_translate(e, 3, lines, &alone), 0);
+    ck_assert_int_eq(nmt_engine_translate_with(e, 3, lines, &call, &with), 0);
+    ck_assert_ptr_nonnull(strstr(nmt_result_text(with, 0), "baum"));
+    for (int i = 0; i < 3; i++) {
+        ck_assert_str_eq(nmt_serve_job_lines(plain)[i].hyps[0].text, nmt_result_text(alone, i));
+        ck_assert(nmt_serve_job_lines(plain)[i].hyps[0].score == nmt_result_score(alone, i, 0));
+        ck_assert_str_eq(nmt_serve_job_lines(glossed)[i].hyps[0].text, nmt_result_text(with, i));
+        ck_assert_str_eq(nmt_serve_job_lines(streamed)[i].hyps[0].text, nmt_result_text(alone, i));
+    }
+    nmt_result_free(alone);
+    nmt_result_free(with);
+    nmt_serve_job_release(plain);
+    nmt_serve_job_release(glossed);
+    nmt_serve_job_release(streamed);
+    nmt_serve_batcher_free(b);
+    nmt_engine_close(e);
+}
+END_TEST
+
 /* A line the engine refuses (too long here) fails its own job only, with the job's line number. */
 START_TEST(test_bad_line) {
     nmt_test_model_dir(nmt_test_tmpdir);
@@ -263,6 +314,7 @@ int main(void) {
     tcase_add_checked_fixture(tc, nmt_test_tmpdir_make, nmt_test_tmpdir_remove);
     tcase_add_test(tc, test_concurrent_jobs);
     tcase_add_test(tc, test_round_robin);
+    tcase_add_test(tc, test_controls);
     tcase_add_test(tc, test_bad_line);
     tcase_add_test(tc, test_deadline_and_queue);
     tcase_add_test(tc, test_queue_bytes);

@@ -195,6 +195,51 @@ static char *answer(nmt_serve_api api, const char *body, const char *map, const 
     return text;
 }
 
+/* The glossary: pairs or an object, in JSON or as a form field's JSON; every bad entry named by index. */
+START_TEST(test_glossary) {
+    nmt_serve_request r;
+    ck_assert_int_eq(parse(NMT_SERVE_LIBRE, NULL, "{\"q\": \"x\", \"glossary\": [[\"cat\", \"Katze\"], [\"red house\", \"blau\"]]}", &r), 0);
+    ck_assert_int_eq(r.glossary.size, 2);
+    ck_assert_str_eq(r.glossary.terms[0], "cat");
+    ck_assert_str_eq(r.glossary.terms[1], "Katze");
+    ck_assert_str_eq(r.glossary.terms[3], "blau");
+    nmt_serve_request_free(&r);
+    ck_assert_int_eq(parse(NMT_SERVE_LIBRE, NULL, "{\"glossary\": {\"cat\": \"Katze\"}, \"q\": \"x\"}", &r), 0);
+    ck_assert_int_eq(r.glossary.size, 1);
+    ck_assert_str_eq(r.glossary.terms[1], "Katze");
+    nmt_serve_request_free(&r);
+    ck_assert_int_eq(parse(NMT_SERVE_LIBRE, NULL, "{\"q\": \"x\", \"glossary\": []}", &r), 0);
+    ck_assert_int_eq(r.glossary.size, 0);
+    nmt_serve_request_free(&r);
+    ck_assert_int_eq(parse(NMT_SERVE_LIBRE, "application/x-www-form-urlencoded",
+                           "q=x&glossary=%5B%5B%22cat%22%2C%22Katze%22%5D%5D", &r), 0);
+    ck_assert_int_eq(r.glossary.size, 1);
+    ck_assert_str_eq(r.glossary.terms[0], "cat");
+    nmt_serve_request_free(&r);
+    refused(NMT_SERVE_LIBRE, NULL, "{\"q\": \"x\", \"glossary\": \"cat\"}", "glossary: expected a list");
+    refused(NMT_SERVE_LIBRE, NULL, "{\"q\": \"x\", \"glossary\": [[\"a\", \"b\"], [\"c\"]]}", "glossary[1]:");
+    refused(NMT_SERVE_LIBRE, NULL, "{\"q\": \"x\", \"glossary\": [[\"a\", \"b\", \"c\"]]}", "glossary[0]: expected a pair");
+    refused(NMT_SERVE_LIBRE, NULL, "{\"q\": \"x\", \"glossary\": [[\"a\", 1]]}", "glossary[0]: expected a string");
+    refused(NMT_SERVE_LIBRE, NULL, "{\"q\": \"x\", \"glossary\": {\"a\": \"b\", \"\": \"c\"}}",
+            "glossary[1]: the source term is empty");
+    refused(NMT_SERVE_LIBRE, NULL, "{\"q\": \"x\", \"glossary\": [[\"a\", \"b\\tc\"]]}",
+            "glossary[0]: the target term holds a tab");
+    refused(NMT_SERVE_LIBRE, NULL, "{\"q\": \"x\", \"glossary\": [], \"glossary\": []}", "glossary: given twice");
+    refused(NMT_SERVE_LIBRE, "application/x-www-form-urlencoded", "q=x&glossary=cat", "glossary: bad field");
+    char body[NMT_SERVE_MAX_TERM + 64];
+    snprintf(body, sizeof body, "{\"q\": \"x\", \"glossary\": {\"%0*d\": \"b\"}}", NMT_SERVE_MAX_TERM + 1, 0);
+    refused(NMT_SERVE_LIBRE, NULL, body, "glossary[0]: the source term has 257 bytes, more than 256");
+    size_t cap = 32 + 10 * (NMT_SERVE_MAX_GLOSSARY + 1), len = 0;
+    char *many = malloc(cap);
+    ck_assert_ptr_nonnull(many);
+    len += (size_t)snprintf(many, cap, "{\"q\": \"x\", \"glossary\": [");
+    for (int i = 0; i <= NMT_SERVE_MAX_GLOSSARY; i++) len += (size_t)snprintf(many + len, cap - len, "%s[\"a\",\"b\"]", i ? "," : "");
+    snprintf(many + len, cap - len, "]}");
+    refused(NMT_SERVE_LIBRE, NULL, many, "glossary: more than 1000 entries");
+    free(many);
+}
+END_TEST
+
 START_TEST(test_answers) {
     char *a = answer(NMT_SERVE_LIBRE, "{\"q\": \"x\"}", NULL, NULL);
     ck_assert_str_eq(a, "{\"translatedText\":\"best \\\"one\\\"\\u0009\"}");
@@ -227,10 +272,6 @@ START_TEST(test_answers) {
     fclose(json_out);
     ck_assert_str_eq(json, "[{\"confidence\":90,\"language\":\"de\"},{\"confidence\":4.5,\"language\":\"en\"}]");
     free(json);
-    /* A glossary is refused, not ignored, as JSON or as a form field. */
-    refused(NMT_SERVE_LIBRE, NULL, "{\"q\": \"x\", \"glossary\": [[\"cat\", \"Katze\"]]}",
-            "glossary: not supported by nmt serve yet");
-    refused(NMT_SERVE_LIBRE, "application/x-www-form-urlencoded", "q=x&glossary=cat", "glossary: not supported");
     /* OpenNMT-py: the model is the first item's id; native: source and target. */
     ck_assert_int_eq(parse(NMT_SERVE_OPENNMT, NULL, "[{\"src\": \"a\", \"id\": 3}, {\"src\": \"b\", \"id\": 5}]", &d), 0);
     ck_assert_int_eq(d.model, 3);
@@ -292,6 +333,7 @@ int main(void) {
     tcase_add_test(tc, test_multipart);
     tcase_add_test(tc, test_refusals);
     tcase_add_test(tc, test_opennmt_and_native);
+    tcase_add_test(tc, test_glossary);
     tcase_add_test(tc, test_answers);
     suite_add_tcase(s, tc);
     return nmt_test_run(s);
