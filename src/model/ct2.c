@@ -345,7 +345,8 @@ static int check_scope(build *b, const char *scope, int pre_norm) {
     if (activation != 0)
         return nmt_error_set("%s: %s/activation %g: nmt's feed-forward layers use ReLU (0) only", r->path, scope,
                              activation);
-    static const char *const flags[] = {"alibi", "start_from_zero_embedding", "rotary_dim", "sliding_window"};
+    static const char *const flags[] = {"alibi", "start_from_zero_embedding", "rotary_dim", "sliding_window",
+                                        "multi_query_attention"};
     for (size_t i = 0; i < sizeof flags / sizeof flags[0]; i++)
         if (nmt_ct2_file_attribute(b->r, scope, flags[i], 0) != 0)
             return nmt_error_set("%s: %s/%s: nmt does not implement it", r->path, scope, flags[i]);
