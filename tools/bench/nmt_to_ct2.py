@@ -19,7 +19,8 @@ Transformer maps onto TransformerSpec:
     matrices. The output projection has no bias in nmt (zeros here).
 int8 model directories (I8 tensors with F32 "<name>.scale" row factors) are dequantized first.
 The vocabulary is nmt's: SentencePiece ids with <pad> <unk> <s> </s> at 0-3 (spm.vocab's order),
-written as shared_vocabulary.json; the source gets </s> appended, the decoder starts from <s>.
+written as shared_vocabulary.json; the source gets </s> appended where the model says source_eos 1 (its
+default), the decoder starts from <s>.
 Writes OUT_DIR/model.bin, config.json and shared_vocabulary.json.
 """
 import importlib
@@ -86,15 +87,18 @@ def main():
 
     w, meta = read_safetensors(os.path.join(model_dir, "model.safetensors"))
     norm_position, positions, tie = meta.get("norm_position"), meta.get("positions"), meta.get("tie_embeddings")
-    if norm_position not in ("post", "pre") or positions not in ("sinusoidal", "learned") \
+    if norm_position not in ("post", "pre") or positions not in ("sinusoidal", "learned", "rope") \
             or tie not in ("all", "decoder", "none"):
         sys.exit("nmt_to_ct2.py: %s: norm_position %s, positions %s, tie_embeddings %s cannot be mapped "
-                 "(post or pre; sinusoidal or learned; all, decoder or none)" % (model_dir, norm_position, positions, tie))
+                 "(post or pre; sinusoidal, learned or rope; all, decoder or none)"
+                 % (model_dir, norm_position, positions, tie))
     pre_norm = norm_position == "pre"
     D, H = int(meta["d_model"]), int(meta["heads"])
     enc_layers, dec_layers = int(meta["encoder_layers"]), int(meta["decoder_layers"])
-    spec = transformer_spec.TransformerSpec.from_config((enc_layers, dec_layers), H, pre_norm=pre_norm,
-                                                        activation=common_spec.Activation.RELU)
+    rotary = {"rotary_dim": 0, "rotary_interleave": True} if positions == "rope" else {}
+    spec = transformer_spec.TransformerSpec(
+        transformer_spec.TransformerEncoderSpec(enc_layers, H, pre_norm=pre_norm, **rotary),
+        transformer_spec.TransformerDecoderSpec(dec_layers, H, pre_norm=pre_norm, **rotary))
     spec.config.layer_norm_epsilon = float(meta["norm_eps"])
 
     def linear(s, prefix):
@@ -121,12 +125,15 @@ def main():
         output = tgt_embed if tie == "decoder" else w["output.weight"]
     if positions == "sinusoidal":
         src_pe = tgt_pe = sinusoidal(int(meta["max_positions"]), D)
-    else:
+    elif positions == "learned":
         src_pe, tgt_pe = w["encoder.embed_positions.weight"], w["decoder.embed_positions.weight"]
+    else:
+        src_pe = tgt_pe = None  # rotary: no table
 
     enc, dec = spec.encoder, spec.decoder
     enc.embeddings[0].weight = src_embed
-    enc.position_encodings.encodings = src_pe
+    if src_pe is not None:
+        enc.position_encodings.encodings = src_pe
     for i, layer in enumerate(enc.layer):
         p = "encoder.layers.%d" % i
         fused(layer.self_attention.linear[0], [p + ".self_attn.%s_proj" % x for x in "qkv"])
@@ -134,7 +141,8 @@ def main():
         norm(layer.self_attention.layer_norm, p + ".self_attn_norm")
         ffn(layer.ffn, p + ".ffn")
     dec.embeddings.weight = tgt_embed
-    dec.position_encodings.encodings = tgt_pe
+    if tgt_pe is not None:
+        dec.position_encodings.encodings = tgt_pe
     dec.projection.weight = output
     dec.projection.bias = np.zeros(output.shape[0], dtype=np.float32)
     for i, layer in enumerate(dec.layer):
@@ -161,7 +169,7 @@ def main():
     spec.register_source_vocabulary(pieces)
     spec.register_target_vocabulary(pieces)
     spec.config.add_source_bos = False
-    spec.config.add_source_eos = True
+    spec.config.add_source_eos = meta.get("source_eos", "1") == "1"
     spec.validate()
     spec.optimize(quantization=None)  # float32 on disk; int8 is chosen at load time (compute_type)
     os.makedirs(out_dir, exist_ok=True)
