@@ -31,12 +31,13 @@
 # sentence after beam-size finished hypotheses; nmt by GNMT's ((5 + |y|) / 6)^alpha, |y| with
 # eos, and stops when no live hypothesis can win), so at 0 both rank by log-probability and stop
 # when the best hypothesis has ended: the same search. nmt's loop guard is off (--loop-guard 0:
-# CTranslate2 has none). Differences left: the longest output (nmt: 2 x source pieces + 10; ct2: 256
-# pieces, --max_decoding_length), which is why tokens/s is the figure to compare where outputs loop.
+# CTranslate2 has none). Differences left: the longest output (nmt: 2 x source pieces + 10; ct2:
+# MAX_LENGTH pieces, 256 by default, --max_decoding_length), which is why tokens/s is the figure to
+# compare where outputs loop (an undertrained model's do).
 #
 # Needs (tools/install-deps.sh --bench, tools/bench/build_ct2.sh): python3-numpy, sentencepiece
 # (spm_encode, spm_decode), GNU time (/usr/bin/time), libopenblas0-openmp for BACKEND openblas.
-# Environment: NMT (build/bin/nmt), BACKEND (dnnl), THREADS ("2"; e.g. "1 2"), REPEAT (2), ALPHA (0),
+# Environment: NMT (build/bin/nmt), BACKEND (dnnl), THREADS ("2"; e.g. "1 2"), REPEAT (2), ALPHA (0), MAX_LENGTH (256),
 # CT2_OPENBLAS_DIR (the folder of the OpenMP libopenblas.so.0), PYTHON (/usr/bin/python3, with numpy),
 # SPM (a CTranslate2 model's SentencePiece model), KEEP (a folder that receives every output as
 # ENGINE.PRECISION.SEARCH.THREADS.RUN.hyp; none by default), PRECISIONS ("fp32 int8") and SEARCHES
@@ -50,6 +51,7 @@ NMT=${NMT:-$here/../../build/bin/nmt}
 BACKEND=${BACKEND:-dnnl}
 THREADS=${THREADS:-2}
 REPEAT=${REPEAT:-2}
+MAX_LENGTH=${MAX_LENGTH:-256}
 PRECISIONS=${PRECISIONS:-fp32 int8}
 SEARCHES=${SEARCHES:-beam4 beam5 greedy}
 ALPHA=${ALPHA:-0}
@@ -140,7 +142,7 @@ for precision in $PRECISIONS; do
           LD_LIBRARY_PATH=$ct2_libs OPENBLAS_NUM_THREADS=$intra /usr/bin/time -f '%e %M %U %S' -o "$work/time" \
             "$translator" --model "$ct2_model" --src "$work/src.pieces" \
             --intra_threads "$intra" --inter_threads "$inter" --compute_type "$compute" --beam_size $ct2_beam \
-            --length_penalty "$ALPHA" --min_decoding_length 0 --batch_size $batch --read_batch_size $((16 * batch)) \
+            --length_penalty "$ALPHA" --min_decoding_length 0 --max_decoding_length "$MAX_LENGTH" --batch_size $batch --read_batch_size $((16 * batch)) \
             >"$work/ct2.pieces" 2>"$work/ct2.log" || { cat "$work/ct2.log" >&2; exit 1; }
           spm_decode --model="$spm" <"$work/ct2.pieces" >"$work/ct2.hyp"
           report "ct2-${intra}x$inter" $precision $search "$work/ct2.hyp" "$work/time" "$l"
