@@ -22,9 +22,8 @@
 #                  Translator run: DEST/venv/bin/python.
 # A part already built is kept (delete it to rebuild). Builds run at nice 19 with JOBS (2) jobs.
 #
-# Installs what it needs from Debian first (like tools/install-deps.sh --bench, as root or through
-# sudo): cmake, g++, git, libdnnl-dev, libopenblas-dev, libopenblas0-openmp, python3-pybind11,
-# python3-numpy, python3-yaml, python3-venv, sentencepiece, time.
+# Installs what it needs from Debian first (tools/install-deps.sh --ct2, as root or through sudo):
+# nmt's build packages, those of --bench, git, libdnnl-dev, python3-pybind11 and python3-venv.
 set -euo pipefail
 [ $# -eq 2 ] || { sed -n 4p "$0" >&2; exit 2; }
 snapshot=$(cd "$1" && pwd)
@@ -36,20 +35,7 @@ MIRRORS=${MIRRORS:-$(dirname "$(dirname "$snapshot")")}
 git -C "$snapshot" rev-parse -q --verify "$TAG^{commit}" >/dev/null ||
   { echo "build_ct2.sh: $snapshot has no $TAG" >&2; exit 1; }
 
-packages=(cmake g++ git libdnnl-dev libopenblas-dev libopenblas0-openmp python3-pybind11 python3-numpy python3-yaml
-          python3-venv sentencepiece time)
-missing=()
-for p in "${packages[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
-if [ ${#missing[@]} -gt 0 ]; then
-  echo "build_ct2.sh: installing ${missing[*]}" >&2
-  sudo=""
-  [ "$(id -u)" -eq 0 ] || sudo="sudo"
-  export DEBIAN_FRONTEND=noninteractive
-  $sudo apt-get update -qq
-  $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-fi
+"$(dirname "$0")/../install-deps.sh" --ct2
 
 # unpack GITDIR COMMIT FOLDER URL: the tree of COMMIT, from GITDIR or else from a clone of URL
 unpack() {
