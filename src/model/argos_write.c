@@ -53,7 +53,6 @@ static char *folder_name(const char *path) {
 int nmt_argos_write(const char *path, const nmt_model *model, const nmt_spm *spm, const nmt_argos_package *p) {
     if (!p->from_code || !*p->from_code || !p->to_code || !*p->to_code)
         return nmt_error_set("%s: an Argos package needs its source and target language codes", path);
-    if (nmt_ct2_write_check(&model->config) < 0) return -1;
     char *name = folder_name(path), *tmp = NULL, *ct2 = NULL, *pieces = NULL;
     int rc = -1;
     if (!name || !(tmp = nmt_temp_dir_create("nmt-argos-write"))) goto done;

@@ -309,7 +309,7 @@ static int check_scope(build *b, const char *scope, int pre_norm, nmt_activation
         return nmt_error_set("%s: the encoder and the decoder differ in activation: nmt does not implement that",
                              r->path);
     *activation = a;
-    static const char *const flags[] = {"alibi", "start_from_zero_embedding", "rotary_dim", "sliding_window",
+    static const char *const flags[] = {"alibi", "start_from_zero_embedding", "sliding_window",
                                         "multi_query_attention"};
     for (size_t i = 0; i < sizeof flags / sizeof flags[0]; i++)
         if (nmt_ct2_file_attribute(b->r, scope, flags[i], 0) != 0)
@@ -327,6 +327,39 @@ static int check_scope(build *b, const char *scope, int pre_norm, nmt_activation
     nmt_ct2_file_attribute(b->r, scope, "alignment_layer", 0);  /* alignments: nmt has its own rule */
     nmt_ct2_file_attribute(b->r, scope, "alignment_heads", 0);
     return 0;
+}
+
+/* Rotary positions: 1 when every self-attention layer of both sides carries CTranslate2's rotary_dim
+ * as nmt's rope applies it (the whole head, its pairs interleaved, base 10000), 0 when none does;
+ * anything else, or rotary cross-attention, is refused by name. */
+static int rotary_positions(nmt_ct2_file *r, const nmt_model_config *c) {
+    static const struct { const char *side, *attention; } scopes[] = {
+        {"encoder", "self_attention"}, {"decoder", "self_attention"}, {"decoder", "attention"}};
+    const int head = c->d_model / c->heads;
+    int found = 0, layers = 0;
+    for (size_t s = 0; s < sizeof scopes / sizeof scopes[0]; s++) {
+        const int n = scopes[s].side[0] == 'e' ? c->encoder_layers : c->decoder_layers;
+        for (int i = 0; i < n; i++) {
+            char scope[64], name[NMT_CT2_MAX_NAME];
+            snprintf(scope, sizeof scope, "%s/layer_%d/%s", scopes[s].side, i, scopes[s].attention);
+            snprintf(name, sizeof name, "%s/rotary_dim", scope);
+            if (!nmt_ct2_file_find(r, name)) continue;
+            const double dim = nmt_ct2_file_attribute(r, scope, "rotary_dim", 0);
+            if (strcmp(scopes[s].attention, "attention") == 0)
+                return nmt_error_set("%s: %s: rotary cross-attention: nmt does not implement it", r->path, name);
+            if ((dim != 0 && dim != head) || nmt_ct2_file_attribute(r, scope, "rotary_interleave", 1) != 1 ||
+                nmt_ct2_file_attribute(r, scope, "rotary_base", 10000) != 10000 ||
+                nmt_ct2_file_attribute(r, scope, "rotary_scaling_type", -1) != -1)
+                return nmt_error_set("%s: %s: nmt's rotary positions turn the whole head (rotary_dim 0 or %d), its pairs "
+                                     "interleaved, at base 10000, unscaled", r->path, scope, head);
+            found++;
+        }
+        if (s < 2) layers += n;
+    }
+    if (found != 0 && found != layers)
+        return nmt_error_set("%s: rotary_dim in %d of %d self-attention layers: nmt does not implement that", r->path,
+                             found, layers);
+    return found > 0;
 }
 
 static int count_layers(nmt_ct2_file *r, const char *scope) {
@@ -406,7 +439,9 @@ static int make_config(build *b, const ct2_config *cfg, const side *s, const sid
     c->norm_position = pre_norm ? NMT_NORM_PRE : NMT_NORM_POST;
     if (check_scope(b, "encoder", pre_norm, &c->activation) < 0 || check_scope(b, "decoder", pre_norm, &c->activation) < 0)
         return -1;
-    c->positions = NMT_POSITIONS_LEARNED;
+    const int rope = rotary_positions(r, c);
+    if (rope < 0) return -1;
+    c->positions = rope ? NMT_POSITIONS_ROPE : NMT_POSITIONS_LEARNED;
     c->max_positions = SINUSOID_POSITIONS;
     const char *const tables[2] = {"encoder/position_encodings/encodings", "decoder/position_encodings/encodings"};
     for (int i = 0; i < 2; i++) {
@@ -436,8 +471,9 @@ static int fill_model(build *b, const side *s, const side *t, nmt_ct2_var *src_e
         take_rows(b, tgt_embed, tgt_name, t, t->v->count, m->p.tgt_embed, embedding_scale(b, "decoder"),
                   t->from[NMT_BOS] < 0 ? t->from[NMT_EOS] : -1) < 0 ||
         take_rows(b, projection, "decoder/projection/weight", t, t->v->count, m->p.output, 1.0f, -1) < 0 ||
-        take_output_bias(b, t) < 0 || take_positions(b, "encoder", m->p.src_positions) < 0 ||
-        take_positions(b, "decoder", m->p.tgt_positions) < 0)
+        take_output_bias(b, t) < 0 ||
+        (m->p.src_positions && (take_positions(b, "encoder", m->p.src_positions) < 0 ||
+                                take_positions(b, "decoder", m->p.tgt_positions) < 0)))
         return -1;
     return take_layers(b);
 }

@@ -27,7 +27,7 @@ enum { NAME = 128 }; /* bytes of the names written (the longest is about 50) */
 typedef struct var {
     char name[NAME];
     var_kind kind;
-    int scalar_type;          /* VAR_SCALAR: NMT_CT2_I8, I16 or F32 */
+    int scalar_type;          /* VAR_SCALAR: NMT_CT2_I8, I16, I32 or F32 */
     double scalar;
     const float *data;        /* [rows, cols] (cols 0: [rows]) */
     int64_t rows, cols;
@@ -192,8 +192,12 @@ static size_t encode(const writer *w, const var *v, int type, unsigned char *out
     if (v->kind == VAR_SCALAR) {
         const int8_t i8 = (int8_t)v->scalar;
         const int16_t i16 = (int16_t)v->scalar;
+        const int32_t i32 = (int32_t)v->scalar;
         const float f = (float)v->scalar;
-        memcpy(out, type == NMT_CT2_I8 ? (const void *)&i8 : type == NMT_CT2_I16 ? (const void *)&i16 : (const void *)&f,
+        memcpy(out, type == NMT_CT2_I8    ? (const void *)&i8
+                    : type == NMT_CT2_I16 ? (const void *)&i16
+                    : type == NMT_CT2_I32 ? (const void *)&i32
+                                          : (const void *)&f,
                (size_t)nmt_ct2_item_size[type]);
         return (size_t)nmt_ct2_item_size[type];
     }
@@ -287,6 +291,24 @@ static int write_model_bin(writer *w, const char *path) {
     return nmt_atomic_commit(&f);
 }
 
+/* Rotary positions as CTranslate2's attention spec writes them in each self-attention layer: the whole
+ * head (rotary_dim 0), its pairs interleaved, base 10000: nmt's rope. */
+static int add_rotary(writer *w, const nmt_model_config *c) {
+    const char *const sides[2] = {"encoder", "decoder"};
+    for (int s = 0; s < 2; s++)
+        for (int i = 0; i < (s ? c->decoder_layers : c->encoder_layers); i++) {
+            static const char *const names[3] = {"rotary_dim", "rotary_interleave", "rotary_base"};
+            static const int types[3] = {NMT_CT2_I32, NMT_CT2_I8, NMT_CT2_F32};
+            static const double values[3] = {0, 1, 10000};
+            for (int k = 0; k < 3; k++) {
+                char name[NAME];
+                snprintf(name, sizeof name, "layer_%d/self_attention/%s", i, names[k]);
+                if (add_scalar(w, sides[s], name, types[k], values[k]) < 0) return -1;
+            }
+        }
+    return 0;
+}
+
 /* The variables of model in name order, aliases found, scales added. */
 static int collect(writer *w, const nmt_model *model) {
     const nmt_model_config *c = &model->config;
@@ -298,25 +320,20 @@ static int collect(writer *w, const nmt_model *model) {
         nmt_sinusoidal_positions(w->sinusoids, (int)P, (int)D);
         src_positions = tgt_positions = w->sinusoids;
     }
+    const int rope = c->positions == NMT_POSITIONS_ROPE;
     if (add_attributes(w, c) < 0 || nmt_ct2_layout_layers(c, p, add_layer_part, w) < 0 ||
         add_floats(w, "encoder/embeddings_0/weight", VAR_WEIGHT, p->src_embed, V, D) < 0 ||
         add_floats(w, "decoder/embeddings/weight", VAR_WEIGHT, p->tgt_embed, V, D) < 0 ||
         add_floats(w, "decoder/projection/weight", VAR_WEIGHT, p->output, V, D) < 0 ||
         (c->output_bias && add_floats(w, "decoder/projection/bias", VAR_FLOATS, p->output_bias, V, 0) < 0) ||
-        add_floats(w, "encoder/position_encodings/encodings", VAR_FLOATS, src_positions, P, D) < 0 ||
-        add_floats(w, "decoder/position_encodings/encodings", VAR_FLOATS, tgt_positions, P, D) < 0)
+        (rope ? add_rotary(w, c) < 0
+              : add_floats(w, "encoder/position_encodings/encodings", VAR_FLOATS, src_positions, P, D) < 0 ||
+                    add_floats(w, "decoder/position_encodings/encodings", VAR_FLOATS, tgt_positions, P, D) < 0))
         return -1;
     qsort(w->vars, (size_t)w->count, sizeof *w->vars, by_name);
     find_aliases(w);
     if (add_scales(w) < 0) return -1;
     qsort(w->vars, (size_t)w->count, sizeof *w->vars, by_name);
-    return 0;
-}
-
-int nmt_ct2_write_check(const nmt_model_config *c) {
-    if (c->positions == NMT_POSITIONS_ROPE)
-        return nmt_error_set("model.positions rope: nmt does not write rotary positions into CTranslate2's "
-                             "encoder-decoder Transformer (sinusoidal or learned positions export)");
     return 0;
 }
 
@@ -392,7 +409,6 @@ static int shared_pieces(const nmt_spm *spm) {
 }
 
 int nmt_ct2_write(const char *dir, const nmt_model *model, const nmt_spm *spm, nmt_ct2_quantization quantization) {
-    if (nmt_ct2_write_check(&model->config) < 0) return -1;
     if (nmt_spm_vocab_size(spm) != model->config.vocab_size)
         return nmt_error_set("the vocabulary has %d pieces but the model %d", nmt_spm_vocab_size(spm),
                              model->config.vocab_size);

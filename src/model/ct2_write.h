@@ -35,8 +35,6 @@ typedef enum {
 /* "float32", "int8", "int16", "float16", "bfloat16" (indexed by nmt_ct2_quantization), NULL-terminated. */
 extern const char *const nmt_ct2_quantization_names[];
 
-/* Refuses (error naming the model.* field) a model CTranslate2's TransformerSpec cannot express. */
-int nmt_ct2_write_check(const nmt_model_config *config);
 /* Writes model.bin, config.json and the vocabularies of model and spm into dir (an existing directory;
  * each file written whole). Errors name the file. */
 int nmt_ct2_write(const char *dir, const nmt_model *model, const nmt_spm *spm, nmt_ct2_quantization quantization);

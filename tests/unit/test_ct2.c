@@ -194,6 +194,21 @@ START_TEST(a_model_loads_with_its_rows_moved_to_nmt_ids) {
 }
 END_TEST
 
+/* CTranslate2 4.x's TransformerEncoderSpec always writes encoder/multi_query_attention (false unless the
+ * converter asked for it): a model that has it false loads, one that has it true is refused. */
+START_TEST(multi_query_attention_false_loads) {
+    char *dir = model_dir("mqa");
+    write_model(dir, 6, "encoder/multi_query_attention", 0);
+    nmt_model m;
+    nmt_spm *spm;
+    ck_assert_msg(nmt_ct2_open(dir, NULL, &m, &spm) == 0, "%s", nmt_error());
+    ck_assert_int_eq(m.config.heads, 2);
+    nmt_spm_free(spm);
+    nmt_model_free(&m);
+    free(dir);
+}
+END_TEST
+
 static void expect_refused(const char *dir, const char *want) {
     nmt_model m;
     nmt_spm *spm;
@@ -209,6 +224,12 @@ START_TEST(damaged_files_and_other_variants_are_refused_by_name) {
     expect_refused(dir, "bad/model.bin: binary version 7: nmt reads CTranslate2 models of versions 1 to 6");
     write_model(dir, 6, "encoder/activation", 1);
     expect_refused(dir, "bad/model.bin: encoder/activation 1: nmt's feed-forward layers use ReLU (0) or swish (2) only");
+    write_model(dir, 6, "decoder/layer_0/attention/rotary_dim", 0);
+    expect_refused(dir, "decoder/layer_0/attention/rotary_dim: rotary cross-attention: nmt does not implement it");
+    write_model(dir, 6, "encoder/layer_0/self_attention/rotary_dim", 0);
+    expect_refused(dir, "rotary_dim in 1 of");
+    write_model(dir, 6, "encoder/multi_query_attention", 1);
+    expect_refused(dir, "bad/model.bin: encoder/multi_query_attention: nmt does not implement it");
     write_model(dir, 6, "decoder/alibi", 1);
     expect_refused(dir, "decoder/alibi: nmt does not implement it");
     write_model(dir, 6, "decoder/relative_position_keys", 1);
@@ -244,6 +265,7 @@ int main(void) {
     TCase *tc = tcase_create("ct2");
     tcase_add_checked_fixture(tc, nmt_test_tmpdir_make, nmt_test_tmpdir_remove);
     tcase_add_test(tc, a_model_loads_with_its_rows_moved_to_nmt_ids);
+    tcase_add_test(tc, multi_query_attention_false_loads);
     tcase_add_test(tc, damaged_files_and_other_variants_are_refused_by_name);
     suite_add_tcase(s, tc);
     return nmt_test_run(s);
