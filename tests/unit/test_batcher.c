@@ -5,6 +5,7 @@
  * batches of their own, get what nmt_engine_translate_with gives them while the others' stay as alone. */
 #include "serve/batcher.h"
 
+#include "compute/gemm.h"
 #include "compute/packed.h"
 #include "tiny_model.h"
 #include "testing.h"
@@ -185,9 +186,12 @@ START_TEST(test_controls) {
     ck_assert_int_eq(nmt_engine_translate(e, 3, lines, &alone), 0);
     ck_assert_int_eq(nmt_engine_translate_with(e, 3, lines, &call, &with), 0);
     ck_assert_ptr_nonnull(strstr(nmt_result_text(with, 0), "baum"));
+    /* nmt's own products are row-invariant, so a line scores bit for bit as alone whatever shares its
+     * batch; OpenBLAS's change with the batch's rows (NMT_GEMM=openblas), so only within rounding there. */
+    const double tolerance = nmt_gemm_own() ? 0.0 : 1e-4;
     for (int i = 0; i < 3; i++) {
         ck_assert_str_eq(nmt_serve_job_lines(plain)[i].hyps[0].text, nmt_result_text(alone, i));
-        ck_assert(nmt_serve_job_lines(plain)[i].hyps[0].score == nmt_result_score(alone, i, 0));
+        ck_assert(fabs(nmt_serve_job_lines(plain)[i].hyps[0].score - nmt_result_score(alone, i, 0)) <= tolerance);
         ck_assert_str_eq(nmt_serve_job_lines(glossed)[i].hyps[0].text, nmt_result_text(with, i));
         ck_assert_str_eq(nmt_serve_job_lines(streamed)[i].hyps[0].text, nmt_result_text(alone, i));
     }
