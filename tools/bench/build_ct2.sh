@@ -5,8 +5,8 @@
 #
 # SNAPSHOT is a git directory of CTranslate2 (bare or not) that holds the tag TAG (v4.8.1). Its
 # third_party submodules are not in such a snapshot: each is taken from MIRRORS/OWNER+NAME/repo
-# (a git directory; MIRRORS defaults to the folder two levels above SNAPSHOT, the layout of
-# /work/.mirror) at the commit the tag's tree names, or cloned from the URL in .gitmodules into
+# (a git directory; MIRRORS defaults to the folder two levels above SNAPSHOT, the layout the
+# workplace's fetch tool makes: MIRRORS/OpenNMT+CTranslate2/repo) at the commit the tag's tree names, or cloned from the URL in .gitmodules into
 # DEST/mirrors when there is no such mirror. Only the CPU ones: cpu_features, spdlog, cxxopts, ruy
 # and ruy's cpuinfo.
 #
