@@ -5,6 +5,7 @@
 #include "base/util.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 int nmt_constraint_check(const nmt_decode_phrase *phrases, int count, int V, int sentence) {
     if (count < 0 || count > NMT_CONSTRAINT_MAX || (count > 0 && !phrases))
@@ -24,10 +25,53 @@ int nmt_constraint_check(const nmt_decode_phrase *phrases, int count, int V, int
     return total;
 }
 
-nmt_constraint_state nmt_constraint_start(void) { return (nmt_constraint_state){0, -1, 0, 0, 0}; }
+nmt_constraint_state nmt_constraint_start(void) { return (nmt_constraint_state){0, -1, 0, 0, 0, 0}; }
 
-nmt_constraint_state nmt_constraint_next(const nmt_decode_phrase *phrases, int count, const unsigned char *joins,
+/* Where `at` of phrase p stands in units of the state's `at` (bytes of the texts, else pieces): its size. */
+static int phrase_size(const nmt_constraint_vocab *v, const nmt_decode_phrase *p) {
+    if (!v || !v->text) return p->length;
+    int n = 0;
+    for (int k = 0; k < p->length; k++) n += (int)strlen(v->text[p->pieces[k]]);
+    return n;
+}
+
+/* The phrase's own pieces that its first `at` units spell whole. */
+static int phrase_covered(const nmt_constraint_vocab *v, const nmt_decode_phrase *p, int at) {
+    if (!v || !v->text) return at;
+    int k = 0;
+    for (int end = 0; k < p->length && (end += (int)strlen(v->text[p->pieces[k]])) <= at; k++) {}
+    return k;
+}
+
+/* The phrase's own piece that begins at `at`, or -1 where none does (inside one of them). */
+static int32_t phrase_piece_at(const nmt_constraint_vocab *v, const nmt_decode_phrase *p, int at) {
+    if (!v || !v->text) return at < p->length ? p->pieces[at] : -1;
+    for (int k = 0, off = 0; k < p->length && off <= at; off += (int)strlen(v->text[p->pieces[k]]), k++)
+        if (off == at) return p->pieces[k];
+    return -1;
+}
+
+/* Where phrase p stands after `token` follows it from `at` (the token's text continues the
+ * phrase's text there without passing its end), or -1. */
+static int phrase_follow(const nmt_constraint_vocab *v, const nmt_decode_phrase *p, int at, int32_t token) {
+    if (!v || !v->text) return at < p->length && p->pieces[at] == token ? at + 1 : -1;
+    const char *w = v->text[token];
+    const int n = (int)strlen(w);
+    if (n == 0) return -1;
+    int i = 0; /* bytes of w matched: the phrase's text from at + i on is compared next */
+    for (int k = 0, off = 0; k < p->length && i < n; k++) {
+        const char *c = v->text[p->pieces[k]];
+        const int len = (int)strlen(c);
+        for (int j = at + i - off; j < len && i < n; j++, i++)
+            if (c[j] != w[i]) return -1;
+        off += len;
+    }
+    return i == n ? at + n : -1;
+}
+
+nmt_constraint_state nmt_constraint_next(const nmt_decode_phrase *phrases, int count, const nmt_constraint_vocab *vocab,
                                          nmt_constraint_state s, int32_t token) {
+    const unsigned char *joins = vocab ? vocab->joins : NULL;
     if (s.ended > 0) {
         const int c = s.ended - 1;
         s.ended = 0;
@@ -38,44 +82,58 @@ nmt_constraint_state nmt_constraint_next(const nmt_decode_phrase *phrases, int c
     }
     if (s.inside >= 0) {
         const nmt_decode_phrase *p = &phrases[s.inside];
-        if (p->pieces[s.at] == token) {
-            s.at++;
-            s.progress++;
-            if (s.at == p->length) {
+        const int before = phrase_covered(vocab, p, s.at), at = phrase_follow(vocab, p, s.at, token);
+        if (at >= 0) {
+            s.at = at;
+            if (at == phrase_size(vocab, p)) {
+                s.progress += p->length - before;
                 s.met |= (uint64_t)1 << s.inside;
                 s.ended = 1 + s.inside;
                 s.inside = -1;
                 s.at = 0;
+            } else {
+                s.progress += phrase_covered(vocab, p, at) - before;
             }
             return s;
         }
-        s.progress -= s.at; /* abandoned: its pieces so far no longer count */
+        s.progress -= before; /* abandoned: its pieces so far no longer count */
         s.inside = -1;
         s.at = 0;
     }
     for (int c = 0; c < count; c++) {
-        if (s.met >> c & 1 || phrases[c].pieces[0] != token) continue;
-        s.progress++;
-        if (phrases[c].length == 1) {
+        if (s.met >> c & 1) continue;
+        const int at = phrase_follow(vocab, &phrases[c], 0, token);
+        if (at < 0) continue;
+        if (at == phrase_size(vocab, &phrases[c])) {
+            s.progress += phrases[c].length;
             s.met |= (uint64_t)1 << c;
             s.ended = 1 + c;
         } else {
+            s.progress += phrase_covered(vocab, &phrases[c], at);
             s.inside = c;
-            s.at = 1;
+            s.at = at;
         }
         break;
     }
     return s;
 }
 
+int nmt_constraint_ends_sentence(const nmt_constraint_vocab *vocab, int32_t token) {
+    if (!vocab || !vocab->text) return 0;
+    const char *w = vocab->text[token];
+    const size_t n = strlen(w);
+    return n > 0 && (w[n - 1] == '.' || w[n - 1] == '!' || w[n - 1] == '?');
+}
+
 int nmt_constraint_done(nmt_constraint_state s, int count) {
     return s.inside < 0 && s.met == (count == 64 ? ~(uint64_t)0 : ((uint64_t)1 << count) - 1);
 }
 
-int nmt_constraint_wanted(const nmt_decode_phrase *phrases, int count, nmt_constraint_state s, int32_t *out) {
+int nmt_constraint_wanted(const nmt_decode_phrase *phrases, int count, const nmt_constraint_vocab *vocab,
+                          nmt_constraint_state s, int32_t *out) {
     if (s.inside >= 0) {
-        out[0] = phrases[s.inside].pieces[s.at];
-        return 1;
+        out[0] = phrase_piece_at(vocab, &phrases[s.inside], s.at);
+        return out[0] >= 0;
     }
     int n = 0;
     for (int c = 0; c < count; c++) {

@@ -31,6 +31,7 @@ struct nmt_pipeline {
     nmt_tokenizer source, target;
     nmt_shortlist *shortlist;
     unsigned char *word_joins; /* [V] the target tokenizer's joins: constraint phrases stand as whole words */
+    const char **piece_text;   /* [V] the target pieces' text where pieces join (constraints match it), else NULL */
     nmt_translator *translator;
     size_t limit;          /* nmt_pipeline_input_limit of the model */
     char *dir;             /* the model directory (of the file named, for a file) */
@@ -253,8 +254,16 @@ int nmt_pipeline_open(nmt_pipeline **out, const char *model, const nmt_pipeline_
     p->options.decode.shortlist = p->shortlist;
     const int V = p->model.config.vocab_size;
     if (!(p->word_joins = nmt_malloc((size_t)V))) goto fail;
-    for (int v = 0; v < V; v++) p->word_joins[v] = (unsigned char)p->target.joins(p->target.state, v);
+    int joining = 0;
+    for (int v = 0; v < V; v++) joining |= p->word_joins[v] = (unsigned char)p->target.joins(p->target.state, v);
     p->options.decode.word_joins = p->word_joins;
+    /* Pieces written one after another spell the output only where some join (not a token
+     * vocabulary's, which spaces join): only then may constraints match their text. */
+    if (joining) {
+        if (!(p->piece_text = nmt_malloc((size_t)V * sizeof *p->piece_text))) goto fail;
+        for (int v = 0; v < V; v++) p->piece_text[v] = p->target.piece(p->target.state, v);
+    }
+    p->options.decode.piece_text = p->piece_text;
     if (nmt_translator_create(&p->translator, &p->model, &p->options.decode) < 0) goto fail;
     /* Only matrices a mapped file still holds: forced scoring reads those again. */
     if (p->model.source) nmt_translator_release_model(p->translator, &p->model);
@@ -270,6 +279,7 @@ void nmt_pipeline_free(nmt_pipeline *p) {
     nmt_translator_free(p->translator);
     nmt_shortlist_free(p->shortlist);
     free(p->word_joins);
+    free(p->piece_text);
     nmt_spm_free(p->spm);
     nmt_model_free(&p->model);
     nmt_model_free(&p->scorer);
@@ -286,6 +296,7 @@ int nmt_pipeline_set_decode(nmt_pipeline *p, const nmt_decode_options *decode) {
     o.decode.shortlist = p->options.decode.shortlist;
     o.decode.batch_size = p->options.decode.batch_size;
     o.decode.word_joins = p->options.decode.word_joins;
+    o.decode.piece_text = p->options.decode.piece_text;
     if (nmt_pipeline_options_check(&o) < 0 || nmt_translator_set_search(p->translator, &o.decode) < 0) return -1;
     p->options.decode = o.decode;
     return 0;

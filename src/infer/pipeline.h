@@ -90,7 +90,7 @@ int nmt_pipeline_open(nmt_pipeline **out, const char *model, const nmt_pipeline_
 void nmt_pipeline_free(nmt_pipeline *p);
 const nmt_pipeline_options *nmt_pipeline_get_options(const nmt_pipeline *p);
 /* Replaces the search's options for the translations that follow (nmt_translator_set_search: the
- * precision, shortlist, batch_size and word_joins stay the pipeline's), checked as
+ * precision, shortlist, batch_size, word_joins and piece_text stay the pipeline's), checked as
  * nmt_pipeline_options_check checks them; on failure the pipeline keeps those it had. Not while it
  * translates. */
 int nmt_pipeline_set_decode(nmt_pipeline *p, const nmt_decode_options *decode);

@@ -160,6 +160,7 @@ struct nmt_search {
     const nmt_decode_phrase **phrases; /* [batch] each sentence's constraints (the caller's) */
     int *phrase_count;   /* [batch] C of each sentence (0: unconstrained) */
     int *phrase_pieces;  /* [batch] T of each sentence */
+    nmt_constraint_vocab vocab; /* options.word_joins and options.piece_text */
     int extra;           /* E: the most constraints of a sentence in the batch (0: none) */
     int most_pieces;     /* the largest T in the batch */
     nmt_constraint_state *state, *next_state; /* [rows_max] each live row's progress (constrained sentences) */
@@ -193,6 +194,7 @@ int nmt_search_create(nmt_search **search, const nmt_decode_options *options) {
     /* A beam step ranks the best K + n of a sentence's n <= K rows: at most 2K come from one row. */
     s->top = options->greedy ? 1 : 2 * options->beam_size;
     s->full = search_full(options);
+    s->vocab = (nmt_constraint_vocab){options->word_joins, options->piece_text};
     s->loop_window = nmt_controls_loop_window(options->loop_repeats);
     *search = s;
     return 0;
@@ -308,10 +310,11 @@ static int search_max_length(const nmt_search *s, const nmt_decode_step *step, i
 }
 
 /* Records that `row` of sentence b ended with eos at `step` with total log-probability `logprob`,
- * keeping the n_best best scores in order (an equal score does not displace an earlier one). */
-static void search_finish(nmt_search *s, int b, int step, int row, double logprob) {
+ * ranked with the length penalty of lp_pieces pieces (+ eos), keeping the n_best best scores in order
+ * (an equal score does not displace an earlier one). */
+static void search_finish_as(nmt_search *s, int b, int step, int row, double logprob, int lp_pieces) {
     const double alpha = s->options.length_penalty;
-    double score = logprob / (s->options.ctranslate2 ? pow(step + 1, alpha) : nmt_length_penalty(alpha, step + 1));
+    double score = logprob / (s->options.ctranslate2 ? pow(lp_pieces + 1, alpha) : nmt_length_penalty(alpha, lp_pieces + 1));
     s->finished_count[b]++;
     finished *d = s->done + (size_t)b * (size_t)s->n_best;
     int count = s->done_count[b];
@@ -323,6 +326,21 @@ static void search_finish(nmt_search *s, int b, int step, int row, double logpro
     }
     d[i] = (finished){score, logprob, step, row};
     if (count < s->n_best) s->done_count[b]++;
+}
+
+/* The same ranked by its length. */
+static void search_finish(nmt_search *s, int b, int step, int row, double logprob) {
+    search_finish_as(s, b, step, row, logprob, step);
+}
+
+/* A constrained row's finish: its length penalty counts its pieces up to its first sentence end.
+ * A phrase costs the model much (it is why the phrase had to be placed), and alpha's length bonus
+ * grows with that cost: a hypothesis that ended its sentence without a phrase and placed it in a
+ * run-on sentence after, or that repeats itself after the phrase, would otherwise outrank the one
+ * that ends where the plain translation does. */
+static void constrained_finish(nmt_search *s, int b, int step, int row, double logprob) {
+    const int closed = s->state[row].closed;
+    search_finish_as(s, b, step, row, logprob, closed > 0 ? closed : step);
 }
 
 /* The best score a live hypothesis with `pieces` pieces and total log-probability `total` can still
@@ -460,16 +478,21 @@ static void constrained_append(nmt_search *s, int t, int *next, int parent, int3
     search_append(s, t, next, parent, token, total);
 }
 
-/* Offers a continuation of `row` to a constrained sentence's candidates (eos only from a row that has
- * met every phrase; nothing at -infinity). */
-static void constrained_offer(nmt_search *s, int b, int *count, int row, int32_t token, float logprob) {
+/* Offers a continuation of `row` at step t to a constrained sentence's candidates (eos only from a
+ * row that has met every phrase; nothing at -infinity). */
+static void constrained_offer(nmt_search *s, int b, int t, int *count, int row, int32_t token, float logprob) {
     const nmt_constraint_state st = s->state[row];
     if (!(logprob > -INFINITY) || (token == NMT_EOS && !nmt_constraint_done(st, s->phrase_count[b]))) return;
+    nmt_constraint_state next = st;
+    if (token != NMT_EOS) {
+        next = nmt_constraint_next(s->phrases[b], s->phrase_count[b], &s->vocab, st, token);
+        if (next.closed == 0 && nmt_constraint_ends_sentence(&s->vocab, token)) next.closed = t + 1;
+    }
     s->ccand[(*count)++] = (nmt_constraint_candidate){
         .total = s->total[row] + logprob,
         .row = row,
         .token = token,
-        .state = token == NMT_EOS ? st : nmt_constraint_next(s->phrases[b], s->phrase_count[b], s->options.word_joins, st, token),
+        .state = next,
     };
 }
 
@@ -485,22 +508,22 @@ static int select_constrained(nmt_search *s, int b, int t, int first, int n, int
     }
     if (t == s->max_len[b]) {
         for (int r = first; r < first + n; r++)
-            if (nmt_constraint_done(s->state[r], C)) search_finish(s, b, t, r, s->total[r] + s->eos[r]);
+            if (nmt_constraint_done(s->state[r], C)) constrained_finish(s, b, t, r, s->total[r] + s->eos[r]);
         return 0;
     }
     int count = 0;
     for (int r = first; r < first + n; r++) {
         if (nmt_constraint_done(s->state[r], C) && search_loops(s, b, t, r)) {
-            search_finish(s, b, t, r, s->total[r] + s->eos[r]);
+            constrained_finish(s, b, t, r, s->total[r] + s->eos[r]);
             continue;
         }
         const nmt_scored_token *top = s->best + (size_t)r * (size_t)s->top;
-        for (int j = 0; j < s->top && top[j].token >= 0; j++) constrained_offer(s, b, &count, r, top[j].token, top[j].logprob);
+        for (int j = 0; j < s->top && top[j].token >= 0; j++) constrained_offer(s, b, t, &count, r, top[j].token, top[j].logprob);
         for (int e = 0; e < E && s->extra_token[(size_t)r * E + e] >= 0; e++) {
             const int32_t token = s->extra_token[(size_t)r * E + e];
             int listed = 0; /* already offered from the top list */
             for (int j = 0; j < s->top && !listed; j++) listed = top[j].token == token;
-            if (!listed) constrained_offer(s, b, &count, r, token, s->extra_logprob[(size_t)r * E + e]);
+            if (!listed) constrained_offer(s, b, t, &count, r, token, s->extra_logprob[(size_t)r * E + e]);
         }
     }
     nmt_constraint_candidate *cand = s->ccand;
@@ -509,7 +532,7 @@ static int select_constrained(nmt_search *s, int b, int t, int first, int n, int
     int live_count = 0;
     for (int i = 0, done_rank = 0; i < count; i++) {
         if (cand[i].state.progress != T) continue;
-        if (cand[i].token == NMT_EOS && done_rank < K) search_finish(s, b, t, cand[i].row, cand[i].total);
+        if (cand[i].token == NMT_EOS && done_rank < K) constrained_finish(s, b, t, cand[i].row, cand[i].total);
         done_rank++;
     }
     for (int i = 0; i < count; i++)
@@ -537,7 +560,7 @@ static void fill_extras(nmt_search *s, int t, int batch) {
             int32_t *extra = s->extra_token + (size_t)r * (size_t)s->extra;
             int n = 0;
             if (s->phrase_count[b] > 0 && t >= s->prefix_len[b])
-                n = nmt_constraint_wanted(s->phrases[b], s->phrase_count[b], s->state[r], extra);
+                n = nmt_constraint_wanted(s->phrases[b], s->phrase_count[b], &s->vocab, s->state[r], extra);
             for (int e = n; e < s->extra; e++) extra[e] = -1;
         }
 }

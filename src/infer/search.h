@@ -45,7 +45,9 @@
  * the candidates that have met every phrase; the maximum length is at least P + T (T: the phrases'
  * pieces), where only hypotheses that met every phrase finish; the loop guard ends only those. The
  * pieces that advance a hypothesis are scored by the step's step_extra (the same numbers as its top
- * lists) or read from the full rows. A sentence without constraints is searched exactly as without,
+ * lists) or read from the full rows. A constrained hypothesis is ranked with the length penalty of
+ * its pieces up to its first sentence end (a piece whose text, options.piece_text, ends in . ! or ?),
+ * so that what runs on after it earns no length bonus. A sentence without constraints is searched exactly as without,
  * whatever its batch holds.
  *
  * Streaming (options.stream): after each step, a sentence's decided pieces are those every
@@ -146,6 +148,9 @@ typedef struct nmt_decode_options {
     const unsigned char *word_joins; /* [V] 1: a target piece that continues the word before it; a
                                   constraint phrase followed by one is not met (constraint.h), so
                                   phrases stand as whole words (NULL: met at their last piece) */
+    const char *const *piece_text; /* [V] each target piece's text, pieces written one after another
+                                  spelling the output (SentencePiece's): a constraint phrase is then
+                                  met by any pieces that spell it (constraint.h); NULL: by its own */
     nmt_decode_stream stream;  /* each sentence's best translation as it is decided, or NULL */
     void *stream_ctx;
 } nmt_decode_options;
@@ -166,7 +171,8 @@ typedef struct nmt_hypothesis {
     int32_t *tokens;   /* [length] target pieces, eos not included */
     int length;
     double logprob;    /* natural-log probability of the pieces + eos (those after a target prefix) */
-    double score;      /* logprob / lp(length + 1): the rank of the hypothesis */
+    double score;      /* logprob / lp(length + 1): the rank of the hypothesis (constrained: the
+                          length up to its first sentence end, above) */
     float *attention;  /* [(length + 1), src_len + 1]: row j = target token j (the last: eos), columns =
                           source pieces + eos; NULL unless options.attention */
     int src_len;       /* source pieces */

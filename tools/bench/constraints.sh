@@ -10,7 +10,7 @@
 # (German capitalizes every noun, so for a German target these are the terms a glossary would hold;
 # for other targets the rule still picks proper names). A line whose reference has none is
 # translated unconstrained in both runs. A constraint counts as met when the output holds it as a
-# whole word. Environment: NMT (build/bin/nmt), BEAM (5), ALPHA (1.0), THREADS (2). Prints a
+# whole word, and as held twice when it holds it so more than once. Environment: NMT (build/bin/nmt), BEAM (5), ALPHA (1.0), THREADS (2). Prints a
 # Markdown table on stdout.
 set -euo pipefail
 [ $# -ge 3 ] && [ $# -le 4 ] || { sed -n 6p "$0" >&2; exit 2; }
@@ -56,15 +56,18 @@ def metric(name, m):
     return float(out.stdout.split()[0])
 def met(name):
     hyps = open(f"{work}/{name}.hyp", encoding="utf-8").read().splitlines()
-    total = ok = 0
+    total = ok = twice = 0
     for h, ts in zip(hyps, terms):
         for t in ts:
+            found = len(re.findall(r"(?<!\w)" + re.escape(t) + r"(?!\w)", h))
             total += 1
-            ok += re.search(r"(?<!\w)" + re.escape(t) + r"(?!\w)", h) is not None
-    return ok, total
-print("| search | BLEU | chrF2 | constraints held | sentences/s |")
-print("| --- | --- | --- | --- | --- |")
+            ok += found > 0
+            twice += found > 1
+    return ok, total, twice
+print("| search | BLEU | chrF2 | constraints held | held twice | sentences/s |")
+print("| --- | --- | --- | --- | --- | --- |")
 for name, secs in (("plain", plain_s), ("constrained", cons_s)):
-    ok, total = met(name)
-    print(f"| {name} | {metric(name, 'bleu'):.1f} | {metric(name, 'chrf'):.1f} | {ok}/{total} ({100 * ok / max(total, 1):.1f}%) | {n / secs:.1f} |")
+    ok, total, twice = met(name)
+    print(f"| {name} | {metric(name, 'bleu'):.1f} | {metric(name, 'chrf'):.1f} | {ok}/{total} ({100 * ok / max(total, 1):.1f}%) "
+          f"| {twice} | {n / secs:.1f} |")
 PY
