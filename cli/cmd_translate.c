@@ -461,6 +461,7 @@ static int line_guide(translate *t, const nmt_lines *in, line *l, const char *fi
         return nmt_error_set("%s:%ld: the target prefix and phrases have %zu pieces, more than --max-input-length %zu",
                              in->name, in->number, nmt_guide_pieces(g), limit);
     if (nmt_guide_pieces(g) == 0) return 0;
+    nmt_guide_set_source(g, l->text, strlen(l->text));
     if (!(l->guide = nmt_malloc(sizeof *l->guide))) return -1;
     *l->guide = *g; /* the pieces move to the line; the scratch stays */
     l->guide->scratch = NULL;

@@ -240,6 +240,7 @@ static int read_sources(const nmt_pipeline *p, const char *input, int constraint
             rc = nmt_error_prefix("%s:%ld", lines.name, lines.number);
             break;
         }
+        nmt_guide_set_source(g, lines.line, lines.len);
         if (nmt_guide_finish(g)) s->guides[i] = &g->guide;
         s->phrases += g->phrase_count;
     }

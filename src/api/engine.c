@@ -348,6 +348,7 @@ static int call_guides(nmt_engine *e, const call_plan *plan, int count, const ch
     for (int i = 0; i < count && rc == 0; i++) {
         if (len[i] == 0) continue;
         rc = line_guide(e, plan, glossary, i, lines[i], &store[i]);
+        nmt_guide_set_source(&store[i], lines[i], (size_t)len[i]);
         if (rc == 0 && nmt_guide_finish(&store[i])) guides[i] = &store[i].guide;
     }
     nmt_glossary_free(glossary);

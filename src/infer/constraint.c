@@ -25,7 +25,7 @@ int nmt_constraint_check(const nmt_decode_phrase *phrases, int count, int V, int
     return total;
 }
 
-nmt_constraint_state nmt_constraint_start(void) { return (nmt_constraint_state){0, -1, 0, 0, 0, 0}; }
+nmt_constraint_state nmt_constraint_start(void) { return (nmt_constraint_state){0, -1, 0, 0, 0, 0, 0}; }
 
 /* Where `at` of phrase p stands in units of the state's `at` (bytes of the texts, else pieces): its size. */
 static int phrase_size(const nmt_constraint_vocab *v, const nmt_decode_phrase *p) {

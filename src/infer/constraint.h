@@ -55,7 +55,8 @@ typedef struct nmt_constraint_state {
     int32_t at;       /* how far: bytes of its text followed (pieces without texts) */
     int32_t progress; /* pieces of met phrases + at */
     int32_t ended;    /* 1 + the phrase the last piece completed (met unless the next piece joins it), 0: none */
-    int32_t closed;   /* pieces up to the first that ends a sentence, 0: none (kept by the search) */
+    int32_t ends;     /* pieces that ended a sentence (kept by the search) */
+    int32_t closed;   /* pieces up to the one that ended the source's last sentence, 0: none (kept by the search) */
 } nmt_constraint_state;
 
 /* Checks sentence `sentence`'s phrases against a vocabulary of V; returns their pieces T, or -1

@@ -17,7 +17,7 @@
 
 void nmt_guide_reset(nmt_guide *g) {
     g->count = 0;
-    g->prefix_length = g->phrase_count = 0;
+    g->prefix_length = g->phrase_count = g->sentences = 0;
     g->guide = (nmt_decode_guide){0};
 }
 
@@ -102,7 +102,8 @@ int nmt_guide_finish(nmt_guide *g) {
     g->guide = (nmt_decode_guide){.prefix = g->prefix_length ? g->pieces : NULL,
                                   .prefix_length = g->prefix_length,
                                   .constraints = g->phrase_count ? g->phrases : NULL,
-                                  .constraint_count = g->phrase_count};
+                                  .constraint_count = g->phrase_count,
+                                  .sentences = g->sentences};
     return g->count > 0;
 }
 
@@ -232,6 +233,19 @@ done:
 /* A byte that continues a word: an ASCII letter or digit, or part of a non-ASCII character. */
 static int word_byte(unsigned char c) {
     return c >= 0x80 || (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+}
+
+static int sentence_mark(char c) { return c == '.' || c == '!' || c == '?'; }
+
+void nmt_guide_set_source(nmt_guide *g, const char *text, size_t len) {
+    int n = 0;
+    for (size_t i = 0; i < len; i++) {
+        if (!sentence_mark(text[i]) || (i + 1 < len && text[i + 1] != ' ' && text[i + 1] != '\t')) continue;
+        size_t j = i; /* the run of marks starts at j; initials ("E.S.E.", "J.P.") end no sentence */
+        while (j > 0 && sentence_mark(text[j - 1])) j--;
+        n += j >= 2 && word_byte((unsigned char)text[j - 1]) && word_byte((unsigned char)text[j - 2]);
+    }
+    g->sentences = n > 1 ? n : 1;
 }
 
 /* Whether term[0..n) occurs in s[0..len) between word boundaries. */

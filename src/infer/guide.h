@@ -25,6 +25,7 @@ typedef struct nmt_guide {
     size_t count, cap;
     int prefix_length;
     int phrase_count;
+    int sentences; /* of the source, nmt_guide_set_source's (0: one) */
     int lengths[NMT_CONSTRAINT_MAX];
     nmt_decode_phrase phrases[NMT_CONSTRAINT_MAX]; /* set by nmt_guide_finish */
     nmt_decode_guide guide;                        /* set by nmt_guide_finish */
@@ -47,6 +48,10 @@ void nmt_guide_split_line(char *line, size_t *len, const char **fields, size_t *
  * the prefix; with `constraints`, each (further) field a phrase. Errors say which field. */
 int nmt_guide_parse(nmt_guide *g, const nmt_tokenizer *target, int prefix, int constraints, const char *fields,
                     size_t len);
+/* Counts the sentences of the source line text[0..len) for the search (search.h: a constrained
+ * hypothesis's length penalty stops at as many sentence ends): runs of . ! ? that end the text or
+ * stand before a space after two bytes of a word (so initials such as "J.P." end none), at least 1. */
+void nmt_guide_set_source(nmt_guide *g, const char *text, size_t len);
 /* Points g->guide at g's pieces (valid until g changes); returns 1 when g guides anything, else 0. */
 int nmt_guide_finish(nmt_guide *g);
 /* The pieces a guide forces: prefix and phrases. */

@@ -160,6 +160,7 @@ struct nmt_search {
     const nmt_decode_phrase **phrases; /* [batch] each sentence's constraints (the caller's) */
     int *phrase_count;   /* [batch] C of each sentence (0: unconstrained) */
     int *phrase_pieces;  /* [batch] T of each sentence */
+    int *sentences;      /* [batch] sentences of each source (at least 1) */
     nmt_constraint_vocab vocab; /* options.word_joins and options.piece_text */
     int extra;           /* E: the most constraints of a sentence in the batch (0: none) */
     int most_pieces;     /* the largest T in the batch */
@@ -245,6 +246,7 @@ static int search_reserve(nmt_search *s, int batch, int steps, int width, int V)
     size_t o_phrases = layout_add(&total, (size_t)batch, sizeof(const nmt_decode_phrase *));
     size_t o_phrase_count = layout_add(&total, (size_t)batch, sizeof(int));
     size_t o_phrase_pieces = layout_add(&total, (size_t)batch, sizeof(int));
+    size_t o_sentences = layout_add(&total, (size_t)batch, sizeof(int));
     size_t o_state = layout_add(&total, constrained ? rows : 0, sizeof(nmt_constraint_state));
     size_t o_next_state = layout_add(&total, constrained ? rows : 0, sizeof(nmt_constraint_state));
     size_t o_extra_token = layout_add(&total, rows * E, sizeof(int32_t));
@@ -289,6 +291,7 @@ static int search_reserve(nmt_search *s, int batch, int steps, int width, int V)
     s->phrases = (const nmt_decode_phrase **)(base + o_phrases);
     s->phrase_count = (int *)(base + o_phrase_count);
     s->phrase_pieces = (int *)(base + o_phrase_pieces);
+    s->sentences = (int *)(base + o_sentences);
     s->state = (nmt_constraint_state *)(base + o_state);
     s->next_state = (nmt_constraint_state *)(base + o_next_state);
     s->extra_token = (int32_t *)(base + o_extra_token);
@@ -333,7 +336,8 @@ static void search_finish(nmt_search *s, int b, int step, int row, double logpro
     search_finish_as(s, b, step, row, logprob, step);
 }
 
-/* A constrained row's finish: its length penalty counts its pieces up to its first sentence end.
+/* A constrained row's finish: its length penalty counts its pieces up to the sentence end that ends
+ * as many sentences as its source has.
  * A phrase costs the model much (it is why the phrase had to be placed), and alpha's length bonus
  * grows with that cost: a hypothesis that ended its sentence without a phrase and placed it in a
  * run-on sentence after, or that repeats itself after the phrase, would otherwise outrank the one
@@ -486,7 +490,8 @@ static void constrained_offer(nmt_search *s, int b, int t, int *count, int row, 
     nmt_constraint_state next = st;
     if (token != NMT_EOS) {
         next = nmt_constraint_next(s->phrases[b], s->phrase_count[b], &s->vocab, st, token);
-        if (next.closed == 0 && nmt_constraint_ends_sentence(&s->vocab, token)) next.closed = t + 1;
+        if (next.closed == 0 && nmt_constraint_ends_sentence(&s->vocab, token) && ++next.ends == s->sentences[b])
+            next.closed = t + 1;
     }
     s->ccand[(*count)++] = (nmt_constraint_candidate){
         .total = s->total[row] + logprob,
@@ -752,6 +757,7 @@ int nmt_search_run_guided(nmt_search *s, const nmt_decode_step *step, int batch,
         s->phrase_count[b] = g ? g->constraint_count : 0;
         s->phrases[b] = g ? g->constraints : NULL;
         s->phrase_pieces[b] = g ? nmt_constraint_check(g->constraints, g->constraint_count, step->vocab_size, b) : 0;
+        s->sentences[b] = g && g->sentences > 1 ? g->sentences : 1;
         if (s->extra) s->state[b] = nmt_constraint_start();
         s->rows[b] = 1;
         s->streamed[b] = 0;

@@ -46,8 +46,8 @@
  * pieces), where only hypotheses that met every phrase finish; the loop guard ends only those. The
  * pieces that advance a hypothesis are scored by the step's step_extra (the same numbers as its top
  * lists) or read from the full rows. A constrained hypothesis is ranked with the length penalty of
- * its pieces up to its first sentence end (a piece whose text, options.piece_text, ends in . ! or ?),
- * so that what runs on after it earns no length bonus. A sentence without constraints is searched exactly as without,
+ * its pieces up to its n-th sentence end (a piece whose text, options.piece_text, ends in . ! or ?;
+ * n: the guide's source sentences), so that what runs on after it earns no length bonus. A sentence without constraints is searched exactly as without,
  * whatever its batch holds.
  *
  * Streaming (options.stream): after each step, a sentence's decided pieces are those every
@@ -165,6 +165,8 @@ typedef struct nmt_decode_guide {
     int prefix_length;     /* 0: none */
     const nmt_decode_phrase *constraints; /* [constraint_count] phrases every hypothesis holds (constraint.h) */
     int constraint_count;  /* 0: none; at most NMT_CONSTRAINT_MAX */
+    int sentences;         /* sentences of the source (0: one): a constrained hypothesis's length
+                              penalty counts its pieces up to its own sentences-th sentence end */
 } nmt_decode_guide;
 
 typedef struct nmt_hypothesis {
@@ -172,7 +174,7 @@ typedef struct nmt_hypothesis {
     int length;
     double logprob;    /* natural-log probability of the pieces + eos (those after a target prefix) */
     double score;      /* logprob / lp(length + 1): the rank of the hypothesis (constrained: the
-                          length up to its first sentence end, above) */
+                          length up to its n-th sentence end, above) */
     float *attention;  /* [(length + 1), src_len + 1]: row j = target token j (the last: eos), columns =
                           source pieces + eos; NULL unless options.attention */
     int src_len;       /* source pieces */

@@ -155,10 +155,12 @@ static const char *const bigram_text[BIGRAM_V] = {"<pad>", "<unk>",  "<s>", "</s
                                                   "rad",   "▁Fahrrad", ".",   "▁Hund", "▁und", "▁Katze"};
 
 /* The pieces of the best hypothesis of the bigram decoder with beam 4, length penalty alpha, the
- * pieces' texts or not, and the one-piece phrase {piece} (-1: none), as "4 5 6". */
-static void bigram_best(const bigram *m, double alpha, int texts, int32_t piece, char *out, size_t cap) {
+ * pieces' texts or not, and the one-piece phrase {piece} (-1: none) of a source of `sentences`, as
+ * "4 5 6". */
+static void bigram_best(const bigram *m, double alpha, int texts, int32_t piece, int sentences, char *out, size_t cap) {
     const nmt_decode_phrase f = {&piece, 1};
-    const nmt_decode_guide guide = {.constraints = &f, .constraint_count = 1}, *g = piece >= 0 ? &guide : NULL;
+    const nmt_decode_guide guide = {.constraints = &f, .constraint_count = 1, .sentences = sentences},
+                           *g = piece >= 0 ? &guide : NULL;
     nmt_decode_options o = nmt_decode_options_default();
     o.beam_size = 4;
     o.length_penalty = alpha;
@@ -178,6 +180,13 @@ static void bigram_best(const bigram *m, double alpha, int texts, int32_t piece,
     nmt_search_free(s);
 }
 
+/* Checks that bigram_best gives `want`. */
+static void bigram_expect(const bigram *m, double alpha, int texts, int32_t piece, int sentences, const char *want) {
+    char best[64];
+    bigram_best(m, alpha, texts, piece, sentences, best, sizeof best);
+    ck_assert_str_eq(best, want);
+}
+
 /* The model writes "▁ein ▁Fahr rad ." where the phrase is encoded "▁Fahrrad": with the pieces' texts
  * that meets it, and the search returns the model's own best, the word once; by piece ids alone it
  * must place "▁Fahrrad" besides. */
@@ -185,28 +194,25 @@ START_TEST(search_meets_a_phrase_in_another_segmentation) {
     static bigram m;
     const double likely[][3] = {{NMT_BOS, 4, 0.9}, {4, 5, 0.8}, {5, 6, 0.9}, {6, 8, 0.9}, {7, 8, 0.5}, {8, NMT_EOS, 0.9}};
     bigram_make(&m, likely, 6);
+    bigram_expect(&m, 1.0, 1, -1, 0, "4 5 6 8");
+    bigram_expect(&m, 1.0, 1, 7, 0, "4 5 6 8");
     char best[64];
-    bigram_best(&m, 1.0, 1, -1, best, sizeof best);
-    ck_assert_str_eq(best, "4 5 6 8");
-    bigram_best(&m, 1.0, 1, 7, best, sizeof best);
-    ck_assert_str_eq(best, "4 5 6 8");
-    bigram_best(&m, 1.0, 0, 7, best, sizeof best);
+    bigram_best(&m, 1.0, 0, 7, 0, best, sizeof best);
     ck_assert_ptr_nonnull(strstr(best, "7"));
 }
 END_TEST
 
 /* The model ends "▁ein ▁Hund ." and finds "▁Katze" unlikely anywhere. With alpha 1.5 the length
  * bonus of the run-on "▁ein ▁Hund . ▁Katze ." (p = 0.0038 over 5 pieces) would beat "▁ein ▁Katze ."
- * (p = 0.0107 over 3); ranked by its length up to its first sentence end, the run-on loses. */
+ * (p = 0.0107 over 3); ranked by its length up to its first sentence end (the source has one), the
+ * run-on loses; where the source has two sentences, it is what the search should find. */
 START_TEST(search_ranks_run_ons_by_their_first_sentence) {
     static bigram m;
     const double likely[][3] = {{NMT_BOS, 4, 0.9}, {4, 9, 0.8}, {9, 8, 0.9}, {11, 8, 0.6}, {8, NMT_EOS, 0.9}};
     bigram_make(&m, likely, 5);
-    char best[64];
-    bigram_best(&m, 1.5, 1, -1, best, sizeof best);
-    ck_assert_str_eq(best, "4 9 8");
-    bigram_best(&m, 1.5, 1, 11, best, sizeof best);
-    ck_assert_str_eq(best, "4 11 8");
+    bigram_expect(&m, 1.5, 1, -1, 0, "4 9 8");
+    bigram_expect(&m, 1.5, 1, 11, 0, "4 11 8");
+    bigram_expect(&m, 1.5, 1, 11, 2, "4 9 8 11 8"); /* a source of two sentences: the second earns it too */
 }
 END_TEST
 

@@ -83,6 +83,24 @@ static void apply(nmt_glossary *gl, const char *line, char *out) {
     nmt_guide_free(&g);
 }
 
+/* A source's sentences: runs of . ! ? before a space or at the end, at least one; reset forgets them. */
+START_TEST(sources_count_their_sentences) {
+    nmt_guide g = {0};
+    const char *const lines[] = {"Two men. One dog! Fine", "Wait... what?", "3.5 m", "", "A dog.", "says E.S.E. Electronics.",
+                                 "Zwei Männer. Ein Hund."};
+    const int want[] = {2, 2, 1, 1, 1, 1, 2};
+    for (int i = 0; i < 7; i++) {
+        nmt_guide_set_source(&g, lines[i], strlen(lines[i]));
+        ck_assert_int_eq(nmt_guide_add_phrase(&g, &bytes, "x", 1), 0);
+        nmt_guide_finish(&g);
+        ck_assert_int_eq(g.guide.sentences, want[i]);
+        nmt_guide_reset(&g);
+        ck_assert_int_eq(g.sentences, 0);
+    }
+    nmt_guide_free(&g);
+}
+END_TEST
+
 START_TEST(glossary_matches_whole_words) {
     nmt_glossary *gl = glossary("cat\tK\n\nred house\tRH\nHaus\tH\nkatze\tK\n-x\tX\n", 0);
     ck_assert_ptr_nonnull(gl);
@@ -120,6 +138,7 @@ static Suite *guide_suite(void) {
     Suite *suite = suite_create("guide");
     TCase *tc = tcase_create("guide");
     tcase_add_test(tc, fields_give_prefix_and_phrases);
+    tcase_add_test(tc, sources_count_their_sentences);
     tcase_add_test(tc, glossary_matches_whole_words);
     tcase_add_test(tc, glossary_refuses_bad_lines);
     suite_add_tcase(suite, tc);
