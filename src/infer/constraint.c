@@ -27,7 +27,7 @@ int nmt_constraint_check(const nmt_decode_phrase *phrases, int count, int V, int
 
 nmt_constraint_state nmt_constraint_start(void) { return (nmt_constraint_state){0, -1, 0, 0, 0, 0, 0}; }
 
-/* Where `at` of phrase p stands in units of the state's `at` (bytes of the texts, else pieces): its size. */
+/* The size of phrase p in the units of the state's `at`: bytes of its text (pieces without texts). */
 static int phrase_size(const nmt_constraint_vocab *v, const nmt_decode_phrase *p) {
     if (!v || !v->text) return p->length;
     int n = 0;
