@@ -227,6 +227,19 @@ static int form_count(const char *name, char *value, long max, long *out) {
     return 0;
 }
 
+/* A form's q with its line breaks as "\n" ("\r\n" and a lone "\r" too), as LibreTranslate's /translate
+ * takes a form (browsers send a textarea's line breaks in a form as "\r\n"), so that the translation's
+ * line breaks are "\n" as there. Unlike LibreTranslate's str.splitlines, a last line break is kept. */
+static void form_line_breaks(char *text) {
+    char *to = text;
+    for (const char *p = text; *p; p++) {
+        const char c = *p; /* read before *to (which may be *p) is written */
+        if (c == '\r' && p[1] == '\n') p++;
+        *to++ = c == '\r' ? '\n' : c;
+    }
+    *to = '\0';
+}
+
 /* One field of a LibreTranslate form (it takes the value); `filename`: the part was a file. */
 static int form_field(nmt_serve_request *r, const char *key, char *value, const char *filename, int *seen_alt) {
     const int file = r->api == NMT_SERVE_FILE;
@@ -245,8 +258,11 @@ static int form_field(nmt_serve_request *r, const char *key, char *value, const 
         }
         return add_text(r, value);
     }
-    if (!file && strcmp(key, "q") == 0)
-        return r->count ? (free(value), nmt_error_set("q: given twice")) : add_text(r, value);
+    if (!file && strcmp(key, "q") == 0) {
+        if (r->count) return free(value), nmt_error_set("q: given twice");
+        form_line_breaks(value);
+        return add_text(r, value);
+    }
     if (strcmp(key, "source") == 0) return form_string(key, value, &r->source);
     if (strcmp(key, "target") == 0) return form_string(key, value, &r->target);
     if (strcmp(key, "api_key") == 0) return form_string(key, value, &r->api_key);

@@ -493,7 +493,7 @@ static void route(nmt_serve *s, const char *method, const char *url, const reque
         int post;
     } known[] = {{"/translate", 1}, {"/translator/translate", 1}, {"/v1/translate", 1}, {"/languages", 0},
                  {"/health", 0},    {"/metrics", 0},              {"/frontend/settings", 0}, {"/translate_file", 1},
-                 {"/download_file/", 0}, {"/", 0}, {"/detect", 1}};
+                 {"/download_file/", 0}, {"/", 0}, {"/detect", 1}, {"/suggest", 1}};
     enum { DOWNLOAD = 8 }; /* known[DOWNLOAD] is a prefix: /download_file/NAME */
     static const char download[] = "/download_file/";
     int found = -1;
@@ -527,6 +527,8 @@ static void route(nmt_serve *s, const char *method, const char *url, const reque
     case 7: return translate(s, NMT_SERVE_FILE, h, c, a);
     case DOWNLOAD: return download_file(s, url + sizeof download - 1, a);
     case 10: return detect(s, h, c, a);
+    case 11: /* LibreTranslate's answer with its --suggestions off, which its page and settings say */
+        return set_error(a, 403, "Suggestions are disabled on this server.");
     default: return static_text(a, "text/html; charset=utf-8", nmt_serve_page);
     }
 }

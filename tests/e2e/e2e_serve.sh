@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # `nmt serve` end to end with curl, on loopback only (127.0.0.1) and a tiny model trained inside the
-# test: every endpoint (LibreTranslate's frontend settings too), translations equal to `nmt
+# test: every endpoint (LibreTranslate's frontend settings and refused suggestions too), translations equal to `nmt
 # translate` (alone and under 16 concurrent clients), LibreTranslate form bodies (urlencoded and
-# multipart), alternatives (on demand, without --n-best) and HTML, files (/translate_file and
+# multipart, a browser's "\r\n" answered as "\n"), alternatives (on demand, without --n-best) and HTML, files (/translate_file and
 # /download_file), OpenNMT-py and native n-best and alignment, API keys in the body or a header, the
 # error codes in LibreTranslate's words (400, 403, 404, 405, 413, 503 with Retry-After, 504), the
 # access log, SIGTERM draining.
@@ -47,6 +47,9 @@ two="$(printf 'The cat sees a dog.\nA big house.\n' | "$NMT" translate -m $M --t
 # LibreTranslate's web page posts multipart/form-data.
 code="$(curl -s -o resp -w '%{http_code}' "$url/translate" -F "q=${lines[2]}" -F source=en -F target=de -F format=text)"
 [ "$code $(cat resp)" = "200 {\"translatedText\":\"$(want 3)\"}" ] || say_fail "libre multipart: $code $(cat resp)"
+# A browser sends a textarea's line breaks in a form as "\r\n": the answer's are "\n", as LibreTranslate's.
+code="$(curl -s -o resp -w '%{http_code}' "$url/translate" -F "q=${lines[0]}"$'\r\n'"${lines[1]}" -F source=en -F target=de)"
+[ "$code $(cat resp)" = "200 {\"translatedText\":\"$(want 1)\\u000a$(want 2)\"}" ] || say_fail "libre multipart CRLF: $code $(cat resp)"
 post /translate "{\"q\": \"${lines[0]}\", \"source\": \"en\", \"target\": \"de\", \"alternatives\": 3}"
 expect "alternatives over --n-best" 400 '{"error":"Invalid request: alternatives parameter must be <= 2"}'
 post /translate "{\"q\": \"${lines[0]}\", \"source\": \"en\", \"target\": \"de\", \"alternatives\": \"x\"}"
@@ -84,6 +87,9 @@ settings='{"charLimit":300,"frontendTimeout":500,"apiKeys":false,"keyRequired":f
 settings+='"filesTranslation":true,"supportedFilesFormat":[".txt",".html"],'
 settings+='"language":{"source":{"code":"en","name":"English"},"target":{"code":"de","name":"German"}}}'
 [ "$(curl -s "$url/frontend/settings")" = "$settings" ] || say_fail "frontend settings: $(curl -s "$url/frontend/settings")"
+# Suggestions are off, as the settings say: /suggest answers as LibreTranslate's does then.
+post /suggest "{\"q\": \"${lines[0]}\", \"s\": \"x\", \"source\": \"en\", \"target\": \"de\"}"
+expect "suggest" 403 '{"error":"Suggestions are disabled on this server."}'
 
 # OpenNMT-py: tgt, pred_score (the log-probability) and align as `nmt translate` prints them.
 post /translator/translate "[{\"src\": \"${lines[1]}\", \"id\": 100}]"
@@ -114,7 +120,7 @@ case "$body" in *'"alignment_map":"<?xml'*'<svg'*) ;; *) say_fail "native map: $
 curl -s "$url/" >page.html
 grep -q '<button id="translate"' page.html && ! grep -qE '(src|href)="https?:' page.html || say_fail "the page"
 curl -s "$url/metrics" >metrics.txt
-grep -q '^nmt_requests_total{endpoint="/translate",code="200"} 7$' metrics.txt || say_fail "metrics: $(grep requests_total metrics.txt)"
+grep -q '^nmt_requests_total{endpoint="/translate",code="200"} 8$' metrics.txt || say_fail "metrics: $(grep requests_total metrics.txt)"
 grep -q '^nmt_request_duration_seconds_bucket{le="+Inf"} ' metrics.txt && grep -q '^nmt_queue_depth 0$' metrics.txt ||
   say_fail "metrics histogram / queue depth"
 
