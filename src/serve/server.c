@@ -182,11 +182,6 @@ static int check_request(nmt_serve *s, const nmt_serve_request *r, const request
             set_error(a, 400, message);
             return -1;
         }
-        if (r->alternatives > n_best - 1) {
-            snprintf(message, sizeof message, "Invalid request: alternatives parameter must be <= %d", n_best - 1);
-            set_error(a, 400, message);
-            return -1;
-        }
     }
     if (r->api == NMT_SERVE_NATIVE && (r->n_best < 1 || r->n_best > n_best)) {
         snprintf(message, sizeof message, "n_best: expected 1 to %d (the server's --n-best), got %ld", n_best, r->n_best);
