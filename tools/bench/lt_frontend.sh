@@ -72,6 +72,7 @@ echo "lt_frontend.sh: LibreTranslate $commit" >&2
 # Starts a server writing `listening on URL` to LOG; sets $listening to that URL.
 start() {
   local log=$1; shift
+  : >"$log" # there before the server writes it: read at once below
   "$@" 2>"$log" &
   pids+=($!)
   for _ in $(seq 600); do
