@@ -15,7 +15,8 @@
 # the detected language; switches to files, uploads a .txt file and downloads the translation. Each
 # must equal what `nmt translate -m MODEL` prints for the same text, the JSON the page shows in its
 # "Response" box must hold exactly that translatedText (line breaks "\n", as LibreTranslate answers a
-# form), and the detected language must be English; exit status 1 otherwise.
+# form), the detected language must be English, and every request the page made of `nmt serve` (its
+# access log) must have been answered 200; exit status 1 otherwise.
 #
 # OUT receives the screenshots (text.png, auto.png, file.png), what the page showed (*.out,
 # *.response.json, auto.detected), the downloaded file (download/), the expected translations
@@ -126,5 +127,10 @@ case "$(cat "$out/auto.detected")" in
   ": English ("*"%)") echo "PASS detected language: $(cat "$out/auto.detected")";;
   *) echo "FAIL detected language: '$(cat "$out/auto.detected")', want English"; fail=1;;
 esac
+# Every request the page made of nmt serve (its access log) was answered 200.
+calls=$(sed -n 's/.*"method":"\([A-Z]*\)","path":"\([^"]*\)","status":\([0-9]*\).*/\1 \2 \3/p' "$out/serve.log" |
+        sed 's|/download_file/[^ ]*|/download_file/NAME|' | sort | uniq -c | awk '{ printf "%s%s %s %s x%s", (NR > 1 ? ", " : ""), $2, $3, $4, $1 }')
+if grep '"path"' "$out/serve.log" | grep -qv '"status":200,'; then echo "FAIL the page's requests: $calls"; fail=1
+else echo "PASS the page's requests: $calls"; fi
 echo "screenshots: $out/text.png $out/auto.png $out/file.png"
 exit $fail
