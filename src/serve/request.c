@@ -408,17 +408,24 @@ int nmt_serve_request_parse(nmt_serve_api api, const char *content_type, const c
     if (api == NMT_SERVE_FILE && !multipart)
         return nmt_error_set("Content-Type: expected multipart/form-data with a file, got %.64s",
                              content_type ? content_type : "none");
+    int rc;
     if ((api == NMT_SERVE_LIBRE || api == NMT_SERVE_FILE || api == NMT_SERVE_DETECT) && multipart)
-        return multipart_body(content_type, body, len, out);
-    if ((api == NMT_SERVE_LIBRE || api == NMT_SERVE_DETECT) && content_type &&
-        media_type_is(content_type, "application/x-www-form-urlencoded"))
-        return form_body(body, len, out);
-    nmt_json j;
-    if (nmt_json_init(&j, body, len, "body", "JSON", 0, 0) < 0) return -1;
-    if (nmt_json_peek(&j) == -1) return nmt_error_set("empty body: expected JSON");
-    const int rc = api == NMT_SERVE_OPENNMT ? json_opennmt(&j, out) : json_object(&j, out);
+        rc = multipart_body(content_type, body, len, out);
+    else if ((api == NMT_SERVE_LIBRE || api == NMT_SERVE_DETECT) && content_type &&
+             media_type_is(content_type, "application/x-www-form-urlencoded"))
+        rc = form_body(body, len, out);
+    else {
+        nmt_json j;
+        if (nmt_json_init(&j, body, len, "body", "JSON", 0, 0) < 0) return -1;
+        if (nmt_json_peek(&j) == -1) return nmt_error_set("empty body: expected JSON");
+        rc = api == NMT_SERVE_OPENNMT ? json_opennmt(&j, out) : json_object(&j, out);
+        if (rc == 0) rc = nmt_json_end(&j);
+    }
     if (rc < 0) return -1;
-    return nmt_json_end(&j);
+    /* LibreTranslate refuses a q that is empty (its `if not q`): "", [] */
+    if ((api == NMT_SERVE_LIBRE || api == NMT_SERVE_DETECT) && (out->count == 0 || (!out->q_list && !out->q[0][0])))
+        return nmt_error_set("Invalid request: missing q parameter");
+    return 0;
 }
 
 int nmt_serve_request_file_format(nmt_serve_request *r) {
