@@ -6,19 +6,19 @@
 # and batch size runs `nmt bench translate` on each input, and `nmt score` (forced decoding of the input
 # as its own target: a target of exactly that many pieces, whatever the model would stop at) at each batch
 # size. Optionally profiles both at every length with `perf record`.
-#
 #   tools/bench/scaling.sh MODEL_DIR...
 #
 # Environment: NMT (build/bin/nmt), THREADS (2), SOURCE (../shared/corpora/de-en/newstest2014.en from the
-# repository), LENGTHS ("10 20 50 100 200"), BATCHES ("1 8 32 64"), PRECISIONS ("fp32 int8"), BEAMS ("5 1";
-# 1 = greedy), LINES (64: lines a run decodes; batch size 1 decodes LINES_ALONE, 8), SCORE (1: the forced
-# decoding table, fp32 only, as `nmt score` runs), PROFILE (0; 1: perf profiles at every length, LINES_ALONE lines in one batch).
+# repository), LENGTHS ("10 20 50 100 200"), BATCHES ("1 8 32 64"), PRECISIONS ("fp32 int8"), BEAMS
+# ("5 1"; 1 = greedy), LINES (64: lines a run decodes; batch size 1 decodes LINES_ALONE, 8), SCORE (1: the
+# forced decoding table, fp32 only, as `nmt score` runs), PROFILE (0; 1: perf profiles at every length,
+# LINES_ALONE lines in one batch).
 # Every row gives wall time, the process's CPU seconds (user + sys) and the 1-minute load average when it
-# started. "search CPU-s" is the process's CPU seconds less those of the same command on one 10-piece line
-# (model loading, quantization and start-up), and the per-CPU-second rates use it: on a machine other work
-# shares these stay comparable where wall-clock rates do not; below 0.1 search CPU-s they are left out ("-"),
-# as the clock's ticks and the start-up's own spread then outweigh the search. Markdown tables on stdout,
-# progress on stderr.
+# started. "search CPU-s" is the process's CPU seconds less those of the same command on one line of the
+# shortest length (model loading, quantization and start-up), and the per-CPU-second rates use it: on a
+# machine other work shares these stay comparable where wall-clock rates do not. Below 0.1 search CPU-s they are left out
+# ("-"): the clock's ticks and the start-up's own spread then outweigh the search. Target tokens are
+# pieces + eos, as `nmt bench` counts them. Markdown tables on stdout, progress on stderr.
 set -euo pipefail
 [ $# -ge 1 ] || { sed -n 9p "$0" >&2; exit 2; }
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -32,8 +32,11 @@ for m in "$@"; do [ -f "$m/model.safetensors" ] || { echo "scaling: $m: no model
 [ -r "$source_file" ] || { echo "scaling: cannot read $source_file (set SOURCE)" >&2; exit 2; }
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
-longest=0
-for l in $lengths; do [ "$l" -gt "$longest" ] && longest=$l; done
+longest=0 shortest=""
+for l in $lengths; do
+  [ "$l" -gt "$longest" ] && longest=$l
+  [ -z "$shortest" ] || [ "$l" -lt "$shortest" ] && shortest=$l
+done
 
 # Pieces of every word of the first lines of SOURCE (enough words for every input), by the first model's
 # SentencePiece model: score --tokens lists a log-probability per target piece and one for eos.
@@ -54,7 +57,7 @@ for l in $lengths; do
         print out } }' <(paste "$tmp/words" "$tmp/pieces") "$tmp/source" >"$tmp/in.$l"
   head -"$lines_alone" "$tmp/in.$l" >"$tmp/alone.$l"
 done
-head -1 "$tmp/in.10" >"$tmp/one"
+head -1 "$tmp/in.$shortest" >"$tmp/one"
 
 load() { cut -d' ' -f1 /proc/loadavg; }
 # timed OUT COMMAND...: runs it with its stdout in OUT; sets wall, cpu (user + sys), rss (MiB), at (load).
@@ -68,7 +71,7 @@ timed() {
 }
 field() { sed -n "s/.*\"$1\": \\([0-9.]*\\).*/\\1/p" "$2"; }
 
-echo "| model | precision | search | batch | source pieces | lines | wall s | CPU-s | search CPU-s | sentences/s | target pieces/s | sentences/CPU-s | target pieces/CPU-s | mean output pieces | peak RSS MiB | load |"
+echo "| model | precision | search | batch | source pieces (mean) | lines | wall s | CPU-s | search CPU-s | sentences/s | target tokens/s | sentences/CPU-s | target tokens/CPU-s | mean output pieces | peak RSS MiB | load |"
 echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
 for m in "$@"; do
   for p in $precisions; do
@@ -81,13 +84,13 @@ for m in "$@"; do
           input=$([ "$b" = 1 ] && echo "$tmp/alone.$l" || echo "$tmp/in.$l")
           echo "scaling: $m $p $search batch $b, $l pieces" >&2
           timed "$tmp/json" "$nmt" bench translate -q -m "$m" -i "$input" --beam-size "$k" --batch-size "$b" --precision "$p" --threads "$threads" --json
-          awk -v m="$(basename "$m")" -v p="$p" -v s="$search" -v b="$b" -v l="$l" -v w="$wall" -v c="$cpu" -v base="$base" \
+          awk -v m="$(basename "$m")" -v p="$p" -v s="$search" -v b="$b" -v src="$(field source_tokens "$tmp/json")" -v w="$wall" -v c="$cpu" -v base="$base" \
               -v n="$(field sentences "$tmp/json")" -v t="$(field target_tokens "$tmp/json")" -v secs="$(field seconds "$tmp/json")" \
               -v mean="$(field mean_output_pieces "$tmp/json")" -v r="$(field peak_rss_gib "$tmp/json")" -v at="$at" 'BEGIN {
             sc = c - base
             rates = sc < 0.1 ? "| - | -" : sprintf("| %.2f | %.0f", n / sc, t / sc)
-            printf "| %s | %s | %s | %d | %d | %d | %.1f | %.2f | %.2f | %.2f | %.0f %s | %.1f | %.0f | %s |\n",
-              m, p, s, b, l, n, w, c, sc, n / secs, t / secs, rates, mean, r * 1024, at }'
+            printf "| %s | %s | %s | %d | %.1f | %d | %.1f | %.2f | %.2f | %.2f | %.0f %s | %.1f | %.0f | %s |\n",
+              m, p, s, b, src / n - 1, n, w, c, sc, n / secs, t / secs, rates, mean, r * 1024, at }'
         done
       done
     done
@@ -98,7 +101,7 @@ if [ "${SCORE:-1}" = 1 ]; then
   echo
   echo "Forced decoding (\`nmt score\`, fp32; each line its own target: source and target of exactly that many pieces):"
   echo
-  echo "| model | batch | pieces (source = target) | lines | wall s | CPU-s | search CPU-s | target pieces/CPU-s | CPU-ms per line | peak RSS MiB | load |"
+  echo "| model | batch | pieces (source = target) | lines | wall s | CPU-s | search CPU-s | target tokens/CPU-s | CPU-ms per line | peak RSS MiB | load |"
   echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
   for m in "$@"; do
     timed "$tmp/scores" "$nmt" score -q -m "$m" -s "$tmp/one" -t "$tmp/one" --batch-size 1 --threads "$threads"
