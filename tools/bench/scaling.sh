@@ -10,15 +10,17 @@
 #
 # Environment: NMT (build/bin/nmt), THREADS (2), SOURCE (../shared/corpora/de-en/newstest2014.en from the
 # repository), LENGTHS ("10 20 50 100 200"), BATCHES ("1 8 32 64"), PRECISIONS ("fp32 int8"), BEAMS
-# ("5 1"; 1 = greedy), LINES (64: lines a run decodes; batch size 1 decodes LINES_ALONE, 8), SCORE (1: the
-# forced decoding table, fp32 only, as `nmt score` runs), PROFILE (0; 1: perf profiles at every length,
-# LINES_ALONE lines in one batch).
+# ("5 1"; 1 = greedy), MIN_LINES (8: a run decodes as many lines as its batch size, at least MIN_LINES,
+# so one batch or MIN_LINES batches of one line), SCORE (1: the forced decoding table, fp32 only, as
+# `nmt score` runs), PROFILE (0; 1: perf profiles of MIN_LINES lines in one batch at PROFILE_LENGTHS
+# (LENGTHS) with PROFILE_BEAMS (BEAMS), and of `nmt score`).
 # Every row gives wall time, the process's CPU seconds (user + sys) and the 1-minute load average when it
 # started. "search CPU-s" is the process's CPU seconds less those of the same command on one line of the
 # shortest length (model loading, quantization and start-up), and the per-CPU-second rates use it: on a
-# machine other work shares these stay comparable where wall-clock rates do not. Below 0.1 search CPU-s they are left out
-# ("-"): the clock's ticks and the start-up's own spread then outweigh the search. Target tokens are
-# pieces + eos, as `nmt bench` counts them. Markdown tables on stdout, progress on stderr.
+# machine other work shares these stay comparable where wall-clock rates do not. Below 0.1 search CPU-s
+# they are left out ("-"): the clock's ticks and the start-up's own spread then outweigh the search.
+# Target tokens are pieces + eos, as `nmt bench` counts them. Markdown tables on stdout, progress on
+# stderr.
 set -euo pipefail
 [ $# -ge 1 ] || { sed -n 9p "$0" >&2; exit 2; }
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -27,12 +29,14 @@ threads=${THREADS:-2}
 source_file=${SOURCE:-$root/../shared/corpora/de-en/newstest2014.en}
 lengths=${LENGTHS:-"10 20 50 100 200"} batches=${BATCHES:-"1 8 32 64"}
 precisions=${PRECISIONS:-"fp32 int8"} beams=${BEAMS:-"5 1"}
-lines=${LINES:-64} lines_alone=${LINES_ALONE:-8}
+min_lines=${MIN_LINES:-8}
+profile_lengths=${PROFILE_LENGTHS:-$lengths} profile_beams=${PROFILE_BEAMS:-$beams}
 for m in "$@"; do [ -f "$m/model.safetensors" ] || { echo "scaling: $m: no model.safetensors" >&2; exit 2; }; done
 [ -r "$source_file" ] || { echo "scaling: cannot read $source_file (set SOURCE)" >&2; exit 2; }
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
-longest=0 shortest=""
+longest=0 shortest="" lines=$min_lines
+for b in $batches; do [ "$b" -gt "$lines" ] && lines=$b; done
 for l in $lengths; do
   [ "$l" -gt "$longest" ] && longest=$l
   [ -z "$shortest" ] || [ "$l" -lt "$shortest" ] && shortest=$l
@@ -55,7 +59,8 @@ for l in $lengths; do
         while (s < L && k <= nw) { q = p[w[k]]; if (s + q <= L) { out = out (out == "" ? "" : " ") w[k]; s += q }; k++ }
         if (s < L) { print "scaling: SOURCE too short for " N " lines of " L " pieces" > "/dev/stderr"; exit 1 }
         print out } }' <(paste "$tmp/words" "$tmp/pieces") "$tmp/source" >"$tmp/in.$l"
-  head -"$lines_alone" "$tmp/in.$l" >"$tmp/alone.$l"
+  for b in $batches; do head -"$(( b > min_lines ? b : min_lines ))" "$tmp/in.$l" >"$tmp/in.$l.$b"; done
+  head -"$min_lines" "$tmp/in.$l" >"$tmp/in.$l.profile"
 done
 head -1 "$tmp/in.$shortest" >"$tmp/one"
 
@@ -81,9 +86,8 @@ for m in "$@"; do
       base=$cpu
       for b in $batches; do
         for l in $lengths; do
-          input=$([ "$b" = 1 ] && echo "$tmp/alone.$l" || echo "$tmp/in.$l")
           echo "scaling: $m $p $search batch $b, $l pieces" >&2
-          timed "$tmp/json" "$nmt" bench translate -q -m "$m" -i "$input" --beam-size "$k" --batch-size "$b" --precision "$p" --threads "$threads" --json
+          timed "$tmp/json" "$nmt" bench translate -q -m "$m" -i "$tmp/in.$l.$b" --beam-size "$k" --batch-size "$b" --precision "$p" --threads "$threads" --json
           awk -v m="$(basename "$m")" -v p="$p" -v s="$search" -v b="$b" -v src="$(field source_tokens "$tmp/json")" -v w="$wall" -v c="$cpu" -v base="$base" \
               -v n="$(field sentences "$tmp/json")" -v t="$(field target_tokens "$tmp/json")" -v secs="$(field seconds "$tmp/json")" \
               -v mean="$(field mean_output_pieces "$tmp/json")" -v r="$(field peak_rss_gib "$tmp/json")" -v at="$at" 'BEGIN {
@@ -108,10 +112,9 @@ if [ "${SCORE:-1}" = 1 ]; then
     base=$cpu
     for b in $batches; do
       for l in $lengths; do
-        input=$([ "$b" = 1 ] && echo "$tmp/alone.$l" || echo "$tmp/in.$l")
         echo "scaling: $m score batch $b, $l pieces" >&2
-        timed "$tmp/scores" "$nmt" score -q -m "$m" -s "$input" -t "$input" --batch-size "$b" --threads "$threads"
-        awk -v m="$(basename "$m")" -v b="$b" -v l="$l" -v n="$(wc -l <"$input")" -v w="$wall" -v c="$cpu" -v base="$base" \
+        timed "$tmp/scores" "$nmt" score -q -m "$m" -s "$tmp/in.$l.$b" -t "$tmp/in.$l.$b" --batch-size "$b" --threads "$threads"
+        awk -v m="$(basename "$m")" -v b="$b" -v l="$l" -v n="$(wc -l <"$tmp/in.$l.$b")" -v w="$wall" -v c="$cpu" -v base="$base" \
             -v r="$rss" -v at="$at" 'BEGIN {
           sc = c - base
           rates = sc < 0.1 ? "| - | -" : sprintf("| %.0f | %.1f", n * (l + 1) / sc, 1000 * sc / n)
@@ -140,16 +143,16 @@ if [ "${PROFILE:-0}" = 1 ]; then
   echo "| run | products | attention | attention / products | load | other |"
   echo "| --- | --- | --- | --- | --- | --- |"
   for m in "$@"; do
-    for l in $lengths; do
-      for k in $beams; do
+    for l in $profile_lengths; do
+      for k in $profile_beams; do
         echo "scaling: profiling $m beam $k at $l pieces" >&2
-        perf record -q -F 499 -o "$tmp/perf.data" -- "$nmt" bench translate -q -m "$m" -i "$tmp/alone.$l" \
-          --beam-size "$k" --batch-size "$lines_alone" --threads "$threads" >/dev/null 2>&1
-        share "$(basename "$m") translate fp32, $([ "$k" = 1 ] && echo greedy || echo "beam $k"), batch $lines_alone, $l pieces"
+        perf record -q -F 499 -o "$tmp/perf.data" -- "$nmt" bench translate -q -m "$m" -i "$tmp/in.$l.profile" \
+          --beam-size "$k" --batch-size "$min_lines" --threads "$threads" >/dev/null 2>&1
+        share "$(basename "$m") translate fp32, $([ "$k" = 1 ] && echo greedy || echo "beam $k"), batch $min_lines, $l pieces"
       done
-      perf record -q -F 499 -o "$tmp/perf.data" -- "$nmt" score -q -m "$m" -s "$tmp/alone.$l" -t "$tmp/alone.$l" \
-        --batch-size "$lines_alone" --threads "$threads" >/dev/null 2>&1
-      share "$(basename "$m") score, batch $lines_alone, $l pieces"
+      perf record -q -F 499 -o "$tmp/perf.data" -- "$nmt" score -q -m "$m" -s "$tmp/in.$l.profile" -t "$tmp/in.$l.profile" \
+        --batch-size "$min_lines" --threads "$threads" >/dev/null 2>&1
+      share "$(basename "$m") score, batch $min_lines, $l pieces"
     done
   done
 fi
