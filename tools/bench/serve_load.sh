@@ -53,7 +53,13 @@ rss() { awk -v k="$1:" '$1 == k { printf "%.1f MiB", $2 / 1024 }' "/proc/$server
 cpu() { awk -v t="$tick" '{ print ($14 + $15) / t }' "/proc/$server/stat"; }
 lines() { curl -s "$url/metrics" | sed -n 's/^nmt_batch_lines_total //p'; }
 pair_lines() { curl -s "$url/metrics" | sed -n 's/^nmt_model_batch_lines_total{pair="\(.*\)"} \(.*\)/\1 \2/p'; }
-"$nmt" serve -m "$model" --port 0 --threads "$threads" --quiet --max-queue 100000 "$@" 2>"$tmp/serve.err" &
+# Every connection comes from 127.0.0.1, and one still waiting for its answer when wrk stops keeps its
+# place: the server must take wrk's connections and this script's requests to /metrics beside them.
+most=0
+for c in $connections; do [ "$c" -gt "$most" ] && most=$c; done
+per_client=()
+case " $* " in *" --max-connections-per-client "*) ;; *) per_client=(--max-connections-per-client $((most + 16))) ;; esac
+"$nmt" serve -m "$model" --port 0 --threads "$threads" --quiet --max-queue 100000 "${per_client[@]}" "$@" 2>"$tmp/serve.err" &
 server=$!
 url=""
 for _ in $(seq 1200); do
@@ -83,7 +89,11 @@ for c in $connections; do
   before=$(cpu); lines_before=$(lines); pair_lines >"$tmp/pairs.before"
   TOKENS="$tokens" wrk -t"$t" -c"$c" -d"${seconds}s" --timeout 60s --latency -s "$root/tools/bench/serve.lua" "$url" -- \
     "$sentences" $(cat "$tmp/pairs") >"$tmp/wrk"
-  while [ "$(curl -s "$url/metrics" | sed -n 's/^nmt_requests_in_flight //p')" -gt 1 ]; do sleep 0.2; done
+  # The requests in flight when wrk stopped are finished (the one that asks is itself in flight).
+  until flight=$(curl -s "$url/metrics" | sed -n 's/^nmt_requests_in_flight //p'); [ -n "$flight" ] && [ "$flight" -le 1 ]; do
+    kill -0 $server 2>/dev/null || { echo "serve_load: the server ended: $(cat "$tmp/serve.err")" >&2; exit 1; }
+    sleep 0.2
+  done
   after=$(cpu); lines_after=$(lines)
   printf 'serve, %3d connections: %s' "$c" "$(tail -1 "$tmp/wrk")"
   awk -v l=$((lines_after - lines_before)) -v b="$before" -v a="$after" -v at="$at" 'BEGIN {
