@@ -9,8 +9,8 @@
 #   tools/bench/scaling.sh MODEL_DIR...
 #
 # Environment: NMT (build/bin/nmt), THREADS (2), SOURCE (../shared/corpora/de-en/newstest2014.en from the
-# repository), LENGTHS ("10 20 50 100 200"), BATCHES ("1 8 32 64"), PRECISIONS ("fp32 int8"), BEAMS
-# ("5 1"; 1 = greedy), MIN_LINES (8: a run decodes as many lines as its batch size, at least MIN_LINES,
+# repository), LENGTHS ("10 20 50 100 200"), BATCHES ("1 8 32 64"), PRECISIONS ("fp32 int8"; empty: no
+# translation table), BEAMS ("5 1"; 1 = greedy), MIN_LINES (8: a run decodes as many lines as its batch size, at least MIN_LINES,
 # so one batch or MIN_LINES batches of one line), SCORE (1: the forced decoding table, fp32 only, as
 # `nmt score` runs), PROFILE (0; 1: perf profiles of MIN_LINES lines in one batch at PROFILE_LENGTHS
 # (LENGTHS) with PROFILE_BEAMS (BEAMS), and of `nmt score`).
@@ -28,7 +28,7 @@ nmt="${NMT:-$root/build/bin/nmt}"
 threads=${THREADS:-2}
 source_file=${SOURCE:-$root/../shared/corpora/de-en/newstest2014.en}
 lengths=${LENGTHS:-"10 20 50 100 200"} batches=${BATCHES:-"1 8 32 64"}
-precisions=${PRECISIONS:-"fp32 int8"} beams=${BEAMS:-"5 1"}
+precisions=${PRECISIONS-"fp32 int8"} beams=${BEAMS:-"5 1"}
 min_lines=${MIN_LINES:-8}
 profile_lengths=${PROFILE_LENGTHS:-$lengths} profile_beams=${PROFILE_BEAMS:-$beams}
 for m in "$@"; do [ -f "$m/model.safetensors" ] || { echo "scaling: $m: no model.safetensors" >&2; exit 2; }; done
@@ -76,8 +76,8 @@ timed() {
 }
 field() { sed -n "s/.*\"$1\": \\([0-9.]*\\).*/\\1/p" "$2"; }
 
-echo "| model | precision | search | batch | source pieces (mean) | lines | wall s | CPU-s | search CPU-s | sentences/s | target tokens/s | sentences/CPU-s | target tokens/CPU-s | mean output pieces | peak RSS MiB | load |"
-echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
+[ -z "$precisions" ] || echo "| model | precision | search | batch | source pieces (mean) | lines | wall s | CPU-s | search CPU-s | sentences/s | target tokens/s | sentences/CPU-s | target tokens/CPU-s | mean output pieces | peak RSS MiB | load |"
+[ -z "$precisions" ] || echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
 for m in "$@"; do
   for p in $precisions; do
     for k in $beams; do
