@@ -124,23 +124,24 @@ if [ "${SCORE:-1}" = 1 ]; then
   done
 fi
 
-# Shares of the profile: the products (packed fp32 tiles, int8 VNNI panels and their activation
-# quantization) against attention's scores, softmax, weighted sums and int8 cache widening.
+# Shares of the profile: the products (packed fp32 tiles, int8 VNNI panels, their packing and the int8
+# activation quantization) against attention's scores, softmax, weighted sums and int8 cache widening;
+# the kernel's share ([k]: page faults of loading and allocation, scheduling) and the rest beside them.
 share() {
   perf report -i "$tmp/perf.data" --no-children --sort symbol --stdio 2>/dev/null | awk -v what="$1" '
     $1 ~ /%$/ { v = $1 + 0; s = $3
-      if (s ~ /^(tiles_|panel_|nmt_gemm|quantize_row|nmt_packed_gemm)/) prod += v
+      if ($2 == "[k]") kernel += v
+      else if (s ~ /^(tiles_|panel_|pack_panels|nmt_gemm|nmt_packed_gemm|quantize_row)/) prod += v
       else if (s ~ /^(scores|weighted|softmax_range|attention_|nmt_attention|nmt_kv_widen|widen_i8)/) att += v
-      else if (s ~ /^(nmt_packed_init|clear_page|exc_page_fault|read|memcpy)/) loadp += v
       else other += v }
-    END { printf "| %s | %.1f%% | %.1f%% | %.1f | %.1f%% | %.1f%% |\n", what, prod, att, att / (prod > 0 ? prod : 1), loadp, other }'
+    END { printf "| %s | %.1f%% | %.1f%% | %.2f | %.1f%% | %.1f%% |\n", what, prod, att, att / (prod > 0 ? prod : 1), kernel, other }'
 }
 if [ "${PROFILE:-0}" = 1 ]; then
   command -v perf >/dev/null || { echo "scaling: perf is not installed" >&2; exit 1; }
   echo
-  echo "Profiles (\`perf record\`, share of the process's samples; load = model loading and page faults):"
+  echo "Profiles (\`perf record\`, share of the process's samples, model loading included):"
   echo
-  echo "| run | products | attention | attention / products | load | other |"
+  echo "| run | products | attention | attention / products | kernel | other |"
   echo "| --- | --- | --- | --- | --- | --- |"
   for m in "$@"; do
     for l in $profile_lengths; do
