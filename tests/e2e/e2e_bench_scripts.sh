@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # The benchmark scripts run on the tiny model and print what they promise (speed itself is never
-# asserted: machines differ). tools/bench/scaling.sh: bad usage exits 2; its inputs hold exactly the
-# asked number of source pieces (as `nmt bench translate` counts them); one row per precision, search,
-# batch size and length, and a forced-decoding row per batch size and length. tools/bench/serve_load.sh
-# (when wrk is installed): one model with its references, and 70 connections (more than the server takes
-# from one address by default) answered without errors, with target tokens/s; two models
-# (the same directory as en-de and en-fr) with the requests spread over both pairs and the server's
-# memory after loading, after a request a pair and at the end.
+# asserted: machines differ); bad usage of either exits 2. tools/bench/scaling.sh: its inputs hold
+# exactly the asked number of source pieces (as `nmt bench translate` counts them); one row per
+# precision, search, batch size and length, and a forced-decoding row per batch size and length.
+# tools/bench/serve_load.sh (when wrk is installed): one model with its references, and 70 connections
+# (more than the server takes from one address by default) answered without errors, with target
+# tokens/s; two models (the same directory as en-de and en-fr) with the requests spread over both pairs
+# and the server's memory after loading, after a request a pair and at the end.
 . "$NMT_SOURCE_DIR/tests/support/harness.sh"
 . "$NMT_SOURCE_DIR/tests/support/tiny_model.sh"
 tiny_model "$tmp/model"
@@ -31,6 +31,7 @@ cells 11 | cut -d'|' -f3-5 | sort >"$tmp/rows"
 printf '1|3|2\n1|7|2\n4|3|4\n4|7|4\n' >"$tmp/want"
 cmp -s "$tmp/rows" "$tmp/want" || say_fail "scaling's forced-decoding rows: $(cat "$out")"
 
+check "serve_load without its sentences" 2 "$bench/serve_load.sh" "$tmp/model"
 command -v wrk >/dev/null && command -v curl >/dev/null || { echo "SKIP serve_load: wrk or curl is not installed"; exit $fail; }
 head -20 "$tmp/model.train.en" >"$tmp/sentences"
 # 70 connections: more than the server takes from one address by default.

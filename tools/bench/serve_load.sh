@@ -6,8 +6,9 @@
 # Every pair the models serve (their nmt_model_batch_lines_total{pair=...} in /metrics) gets the same
 # sentences, the pairs taken in turn request by request (tools/bench/serve.lua).
 # Prints the references for MODEL_DIR -- `nmt translate` over the file (batches of 64) and with
-# --batch-size 1 (one sentence at a time, what a lone client is compared with); SKIP_REFERENCE=1 leaves
-# them out -- and the server's VmRSS once it listens and after one request to each pair (its model
+# --batch-size 1 (one sentence at a time, what a lone client is compared with), both with nmt
+# translate's defaults, so serve flags that change translations (beam, precision) make them another
+# measure; SKIP_REFERENCE=1 leaves them out -- and the server's VmRSS once it listens and after one request to each pair (its model
 # memory). Then one line per connection count: wrk's sentences/s, p50/p99 latency and errors, target
 # tokens/s (pieces + eos, from the reference's translations of the lines sent; with one model only),
 # the sentences the server decoded per CPU-second of its process (counted once the requests still in
@@ -16,6 +17,7 @@
 # Sentences per CPU-second stay comparable on a machine that other work shares; wall-clock numbers then
 # are not. Ends with the server's VmRSS and VmHWM (peak).
 set -euo pipefail
+[ $# -ge 2 ] || { sed -n 3p "$0" >&2; exit 2; }
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 nmt="${NMT:-$root/build/bin/nmt}"
 model=$1 input=$2 seconds=${3:-20} connections=${4-"1 8 64 256"}
