@@ -8,10 +8,10 @@
 # Prints the references for MODEL_DIR -- `nmt translate` over the file (batches of 64) and with
 # --batch-size 1 (one sentence at a time, what a lone client is compared with), both with nmt
 # translate's defaults, so serve flags that change translations (beam, precision) make them another
-# measure; SKIP_REFERENCE=1 leaves them out -- and the server's VmRSS once it listens and after one request to each pair (its model
-# memory). Then one line per connection count: wrk's sentences/s, p50/p99 latency and errors, target
-# tokens/s (pieces + eos, from the reference's translations of the lines sent; with one model only),
-# the sentences the server decoded per CPU-second of its process (counted once the requests still in
+# measure; SKIP_REFERENCE=1 leaves them out -- and the server's VmRSS once it listens and after one
+# request to each pair (its model memory). Then one line per connection count: wrk's sentences/s,
+# p50/p99 latency and errors, target tokens/s (pieces + eos, from the reference's translations of the
+# lines sent; with one model only), the sentences the server decoded per CPU-second of its process (counted once the requests still in
 # flight when wrk stops are done: /metrics' nmt_batch_lines_total over the process's CPU time), the
 # 1-minute load average when the run started and, with several pairs, the lines each pair decoded.
 # Sentences per CPU-second stay comparable on a machine that other work shares; wall-clock numbers then
