@@ -5,15 +5,15 @@
 # which is exact because the SentencePiece model splits at white space), then per model, precision, search
 # and batch size runs `nmt bench translate` on each input, and `nmt score` (forced decoding of the input
 # as its own target: a target of exactly that many pieces, whatever the model would stop at) at each batch
-# size. Optionally profiles both at every length with `perf record`.
+# size. Optionally profiles both with `perf record`.
 #   tools/bench/scaling.sh MODEL_DIR...
 #
 # Environment: NMT (build/bin/nmt), THREADS (2), SOURCE (../shared/corpora/de-en/newstest2014.en from the
 # repository), LENGTHS ("10 20 50 100 200"), BATCHES ("1 8 32 64"), PRECISIONS ("fp32 int8"; empty: no
 # translation table), BEAMS ("5 1"; 1 = greedy), MIN_LINES (8: a run decodes as many lines as its batch
 # size, at least MIN_LINES, so one batch or MIN_LINES batches of one line), SCORE (1: the forced decoding
-# table, fp32 only, as `nmt score` runs), PROFILE (0; 1: perf profiles of MIN_LINES lines in one batch at PROFILE_LENGTHS
-# (LENGTHS) with PROFILE_BEAMS (BEAMS), and of `nmt score`).
+# table, fp32 only, as `nmt score` runs), PROFILE (0; 1: perf profiles of MIN_LINES lines in one batch
+# at PROFILE_LENGTHS (LENGTHS) with PROFILE_BEAMS (BEAMS), and of `nmt score`).
 # Every row gives wall time, the process's CPU seconds (user + sys) and the 1-minute load average when it
 # started. "search CPU-s" is the process's CPU seconds less those of the same command on one line of the
 # shortest length (model loading, quantization and start-up), and the per-CPU-second rates use it: on a
