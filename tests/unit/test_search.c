@@ -116,6 +116,16 @@ static void ref_logprobs(const ref_hyp *h, int index, double eos_slope, float *l
     }
 }
 
+/* Keeps finished hypothesis h among the N best of done[0 .. *n_done) (an equal score stays behind). */
+static void ref_keep(ref_hyp *done, int *n_done, int N, const ref_hyp *h) {
+    int at = *n_done < N ? (*n_done)++ : N;
+    while (at > 0 && done[at - 1].score < h->score) {
+        if (at < N) done[at] = done[at - 1];
+        at--;
+    }
+    if (at < N) done[at] = *h;
+}
+
 static int ref_beam(int index, int K, int N, double alpha, double eos_slope, ref_hyp *done) {
     static ref_hyp live[16], cand[16 * TOY_V], next[16];
     const nmt_decode_options o = beam_options(K, N, alpha);
@@ -123,12 +133,19 @@ static int ref_beam(int index, int K, int N, double alpha, double eos_slope, ref
     int n_live = 1, n_done = 0;
     memset(live, 0, sizeof live);
     for (int t = 0; n_live > 0; t++) {
+        if (t == max_len) { /* every live hypothesis is cut: it ends without eos */
+            for (int i = 0; i < n_live; i++) {
+                live[i].score = live[i].total / nmt_length_penalty(alpha, live[i].length);
+                ref_keep(done, &n_done, N, &live[i]);
+            }
+            break;
+        }
         int n_cand = 0;
         for (int i = 0; i < n_live; i++) {
             float lp[TOY_V];
             ref_logprobs(&live[i], index, eos_slope, lp);
             for (int32_t v = 0; v < TOY_V; v++) {
-                if (v == NMT_PAD || v == NMT_BOS || (t == max_len && v != NMT_EOS)) continue;
+                if (v == NMT_PAD || v == NMT_BOS) continue;
                 cand[n_cand] = live[i];
                 cand[n_cand].tokens[cand[n_cand].length++] = v;
                 cand[n_cand].total = live[i].total + lp[v];
@@ -144,17 +161,11 @@ static int ref_beam(int index, int K, int N, double alpha, double eos_slope, ref
                 next[n_next++] = h;
                 continue;
             }
-            if (c >= K && t < max_len) continue;
+            if (c >= K) continue;
             h.length--;
             h.score = h.total / nmt_length_penalty(alpha, h.length + 1);
-            int at = n_done < N ? n_done++ : N;
-            while (at > 0 && done[at - 1].score < h.score) {
-                if (at < N) done[at] = done[at - 1];
-                at--;
-            }
-            if (at < N) done[at] = h;
+            ref_keep(done, &n_done, N, &h);
         }
-        if (t == max_len) break;
         double lp_max = nmt_length_penalty(alpha, max_len + 1);
         if (n_next > 0 && n_done == N && done[N - 1].score >= next[0].total / lp_max) break;
         memcpy(live, next, sizeof next);
@@ -196,7 +207,7 @@ START_TEST(n_best_sorted_distinct_and_replayable) {
         ck_assert_int_eq(t[i].count, 6);
         for (int j = 0; j < t[i].count; j++) {
             const nmt_hypothesis *h = &t[i].hyps[j];
-            ck_assert_double_eq_tol(h->score, h->logprob / nmt_length_penalty(0.6, h->length + 1), 1e-12);
+            ck_assert_double_eq_tol(h->score, h->logprob / nmt_length_penalty(0.6, h->length + !h->cut), 1e-12);
             ck_assert_int_le(h->length, nmt_decode_max_length(&o, h->src_len));
             if (j > 0) ck_assert(t[i].hyps[j - 1].score >= h->score);
             for (int k = 0; k < j; k++) ck_assert(!same_tokens(&t[i].hyps[k], h));
@@ -276,9 +287,9 @@ START_TEST(batched_equals_one_at_a_time) {
 }
 END_TEST
 
-/* A scorer that never wants to stop: every hypothesis runs to floor(R * |x|) + 10 pieces, where eos
- * is forced. */
-START_TEST(eos_forced_at_the_maximum_length) {
+/* A scorer that never wants to stop: every hypothesis runs to floor(R * |x|) + 10 pieces, where it
+ * is cut: no eos, whose log-probability does not count (its score divides by its pieces alone). */
+START_TEST(cut_at_the_maximum_length) {
     nmt_translation t[8];
     nmt_decode_options o = beam_options(3, 3, 0.6);
     o.max_length_ratio = 1.5;
@@ -286,13 +297,23 @@ START_TEST(eos_forced_at_the_maximum_length) {
     for (int i = 0; i < 8; i++) {
         int pieces = 1 + i % (TOY_WIDTH - 1);
         ck_assert_int_eq(t[i].count, 3);
-        for (int j = 0; j < 3; j++) ck_assert_int_eq(t[i].hyps[j].length, (int)floor(1.5 * pieces) + 10);
+        for (int j = 0; j < 3; j++) {
+            const nmt_hypothesis *h = &t[i].hyps[j];
+            ck_assert_int_eq(h->length, (int)floor(1.5 * pieces) + 10);
+            ck_assert(h->cut);
+            check_replay(h, i, -50.0);
+            ck_assert_double_eq_tol(h->score, h->logprob / nmt_length_penalty(0.6, h->length), 1e-12);
+        }
     }
     free_all(t, 8);
     o.greedy = 1;
     o.n_best = 1;
     toy_decode(&o, 0, 8, -50.0, t);
-    for (int i = 0; i < 8; i++) ck_assert_int_eq(t[i].hyps[0].length, (int)floor(1.5 * (1 + i % (TOY_WIDTH - 1))) + 10);
+    for (int i = 0; i < 8; i++) {
+        ck_assert_int_eq(t[i].hyps[0].length, (int)floor(1.5 * (1 + i % (TOY_WIDTH - 1))) + 10);
+        ck_assert(t[i].hyps[0].cut);
+        check_replay(&t[i].hyps[0], i, -50.0);
+    }
     free_all(t, 8);
     ck_assert_int_eq(nmt_decode_max_length(&o, 1), 11);
     /* A step that can only be fed 6 tokens (a learned position table of 6) ends hypotheses at 5 pieces. */
@@ -493,6 +514,29 @@ START_TEST(length_penalty_keeps_searching_past_the_first_eos) {
 }
 END_TEST
 
+/* At the maximum length (10 pieces for one source piece with ratio 0) a hypothesis is cut without
+ * eos, as CTranslate2 and Marian cut it. A A A ... wants eos little (0.02) but scores
+ * 0.75 * 0.9^9 = 0.2905 over its 10 pieces, which beats the empty translation (eos first, 0.2);
+ * with eos forced and counted there it would score 0.0058 and lose to it. Its length penalty
+ * counts its 10 pieces: lp(10), not lp(11). */
+START_TEST(cut_hypotheses_rank_without_eos) {
+    const table_entry entries[] = {
+        {"", 0.02, 0.2, 0.75, 0.03},         {"A", 0.04, 0.02, 0.9, 0.04},
+        {"AA", 0.04, 0.02, 0.9, 0.04},       {"AAA", 0.04, 0.02, 0.9, 0.04},
+        {"AAAA", 0.04, 0.02, 0.9, 0.04},     {"AAAAA", 0.04, 0.02, 0.9, 0.04},
+        {"AAAAAA", 0.04, 0.02, 0.9, 0.04},   {"AAAAAAA", 0.04, 0.02, 0.9, 0.04},
+        {"AAAAAAAA", 0.04, 0.02, 0.9, 0.04}, {"AAAAAAAAA", 0.04, 0.02, 0.9, 0.04},
+    };
+    const double p = 0.75 * pow(0.9, 9);
+    nmt_decode_options g = greedy_alpha(0), b = beam_options(2, 1, 0.0), b6 = beam_options(2, 1, 0.6);
+    g.max_length_ratio = b.max_length_ratio = b6.max_length_ratio = 0;
+    g.loop_repeats = b.loop_repeats = b6.loop_repeats = 0; /* ten copies of A are not a loop here */
+    table_expect(entries, 10, &g, "AAAAAAAAAA", p, log(p));
+    table_expect(entries, 10, &b, "AAAAAAAAAA", p, log(p));
+    table_expect(entries, 10, &b6, "AAAAAAAAAA", p, log(p) / pow(15.0 / 6.0, 0.6));
+}
+END_TEST
+
 int main(void) {
     Suite *s = suite_create("search");
     TCase *tc = tcase_create("search");
@@ -504,7 +548,8 @@ int main(void) {
     tcase_add_test(tc, beam_can_lose_to_greedy);
     tcase_add_test(tc, n_best_sorted_distinct_and_replayable);
     tcase_add_test(tc, batched_equals_one_at_a_time);
-    tcase_add_test(tc, eos_forced_at_the_maximum_length);
+    tcase_add_test(tc, cut_at_the_maximum_length);
+    tcase_add_test(tc, cut_hypotheses_rank_without_eos);
     tcase_add_test(tc, step_errors_propagate);
     tcase_add_test(tc, options_checked);
     tcase_add_test(tc, sampling_draws_paths_of_the_model);
