@@ -443,8 +443,11 @@ static int select_beam(nmt_search *s, int b, int t, int first, int n, int *next)
             cand[i] = (candidate){total, r, top[j].token};
         }
     }
+    /* CTranslate2 ends its best K candidates at the step that chooses the last piece: only those
+     * may go on, to be cut at the next step, and nothing stops the sentence before. */
+    const int last = s->options.ctranslate2 && t + 1 == s->max_len[b];
     int live = 0, first_next = *next;
-    for (int i = 0; i < count && live < K; i++) {
+    for (int i = 0; i < count && live < K && !(last && i >= K); i++) {
         if (cand[i].token == NMT_EOS) {
             if (i < K) search_finish(s, b, t, cand[i].row, cand[i].total);
             continue;
@@ -452,6 +455,7 @@ static int select_beam(nmt_search *s, int b, int t, int first, int n, int *next)
         search_append(s, t, next, cand[i].row, cand[i].token, cand[i].total);
         live++;
     }
+    if (last) return live;
     if (s->options.ctranslate2) { /* CTranslate2's rule (search.h) */
         if (count > 0 && cand[0].token == NMT_EOS) s->top_finished[b] = 1;
         const int stop = s->options.length_penalty == 0 ? s->top_finished[b] && s->finished_count[b] >= s->n_best

@@ -127,7 +127,10 @@ typedef struct nmt_decode_options {
     int ctranslate2;        /* 1: rank and stop as CTranslate2's beam search: length penalty |y|^alpha
                                (|y| = scored tokens), and a sentence stops once K hypotheses have
                                finished (alpha > 0), or with alpha 0 once n_best have and the best
-                               candidate of some step was eos; 0 (default): GNMT's penalty and the
+                               candidate of some step was eos; at the step that chooses the
+                               last piece only the best K candidates finish (the others
+                               without eos, cut at the next step) and nothing stops the sentence
+                               before; 0 (default): GNMT's penalty and the
                                stop when no live hypothesis can win (above) */
     double max_length_ratio;/* R (2): at most floor(R * |x|) + 10 target pieces */
     int attention;          /* 1: return each hypothesis's cross-attention rows (alignments, maps) */

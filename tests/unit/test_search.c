@@ -198,6 +198,87 @@ START_TEST(beam_equals_the_reference_search) {
 }
 END_TEST
 
+/* CTranslate2's beam search (decoding.cc, BeamSearch::search) written from its definition, one
+ * sentence at a time: each step ranks every continuation of the live hypotheses and takes the best
+ * 2K; an eos among the first K finishes its hypothesis, and the first K others stay live; at the
+ * step that chooses the last piece the first K all finish, those without eos cut there. A sentence
+ * stops then, or with alpha 0 once N have finished and some step's best candidate was eos, or with
+ * alpha > 0 once K have. Scores: log-probability / tokens^alpha (pieces + eos; pieces when cut). */
+static int ref_ct2_beam(const nmt_decode_options *o, int index, double eos_slope, ref_hyp *done) {
+    static ref_hyp live[16], cand[16 * TOY_V], next[16];
+    const int K = o->beam_size, N = o->n_best, max_len = nmt_decode_max_length(o, 1 + index % (TOY_WIDTH - 1));
+    int n_live = 1, n_done = 0, finished = 0, top_finished = 0;
+    memset(live, 0, sizeof live);
+    for (int t = 0; t < max_len; t++) {
+        int n_cand = 0;
+        for (int i = 0; i < n_live; i++) {
+            float lp[TOY_V];
+            ref_logprobs(&live[i], index, eos_slope, lp);
+            for (int32_t v = 0; v < TOY_V; v++) {
+                if (v == NMT_PAD || v == NMT_BOS) continue;
+                cand[n_cand] = live[i];
+                cand[n_cand].tokens[cand[n_cand].length++] = v;
+                cand[n_cand].total = live[i].total + lp[v];
+                cand[n_cand].score = i;
+                n_cand++;
+            }
+        }
+        qsort(cand, (size_t)n_cand, sizeof *cand, ref_compare);
+        const int last = t + 1 == max_len;
+        int n_next = 0;
+        for (int c = 0; c < n_cand && c < 2 * K; c++) {
+            ref_hyp h = cand[c];
+            const int eos = h.tokens[h.length - 1] == NMT_EOS;
+            if (c < K && (eos || last)) {
+                top_finished |= c == 0;
+                h.length -= eos;
+                h.score = h.total / pow(h.length + eos, o->length_penalty);
+                ref_keep(done, &n_done, N, &h);
+                finished++;
+            } else if (!eos && n_next < K) {
+                next[n_next++] = h;
+            }
+        }
+        if (o->length_penalty == 0 ? top_finished && finished >= N : finished >= K) break;
+        memcpy(live, next, sizeof next);
+        n_live = n_next;
+    }
+    return n_done;
+}
+
+/* --ct2-search (options.ctranslate2) against the reference above, on sentences many of whose
+ * hypotheses reach the maximum length. */
+START_TEST(ct2_search_equals_the_reference) {
+    const int beams[] = {1, 3, 5};
+    const double alphas[] = {0.0, 1.0};
+    int cut = 0;
+    for (int k = 0; k < 3; k++)
+        for (int a = 0; a < 2; a++) {
+            nmt_translation t[SENTENCES];
+            nmt_decode_options o = beam_options(beams[k], beams[k] < 3 ? beams[k] : 3, alphas[a]);
+            o.ctranslate2 = 1;
+            o.loop_repeats = 0; /* CTranslate2 has no loop guard */
+            o.max_length_ratio = 0.5;
+            toy_decode(&o, 0, SENTENCES, 0.05, t);
+            for (int i = 0; i < SENTENCES; i++) {
+                ref_hyp done[8];
+                int n = ref_ct2_beam(&o, i, 0.05, done);
+                ck_assert_int_eq(t[i].count, n);
+                for (int j = 0; j < n; j++) {
+                    const nmt_hypothesis *h = &t[i].hyps[j];
+                    ck_assert_int_eq(h->length, done[j].length);
+                    ck_assert_mem_eq(h->tokens, done[j].tokens, (size_t)done[j].length * sizeof(int32_t));
+                    ck_assert(h->logprob == done[j].total);
+                    ck_assert_double_eq_tol(h->score, done[j].score, 1e-12);
+                    cut += h->cut;
+                }
+            }
+            free_all(t, SENTENCES);
+        }
+    ck_assert_int_gt(cut, 0);
+}
+END_TEST
+
 START_TEST(n_best_sorted_distinct_and_replayable) {
     nmt_translation t[SENTENCES];
     nmt_decode_options o = beam_options(6, 6, 0.6);
@@ -545,6 +626,7 @@ int main(void) {
     tcase_add_test(tc, beam_one_is_greedy_without_length_penalty);
     tcase_add_test(tc, beam_one_never_scores_below_greedy);
     tcase_add_test(tc, beam_equals_the_reference_search);
+    tcase_add_test(tc, ct2_search_equals_the_reference);
     tcase_add_test(tc, beam_can_lose_to_greedy);
     tcase_add_test(tc, n_best_sorted_distinct_and_replayable);
     tcase_add_test(tc, batched_equals_one_at_a_time);
