@@ -126,6 +126,26 @@ static void ref_keep(ref_hyp *done, int *n_done, int N, const ref_hyp *h) {
     if (at < N) done[at] = *h;
 }
 
+/* Every continuation of live[0 .. n_live) but pad and bos into cand, best first (ties: earlier row,
+ * smaller id; each candidate's score holds its row); returns how many. */
+static int ref_expand(const ref_hyp *live, int n_live, int index, double eos_slope, ref_hyp *cand) {
+    int n_cand = 0;
+    for (int i = 0; i < n_live; i++) {
+        float lp[TOY_V];
+        ref_logprobs(&live[i], index, eos_slope, lp);
+        for (int32_t v = 0; v < TOY_V; v++) {
+            if (v == NMT_PAD || v == NMT_BOS) continue;
+            cand[n_cand] = live[i];
+            cand[n_cand].tokens[cand[n_cand].length++] = v;
+            cand[n_cand].total = live[i].total + lp[v];
+            cand[n_cand].score = i;
+            n_cand++;
+        }
+    }
+    qsort(cand, (size_t)n_cand, sizeof *cand, ref_compare);
+    return n_cand;
+}
+
 static int ref_beam(int index, int K, int N, double alpha, double eos_slope, ref_hyp *done) {
     static ref_hyp live[16], cand[16 * TOY_V], next[16];
     const nmt_decode_options o = beam_options(K, N, alpha);
@@ -140,20 +160,7 @@ static int ref_beam(int index, int K, int N, double alpha, double eos_slope, ref
             }
             break;
         }
-        int n_cand = 0;
-        for (int i = 0; i < n_live; i++) {
-            float lp[TOY_V];
-            ref_logprobs(&live[i], index, eos_slope, lp);
-            for (int32_t v = 0; v < TOY_V; v++) {
-                if (v == NMT_PAD || v == NMT_BOS) continue;
-                cand[n_cand] = live[i];
-                cand[n_cand].tokens[cand[n_cand].length++] = v;
-                cand[n_cand].total = live[i].total + lp[v];
-                cand[n_cand].score = i;
-                n_cand++;
-            }
-        }
-        qsort(cand, (size_t)n_cand, sizeof *cand, ref_compare);
+        const int n_cand = ref_expand(live, n_live, index, eos_slope, cand);
         int n_next = 0;
         for (int c = 0; c < n_cand && n_next < K; c++) {
             ref_hyp h = cand[c];
@@ -210,20 +217,7 @@ static int ref_ct2_beam(const nmt_decode_options *o, int index, double eos_slope
     int n_live = 1, n_done = 0, finished = 0, top_finished = 0;
     memset(live, 0, sizeof live);
     for (int t = 0; t < max_len; t++) {
-        int n_cand = 0;
-        for (int i = 0; i < n_live; i++) {
-            float lp[TOY_V];
-            ref_logprobs(&live[i], index, eos_slope, lp);
-            for (int32_t v = 0; v < TOY_V; v++) {
-                if (v == NMT_PAD || v == NMT_BOS) continue;
-                cand[n_cand] = live[i];
-                cand[n_cand].tokens[cand[n_cand].length++] = v;
-                cand[n_cand].total = live[i].total + lp[v];
-                cand[n_cand].score = i;
-                n_cand++;
-            }
-        }
-        qsort(cand, (size_t)n_cand, sizeof *cand, ref_compare);
+        const int n_cand = ref_expand(live, n_live, index, eos_slope, cand);
         const int last = t + 1 == max_len;
         int n_next = 0;
         for (int c = 0; c < n_cand && c < 2 * K; c++) {
