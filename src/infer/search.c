@@ -122,10 +122,11 @@ int nmt_decode_max_length(const nmt_decode_options *options, int src_pieces) {
     return len > MAX_TARGET_PIECES ? MAX_TARGET_PIECES : (int)len;
 }
 
-/* A finished hypothesis: eos was chosen for `row` at `step` (so it has `step` pieces). */
+/* A finished hypothesis of `step` pieces ending at `row`: eos chosen there (`tokens` = step + 1 scored
+ * tokens), or cut at the maximum length (`tokens` = step: no eos). */
 typedef struct finished {
     double score, logprob;
-    int step, row;
+    int step, row, tokens;
 } finished;
 
 /* A continuation of a live row ranked during a beam step. */
@@ -307,11 +308,11 @@ static int search_max_length(const nmt_search *s, const nmt_decode_step *step, i
     return step->max_steps > 0 && len > step->max_steps - 1 ? step->max_steps - 1 : len;
 }
 
-/* Records that `row` of sentence b ended with eos at `step` with total log-probability `logprob`,
- * keeping the n_best best scores in order (an equal score does not displace an earlier one). */
-static void search_finish(nmt_search *s, int b, int step, int row, double logprob) {
+/* Records that `row` of sentence b ended at `step` with `tokens` scored tokens and total log-probability
+ * `logprob`, keeping the n_best best scores in order (an equal score does not displace an earlier one). */
+static void search_keep(nmt_search *s, int b, int step, int row, double logprob, int tokens) {
     const double alpha = s->options.length_penalty;
-    double score = logprob / (s->options.ctranslate2 ? pow(step + 1, alpha) : nmt_length_penalty(alpha, step + 1));
+    double score = logprob / (s->options.ctranslate2 ? pow(tokens, alpha) : nmt_length_penalty(alpha, tokens));
     s->finished_count[b]++;
     finished *d = s->done + (size_t)b * (size_t)s->n_best;
     int count = s->done_count[b];
@@ -321,8 +322,19 @@ static void search_finish(nmt_search *s, int b, int step, int row, double logpro
         d[i] = d[i - 1];
         i--;
     }
-    d[i] = (finished){score, logprob, step, row};
+    d[i] = (finished){score, logprob, step, row, tokens};
     if (count < s->n_best) s->done_count[b]++;
+}
+
+/* `row` of sentence b ended with eos at `step` with total log-probability `logprob`. */
+static void search_finish(nmt_search *s, int b, int step, int row, double logprob) {
+    search_keep(s, b, step, row, logprob, step + 1);
+}
+
+/* `row` of sentence b reached the maximum length at `step`: it ends there without eos, whose
+ * log-probability does not count, as CTranslate2 and Marian end such a hypothesis. */
+static void search_cut(nmt_search *s, int b, int step, int row) {
+    search_keep(s, b, step, row, s->total[row], step);
 }
 
 /* The best score a live hypothesis with `pieces` pieces and total log-probability `total` can still
@@ -365,7 +377,7 @@ static int non_finite(int b, int t) {
     return nmt_error_set("decoding sentence %d: the model gave a non-finite log-probability at step %d", b, t);
 }
 
-/* Greedy step of sentence b (one row, `row`): its most probable token, eos forced at the limit.
+/* Greedy step of sentence b (one row, `row`): its most probable token; cut at the limit.
  * Returns the rows it keeps (0 or 1), or -1. */
 static int select_greedy(nmt_search *s, int b, int t, int row, int *next) {
     if (isnan(s->eos[row])) return non_finite(b, t);
@@ -373,8 +385,12 @@ static int select_greedy(nmt_search *s, int b, int t, int row, int *next) {
         search_append(s, t, next, row, s->prefix[b][t], s->total[row]);
         return 1;
     }
+    if (t == s->max_len[b]) {
+        search_cut(s, b, t, row);
+        return 0;
+    }
     nmt_scored_token best = s->best[row];
-    if (t == s->max_len[b] || best.token < 0 || search_loops(s, b, t, row))
+    if (best.token < 0 || search_loops(s, b, t, row))
         best = (nmt_scored_token){s->eos[row], NMT_EOS};
     double total = s->total[row] + best.logprob;
     if (best.token == NMT_EOS) {
@@ -396,7 +412,7 @@ static int select_beam(nmt_search *s, int b, int t, int first, int n, int *next)
         return 1;
     }
     if (t == s->max_len[b]) {
-        for (int r = first; r < first + n; r++) search_finish(s, b, t, r, s->total[r] + s->eos[r]);
+        for (int r = first; r < first + n; r++) search_cut(s, b, t, r);
         return 0;
     }
     /* The best K + n continuations: at most n of them are eos, so at least K others remain. Each
@@ -405,7 +421,7 @@ static int select_beam(nmt_search *s, int b, int t, int first, int n, int *next)
     const int want = K + n;
     int count = 0;
     for (int r = first; r < first + n; r++) {
-        if (search_loops(s, b, t, r)) { /* ended as at the maximum length */
+        if (search_loops(s, b, t, r)) { /* ended with eos forced */
             search_finish(s, b, t, r, s->total[r] + s->eos[r]);
             continue;
         }
@@ -427,8 +443,11 @@ static int select_beam(nmt_search *s, int b, int t, int first, int n, int *next)
             cand[i] = (candidate){total, r, top[j].token};
         }
     }
+    /* CTranslate2 ends its best K candidates at the step that chooses the last piece: only those
+     * may go on, to be cut at the next step, and nothing stops the sentence before. */
+    const int last = s->options.ctranslate2 && t + 1 == s->max_len[b];
     int live = 0, first_next = *next;
-    for (int i = 0; i < count && live < K; i++) {
+    for (int i = 0; i < count && live < K && !(last && i >= K); i++) {
         if (cand[i].token == NMT_EOS) {
             if (i < K) search_finish(s, b, t, cand[i].row, cand[i].total);
             continue;
@@ -436,6 +455,7 @@ static int select_beam(nmt_search *s, int b, int t, int first, int n, int *next)
         search_append(s, t, next, cand[i].row, cand[i].token, cand[i].total);
         live++;
     }
+    if (last) return live;
     if (s->options.ctranslate2) { /* CTranslate2's rule (search.h) */
         if (count > 0 && cand[0].token == NMT_EOS) s->top_finished[b] = 1;
         const int stop = s->options.length_penalty == 0 ? s->top_finished[b] && s->finished_count[b] >= s->n_best
@@ -485,7 +505,7 @@ static int select_constrained(nmt_search *s, int b, int t, int first, int n, int
     }
     if (t == s->max_len[b]) {
         for (int r = first; r < first + n; r++)
-            if (nmt_constraint_done(s->state[r], C)) search_finish(s, b, t, r, s->total[r] + s->eos[r]);
+            if (nmt_constraint_done(s->state[r], C)) search_cut(s, b, t, r);
         return 0;
     }
     int count = 0;
@@ -578,6 +598,7 @@ static int search_trace(const nmt_search *s, const finished *d, int src_pieces, 
     h->logprob = d->logprob;
     h->score = d->score;
     h->src_len = src_pieces;
+    h->cut = d->tokens == d->step;
     h->tokens = nmt_malloc(((size_t)d->step + 1) * sizeof(int32_t));
     if (!h->tokens) return -1;
     if (s->attention) {
@@ -585,19 +606,19 @@ static int search_trace(const nmt_search *s, const finished *d, int src_pieces, 
         if (!h->attention) return -1;
     }
     int row = d->row;
-    double entropy = 0; /* of the distributions of the decided tokens: steps forced .. d->step */
+    const int decided = d->tokens - forced; /* the tokens after the prefix: steps forced .. forced + decided - 1 */
+    double entropy = 0; /* of their distributions */
     for (int j = d->step; j >= 0; j--) {
         size_t at = (size_t)j * (size_t)s->rows_max + (size_t)row;
-        if (s->entropy && j >= forced) entropy += s->entropy[at];
+        if (s->entropy && j >= forced && j < forced + decided) entropy += s->entropy[at];
         if (h->attention) memcpy(h->attention + (size_t)j * cols, s->attention + at * (size_t)s->width, cols * sizeof(float));
         if (j > 0) {
             h->tokens[j - 1] = s->token[at];
             row = s->parent[at];
         }
     }
-    const int decided = d->step - forced + 1;
-    h->mean_logprob = d->logprob / decided;
-    h->alternatives = s->entropy ? exp(entropy / decided) : 0;
+    h->mean_logprob = decided > 0 ? d->logprob / decided : 0;
+    h->alternatives = s->entropy && decided > 0 ? exp(entropy / decided) : 0;
     return 0;
 }
 
