@@ -25,7 +25,7 @@ static const char *const companions[] = {"spm.model", "spm.vocab", "config.yaml"
 
 static void usage(FILE *out) {
     fprintf(out,
-            "Usage: nmt convert -m MODEL --precision int8|fp32 -o OUT_DIR [--spm FILE]\n"
+            "Usage: nmt convert -m MODEL [--precision int8|fp32] -o OUT_DIR [--spm FILE]\n"
             "       nmt convert -m MODEL --to ct2 -o OUT_DIR [--quantization Q]\n"
             "       nmt convert -m MODEL --to argos -o PKG.argosmodel --source-lang CODE --target-lang CODE\n"
             "                   [--quantization Q]\n"
@@ -49,7 +49,8 @@ static void usage(FILE *out) {
             "  -o, --output PATH       what to write (built beside it and moved into place whole; one\n"
             "                          that holds a model is refused without --overwrite, and the input\n"
             "                          itself always)\n"
-            "      --precision P       int8 or fp32 (nmt's own directory)\n"
+            "      --precision P       int8 or fp32 (nmt's own directory; default: the model's own,\n"
+            "                          int8 for int8 weights, else fp32)\n"
             "      --to FORMAT         nmt (the default), ct2 or argos\n"
             "      --quantization Q    float32 (default), int8, int16, float16 or bfloat16 (--to ct2|argos)\n"
             "      --source-lang CODE  the package's source language (--to argos; an Argos input's own\n"
@@ -200,8 +201,8 @@ static int export_model(job *j) {
 /* nmt's own directory, from any model nmt reads. */
 static int import_model(const job *j) {
     const char *output = j->output, *precision = j->precision;
-    if (!precision || (strcmp(precision, "int8") != 0 && strcmp(precision, "fp32") != 0))
-        return nmt_cli_usage_error("convert", "--precision: expected int8 or fp32, got '%s'", precision ? precision : "");
+    if (precision && strcmp(precision, "int8") != 0 && strcmp(precision, "fp32") != 0)
+        return nmt_cli_usage_error("convert", "--precision: expected int8 or fp32, got '%s'", precision);
     struct stat a, b;
     if (stat(output, &b) == 0 && !S_ISDIR(b.st_mode))
         return nmt_cli_usage_error("convert", "-o %s: not a directory (-o names the model directory to write)", output);
@@ -225,6 +226,7 @@ static int import_model(const job *j) {
     char *spm_file = foreign ? spm_file_of(j->input, j->spm) : NULL;
     int rc = foreign && (!spm_file || check_pieces(spm, spm_file, &model) < 0) ? -1 : 0;
     nmt_spm_free(spm);
+    if (!precision) precision = model.int8_weights ? "int8" : "fp32"; /* the model's own */
     if (rc == 0) rc = write_output(&model, j->input, output, precision, spm_file);
     free(spm_file);
     if (rc == 0 && !j->quiet) {

@@ -273,7 +273,7 @@ NMT_API const char *nmt_result_text(const nmt_result *result, int i);
 /* Hypotheses of line i (n_best, or fewer when the search found fewer distinct ones), best first. */
 NMT_API int nmt_result_hypotheses(const nmt_result *result, int i);
 /* Hypothesis k of line i: its text, its score (the rank: log-probability / length penalty) and its
- * natural-log probability (pieces + end of sentence). */
+ * natural-log probability (pieces + end of sentence; pieces alone for one cut at the maximum length). */
 NMT_API const char *nmt_result_hypothesis(const nmt_result *result, int i, int k);
 NMT_API double nmt_result_score(const nmt_result *result, int i, int k);
 NMT_API double nmt_result_logprob(const nmt_result *result, int i, int k);
@@ -281,9 +281,10 @@ NMT_API double nmt_result_logprob(const nmt_result *result, int i, int k);
  * [2 * n] ints, (source piece, target piece) for each target piece in order; 0 without alignment. */
 NMT_API int nmt_result_alignment(const nmt_result *result, int i, int k, const int **pairs);
 /* The confidence of hypothesis k of line i: *mean_logprob, its log-probability per decided token
- * (pieces and end of sentence), and *alternatives, exp of the mean entropy of the distributions its
- * tokens were chosen from (the number of equally likely choices the model saw at a typical step; 0
- * unless the engine's confidence option is 1). Returns 0, or -1 for no such hypothesis. */
+ * (pieces and end of sentence, or pieces alone for one cut at the maximum length), and
+ * *alternatives, exp of the mean entropy of the distributions its tokens were chosen from (the
+ * number of equally likely choices the model saw at a typical step; 0 unless the engine's
+ * confidence option is 1). Returns 0, or -1 for no such hypothesis. */
 NMT_API int nmt_result_confidence(const nmt_result *result, int i, int k, double *mean_logprob,
                                   double *alternatives);
 /* The source pieces of line i ("▁the"), *count of them: the vocabulary's strings, valid while the

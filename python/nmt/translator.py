@@ -34,8 +34,8 @@ class Translation:
     """One hypothesis of a sentence's translation.
 
     text: the translation. score: its rank, the log-probability divided by the length penalty.
-    logprob: its natural-log probability (pieces and end of sentence; a target prefix's pieces count
-    nothing). confidence: the log-probability per decided token. alternatives: exp of the mean
+    logprob: its natural-log probability (pieces and end of sentence, pieces alone for a translation
+    cut at the maximum length; a target prefix's pieces count nothing). confidence: the log-probability per decided token. alternatives: exp of the mean
     entropy of the distributions its tokens were chosen from (the number of equally likely choices
     at a typical step), with ``return_alternatives=True`` only, else None. alignment: (source piece,
     target piece) pairs, one a target piece, with ``return_alignment=True`` only, else None. pieces:

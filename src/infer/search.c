@@ -122,10 +122,11 @@ int nmt_decode_max_length(const nmt_decode_options *options, int src_pieces) {
     return len > MAX_TARGET_PIECES ? MAX_TARGET_PIECES : (int)len;
 }
 
-/* A finished hypothesis: eos was chosen for `row` at `step` (so it has `step` pieces). */
+/* A finished hypothesis of `step` pieces ending at `row`: eos chosen there (`tokens` = step + 1 scored
+ * tokens), or cut at the maximum length (`tokens` = step: no eos). */
 typedef struct finished {
     double score, logprob;
-    int step, row;
+    int step, row, tokens;
 } finished;
 
 /* A continuation of a live row ranked during a beam step. */
@@ -312,12 +313,12 @@ static int search_max_length(const nmt_search *s, const nmt_decode_step *step, i
     return step->max_steps > 0 && len > step->max_steps - 1 ? step->max_steps - 1 : len;
 }
 
-/* Records that `row` of sentence b ended with eos at `step` with total log-probability `logprob`,
- * ranked with the length penalty of lp_pieces pieces (+ eos), keeping the n_best best scores in order
- * (an equal score does not displace an earlier one). */
-static void search_finish_as(nmt_search *s, int b, int step, int row, double logprob, int lp_pieces) {
+/* Records that `row` of sentence b ended at `step` with `tokens` scored tokens and total log-probability
+ * `logprob`, ranked with the length penalty of lp_tokens tokens, keeping the n_best best scores in
+ * order (an equal score does not displace an earlier one). */
+static void search_keep(nmt_search *s, int b, int step, int row, double logprob, int tokens, int lp_tokens) {
     const double alpha = s->options.length_penalty;
-    double score = logprob / (s->options.ctranslate2 ? pow(lp_pieces + 1, alpha) : nmt_length_penalty(alpha, lp_pieces + 1));
+    double score = logprob / (s->options.ctranslate2 ? pow(lp_tokens, alpha) : nmt_length_penalty(alpha, lp_tokens));
     s->finished_count[b]++;
     finished *d = s->done + (size_t)b * (size_t)s->n_best;
     int count = s->done_count[b];
@@ -327,24 +328,30 @@ static void search_finish_as(nmt_search *s, int b, int step, int row, double log
         d[i] = d[i - 1];
         i--;
     }
-    d[i] = (finished){score, logprob, step, row};
+    d[i] = (finished){score, logprob, step, row, tokens};
     if (count < s->n_best) s->done_count[b]++;
 }
 
-/* The same ranked by its length. */
+/* `row` of sentence b ended with eos at `step` with total log-probability `logprob`. */
 static void search_finish(nmt_search *s, int b, int step, int row, double logprob) {
-    search_finish_as(s, b, step, row, logprob, step);
+    search_keep(s, b, step, row, logprob, step + 1, step + 1);
 }
 
-/* A constrained row's finish: its length penalty counts its pieces up to the sentence end that ends
- * as many sentences as its source has.
- * A phrase costs the model much (it is why the phrase had to be placed), and alpha's length bonus
- * grows with that cost: a hypothesis that ended its sentence without a phrase and placed it in a
- * run-on sentence after, or that repeats itself after the phrase, would otherwise outrank the one
- * that ends where the plain translation does. */
-static void constrained_finish(nmt_search *s, int b, int step, int row, double logprob) {
+/* `row` of sentence b reached the maximum length at `step`: it ends there without eos, whose
+ * log-probability does not count, as CTranslate2 and Marian end such a hypothesis. */
+static void search_cut(nmt_search *s, int b, int step, int row) {
+    search_keep(s, b, step, row, s->total[row], step, step);
+}
+
+/* A constrained row's end at `step` with `tokens` scored tokens (eos: step + 1; cut: step): its
+ * length penalty counts its pieces up to the sentence end that ends as many sentences as its source
+ * has (+ eos when it has one). A phrase costs the model much (it is why the phrase had to be
+ * placed), and alpha's length bonus grows with that cost: a hypothesis that ended its sentence
+ * without a phrase and placed it in a run-on sentence after, or that repeats itself after the
+ * phrase, would otherwise outrank the one that ends where the plain translation does. */
+static void constrained_keep(nmt_search *s, int b, int step, int row, double logprob, int tokens) {
     const int closed = s->state[row].closed;
-    search_finish_as(s, b, step, row, logprob, closed > 0 ? closed : step);
+    search_keep(s, b, step, row, logprob, tokens, closed > 0 ? closed + tokens - step : tokens);
 }
 
 /* The best score a live hypothesis with `pieces` pieces and total log-probability `total` can still
@@ -387,7 +394,7 @@ static int non_finite(int b, int t) {
     return nmt_error_set("decoding sentence %d: the model gave a non-finite log-probability at step %d", b, t);
 }
 
-/* Greedy step of sentence b (one row, `row`): its most probable token, eos forced at the limit.
+/* Greedy step of sentence b (one row, `row`): its most probable token; cut at the limit.
  * Returns the rows it keeps (0 or 1), or -1. */
 static int select_greedy(nmt_search *s, int b, int t, int row, int *next) {
     if (isnan(s->eos[row])) return non_finite(b, t);
@@ -395,8 +402,12 @@ static int select_greedy(nmt_search *s, int b, int t, int row, int *next) {
         search_append(s, t, next, row, s->prefix[b][t], s->total[row]);
         return 1;
     }
+    if (t == s->max_len[b]) {
+        search_cut(s, b, t, row);
+        return 0;
+    }
     nmt_scored_token best = s->best[row];
-    if (t == s->max_len[b] || best.token < 0 || search_loops(s, b, t, row))
+    if (best.token < 0 || search_loops(s, b, t, row))
         best = (nmt_scored_token){s->eos[row], NMT_EOS};
     double total = s->total[row] + best.logprob;
     if (best.token == NMT_EOS) {
@@ -418,7 +429,7 @@ static int select_beam(nmt_search *s, int b, int t, int first, int n, int *next)
         return 1;
     }
     if (t == s->max_len[b]) {
-        for (int r = first; r < first + n; r++) search_finish(s, b, t, r, s->total[r] + s->eos[r]);
+        for (int r = first; r < first + n; r++) search_cut(s, b, t, r);
         return 0;
     }
     /* The best K + n continuations: at most n of them are eos, so at least K others remain. Each
@@ -427,7 +438,7 @@ static int select_beam(nmt_search *s, int b, int t, int first, int n, int *next)
     const int want = K + n;
     int count = 0;
     for (int r = first; r < first + n; r++) {
-        if (search_loops(s, b, t, r)) { /* ended as at the maximum length */
+        if (search_loops(s, b, t, r)) { /* ended with eos forced */
             search_finish(s, b, t, r, s->total[r] + s->eos[r]);
             continue;
         }
@@ -449,8 +460,11 @@ static int select_beam(nmt_search *s, int b, int t, int first, int n, int *next)
             cand[i] = (candidate){total, r, top[j].token};
         }
     }
+    /* CTranslate2 ends its best K candidates at the step that chooses the last piece: only those
+     * may go on, to be cut at the next step, and nothing stops the sentence before. */
+    const int last = s->options.ctranslate2 && t + 1 == s->max_len[b];
     int live = 0, first_next = *next;
-    for (int i = 0; i < count && live < K; i++) {
+    for (int i = 0; i < count && live < K && !(last && i >= K); i++) {
         if (cand[i].token == NMT_EOS) {
             if (i < K) search_finish(s, b, t, cand[i].row, cand[i].total);
             continue;
@@ -458,6 +472,7 @@ static int select_beam(nmt_search *s, int b, int t, int first, int n, int *next)
         search_append(s, t, next, cand[i].row, cand[i].token, cand[i].total);
         live++;
     }
+    if (last) return live;
     if (s->options.ctranslate2) { /* CTranslate2's rule (search.h) */
         if (count > 0 && cand[0].token == NMT_EOS) s->top_finished[b] = 1;
         const int stop = s->options.length_penalty == 0 ? s->top_finished[b] && s->finished_count[b] >= s->n_best
@@ -513,13 +528,13 @@ static int select_constrained(nmt_search *s, int b, int t, int first, int n, int
     }
     if (t == s->max_len[b]) {
         for (int r = first; r < first + n; r++)
-            if (nmt_constraint_done(s->state[r], C)) constrained_finish(s, b, t, r, s->total[r] + s->eos[r]);
+            if (nmt_constraint_done(s->state[r], C)) constrained_keep(s, b, t, r, s->total[r], t);
         return 0;
     }
     int count = 0;
     for (int r = first; r < first + n; r++) {
         if (nmt_constraint_done(s->state[r], C) && search_loops(s, b, t, r)) {
-            constrained_finish(s, b, t, r, s->total[r] + s->eos[r]);
+            constrained_keep(s, b, t, r, s->total[r] + s->eos[r], t + 1);
             continue;
         }
         const nmt_scored_token *top = s->best + (size_t)r * (size_t)s->top;
@@ -537,7 +552,7 @@ static int select_constrained(nmt_search *s, int b, int t, int first, int n, int
     int live_count = 0;
     for (int i = 0, done_rank = 0; i < count; i++) {
         if (cand[i].state.progress != T) continue;
-        if (cand[i].token == NMT_EOS && done_rank < K) constrained_finish(s, b, t, cand[i].row, cand[i].total);
+        if (cand[i].token == NMT_EOS && done_rank < K) constrained_keep(s, b, t, cand[i].row, cand[i].total, t + 1);
         done_rank++;
     }
     for (int i = 0; i < count; i++)
@@ -606,6 +621,7 @@ static int search_trace(const nmt_search *s, const finished *d, int src_pieces, 
     h->logprob = d->logprob;
     h->score = d->score;
     h->src_len = src_pieces;
+    h->cut = d->tokens == d->step;
     h->tokens = nmt_malloc(((size_t)d->step + 1) * sizeof(int32_t));
     if (!h->tokens) return -1;
     if (s->attention) {
@@ -613,19 +629,19 @@ static int search_trace(const nmt_search *s, const finished *d, int src_pieces, 
         if (!h->attention) return -1;
     }
     int row = d->row;
-    double entropy = 0; /* of the distributions of the decided tokens: steps forced .. d->step */
+    const int decided = d->tokens - forced; /* the tokens after the prefix: steps forced .. forced + decided - 1 */
+    double entropy = 0; /* of their distributions */
     for (int j = d->step; j >= 0; j--) {
         size_t at = (size_t)j * (size_t)s->rows_max + (size_t)row;
-        if (s->entropy && j >= forced) entropy += s->entropy[at];
+        if (s->entropy && j >= forced && j < forced + decided) entropy += s->entropy[at];
         if (h->attention) memcpy(h->attention + (size_t)j * cols, s->attention + at * (size_t)s->width, cols * sizeof(float));
         if (j > 0) {
             h->tokens[j - 1] = s->token[at];
             row = s->parent[at];
         }
     }
-    const int decided = d->step - forced + 1;
-    h->mean_logprob = d->logprob / decided;
-    h->alternatives = s->entropy ? exp(entropy / decided) : 0;
+    h->mean_logprob = decided > 0 ? d->logprob / decided : 0;
+    h->alternatives = s->entropy && decided > 0 ? exp(entropy / decided) : 0;
     return 0;
 }
 

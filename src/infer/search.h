@@ -16,12 +16,14 @@
  * k live rows' continuations are ranked by total log-probability (pad and bos are never
  * generated); an eos among the best K finishes that hypothesis, the best K others stay live.
  * Finished hypotheses are ranked by GNMT's normalised score logprob / lp(|y|), with
- * lp(|y|) = ((5 + |y|) / 6)^alpha and |y| = pieces + eos (options.ctranslate2: CTranslate2's penalty and
+ * lp(|y|) = ((5 + |y|) / 6)^alpha and |y| = its scored tokens (options.ctranslate2: CTranslate2's penalty and
  * stopping rule instead). A sentence stops when its n-th best finished
  * score is at least the best score any live hypothesis could still reach: log-probabilities are
  * <= 0, so a live hypothesis with total L can at best end with L / max(lp) over the lengths it can
  * still reach; or when it reaches its maximum length floor(ratio * |x|) + 10 pieces (|x| = source
- * pieces; less if the step's max_steps demands), where eos is forced. Ties go to the earlier row
+ * pieces; less if the step's max_steps demands), where each live hypothesis ends without eos: its
+ * scored tokens are its pieces, eos's log-probability does not count (CTranslate2's and Marian's
+ * convention; fairseq forces eos there instead). Ties go to the earlier row
  * and the smaller token id, so results are deterministic and a sentence's result does not depend
  * on the rest of its batch.
  *
@@ -30,13 +32,13 @@
  * from there. As in CTranslate2 (decoding.cc, update_sample_with_prefix), the forced pieces add
  * nothing to the log-probability (it counts the pieces after the prefix and eos) while the length
  * penalty counts every piece, prefix included; eos is never chosen inside the prefix; the maximum
- * length is at least P (eos forced right after a prefix that reaches it).
+ * length is at least P (a prefix that reaches it ends the hypothesis, cut there).
  *
  * Score controls (options; controls.h says what each does to a row): the repetition penalty and the
  * no-repeat n-grams rewrite each live row's logits from its pieces so far (target prefix included)
  * before the search normalises the row itself (log_softmax) and builds the row's top list; the
- * forced pieces of a target prefix are not rewritten. The loop guard ends a hypothesis as the
- * maximum length does (eos forced) once its pieces after the prefix make it end in a loop.
+ * forced pieces of a target prefix are not rewritten. The loop guard ends a hypothesis with eos
+ * forced (its log-probability counts) once its pieces after the prefix make it end in a loop.
  *
  * Lexical constraints (per sentence, nmt_decode_guide; constraint.h): every hypothesis returned holds
  * each of the sentence's phrases whole, placed once by the search, after the target prefix (whose
@@ -125,9 +127,12 @@ typedef struct nmt_decode_options {
                                drawn per sentence (nmt_translator_run) */
     double length_penalty;  /* alpha (0.6); 0 ranks by plain log-probability */
     int ctranslate2;        /* 1: rank and stop as CTranslate2's beam search: length penalty |y|^alpha
-                               (|y| = pieces + eos), and a sentence stops once K hypotheses have
+                               (|y| = scored tokens), and a sentence stops once K hypotheses have
                                finished (alpha > 0), or with alpha 0 once n_best have and the best
-                               candidate of some step was eos; 0 (default): GNMT's penalty and the
+                               candidate of some step was eos; at the step that chooses the
+                               last piece only the best K candidates finish (the others
+                               without eos, cut at the next step) and nothing stops the sentence
+                               before; 0 (default): GNMT's penalty and the
                                stop when no live hypothesis can win (above) */
     double max_length_ratio;/* R (2): at most floor(R * |x|) + 10 target pieces */
     int attention;          /* 1: return each hypothesis's cross-attention rows (alignments, maps) */
@@ -172,14 +177,17 @@ typedef struct nmt_decode_guide {
 typedef struct nmt_hypothesis {
     int32_t *tokens;   /* [length] target pieces, eos not included */
     int length;
-    double logprob;    /* natural-log probability of the pieces + eos (those after a target prefix) */
-    double score;      /* logprob / lp(length + 1): the rank of the hypothesis (constrained: the
-                          length up to its n-th sentence end, above) */
-    float *attention;  /* [(length + 1), src_len + 1]: row j = target token j (the last: eos), columns =
-                          source pieces + eos; NULL unless options.attention */
+    double logprob;    /* natural-log probability of the pieces after a target prefix + eos (no eos
+                          for a hypothesis cut at the maximum length: length = the limit) */
+    double score;      /* logprob / lp(tokens) (length + 1, or length when cut): the rank of the
+                          hypothesis (constrained: the length up to its n-th sentence end, above) */
+    float *attention;  /* [(length + 1), src_len + 1]: row j = target token j (the last: eos, or the
+                          step a cut hypothesis stopped at), columns = source pieces + eos; NULL
+                          unless options.attention */
     int src_len;       /* source pieces */
-    /* Confidence, over the hypothesis's decided tokens (pieces after a target prefix + eos): the mean
-     * log-probability per token, logprob / tokens (always), and the alternatives, exp of the mean
+    int cut;           /* 1: cut at the maximum length (no eos: logprob and the tokens end at its pieces) */
+    /* Confidence, over the hypothesis's decided tokens (pieces after a target prefix, + eos unless
+     * cut): the mean log-probability per token, logprob / tokens (always), and the alternatives, exp of the mean
      * entropy (nats) of the distributions the tokens were chosen from: the number of equally
      * likely choices the model saw at a typical step (1: certain at every step; V: guessing).
      * 0 unless options.confidence. */

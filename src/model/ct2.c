@@ -217,6 +217,7 @@ static int take(build *b, nmt_ct2_var *v, const char *name, float *dst, int64_t 
                              "implement?)", b->r->path, v->name, (long long)v->shape[0], v->rank > 1 ? ", " : "",
                              v->rank > 1 ? (long long)v->shape[1] : 0LL, (long long)rows, cols ? ", " : "",
                              (long long)cols);
+    b->m->int8_weights |= v->dtype == NMT_CT2_I8;
     return nmt_ct2_file_floats(b->r, v, dst);
 }
 

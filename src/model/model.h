@@ -166,6 +166,8 @@ typedef struct nmt_model {
     uint64_t vocab_fingerprint;  /* nmt_spm_fingerprint of the vocabulary it is trained with (0 = unknown) */
     size_t released;             /* bytes of params given back by nmt_model_release (placement.h) */
     int int8_rounded;            /* nmt_model_quantize_int8 rounded its matrices */
+    int int8_weights;            /* its file held matrices as int8 (an int8 model file, a CTranslate2
+                                  * int8 model): `nmt convert` keeps that precision */
     struct nmt_st_file *source;  /* nmt_model_load_deferred: the mapped file its deferred matrices stay in */
     const float *source_floats;  /* that file's data where it is laid out like params, else NULL */
     unsigned char *deferred;     /* [num_tensors] nmt_tensor_place, or NULL: all in params */

@@ -370,6 +370,7 @@ fail:
 
 int nmt_model_file_read(nmt_model *m, nmt_st_file *file, const char *path) {
     int rc = nmt_model_tensor_read(m, m->params, "", file, path);
+    for (int i = 0; i < file->num_tensors; i++) m->int8_weights |= file->tensors[i].dtype == NMT_ST_I8;
     for (int i = 0; rc == 0 && i < file->num_tensors && file->num_tensors > m->num_tensors; i++) {
         int known = 0;
         for (int j = 0; !known && j < m->num_tensors; j++) known = strcmp(file->tensors[i].name, m->tensors[j].name) == 0;

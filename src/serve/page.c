@@ -75,6 +75,8 @@ const char nmt_serve_page[] =
     "  }\n"
     "}\n"
     "async function translate() {\n"
+    "  // An empty text is not a request (the API answers it 400, as LibreTranslate does).\n"
+    "  if (!$('source').value) { $('result').textContent = ''; $('map').innerHTML = ''; return; }\n"
     "  $('status').textContent = 'translating...';\n"
     "  const body = {q: $('source').value};\n"
     "  if ($('pair').value) [body.source, body.target] = JSON.parse($('pair').value);\n"

@@ -227,6 +227,19 @@ static int form_count(const char *name, char *value, long max, long *out) {
     return 0;
 }
 
+/* A form's q with its line breaks as "\n" ("\r\n" and a lone "\r" too), as LibreTranslate's /translate
+ * takes a form (browsers send a textarea's line breaks in a form as "\r\n"), so that the translation's
+ * line breaks are "\n" as there. Unlike LibreTranslate's str.splitlines, a last line break is kept. */
+static void form_line_breaks(char *text) {
+    char *to = text;
+    for (const char *p = text; *p; p++) {
+        const char c = *p; /* read before *to (which may be *p) is written */
+        if (c == '\r' && p[1] == '\n') p++;
+        *to++ = c == '\r' ? '\n' : c;
+    }
+    *to = '\0';
+}
+
 /* One field of a LibreTranslate form (it takes the value); `filename`: the part was a file. */
 static int form_field(nmt_serve_request *r, const char *key, char *value, const char *filename, int *seen_alt) {
     const int file = r->api == NMT_SERVE_FILE;
@@ -245,8 +258,11 @@ static int form_field(nmt_serve_request *r, const char *key, char *value, const 
         }
         return add_text(r, value);
     }
-    if (!file && strcmp(key, "q") == 0)
-        return r->count ? (free(value), nmt_error_set("q: given twice")) : add_text(r, value);
+    if (!file && strcmp(key, "q") == 0) {
+        if (r->count) return free(value), nmt_error_set("q: given twice");
+        form_line_breaks(value);
+        return add_text(r, value);
+    }
     if (strcmp(key, "source") == 0) return form_string(key, value, &r->source);
     if (strcmp(key, "target") == 0) return form_string(key, value, &r->target);
     if (strcmp(key, "api_key") == 0) return form_string(key, value, &r->api_key);
@@ -392,17 +408,24 @@ int nmt_serve_request_parse(nmt_serve_api api, const char *content_type, const c
     if (api == NMT_SERVE_FILE && !multipart)
         return nmt_error_set("Content-Type: expected multipart/form-data with a file, got %.64s",
                              content_type ? content_type : "none");
+    int rc;
     if ((api == NMT_SERVE_LIBRE || api == NMT_SERVE_FILE || api == NMT_SERVE_DETECT) && multipart)
-        return multipart_body(content_type, body, len, out);
-    if ((api == NMT_SERVE_LIBRE || api == NMT_SERVE_DETECT) && content_type &&
-        media_type_is(content_type, "application/x-www-form-urlencoded"))
-        return form_body(body, len, out);
-    nmt_json j;
-    if (nmt_json_init(&j, body, len, "body", "JSON", 0, 0) < 0) return -1;
-    if (nmt_json_peek(&j) == -1) return nmt_error_set("empty body: expected JSON");
-    const int rc = api == NMT_SERVE_OPENNMT ? json_opennmt(&j, out) : json_object(&j, out);
+        rc = multipart_body(content_type, body, len, out);
+    else if ((api == NMT_SERVE_LIBRE || api == NMT_SERVE_DETECT) && content_type &&
+             media_type_is(content_type, "application/x-www-form-urlencoded"))
+        rc = form_body(body, len, out);
+    else {
+        nmt_json j;
+        if (nmt_json_init(&j, body, len, "body", "JSON", 0, 0) < 0) return -1;
+        if (nmt_json_peek(&j) == -1) return nmt_error_set("empty body: expected JSON");
+        rc = api == NMT_SERVE_OPENNMT ? json_opennmt(&j, out) : json_object(&j, out);
+        if (rc == 0) rc = nmt_json_end(&j);
+    }
     if (rc < 0) return -1;
-    return nmt_json_end(&j);
+    /* LibreTranslate refuses a q that is empty (its `if not q`): "", [] */
+    if ((api == NMT_SERVE_LIBRE || api == NMT_SERVE_DETECT) && (out->count == 0 || (!out->q_list && !out->q[0][0])))
+        return nmt_error_set("Invalid request: missing q parameter");
+    return 0;
 }
 
 int nmt_serve_request_file_format(nmt_serve_request *r) {

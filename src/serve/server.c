@@ -182,11 +182,6 @@ static int check_request(nmt_serve *s, const nmt_serve_request *r, const request
             set_error(a, 400, message);
             return -1;
         }
-        if (r->alternatives > n_best - 1) {
-            snprintf(message, sizeof message, "Invalid request: alternatives parameter must be <= %d", n_best - 1);
-            set_error(a, 400, message);
-            return -1;
-        }
     }
     if (r->api == NMT_SERVE_NATIVE && (r->n_best < 1 || r->n_best > n_best)) {
         snprintf(message, sizeof message, "n_best: expected 1 to %d (the server's --n-best), got %ld", n_best, r->n_best);
@@ -493,7 +488,7 @@ static void route(nmt_serve *s, const char *method, const char *url, const reque
         int post;
     } known[] = {{"/translate", 1}, {"/translator/translate", 1}, {"/v1/translate", 1}, {"/languages", 0},
                  {"/health", 0},    {"/metrics", 0},              {"/frontend/settings", 0}, {"/translate_file", 1},
-                 {"/download_file/", 0}, {"/", 0}, {"/detect", 1}};
+                 {"/download_file/", 0}, {"/", 0}, {"/detect", 1}, {"/suggest", 1}};
     enum { DOWNLOAD = 8 }; /* known[DOWNLOAD] is a prefix: /download_file/NAME */
     static const char download[] = "/download_file/";
     int found = -1;
@@ -527,6 +522,8 @@ static void route(nmt_serve *s, const char *method, const char *url, const reque
     case 7: return translate(s, NMT_SERVE_FILE, h, c, a);
     case DOWNLOAD: return download_file(s, url + sizeof download - 1, a);
     case 10: return detect(s, h, c, a);
+    case 11: /* LibreTranslate's answer with its --suggestions off, which its page and settings say */
+        return set_error(a, 403, "Suggestions are disabled on this server.");
     default: return static_text(a, "text/html; charset=utf-8", nmt_serve_page);
     }
 }

@@ -13,6 +13,8 @@
  *   POST /translate_file        LibreTranslate: a .txt or .html file (multipart) translated, answered
  *                               {"translatedFileUrl": ".../download_file/NAME"}
  *   GET  /download_file/NAME    the translated file (files.h keeps the last 64, 64 MiB at most)
+ *   POST /suggest               LibreTranslate with suggestions off (as the settings say): 403
+ *                               {"error": "Suggestions are disabled on this server."}
  *   POST /translator/translate  OpenNMT-py: [[{"src", "tgt", "n_best", "pred_score", "align"}]]; the
  *                               model of the items' "id" (0, 1, ... in the order of the models;
  *                               none: the first)

@@ -60,6 +60,19 @@ for m in m pre dec rope; do
   same_outputs $m $m.back2
 done
 
+# Without --precision an import keeps the model's own: fp32 from float32 weights, int8 from int8
+# ones (a CTranslate2 int8 export, an int8 model directory).
+check "ct2 -> nmt, its precision" 0 "$NMT" convert -m m.ct2 --spm m/spm.model -o m.keep
+grep -q "(fp32, " err || say_fail "ct2 float32 -> nmt without --precision: $(cat err)"
+same_outputs m m.keep
+check "int8 --to ct2" 0 "$NMT" convert -m m --to ct2 --quantization int8 -o m8.ct2 -q
+check "int8 ct2 -> nmt, its precision" 0 "$NMT" convert -m m8.ct2 --spm m/spm.model -o m8.keep
+grep -q "(int8, " err || say_fail "ct2 int8 -> nmt without --precision: $(cat err)"
+check "int8 directory" 0 "$NMT" convert -m m --precision int8 -o m8 -q
+check "int8 directory, its precision" 0 "$NMT" convert -m m8 -o m8.again
+grep -q "(int8, " err || say_fail "an int8 directory without --precision: $(cat err)"
+cmp -s m8/model.safetensors m8.again/model.safetensors || say_fail "an int8 directory converted again differs"
+
 # The package is what argos-translate installs: one top-level folder with metadata.json, model/ and
 # sentencepiece.model.
 if command -v python3 >/dev/null; then

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # `nmt serve` end to end with curl, on loopback only (127.0.0.1) and a tiny model trained inside the
-# test: every endpoint (LibreTranslate's frontend settings too), translations equal to `nmt
+# test: every endpoint (LibreTranslate's frontend settings and refused suggestions too), translations equal to `nmt
 # translate` (alone and under 16 concurrent clients), LibreTranslate form bodies (urlencoded and
-# multipart), alternatives (on demand, without --n-best) and HTML, files (/translate_file and
+# multipart, a browser's "\r\n" answered as "\n"), alternatives (on demand, without --n-best) and HTML, files (/translate_file and
 # /download_file), OpenNMT-py and native n-best and alignment, API keys in the body or a header, the
 # error codes in LibreTranslate's words (400, 403, 404, 405, 413, 503 with Retry-After, 504), the
 # access log, SIGTERM draining.
@@ -47,8 +47,12 @@ two="$(printf 'The cat sees a dog.\nA big house.\n' | "$NMT" translate -m $M --t
 # LibreTranslate's web page posts multipart/form-data.
 code="$(curl -s -o resp -w '%{http_code}' "$url/translate" -F "q=${lines[2]}" -F source=en -F target=de -F format=text)"
 [ "$code $(cat resp)" = "200 {\"translatedText\":\"$(want 3)\"}" ] || say_fail "libre multipart: $code $(cat resp)"
+# A browser sends a textarea's line breaks in a form as "\r\n": the answer's are "\n", as LibreTranslate's.
+code="$(curl -s -o resp -w '%{http_code}' "$url/translate" -F "q=${lines[0]}"$'\r\n'"${lines[1]}" -F source=en -F target=de)"
+[ "$code $(cat resp)" = "200 {\"translatedText\":\"$(want 1)\\u000a$(want 2)\"}" ] || say_fail "libre multipart CRLF: $code $(cat resp)"
+# More alternatives than --n-best - 1: those there are, as LibreTranslate answers fewer than asked.
 post /translate "{\"q\": \"${lines[0]}\", \"source\": \"en\", \"target\": \"de\", \"alternatives\": 3}"
-expect "alternatives over --n-best" 400 '{"error":"Invalid request: alternatives parameter must be <= 2"}'
+[ "$body" = "{\"translatedText\":\"$(want 1)\",\"alternatives\":[$alts]}" ] || say_fail "alternatives over --n-best: $body, want [$alts]"
 post /translate "{\"q\": \"${lines[0]}\", \"source\": \"en\", \"target\": \"de\", \"alternatives\": \"x\"}"
 expect "alternatives not a number" 400 'Invalid request: alternatives parameter is not a number'
 # Files: a .txt file translated line by line, an .html one as HTML; each kept for download under a
@@ -84,6 +88,9 @@ settings='{"charLimit":300,"frontendTimeout":500,"apiKeys":false,"keyRequired":f
 settings+='"filesTranslation":true,"supportedFilesFormat":[".txt",".html"],'
 settings+='"language":{"source":{"code":"en","name":"English"},"target":{"code":"de","name":"German"}}}'
 [ "$(curl -s "$url/frontend/settings")" = "$settings" ] || say_fail "frontend settings: $(curl -s "$url/frontend/settings")"
+# Suggestions are off, as the settings say: /suggest answers as LibreTranslate's does then.
+post /suggest "{\"q\": \"${lines[0]}\", \"s\": \"x\", \"source\": \"en\", \"target\": \"de\"}"
+expect "suggest" 403 '{"error":"Suggestions are disabled on this server."}'
 
 # OpenNMT-py: tgt, pred_score (the log-probability) and align as `nmt translate` prints them.
 post /translator/translate "[{\"src\": \"${lines[1]}\", \"id\": 100}]"
@@ -114,7 +121,7 @@ case "$body" in *'"alignment_map":"<?xml'*'<svg'*) ;; *) say_fail "native map: $
 curl -s "$url/" >page.html
 grep -q '<button id="translate"' page.html && ! grep -qE '(src|href)="https?:' page.html || say_fail "the page"
 curl -s "$url/metrics" >metrics.txt
-grep -q '^nmt_requests_total{endpoint="/translate",code="200"} 7$' metrics.txt || say_fail "metrics: $(grep requests_total metrics.txt)"
+grep -q '^nmt_requests_total{endpoint="/translate",code="200"} 9$' metrics.txt || say_fail "metrics: $(grep requests_total metrics.txt)"
 grep -q '^nmt_request_duration_seconds_bucket{le="+Inf"} ' metrics.txt && grep -q '^nmt_queue_depth 0$' metrics.txt ||
   say_fail "metrics histogram / queue depth"
 
@@ -206,6 +213,15 @@ post /translate '{"q": "the cat sees a dog", "source": "en", "target": "de", "al
 case "$body" in '{"translatedText":"'"$(want 1)"'","alternatives":["'*'","'*'"]}') ;; *) say_fail "alternatives without --n-best: $body";; esac
 kill -TERM $server; wait $server
 grep -q '"path"' keys.err && say_fail "--quiet still logged"
+
+# LibreTranslate's page asks for 3 alternatives with every text: a greedy server (--beam-size 1, so
+# --n-best 1) answers its form with none.
+start greedy --beam-size 1 --quiet
+greedy="$(printf '%s\n' "${lines[0]}" | "$NMT" translate -m $M --threads 1 -q --beam-size 1)"
+code="$(curl -s -o resp -w '%{http_code}' "$url/translate" -F "q=${lines[0]}" -F source=en -F target=de -F format=text \
+  -F alternatives=3 -F api_key=)"
+[ "$code $(cat resp)" = "200 {\"translatedText\":\"$greedy\",\"alternatives\":[]}" ] || say_fail "the page's form, greedy: $code $(cat resp)"
+kill -TERM $server; wait $server
 
 # A full queue: 503 with Retry-After; a request past --timeout-s: 504; SIGTERM lets in-flight finish.
 start slow --max-queue 2 --batch-wait-ms 1500 --max-batch 64 --timeout-s 3

@@ -260,7 +260,7 @@ static double penalized_logprob(const nmt_hypothesis *h, int index, double eos_s
         for (int v = 0; v < TOY_V; v++) max = z[v] > max ? z[v] : max;
         for (int v = 0; v < TOY_V; v++) sum += exp(z[v] - max);
         token = j < h->length ? h->tokens[j] : NMT_EOS;
-        total += z[token] - max - log(sum);
+        if (j < h->length || !h->cut) total += z[token] - max - log(sum); /* a cut one has no eos */
         if (check_greedy && j < h->length)
             for (int v = 0; v < TOY_V; v++)
                 if (v != NMT_PAD && v != NMT_BOS) ck_assert(z[v] <= z[token]);

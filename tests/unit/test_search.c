@@ -116,6 +116,36 @@ static void ref_logprobs(const ref_hyp *h, int index, double eos_slope, float *l
     }
 }
 
+/* Keeps finished hypothesis h among the N best of done[0 .. *n_done) (an equal score stays behind). */
+static void ref_keep(ref_hyp *done, int *n_done, int N, const ref_hyp *h) {
+    int at = *n_done < N ? (*n_done)++ : N;
+    while (at > 0 && done[at - 1].score < h->score) {
+        if (at < N) done[at] = done[at - 1];
+        at--;
+    }
+    if (at < N) done[at] = *h;
+}
+
+/* Every continuation of live[0 .. n_live) but pad and bos into cand, best first (ties: earlier row,
+ * smaller id; each candidate's score holds its row); returns how many. */
+static int ref_expand(const ref_hyp *live, int n_live, int index, double eos_slope, ref_hyp *cand) {
+    int n_cand = 0;
+    for (int i = 0; i < n_live; i++) {
+        float lp[TOY_V];
+        ref_logprobs(&live[i], index, eos_slope, lp);
+        for (int32_t v = 0; v < TOY_V; v++) {
+            if (v == NMT_PAD || v == NMT_BOS) continue;
+            cand[n_cand] = live[i];
+            cand[n_cand].tokens[cand[n_cand].length++] = v;
+            cand[n_cand].total = live[i].total + lp[v];
+            cand[n_cand].score = i;
+            n_cand++;
+        }
+    }
+    qsort(cand, (size_t)n_cand, sizeof *cand, ref_compare);
+    return n_cand;
+}
+
 static int ref_beam(int index, int K, int N, double alpha, double eos_slope, ref_hyp *done) {
     static ref_hyp live[16], cand[16 * TOY_V], next[16];
     const nmt_decode_options o = beam_options(K, N, alpha);
@@ -123,20 +153,14 @@ static int ref_beam(int index, int K, int N, double alpha, double eos_slope, ref
     int n_live = 1, n_done = 0;
     memset(live, 0, sizeof live);
     for (int t = 0; n_live > 0; t++) {
-        int n_cand = 0;
-        for (int i = 0; i < n_live; i++) {
-            float lp[TOY_V];
-            ref_logprobs(&live[i], index, eos_slope, lp);
-            for (int32_t v = 0; v < TOY_V; v++) {
-                if (v == NMT_PAD || v == NMT_BOS || (t == max_len && v != NMT_EOS)) continue;
-                cand[n_cand] = live[i];
-                cand[n_cand].tokens[cand[n_cand].length++] = v;
-                cand[n_cand].total = live[i].total + lp[v];
-                cand[n_cand].score = i;
-                n_cand++;
+        if (t == max_len) { /* every live hypothesis is cut: it ends without eos */
+            for (int i = 0; i < n_live; i++) {
+                live[i].score = live[i].total / nmt_length_penalty(alpha, live[i].length);
+                ref_keep(done, &n_done, N, &live[i]);
             }
+            break;
         }
-        qsort(cand, (size_t)n_cand, sizeof *cand, ref_compare);
+        const int n_cand = ref_expand(live, n_live, index, eos_slope, cand);
         int n_next = 0;
         for (int c = 0; c < n_cand && n_next < K; c++) {
             ref_hyp h = cand[c];
@@ -144,17 +168,11 @@ static int ref_beam(int index, int K, int N, double alpha, double eos_slope, ref
                 next[n_next++] = h;
                 continue;
             }
-            if (c >= K && t < max_len) continue;
+            if (c >= K) continue;
             h.length--;
             h.score = h.total / nmt_length_penalty(alpha, h.length + 1);
-            int at = n_done < N ? n_done++ : N;
-            while (at > 0 && done[at - 1].score < h.score) {
-                if (at < N) done[at] = done[at - 1];
-                at--;
-            }
-            if (at < N) done[at] = h;
+            ref_keep(done, &n_done, N, &h);
         }
-        if (t == max_len) break;
         double lp_max = nmt_length_penalty(alpha, max_len + 1);
         if (n_next > 0 && n_done == N && done[N - 1].score >= next[0].total / lp_max) break;
         memcpy(live, next, sizeof next);
@@ -187,6 +205,74 @@ START_TEST(beam_equals_the_reference_search) {
 }
 END_TEST
 
+/* CTranslate2's beam search (decoding.cc, BeamSearch::search) written from its definition, one
+ * sentence at a time: each step ranks every continuation of the live hypotheses and takes the best
+ * 2K; an eos among the first K finishes its hypothesis, and the first K others stay live; at the
+ * step that chooses the last piece the first K all finish, those without eos cut there. A sentence
+ * stops then, or with alpha 0 once N have finished and some step's best candidate was eos, or with
+ * alpha > 0 once K have. Scores: log-probability / tokens^alpha (pieces + eos; pieces when cut). */
+static int ref_ct2_beam(const nmt_decode_options *o, int index, double eos_slope, ref_hyp *done) {
+    static ref_hyp live[16], cand[16 * TOY_V], next[16];
+    const int K = o->beam_size, N = o->n_best, max_len = nmt_decode_max_length(o, 1 + index % (TOY_WIDTH - 1));
+    int n_live = 1, n_done = 0, finished = 0, top_finished = 0;
+    memset(live, 0, sizeof live);
+    for (int t = 0; t < max_len; t++) {
+        const int n_cand = ref_expand(live, n_live, index, eos_slope, cand);
+        const int last = t + 1 == max_len;
+        int n_next = 0;
+        for (int c = 0; c < n_cand && c < 2 * K; c++) {
+            ref_hyp h = cand[c];
+            const int eos = h.tokens[h.length - 1] == NMT_EOS;
+            if (c < K && (eos || last)) {
+                top_finished |= c == 0;
+                h.length -= eos;
+                h.score = h.total / pow(h.length + eos, o->length_penalty);
+                ref_keep(done, &n_done, N, &h);
+                finished++;
+            } else if (!eos && n_next < K) {
+                next[n_next++] = h;
+            }
+        }
+        if (o->length_penalty == 0 ? top_finished && finished >= N : finished >= K) break;
+        memcpy(live, next, sizeof next);
+        n_live = n_next;
+    }
+    return n_done;
+}
+
+/* --ct2-search (options.ctranslate2) against the reference above, on sentences many of whose
+ * hypotheses reach the maximum length. */
+START_TEST(ct2_search_equals_the_reference) {
+    const int beams[] = {1, 3, 5};
+    const double alphas[] = {0.0, 1.0};
+    int cut = 0;
+    for (int k = 0; k < 3; k++)
+        for (int a = 0; a < 2; a++) {
+            nmt_translation t[SENTENCES];
+            nmt_decode_options o = beam_options(beams[k], beams[k] < 3 ? beams[k] : 3, alphas[a]);
+            o.ctranslate2 = 1;
+            o.loop_repeats = 0; /* CTranslate2 has no loop guard */
+            o.max_length_ratio = 0.5;
+            toy_decode(&o, 0, SENTENCES, 0.05, t);
+            for (int i = 0; i < SENTENCES; i++) {
+                ref_hyp done[8];
+                int n = ref_ct2_beam(&o, i, 0.05, done);
+                ck_assert_int_eq(t[i].count, n);
+                for (int j = 0; j < n; j++) {
+                    const nmt_hypothesis *h = &t[i].hyps[j];
+                    ck_assert_int_eq(h->length, done[j].length);
+                    ck_assert_mem_eq(h->tokens, done[j].tokens, (size_t)done[j].length * sizeof(int32_t));
+                    ck_assert(h->logprob == done[j].total);
+                    ck_assert_double_eq_tol(h->score, done[j].score, 1e-12);
+                    cut += h->cut;
+                }
+            }
+            free_all(t, SENTENCES);
+        }
+    ck_assert_int_gt(cut, 0);
+}
+END_TEST
+
 START_TEST(n_best_sorted_distinct_and_replayable) {
     nmt_translation t[SENTENCES];
     nmt_decode_options o = beam_options(6, 6, 0.6);
@@ -196,7 +282,7 @@ START_TEST(n_best_sorted_distinct_and_replayable) {
         ck_assert_int_eq(t[i].count, 6);
         for (int j = 0; j < t[i].count; j++) {
             const nmt_hypothesis *h = &t[i].hyps[j];
-            ck_assert_double_eq_tol(h->score, h->logprob / nmt_length_penalty(0.6, h->length + 1), 1e-12);
+            ck_assert_double_eq_tol(h->score, h->logprob / nmt_length_penalty(0.6, h->length + !h->cut), 1e-12);
             ck_assert_int_le(h->length, nmt_decode_max_length(&o, h->src_len));
             if (j > 0) ck_assert(t[i].hyps[j - 1].score >= h->score);
             for (int k = 0; k < j; k++) ck_assert(!same_tokens(&t[i].hyps[k], h));
@@ -276,9 +362,9 @@ START_TEST(batched_equals_one_at_a_time) {
 }
 END_TEST
 
-/* A scorer that never wants to stop: every hypothesis runs to floor(R * |x|) + 10 pieces, where eos
- * is forced. */
-START_TEST(eos_forced_at_the_maximum_length) {
+/* A scorer that never wants to stop: every hypothesis runs to floor(R * |x|) + 10 pieces, where it
+ * is cut: no eos, whose log-probability does not count (its score divides by its pieces alone). */
+START_TEST(cut_at_the_maximum_length) {
     nmt_translation t[8];
     nmt_decode_options o = beam_options(3, 3, 0.6);
     o.max_length_ratio = 1.5;
@@ -286,13 +372,23 @@ START_TEST(eos_forced_at_the_maximum_length) {
     for (int i = 0; i < 8; i++) {
         int pieces = 1 + i % (TOY_WIDTH - 1);
         ck_assert_int_eq(t[i].count, 3);
-        for (int j = 0; j < 3; j++) ck_assert_int_eq(t[i].hyps[j].length, (int)floor(1.5 * pieces) + 10);
+        for (int j = 0; j < 3; j++) {
+            const nmt_hypothesis *h = &t[i].hyps[j];
+            ck_assert_int_eq(h->length, (int)floor(1.5 * pieces) + 10);
+            ck_assert(h->cut);
+            check_replay(h, i, -50.0);
+            ck_assert_double_eq_tol(h->score, h->logprob / nmt_length_penalty(0.6, h->length), 1e-12);
+        }
     }
     free_all(t, 8);
     o.greedy = 1;
     o.n_best = 1;
     toy_decode(&o, 0, 8, -50.0, t);
-    for (int i = 0; i < 8; i++) ck_assert_int_eq(t[i].hyps[0].length, (int)floor(1.5 * (1 + i % (TOY_WIDTH - 1))) + 10);
+    for (int i = 0; i < 8; i++) {
+        ck_assert_int_eq(t[i].hyps[0].length, (int)floor(1.5 * (1 + i % (TOY_WIDTH - 1))) + 10);
+        ck_assert(t[i].hyps[0].cut);
+        check_replay(&t[i].hyps[0], i, -50.0);
+    }
     free_all(t, 8);
     ck_assert_int_eq(nmt_decode_max_length(&o, 1), 11);
     /* A step that can only be fed 6 tokens (a learned position table of 6) ends hypotheses at 5 pieces. */
@@ -493,6 +589,29 @@ START_TEST(length_penalty_keeps_searching_past_the_first_eos) {
 }
 END_TEST
 
+/* At the maximum length (10 pieces for one source piece with ratio 0) a hypothesis is cut without
+ * eos, as CTranslate2 and Marian cut it. A A A ... wants eos little (0.02) but scores
+ * 0.75 * 0.9^9 = 0.2905 over its 10 pieces, which beats the empty translation (eos first, 0.2);
+ * with eos forced and counted there it would score 0.0058 and lose to it. Its length penalty
+ * counts its 10 pieces: lp(10), not lp(11). */
+START_TEST(cut_hypotheses_rank_without_eos) {
+    const table_entry entries[] = {
+        {"", 0.02, 0.2, 0.75, 0.03},         {"A", 0.04, 0.02, 0.9, 0.04},
+        {"AA", 0.04, 0.02, 0.9, 0.04},       {"AAA", 0.04, 0.02, 0.9, 0.04},
+        {"AAAA", 0.04, 0.02, 0.9, 0.04},     {"AAAAA", 0.04, 0.02, 0.9, 0.04},
+        {"AAAAAA", 0.04, 0.02, 0.9, 0.04},   {"AAAAAAA", 0.04, 0.02, 0.9, 0.04},
+        {"AAAAAAAA", 0.04, 0.02, 0.9, 0.04}, {"AAAAAAAAA", 0.04, 0.02, 0.9, 0.04},
+    };
+    const double p = 0.75 * pow(0.9, 9);
+    nmt_decode_options g = greedy_alpha(0), b = beam_options(2, 1, 0.0), b6 = beam_options(2, 1, 0.6);
+    g.max_length_ratio = b.max_length_ratio = b6.max_length_ratio = 0;
+    g.loop_repeats = b.loop_repeats = b6.loop_repeats = 0; /* ten copies of A are not a loop here */
+    table_expect(entries, 10, &g, "AAAAAAAAAA", p, log(p));
+    table_expect(entries, 10, &b, "AAAAAAAAAA", p, log(p));
+    table_expect(entries, 10, &b6, "AAAAAAAAAA", p, log(p) / pow(15.0 / 6.0, 0.6));
+}
+END_TEST
+
 int main(void) {
     Suite *s = suite_create("search");
     TCase *tc = tcase_create("search");
@@ -501,10 +620,12 @@ int main(void) {
     tcase_add_test(tc, beam_one_is_greedy_without_length_penalty);
     tcase_add_test(tc, beam_one_never_scores_below_greedy);
     tcase_add_test(tc, beam_equals_the_reference_search);
+    tcase_add_test(tc, ct2_search_equals_the_reference);
     tcase_add_test(tc, beam_can_lose_to_greedy);
     tcase_add_test(tc, n_best_sorted_distinct_and_replayable);
     tcase_add_test(tc, batched_equals_one_at_a_time);
-    tcase_add_test(tc, eos_forced_at_the_maximum_length);
+    tcase_add_test(tc, cut_at_the_maximum_length);
+    tcase_add_test(tc, cut_hypotheses_rank_without_eos);
     tcase_add_test(tc, step_errors_propagate);
     tcase_add_test(tc, options_checked);
     tcase_add_test(tc, sampling_draws_paths_of_the_model);

@@ -21,7 +21,9 @@ Translator's outputs, and the comparisons. Runs in a Python that imports CTransl
   ct2_crosscheck.py nbest LABEL NMT CT2 NBEST TOL SRC RATIO
                                                       nmt's `i ||| hyp ||| F0= logprob ||| score` lines
                                                       against ct2's `score ||| hyp` lines (NBEST a sentence)
-  ct2_crosscheck.py scores LABEL NMT CT2 TOL          nmt score --tokens lines against ct2's
+  ct2_crosscheck.py scores LABEL NMT CT2 TOL [relative]
+                                                      nmt score --tokens lines against ct2's (relative: TOL
+                                                      times the log-probability's size beyond 1)
   ct2_crosscheck.py lines LABEL NMT CT2 [DIR SRC]     two files of token lines (greedy outputs; with the
                                                       model and its sources, ties are told apart)
 
@@ -39,10 +41,10 @@ weights they would be as likely as any piece).
 
 Comparisons print one line a mismatch (line, field, both values) and a summary line
 `LABEL: ... mismatches` on stdout; the exit status is 1 when there is one. Two hypotheses whose scores
-differ by less than TOL a token may come in either order (a tie at float32 precision). A sentence with
-a hypothesis cut at the length limit (RATIO x source tokens + 10) is counted apart and not compared:
-there nmt adds the log-probability of </s> to the hypothesis it stops, CTranslate2 does not, so the two
-rank such hypotheses differently by design.
+differ by less than TOL a token may come in either order (a tie at float32 precision). A hypothesis cut
+at the length limit (RATIO x source tokens + 10) ends there without </s> in both engines (its
+log-probability that of its tokens alone); the sentences with one are compared like the others and
+counted in the summary.
 """
 import itertools
 import os
@@ -230,7 +232,7 @@ def read_lines(path):
 
 def compare_nbest(label, nmt_path, ct2_path, nbest, tol, src, ratio):
     """Each sentence's NBEST hypotheses: the same token strings, in the same order up to ties, and
-    log-probabilities within tol a token (|y| = tokens + eos)."""
+    log-probabilities within tol a token (|y| = tokens + eos, tokens alone when cut at the limit)."""
     limits = [int(ratio * len(x) + 10) for x in read_tokens(src)]
     nmt, ct2 = {}, []
     for line in read_lines(nmt_path):
@@ -244,16 +246,14 @@ def compare_nbest(label, nmt_path, ct2_path, nbest, tol, src, ratio):
     for i in range(sentences):
         before = bad
         want, got = ct2[i * nbest : (i + 1) * nbest], nmt.get(i, [])
-        if any(len(text.split()) >= limits[i] for text, _ in want + got):
-            cut += 1
-            continue
+        cut += any(len(text.split()) >= limits[i] for text, _ in want + got)
         if len(got) != nbest:
             print("%s: line %d: nmt gave %d hypotheses, %d expected" % (label, i + 1, len(got), nbest))
             bad += 1
             continue
         got_by_text = dict(got)
         for rank, (text, logprob) in enumerate(want):
-            length = len(text.split()) + 1
+            length = len(text.split()) + (len(text.split()) < limits[i])
             tied = abs(got[rank][1] - logprob) / length <= tol  # nmt's hypothesis of this rank scores the same
             if text in got_by_text:
                 diff = abs(got_by_text[text] - logprob) / length
@@ -275,13 +275,15 @@ def compare_nbest(label, nmt_path, ct2_path, nbest, tol, src, ratio):
     if len(nmt) != sentences or sentences == 0:
         print("%s: nmt wrote %d sentences, ct2 %d" % (label, len(nmt), sentences))
         bad += 1
-    print("%s: %d sentences x %d hypotheses (%d with one cut at the length limit, not compared): %d the same"
+    print("%s: %d sentences x %d hypotheses (%d with one cut at the length limit): %d the same"
           " (worst log-probability difference %.2e a token, %d ties in another order), %d mismatches"
           % (label, sentences, nbest, cut, same, worst, ties, bad))
     return 1 if bad else 0
 
 
-def compare_scores(label, nmt_path, ct2_path, tol):
+def compare_scores(label, nmt_path, ct2_path, tol, relative=False):
+    """Each token's log-probability within tol (relative: tol * max(1, |log p|), float32's rounding of
+    large logits)."""
     nmt, ct2 = read_lines(nmt_path), read_lines(ct2_path)
     bad, worst = 0, 0.0
     if len(nmt) != len(ct2):
@@ -297,7 +299,7 @@ def compare_scores(label, nmt_path, ct2_path, tol):
         diffs = [abs(x - y) for x, y in zip(mine, theirs)]
         worst = max([worst] + diffs)
         for k, d in enumerate(diffs):
-            if d > tol:
+            if d > tol * (max(1.0, abs(theirs[k])) if relative else 1.0):
                 print("%s: line %d: token %d: nmt %.6f, ct2 %.6f" % (label, i + 1, k + 1, mine[k], theirs[k]))
                 bad += 1
     print("%s: %d lines, worst per-token log-probability difference %.2e, %d mismatches"
@@ -337,7 +339,8 @@ def compare_lines(label, nmt_path, ct2_path, model_dir=None, src=None):
 def main():
     a = sys.argv[1:]
     usage = {"variants": 0, "make": 3, "make-base": 3, "data": 5, "translate": 7, "score": 5, "nbest": 7, "scores": 4, "lines": 3}
-    if not a or a[0] not in usage or len(a) - 1 not in (usage[a[0]], 5 if a[0] == "lines" else -1):
+    optional = {"lines": 5, "scores": 5}  # lines DIR SRC, scores relative
+    if not a or a[0] not in usage or len(a) - 1 not in (usage[a[0]], optional.get(a[0], -1)):
         print(__doc__.strip().splitlines()[0], file=sys.stderr)
         print("usage: see the top of %s" % sys.argv[0], file=sys.stderr)
         sys.exit(2)
@@ -357,7 +360,9 @@ def main():
     elif cmd == "nbest":
         sys.exit(compare_nbest(a[0], a[1], a[2], int(a[3]), float(a[4]), a[5], float(a[6])))
     elif cmd == "scores":
-        sys.exit(compare_scores(a[0], a[1], a[2], float(a[3])))
+        if len(a) == 5 and a[4] != "relative":
+            sys.exit("ct2_crosscheck.py: scores: the fifth argument is `relative`")
+        sys.exit(compare_scores(a[0], a[1], a[2], float(a[3]), len(a) == 5))
     else:
         sys.exit(compare_lines(*a))
 
