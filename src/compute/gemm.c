@@ -35,9 +35,10 @@ enum { GEMM_NR = NMT_GEMM_PANEL, GEMM_KC = 256, GEMM_MC = 96, GEMM_NC = 512 };
 enum { AVX512_ROWS = NMT_GEMM_TILE_ROWS, AVX2_ROWS = 6, AVX2_VECS = 2 };
 /* Bytes of the panel ahead of its row k that the AVX-512 tile prefetches at k. A tile's first pass
  * over a panel streams weights that decoding cycles through (megabytes a step, beyond L2) and
- * waits on every line: the hardware prefetchers stop at each 4 KiB page. 24 rows of 128 bytes
- * ahead is about one memory latency of the kernel's pace; past the panel's end it fetches the
- * next panel, which follows in memory. */
+ * waits on every line where other processes contend for memory (measured on a loaded 2-core VM;
+ * no gain measured when it was quiet): the hardware prefetchers stop at each 4 KiB page. 24 rows
+ * of 128 bytes ahead is about one memory latency of the kernel's pace; past the panel's end it
+ * fetches the next panel, which follows in memory. */
 enum { GEMM_PREFETCH = 3072 };
 
 /* The kernels of packed products and of nmt_sgemm; -1 until the first call. */
