@@ -32,19 +32,28 @@ typedef struct attention_task {
     const nmt_attention_dims *dims;
 } attention_task;
 
-/* One operand of one (batch row, head): row i at data + i * stride. */
+/* One operand of one (batch row, head): row i at data + i * stride, plus path[i] * jump where
+ * path is set (the row's own block, nmt_heads' path). */
 typedef struct matrix {
     float *data;
     long stride;
+    const int32_t *path;
+    long jump;
 } matrix;
 
+NMT_INLINE float *row_of(matrix m, long i) { return m.data + i * m.stride + (m.path ? m.path[i] * m.jump : 0); }
+
 NMT_INLINE matrix head_of(nmt_heads x, int b, int h, int dh) {
-    matrix m = {x.data + (x.slot ? x.slot[b] : b) * x.batch_stride + (long)h * dh, x.row_stride};
+    if (x.path) {
+        matrix m = {x.data + (long)h * dh, x.row_stride, x.path + b * x.path_stride, x.batch_stride};
+        return m;
+    }
+    matrix m = {x.data + (x.slot ? x.slot[b] : b) * x.batch_stride + (long)h * dh, x.row_stride, NULL, 0};
     return m;
 }
 
 NMT_INLINE matrix rows_from(matrix m, int first) {
-    matrix r = {m.data + first * m.stride, m.stride};
+    matrix r = {m.data + first * m.stride, m.stride, m.path ? m.path + first : NULL, m.jump};
     return r;
 }
 
@@ -106,10 +115,10 @@ NMT_HOT static void scores(float *s, long ss, matrix x, matrix y, const limits *
     int t = 0;
     for (; t + 2 <= rows; t += 2) {
         const int lim0 = limit_of(l, t), lim1 = limit_of(l, t + 1);
-        const float *xs[2] = {x.data + t * x.stride, x.data + (t + 1) * x.stride};
+        const float *xs[2] = {row_of(x, t), row_of(x, t + 1)};
         float *s0 = s + t * ss, *s1 = s0 + ss;
         for (int j = 0; j < lim1; j += 2) {
-            const float *ys[2] = {y.data + j * y.stride, y.data + (j + 1 < lim1 ? j + 1 : j) * y.stride};
+            const float *ys[2] = {row_of(y, j), row_of(y, j + 1 < lim1 ? j + 1 : j)};
             float out[4];
             dot_tile(out, xs, ys, 2, 2, n);
             if (j < lim0) s0[j] = out[0] * scale;
@@ -120,10 +129,10 @@ NMT_HOT static void scores(float *s, long ss, matrix x, matrix y, const limits *
     }
     for (; t < rows; t++) {
         const int lim = limit_of(l, t);
-        const float *xs[1] = {x.data + t * x.stride};
+        const float *xs[1] = {row_of(x, t)};
         for (int j = 0; j < lim; j += 4) {
             const float *ys[4];
-            for (int c = 0; c < 4; c++) ys[c] = y.data + (j + c < lim ? j + c : j) * y.stride;
+            for (int c = 0; c < 4; c++) ys[c] = row_of(y, j + c < lim ? j + c : j);
             float out[4];
             dot_tile(out, xs, ys, 1, 4, n);
             for (int c = 0; c < 4 && j + c < lim; c++) s[t * ss + j + c] = out[c] * scale;
@@ -139,10 +148,10 @@ NMT_INLINE void weighted_chunk(matrix out, const float *p, long pr, long pk, mat
     for (int r = 0; r < R; r++)
         for (int u = 0; u < V; u++) {
             const v8 zero = {0};
-            acc[r][u] = add ? V8_LOAD(out.data + r * out.stride + c + 8 * u) : zero;
+            acc[r][u] = add ? V8_LOAD(row_of(out, r) + c + 8 * u) : zero;
         }
     for (int k = 0; k < count; k++) {
-        const float *xk = x.data + k * x.stride + c;
+        const float *xk = row_of(x, k) + c;
         v8 xv[8];
         for (int u = 0; u < V; u++) xv[u] = V8_LOAD(xk + 8 * u);
         for (int r = 0; r < R; r++) {
@@ -151,7 +160,7 @@ NMT_INLINE void weighted_chunk(matrix out, const float *p, long pr, long pk, mat
         }
     }
     for (int r = 0; r < R; r++)
-        for (int u = 0; u < V; u++) memcpy(out.data + r * out.stride + c + 8 * u, &acc[r][u], sizeof(v8));
+        for (int u = 0; u < V; u++) memcpy(row_of(out, r) + c + 8 * u, &acc[r][u], sizeof(v8));
 }
 
 /* out_r[c] = (add ? out_r[c] : 0) + the sum over k < count, in order, of p[r * pr + k * pk] x_k[c],
@@ -165,9 +174,9 @@ NMT_INLINE void weighted_rows(matrix out, const float *p, long pr, long pk, matr
     for (; c + 8 <= n; c += 8) weighted_chunk(out, p, pr, pk, x, count, c, R, 1, add);
     for (; c < n; c++)
         for (int r = 0; r < R; r++) {
-            float acc = add ? out.data[r * out.stride + c] : 0.0f;
-            for (int k = 0; k < count; k++) acc += p[r * pr + k * pk] * x.data[k * x.stride + c];
-            out.data[r * out.stride + c] = acc;
+            float acc = add ? row_of(out, r)[c] : 0.0f;
+            for (int k = 0; k < count; k++) acc += p[r * pr + k * pk] * row_of(x, k)[c];
+            row_of(out, r)[c] = acc;
         }
 }
 
@@ -181,7 +190,7 @@ NMT_HOT static void weighted(matrix out, const float *p, long pr, long pk, matri
 }
 
 NMT_INLINE void zero_rows(matrix m, int rows, int n) {
-    for (int i = 0; i < rows; i++) memset(m.data + i * m.stride, 0, (size_t)n * sizeof(float));
+    for (int i = 0; i < rows; i++) memset(row_of(m, i), 0, (size_t)n * sizeof(float));
 }
 
 /* out_t = sum over j, ascending, of p[t][j] x_j for t < Tq (p rows of Tk, zero past each row's
@@ -249,16 +258,33 @@ NMT_INLINE void prefetch_band(const char *first, long stride, int rows, int byte
         for (int i = 0; i < bytes; i += 64) __builtin_prefetch(first + (long)t * stride + i);
 }
 
+/* Where a decoder's cached keys and values lie (shared by both: one layout, slot and path). */
+typedef struct cached_layout {
+    const char *k, *v;
+    const int32_t *slot, *path;
+    long path_stride, batch_stride, row_stride;
+    size_t size; /* bytes a value */
+} cached_layout;
+
 /* The keys and values of item `next` (batch row, head) of a decoding step's self-attention. */
-NMT_INLINE void prefetch_cached(const char *k, const char *v, const int32_t *slot, long batch_stride, long row_stride,
-                                const nmt_attention_dims *d, long next, size_t size) {
+NMT_INLINE void prefetch_cached(const cached_layout *c, const nmt_attention_dims *d, long next) {
     if (next >= (long)d->batch * d->heads) return;
     const int b = (int)(next / d->heads), h = (int)(next % d->heads);
     const limits l = limits_of(d, b);
-    const int seen = d->q_len > 0 ? limit_of(&l, d->q_len - 1) : 0;
-    const long at = (long)((slot[b] * batch_stride + (long)h * d->head_dim) * (long)size);
-    prefetch_band(k + at, row_stride * (long)size, seen, d->head_dim * (int)size);
-    prefetch_band(v + at, row_stride * (long)size, seen, d->head_dim * (int)size);
+    const int seen = d->q_len > 0 ? limit_of(&l, d->q_len - 1) : 0, bytes = d->head_dim * (int)c->size;
+    const long size = (long)c->size, at = (long)h * d->head_dim * size;
+    if (!c->path) {
+        const long first = at + c->slot[b] * c->batch_stride * size;
+        prefetch_band(c->k + first, c->row_stride * size, seen, bytes);
+        prefetch_band(c->v + first, c->row_stride * size, seen, bytes);
+        return;
+    }
+    const int32_t *path = c->path + b * c->path_stride;
+    for (int t = 0; t < seen; t++) {
+        const long row = at + (path[t] * c->batch_stride + t * c->row_stride) * size;
+        prefetch_band(c->k + row, 0, 1, bytes);
+        prefetch_band(c->v + row, 0, 1, bytes);
+    }
 }
 
 NMT_HOT static void attention_forward_range(void *ctx, long begin, long end) {
@@ -266,12 +292,16 @@ NMT_HOT static void attention_forward_range(void *ctx, long begin, long end) {
     const nmt_attention_dims *d = a->dims;
     const int dh = d->head_dim, Tq = d->q_len, Tk = d->k_len;
     float dropped[4 * ATTENTION_KEYS];
+    const nmt_heads *k = &a->k, *v = &a->v;
+    /* Keys and values in one layout, reached through slot or path: a decoder's caches. */
+    const cached_layout layout = {(const char *)k->data, (const char *)v->data, k->slot, k->path, k->path_stride,
+                                  k->batch_stride, k->row_stride, sizeof(float)};
+    const int cached = (k->slot || k->path) && v->slot == k->slot && v->path == k->path &&
+                       v->path_stride == k->path_stride && v->batch_stride == k->batch_stride &&
+                       v->row_stride == k->row_stride;
     for (long item = begin * d->heads; item < end * d->heads; item++) {
         const int b = (int)(item / d->heads), h = (int)(item % d->heads);
-        if (a->k.slot && a->v.slot == a->k.slot && a->v.batch_stride == a->k.batch_stride &&
-            a->v.row_stride == a->k.row_stride)
-            prefetch_cached((const char *)a->k.data, (const char *)a->v.data, a->k.slot, a->k.batch_stride,
-                            a->k.row_stride, d, item + 1, sizeof(float));
+        if (cached) prefetch_cached(&layout, d, item + 1);
         const limits l = limits_of(d, b);
         const matrix q = head_of(a->q, b, h, dh), k = head_of(a->k, b, h, dh), v = head_of(a->v, b, h, dh);
         const matrix out = head_of(a->out, b, h, dh);
@@ -306,9 +336,15 @@ typedef struct stored_task {
     const nmt_attention_dims *dims;
 } stored_task;
 
-/* The value offset of (batch row b, key t, head h) in x. */
+/* The value offset of (batch row b, key t, head h) in x, less the path's part (nmt_kv_widen adds it). */
 NMT_INLINE size_t stored_at(const nmt_kv_heads *x, int b, int t, int h, int dh) {
-    return (size_t)((x->slot ? x->slot[b] : b) * x->batch_stride + t * x->row_stride + (long)h * dh);
+    const long block = x->path ? 0 : (x->slot ? x->slot[b] : b) * x->batch_stride;
+    return (size_t)(block + t * x->row_stride + (long)h * dh);
+}
+
+/* The path of batch row b from key t on, or NULL. */
+NMT_INLINE const int32_t *stored_path(const nmt_kv_heads *x, int b, int t) {
+    return x->path ? x->path + b * x->path_stride + t : NULL;
 }
 
 /* The limits of l seen from key `first` on, for a block of n keys. */
@@ -322,13 +358,16 @@ static void attention_stored_range(void *ctx, long begin, long end) {
     const nmt_attention_dims *d = a->dims;
     const int dh = d->head_dim, Tq = d->q_len, Tk = d->k_len, block = NMT_ATTENTION_STORED_BLOCK / dh;
     float widened[NMT_ATTENTION_STORED_BLOCK];
-    const matrix x = {widened, dh};
+    const matrix x = {widened, dh, NULL, 0};
+    const nmt_kv_heads *k = &a->k, *v = &a->v;
+    const cached_layout layout = {(const char *)k->data, (const char *)v->data, k->slot, k->path, k->path_stride,
+                                  k->batch_stride, k->row_stride, nmt_kv_value_bytes(k->format)};
+    const int cached = (k->slot || k->path) && v->slot == k->slot && v->path == k->path &&
+                       v->path_stride == k->path_stride && v->batch_stride == k->batch_stride &&
+                       v->row_stride == k->row_stride && k->format == v->format;
     for (long item = begin * d->heads; item < end * d->heads; item++) {
         const int b = (int)(item / d->heads), h = (int)(item % d->heads);
-        if (a->k.slot && a->v.slot == a->k.slot && a->v.batch_stride == a->k.batch_stride &&
-            a->v.row_stride == a->k.row_stride && a->k.format == a->v.format)
-            prefetch_cached((const char *)a->k.data, (const char *)a->v.data, a->k.slot, a->k.batch_stride,
-                            a->k.row_stride, d, item + 1, nmt_kv_value_bytes(a->k.format));
+        if (cached) prefetch_cached(&layout, d, item + 1);
         const limits l = limits_of(d, b);
         const int seen = Tq > 0 ? limit_of(&l, Tq - 1) : 0;
         const matrix q = head_of(a->q, b, h, dh), out = head_of(a->out, b, h, dh);
@@ -336,8 +375,8 @@ static void attention_stored_range(void *ctx, long begin, long end) {
         for (int first = 0; first < seen; first += block) {
             const int n = seen - first < block ? seen - first : block;
             const limits part = block_limits(&l, first, n);
-            nmt_kv_widen(a->k.format, widened, dh, a->k.data, a->k.factor, stored_at(&a->k, b, first, h, dh),
-                         a->k.row_stride, n, dh, dh);
+            nmt_kv_widen(k->format, widened, dh, k->data, k->factor, stored_at(k, b, first, h, dh), k->row_stride,
+                         stored_path(k, b, first), k->batch_stride, n, dh, dh);
             scores(w + first, Tk, q, x, &part, Tq, dh, d->scale);
         }
         for (int t = 0; t < Tq; t++) {
@@ -349,8 +388,8 @@ static void attention_stored_range(void *ctx, long begin, long end) {
         zero_rows(out, Tq, dh);
         for (int first = 0; first < seen; first += block) {
             const int n = seen - first < block ? seen - first : block;
-            nmt_kv_widen(a->v.format, widened, dh, a->v.data, a->v.factor, stored_at(&a->v, b, first, h, dh),
-                         a->v.row_stride, n, dh, dh);
+            nmt_kv_widen(v->format, widened, dh, v->data, v->factor, stored_at(v, b, first, h, dh), v->row_stride,
+                         stored_path(v, b, first), v->batch_stride, n, dh, dh);
             for (int t = 0; t < Tq;) {
                 const int R = Tq - t >= 4 ? 4 : 1, limit = limit_of(&l, t + R - 1);
                 const int count = (limit < first + n ? limit : first + n) - first;
@@ -372,9 +411,9 @@ void nmt_attention_forward_stored(nmt_heads out, float *weights, nmt_heads q, nm
  * rows a long stride apart, a pattern the hardware prefetchers miss; fetching the next batch row
  * while working on this one hides that latency. */
 NMT_INLINE void prefetch_rows(nmt_heads x, int b, int len, int width) {
-    const char *first = (const char *)head_of(x, b, 0, 0).data;
+    const matrix m = head_of(x, b, 0, 0);
     for (int t = 0; t < len; t++) {
-        const char *row = first + (long)t * x.row_stride * (long)sizeof(float);
+        const char *row = (const char *)row_of(m, t);
         for (int i = 0; i < width * (int)sizeof(float); i += 64) __builtin_prefetch(row + i);
     }
 }

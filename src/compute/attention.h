@@ -18,13 +18,18 @@
 
 /* Multi-head attention operands live inside bigger buffers (the fused q|k|v projection, a decoder's
  * key/value cache): element (b, t, h, j) of a [batch, len, heads, head_dim] operand is
- * data[s * batch_stride + t * row_stride + h * head_dim + j], s = slot[b], or b when slot is NULL
- * (a beam decoder's rows share cache blocks through it instead of copying them). */
+ * data[s * batch_stride + t * row_stride + h * head_dim + j] with s = path[b * path_stride + t]
+ * where path is set, else s = slot[b], or b when slot is NULL too. Sentences share blocks through
+ * slot (a beam's rows, one sentence's encoder output); a beam decoder's rows share the keys and
+ * values of their common prefix through path (each row's key t where the ancestor that fed
+ * position t left it), so that a reordered beam moves indices, never cached rows. */
 typedef struct nmt_heads {
     float *data;
     long batch_stride;
     long row_stride;
     const int32_t *slot; /* [batch] or NULL */
+    const int32_t *path; /* [batch, path_stride] or NULL */
+    long path_stride;
 } nmt_heads;
 
 typedef struct nmt_attention_dims {
@@ -49,8 +54,8 @@ void nmt_attention_backward(nmt_heads dq, nmt_heads dk, nmt_heads dv, float *dwe
                             const nmt_attention_dims *dims);
 
 /* Inference keys or values in a storage format (kvstore.h), read only: element (b, t, h, j) is the
- * stored value at offset s * batch_stride + t * row_stride + h * head_dim + j (s = slot[b], or b
- * when slot is NULL), its I8 factor at that offset / head_dim. */
+ * stored value at offset s * batch_stride + t * row_stride + h * head_dim + j (s as in nmt_heads:
+ * path[b * path_stride + t], slot[b] or b), its I8 factor at that offset / head_dim. */
 typedef struct nmt_kv_heads {
     const void *data;
     const float *factor; /* I8 only */
@@ -58,6 +63,8 @@ typedef struct nmt_kv_heads {
     long row_stride;
     const int32_t *slot; /* [batch] or NULL */
     nmt_kv_format format;
+    const int32_t *path; /* [batch, path_stride] or NULL */
+    long path_stride;
 } nmt_kv_heads;
 
 enum { NMT_ATTENTION_STORED_BLOCK = 4096 }; /* floats of keys or values widened at once; head_dim <= this */

@@ -33,6 +33,13 @@ static void blas_single_thread(void) {
  * deterministic, and the same bits on either kernel. */
 enum { GEMM_NR = NMT_GEMM_PANEL, GEMM_KC = 256, GEMM_MC = 96, GEMM_NC = 512 };
 enum { AVX512_ROWS = NMT_GEMM_TILE_ROWS, AVX2_ROWS = 6, AVX2_VECS = 2 };
+/* Bytes of the panel ahead of its row k that the AVX-512 tile prefetches at k. A tile's first pass
+ * over a panel streams weights that decoding cycles through (megabytes a step, beyond L2) and
+ * waits on every line where other processes contend for memory (measured on a loaded 2-core VM;
+ * no gain measured when it was quiet): the hardware prefetchers stop at each 4 KiB page. 24 rows
+ * of 128 bytes ahead is about one memory latency of the kernel's pace; past the panel's end it
+ * fetches the next panel, which follows in memory. */
+enum { GEMM_PREFETCH = 3072 };
 
 /* The kernels of packed products and of nmt_sgemm; -1 until the first call. */
 static int kernel_set = -1, sgemm_set = -1;
@@ -144,6 +151,9 @@ __attribute__((target("avx512f"), always_inline)) static inline void tile_avx512
 #pragma GCC unroll 12
     for (int i = 0; i < rows; i++) acc[i][0] = acc[i][1] = _mm512_setzero_ps();
     for (int k = 0; k < kc; k++) {
+        const char *ahead = (const char *)(b + (size_t)k * ldp) + GEMM_PREFETCH;
+        _mm_prefetch(ahead, _MM_HINT_T0);
+        _mm_prefetch(ahead + 64, _MM_HINT_T0);
         const __m512 b0 = _mm512_load_ps(b + (size_t)k * ldp), b1 = _mm512_load_ps(b + (size_t)k * ldp + 16);
         const float *ak = A.a + (size_t)k * A.step;
 #pragma GCC unroll 12

@@ -448,13 +448,23 @@ void nmt_logsumexp_add(nmt_logsumexp *s, const float *x, int n) { logsumexp_add(
 
 float nmt_logsumexp_value(nmt_logsumexp s) { return s.max + logf(s.sum); }
 
+/* Whether any lane of a comparison is set, the lanes OR-ed as a tree (OR-ed lane by lane, GCC
+ * extracted each of the 16 into a general register: 2-4% of beam-5 decoding in first_above). */
+NMT_INLINE int v16i_any(const v16i *pm) {
+    typedef int32_t v8i __attribute__((vector_size(32)));
+    typedef int32_t v4i __attribute__((vector_size(16)));
+    const v16i m = *pm;
+    const v8i h = __builtin_shufflevector(m, m, 0, 1, 2, 3, 4, 5, 6, 7) |
+                  __builtin_shufflevector(m, m, 8, 9, 10, 11, 12, 13, 14, 15);
+    const v4i q = __builtin_shufflevector(h, h, 0, 1, 2, 3) | __builtin_shufflevector(h, h, 4, 5, 6, 7);
+    return (q[0] | q[1] | q[2] | q[3]) != 0;
+}
+
 NMT_HOT static int first_above(const float *x, int n, float threshold) {
     int i = 0;
     for (; i + 16 <= n; i += 16) {
-        v16i above = V16_LOAD(x + i) > threshold;
-        int32_t any = 0;
-        for (int k = 0; k < 16; k++) any |= above[k];
-        if (any) break;
+        const v16i above = V16_LOAD(x + i) > threshold;
+        if (v16i_any(&above)) break;
     }
     for (; i < n; i++)
         if (x[i] > threshold) return i;

@@ -132,13 +132,18 @@ void nmt_kv_store(nmt_kv_format format, void *dst, float *factor, size_t at, con
     }
 }
 
+/* Element e_i of nmt_kv_widen. */
+static inline size_t widen_at(size_t at, long row_stride, const int32_t *path, long jump, int i) {
+    return at + (size_t)i * (size_t)row_stride + (path ? (size_t)path[i] * (size_t)jump : 0);
+}
+
 /* Rows of o = q * f, each row with its own factor, vectorized per CPU clone (an exact conversion
  * and one product: the same everywhere); one call for all the rows, so that a row of a head's few
  * values does not pay for a call through the clones' dispatch. */
 NMT_HOT static void widen_i8(float *out, long out_stride, const int8_t *data, const float *factor, size_t at,
-                             long row_stride, int n, int count, int head_dim) {
+                             long row_stride, const int32_t *path, long jump, int n, int count, int head_dim) {
     for (int i = 0; i < n; i++) {
-        const size_t e = at + (size_t)i * (size_t)row_stride;
+        const size_t e = widen_at(at, row_stride, path, jump, i);
         const int8_t *q = data + e;
         const float f = factor[e / (size_t)head_dim];
         float *o = out + (size_t)i * (size_t)out_stride;
@@ -147,13 +152,13 @@ NMT_HOT static void widen_i8(float *out, long out_stride, const int8_t *data, co
 }
 
 void nmt_kv_widen(nmt_kv_format format, float *out, long out_stride, const void *src, const float *factor, size_t at,
-                  long row_stride, int n, int count, int head_dim) {
+                  long row_stride, const int32_t *path, long jump, int n, int count, int head_dim) {
     if (format == NMT_KV_I8) {
-        widen_i8(out, out_stride, src, factor, at, row_stride, n, count, head_dim);
+        widen_i8(out, out_stride, src, factor, at, row_stride, path, jump, n, count, head_dim);
         return;
     }
     for (int i = 0; i < n; i++) {
-        const size_t e = at + (size_t)i * (size_t)row_stride;
+        const size_t e = widen_at(at, row_stride, path, jump, i);
         float *o = out + (size_t)i * (size_t)out_stride;
         if (format == NMT_KV_F32) {
             memcpy(o, (const float *)src + e, (size_t)count * sizeof(float));
@@ -161,12 +166,4 @@ void nmt_kv_widen(nmt_kv_format format, float *out, long out_stride, const void 
             floats_from(o, (const uint16_t *)src + e, count);
         }
     }
-}
-
-void nmt_kv_copy(nmt_kv_format format, void *data, float *factor, size_t to, size_t from, int width, int head_dim) {
-    const size_t bytes = nmt_kv_value_bytes(format);
-    memcpy((char *)data + to * bytes, (const char *)data + from * bytes, (size_t)width * bytes);
-    if (format == NMT_KV_I8)
-        memcpy(factor + to / (size_t)head_dim, factor + from / (size_t)head_dim,
-               (size_t)(width / head_dim) * sizeof(float));
 }

@@ -31,14 +31,12 @@ const char *nmt_kv_format_name(nmt_kv_format format);
  * writes factor[at / head_dim + i * heads + h]. */
 void nmt_kv_store(nmt_kv_format format, void *dst, float *factor, size_t at, const float *rows, long stride, int n,
                   int heads, int head_dim);
-/* out[i * out_stride + c] = stored element at + i * row_stride + c as a float, for c < count and
- * i < n (I8: at and row_stride multiples of head_dim, count <= head_dim: within one head, whose
- * factor is factor[(at + i * row_stride) / head_dim]). */
+/* out[i * out_stride + c] = stored element e_i + c as a float, for c < count and i < n, where
+ * e_i = at + i * row_stride, plus path[i] * jump where path is not NULL (a row of its own block:
+ * nmt_kv_heads' path) (I8: at, row_stride and jump multiples of head_dim, count <= head_dim:
+ * within one head, whose factor is factor[e_i / head_dim]). */
 void nmt_kv_widen(nmt_kv_format format, float *out, long out_stride, const void *src, const float *factor, size_t at,
-                  long row_stride, int n, int count, int head_dim);
-/* Copies one stored row of `width` values (a multiple of head_dim) from element `from` to element
- * `to` of the same array, with its factors. */
-void nmt_kv_copy(nmt_kv_format format, void *data, float *factor, size_t to, size_t from, int width, int head_dim);
+                  long row_stride, const int32_t *path, long jump, int n, int count, int head_dim);
 
 /* The binary16 bits of x (round to nearest even; overflow to infinity, NaN stays a quiet NaN) and
  * back: plain C, the same bits as F16C's conversions (tests compare them). */

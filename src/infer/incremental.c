@@ -5,8 +5,10 @@
  *   cross_kv[Ld, B*S, 2D]   each decoder layer's cross-attention k|v of the encoder output, one
  *                           [S, 2D] block per sentence of the batch (finished ones are skipped)
  *   cache[l][K], cache[l][V] [P, max_rows, D] self-attention keys and values of the fed positions:
- *                           position t of row r is at [t, slot[r]], so a step's appends are one
- *                           block and the pages touched grow with the positions actually fed
+ *                           the row that was row i when position t was fed left its key at [t, i],
+ *                           so a step's appends are one block and the pages touched grow with the
+ *                           positions actually fed
+ *   path[max_rows, P]       where each live row finds its keys: position t at [t, path[r, t]]
  * Keys and values are stored in the weights' cache format (kvstore.h: float32, or float16 / int8
  * for int8 weights), converted once when written; I8 keeps one factor per head beside them
  * (cross_factor[Ld, B*S, 2H], cache[l][K_FACTOR] [P, max_rows, H], ...). The caches and cross_kv
@@ -15,9 +17,10 @@
  * Rows are contiguous per sentence (search.h), so a sentence's rows are the queries of one
  * cross-attention over its block, and sentences with as many rows each make one batched call
  * (reaching their blocks through a list of sentence ids, so nothing moves when a sentence ends).
- * A reorder moves no cache data for a row that continues its parent alone or first: it takes over
- * the parent's slot. Only a second (third, ...) child of a parent gets a free slot and a copy of
- * the fed part; in beam search about a third of the rows are such forks.
+ * A reorder moves no cache data: a row takes over its parent's path (the keys its ancestors left,
+ * which no later step overwrites: position t is fed once), as it takes over its history. Copying
+ * the fed keys and values of every second child of a parent (about a third of a beam's rows) cost
+ * 12% of beam-5 float32 decoding at news lengths.
  */
 #include "infer/incremental.h"
 
@@ -68,9 +71,8 @@ enum {
     BUF_HISTORY_SPARE,
     BUF_CROSS_KV,  /* [Ld, B*S, 2D] stored values (kvstore.h) */
     BUF_CROSS_FACTOR, /* I8: float [Ld, B*S, 2H] */
-    BUF_SLOT,      /* int32 [max_rows]: the cache slot of each live row */
-    BUF_SLOT_SPARE,
-    BUF_SLOT_TAKEN, /* unsigned char [max_rows]: slots that live rows hold during a reorder */
+    BUF_PATH,      /* int32 [max_rows, P]: where each row's cached keys and values lie */
+    BUF_PATH_SPARE,
     BUF_X,         /* [M, D] the residual stream; M = max(B*S, max_rows) */
     BUF_NORMED,    /* [M, D] */
     BUF_QKV,       /* [M, 3D] */
@@ -106,7 +108,7 @@ struct nmt_incremental {
     int positions_len;           /* positions in the BUF_POSITIONS table */
     buffer buf[BUF_COUNT];
     nmt_kv_format kv;            /* the stored keys' and values' format */
-    buffer *cache;               /* [layers * CACHE_PARTS]: K, V [P, max_rows, D] (position, then slot), I8 factors */
+    buffer *cache;               /* [layers * CACHE_PARTS]: K, V [P, max_rows, D] (position, then row), I8 factors */
     /* With a shortlist: the batch's candidate pieces, their output rows and those packed. */
     int shortlisted;             /* candidates of this batch; 0: no shortlist */
     int32_t *candidates;         /* [V] ascending */
@@ -211,7 +213,7 @@ int nmt_incremental_reserve(nmt_incremental *inc, int batch, int width, int max_
         {BUF_SRC_LEN, (size_t)batch, i32},   {BUF_SENTENCE, rows, sizeof(int)},   {BUF_SENTENCE_SPARE, rows, sizeof(int)},
         {BUF_GROUP, (size_t)batch, i32},     {BUF_GROUP_LEN, (size_t)batch, i32},
         {BUF_HISTORY, rows * steps, i32},    {BUF_HISTORY_SPARE, rows * steps, i32}, 
-        {BUF_SLOT, rows, i32},               {BUF_SLOT_SPARE, rows, i32},          {BUF_SLOT_TAKEN, rows, 1},
+        {BUF_PATH, rows * steps, i32},       {BUF_PATH_SPARE, rows * steps, i32},
         {BUF_X, m * D, f},                   {BUF_NORMED, m * D, f},
         {BUF_QKV, m * 3 * D, f},             {BUF_CTX, m * D, f},                 {BUF_DELTA, m * D, f},
         {BUF_HIDDEN, m * (size_t)inc->F, f}, {BUF_MEAN, m, f},                    {BUF_RSTD, m, f},
@@ -315,7 +317,7 @@ static void rope(nmt_incremental *inc, int n) {
 }
 
 static nmt_heads heads(float *data, long batch_stride, long row_stride) {
-    return (nmt_heads){data, batch_stride, row_stride, NULL};
+    return (nmt_heads){data, batch_stride, row_stride, NULL, NULL, 0};
 }
 
 /* The encoder over sentences [first, first + count) of src[B, S]; leaves each decoder layer's
@@ -376,8 +378,8 @@ static void attention_stored(nmt_incremental *inc, nmt_heads out, nmt_heads q, n
                              const nmt_attention_dims *dims) {
     float *weights = BUF(inc, BUF_WEIGHTS, float);
     if (inc->kv == NMT_KV_F32) {
-        const nmt_heads keys = {(float *)k.data, k.batch_stride, k.row_stride, k.slot},
-                        values = {(float *)v.data, v.batch_stride, v.row_stride, v.slot};
+        const nmt_heads keys = {(float *)k.data, k.batch_stride, k.row_stride, k.slot, k.path, k.path_stride},
+                        values = {(float *)v.data, v.batch_stride, v.row_stride, v.slot, v.path, v.path_stride};
         nmt_attention_forward(out, weights, q, keys, values, dims);
         return;
     }
@@ -386,11 +388,11 @@ static void attention_stored(nmt_incremental *inc, nmt_heads out, nmt_heads q, n
 
 /* Keys or values `first` values into a stored array (I8 factors alongside). */
 static nmt_kv_heads stored(const nmt_incremental *inc, const buffer *data, const buffer *factor, size_t first,
-                           long batch_stride, long row_stride, const int32_t *slot) {
+                           long batch_stride, long row_stride, const int32_t *slot, const int32_t *path) {
     const size_t bytes = nmt_kv_value_bytes(inc->kv);
     return (nmt_kv_heads){(const char *)data->data + first * bytes,
                           inc->kv == NMT_KV_I8 ? (const float *)factor->data + first / (size_t)inc->dh : NULL,
-                          batch_stride, row_stride, slot, inc->kv};
+                          batch_stride, row_stride, slot, inc->kv, path, inc->max_steps};
 }
 
 /* Cross-attention of the R rows (queries in BUF_QKV[R, D]) over their sentences' encoder output.
@@ -420,8 +422,8 @@ static void cross_attention(nmt_incremental *inc, int l, float *attention) {
         const long q_stride = (long)n * D, kv_stride = 2L * S * D;
         const buffer *data = &inc->buf[BUF_CROSS_KV], *factor = &inc->buf[BUF_CROSS_FACTOR];
         attention_stored(inc, heads(ctx + (size_t)first * D, q_stride, D), heads(q + (size_t)first * D, q_stride, D),
-                         stored(inc, data, factor, kv, kv_stride, 2L * D, group),
-                         stored(inc, data, factor, kv + (size_t)D, kv_stride, 2L * D, group), &dims);
+                         stored(inc, data, factor, kv, kv_stride, 2L * D, group, NULL),
+                         stored(inc, data, factor, kv + (size_t)D, kv_stride, 2L * D, group, NULL), &dims);
         if (!attention) continue;
         /* w[count, H, n, S] -> attention[row, :] = the mean over heads. */
         for (int r = first; r < last; r++) {
@@ -538,10 +540,12 @@ static void decode_position(nmt_incremental *inc, int t, const step_output *out)
     const nmt_params *p = &m->p;
     const int R = inc->rows, D = inc->D, P = inc->max_steps;
     int32_t *tokens = BUF(inc, BUF_TOKENS, int32_t), *pos = BUF(inc, BUF_POS, int32_t);
-    const int32_t *history = BUF(inc, BUF_HISTORY, int32_t), *slot = BUF(inc, BUF_SLOT, int32_t);
+    const int32_t *history = BUF(inc, BUF_HISTORY, int32_t);
+    int32_t *path = BUF(inc, BUF_PATH, int32_t);
     for (int r = 0; r < R; r++) {
         tokens[r] = history[(size_t)r * (size_t)P + (size_t)t];
         pos[r] = t;
+        path[(size_t)r * (size_t)P + (size_t)t] = r;
     }
     embed(inc, p->tgt_embed, p->tgt_positions, R);
     float *qkv = BUF(inc, BUF_QKV, float), *ctx = BUF(inc, BUF_CTX, float);
@@ -554,16 +558,13 @@ static void decode_position(nmt_incremental *inc, int t, const step_output *out)
         const float *in = sublayer_input(inc, &layer->self_attn_norm, R);
         linear(inc, qkv, in, &w[NMT_WEIGHT_QKV], layer->self_attn.q_bias, R);
         rope(inc, R);
-        for (int r = 0; r < R; r++) {
-            size_t at = ((size_t)t * (size_t)inc->max_rows + (size_t)slot[r]) * (size_t)D;
-            nmt_kv_store(inc->kv, part[CACHE_K].data, part[CACHE_K_FACTOR].data, at, qkv + (size_t)r * 3 * D + D, D, 1,
-                         inc->H, inc->dh);
-            nmt_kv_store(inc->kv, part[CACHE_V].data, part[CACHE_V_FACTOR].data, at, qkv + (size_t)r * 3 * D + 2 * D, D,
-                         1, inc->H, inc->dh);
-        }
+        const size_t at = (size_t)t * (size_t)inc->max_rows * (size_t)D;
+        nmt_kv_store(inc->kv, part[CACHE_K].data, part[CACHE_K_FACTOR].data, at, qkv + D, 3L * D, R, inc->H, inc->dh);
+        nmt_kv_store(inc->kv, part[CACHE_V].data, part[CACHE_V_FACTOR].data, at, qkv + 2 * D, 3L * D, R, inc->H, inc->dh);
         const long rows_stride = (long)inc->max_rows * D;
-        attention_stored(inc, heads(ctx, D, D), heads(qkv, 3L * D, 3L * D), stored(inc, &part[CACHE_K], &part[CACHE_K_FACTOR], 0, D, rows_stride, slot),
-                         stored(inc, &part[CACHE_V], &part[CACHE_V_FACTOR], 0, D, rows_stride, slot), &self);
+        attention_stored(inc, heads(ctx, D, D), heads(qkv, 3L * D, 3L * D),
+                         stored(inc, &part[CACHE_K], &part[CACHE_K_FACTOR], 0, D, rows_stride, NULL, path),
+                         stored(inc, &part[CACHE_V], &part[CACHE_V_FACTOR], 0, D, rows_stride, NULL, path), &self);
         linear(inc, BUF(inc, BUF_DELTA, float), ctx, &w[NMT_WEIGHT_O], layer->self_attn.o_bias, R);
         residual(inc, &layer->self_attn_norm, R);
 
@@ -631,12 +632,11 @@ int nmt_incremental_start(nmt_incremental *inc, const int32_t *src, const int *s
     inc->fed = 0;
     inc->max_rows = max_rows;
     inc->max_steps = max_steps;
-    int32_t *len = BUF(inc, BUF_SRC_LEN, int32_t), *slot = BUF(inc, BUF_SLOT, int32_t);
+    int32_t *len = BUF(inc, BUF_SRC_LEN, int32_t);
     int *sentence = BUF(inc, BUF_SENTENCE, int);
     for (int b = 0; b < batch; b++) {
         len[b] = src_lengths[b];
         sentence[b] = b;
-        slot[b] = b;
     }
     if (inc->w->shortlist && shortlist_batch(inc, src, (long)batch * src_width) < 0) return -1;
     encode(inc, src);
@@ -688,48 +688,16 @@ static void swap_buffers(buffer *a, buffer *b) {
     *b = t;
 }
 
-/* Gives row r of the reordered rows its cache slot: the parent's own for the parent's first child,
- * a free slot holding a copy of the parent's fed keys and values for every later one. The copies
- * read only slots that first children keep, and write only slots nobody keeps, so no copy reads
- * what another has written. */
-static void reorder_slots(nmt_incremental *inc, int rows, const int32_t *parents) {
-    const size_t rows_stride = (size_t)inc->max_rows, D = (size_t)inc->D, fed = (size_t)inc->fed;
-    const int32_t *slot = BUF(inc, BUF_SLOT, int32_t);
-    int32_t *next = BUF(inc, BUF_SLOT_SPARE, int32_t);
-    unsigned char *taken = BUF(inc, BUF_SLOT_TAKEN, unsigned char);
-    memset(taken, 0, (size_t)inc->max_rows);
-    for (int r = 0; r < rows; r++) {
-        int32_t s = slot[parents[r]];
-        next[r] = taken[s] ? -1 : s;
-        taken[s] = 1;
-    }
-    int32_t free_slot = 0;
-    for (int r = 0; r < rows; r++) {
-        if (next[r] >= 0) continue;
-        while (taken[free_slot]) free_slot++;
-        taken[free_slot] = 1;
-        next[r] = free_slot;
-        for (size_t t = 0; t < fed; t++) {
-            const size_t from = (t * rows_stride + (size_t)slot[parents[r]]) * D, to = (t * rows_stride + (size_t)free_slot) * D;
-            for (int l = 0; l < inc->layers; l++) {
-                buffer *part = inc->cache + (size_t)l * CACHE_PARTS;
-                nmt_kv_copy(inc->kv, part[CACHE_K].data, part[CACHE_K_FACTOR].data, to, from, inc->D, inc->dh);
-                nmt_kv_copy(inc->kv, part[CACHE_V].data, part[CACHE_V_FACTOR].data, to, from, inc->D, inc->dh);
-            }
-        }
-    }
-    swap_buffers(&inc->buf[BUF_SLOT_SPARE], &inc->buf[BUF_SLOT]);
-}
-
 int nmt_incremental_reorder(nmt_incremental *inc, int rows, const int32_t *parents) {
     if (rows < 0 || rows > inc->max_rows) return nmt_error_set("decoder: reorder to %d rows (at most %d)", rows, inc->max_rows);
     for (int r = 0; r < rows; r++)
         if (parents[r] < 0 || parents[r] >= inc->rows)
             return nmt_error_set("decoder: reorder from row %d of %d", parents[r], inc->rows);
-    reorder_slots(inc, rows, parents);
     const size_t P = (size_t)inc->max_steps, fed = (size_t)inc->fed;
     gather_rows(inc->buf[BUF_HISTORY_SPARE].data, inc->buf[BUF_HISTORY].data, parents, rows, P, fed, sizeof(int32_t));
     swap_buffers(&inc->buf[BUF_HISTORY_SPARE], &inc->buf[BUF_HISTORY]);
+    gather_rows(inc->buf[BUF_PATH_SPARE].data, inc->buf[BUF_PATH].data, parents, rows, P, fed, sizeof(int32_t));
+    swap_buffers(&inc->buf[BUF_PATH_SPARE], &inc->buf[BUF_PATH]);
     gather_rows(inc->buf[BUF_SENTENCE_SPARE].data, inc->buf[BUF_SENTENCE].data, parents, rows, 1, 1, sizeof(int));
     swap_buffers(&inc->buf[BUF_SENTENCE_SPARE], &inc->buf[BUF_SENTENCE]);
     inc->rows = rows;

@@ -300,7 +300,7 @@ static void sublayer_input_backward(nmt_model *m, grad_acts *g, const sublayer_a
 /* Attention sublayers */
 
 static nmt_heads heads_at(float *data, int len, long row_stride) {
-    nmt_heads h = {data, (long)len * row_stride, row_stride, NULL};
+    nmt_heads h = {data, (long)len * row_stride, row_stride, NULL, NULL, 0};
     return h;
 }
 

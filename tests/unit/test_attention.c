@@ -1,6 +1,7 @@
 /* Tests of attention: the tiled forward and backward against a naive double-precision reference at
  * shapes that exercise every tile and tail (one query, odd head sizes, fewer keys than a tile,
- * causal masks with a query offset, key lengths including 0, dropout, shared cache slots), and
+ * causal masks with a query offset, key lengths including 0, dropout, shared cache slots, keys
+ * reached through per-key paths), and
  * the determinism rules: a row's results do not depend on the batch around it or on its padding,
  * nor on the thread count, bit for bit. Attention on stored (float16, int8) keys and values is
  * attention on their widened floats, bit for bit, and within their rounding of the reference.
@@ -24,8 +25,8 @@
  * with rows `pad` floats wider than H*dh (so strides are not the tight ones). */
 typedef struct problem {
     nmt_attention_dims d;
-    int32_t lengths[8], slot[8];
-    int use_slots, pad;
+    int32_t lengths[8], slot[8], path[8 * 160];
+    int use_slots, pad; /* use_slots 1: keys and values through slot; 2: through path */
     float *q, *k, *v, *dout;
     float *out, *w, *dq, *dk, *dv, *dw;
 } problem;
@@ -36,8 +37,16 @@ static long k_size(const problem *p) { return (long)p->d.batch * p->d.k_len * ro
 static long w_size(const problem *p) { return (long)p->d.batch * p->d.heads * p->d.q_len * p->d.k_len; }
 
 static nmt_heads view(const problem *p, float *data, int len, int slotted) {
-    nmt_heads h = {data, (long)len * row_width(p), row_width(p), slotted && p->use_slots ? p->slot : NULL};
+    const int slot = slotted && p->use_slots == 1, path = slotted && p->use_slots == 2;
+    nmt_heads h = {data, (long)len * row_width(p), row_width(p), slot ? p->slot : NULL, path ? p->path : NULL,
+                   p->d.k_len};
     return h;
+}
+
+/* Key or value j of batch row b, head h, in x (p->k or p->v) as the views reach it. */
+static const float *key_row(const problem *p, const float *x, int b, int h, int j) {
+    const int s = p->use_slots == 2 ? p->path[b * p->d.k_len + j] : p->use_slots ? p->slot[b] : b;
+    return x + ((long)s * p->d.k_len + j) * row_width(p) + (long)h * p->d.head_dim;
 }
 
 static float *filled(long n, unsigned seed) {
@@ -62,7 +71,10 @@ static void problem_init(problem *p, unsigned seed) {
     p->w = filled(w_size(p), 0);
     p->dw = filled(w_size(p), 0);
     if (p->use_slots) /* rows read their keys and values from other rows' blocks */
-        for (int b = 0; b < p->d.batch; b++) p->slot[b] = (b * 5 + 2) % p->d.batch;
+        for (int b = 0; b < p->d.batch; b++) {
+            p->slot[b] = (b * 5 + 2) % p->d.batch;
+            for (int j = 0; j < p->d.k_len; j++) p->path[b * p->d.k_len + j] = (b * 5 + 2 + 3 * j) % p->d.batch;
+        }
 }
 
 static void problem_free(problem *p) {
@@ -102,16 +114,14 @@ static void check_against_reference(const problem *p) {
     for (int b = 0; b < d->batch; b++)
         for (int h = 0; h < d->heads; h++) {
             const long item = (long)b * d->heads + h;
-            const int s = p->use_slots ? p->slot[b] : b;
             const float *q = p->q + (long)b * Tq * width + h * dh, *dout = p->dout + (long)b * Tq * width + h * dh;
-            const float *k = p->k + (long)s * Tk * width + h * dh, *v = p->v + (long)s * Tk * width + h * dh;
             for (int t = 0; t < Tq; t++) {
                 int limit = d->k_lengths && d->k_lengths[b] < Tk ? d->k_lengths[b] : Tk;
                 if (d->causal && t + d->q_offset + 1 < limit) limit = t + d->q_offset + 1;
                 double max = -INFINITY, sum = 0.0;
                 for (int j = 0; j < Tk; j++) {
                     double score = 0.0;
-                    for (int i = 0; i < dh; i++) score += (double)q[t * width + i] * k[j * width + i];
+                    for (int i = 0; i < dh; i++) score += (double)q[t * width + i] * key_row(p, p->k, b, h, j)[i];
                     P[j] = j < limit ? score * d->scale : -INFINITY;
                     if (P[j] > max) max = P[j];
                 }
@@ -122,7 +132,7 @@ static void check_against_reference(const problem *p) {
                     const double keep = nmt_dropout_keep(d->dropout, index) ? 1.0 : 0.0;
                     W[t * Tk + j] = P[j] = limit ? P[j] / sum : 0.0;
                     M[t * Tk + j] = d->dropout.rate > 0.0f ? keep / (1.0 - d->dropout.rate) : 1.0;
-                    for (int i = 0; i < dh; i++) o[i] += P[j] * M[t * Tk + j] * v[j * width + i];
+                    for (int i = 0; i < dh; i++) o[i] += P[j] * M[t * Tk + j] * key_row(p, p->v, b, h, j)[i];
                 }
                 float *w = p->w + (item * Tq + t) * Tk;
                 expect_close("weights", w, P, b, h, t, Tk);
@@ -131,7 +141,7 @@ static void check_against_reference(const problem *p) {
                 double rowdot = 0.0;
                 for (int j = 0; j < Tk; j++) {
                     double dp = 0.0;
-                    for (int i = 0; i < dh; i++) dp += (double)dout[t * width + i] * v[j * width + i];
+                    for (int i = 0; i < dh; i++) dp += (double)dout[t * width + i] * key_row(p, p->v, b, h, j)[i];
                     dS[t * Tk + j] = dp * M[t * Tk + j];
                     rowdot += W[t * Tk + j] * dS[t * Tk + j];
                 }
@@ -141,7 +151,7 @@ static void check_against_reference(const problem *p) {
             for (int t = 0; t < Tq; t++) {
                 memset(o, 0, sizeof(double) * (size_t)dh);
                 for (int j = 0; j < Tk; j++)
-                    for (int i = 0; i < dh; i++) o[i] += dS[t * Tk + j] * k[j * width + i];
+                    for (int i = 0; i < dh; i++) o[i] += dS[t * Tk + j] * key_row(p, p->k, b, h, j)[i];
                 expect_close("dq", p->dq + ((long)b * Tq + t) * width + h * dh, o, b, h, t, dh);
             }
             for (int j = 0; j < Tk; j++) {
@@ -174,6 +184,7 @@ START_TEST(attention_matches_double_reference) {
     const shape shapes[] = {
         {3, 2, 64, 1, 21, 0, 0, 1, 0, 0},  /* one query per row (a decoding step), padded keys */
         {2, 2, 64, 1, 9, 1, 8, 0, 0, 1},   /* a decoding step's self-attention through slots */
+        {3, 2, 64, 1, 9, 1, 8, 0, 0, 2},   /* ... through paths (each key in another row's block) */
         {2, 3, 24, 7, 5, 0, 0, 1, 0, 0},   /* head size 24 (16 + 8), fewer keys than a tile */
         {2, 2, 40, 6, 6, 1, 0, 0, 0, 0},   /* head size 40 (2 x 16 + 8), causal */
         {2, 2, 5, 5, 3, 0, 0, 0, 0, 0},    /* head size 5 (scalar tails only), 5 queries: a tail */
@@ -296,8 +307,8 @@ static stored_problem store(const problem *p, nmt_kv_format format) {
         for (int h = 0; h < d->heads; h++) {
             const size_t at = (size_t)r * W + (size_t)h * d->head_dim;
             float *kf = s.kf + r * row_width(p) + h * d->head_dim, *vf = s.vf + r * row_width(p) + h * d->head_dim;
-            nmt_kv_widen(format, kf, d->head_dim, s.k, s.k_factor, at, W, 1, d->head_dim, d->head_dim);
-            nmt_kv_widen(format, vf, d->head_dim, s.v, s.v_factor, at, W, 1, d->head_dim, d->head_dim);
+            nmt_kv_widen(format, kf, d->head_dim, s.k, s.k_factor, at, W, NULL, 0, 1, d->head_dim, d->head_dim);
+            nmt_kv_widen(format, vf, d->head_dim, s.v, s.v_factor, at, W, NULL, 0, 1, d->head_dim, d->head_dim);
         }
     return s;
 }
@@ -309,7 +320,8 @@ static void stored_free(stored_problem *s) {
 
 static nmt_kv_heads stored_view(const problem *p, const void *data, const float *factor, nmt_kv_format format) {
     const long W = (long)p->d.heads * p->d.head_dim;
-    nmt_kv_heads h = {data, factor, p->d.k_len * W, W, p->use_slots ? p->slot : NULL, format};
+    nmt_kv_heads h = {data,   factor, p->d.k_len * W, W, p->use_slots == 1 ? p->slot : NULL, format,
+                      p->use_slots == 2 ? p->path : NULL, p->d.k_len};
     return h;
 }
 
@@ -332,9 +344,7 @@ static void expect_within_rounding(const problem *p, const float *out, nmt_kv_fo
     ck_assert(Tk <= 256 && dh <= 128);
     for (int b = 0; b < d->batch; b++)
         for (int h = 0; h < d->heads; h++) {
-            const int s = p->use_slots ? p->slot[b] : b;
             const float *q = p->q + (long)b * Tq * width + h * dh;
-            const float *k = p->k + (long)s * Tk * width + h * dh, *v = p->v + (long)s * Tk * width + h * dh;
             for (int t = 0; t < Tq; t++) {
                 int limit = d->k_lengths && d->k_lengths[b] < Tk ? d->k_lengths[b] : Tk;
                 if (d->causal && t + d->q_offset + 1 < limit) limit = t + d->q_offset + 1;
@@ -342,13 +352,13 @@ static void expect_within_rounding(const problem *p, const float *out, nmt_kv_fo
                 for (int j = 0; j < limit; j++) {
                     double score = 0.0, err = 0.0, kmax = 0.0, vrow = 0.0;
                     for (int i = 0; i < dh; i++) {
-                        kmax = fmax(kmax, fabs(k[j * width + i]));
-                        vrow = fmax(vrow, fabs(v[j * width + i]));
+                        kmax = fmax(kmax, fabs(key_row(p, p->k, b, h, j)[i]));
+                        vrow = fmax(vrow, fabs(key_row(p, p->v, b, h, j)[i]));
                     }
                     for (int i = 0; i < dh; i++) {
-                        score += (double)q[t * width + i] * k[j * width + i];
+                        score += (double)q[t * width + i] * key_row(p, p->k, b, h, j)[i];
                         err += fabs(q[t * width + i]) *
-                               (format == NMT_KV_F16 ? ldexp(fabs(k[j * width + i]), -11) : kmax / 254.0);
+                               (format == NMT_KV_F16 ? ldexp(fabs(key_row(p, p->k, b, h, j)[i]), -11) : kmax / 254.0);
                     }
                     scores[j] = score * d->scale;
                     es = fmax(es, err * d->scale);
@@ -359,7 +369,7 @@ static void expect_within_rounding(const problem *p, const float *out, nmt_kv_fo
                 for (int j = 0; j < limit; j++) sum += scores[j] = exp(scores[j] - max);
                 for (int i = 0; i < dh; i++) o[i] = 0.0;
                 for (int j = 0; j < limit; j++)
-                    for (int i = 0; i < dh; i++) o[i] += scores[j] / sum * v[j * width + i];
+                    for (int i = 0; i < dh; i++) o[i] += scores[j] / sum * key_row(p, p->v, b, h, j)[i];
                 const double tolerance = (exp(2.0 * es) - 1.0) * vmax + ev + 2e-5;
                 const float *got = out + ((long)b * Tq + t) * width + h * dh;
                 for (int i = 0; i < dh; i++)
@@ -376,6 +386,7 @@ START_TEST(stored_attention_is_attention_on_the_widened_values) {
     const shape shapes[] = {
         {3, 2, 64, 1, 150, 0, 0, 1, 0, 0}, /* a decoding step over three key blocks (64 keys each) */
         {3, 2, 64, 1, 70, 1, 69, 0, 0, 1}, /* self-attention through slots, two blocks */
+        {3, 2, 64, 1, 150, 1, 149, 0, 0, 2}, /* ... through paths, three blocks */
         {2, 4, 64, 5, 130, 0, 0, 1, 0, 1}, /* cross-attention: 5 beam rows per sentence */
         {2, 3, 24, 7, 5, 1, 2, 1, 0, 0},   /* head size 24, causal with an offset, a short key block */
     };

@@ -282,7 +282,7 @@ END_TEST
 /* Attention */
 
 static nmt_heads heads_of(float *data, int len, int stride) {
-    nmt_heads h = {data, (long)len * stride, stride, NULL};
+    nmt_heads h = {data, (long)len * stride, stride, NULL, NULL, 0};
     return h;
 }
 
