@@ -469,10 +469,19 @@ static void write_alternatives(FILE *out, const nmt_serve_request *r, const nmt_
     }
 }
 
+/* x as Python writes a float, which LibreTranslate's confidences are: "90.0", never "90". */
+static void write_float(FILE *out, double x) {
+    if (!(x == x && x - x == 0)) return write_number(out, x);
+    char text[40];
+    snprintf(text, sizeof text, "%.17g", x);
+    fputs(text, out);
+    if (!strpbrk(text, ".e")) fputs(".0", out);
+}
+
 /* One {"confidence", "language"} object. */
 static void write_detected(FILE *out, const nmt_serve_detected *d) {
     fputs("{\"confidence\":", out);
-    write_number(out, d->confidence);
+    write_float(out, d->confidence);
     fputs(",\"language\":", out);
     nmt_json_write_string(out, d->language);
     fputc('}', out);

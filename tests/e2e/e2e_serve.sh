@@ -32,7 +32,7 @@ post /translate "{\"q\": [\"${lines[1]}\", \"${lines[2]}\"], \"source\": \"en\",
 [ "$body" = "{\"translatedText\":[\"$(want 2)\",\"$(want 3)\"]}" ] || say_fail "libre list: $body"
 code="$(curl -s -o resp -w '%{http_code}' "$url/translate" --data-urlencode "q=${lines[3]}" -d source=auto -d target=de)"
 body="$(cat resp)"
-[ "$body" = "{\"translatedText\":\"$(want 4)\",\"detectedLanguage\":{\"confidence\":96,\"language\":\"en\"}}" ] ||
+[ "$body" = "{\"translatedText\":\"$(want 4)\",\"detectedLanguage\":{\"confidence\":96.0,\"language\":\"en\"}}" ] ||
   say_fail "libre form: $code $body"
 post /translate "{\"q\": \"${lines[0]}\", \"source\": \"en\", \"target\": \"de\", \"alternatives\": 2}"
 alts="$(awk -F' \\|\\|\\| ' '$1 == 0 { n++; if (n > 1) printf "%s\"%s\"", (n > 2 ? "," : ""), $2 }' nbest.txt)"

@@ -71,7 +71,7 @@ case "$body" in '[{"confidence":'*',"language":"en"}'*) ;; *) say_fail "detect e
 code="$(curl -s -o resp -w '%{http_code}' "$url/detect" --data-urlencode "q=$french")"
 case "$code $(cat resp)" in '200 [{"confidence":'*',"language":"fr"}'*) ;; *) say_fail "detect fr: $code $(cat resp)";; esac
 post /detect '{"q": "12345"}'
-expect "detect nothing" 200 '[{"confidence":0,"language":"en"}]'
+expect "detect nothing" 200 '[{"confidence":0.0,"language":"en"}]'
 post /detect '{"source": "en"}'
 expect "detect without q" 400 '{"error":"Invalid request: missing q parameter"}'
 post /translate "{\"q\": \"$english\", \"source\": \"auto\", \"target\": \"de\"}"

@@ -275,7 +275,7 @@ START_TEST(test_answers) {
     FILE *json_out = open_memstream(&json, &json_len);
     nmt_serve_detect_write(json_out, found, 2);
     fclose(json_out);
-    ck_assert_str_eq(json, "[{\"confidence\":90,\"language\":\"de\"},{\"confidence\":4.5,\"language\":\"en\"}]");
+    ck_assert_str_eq(json, "[{\"confidence\":90.0,\"language\":\"de\"},{\"confidence\":4.5,\"language\":\"en\"}]");
     free(json);
     /* OpenNMT-py: the model is the first item's id; native: source and target. */
     ck_assert_int_eq(parse(NMT_SERVE_OPENNMT, NULL, "[{\"src\": \"a\", \"id\": 3}, {\"src\": \"b\", \"id\": 5}]", &d), 0);
