@@ -31,7 +31,7 @@ typedef struct nmt_train_state {
     long best_step;
     long last_valid_step;  /* step of the latest validation (0 = none) */
     long bad_validations;  /* validations since the last improvement (for patience) */
-    double elapsed_s;      /* training wall-clock seconds, summed over all runs */
+    double elapsed_s;      /* training seconds on train.budget_clock, summed over all runs */
     long threads;          /* kernel threads of the latest run (a record: results do not depend on it) */
     double log_loss_sum;   /* since the last train log line: label-smoothed loss summed, */
     double log_nll_sum;    /* negative log-likelihood summed, */

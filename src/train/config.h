@@ -18,6 +18,10 @@
 
 #include "model/model.h"
 
+/* What train.max_minutes counts: wall-clock time, or the CPU time the run was given divided by its
+ * threads (a run paused, or starved by other processes, spends none of its budget). */
+typedef enum nmt_budget_clock { NMT_BUDGET_WALL, NMT_BUDGET_CPU } nmt_budget_clock;
+
 typedef struct nmt_corpus_paths {
     char *src; /* resolved path, or NULL */
     char *tgt;
@@ -70,7 +74,8 @@ typedef struct nmt_config {
                                    weights (train/ema.h), as Marian's exponential smoothing */
     long max_steps;             /* train.max_steps (0 = no limit) */
     long max_epochs;            /* train.max_epochs (0 = no limit) */
-    double max_minutes;         /* train.max_minutes (0 = no limit) */
+    double max_minutes;         /* train.max_minutes (0 = no limit), on the budget_clock */
+    int budget_clock;           /* train.budget_clock: an nmt_budget_clock, wall (default) or cpu */
     int valid_every;            /* train.valid_every (500) */
     int valid_beam;             /* train.valid_beam (1 = greedy) */
     double valid_length_penalty; /* train.valid_length_penalty: the beam's GNMT alpha (0.6), as nmt translate's

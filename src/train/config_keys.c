@@ -17,6 +17,8 @@ static const char *const precision_names[] = {"fp32", "bf16", "auto", NULL}; /* 
 _Static_assert(NMT_TRAIN_PRECISION_FP32 == 0 && NMT_TRAIN_PRECISION_BF16 == 1 && NMT_TRAIN_PRECISION_AUTO == 2,
                "train.precision's words follow nmt_train_precision");
 static const char *const switch_names[] = {"false", "true", NULL};
+static const char *const budget_clock_names[] = {"wall", "cpu", NULL}; /* in nmt_budget_clock's order */
+_Static_assert(NMT_BUDGET_WALL == 0 && NMT_BUDGET_CPU == 1, "train.budget_clock's words follow nmt_budget_clock");
 static const char *const lr_schedule_names[] = {"inverse_sqrt", "linear", "cosine", NULL}; /* in nmt_lr_decay's order */
 _Static_assert(NMT_LR_INVERSE_SQRT == 0 && NMT_LR_LINEAR == 1 && NMT_LR_COSINE == 2,
                "train.optimizer.schedule's words follow nmt_lr_decay");
@@ -79,6 +81,7 @@ const nmt_config_key nmt_config_keys[] = {
     NUMBER("train.max_steps", LONG, max_steps, 0, 1e15, 0),
     NUMBER("train.max_epochs", LONG, max_epochs, 0, 1e15, 0),
     NUMBER("train.max_minutes", DOUBLE, max_minutes, 0, INFINITY, 0),
+    WORD("train.budget_clock", ENUM, budget_clock, budget_clock_names),
     NUMBER("train.valid_every", INT, valid_every, 1, INT_MAX, 0),
     NUMBER("train.valid_beam", INT, valid_beam, 1, 1024, 0),
     NUMBER("train.valid_length_penalty", DOUBLE, valid_length_penalty, 0, 10, 0),

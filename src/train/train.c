@@ -59,7 +59,7 @@ typedef struct trainer {
     long resumed_from;
     nmt_train_log log;       /* train.log.jsonl, appended (rank 0; others leave it closed) */
     int log_every;
-    double run_start;        /* nmt_now() when this run's loop started */
+    double run_start;        /* budget_now() when this run's loop started */
     double elapsed_base;     /* state.elapsed_s at that moment */
     double interval_start;   /* for tokens/s and ETA: time and tokens since the last log line */
     long interval_tokens, interval_steps;
@@ -652,10 +652,17 @@ static void cleanup(trainer *t) {
     free(t->init_spm);
 }
 
+/* The clock of train.max_minutes, in seconds: the wall clock, or this process's CPU time over its threads
+ * (the machine time the run was given). */
+static double budget_now(const trainer *t) {
+    return t->cfg->budget_clock == NMT_BUDGET_CPU ? nmt_cpu_seconds() / nmt_pool_threads() : nmt_now();
+}
+
 static int run(trainer *t, volatile sig_atomic_t *stop, const char **stopped_by) {
     const nmt_config *cfg = t->cfg;
     int has_valid = cfg->valid.src != NULL;
-    t->run_start = t->interval_start = nmt_now();
+    t->interval_start = nmt_now();
+    t->run_start = budget_now(t);
     t->interval_wait = t->comm->wait_s;
     t->elapsed_base = t->state.elapsed_s;
     for (;;) {
@@ -663,7 +670,7 @@ static int run(trainer *t, volatile sig_atomic_t *stop, const char **stopped_by)
         if (*stopped_by) break;
         nmt_loss loss;
         if (train_step(t, &loss) < 0) return -1;
-        t->state.elapsed_s = t->elapsed_base + (nmt_now() - t->run_start);
+        t->state.elapsed_s = t->elapsed_base + (budget_now(t) - t->run_start);
         long step = t->state.step;
         if (step % t->log_every == 0 && log_train(t) < 0) return -1;
         /* Validation and saving count towards max_minutes, not towards tokens/s. */

@@ -52,8 +52,8 @@
  * computed as `nmt bleu` computes it. A train log line every min(100, valid_every/5) steps (at least 1), averaged over those
  * steps.
  *
- * Stops at the first of max_steps, max_epochs, max_minutes (training wall-clock time summed over all
- * runs, checked every step), patience (validations without improvement), or a stop request (the CLI's
+ * Stops at the first of max_steps, max_epochs, max_minutes (training time summed over all runs, checked
+ * every step; wall-clock, or with budget_clock cpu the CPU time the run was given over its threads), patience (validations without improvement), or a stop request (the CLI's
  * SIGINT/SIGTERM handler sets *stop): the current step finishes, a checkpoint is written, and
  * nmt_train returns 0.
  */

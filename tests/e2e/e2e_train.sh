@@ -2,10 +2,11 @@
 # nmt train end to end: a quiet run makes a model directory that nmt translate reads; validation BLEU
 # equals nmt bleu on nmt translate --greedy with the saved model; SIGTERM mid-run finishes the step, saves
 # a checkpoint and exits 143 (start, stop and resume events in the log), and a second run resumes
-# from it; train.init_from fine-tunes a trained model (refusing another architecture or vocabulary);
-# gzip corpora train as their text does; --threads defaults to the CPUs of the affinity mask; bad
-# corpora (mismatched line counts, invalid UTF-8) and a changed model section fail with exit 1 and a
-# message saying what is wrong.
+# from it; with train.budget_clock cpu a paused run spends none of max_minutes; train.init_from
+# fine-tunes a trained model (refusing another architecture or vocabulary); gzip corpora train as
+# their text does; --threads defaults to the CPUs of the affinity mask; bad corpora (mismatched line
+# counts, invalid UTF-8) and a changed model section fail with exit 1 and a message saying what is
+# wrong.
 set -u
 . "$NMT_SOURCE_DIR/tests/support/harness.sh"
 
@@ -94,6 +95,21 @@ wait "$pid"; status=$?
 grep -q '^{"event":"start","step":0,' sig/train.log.jsonl || say_fail "SIGTERM: no start event"
 grep -q '^{"event":"stop","step":[0-9]*,"reason":"signal",' sig/train.log.jsonl || say_fail "SIGTERM: no stop event"
 grep -q '"grad_norm":[0-9.e+-]*,"time":"20[0-9-]*T[0-9:]*Z"}$' sig/train.log.jsonl || say_fail "train lines lack grad_norm, time"
+# train.budget_clock cpu: a run paused (SIGSTOP) spends none of max_minutes, which then counts the CPU
+# time the run was given over its threads. A budget of 1.2 CPU-seconds a thread, a pause of 3 s.
+started=$(date +%s.%N)
+"$NMT" train toy.yaml --quiet --set output=cpu --set train.max_steps=0 --set train.patience=0 \
+  --set train.max_minutes=0.02 --set train.budget_clock=cpu --threads 1 &
+pid=$!
+for _ in $(seq 600); do grep -q '"event":"start"' cpu/train.log.jsonl 2>/dev/null && break; sleep 0.05; done
+kill -STOP "$pid"; sleep 3; kill -CONT "$pid"
+wait "$pid" || say_fail "budget_clock cpu: exit $?"
+wall=$(awk -v a="$started" -v b="$(date +%s.%N)" 'BEGIN { print b - a }')
+stop=$(grep '"event":"stop"' cpu/train.log.jsonl)
+case $stop in *'"reason":"max_minutes"'*) ;; *) say_fail "budget_clock cpu: $stop" ;; esac
+spent=$(echo "$stop" | sed 's/.*"elapsed_s":\([0-9.]*\).*/\1/')
+awk -v s="$spent" -v w="$wall" 'BEGIN { exit !(s >= 1.2 && s < 2.5 && w - s >= 3) }' ||
+  say_fail "budget_clock cpu: $spent s of budget spent in $wall s with a 3 s pause"
 # SIGINT: exit 130 (the status a shell gives a command ended by ^C), after its checkpoint.
 "$NMT" train toy.yaml --quiet --set output=int --set train.max_steps=1000000 --set train.save_every=5 --set train.patience=0 &
 pid=$!
