@@ -58,6 +58,8 @@ static void usage(FILE *out) {
             "                              candidate was eos (for CTranslate2 models: docs/model-formats.md)\n"
             "      --max-length-ratio R    at most R * source pieces + 10 target pieces, where a translation\n"
             "                              is cut without eos (default %g)\n"
+            "      --max-output-length N   at most N target pieces too, whatever the source's length\n"
+            "                              (CTranslate2's max_decoding_length; default: none)\n"
             "      --max-input-length N    a line of more than N source pieces is not translated: an\n"
             "                              empty line is written, with a warning naming the line\n"
             "                              (default %d, as Marian's; alias --max-length)\n"
@@ -184,7 +186,7 @@ typedef struct translate {
 } translate;
 
 static int parse_args(int argc, char **argv, args *a) {
-    enum { O_NBEST = 256, O_LP, O_CT2, O_RATIO, O_MAXIN, O_CROP, O_BATCH, O_TOKENS, O_THREADS, O_GREEDY, O_PRECISION,
+    enum { O_NBEST = 256, O_LP, O_CT2, O_RATIO, O_MAXOUT, O_MAXIN, O_CROP, O_BATCH, O_TOKENS, O_THREADS, O_GREEDY, O_PRECISION,
            O_ALIGN, O_ALIGN_HARD, O_UNIT, O_PIECES, O_MAP, O_SKIP, O_STREAM, O_NO_STREAM, O_SHORTLIST, O_SAMPLING,
            O_TOPK, O_TOPP, O_TEMPERATURE, O_SEED, O_REPETITION, O_NO_REPEAT, O_LOOP_GUARD, O_PREFIX, O_CONSTRAINTS,
            O_GLOSSARY, O_GLOSSARY_CASE, O_FORMAT };
@@ -200,6 +202,7 @@ static int parse_args(int argc, char **argv, args *a) {
         {"lenpen", required_argument, NULL, O_LP},
         {"ct2-search", no_argument, NULL, O_CT2},
         {"max-length-ratio", required_argument, NULL, O_RATIO},
+        {"max-output-length", required_argument, NULL, O_MAXOUT},
         {"max-input-length", required_argument, NULL, O_MAXIN},
         {"max-length", required_argument, NULL, O_MAXIN},
         {"max-input-length-crop", no_argument, NULL, O_CROP},
@@ -240,7 +243,7 @@ static int parse_args(int argc, char **argv, args *a) {
     a->pipe = nmt_pipeline_options_default();
     nmt_decode_options *decode = &a->pipe.decode;
     long beam = decode->beam_size, n_best = 0, batch = decode->batch_size, tokens = decode->batch_tokens;
-    long max_input = a->pipe.max_input_length;
+    long max_input = a->pipe.max_input_length, max_output = 0;
     a->threads = nmt_cli_threads_default();
     a->stream = -1;
     const char *sampling_flag = NULL; /* the last sampling option given */
@@ -270,6 +273,10 @@ static int parse_args(int argc, char **argv, args *a) {
         case O_RATIO:
             if (nmt_cli_double("translate", "--max-length-ratio", optarg, 0, 100, &decode->max_length_ratio) < 0)
                 return -1;
+            break;
+        case O_MAXOUT:
+            if (nmt_cli_long("translate", "--max-output-length", optarg, 1, 65536, &max_output) < 0) return -1;
+            decode->max_length = (int)max_output;
             break;
         case O_MAXIN:
             if (nmt_cli_long("translate", "--max-input-length", optarg, 1, 1000000, &max_input) < 0) return -1;

@@ -59,11 +59,17 @@ int nmt_packed_init(nmt_packed *p, const float *weight, int N, int K, nmt_precis
     p->panels = data;
     p->width = nmt_gemm_panel_width();
     const size_t width = (size_t)p->width;
-    /* Row n of the weight is column c of panel j; reading it whole keeps the source sequential. */
-    for (size_t n = 0; n < panels * PANEL; n++) {
-        const size_t j = n / width, c = n % width;
-        const float *w = n < (size_t)N ? weight + n * (size_t)K : NULL;
-        for (size_t d = 0; d < depth; d++) p->panels[(j * depth + d) * width + c] = w ? w[d] : 0.0f;
+    /* Row n of the weight is column c of panel j. Each panel is written in order, reading its
+     * `width` weight rows side by side (each row a sequential stream, one cache line of each in use
+     * at a time): written a column at a time instead, every store landed on another line and a
+     * 64-256 KiB panel was swept `width` times (the packing took a fifth of a base-size model's
+     * load time). */
+    for (size_t j = 0; j < panels * PANEL / width; j++) {
+        const float *rows[PANEL];
+        for (size_t c = 0; c < width; c++) rows[c] = j * width + c < (size_t)N ? weight + (j * width + c) * (size_t)K : NULL;
+        float *out = p->panels + j * depth * width;
+        for (size_t d = 0; d < depth; d++, out += width)
+            for (size_t c = 0; c < width; c++) out[c] = rows[c] ? rows[c][d] : 0.0f;
     }
     return 0;
 }

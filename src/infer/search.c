@@ -17,6 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+enum { MAX_TARGET_PIECES = 1 << 16 };
+
 nmt_decode_options nmt_decode_options_default(void) {
     return (nmt_decode_options){
         .greedy = 0,
@@ -51,6 +53,9 @@ int nmt_decode_options_check(const nmt_decode_options *o) {
         return nmt_error_set("length penalty must be from 0 to 10, got %g", o->length_penalty);
     if (!isfinite(o->max_length_ratio) || o->max_length_ratio < 0 || o->max_length_ratio > 100)
         return nmt_error_set("maximum length ratio must be from 0 to 100, got %g", o->max_length_ratio);
+    if (o->max_length < 0 || o->max_length > MAX_TARGET_PIECES)
+        return nmt_error_set("maximum output length must be from 0 (none) to %d pieces, got %d", MAX_TARGET_PIECES,
+                             o->max_length);
     if (o->batch_size < 1) return nmt_error_set("batch size must be at least 1, got %d", o->batch_size);
     if (o->batch_tokens < 0) return nmt_error_set("batch tokens must not be negative, got %d", o->batch_tokens);
     if (!isfinite(o->repetition_penalty) || o->repetition_penalty <= 0 || o->repetition_penalty > 100)
@@ -115,10 +120,9 @@ void nmt_scored_merge(nmt_scored_token *best, int k, const float *scores, int n,
     }
 }
 
-enum { MAX_TARGET_PIECES = 1 << 16 };
-
 int nmt_decode_max_length(const nmt_decode_options *options, int src_pieces) {
     double len = floor(options->max_length_ratio * src_pieces) + 10;
+    if (options->max_length > 0 && len > options->max_length) len = options->max_length;
     return len > MAX_TARGET_PIECES ? MAX_TARGET_PIECES : (int)len;
 }
 

@@ -135,6 +135,8 @@ typedef struct nmt_decode_options {
                                before; 0 (default): GNMT's penalty and the
                                stop when no live hypothesis can win (above) */
     double max_length_ratio;/* R (2): at most floor(R * |x|) + 10 target pieces */
+    int max_length;         /* N > 0: at most N target pieces too, whatever |x| (CTranslate2's
+                               max_decoding_length, one bound for every sentence); 0 (default): none */
     int attention;          /* 1: return each hypothesis's cross-attention rows (alignments, maps) */
     int batch_size;         /* sentences per batch for nmt_translator_run (64) */
     int batch_tokens;       /* at most this many padded source tokens (pieces + eos) per batch: a run

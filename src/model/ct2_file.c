@@ -267,6 +267,10 @@ int nmt_ct2_file_floats(nmt_ct2_file *r, nmt_ct2_var *v, float *out) {
         }
     } else if (v->dtype == NMT_CT2_I32) {
         return nmt_error_set("%s: variable %s is int32, not a weight", r->path, v->name);
+    } else if (v->dtype == NMT_CT2_F32 && v->bytes == 4 * n && v->bytes > sizeof v->scalar) {
+        /* Straight into out: the file's floats are the host's (as the copies below assume). */
+        if (fseek(r->fp, v->offset, SEEK_SET) != 0) return nmt_error_set("%s: %s: %s", r->path, v->name, strerror(errno));
+        return read_exact(r, out, v->bytes, v->name);
     }
     if (load_bytes(r, v) < 0) {
         free(scales);

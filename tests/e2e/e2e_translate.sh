@@ -195,6 +195,8 @@ check "abbreviated option" 2 "$NMT" translate -m $M --max-length-r 3
 grep -q "unknown option '--max-length-r' (options are never abbreviated; did you mean --max-length-ratio?)" err ||
   say_fail "abbreviation message: $(cat err)"
 check "unknown option" 2 "$NMT" translate -m $M --frobnicate
+check "max output length 0" 2 "$NMT" translate -m $M --max-output-length 0
+grep -q -- "--max-output-length: expected an integer from 1 to 65536, got '0'" err || say_fail "bound message: $(cat err)"
 check "-m twice" 2 "$NMT" translate -m $M -m other
 grep -q -- "-m given more than once" err || say_fail "repeat message: $(cat err)"
 check "beam aliases" 0 "$NMT" translate -m $M $T -i in.txt --nbest 2 --beam 3 --lenpen 1.0 --mini-batch 2

@@ -437,6 +437,37 @@ START_TEST(step_errors_propagate) {
 }
 END_TEST
 
+/* max_length bounds every sentence alike, below the ratio's bound; the ratio's stands where lower. */
+START_TEST(cut_at_the_maximum_output_length) {
+    nmt_translation t[8];
+    nmt_decode_options o = beam_options(3, 3, 0.6);
+    o.max_length_ratio = 100;
+    o.max_length = 12;
+    ck_assert_int_eq(nmt_decode_max_length(&o, 1), 12);
+    o.max_length_ratio = 1;
+    ck_assert_int_eq(nmt_decode_max_length(&o, 1), 11);
+    o.max_length_ratio = 100;
+    for (int greedy = 0; greedy <= 1; greedy++) {
+        o.greedy = greedy;
+        o.n_best = greedy ? 1 : 3;
+        toy_decode(&o, 0, 8, -50.0, t);
+        for (int i = 0; i < 8; i++)
+            for (int j = 0; j < t[i].count; j++) {
+                ck_assert_int_eq(t[i].hyps[j].length, 12);
+                ck_assert(t[i].hyps[j].cut);
+                check_replay(&t[i].hyps[j], i, -50.0);
+            }
+        free_all(t, 8);
+    }
+    nmt_search *s;
+    o.max_length = -1;
+    ck_assert_int_eq(nmt_search_create(&s, &o), -1);
+    ck_assert_ptr_nonnull(strstr(nmt_error(), "maximum output length"));
+    o.max_length = (1 << 16) + 1;
+    ck_assert_int_eq(nmt_search_create(&s, &o), -1);
+}
+END_TEST
+
 START_TEST(options_checked) {
     nmt_search *s;
     nmt_decode_options o = beam_options(0, 1, 0.6);
@@ -625,6 +656,7 @@ int main(void) {
     tcase_add_test(tc, n_best_sorted_distinct_and_replayable);
     tcase_add_test(tc, batched_equals_one_at_a_time);
     tcase_add_test(tc, cut_at_the_maximum_length);
+    tcase_add_test(tc, cut_at_the_maximum_output_length);
     tcase_add_test(tc, cut_hypotheses_rank_without_eos);
     tcase_add_test(tc, step_errors_propagate);
     tcase_add_test(tc, options_checked);

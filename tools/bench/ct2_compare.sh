@@ -20,8 +20,9 @@
 # the script prints sentences/s, target tokens/s (pieces + eos of the detokenized output, re-encoded),
 # peak RSS, BLEU and the 1-minute load average when the run started, and nmt's speed ratio against the
 # faster CTranslate2 layout (on N > 1 threads one translator on N threads, N x 1, and N translators of
-# one thread, 1 x N). Timings are of whole commands (model loading included; CTranslate2 reads
-# pre-encoded pieces, nmt raw text for its own model directory). On a machine other jobs load, the
+# one thread, 1 x N), with how many of CTranslate2's outputs (the last layout's) are not nmt's.
+# Timings are of whole commands (model loading included; CTranslate2 reads pre-encoded pieces, nmt
+# raw text for its own model directory). On a machine other jobs load, the
 # figures are indicative: compare runs whose load column is alike.
 #
 # Search settings are the same in both: batches of 32 sentences, sorted by length within windows
@@ -31,13 +32,15 @@
 # sentence after beam-size finished hypotheses; nmt by GNMT's ((5 + |y|) / 6)^alpha, |y| with
 # eos, and stops when no live hypothesis can win), so at 0 both rank by log-probability and stop
 # when the best hypothesis has ended: the same search. nmt's loop guard is off (--loop-guard 0:
-# CTranslate2 has none). Differences left: the longest output (nmt: 2 x source pieces + 10; ct2:
-# MAX_LENGTH pieces, 256 by default, --max_decoding_length), which is why tokens/s is the figure to
-# compare where outputs loop (an undertrained model's do).
+# CTranslate2 has none). Both stop an output at MAX_LENGTH pieces (256 by default; ct2's
+# --max_decoding_length, nmt's --max-output-length with --max-length-ratio 100, so that nmt's own
+# bound of 2 x source pieces + 10 does not end it first): one bound for every sentence, so outputs
+# that loop (an undertrained model's do) run to the same length in both. With LENGTH=ratio nmt
+# keeps its own bound instead (outputs and their lengths then differ: compare tokens/s).
 #
 # Needs (tools/install-deps.sh --bench, tools/bench/build_ct2.sh): python3-numpy, sentencepiece
 # (spm_encode, spm_decode), GNU time (/usr/bin/time), libopenblas0-openmp for BACKEND openblas.
-# Environment: NMT (build/bin/nmt), BACKEND (dnnl), THREADS ("2"; e.g. "1 2"), REPEAT (2), ALPHA (0), MAX_LENGTH (256),
+# Environment: NMT (build/bin/nmt), BACKEND (dnnl), THREADS ("2"; e.g. "1 2"), REPEAT (2), ALPHA (0), MAX_LENGTH (256), LENGTH (same),
 # CT2_OPENBLAS_DIR (the folder of the OpenMP libopenblas.so.0), PYTHON (/usr/bin/python3, with numpy),
 # SPM (a CTranslate2 model's SentencePiece model), KEEP (a folder that receives every output as
 # ENGINE.PRECISION.SEARCH.THREADS.RUN.hyp; none by default), PRECISIONS ("fp32 int8") and SEARCHES
@@ -52,6 +55,12 @@ BACKEND=${BACKEND:-dnnl}
 THREADS=${THREADS:-2}
 REPEAT=${REPEAT:-2}
 MAX_LENGTH=${MAX_LENGTH:-256}
+LENGTH=${LENGTH:-same}
+case $LENGTH in
+  same) nmt_length="--max-output-length $MAX_LENGTH --max-length-ratio 100" ;;
+  ratio) nmt_length= ;;
+  *) echo "ct2_compare.sh: LENGTH is same or ratio, not $LENGTH" >&2; exit 2 ;;
+esac
 PRECISIONS=${PRECISIONS:-fp32 int8}
 SEARCHES=${SEARCHES:-beam4 beam5 greedy}
 ALPHA=${ALPHA:-0}
@@ -127,9 +136,9 @@ for precision in $PRECISIONS; do
       [ "$threads" -gt 1 ] && layouts+=" 1 $threads" # one translator on all threads; one per thread
       for ((run = 1; run <= REPEAT; run++)); do
         l=$(load)
-        # shellcheck disable=SC2086 # nmt_flag is one or two words
+        # shellcheck disable=SC2086 # nmt_flag and nmt_length are words
         /usr/bin/time -f '%e %M %U %S' -o "$work/time" "$NMT" translate -m "$model" -i "$nmt_src" --precision $precision \
-          $nmt_flag --length-penalty "$ALPHA" --loop-guard 0 --batch-size $batch --no-stream --threads "$threads" -q >"$work/nmt.out"
+          $nmt_flag $nmt_length --length-penalty "$ALPHA" --loop-guard 0 --batch-size $batch --no-stream --threads "$threads" -q >"$work/nmt.out"
         if [ $nmt_pieces = 1 ]; then spm_decode --model="$spm" <"$work/nmt.out" >"$work/nmt.hyp"; else mv "$work/nmt.out" "$work/nmt.hyp"; fi
         report nmt $precision $search "$work/nmt.hyp" "$work/time" "$l"
         best=
@@ -147,8 +156,10 @@ for precision in $PRECISIONS; do
           spm_decode --model="$spm" <"$work/ct2.pieces" >"$work/ct2.hyp"
           report "ct2-${intra}x$inter" $precision $search "$work/ct2.hyp" "$work/time" "$l"
           best=$(awk -v a="$best" -v b="$(cat "$work/ct2-${intra}x$inter.s")" 'BEGIN { print (a == "" || b < a) ? b : a }')
+          differ=$(awk 'NR == FNR { a[FNR] = $0; next } $0 != a[FNR] { d++ } END { print d + 0 }' "$work/nmt.hyp" "$work/ct2.hyp")
         done
-        awk -v c="$best" -v n="$(cat "$work/nmt.s")" 'BEGIN { printf "nmt speed / faster ct2 speed: %.2fx\n", c / n }'
+        awk -v c="$best" -v n="$(cat "$work/nmt.s")" -v d="$differ" -v s="$sentences" \
+          'BEGIN { printf "nmt speed / faster ct2 speed: %.2fx (outputs unlike nmt'"'"'s: %d of %d)\n", c / n, d, s }'
       done
     done
   done
