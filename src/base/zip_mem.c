@@ -39,6 +39,7 @@ static int inflate_entry(nmt_zip_entry *e, const unsigned char *in, size_t compr
     }
     if ((uint32_t)crc32(crc32(0L, Z_NULL, 0), e->data, (uInt)e->size) != crc)
         return nmt_error_set("%s: %s: CRC mismatch", what, e->name);
+    e->data[e->size] = 0;
     return 0;
 }
 

@@ -40,22 +40,17 @@ static const char *const odf_paragraphs[] = {"text:p", "text:h", NULL},
                          *const odf_spaces[] = {"text:s", "text:tab", "text:line-break", NULL},
                          *const odf_skipped[] = {"text:note-citation", "text:tracked-changes", "text:page-number",
                                                  "text:page-count", "text:date", "text:time", "text:file-name", NULL};
-static const char *const xhtml_paragraphs[] = {"p", "h1", "h2", "h3", "h4", "h5", "h6", "li", "td", "th", "dt", "dd",
-                                               "caption", "figcaption", "title", "div", "blockquote", "pre", NULL},
-                         *const xhtml_spaces[] = {"br", NULL},
-                         *const xhtml_skipped[] = {"script", "style", "code", "kbd", "samp", "var", "svg", "math", NULL};
 static const nmt_serve_xmltext_dialect dialects[] = {
     [ODT] = {odf_paragraphs, NULL, odf_spaces, odf_skipped, 0},
     [ODP] = {odf_paragraphs, NULL, odf_spaces, odf_skipped, 0},
     [DOCX] = {docx_paragraphs, docx_text, docx_spaces, NULL, 1},
     [PPTX] = {pptx_paragraphs, pptx_text, pptx_spaces, NULL, 0},
-    [EPUB] = {xhtml_paragraphs, NULL, xhtml_spaces, xhtml_skipped, 0},
 };
 
 typedef struct part {
     int entry;                /* its entry in the archive */
     char *what;               /* "file: entry" */
-    nmt_serve_xmltext *x;
+    nmt_serve_xmltext *x;     /* its paragraphs (NULL: an EPUB chapter, one HTML text) */
     int first;                /* its first text */
 } part;
 
@@ -121,7 +116,11 @@ static int add_part(nmt_serve_document *d, const char *file, int entry, int *cap
     const size_t n = strlen(file) + strlen(e->name) + 3;
     if (!(p->what = nmt_malloc(n))) return -1;
     snprintf(p->what, n, "%s: %s", file, e->name);
-    return nmt_serve_xmltext_read((const char *)e->data, e->size, &dialects[d->kind], p->what, &p->x);
+    if (d->kind != EPUB) return nmt_serve_xmltext_read((const char *)e->data, e->size, &dialects[d->kind], p->what, &p->x);
+    if (memchr(e->data, '\0', e->size)) return nmt_error_set("%s: a NUL byte", p->what);
+    const long bad = nmt_utf8_invalid_at((const char *)e->data, e->size);
+    if (bad >= 0) return nmt_error_set("%s: invalid UTF-8 at byte %ld", p->what, bad + 1);
+    return 0;
 }
 
 /* The archive's parts read, and their paragraphs made the texts. */
@@ -143,12 +142,13 @@ static int open_archive(nmt_serve_document *d, const char *name, const char *dat
         return nmt_error_set("%s: no %s in the archive", name, d->kind == DOCX ? "word/document.xml"
                                                                 : d->kind == PPTX ? "slide (ppt/slides/slideN.xml)" : "content.xml");
     int total = 0;
-    for (int i = 0; i < d->part_count; i++) total += nmt_serve_xmltext_count(d->parts[i].x);
+    for (int i = 0; i < d->part_count; i++) total += d->parts[i].x ? nmt_serve_xmltext_count(d->parts[i].x) : 1;
     if (!(d->texts = nmt_calloc(total ? (size_t)total : 1, sizeof *d->texts))) return -1;
     for (int i = 0; i < d->part_count; i++) {
-        d->parts[i].first = d->count;
-        for (int k = 0; k < nmt_serve_xmltext_count(d->parts[i].x); k++)
-            d->texts[d->count++] = nmt_serve_xmltext_paragraph(d->parts[i].x, k);
+        part *p = &d->parts[i];
+        p->first = d->count;
+        if (!p->x) d->texts[d->count++] = (const char *)d->zip.entries[p->entry].data; /* the chapter, one text */
+        for (int k = 0; p->x && k < nmt_serve_xmltext_count(p->x); k++) d->texts[d->count++] = nmt_serve_xmltext_paragraph(p->x, k);
     }
     return 0;
 }
@@ -181,7 +181,7 @@ int nmt_serve_document_open(const char *name, const char *data, size_t len, size
 
 int nmt_serve_document_count(const nmt_serve_document *d) { return d->count; }
 const char *const *nmt_serve_document_texts(const nmt_serve_document *d) { return d->texts; }
-int nmt_serve_document_html(const nmt_serve_document *d) { return d->kind == HTML; }
+int nmt_serve_document_html(const nmt_serve_document *d) { return d->kind == HTML || d->kind == EPUB; }
 
 /* The archive with its parts translated. */
 static int write_archive(const nmt_serve_document *d, const char *const *translations, char **out, size_t *len) {
@@ -192,7 +192,8 @@ static int write_archive(const nmt_serve_document *d, const char *const *transla
     for (; written < d->part_count; written++) {
         const part *p = &d->parts[written];
         nmt_strbuf b = {0};
-        if (nmt_serve_xmltext_write(p->x, translations + p->first, &b) < 0) {
+        if (p->x ? nmt_serve_xmltext_write(p->x, translations + p->first, &b) < 0
+                 : nmt_strbuf_puts(&b, translations[p->first]) < 0) {
             nmt_strbuf_free(&b);
             goto done;
         }

@@ -7,9 +7,9 @@
  * a cue). The office formats are zip archives (base/zip_mem.h) whose XML parts are translated by
  * serve/xmltext.h: .docx word/document.xml, word/header*.xml and word/footer*.xml (paragraphs w:p, text
  * w:t); .pptx ppt/slides/slideN.xml (a:p, a:t); .odt and .odp content.xml (text:p and text:h, their
- * character data). .epub: the XHTML files (.xhtml, .html, .htm) that its OPF lists in its spine,
- * found through META-INF/container.xml, as XML with HTML's block elements as paragraphs (p, h1..h6,
- * li, td, th, dt, dd, caption, figcaption, title...) and all their character data as text. Every other
+ * character data). .epub: each XHTML chapter of its spine (serve/epub.h) is one HTML text, translated
+ * as format html translates one (serve/segment.h: blocks, inline tags placed by the alignment), as
+ * LibreTranslate translates them through translatehtml; it must be UTF-8 without a NUL byte. Every other
  * entry is copied unchanged, in its place, stored or deflated as it was (an ODF's mimetype stays first
  * and stored). Text files must be UTF-8 without a NUL byte.
  *

@@ -99,7 +99,7 @@ def make(d):
                    '<spine><itemref idref="c1"/></spine></package>')
         z.writestr("OEBPS/ch1.xhtml", f'<?xml version="1.0" encoding="utf-8"?>\n<!DOCTYPE html>\n<html xmlns="{XHTML}">'
                    '<head><title>the cat</title><style>p { color: red }</style></head><body><h1>big red house</h1>'
-                   '<p>the cat <em>sees</em> a dog<br/>the small tree runs</p><p><code>the cat</code></p></body></html>')
+                   '<p>the cat <em>sees</em> a dog</p><p>the small tree runs<br/></p><p><code>the cat</code></p></body></html>')
         z.writestr("OEBPS/s.css", "p { margin: 0 }")
     with open(f"{d}/a.srt", "wb") as f:
         f.write("\ufeff1\r\n00:00:01,000 --> 00:00:02,500\r\nthe cat sees\r\na dog\r\n\r\n"
