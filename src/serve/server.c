@@ -328,8 +328,8 @@ static void translate(nmt_serve *s, nmt_serve_api api, const request_headers *h,
     a->translation = 1;
     const int parsed = nmt_serve_request_parse(api, h->content_type, c->body ? c->body : "", c->len, &r) == 0;
     if (parsed && check_request(s, &r, h, a) < 0) goto done;
-    if (!parsed || nmt_serve_route_request(s->pairs, s->model_count, &r, &route, &guess, &auto_source) < 0 ||
-        (api == NMT_SERVE_FILE && nmt_serve_document_take(&r, &doc) < 0)) {
+    if (!parsed || (api == NMT_SERVE_FILE && nmt_serve_document_take(&r, &doc) < 0) || /* "auto" reads its texts */
+        nmt_serve_route_request(s->pairs, s->model_count, &r, &route, &guess, &auto_source) < 0) {
         refuse(a);
         goto done;
     }

@@ -41,6 +41,19 @@ for ext in docx pptx odt odp epub srt; do
 $(paste "src.$ext" "want.$ext" "out.$ext")"
 done
 
+# Source auto: the language is detected from the document's paragraphs (not its bytes), and the same
+# file comes back; a document without text comes back as it was.
+code="$(curl -s -o resp -w '%{http_code}' "$url/translate_file" -F file=@a.docx -F source=auto -F target=de)"
+[ "$code" = 200 ] && curl -s -o auto.docx "$(sed -n 's|^{"translatedFileUrl":"\(.*\)"}$|\1|p' resp)" && cmp -s auto.docx got.docx ||
+  say_fail "a .docx from source auto: $code $(cat resp)"
+python3 -c 'import zipfile; zipfile.ZipFile("blank.odt", "w").writestr("content.xml", "<o><text:p> - </text:p></o>")'
+for source in en auto; do
+  code="$(curl -s -o resp -w '%{http_code}' "$url/translate_file" -F file=@blank.odt -F source=$source -F target=de)"
+  [ "$code" = 200 ] && curl -s -o got-blank.odt "$(sed -n 's|^{"translatedFileUrl":"\(.*\)"}$|\1|p' resp)" &&
+    python3 -c 'import sys, zipfile; sys.exit(zipfile.ZipFile("got-blank.odt").read("content.xml") != b"<o><text:p> - </text:p></o>")' ||
+    say_fail "a document without text, source $source: $code $(cat resp)"
+done
+
 # Damaged files: a 400 naming the file and what is wrong, never a crash.
 printf 'not a zip archive at all, but long enough' >bad.docx
 code="$(curl -s -o resp -w '%{http_code}' "$url/translate_file" -F file=@bad.docx -F source=en -F target=de)"; body="$(cat resp)"
