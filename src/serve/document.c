@@ -33,9 +33,9 @@ static const struct {
 const char nmt_serve_document_formats_json[] = "\".txt\",\".odt\",\".odp\",\".docx\",\".pptx\",\".epub\",\".html\",\".srt\"";
 
 static const char *const docx_paragraphs[] = {"w:p", NULL}, *const docx_text[] = {"w:t", NULL},
-                         *const docx_spaces[] = {"w:tab", "w:br", "w:cr", NULL};
+                         *const docx_spaces[] = {"w:tab", "w:br", "w:cr", NULL}, *const docx_skipped[] = {"w:fldSimple", NULL};
 static const char *const pptx_paragraphs[] = {"a:p", NULL}, *const pptx_text[] = {"a:t", NULL},
-                         *const pptx_spaces[] = {"a:br", NULL};
+                         *const pptx_spaces[] = {"a:br", NULL}, *const pptx_skipped[] = {"a:fld", NULL};
 static const char *const odf_paragraphs[] = {"text:p", "text:h", NULL},
                          *const odf_spaces[] = {"text:s", "text:tab", "text:line-break", NULL},
                          *const odf_skipped[] = {"text:note-citation", "text:tracked-changes", "text:page-number",
@@ -43,8 +43,8 @@ static const char *const odf_paragraphs[] = {"text:p", "text:h", NULL},
 static const nmt_serve_xmltext_dialect dialects[] = {
     [ODT] = {odf_paragraphs, NULL, odf_spaces, odf_skipped, 0},
     [ODP] = {odf_paragraphs, NULL, odf_spaces, odf_skipped, 0},
-    [DOCX] = {docx_paragraphs, docx_text, docx_spaces, NULL, 1},
-    [PPTX] = {pptx_paragraphs, pptx_text, pptx_spaces, NULL, 0},
+    [DOCX] = {docx_paragraphs, docx_text, docx_spaces, docx_skipped, 1},
+    [PPTX] = {pptx_paragraphs, pptx_text, pptx_spaces, pptx_skipped, 0},
 };
 
 typedef struct part {

@@ -63,7 +63,7 @@ static void expect_entry(const nmt_zip_mem *z, int i, const char *name, const ch
 #define TP(text) "<w:p><w:r><w:t xml:space=\"preserve\">" text "</w:t></w:r></w:p>"
 
 START_TEST(office_parts_are_translated_the_rest_kept) {
-    const part_spec docx[] = {{"[Content_Types].xml", "<Types/>", 8}, {"word/document.xml", "<w:d>" P("one") "</w:d>", 8},
+    const part_spec docx[] = {{"[Content_Types].xml", "<Types/>", 8}, {"word/document.xml", "<w:d>" P("one") "<w:p><w:fldSimple><w:r><w:t>3</w:t></w:r></w:fldSimple></w:p></w:d>", 8},
                               {"word/header1.xml", "<w:h>" P("two") "</w:h>", 0}, {"word/footer2.xml", "<w:f>" P("three") "</w:f>", 8},
                               {"word/styles.xml", "<w:s>" P("kept") "</w:s>", 8}, {"word/media/a.png", "\x89PNG", 0}};
     size_t len;
@@ -71,7 +71,7 @@ START_TEST(office_parts_are_translated_the_rest_kept) {
     nmt_zip_mem z;
     translate("Report.DOCX", data, len, "one|two|three", &z);
     expect_entry(&z, 0, "[Content_Types].xml", "<Types/>", 8);
-    expect_entry(&z, 1, "word/document.xml", "<w:d>" TP("T0") "</w:d>", 8);
+    expect_entry(&z, 1, "word/document.xml", "<w:d>" TP("T0") "<w:p><w:fldSimple><w:r><w:t>3</w:t></w:r></w:fldSimple></w:p></w:d>", 8);
     expect_entry(&z, 2, "word/header1.xml", "<w:h>" TP("T1") "</w:h>", 0);
     expect_entry(&z, 3, "word/footer2.xml", "<w:f>" TP("T2") "</w:f>", 8);
     expect_entry(&z, 4, "word/styles.xml", "<w:s>" P("kept") "</w:s>", 8);
@@ -79,12 +79,12 @@ START_TEST(office_parts_are_translated_the_rest_kept) {
     nmt_zip_mem_free(&z);
     free(data);
 
-    const part_spec pptx[] = {{"ppt/slides/slide10.xml", "<p:sld><a:p><a:r><a:t>ten</a:t></a:r></a:p></p:sld>", 8},
+    const part_spec pptx[] = {{"ppt/slides/slide10.xml", "<p:sld><a:p><a:r><a:t>ten</a:t></a:r><a:fld><a:t>10</a:t></a:fld></a:p></p:sld>", 8},
                               {"ppt/slideLayouts/slideLayout1.xml", "<a:p><a:r><a:t>layout</a:t></a:r></a:p>", 8},
                               {"ppt/slides/slide2.xml", "<p:sld><a:p><a:r><a:t>two</a:t></a:r></a:p></p:sld>", 8}};
     data = archive(pptx, 3, &len);
     translate("deck.pptx", data, len, "ten|two", &z);
-    expect_entry(&z, 0, "ppt/slides/slide10.xml", "<p:sld><a:p><a:r><a:t>T0</a:t></a:r></a:p></p:sld>", 8);
+    expect_entry(&z, 0, "ppt/slides/slide10.xml", "<p:sld><a:p><a:r><a:t>T0</a:t></a:r><a:fld><a:t>10</a:t></a:fld></a:p></p:sld>", 8);
     expect_entry(&z, 1, "ppt/slideLayouts/slideLayout1.xml", "<a:p><a:r><a:t>layout</a:t></a:r></a:p>", 8);
     nmt_zip_mem_free(&z);
     free(data);
