@@ -32,7 +32,7 @@ static char *archive(const part_spec *parts, int n, size_t *len) {
 static void translate(const char *name, const char *data, size_t len, const char *texts, nmt_zip_mem *out) {
     nmt_serve_document *d;
     ck_assert_msg(nmt_serve_document_open(name, data, len, 1 << 20, &d) == 0, "%s", nmt_error());
-    char got[2048] = "", labels[16][8];
+    char got[2048] = "", labels[16][16];
     const char *translations[16];
     ck_assert_int_le(nmt_serve_document_count(d), 16);
     for (int i = 0; i < nmt_serve_document_count(d); i++) {
