@@ -66,7 +66,8 @@ static int read_entry(const unsigned char *a, size_t len, const unsigned char *p
     if ((size_t)local > len || len - local < LOCAL || get32(a + local) != 0x04034b50)
         return nmt_error_set("%s: %s: no local header where the directory says", what, e->name);
     const size_t data = (size_t)local + LOCAL + get16(a + local + 26) + get16(a + local + 28);
-    if (data > len || compressed > len - data) return nmt_error_set("%s: %s: its data lies outside the archive", what, e->name);
+    if (data > len || compressed > len - data)
+        return nmt_error_set("%s: %s: its data lies outside the archive", what, e->name);
     e->size = size;
     return inflate_entry(e, a + data, compressed, crc, what);
 }
@@ -83,7 +84,8 @@ int nmt_zip_mem_read(const void *data, size_t len, size_t max_bytes, const char 
     const uint32_t entries = get16(e + 10), bytes = get32(e + 12), offset = get32(e + 16);
     if (get16(e + 8) == 0xFFFF || entries == 0xFFFF || bytes == 0xFFFFFFFFu || offset == 0xFFFFFFFFu)
         return nmt_error_set("%s: a zip64 archive, which nmt does not read", what);
-    if (offset > len || bytes > len - offset) return nmt_error_set("%s: the central directory lies outside the archive", what);
+    if (offset > len || bytes > len - offset)
+        return nmt_error_set("%s: the central directory lies outside the archive", what);
     if (!(out->entries = nmt_calloc(entries ? entries : 1, sizeof *out->entries))) return -1;
     size_t at = offset, total = 0;
     for (uint32_t i = 0; i < entries; i++) {

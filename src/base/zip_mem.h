@@ -22,7 +22,7 @@ typedef struct nmt_zip_entry {
     char *name;          /* NUL-terminated */
     unsigned char *data; /* [size] inflated; read ones are followed by a NUL byte (text entries are strings) */
     size_t size;
-    int method;          /* 0 stored, 8 deflated */
+    int method; /* 0 stored, 8 deflated */
     unsigned dos_time, dos_date;
 } nmt_zip_entry;
 

@@ -30,16 +30,20 @@ static const struct {
     {".htm", "text/html; charset=utf-8"},
 };
 
-const char nmt_serve_document_formats_json[] = "\".txt\",\".odt\",\".odp\",\".docx\",\".pptx\",\".epub\",\".html\",\".srt\"";
+const char nmt_serve_document_formats_json[] =
+    "\".txt\",\".odt\",\".odp\",\".docx\",\".pptx\",\".epub\",\".html\",\".srt\"";
 
 static const char *const docx_paragraphs[] = {"w:p", NULL}, *const docx_text[] = {"w:t", NULL},
-                         *const docx_spaces[] = {"w:tab", "w:br", "w:cr", NULL}, *const docx_skipped[] = {"w:fldSimple", NULL};
+                         *const docx_spaces[] = {"w:tab", "w:br", "w:cr", NULL},
+                         *const docx_skipped[] = {"w:fldSimple", NULL};
 static const char *const pptx_paragraphs[] = {"a:p", NULL}, *const pptx_text[] = {"a:t", NULL},
                          *const pptx_spaces[] = {"a:br", NULL}, *const pptx_skipped[] = {"a:fld", NULL};
 static const char *const odf_paragraphs[] = {"text:p", "text:h", NULL},
                          *const odf_spaces[] = {"text:s", "text:tab", "text:line-break", NULL},
-                         *const odf_skipped[] = {"text:note-citation", "text:tracked-changes", "text:page-number",
-                                                 "text:page-count", "text:date", "text:time", "text:file-name", NULL};
+                         *const odf_skipped[] = {"text:note-citation", "text:tracked-changes",
+                                                 "text:page-number",   "text:page-count",
+                                                 "text:date",          "text:time",
+                                                 "text:file-name",     NULL};
 static const nmt_serve_xmltext_dialect dialects[] = {
     [ODT] = {odf_paragraphs, NULL, odf_spaces, odf_skipped, 0},
     [ODP] = {odf_paragraphs, NULL, odf_spaces, odf_skipped, 0},
@@ -48,20 +52,20 @@ static const nmt_serve_xmltext_dialect dialects[] = {
 };
 
 typedef struct part {
-    int entry;                /* its entry in the archive */
-    char *what;               /* "file: entry" */
-    nmt_serve_xmltext *x;     /* its paragraphs (NULL: an EPUB chapter, one HTML text) */
-    int first;                /* its first text */
+    int entry;            /* its entry in the archive */
+    char *what;           /* "file: entry" */
+    nmt_serve_xmltext *x; /* its paragraphs (NULL: an EPUB chapter, one HTML text) */
+    int first;            /* its first text */
 } part;
 
 struct nmt_serve_document {
     kind kind;
-    char *text;               /* TXT, HTML: the file */
+    char *text; /* TXT, HTML: the file */
     nmt_serve_srt srt;
     nmt_zip_mem zip;
     part *parts;
     int part_count;
-    const char **texts;       /* [count] */
+    const char **texts; /* [count] */
     int count;
 };
 
@@ -88,7 +92,8 @@ static int translated_part(kind k, const char *name) {
     switch (k) {
     case DOCX:
         return strcmp(name, "word/document.xml") == 0 ||
-               ((starts(name, "word/header") || starts(name, "word/footer")) && ends(name, ".xml") && !strchr(name + 5, '/'));
+               ((starts(name, "word/header") || starts(name, "word/footer")) && ends(name, ".xml") &&
+                !strchr(name + 5, '/'));
     case PPTX: {
         if (!starts(name, "ppt/slides/slide") || !ends(name, ".xml")) return 0;
         const char *digits = name + strlen("ppt/slides/slide");
@@ -116,7 +121,8 @@ static int add_part(nmt_serve_document *d, const char *file, int entry, int *cap
     const size_t n = strlen(file) + strlen(e->name) + 3;
     if (!(p->what = nmt_malloc(n))) return -1;
     snprintf(p->what, n, "%s: %s", file, e->name);
-    if (d->kind != EPUB) return nmt_serve_xmltext_read((const char *)e->data, e->size, &dialects[d->kind], p->what, &p->x);
+    if (d->kind != EPUB)
+        return nmt_serve_xmltext_read((const char *)e->data, e->size, &dialects[d->kind], p->what, &p->x);
     if (memchr(e->data, '\0', e->size)) return nmt_error_set("%s: a NUL byte", p->what);
     const long bad = nmt_utf8_invalid_at((const char *)e->data, e->size);
     if (bad >= 0) return nmt_error_set("%s: invalid UTF-8 at byte %ld", p->what, bad + 1);
@@ -139,8 +145,10 @@ static int open_archive(nmt_serve_document *d, const char *name, const char *dat
             if (translated_part(d->kind, d->zip.entries[i].name) && add_part(d, name, i, &cap) < 0) return -1;
     }
     if (d->kind != EPUB && d->part_count == 0)
-        return nmt_error_set("%s: no %s in the archive", name, d->kind == DOCX ? "word/document.xml"
-                                                                : d->kind == PPTX ? "slide (ppt/slides/slideN.xml)" : "content.xml");
+        return nmt_error_set("%s: no %s in the archive", name,
+                             d->kind == DOCX   ? "word/document.xml"
+                             : d->kind == PPTX ? "slide (ppt/slides/slideN.xml)"
+                                               : "content.xml");
     int total = 0;
     for (int i = 0; i < d->part_count; i++) total += d->parts[i].x ? nmt_serve_xmltext_count(d->parts[i].x) : 1;
     if (!(d->texts = nmt_calloc(total ? (size_t)total : 1, sizeof *d->texts))) return -1;
@@ -148,12 +156,14 @@ static int open_archive(nmt_serve_document *d, const char *name, const char *dat
         part *p = &d->parts[i];
         p->first = d->count;
         if (!p->x) d->texts[d->count++] = (const char *)d->zip.entries[p->entry].data; /* the chapter, one text */
-        for (int k = 0; p->x && k < nmt_serve_xmltext_count(p->x); k++) d->texts[d->count++] = nmt_serve_xmltext_paragraph(p->x, k);
+        for (int k = 0; p->x && k < nmt_serve_xmltext_count(p->x); k++)
+            d->texts[d->count++] = nmt_serve_xmltext_paragraph(p->x, k);
     }
     return 0;
 }
 
-int nmt_serve_document_open(const char *name, const char *data, size_t len, size_t max_bytes, nmt_serve_document **out) {
+int nmt_serve_document_open(const char *name, const char *data, size_t len, size_t max_bytes,
+                            nmt_serve_document **out) {
     nmt_serve_document *d = *out = nmt_calloc(1, sizeof *d);
     if (!d) return -1;
     const int k = find_kind(name);

@@ -37,8 +37,7 @@ extern const char nmt_serve_document_formats_json[];
 const char *nmt_serve_document_type(const char *name);
 /* Reads the file `name` (data[0, len)); refuses a format not taken ("Invalid request: file format not
  * supported") and a damaged file. Release *out with nmt_serve_document_free (also after a failure). */
-int nmt_serve_document_open(const char *name, const char *data, size_t len, size_t max_bytes,
-                            nmt_serve_document **out);
+int nmt_serve_document_open(const char *name, const char *data, size_t len, size_t max_bytes, nmt_serve_document **out);
 /* The file of a /translate_file request (r->q[0], r->file_len bytes, named r->filename) read, and r's
  * texts made the document's texts to translate (r->q, r->count). */
 int nmt_serve_document_take(nmt_serve_request *r, nmt_serve_document **out);

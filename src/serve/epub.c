@@ -70,7 +70,8 @@ int nmt_serve_epub_chapters(const nmt_zip_mem *zip, const char *file, int *chapt
     char opf_path[VALUE_MAX], value[VALUE_MAX];
     size_t at = 0, begin, end;
     const char *c = (const char *)container->data;
-    if (!next_tag(c, container->size, &at, "rootfile", &begin, &end) || !attribute(c, begin, end, "full-path", opf_path))
+    if (!next_tag(c, container->size, &at, "rootfile", &begin, &end) ||
+        !attribute(c, begin, end, "full-path", opf_path))
         return nmt_error_set("%s: META-INF/container.xml names no rootfile full-path", file);
     const nmt_zip_entry *opf = nmt_zip_mem_find(zip, opf_path);
     if (!opf) return nmt_error_set("%s: no %s, the package document its container names", file, opf_path);

@@ -110,7 +110,9 @@ static int is_letter(const char *t, size_t i, size_t n) {
     const unsigned char c = (unsigned char)t[i];
     return c >= 0x80 || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
 }
-static int is_word(const char *t, size_t i, size_t n) { return is_letter(t, i, n) || (i < n && t[i] >= '0' && t[i] <= '9'); }
+static int is_word(const char *t, size_t i, size_t n) {
+    return is_letter(t, i, n) || (i < n && t[i] >= '0' && t[i] <= '9');
+}
 static int is_word_punct(const char *t, size_t i, size_t n) {
     return is_word(t, i, n) || (i < n && strchr("!\"'&.,?", t[i]) && t[i]);
 }

@@ -28,7 +28,7 @@ typedef struct nmt_serve_srt {
     char **lines;            /* [lines] into copy */
     nmt_serve_srt_cue *cues; /* [count] */
     int count;
-    int crlf;                /* lines end with "\r\n" */
+    int crlf; /* lines end with "\r\n" */
 } nmt_serve_srt;
 
 /* Reads data[0, len) into *out (release with nmt_serve_srt_free, also after a failure); errors begin

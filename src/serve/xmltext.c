@@ -14,8 +14,8 @@ typedef struct chunk {
     size_t begin, end; /* its character data in the part */
     size_t gt;         /* the '>' of its text element's start tag, where xml:space goes (SIZE_MAX: none) */
     int paragraph;
-    int words;         /* source words that start in it */
-    int spaced;        /* a space element stands between it and its paragraph's chunk before */
+    int words;  /* source words that start in it */
+    int spaced; /* a space element stands between it and its paragraph's chunk before */
 } chunk;
 
 typedef struct paragraph {
@@ -88,8 +88,10 @@ static size_t reference(const char *s, size_t n, uint32_t *code) {
     size_t i = hex ? 3 : 2;
     for (; i < n && i < 12; i++) {
         const char d = s[i];
-        const int v = d >= '0' && d <= '9' ? d - '0' : hex && d >= 'a' && d <= 'f' ? d - 'a' + 10
-                    : hex && d >= 'A' && d <= 'F' ? d - 'A' + 10 : -1;
+        const int v = d >= '0' && d <= '9'          ? d - '0'
+                      : hex && d >= 'a' && d <= 'f' ? d - 'a' + 10
+                      : hex && d >= 'A' && d <= 'F' ? d - 'A' + 10
+                                                    : -1;
         if (v < 0) break;
         c = c * (hex ? 16u : 10u) + (uint32_t)v;
     }
@@ -157,7 +159,9 @@ static int character_data(nmt_serve_xmltext *x, size_t from, size_t to) {
 static size_t start_tag(nmt_serve_xmltext *x, size_t at, int *failed) {
     size_t i = at + 1;
     const size_t name = i;
-    while (i < x->len && !is_ws(x->xml[i]) && x->xml[i] != '>' && x->xml[i] != '/' && x->xml[i] != '=' && x->xml[i] != '<') i++;
+    while (i < x->len && !is_ws(x->xml[i]) && x->xml[i] != '>' && x->xml[i] != '/' && x->xml[i] != '=' &&
+           x->xml[i] != '<')
+        i++;
     const size_t name_len = i - name;
     if (name_len == 0 || name_len > NMT_SERVE_XMLTEXT_MAX_NAME)
         return *failed = fail_at(x, at, "a tag without a name, or with one longer than 128 bytes"), 0;
@@ -166,14 +170,19 @@ static size_t start_tag(nmt_serve_xmltext *x, size_t at, int *failed) {
         if (i >= x->len) return *failed = fail_at(x, at, "a start tag that never ends"), 0;
         if (x->xml[i] == '>' || (x->xml[i] == '/' && i + 1 < x->len && x->xml[i + 1] == '>')) break;
         const size_t attr = i;
-        while (i < x->len && !is_ws(x->xml[i]) && x->xml[i] != '=' && x->xml[i] != '>' && x->xml[i] != '/' && x->xml[i] != '<') i++;
+        while (i < x->len && !is_ws(x->xml[i]) && x->xml[i] != '=' && x->xml[i] != '>' && x->xml[i] != '/' &&
+               x->xml[i] != '<')
+            i++;
         while (i < x->len && is_ws(x->xml[i])) i++;
-        if (i == attr || i >= x->len || x->xml[i] != '=') return *failed = fail_at(x, attr, "an attribute without '=' and a value"), 0;
+        if (i == attr || i >= x->len || x->xml[i] != '=')
+            return *failed = fail_at(x, attr, "an attribute without '=' and a value"), 0;
         for (i++; i < x->len && is_ws(x->xml[i]);) i++;
-        if (i >= x->len || (x->xml[i] != '"' && x->xml[i] != '\'')) return *failed = fail_at(x, attr, "an attribute value without quotes"), 0;
+        if (i >= x->len || (x->xml[i] != '"' && x->xml[i] != '\''))
+            return *failed = fail_at(x, attr, "an attribute value without quotes"), 0;
         const char quote = x->xml[i++];
         while (i < x->len && x->xml[i] != quote && x->xml[i] != '<') i++;
-        if (i >= x->len || x->xml[i] != quote) return *failed = fail_at(x, attr, "an attribute value that never ends"), 0;
+        if (i >= x->len || x->xml[i] != quote)
+            return *failed = fail_at(x, attr, "an attribute value that never ends"), 0;
         i++;
         if (i < x->len && !is_ws(x->xml[i]) && x->xml[i] != '>' && x->xml[i] != '/')
             return *failed = fail_at(x, i, "no space between attributes"), 0;
@@ -181,7 +190,8 @@ static size_t start_tag(nmt_serve_xmltext *x, size_t at, int *failed) {
     const int empty = x->xml[i] == '/';
     const size_t end = i + (empty ? 2 : 1);
     const char *n = x->xml + name;
-    paragraph *p = x->depth && x->stack[x->depth - 1].paragraph >= 0 ? &x->paragraphs[x->stack[x->depth - 1].paragraph] : NULL;
+    paragraph *p =
+        x->depth && x->stack[x->depth - 1].paragraph >= 0 ? &x->paragraphs[x->stack[x->depth - 1].paragraph] : NULL;
     if (named(n, name_len, x->d->spaces) && p && !x->stack[x->depth - 1].skipped) {
         nmt_strbuf_append(&p->raw, " ", 1);
         p->after_space = 1;
@@ -194,7 +204,11 @@ static size_t start_tag(nmt_serve_xmltext *x, size_t at, int *failed) {
     }
     const open_element *parent = x->depth ? &x->stack[x->depth - 1] : NULL;
     open_element *e = &x->stack[x->depth++];
-    *e = (open_element){name, name_len, i, parent ? parent->paragraph : -1, named(n, name_len, x->d->text),
+    *e = (open_element){name,
+                        name_len,
+                        i,
+                        parent ? parent->paragraph : -1,
+                        named(n, name_len, x->d->text),
                         (parent && parent->skipped) || named(n, name_len, x->d->skipped)};
     if (named(n, name_len, x->d->paragraphs) && !e->skipped) {
         if (grow((void **)&x->paragraphs, &x->paragraph_cap, x->paragraph_count, sizeof *x->paragraphs) < 0) {
@@ -218,8 +232,9 @@ static size_t end_tag(nmt_serve_xmltext *x, size_t at, int *failed) {
     const open_element *top = x->depth ? &x->stack[x->depth - 1] : NULL;
     if (!top || top->name_len != name_len || memcmp(x->xml + top->name, x->xml + name, name_len) != 0) {
         char message[2 * NMT_SERVE_XMLTEXT_MAX_NAME + 64];
-        snprintf(message, sizeof message, "</%.*s> closes %s%.*s%s", (int)(name_len < 128 ? name_len : 128), x->xml + name,
-                 top ? "<" : "no element", top ? (int)top->name_len : 0, top ? x->xml + top->name : "", top ? ">" : "");
+        snprintf(message, sizeof message, "</%.*s> closes %s%.*s%s", (int)(name_len < 128 ? name_len : 128),
+                 x->xml + name, top ? "<" : "no element", top ? (int)top->name_len : 0, top ? x->xml + top->name : "",
+                 top ? ">" : "");
         return *failed = fail_at(x, at, message), 0;
     }
     x->depth--;
@@ -242,17 +257,23 @@ static int parse(nmt_serve_xmltext *x) {
         const char *s = x->xml + i;
         const size_t left = x->len - i;
         size_t next;
-        if (left >= 4 && memcmp(s, "<!--", 4) == 0) next = past(x, i + 4, "-->");
-        else if (left >= 9 && memcmp(s, "<![CDATA[", 9) == 0) next = x->depth ? past(x, i + 9, "]]>") : SIZE_MAX;
-        else if (left >= 2 && s[1] == '?') next = past(x, i + 2, "?>");
+        if (left >= 4 && memcmp(s, "<!--", 4) == 0)
+            next = past(x, i + 4, "-->");
+        else if (left >= 9 && memcmp(s, "<![CDATA[", 9) == 0)
+            next = x->depth ? past(x, i + 9, "]]>") : SIZE_MAX;
+        else if (left >= 2 && s[1] == '?')
+            next = past(x, i + 2, "?>");
         else if (left >= 9 && memcmp(s, "<!DOCTYPE", 9) == 0 && !elements) { /* with an internal subset in [ ] */
             size_t k = i;
             while (k < x->len && x->xml[k] != '[' && x->xml[k] != '>') k++;
             next = k < x->len && x->xml[k] == '[' ? past(x, k, "]") : k;
             if (next != SIZE_MAX) next = past(x, next, ">");
-        } else if (left >= 2 && s[1] == '/') next = end_tag(x, i, &failed);
-        else if (x->depth == 0 && elements) return fail_at(x, i, "a second root element");
-        else next = (elements++, start_tag(x, i, &failed));
+        } else if (left >= 2 && s[1] == '/')
+            next = end_tag(x, i, &failed);
+        else if (x->depth == 0 && elements)
+            return fail_at(x, i, "a second root element");
+        else
+            next = (elements++, start_tag(x, i, &failed));
         if (failed) return -1;
         if (next == SIZE_MAX) return fail_at(x, i, "markup that never ends");
         i = text = next;
@@ -281,8 +302,10 @@ static int collapse(paragraph *p) {
     if (!(p->text = nmt_malloc(p->raw.len + 1))) return -1;
     size_t n = 0;
     for (size_t i = 0; raw[i]; i++) {
-        if (!is_ws(raw[i])) p->text[n++] = raw[i];
-        else if (n && p->text[n - 1] != ' ') p->text[n++] = ' ';
+        if (!is_ws(raw[i]))
+            p->text[n++] = raw[i];
+        else if (n && p->text[n - 1] != ' ')
+            p->text[n++] = ' ';
     }
     if (n && p->text[n - 1] == ' ') n--;
     p->text[n] = '\0';
@@ -302,7 +325,8 @@ int nmt_serve_xmltext_read(const char *xml, size_t len, const nmt_serve_xmltext_
     const long bad = nmt_utf8_invalid_at(xml, len);
     if (bad >= 0) return nmt_error_set("%s: invalid UTF-8 at byte %ld", what, bad + 1);
     if (parse(x) < 0) return -1;
-    if (!(x->translated = nmt_calloc(x->paragraph_count ? (size_t)x->paragraph_count : 1, sizeof *x->translated))) return -1;
+    if (!(x->translated = nmt_calloc(x->paragraph_count ? (size_t)x->paragraph_count : 1, sizeof *x->translated)))
+        return -1;
     for (int i = 0; i < x->paragraph_count; i++) {
         paragraph *p = &x->paragraphs[i];
         if (p->raw.failed || collapse(p) < 0) return -1;
@@ -315,7 +339,9 @@ int nmt_serve_xmltext_read(const char *xml, size_t len, const nmt_serve_xmltext_
 }
 
 int nmt_serve_xmltext_count(const nmt_serve_xmltext *x) { return x->count; }
-const char *nmt_serve_xmltext_paragraph(const nmt_serve_xmltext *x, int i) { return x->paragraphs[x->translated[i]].text; }
+const char *nmt_serve_xmltext_paragraph(const nmt_serve_xmltext *x, int i) {
+    return x->paragraphs[x->translated[i]].text;
+}
 
 /* The target words of a paragraph: offsets of each word's start and end in its translation. */
 typedef struct target {
@@ -330,7 +356,8 @@ static int split_words(const char *text, target *t) {
     const size_t n = strlen(text);
     t->text = text;
     t->count = 0;
-    if (!(t->begin = nmt_malloc((n / 2 + 1) * sizeof *t->begin)) || !(t->end = nmt_malloc((n / 2 + 1) * sizeof *t->end)))
+    if (!(t->begin = nmt_malloc((n / 2 + 1) * sizeof *t->begin)) ||
+        !(t->end = nmt_malloc((n / 2 + 1) * sizeof *t->end)))
         return -1;
     for (size_t i = 0; i < n;) {
         while (i < n && is_ws(text[i])) i++;

@@ -36,10 +36,10 @@
 enum { NMT_SERVE_XMLTEXT_MAX_DEPTH = 512, NMT_SERVE_XMLTEXT_MAX_NAME = 128 };
 
 typedef struct nmt_serve_xmltext_dialect {
-    const char *const *paragraphs;   /* NULL-terminated element names */
-    const char *const *text;         /* NULL-terminated, or NULL: all character data in a paragraph */
-    const char *const *spaces;       /* NULL-terminated */
-    const char *const *skipped;      /* NULL-terminated */
+    const char *const *paragraphs; /* NULL-terminated element names */
+    const char *const *text;       /* NULL-terminated, or NULL: all character data in a paragraph */
+    const char *const *spaces;     /* NULL-terminated */
+    const char *const *skipped;    /* NULL-terminated */
     int preserve_space;
 } nmt_serve_xmltext_dialect;
 

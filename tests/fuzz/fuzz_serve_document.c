@@ -20,7 +20,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     const char *name = names[format];
     nmt_serve_document *d, *again;
     if (nmt_serve_document_open(name, (const char *)data + 1, size - 1, 1 << 20, &d) < 0) {
-        FUZZ_CHECK(strstr(nmt_error(), name) || strstr(nmt_error(), "out of memory") || strstr(nmt_error(), "Invalid request"),
+        FUZZ_CHECK(strstr(nmt_error(), name) || strstr(nmt_error(), "out of memory") ||
+                       strstr(nmt_error(), "Invalid request"),
                    "a refusal that does not name the file: %s", nmt_error());
         nmt_serve_document_free(d);
         return 0;
@@ -33,11 +34,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     FUZZ_CHECK(nmt_serve_document_count(again) == nmt_serve_document_count(d), "%d texts, then %d",
                nmt_serve_document_count(d), nmt_serve_document_count(again));
     for (int i = 0; office && i < nmt_serve_document_count(d); i++)
-        FUZZ_CHECK(strcmp(nmt_serve_document_texts(d)[i], nmt_serve_document_texts(again)[i]) == 0, "text %d: '%s', then '%s'",
-                   i, nmt_serve_document_texts(d)[i], nmt_serve_document_texts(again)[i]);
+        FUZZ_CHECK(strcmp(nmt_serve_document_texts(d)[i], nmt_serve_document_texts(again)[i]) == 0,
+                   "text %d: '%s', then '%s'", i, nmt_serve_document_texts(d)[i], nmt_serve_document_texts(again)[i]);
     if (format >= 3) {
         nmt_zip_mem a, b;
-        FUZZ_CHECK(nmt_zip_mem_read(data + 1, size - 1, 1 << 20, name, &a) == 0 && nmt_zip_mem_read(out, len, 4 << 20, name, &b) == 0,
+        FUZZ_CHECK(nmt_zip_mem_read(data + 1, size - 1, 1 << 20, name, &a) == 0 &&
+                       nmt_zip_mem_read(out, len, 4 << 20, name, &b) == 0,
                    "the archives do not read");
         FUZZ_CHECK(a.count == b.count, "%d entries, then %d", a.count, b.count);
         for (int i = 0; i < a.count; i++)

@@ -19,8 +19,8 @@ typedef struct part_spec {
 static char *archive(const part_spec *parts, int n, size_t *len) {
     nmt_zip_entry entries[16];
     for (int i = 0; i < n; i++)
-        entries[i] = (nmt_zip_entry){(char *)parts[i].name, (unsigned char *)parts[i].data, strlen(parts[i].data),
-                                     parts[i].method, 0, 0x21};
+        entries[i] = (nmt_zip_entry){
+            (char *)parts[i].name, (unsigned char *)parts[i].data, strlen(parts[i].data), parts[i].method, 0, 0x21};
     const nmt_zip_mem z = {entries, n};
     unsigned char *out;
     ck_assert_int_eq(nmt_zip_mem_write(&z, &out, len), 0);
@@ -63,15 +63,21 @@ static void expect_entry(const nmt_zip_mem *z, int i, const char *name, const ch
 #define TP(text) "<w:p><w:r><w:t xml:space=\"preserve\">" text "</w:t></w:r></w:p>"
 
 START_TEST(office_parts_are_translated_the_rest_kept) {
-    const part_spec docx[] = {{"[Content_Types].xml", "<Types/>", 8}, {"word/document.xml", "<w:d>" P("one") "<w:p><w:fldSimple><w:r><w:t>3</w:t></w:r></w:fldSimple></w:p></w:d>", 8},
-                              {"word/header1.xml", "<w:h>" P("two") "</w:h>", 0}, {"word/footer2.xml", "<w:f>" P("three") "</w:f>", 8},
-                              {"word/styles.xml", "<w:s>" P("kept") "</w:s>", 8}, {"word/media/a.png", "\x89PNG", 0}};
+    const part_spec docx[] = {{"[Content_Types].xml", "<Types/>", 8},
+                              {"word/document.xml",
+                               "<w:d>" P("one") "<w:p><w:fldSimple><w:r><w:t>3</w:t></w:r></w:fldSimple></w:p></w:d>",
+                               8},
+                              {"word/header1.xml", "<w:h>" P("two") "</w:h>", 0},
+                              {"word/footer2.xml", "<w:f>" P("three") "</w:f>", 8},
+                              {"word/styles.xml", "<w:s>" P("kept") "</w:s>", 8},
+                              {"word/media/a.png", "\x89PNG", 0}};
     size_t len;
     char *data = archive(docx, 6, &len);
     nmt_zip_mem z;
     translate("Report.DOCX", data, len, "one|two|three", &z);
     expect_entry(&z, 0, "[Content_Types].xml", "<Types/>", 8);
-    expect_entry(&z, 1, "word/document.xml", "<w:d>" TP("T0") "<w:p><w:fldSimple><w:r><w:t>3</w:t></w:r></w:fldSimple></w:p></w:d>", 8);
+    expect_entry(&z, 1, "word/document.xml",
+                 "<w:d>" TP("T0") "<w:p><w:fldSimple><w:r><w:t>3</w:t></w:r></w:fldSimple></w:p></w:d>", 8);
     expect_entry(&z, 2, "word/header1.xml", "<w:h>" TP("T1") "</w:h>", 0);
     expect_entry(&z, 3, "word/footer2.xml", "<w:f>" TP("T2") "</w:f>", 8);
     expect_entry(&z, 4, "word/styles.xml", "<w:s>" P("kept") "</w:s>", 8);
@@ -79,12 +85,14 @@ START_TEST(office_parts_are_translated_the_rest_kept) {
     nmt_zip_mem_free(&z);
     free(data);
 
-    const part_spec pptx[] = {{"ppt/slides/slide10.xml", "<p:sld><a:p><a:r><a:t>ten</a:t></a:r><a:fld><a:t>10</a:t></a:fld></a:p></p:sld>", 8},
+    const part_spec pptx[] = {{"ppt/slides/slide10.xml",
+                               "<p:sld><a:p><a:r><a:t>ten</a:t></a:r><a:fld><a:t>10</a:t></a:fld></a:p></p:sld>", 8},
                               {"ppt/slideLayouts/slideLayout1.xml", "<a:p><a:r><a:t>layout</a:t></a:r></a:p>", 8},
                               {"ppt/slides/slide2.xml", "<p:sld><a:p><a:r><a:t>two</a:t></a:r></a:p></p:sld>", 8}};
     data = archive(pptx, 3, &len);
     translate("deck.pptx", data, len, "ten|two", &z);
-    expect_entry(&z, 0, "ppt/slides/slide10.xml", "<p:sld><a:p><a:r><a:t>T0</a:t></a:r><a:fld><a:t>10</a:t></a:fld></a:p></p:sld>", 8);
+    expect_entry(&z, 0, "ppt/slides/slide10.xml",
+                 "<p:sld><a:p><a:r><a:t>T0</a:t></a:r><a:fld><a:t>10</a:t></a:fld></a:p></p:sld>", 8);
     expect_entry(&z, 1, "ppt/slideLayouts/slideLayout1.xml", "<a:p><a:r><a:t>layout</a:t></a:r></a:p>", 8);
     nmt_zip_mem_free(&z);
     free(data);
@@ -103,13 +111,17 @@ END_TEST
 START_TEST(epub_chapters_follow_the_spine) {
     const part_spec epub[] = {
         {"mimetype", "application/epub+zip", 0},
-        {"META-INF/container.xml", "<container><rootfiles><rootfile full-path='OPS/book.opf'/></rootfiles></container>", 8},
-        {"OPS/book.opf", "<opf:package><opf:manifest><opf:item id='a' href='a.xhtml' media-type='application/xhtml+xml'/>"
-                         "<opf:item href=\"text/b.html\" id=\"b\"/><opf:item id='css' href='s.css' media-type='text/css'/>"
-                         "</opf:manifest><opf:spine><opf:itemref idref='b'/><opf:itemref idref='a'/><opf:itemref "
-                         "idref='css'/><opf:itemref idref='a'/></opf:spine></opf:package>", 8},
+        {"META-INF/container.xml", "<container><rootfiles><rootfile full-path='OPS/book.opf'/></rootfiles></container>",
+         8},
+        {"OPS/book.opf",
+         "<opf:package><opf:manifest><opf:item id='a' href='a.xhtml' media-type='application/xhtml+xml'/>"
+         "<opf:item href=\"text/b.html\" id=\"b\"/><opf:item id='css' href='s.css' media-type='text/css'/>"
+         "</opf:manifest><opf:spine><opf:itemref idref='b'/><opf:itemref idref='a'/><opf:itemref "
+         "idref='css'/><opf:itemref idref='a'/></opf:spine></opf:package>",
+         8},
         {"OPS/a.xhtml", "<html><body><p>first</p></body></html>", 8},
-        {"OPS/text/b.html", "<html><head><title>second</title><script>x</script></head><body><h1>third</h1></body></html>", 8},
+        {"OPS/text/b.html",
+         "<html><head><title>second</title><script>x</script></head><body><h1>third</h1></body></html>", 8},
         {"OPS/unlisted.xhtml", "<html><p>kept</p></html>", 8},
         {"OPS/s.css", "p {}", 8}};
     size_t len;
@@ -117,7 +129,8 @@ START_TEST(epub_chapters_follow_the_spine) {
     nmt_zip_mem z;
     translate("book.epub", data, len,
               "<html><head><title>second</title><script>x</script></head><body><h1>third</h1></body></html>|"
-              "<html><body><p>first</p></body></html>", &z);
+              "<html><body><p>first</p></body></html>",
+              &z);
     expect_entry(&z, 3, "OPS/a.xhtml", "T1", 8);
     expect_entry(&z, 4, "OPS/text/b.html", "T0", 8);
     expect_entry(&z, 5, "OPS/unlisted.xhtml", "<html><p>kept</p></html>", 8);
@@ -134,8 +147,10 @@ static void refused(const char *name, const char *data, size_t len, const char *
 }
 
 START_TEST(formats_types_and_refusals) {
-    ck_assert_str_eq(nmt_serve_document_formats_json, "\".txt\",\".odt\",\".odp\",\".docx\",\".pptx\",\".epub\",\".html\",\".srt\"");
-    ck_assert_str_eq(nmt_serve_document_type("x.docx"), "application/vnd.openxmlformats-officedocument.wordprocessingml.document");
+    ck_assert_str_eq(nmt_serve_document_formats_json,
+                     "\".txt\",\".odt\",\".odp\",\".docx\",\".pptx\",\".epub\",\".html\",\".srt\"");
+    ck_assert_str_eq(nmt_serve_document_type("x.docx"),
+                     "application/vnd.openxmlformats-officedocument.wordprocessingml.document");
     ck_assert_str_eq(nmt_serve_document_type("x.ODP"), "application/vnd.oasis.opendocument.presentation");
     ck_assert_str_eq(nmt_serve_document_type("x.srt"), "application/x-subrip");
     ck_assert_str_eq(nmt_serve_document_type("x.htm"), "text/html; charset=utf-8");

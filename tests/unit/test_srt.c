@@ -11,17 +11,26 @@
 
 /* Each text and what textwrap.fill(text, width=40) gives for it (printed by Python 3.11). */
 static const char *const fill_cases[][2] = {
-    {"A man sits on a bench in the park and reads a newspaper while the sun goes down.", "A man sits on a bench in the park and\nreads a newspaper while the sun goes\ndown."},
+    {"A man sits on a bench in the park and reads a newspaper while the sun goes down.",
+     "A man sits on a bench in the park and\nreads a newspaper while the sun goes\ndown."},
     {"short", "short"},
     {"", ""},
-    {"  leading spaces and a well-known fact about state-of-the-art systems that is quite long indeed", "  leading spaces and a well-known fact\nabout state-of-the-art systems that is\nquite long indeed"},
-    {"Supercalifragilisticexpialidocious-and-more-words-glued-together-for-fun yes", "Supercalifragilisticexpialidocious-and-\nmore-words-glued-together-for-fun yes"},
-    {"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx", "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\nxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\nxxxxxxxxxxxxxxx"},
-    {"aaaa bbbb cccc dddd eeee ffff gggg hhhh iiii jjjj kkkk llll", "aaaa bbbb cccc dddd eeee ffff gggg hhhh\niiii jjjj kkkk llll"},
-    {"Il était une fois — dans un pays lointain — une très jolie princesse à Zürich.", "Il était une fois — dans un pays\nlointain — une très jolie princesse à\nZürich."},
-    {"word--dash and an em--dash here and there and everywhere oh yes", "word--dash and an em--dash here and\nthere and everywhere oh yes"},
-    {"tab\there\nnewline and   many    spaces  between the words of this line ok", "tab     here newline and   many\nspaces  between the words of this line\nok"},
-    {"1234567890123456789012345678901234567 abcdefghijklmnopqrstuvwxyzabcdefghijklmnopq", "1234567890123456789012345678901234567 ab\ncdefghijklmnopqrstuvwxyzabcdefghijklmnop\nq"},
+    {"  leading spaces and a well-known fact about state-of-the-art systems that is quite long indeed",
+     "  leading spaces and a well-known fact\nabout state-of-the-art systems that is\nquite long indeed"},
+    {"Supercalifragilisticexpialidocious-and-more-words-glued-together-for-fun yes",
+     "Supercalifragilisticexpialidocious-and-\nmore-words-glued-together-for-fun yes"},
+    {"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
+     "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\nxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\nxxxxxxxxxxxxxxx"},
+    {"aaaa bbbb cccc dddd eeee ffff gggg hhhh iiii jjjj kkkk llll",
+     "aaaa bbbb cccc dddd eeee ffff gggg hhhh\niiii jjjj kkkk llll"},
+    {"Il était une fois — dans un pays lointain — une très jolie princesse à Zürich.",
+     "Il était une fois — dans un pays\nlointain — une très jolie princesse à\nZürich."},
+    {"word--dash and an em--dash here and there and everywhere oh yes",
+     "word--dash and an em--dash here and\nthere and everywhere oh yes"},
+    {"tab\there\nnewline and   many    spaces  between the words of this line ok",
+     "tab     here newline and   many\nspaces  between the words of this line\nok"},
+    {"1234567890123456789012345678901234567 abcdefghijklmnopqrstuvwxyzabcdefghijklmnopq",
+     "1234567890123456789012345678901234567 ab\ncdefghijklmnopqrstuvwxyzabcdefghijklmnop\nq"},
     {"a --------------------------------------------- b", "a --------------------------------------\n------- b"},
     {"abc xxxxxxxxxxxxxxxxxxxxxxxxxxxxxx---yyyyyyyyyyyyyyy", "abc xxxxxxxxxxxxxxxxxxxxxxxxxxxxxx---\nyyyyyyyyyyyyyyy"},
     {"0123456789012345678901234567890123456789 next", "0123456789012345678901234567890123456789\nnext"},
@@ -32,8 +41,8 @@ START_TEST(fill_wraps_as_textwrap) {
     for (size_t i = 0; i < sizeof fill_cases / sizeof fill_cases[0]; i++) {
         nmt_strbuf b = {0};
         ck_assert_int_eq(nmt_serve_srt_fill(fill_cases[i][0], 40, &b), 0);
-        ck_assert_msg(strcmp(b.data ? b.data : "", fill_cases[i][1]) == 0, "'%s': got '%s', want '%s'", fill_cases[i][0],
-                      b.data ? b.data : "", fill_cases[i][1]);
+        ck_assert_msg(strcmp(b.data ? b.data : "", fill_cases[i][1]) == 0, "'%s': got '%s', want '%s'",
+                      fill_cases[i][0], b.data ? b.data : "", fill_cases[i][1]);
         nmt_strbuf_free(&b);
     }
 }

@@ -36,22 +36,25 @@ static void translates(const nmt_serve_xmltext_dialect *d, const char *xml, cons
 
 START_TEST(word_runs_share_the_translation) {
     const char *const t1[] = {"A B C D E F", "x < y & z"};
-    translates(&docx,
-               "<?xml version=\"1.0\"?>\r\n<w:document><w:body><w:p><w:r><w:rPr><w:b/></w:rPr><w:t>the ca</w:t></w:r>"
-               "<w:r><w:t>t sees</w:t></w:r><w:r><w:t xml:space=\"preserve\"> a  dog</w:t></w:r></w:p>"
-               "<w:p><w:r><w:instrText> PAGE </w:instrText></w:r><w:r><w:t>R&amp;D</w:t></w:r><w:r><w:tab/>"
-               "<w:t>&#228;&#x20AC;</w:t></w:r></w:p><w:p><w:r><w:t>-- !</w:t></w:r></w:p><w:p/></w:body></w:document>",
-               "the cat sees a dog|R&D ä€", t1,
-               "<?xml version=\"1.0\"?>\r\n<w:document><w:body><w:p><w:r><w:rPr><w:b/></w:rPr><w:t xml:space=\"preserve\">"
-               "A B</w:t></w:r><w:r><w:t xml:space=\"preserve\"> C D</w:t></w:r><w:r><w:t xml:space=\"preserve\"> E F</w:t>"
-               "</w:r></w:p><w:p><w:r><w:instrText> PAGE </w:instrText></w:r><w:r><w:t xml:space=\"preserve\">x &lt; y</w:t>"
-               "</w:r><w:r><w:tab/><w:t xml:space=\"preserve\">&amp; z</w:t></w:r></w:p><w:p><w:r><w:t>-- !</w:t></w:r>"
-               "</w:p><w:p/></w:body></w:document>");
+    translates(
+        &docx,
+        "<?xml version=\"1.0\"?>\r\n<w:document><w:body><w:p><w:r><w:rPr><w:b/></w:rPr><w:t>the ca</w:t></w:r>"
+        "<w:r><w:t>t sees</w:t></w:r><w:r><w:t xml:space=\"preserve\"> a  dog</w:t></w:r></w:p>"
+        "<w:p><w:r><w:instrText> PAGE </w:instrText></w:r><w:r><w:t>R&amp;D</w:t></w:r><w:r><w:tab/>"
+        "<w:t>&#228;&#x20AC;</w:t></w:r></w:p><w:p><w:r><w:t>-- !</w:t></w:r></w:p><w:p/></w:body></w:document>",
+        "the cat sees a dog|R&D ä€", t1,
+        "<?xml version=\"1.0\"?>\r\n<w:document><w:body><w:p><w:r><w:rPr><w:b/></w:rPr><w:t xml:space=\"preserve\">"
+        "A B</w:t></w:r><w:r><w:t xml:space=\"preserve\"> C D</w:t></w:r><w:r><w:t xml:space=\"preserve\"> E F</w:t>"
+        "</w:r></w:p><w:p><w:r><w:instrText> PAGE </w:instrText></w:r><w:r><w:t xml:space=\"preserve\">x &lt; y</w:t>"
+        "</w:r><w:r><w:tab/><w:t xml:space=\"preserve\">&amp; z</w:t></w:r></w:p><w:p><w:r><w:t>-- !</w:t></w:r>"
+        "</w:p><w:p/></w:body></w:document>");
     /* A word cut by a formatting change: the run where no word starts is left empty; fewer target words
      * than runs leave the last runs empty. */
     const char *const t2[] = {"Hallo"};
-    translates(&docx, "<w:p><w:r><w:t>Hel</w:t></w:r><w:r><w:t>lo</w:t></w:r><w:r><w:t> you</w:t></w:r></w:p>", "Hello you", t2,
-               "<w:p><w:r><w:t xml:space=\"preserve\">Hallo</w:t></w:r><w:r><w:t></w:t></w:r><w:r><w:t></w:t></w:r></w:p>");
+    translates(
+        &docx, "<w:p><w:r><w:t>Hel</w:t></w:r><w:r><w:t>lo</w:t></w:r><w:r><w:t> you</w:t></w:r></w:p>", "Hello you",
+        t2,
+        "<w:p><w:r><w:t xml:space=\"preserve\">Hallo</w:t></w:r><w:r><w:t></w:t></w:r><w:r><w:t></w:t></w:r></w:p>");
 }
 END_TEST
 
@@ -109,7 +112,8 @@ START_TEST(every_cut_is_read_or_refused) {
             ck_assert_int_eq(nmt_serve_xmltext_count(x), 1);
             ck_assert_str_eq(nmt_serve_xmltext_paragraph(x, 0), "one & two three");
             ck_assert_int_eq(nmt_serve_xmltext_write(x, t, &b), 0);
-            ck_assert(strstr(b.data, "<w:t xml:space=\"preserve\">eins zwei drei</w:t></w:r><w:r><w:tab/><w:t xml:space=\"preserve\">vier</w:t>"));
+            ck_assert(strstr(b.data, "<w:t xml:space=\"preserve\">eins zwei drei</w:t></w:r><w:r><w:tab/><w:t "
+                                     "xml:space=\"preserve\">vier</w:t>"));
             nmt_strbuf_free(&b);
         }
         nmt_serve_xmltext_free(x);

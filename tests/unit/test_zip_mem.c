@@ -34,7 +34,9 @@ START_TEST(entries_are_read_whole_in_order) {
     static char big[5000];
     for (size_t i = 0; i + 1 < sizeof big; i++) big[i] = (char)('a' + i % 11);
     const entry entries[] = {{"mimetype", "application/vnd.oasis.opendocument.text", 0, 0},
-                             {"content.xml", big, 8, 0}, {"empty/", "", 0, 0}, {"z.txt", "", 8, 0}};
+                             {"content.xml", big, 8, 0},
+                             {"empty/", "", 0, 0},
+                             {"z.txt", "", 8, 0}};
     size_t len;
     char *data = archive_bytes(entries, 4, &len);
     nmt_zip_mem z;
