@@ -21,10 +21,10 @@
  *                   integer, "alignment": bool, "alignment_map": bool, "api_key"}.
  * A body is read as JSON whatever its Content-Type says (as OpenNMT-py's server does), except a
  * LibreTranslate body sent as a form. Unknown fields are skipped; a field given twice, a wrong type, a
- * missing q or src, a body that is not valid UTF-8 (a NUL byte included) or not strict JSON (json.h),
- * a multipart body without its boundary or with more than NMT_SERVE_MAX_PARTS parts is refused with a
- * message naming the field or the byte (for LibreTranslate's endpoints in LibreTranslate's words where
- * it has them: "Invalid request: missing q parameter").
+ * missing q or src, a body that is not valid UTF-8 (a NUL byte included; a file's bytes are any) or not
+ * strict JSON (json.h), a multipart body without its boundary or with more than NMT_SERVE_MAX_PARTS
+ * parts is refused with a message naming the field or the byte (for LibreTranslate's endpoints in
+ * LibreTranslate's words where it has them: "Invalid request: missing q parameter").
  */
 #ifndef NMT_SERVE_REQUEST_H
 #define NMT_SERVE_REQUEST_H
