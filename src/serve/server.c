@@ -333,6 +333,10 @@ static void translate(nmt_serve *s, nmt_serve_api api, const request_headers *h,
         refuse(a);
         goto done;
     }
+    if (doc) { /* the characters of the file's texts, not of its bytes */
+        a->characters = 0;
+        for (int i = 0; i < r.count; i++) a->characters += characters(r.q[i]);
+    }
     if (r.glossary.size > 0 && route.second >= 0) { /* its source terms are not in the English step's source */
         refuse((nmt_error_set("glossary: not through English (%s-en-%s): a glossary needs a model of the pair",
                               s->pairs[route.first].source, s->pairs[route.second].target), a));

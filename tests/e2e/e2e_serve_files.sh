@@ -41,6 +41,11 @@ for ext in docx pptx odt odp epub srt; do
 $(paste "src.$ext" "want.$ext" "out.$ext")"
 done
 
+# The access log counts a document's characters in its paragraphs, not its bytes.
+chars="$(tr -d '\n' <src.docx | wc -m)"
+grep -q "\"path\":\"/translate_file\",\"status\":200,\"lines\":5,\"characters\":$chars," main.err ||
+  say_fail "the access log of the .docx ($chars characters): $(grep -m1 translate_file main.err)"
+
 # Source auto: the language is detected from the document's paragraphs (not its bytes), and the same
 # file comes back; a document without text comes back as it was.
 code="$(curl -s -o resp -w '%{http_code}' "$url/translate_file" -F file=@a.docx -F source=auto -F target=de)"
