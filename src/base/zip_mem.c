@@ -166,7 +166,7 @@ int nmt_zip_mem_write(const nmt_zip_mem *z, unsigned char **out, size_t *len) {
         put32(&b, 0x04034b50);
         put_fields(&b, e, crc, n);
         nmt_strbuf_puts(&b, e->name);
-        nmt_strbuf_append(&b, packed ? (const char *)packed : (const char *)e->data, n);
+        if (n) nmt_strbuf_append(&b, packed ? (const char *)packed : (const char *)e->data, n);
         free(packed);
         put32(&central, 0x02014b50);
         put16(&central, 20);

@@ -74,6 +74,18 @@ START_TEST(entries_are_read_whole_in_order) {
         nmt_zip_mem_free(&cut);
         free(copy);
     }
+    /* An entry without data (NULL, 0 bytes), stored or deflated, is written as an empty one. */
+    nmt_zip_entry empty[] = {{"e.txt", NULL, 0, 8, 0, 0x21}, {"s.txt", NULL, 0, 0, 0, 0x21}};
+    const nmt_zip_mem two = {empty, 2};
+    unsigned char *small;
+    size_t small_len;
+    ck_assert_int_eq(nmt_zip_mem_write(&two, &small, &small_len), 0);
+    nmt_zip_mem_free(&again);
+    ck_assert_msg(nmt_zip_mem_read(small, small_len, 1 << 20, "empty", &again) == 0, "%s", nmt_error());
+    ck_assert_int_eq(again.count, 2);
+    ck_assert_uint_eq(again.entries[0].size + again.entries[1].size, 0);
+    ck_assert_str_eq((const char *)again.entries[0].data, ""); /* read entries end with a NUL byte */
+    free(small);
     nmt_zip_mem_free(&again);
     nmt_zip_mem_free(&z);
     free(out);
