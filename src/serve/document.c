@@ -40,10 +40,11 @@ static const char *const pptx_paragraphs[] = {"a:p", NULL}, *const pptx_text[] =
                          *const pptx_spaces[] = {"a:br", NULL}, *const pptx_skipped[] = {"a:fld", NULL};
 static const char *const odf_paragraphs[] = {"text:p", "text:h", NULL},
                          *const odf_spaces[] = {"text:s", "text:tab", "text:line-break", NULL},
-                         *const odf_skipped[] = {"text:note-citation", "text:tracked-changes",
-                                                 "text:page-number",   "text:page-count",
-                                                 "text:date",          "text:time",
-                                                 "text:file-name",     NULL};
+                         *const odf_skipped[] = {"text:note-citation", "text:tracked-changes", "text:page-number",
+                                                 "text:page-count", "text:date", "text:time", "text:file-name",
+                                                 "text:sequence", "text:reference-ref", "text:bookmark-ref",
+                                                 "dc:creator", "dc:date", "meta:date-string", "svg:title", "svg:desc",
+                                                 NULL};
 static const nmt_serve_xmltext_dialect dialects[] = {
     [ODT] = {odf_paragraphs, NULL, odf_spaces, odf_skipped, 0},
     [ODP] = {odf_paragraphs, NULL, odf_spaces, odf_skipped, 0},

@@ -8,8 +8,9 @@
  * serve/xmltext.h: .docx word/document.xml, word/header*.xml and word/footer*.xml (paragraphs w:p, text
  * w:t; field codes, in w:instrText, and simple fields' values, in w:fldSimple, left alone); .pptx
  * ppt/slides/slideN.xml (a:p, a:t; fields' values, a:fld, left alone); .odt and .odp content.xml (text:p
- * and text:h, their character data; footnote citations, tracked changes and page, date and file-name
- * fields left alone). .epub: each XHTML chapter of its spine (serve/epub.h) is one HTML text, translated
+ * and text:h, their character data; footnote citations, tracked changes, fields (page, date, file name,
+ * sequence and reference numbers), a comment's author and date and an image's title and description
+ * left alone, while a comment's or a caption's own paragraphs are translated). .epub: each XHTML chapter of its spine (serve/epub.h) is one HTML text, translated
  * as format html translates one (serve/segment.h: blocks, inline tags placed by the alignment), as
  * LibreTranslate translates them through translatehtml; it must be UTF-8 without a NUL byte. Every other
  * entry is copied unchanged, in its place, stored or deflated as it was (an ODF's mimetype stays first

@@ -98,11 +98,19 @@ START_TEST(office_parts_are_translated_the_rest_kept) {
     free(data);
 
     const part_spec odt[] = {{"mimetype", "application/vnd.oasis.opendocument.text", 0},
-                             {"content.xml", "<o:d><text:p>one <text:span>two</text:span></text:p></o:d>", 8}};
+                             {"content.xml", "<o:d><text:p>one <text:span>two</text:span><office:annotation>"
+                                             "<dc:creator>Ann</dc:creator><dc:date>2026</dc:date><text:p>note</text:p>"
+                                             "</office:annotation><draw:frame><svg:title>alt</svg:title></draw:frame>"
+                                             "</text:p></o:d>",
+                              8}};
     data = archive(odt, 2, &len);
-    translate("a.odt", data, len, "one two", &z);
+    translate("a.odt", data, len, "one two|note", &z);
     expect_entry(&z, 0, "mimetype", "application/vnd.oasis.opendocument.text", 0);
-    expect_entry(&z, 1, "content.xml", "<o:d><text:p>T0<text:span></text:span></text:p></o:d>", 8);
+    expect_entry(&z, 1, "content.xml",
+                 "<o:d><text:p>T0<text:span></text:span><office:annotation><dc:creator>Ann</dc:creator><dc:date>2026"
+                 "</dc:date><text:p>T1</text:p></office:annotation><draw:frame><svg:title>alt</svg:title></draw:frame>"
+                 "</text:p></o:d>",
+                 8);
     nmt_zip_mem_free(&z);
     free(data);
 }
