@@ -200,7 +200,7 @@ int nmt_serve_srt_fill(const char *text, int width, nmt_strbuf *out) {
                     if (k < h) cut = h + 1;
                     break;
                 }
-            if (cut > at) space = SIZE_MAX;
+            if (cut > at) space = t[at] == ' ' ? at : SIZE_MAX; /* a cut run of spaces still ends the line */
             at = cut;
         }
         const size_t end = space != SIZE_MAX ? space : at;

@@ -35,6 +35,10 @@ static const char *const fill_cases[][2] = {
     {"abc xxxxxxxxxxxxxxxxxxxxxxxxxxxxxx---yyyyyyyyyyyyyyy", "abc xxxxxxxxxxxxxxxxxxxxxxxxxxxxxx---\nyyyyyyyyyyyyyyy"},
     {"0123456789012345678901234567890123456789 next", "0123456789012345678901234567890123456789\nnext"},
     {"ääääääääääääääääääääääääääääääääääääääääääää", "ääääääääääääääääääääääääääääääääääääääää\nääää"},
+    {"                                         ZZZZ^ZZ.ZZ w:rPr", " ZZZZ^ZZ.ZZ w:rPr"},
+    {"ab                                              cd", "ab\ncd"},
+    {"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx                                                  y",
+     "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\ny"},
 };
 
 START_TEST(fill_wraps_as_textwrap) {
