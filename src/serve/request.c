@@ -379,7 +379,9 @@ static int multipart_body(const char *content_type, const char *body, size_t len
         const char *value = blank + 4, *next = find(value, (size_t)(end - value), delim, dn);
         if (!next) return nmt_error_set("%s: the part does not end with the boundary", name);
         const size_t n = (size_t)(next - value);
-        if (check_text(value, n, name) < 0) return -1;
+        const int file = r->api == NMT_SERVE_FILE && has_file && strcmp(name, "file") == 0;
+        if (!file && check_text(value, n, name) < 0) return -1; /* a file is checked by its format */
+        if (file) r->file_len = n;
         char *copy = nmt_malloc(n + 1);
         if (!copy) return -1;
         memcpy(copy, value, n);
@@ -426,16 +428,6 @@ int nmt_serve_request_parse(nmt_serve_api api, const char *content_type, const c
     if ((api == NMT_SERVE_LIBRE || api == NMT_SERVE_DETECT) && (out->count == 0 || (!out->q_list && !out->q[0][0])))
         return nmt_error_set("Invalid request: missing q parameter");
     return 0;
-}
-
-int nmt_serve_request_file_format(nmt_serve_request *r) {
-    const char *dot = strrchr(r->filename, '.');
-    const char *format = !dot ? NULL : strcasecmp(dot, ".txt") == 0 ? "text"
-                                     : strcasecmp(dot, ".html") == 0 || strcasecmp(dot, ".htm") == 0 ? "html" : NULL;
-    if (!r->filename[0]) return nmt_error_set("Invalid request: empty file");
-    if (!format) return nmt_error_set("Invalid request: file format not supported");
-    free(r->format);
-    return (r->format = nmt_strdup(format)) ? 0 : -1;
 }
 
 /* Writes pairs as OpenNMT's "i-j i-j" string (null without alignment). */

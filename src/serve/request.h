@@ -11,7 +11,8 @@
  *                   (application/x-www-form-urlencoded, as libretranslatepy may send them, or
  *                   multipart/form-data, as LibreTranslate's web page posts them; q a single string);
  *   LibreTranslate  POST /translate_file, multipart/form-data with "file" (a part with a filename),
- *   files           "source", "target", "api_key"; the file's text becomes q[0], its name `filename`;
+ *   files           "source", "target", "api_key"; the file becomes q[0] (file_len bytes, any bytes:
+ *                   serve/document.h reads it), its name `filename`;
  *   LibreTranslate  POST /detect, JSON {"q": string | [string], "api_key"} or the same as a form;
  *   detection
  *   OpenNMT-py      POST /translator/translate, JSON [{"src": string, "id": integer}, ...] (the
@@ -20,10 +21,10 @@
  *                   integer, "alignment": bool, "alignment_map": bool, "api_key"}.
  * A body is read as JSON whatever its Content-Type says (as OpenNMT-py's server does), except a
  * LibreTranslate body sent as a form. Unknown fields are skipped; a field given twice, a wrong type, a
- * missing q or src, a body that is not valid UTF-8 (a NUL byte included) or not strict JSON (json.h),
- * a multipart body without its boundary or with more than NMT_SERVE_MAX_PARTS parts is refused with a
- * message naming the field or the byte (for LibreTranslate's endpoints in LibreTranslate's words where
- * it has them: "Invalid request: missing q parameter").
+ * missing q or src, a body that is not valid UTF-8 (a NUL byte included; a file's bytes are any) or not
+ * strict JSON (json.h), a multipart body without its boundary or with more than NMT_SERVE_MAX_PARTS
+ * parts is refused with a message naming the field or the byte (for LibreTranslate's endpoints in
+ * LibreTranslate's words where it has them: "Invalid request: missing q parameter").
  */
 #ifndef NMT_SERVE_REQUEST_H
 #define NMT_SERVE_REQUEST_H
@@ -51,6 +52,7 @@ typedef struct nmt_serve_request {
     char *format;      /* "text" or "html" (LibreTranslate), or NULL */
     char *api_key;     /* or NULL */
     char *filename;    /* the file's name (NMT_SERVE_FILE), or NULL */
+    size_t file_len;   /* the file's bytes in q[0] (NUL-terminated, and it may hold NUL bytes) */
     long alternatives; /* LibreTranslate: alternative translations wanted (0) */
     long model;        /* OpenNMT-py: the first item's id (-1: none given) */
     long n_best;       /* native: hypotheses wanted per text (1) */
@@ -69,9 +71,6 @@ enum { NMT_SERVE_MAX_TEXTS = 10000, /* texts in one request */
 int nmt_serve_request_parse(nmt_serve_api api, const char *content_type, const char *body, size_t len,
                             nmt_serve_request *out);
 void nmt_serve_request_free(nmt_serve_request *r);
-/* A file to translate (NMT_SERVE_FILE): .txt as text, .html (or .htm) as HTML, into r->format;
- * anything else refused as LibreTranslate refuses it. 0, or -1 with the message. */
-int nmt_serve_request_file_format(nmt_serve_request *r);
 
 /* One hypothesis of a translated text. */
 typedef struct nmt_serve_hypothesis {

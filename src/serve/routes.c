@@ -2,6 +2,8 @@
  * English) and LibreTranslate's list of languages (see routes.h). */
 #include "serve/routes.h"
 
+#include "serve/document.h"
+
 #include "base/json.h"
 #include "base/util.h"
 #include "text/langcode.h"
@@ -156,8 +158,9 @@ static void language_object(FILE *out, const char *code) {
 void nmt_serve_route_settings(FILE *out, const nmt_serve_pair *pairs, long char_limit, int keys) {
     fprintf(out,
             "{\"charLimit\":%ld,\"frontendTimeout\":500,\"apiKeys\":%s,\"keyRequired\":%s,\"suggestions\":false,"
-            "\"filesTranslation\":true,\"supportedFilesFormat\":[\".txt\",\".html\"]",
-            char_limit > 0 ? char_limit : -1L, keys ? "true" : "false", keys ? "true" : "false");
+            "\"filesTranslation\":true,\"supportedFilesFormat\":[%s]",
+            char_limit > 0 ? char_limit : -1L, keys ? "true" : "false", keys ? "true" : "false",
+            nmt_serve_document_formats_json);
     fputs(",\"language\":{\"source\":", out);
     language_object(out, pairs[0].source);
     fputs(",\"target\":", out);

@@ -52,9 +52,9 @@ int nmt_serve_route_request(const nmt_serve_pair *pairs, int n, const nmt_serve_
 /* Writes LibreTranslate's /languages answer: [{"code", "name", "targets"}]. */
 void nmt_serve_route_languages(FILE *out, const nmt_serve_pair *pairs, int n);
 /* Writes LibreTranslate's /frontend/settings answer: the limits and keys of this server (char_limit
- * <= 0: none, -1; keys: a key is needed), no suggestions, file translation of .txt and .html files,
- * the first model's language pair, and frontendTimeout, the pause after typing before a frontend asks,
- * at LibreTranslate's 500 ms. */
+ * <= 0: none, -1; keys: a key is needed), no suggestions, file translation of the formats
+ * serve/document.h takes, the first model's language pair, and frontendTimeout, the pause after typing
+ * before a frontend asks, at LibreTranslate's 500 ms. */
 void nmt_serve_route_settings(FILE *out, const nmt_serve_pair *pairs, long char_limit, int keys);
 
 #endif

@@ -6,6 +6,7 @@
 #include "base/json.h"
 #include "base/util.h"
 #include "serve/batcher.h"
+#include "serve/document.h"
 #include "serve/files.h"
 #include "serve/keys.h"
 #include "serve/metrics.h"
@@ -238,11 +239,14 @@ static int wait_job(nmt_serve *s, const connection *c, nmt_serve_job *job, answe
 
 /* Keeps the translated file for download and answers LibreTranslate's {"translatedFileUrl": ...}, an
  * address on the host the client asked for (its Host header, when it is a plain host[:port]). */
-static void store_file(nmt_serve *s, const nmt_serve_request *r, const nmt_serve_text *text, const request_headers *h,
-                       answer *a) {
-    char stored[NMT_SERVE_FILE_NAME_MAX], host[300];
-    if (nmt_serve_files_put(s->files, r->filename, text->hyps[0].text, strlen(text->hyps[0].text), stored) < 0)
-        return set_error(a, strstr(nmt_error(), "more than") ? 413 : 500, nmt_error());
+static void store_file(nmt_serve *s, const nmt_serve_request *r, const nmt_serve_document *doc, const nmt_serve_text *texts,
+                       const request_headers *h, answer *a) {
+    char stored[NMT_SERVE_FILE_NAME_MAX], host[300], *data;
+    size_t size;
+    if (nmt_serve_document_write_texts(doc, texts, &data, &size) < 0) return set_error(a, 500, nmt_error());
+    const int put = nmt_serve_files_put(s->files, r->filename, data, size, stored);
+    free(data);
+    if (put < 0) return set_error(a, strstr(nmt_error(), "more than") ? 413 : 500, nmt_error());
     const int plain = h->host && h->host[0] && strlen(h->host) < 256 && strspn(h->host, "abcdefghijklmnopqrstuvwxyz"
                       "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-:[]") == strlen(h->host);
     if (plain) snprintf(host, sizeof host, "%s", h->host);
@@ -317,23 +321,28 @@ static void translate(nmt_serve *s, nmt_serve_api api, const request_headers *h,
     nmt_serve_request r;
     nmt_serve_job *job = NULL;
     nmt_serve_text *texts = NULL;
+    nmt_serve_document *doc = NULL;
     nmt_serve_route route;
     nmt_langid_guess guess;
     int auto_source;
     a->translation = 1;
     const int parsed = nmt_serve_request_parse(api, h->content_type, c->body ? c->body : "", c->len, &r) == 0;
     if (parsed && check_request(s, &r, h, a) < 0) goto done;
-    if (!parsed || nmt_serve_route_request(s->pairs, s->model_count, &r, &route, &guess, &auto_source) < 0 ||
-        (api == NMT_SERVE_FILE && nmt_serve_request_file_format(&r) < 0)) {
+    if (!parsed || (api == NMT_SERVE_FILE && nmt_serve_document_take(&r, &doc) < 0) || /* "auto" reads its texts */
+        nmt_serve_route_request(s->pairs, s->model_count, &r, &route, &guess, &auto_source) < 0) {
         refuse(a);
         goto done;
+    }
+    if (doc) { /* the characters of the file's texts, not of its bytes */
+        a->characters = 0;
+        for (int i = 0; i < r.count; i++) a->characters += characters(r.q[i]);
     }
     if (r.glossary.size > 0 && route.second >= 0) { /* its source terms are not in the English step's source */
         refuse((nmt_error_set("glossary: not through English (%s-en-%s): a glossary needs a model of the pair",
                               s->pairs[route.first].source, s->pairs[route.second].target), a));
         goto done;
     }
-    const int html = r.format && strcmp(r.format, "html") == 0;
+    const int html = doc ? nmt_serve_document_html(doc) : r.format && strcmp(r.format, "html") == 0;
     nmt_serve_segments *stream = api == NMT_SERVE_LIBRE && h->accept && strstr(h->accept, "text/event-stream")
                                      ? &a->events.segments : NULL;
     if (stream && html) {
@@ -361,7 +370,7 @@ static void translate(nmt_serve *s, nmt_serve_api api, const request_headers *h,
         if (rc < 0) goto done;
     }
     if (api == NMT_SERVE_FILE) {
-        store_file(s, &r, &texts[0], h, a);
+        store_file(s, &r, doc, texts, h, a);
         goto done;
     }
     const nmt_serve_detected detected = {.language = guess.language, .confidence = guess.confidence};
@@ -386,6 +395,7 @@ static void translate(nmt_serve *s, nmt_serve_api api, const request_headers *h,
     end_json(a, out, &text, &len);
 done:
     texts_free(texts, r.count);
+    nmt_serve_document_free(doc);
     nmt_serve_job_release(job);
     nmt_serve_request_free(&r);
 }
@@ -474,9 +484,7 @@ static void download_file(nmt_serve *s, const char *name, answer *a) {
     char *data;
     size_t len;
     if (nmt_serve_files_get(s->files, name, &data, &len) < 0) return set_error(a, 404, "Invalid filename");
-    const char *dot = strrchr(name, '.');
-    const int html = strcasecmp(dot, ".html") == 0 || strcasecmp(dot, ".htm") == 0;
-    set_body(a, 200, html ? "text/html; charset=utf-8" : "text/plain; charset=utf-8", data, len);
+    set_body(a, 200, nmt_serve_document_type(name), data, len);
     snprintf(a->attachment, sizeof a->attachment, "%s", strchr(name, '.') + 1);
 }
 

@@ -10,7 +10,7 @@
  *   GET  /languages             LibreTranslate: [{"code", "name", "targets"}] of every model (routes.h)
  *   GET  /frontend/settings     LibreTranslate: its web frontend's settings (limits, keys, the first
  *                               model's pair)
- *   POST /translate_file        LibreTranslate: a .txt or .html file (multipart) translated, answered
+ *   POST /translate_file        LibreTranslate: a file (multipart) translated (document.h), answered
  *                               {"translatedFileUrl": ".../download_file/NAME"}
  *   GET  /download_file/NAME    the translated file (files.h keeps the last 64, 64 MiB at most)
  *   POST /suggest               LibreTranslate with suggestions off (as the settings say): 403

@@ -85,7 +85,7 @@ code="$(curl -s -o resp -w '%{http_code}' "$url/languages")"
   say_fail "languages: $(cat resp)"
 # LibreTranslate's frontend settings: this server's limit, no keys, the pair.
 settings='{"charLimit":300,"frontendTimeout":500,"apiKeys":false,"keyRequired":false,"suggestions":false,'
-settings+='"filesTranslation":true,"supportedFilesFormat":[".txt",".html"],'
+settings+='"filesTranslation":true,"supportedFilesFormat":[".txt",".odt",".odp",".docx",".pptx",".epub",".html",".srt"],'
 settings+='"language":{"source":{"code":"en","name":"English"},"target":{"code":"de","name":"German"}}}'
 [ "$(curl -s "$url/frontend/settings")" = "$settings" ] || say_fail "frontend settings: $(curl -s "$url/frontend/settings")"
 # Suggestions are off, as the settings say: /suggest answers as LibreTranslate's does then.

@@ -97,6 +97,23 @@ START_TEST(test_multipart) {
     ck_assert_msg(parse(NMT_SERVE_FILE, "multipart/form-data; boundary=\"b\"", file, &r) == 0, "%s", nmt_error());
     ck_assert_str_eq(r.q[0], "a dog");
     ck_assert_str_eq(r.filename, "notes.txt");
+    ck_assert_uint_eq(r.file_len, 5);
+    nmt_serve_request_free(&r);
+    /* A file's bytes are any bytes (an archive: NUL bytes, no UTF-8), its length kept; other fields are text. */
+    static const char binary[] = "--b" CRLF "Content-Disposition: form-data; name=\"file\"; filename=\"a.docx\"" CRLF CRLF
+                                 "PK\3\4\0\xff" CRLF "--b" CRLF "Content-Disposition: form-data; name=\"source\"" CRLF
+                                 CRLF "en" CRLF "--b--";
+    ck_assert_msg(nmt_serve_request_parse(NMT_SERVE_FILE, "multipart/form-data; boundary=b", binary, sizeof binary - 1,
+                                          &r) == 0, "%s", nmt_error());
+    ck_assert_uint_eq(r.file_len, 6);
+    ck_assert(memcmp(r.q[0], "PK\3\4\0\xff", 6) == 0);
+    nmt_serve_request_free(&r);
+    static const char nul_source[] = "--b" CRLF "Content-Disposition: form-data; name=\"file\"; filename=\"a.docx\"" CRLF
+                                     CRLF "PK" CRLF "--b" CRLF "Content-Disposition: form-data; name=\"source\"" CRLF CRLF
+                                     "e\0n" CRLF "--b--";
+    ck_assert_int_eq(nmt_serve_request_parse(NMT_SERVE_FILE, "multipart/form-data; boundary=b", nul_source,
+                                             sizeof nul_source - 1, &r), -1);
+    ck_assert_msg(strstr(nmt_error(), "source: a NUL byte"), "%s", nmt_error());
     nmt_serve_request_free(&r);
     refused(NMT_SERVE_FILE, "application/json", "{}", "expected multipart/form-data");
     refused(NMT_SERVE_FILE, "multipart/form-data; boundary=b", "--b" CRLF "Content-Disposition: form-data; name=\"q\""
