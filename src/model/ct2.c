@@ -555,8 +555,7 @@ int nmt_ct2_open(const char *dir, const char *spm_path, nmt_model *model, nmt_sp
         fill_model(&b, &s, &t, src_embed, tgt_embed, src_name, tgt_name) < 0)
         goto done;
     const nmt_imported_side source = {s.v->tokens, s.from, s.count}, target = {t.v->tokens, t.from, t.count};
-    if (nmt_imported_spm(&source, &target, c.vocab_size, spm_path, spm_path, spm) < 0) goto done;
-    model->vocab_fingerprint = nmt_spm_fingerprint(*spm);
+    if (nmt_imported_spm(&source, &target, spm_path, spm_path, model, spm) < 0) goto done;
     rc = 0;
 done:
     if (rc < 0) nmt_imported_release(model, spm);

@@ -609,8 +609,7 @@ int nmt_marian_open(const char *path, nmt_model *model, nmt_spm **spm) {
         fill_model(&b, &o, &s, &t) < 0)
         goto done;
     const nmt_imported_side source = {v[0].pieces, s.from, s.count}, target = {v[1].pieces, t.from, t.count};
-    if (nmt_imported_spm(&source, &target, c.vocab_size, f.spm[0], f.spm[1], spm) < 0) goto done;
-    model->vocab_fingerprint = nmt_spm_fingerprint(*spm);
+    if (nmt_imported_spm(&source, &target, f.spm[0], f.spm[1], model, spm) < 0) goto done;
     rc = 0;
 done:
     if (rc < 0) nmt_imported_release(model, spm);
