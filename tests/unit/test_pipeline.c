@@ -11,6 +11,7 @@
 #include "model/model_dir.h"
 #include "base/io.h"
 #include "testing.h"
+#include "tiny_model.h"
 
 #include <check.h>
 #include <string.h>
@@ -21,20 +22,12 @@ static const char *const pieces[V] = {"<pad>", "<unk>", "<s>", "</s>", "a", "b",
 
 /* A CTranslate2 directory DIR/ct2 of a random model (seed), its path returned. */
 static char *write_ct2(uint64_t seed) {
-    nmt_model_config c = nmt_model_config_default();
-    c.vocab_size = V;
-    c.d_model = D;
-    c.heads = 2;
-    c.ffn = 32;
-    c.encoder_layers = 2;
-    c.decoder_layers = 2;
+    nmt_model_config c = nmt_test_tiny_config(V, D, 32, 2, 2);
     c.max_positions = 32;
     c.output_bias = 1;
     nmt_model m;
-    ck_assert_int_eq(nmt_model_init(&m, &c), 0);
-    nmt_model_init_weights(&m, seed);
     /* Biases and norms away from their zeros and ones: a model of another seed differs in them. */
-    for (size_t i = 0; i < m.num_params; i++) m.params[i] += 0.001f * (float)((i + seed) % 97);
+    ck_assert_int_eq(nmt_test_tiny_perturbed(&m, &c, seed), 0);
     nmt_spm *spm = NULL;
     ck_assert_int_eq(nmt_spm_tokens(&spm, (const char **)pieces, (const char **)pieces, V, NULL), 0);
     char *dir = nmt_path_join(nmt_test_tmpdir, "ct2");
