@@ -269,7 +269,7 @@ int nmt_pipeline_open(nmt_pipeline **out, const char *model, const nmt_pipeline_
     /* Only a model that forced scoring can read again: from its mapped file, or another toolkit's
      * directory. */
     size_t released;
-    if ((p->model.source || nmt_model_dir_foreign(p->dir)
+    if ((p->model.source || nmt_model_dir_foreign(model)
              ? nmt_translator_create_releasing(&p->translator, &p->model, &p->options.decode, &released)
              : nmt_translator_create(&p->translator, &p->model, &p->options.decode)) < 0)
         goto fail;
@@ -352,7 +352,8 @@ static int same_model(const nmt_model *kept, const nmt_model *reread) {
     return 1;
 }
 
-/* p->scorer: the translator's model whole, read again (see the top of this file). */
+/* p->scorer: the translator's model whole, read again (see the top of this file; another toolkit's
+ * model is p->dir itself). */
 static int open_scorer(nmt_pipeline *p) {
     if (p->model.source) return nmt_model_load_whole(&p->scorer, &p->model);
     nmt_spm *spm = NULL;
