@@ -80,7 +80,7 @@ static int read_variable(nmt_ct2_file *r, nmt_ct2_var *v) {
         uint32_t dim;
         if (read_u32(r, &dim, v->name) < 0) return -1;
         v->shape[d] = dim;
-        if (nmt_size_mul(elements, dim, &elements, v->name) < 0) return -1;
+        if (nmt_size_mul(elements, dim, &elements, v->name) < 0) return nmt_error_prefix("%s", r->path);
     }
     uint32_t n;
     if (read_exact(r, &type, 1, v->name) < 0 || read_u32(r, &n, v->name) < 0) return -1;
