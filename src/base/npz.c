@@ -247,17 +247,22 @@ nmt_npy *nmt_npz_find(const nmt_npz *z, const char *name) {
     return z->count ? bsearch(&key, z->arrays, (size_t)z->count, sizeof *z->arrays, by_name) : NULL;
 }
 
-int nmt_npz_read(const nmt_npz *z, const nmt_npy *a, void *dst) {
+int nmt_npz_read_range(const nmt_npz *z, const nmt_npy *a, size_t first, size_t count, void *dst) {
+    if (first > a->count || count > a->count - first)
+        return nmt_error_set("%s: array %s: elements %zu to %zu of %zu", z->path, a->name, first, first + count, a->count);
     FILE *fp;
     size_t size;
     if (nmt_open_regular(a->path, &fp, &size) < 0) return -1;
-    const size_t bytes = a->count * nmt_npy_item_size(a->dtype);
+    const size_t item = nmt_npy_item_size(a->dtype), bytes = count * item;
     int rc = 0;
-    if (size != a->offset + bytes || fseek(fp, (long)a->offset, SEEK_SET) != 0 || fread(dst, 1, bytes, fp) != bytes)
+    if (size != a->offset + a->count * item || fseek(fp, (long)(a->offset + first * item), SEEK_SET) != 0 ||
+        fread(dst, 1, bytes, fp) != bytes)
         rc = nmt_error_set("%s: array %s: cannot read its data", z->path, a->name);
     fclose(fp);
     return rc;
 }
+
+int nmt_npz_read(const nmt_npz *z, const nmt_npy *a, void *dst) { return nmt_npz_read_range(z, a, 0, a->count, dst); }
 
 void nmt_npz_close(nmt_npz *z) {
     for (int i = 0; i < z->count; i++) {

@@ -9,7 +9,7 @@
  *
  * An .npz archive (numpy.savez, Marian's cnpy) is a zip of NAME.npy entries, stored or deflated: it is
  * extracted (zip.h) into a temporary directory that stays until nmt_npz_close, and each array's data
- * is read from there when asked for, so that memory holds one array at a time.
+ * is read from there when asked for, whole or a range of it, so that memory holds at most one array.
  */
 #ifndef NMT_NPZ_H
 #define NMT_NPZ_H
@@ -54,6 +54,8 @@ int nmt_npz_open(nmt_npz *z, const char *path, size_t max_bytes);
 nmt_npy *nmt_npz_find(const nmt_npz *z, const char *name);
 /* Reads the array's data (count * item size bytes, as stored: little-endian) into dst. */
 int nmt_npz_read(const nmt_npz *z, const nmt_npy *a, void *dst);
+/* The same for elements [first, first + count) (C order) of the array: count * item size bytes. */
+int nmt_npz_read_range(const nmt_npz *z, const nmt_npy *a, size_t first, size_t count, void *dst);
 /* Removes the extracted files and frees everything. */
 void nmt_npz_close(nmt_npz *z);
 

@@ -191,6 +191,12 @@ int nmt_zip_extract(const char *path, const char *dir, size_t max_bytes) {
         nmt_error_set("%s: a zip64 archive, which nmt does not read", path);
         goto done;
     }
+    /* The directory must lie in the file before the end record: a size the file cannot hold is
+     * refused before anything that large is allocated. */
+    if ((size_t)offset + bytes > a.size - span + (size_t)end) {
+        nmt_error_set("%s: a central directory of %u bytes at byte %u, past the end record", path, bytes, offset);
+        goto done;
+    }
     if (!(central = nmt_malloc(bytes ? bytes : 1)) || read_at(&a, (long)offset, central, bytes, "the central directory") < 0)
         goto done;
     size_t at = 0, total = 0;

@@ -48,14 +48,17 @@ void nmt_incremental_weights_free(nmt_incremental_weights *weights);
  * is wider than NMT_ATTENTION_STORED_BLOCK. */
 void nmt_incremental_weights_set_cache_format(nmt_incremental_weights *weights, nmt_kv_format format);
 nmt_kv_format nmt_incremental_weights_cache_format(const nmt_incremental_weights *weights);
-/* Weights that hold their matrices whole (nmt_packed_self_contained: int8, and fp32 on a packed
- * kernel): gives back the memory of the model's float32 copies of every matrix the weights hold
- * (nmt_model_release); from then on rows of the output matrix (the embeddings tied to it,
- * shortlist candidates) are read from its packed copy: the very floats for fp32, the same values
- * for a model rounded by nmt_model_quantize_int8. Embedding tables of their own stay float32.
- * Returns the bytes given back; 0, and nothing changes, for other weights. The model then serves
- * these weights only. */
-size_t nmt_incremental_weights_release(nmt_incremental_weights *weights, nmt_model *model);
+/* nmt_incremental_weights_create for weights that own the model's use: where packed matrices hold
+ * their weights whole (nmt_packed_self_contained: int8, and fp32 on a packed kernel), each float32
+ * matrix's memory goes back to the system right after it is packed (nmt_model_release), so that the
+ * model and its packed copy are never both whole in memory; rows of the output matrix (the
+ * embeddings tied to it, shortlist candidates) are then read from its packed copy: the very floats
+ * for fp32, the same values for a model rounded by nmt_model_quantize_int8. Embedding tables of
+ * their own stay float32. *released gets the bytes given back: 0, and nothing changes, for other
+ * precisions. The model then serves these weights only (the forward passes refuse it); after a
+ * failure it serves nothing (free it). */
+int nmt_incremental_weights_create_releasing(nmt_incremental_weights **weights, nmt_model *model, nmt_precision precision,
+                                             size_t *released);
 /* From the next batch on, the top lists of nmt_incremental_step_best score only the batch's
  * shortlist candidates (shortlist.h; the shortlist must outlive the weights), NULL: the whole
  * vocabulary again. Log-probabilities are then normalized over the candidates, and a sentence's

@@ -1,9 +1,11 @@
 /* pipeline: raw lines to translations for every front end (pipeline.h).
  *
  * The model released by the translator (int8, fp32 on a packed kernel) cannot run forward passes, so
- * forced scoring reads the float32 model whole from the same mapping at its first call and keeps it.
- * A model file or checkpoint named instead of a directory is read whole (no deferred matrices), and
- * the translator then keeps it, so that scoring needs no second copy.
+ * forced scoring reads the float32 model whole at its first call and keeps it: nmt's own from the
+ * same mapping, another toolkit's by reading its directory again as the translator's was read (the
+ * same int8 rounding), refused when that is not the model the translator holds. A model file or
+ * checkpoint named instead of a directory is read whole (no deferred matrices), and the translator
+ * then keeps it, so that scoring needs no second copy.
  */
 #include "infer/pipeline.h"
 
@@ -264,9 +266,13 @@ int nmt_pipeline_open(nmt_pipeline **out, const char *model, const nmt_pipeline_
         for (int v = 0; v < V; v++) p->piece_text[v] = p->target.piece(p->target.state, v);
     }
     p->options.decode.piece_text = p->piece_text;
-    if (nmt_translator_create(&p->translator, &p->model, &p->options.decode) < 0) goto fail;
-    /* Only matrices a mapped file still holds: forced scoring reads those again. */
-    if (p->model.source) nmt_translator_release_model(p->translator, &p->model);
+    /* Only a model that forced scoring can read again: from its mapped file, or another toolkit's
+     * directory. */
+    size_t released;
+    if ((p->model.source || nmt_model_dir_foreign(model)
+             ? nmt_translator_create_releasing(&p->translator, &p->model, &p->options.decode, &released)
+             : nmt_translator_create(&p->translator, &p->model, &p->options.decode)) < 0)
+        goto fail;
     *out = p;
     return 0;
 fail:
@@ -330,11 +336,40 @@ int nmt_pipeline_translate_guided(nmt_pipeline *p, uint64_t first_key, int count
     return nmt_translator_run_guided(p->translator, first_key, count, src, src_len, guides, out);
 }
 
+/* 1 when the model read again (reread) is the one the translator holds (kept, whose matrices are
+ * gone): the same tensors and vocabulary, and the same vectors (biases, norms), which it kept. */
+static int same_model(const nmt_model *kept, const nmt_model *reread) {
+    if (kept->num_tensors != reread->num_tensors || kept->num_params != reread->num_params ||
+        kept->vocab_fingerprint != reread->vocab_fingerprint)
+        return 0;
+    for (int i = 0; i < kept->num_tensors; i++) {
+        const nmt_tensor_info *a = &kept->tensors[i], *b = &reread->tensors[i];
+        if (strcmp(a->name, b->name) != 0 || a->rank != b->rank || a->shape[0] != b->shape[0] ||
+            a->shape[1] != b->shape[1] || a->offset != b->offset ||
+            (a->rank == 1 && memcmp(kept->params + a->offset, reread->params + b->offset, a->count * sizeof(float)) != 0))
+            return 0;
+    }
+    return 1;
+}
+
+/* p->scorer: the translator's model whole, read again (see the top of this file; another toolkit's
+ * model is p->dir itself). */
+static int open_scorer(nmt_pipeline *p) {
+    if (p->model.source) return nmt_model_load_whole(&p->scorer, &p->model);
+    nmt_spm *spm = NULL;
+    if (nmt_model_dir_open_for(p->dir, p->options.decode.precision, &p->scorer, &spm) < 0) return -1;
+    nmt_spm_free(spm);
+    if (same_model(&p->model, &p->scorer)) return 0;
+    nmt_model_free(&p->scorer);
+    memset(&p->scorer, 0, sizeof p->scorer);
+    return nmt_error_set("%s: changed since it was loaded: forced scoring cannot read it again; load it anew", p->dir);
+}
+
 int nmt_pipeline_forced_logprob(nmt_pipeline *p, int count, const int32_t *const *src, const int *src_len,
                                 const int32_t *const *tgt, const int *tgt_len, double *out) {
     nmt_model *model = &p->model;
     if (p->model.release_marked) {
-        if (!p->scorer.params && nmt_model_load_whole(&p->scorer, &p->model) < 0) return -1;
+        if (!p->scorer.params && open_scorer(p) < 0) return -1;
         model = &p->scorer;
     }
     return nmt_forced_score(model, count, src, src_len, tgt, tgt_len, p->options.decode.batch_size, out);

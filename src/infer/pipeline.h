@@ -84,8 +84,8 @@ typedef struct nmt_pipeline nmt_pipeline;
 
 /* Opens `model` (nmt_pipeline_load) for options->decode.precision, or the model's own with
  * precision_of_model (the precision in effect is that of nmt_pipeline_get_options). A directory's
- * float32 matrices are released where the translator holds them whole (the model then serves this
- * pipeline only). */
+ * (nmt's or another toolkit's) float32 matrices are released as the translator packs them where it
+ * holds them whole (the model then serves this pipeline only). */
 int nmt_pipeline_open(nmt_pipeline **out, const char *model, const nmt_pipeline_options *options);
 void nmt_pipeline_free(nmt_pipeline *p);
 const nmt_pipeline_options *nmt_pipeline_get_options(const nmt_pipeline *p);
@@ -115,8 +115,9 @@ int nmt_pipeline_translate(nmt_pipeline *p, uint64_t first_key, int count, const
 int nmt_pipeline_translate_guided(nmt_pipeline *p, uint64_t first_key, int count, const int32_t *const *src,
                                   const int *src_len, const nmt_decode_guide *const *guides, nmt_translation *out);
 /* out[i] = the natural-log probability of tgt[i] (and eos) given src[i] (forced decoding), with the
- * model the pipeline translates with (read whole from its file at the first call where the
- * translator released it). Not concurrently with itself. */
+ * model the pipeline translates with (read whole again at the first call where the translator
+ * released it: from the mapped file, or another toolkit's directory read as it was for the
+ * translator, refused when it changed since). Not concurrently with itself. */
 int nmt_pipeline_forced_logprob(nmt_pipeline *p, int count, const int32_t *const *src, const int *src_len,
                                 const int32_t *const *tgt, const int *tgt_len, double *out);
 

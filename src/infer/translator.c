@@ -49,7 +49,9 @@ static void worker_free(translate_worker *w) {
     free(w->batch_out);
 }
 
-int nmt_translator_create(nmt_translator **out, const nmt_model *model, const nmt_decode_options *options) {
+/* nmt_translator_create; with release, the model's matrices are given back as they are packed. */
+static int create(nmt_translator **out, const nmt_model *model, const nmt_decode_options *options, nmt_model *release,
+                  size_t *released) {
     *out = NULL;
     if (nmt_decode_options_check(options) < 0) return -1;
     nmt_translator *t = nmt_calloc(1, sizeof *t);
@@ -58,7 +60,9 @@ int nmt_translator_create(nmt_translator **out, const nmt_model *model, const nm
     t->options = *options;
     const int workers = nmt_pool_threads(), B = options->batch_size;
     t->worker = nmt_calloc((size_t)workers, sizeof *t->worker);
-    if (!t->worker || nmt_incremental_weights_create(&t->weights, model, options->precision) < 0) goto fail;
+    if (!t->worker || (release ? nmt_incremental_weights_create_releasing(&t->weights, release, options->precision, released)
+                               : nmt_incremental_weights_create(&t->weights, model, options->precision)) < 0)
+        goto fail;
     nmt_incremental_weights_set_shortlist(t->weights, options->shortlist);
     t->workers = workers;
     for (int i = 0; i < workers; i++) {
@@ -77,6 +81,16 @@ int nmt_translator_create(nmt_translator **out, const nmt_model *model, const nm
 fail:
     nmt_translator_free(t);
     return -1;
+}
+
+int nmt_translator_create(nmt_translator **out, const nmt_model *model, const nmt_decode_options *options) {
+    return create(out, model, options, NULL, NULL);
+}
+
+int nmt_translator_create_releasing(nmt_translator **out, nmt_model *model, const nmt_decode_options *options,
+                                    size_t *released) {
+    *released = 0;
+    return create(out, model, options, model, released);
 }
 
 void nmt_translator_free(nmt_translator *t) {
@@ -109,10 +123,6 @@ int nmt_translator_set_search(nmt_translator *t, const nmt_decode_options *optio
     free(fresh);
     t->options = o;
     return 0;
-}
-
-size_t nmt_translator_release_model(nmt_translator *t, nmt_model *model) {
-    return model == t->model ? nmt_incremental_weights_release(t->weights, model) : 0;
 }
 
 static int empty_translation(nmt_translation *out) {

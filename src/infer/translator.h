@@ -24,12 +24,14 @@ void nmt_translator_free(nmt_translator *translator);
  * translator's) for the runs that follow: each worker's search is made anew; on failure the
  * translator keeps the options it had. Not while the translator runs. */
 int nmt_translator_set_search(nmt_translator *translator, const nmt_decode_options *options);
-/* Where the translator's packed matrices hold the weights whole (int8, and fp32 on a packed kernel:
- * nmt_packed_self_contained): gives the memory of the model's float32 matrices, which it no longer
- * reads, back to the system (nmt_incremental_weights_release), returning the bytes; 0 otherwise.
- * model is the translator's own; from then on it serves this translator only (its forward passes
- * refuse it). */
-size_t nmt_translator_release_model(nmt_translator *translator, nmt_model *model);
+/* The same for a translator that owns the model's use: where its packed matrices hold the weights
+ * whole (int8, and fp32 on a packed kernel: nmt_packed_self_contained), the memory of each of the
+ * model's float32 matrices goes back to the system right after it is packed
+ * (nmt_incremental_weights_create_releasing), so that the model and its packed copy are never both
+ * whole in memory; *released gets the bytes (0 otherwise). From then on the model serves this
+ * translator only (its forward passes refuse it); after a failure it serves nothing (free it). */
+int nmt_translator_create_releasing(nmt_translator **translator, nmt_model *model, const nmt_decode_options *options,
+                                    size_t *released);
 /* Translates src[i] (src_len[i] pieces, no eos) into out[i] for i < count (free each with
  * nmt_translation_free). An empty source gives one empty hypothesis (log-probability 0, no
  * attention) without running the model. */

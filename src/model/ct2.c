@@ -204,12 +204,13 @@ static int side_order(side *s, const char *pad, const char *unk, const char *sta
 typedef struct build {
     nmt_ct2_file *r;
     nmt_model *m;
-    float *buf;    /* scratch for one variable as float32 */
+    float *buf;    /* scratch for NMT_CT2_CHUNK bytes of a table's rows as float32 (at least one row) */
+    size_t buf_floats;
     int D;
 } build;
 
-/* Reads variable `name` (NULL v: absent) of shape [rows] (cols 0) or [rows, cols] into dst. */
-static int take(build *b, nmt_ct2_var *v, const char *name, float *dst, int64_t rows, int64_t cols) {
+/* Checks that variable `name` (NULL v: absent) has shape [rows] (cols 0) or [rows, cols]. */
+static int check_shape(build *b, const nmt_ct2_var *v, const char *name, int64_t rows, int64_t cols) {
     if (!v) return nmt_error_set("%s: no variable %s", b->r->path, name);
     const int rank = cols ? 2 : 1;
     if (v->rank != rank || v->shape[0] != rows || (cols && v->shape[1] != cols))
@@ -218,7 +219,12 @@ static int take(build *b, nmt_ct2_var *v, const char *name, float *dst, int64_t 
                              v->rank > 1 ? (long long)v->shape[1] : 0LL, (long long)rows, cols ? ", " : "",
                              (long long)cols);
     b->m->int8_weights |= v->dtype == NMT_CT2_I8;
-    return nmt_ct2_file_floats(b->r, v, dst);
+    return 0;
+}
+
+/* Reads variable `name` (NULL v: absent) of shape [rows] (cols 0) or [rows, cols] into dst. */
+static int take(build *b, nmt_ct2_var *v, const char *name, float *dst, int64_t rows, int64_t cols) {
+    return check_shape(b, v, name, rows, cols) < 0 ? -1 : nmt_ct2_file_floats(b->r, v, dst);
 }
 
 /* SCOPE/gamma and SCOPE/beta into gamma and beta; a gamma without a beta is RMSNorm. */
@@ -241,15 +247,21 @@ static int take_layer_part(void *ctx, const nmt_ct2_part *part) {
     return take(b, v, part->name, part->data, part->rows, part->cols);
 }
 
-/* A table [rows, D] of side s into dst [V, D] in nmt's id order, times `scale`; rows the side lacks
- * stay zero, and an absent start token (bos) takes the row of `start_from` (-1: none). */
-static int take_rows(build *b, nmt_ct2_var *v, const char *name, const side *s, int64_t rows, float *dst, float scale,
-                     int start_from) {
-    const size_t D = (size_t)b->D;
-    if (take(b, v, name, b->buf, rows, b->D) < 0) return -1;
-    for (int id = 0; id < s->count; id++) {
-        const int from = id == NMT_BOS && s->from[id] < 0 ? start_from : s->from[id];
-        for (size_t k = 0; from >= 0 && k < D; k++) dst[(size_t)id * D + k] = b->buf[(size_t)from * D + k] * scale;
+/* A table [rows, cols] (a vector [rows]: cols 0) of side s into dst [V, cols] in nmt's id order, times
+ * `scale`, read a chunk of rows at a time; rows the side lacks are left as they are, and an absent
+ * start token (bos) takes the row of `start_from` (-1: none). */
+static int take_rows(build *b, nmt_ct2_var *v, const char *name, const side *s, int64_t rows, int64_t cols, float *dst,
+                     float scale, int start_from) {
+    const size_t W = cols ? (size_t)cols : 1, step = b->buf_floats / W;
+    if (check_shape(b, v, name, rows, cols) < 0) return -1;
+    for (size_t first = 0; first < (size_t)rows; first += step) {
+        const size_t n = (size_t)rows - first < step ? (size_t)rows - first : step;
+        if (nmt_ct2_file_floats_range(b->r, v, first * W, n * W, b->buf) < 0) return -1;
+        for (int id = 0; id < s->count; id++) {
+            const int from = id == NMT_BOS && s->from[id] < 0 ? start_from : s->from[id];
+            if (from < 0 || (size_t)from < first || (size_t)from >= first + n) continue;
+            for (size_t k = 0; k < W; k++) dst[(size_t)id * W + k] = b->buf[((size_t)from - first) * W + k] * scale;
+        }
     }
     return 0;
 }
@@ -276,9 +288,8 @@ static int take_positions(build *b, const char *scope, float *dst) {
         return 0;
     }
     if (v->rank != 2 || v->shape[0] < P) return nmt_error_set("%s: %s has not %d rows", b->r->path, name, P);
-    if (take(b, v, name, b->buf, v->shape[0], D) < 0) return -1;
-    memcpy(dst, b->buf, (size_t)P * (size_t)D * sizeof *dst);
-    return 0;
+    if (check_shape(b, v, name, v->shape[0], D) < 0) return -1;
+    return nmt_ct2_file_floats_range(b->r, v, 0, (size_t)P * (size_t)D, dst);
 }
 
 /* The scale of the embeddings relative to nmt's sqrt(D): scale_embeddings (multiply_by_sqrt_depth
@@ -386,14 +397,9 @@ static nmt_ct2_var *embeddings(nmt_ct2_file *r, const char *scope, char *name, s
 static int take_output_bias(build *b, const side *t) {
     char name[] = "decoder/projection/bias";
     nmt_ct2_var *v = nmt_ct2_file_find(b->r, name);
-    const int64_t rows = t->v->count;
-    if (v && take(b, v, name, b->buf, rows, 0) < 0) return -1;
     float *bias = b->m->p.output_bias;
-    for (int id = 0; id < b->m->config.vocab_size; id++) {
-        const int from = id < t->count ? t->from[id] : -1;
-        bias[id] = from < 0 ? masked_logit : v ? b->buf[from] : 0.0f;
-    }
-    return 0;
+    for (int id = 0; id < b->m->config.vocab_size; id++) bias[id] = id < t->count && t->from[id] >= 0 ? 0.0f : masked_logit;
+    return v ? take_rows(b, v, name, t, t->v->count, 0, bias, 1.0f, -1) : 0;
 }
 
 static int take_layers(build *b) {
@@ -461,17 +467,14 @@ static int fill_model(build *b, const side *s, const side *t, nmt_ct2_var *src_e
                       const char *src_name, const char *tgt_name) {
     nmt_model *m = b->m;
     nmt_ct2_file *r = b->r;
-    size_t widest = 1;
-    for (int i = 0; i < r->count; i++) {
-        const size_t n = nmt_ct2_var_elements(&r->vars[i]);
-        if (n > widest) widest = n;
-    }
-    if (!(b->buf = nmt_malloc(widest * sizeof *b->buf))) return -1;
+    b->buf_floats = NMT_CT2_CHUNK / sizeof *b->buf;
+    if (b->buf_floats < (size_t)b->D) b->buf_floats = (size_t)b->D;
+    if (!(b->buf = nmt_malloc(b->buf_floats * sizeof *b->buf))) return -1;
     nmt_ct2_var *projection = nmt_ct2_file_find(r, "decoder/projection/weight");
-    if (take_rows(b, src_embed, src_name, s, s->v->count, m->p.src_embed, embedding_scale(b, "encoder"), -1) < 0 ||
-        take_rows(b, tgt_embed, tgt_name, t, t->v->count, m->p.tgt_embed, embedding_scale(b, "decoder"),
+    if (take_rows(b, src_embed, src_name, s, s->v->count, b->D, m->p.src_embed, embedding_scale(b, "encoder"), -1) < 0 ||
+        take_rows(b, tgt_embed, tgt_name, t, t->v->count, b->D, m->p.tgt_embed, embedding_scale(b, "decoder"),
                   t->from[NMT_BOS] < 0 ? t->from[NMT_EOS] : -1) < 0 ||
-        take_rows(b, projection, "decoder/projection/weight", t, t->v->count, m->p.output, 1.0f, -1) < 0 ||
+        take_rows(b, projection, "decoder/projection/weight", t, t->v->count, b->D, m->p.output, 1.0f, -1) < 0 ||
         take_output_bias(b, t) < 0 ||
         (m->p.src_positions && (take_positions(b, "encoder", m->p.src_positions) < 0 ||
                                 take_positions(b, "decoder", m->p.tgt_positions) < 0)))
@@ -555,8 +558,7 @@ int nmt_ct2_open(const char *dir, const char *spm_path, nmt_model *model, nmt_sp
         fill_model(&b, &s, &t, src_embed, tgt_embed, src_name, tgt_name) < 0)
         goto done;
     const nmt_imported_side source = {s.v->tokens, s.from, s.count}, target = {t.v->tokens, t.from, t.count};
-    if (nmt_imported_spm(&source, &target, c.vocab_size, spm_path, spm_path, spm) < 0) goto done;
-    model->vocab_fingerprint = nmt_spm_fingerprint(*spm);
+    if (nmt_imported_spm(&source, &target, spm_path, spm_path, model, spm) < 0) goto done;
     rc = 0;
 done:
     if (rc < 0) nmt_imported_release(model, spm);

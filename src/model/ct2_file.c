@@ -80,7 +80,7 @@ static int read_variable(nmt_ct2_file *r, nmt_ct2_var *v) {
         uint32_t dim;
         if (read_u32(r, &dim, v->name) < 0) return -1;
         v->shape[d] = dim;
-        if (nmt_size_mul(elements, dim, &elements, v->name) < 0) return -1;
+        if (nmt_size_mul(elements, dim, &elements, v->name) < 0) return nmt_error_prefix("%s", r->path);
     }
     uint32_t n;
     if (read_exact(r, &type, 1, v->name) < 0 || read_u32(r, &n, v->name) < 0) return -1;
@@ -160,6 +160,7 @@ static int read_header(nmt_ct2_file *r) {
 int nmt_ct2_file_open(nmt_ct2_file *r, const char *path) {
     memset(r, 0, sizeof *r);
     r->path = path;
+    r->chunk = NMT_CT2_CHUNK;
     if (nmt_open_regular(path, &r->fp, &r->size) < 0) return -1;
     if (read_header(r) == 0) return 0;
     nmt_ct2_file_close(r);
@@ -175,6 +176,7 @@ void nmt_ct2_file_close(nmt_ct2_file *r) {
     free(r->vars);
     free(r->aliases);
     free(r->data);
+    free(r->scales);
     if (r->fp) fclose(r->fp);
     memset(r, 0, sizeof *r);
 }
@@ -221,20 +223,24 @@ double nmt_ct2_file_attribute(nmt_ct2_file *r, const char *scope, const char *na
     return nmt_ct2_file_scalar(v ? v : nmt_ct2_file_find(r, name), def);
 }
 
-/* The bytes of v in r->data. */
-static int load_bytes(nmt_ct2_file *r, const nmt_ct2_var *v) {
-    if (v->bytes > r->data_cap) {
-        void *grown = nmt_realloc(r->data, v->bytes);
-        if (!grown) return -1;
-        r->data = grown;
-        r->data_cap = v->bytes;
-    }
+/* Bytes [at, at + n) of v's data into out. */
+static int read_bytes(nmt_ct2_file *r, const nmt_ct2_var *v, size_t at, void *out, size_t n) {
     if (v->bytes <= sizeof v->scalar) {
-        memcpy(r->data, v->scalar, v->bytes);
+        memcpy(out, v->scalar + at, n);
         return 0;
     }
-    if (fseek(r->fp, v->offset, SEEK_SET) != 0) return nmt_error_set("%s: %s: %s", r->path, v->name, strerror(errno));
-    return read_exact(r, r->data, v->bytes, v->name);
+    if (fseek(r->fp, v->offset + (long)at, SEEK_SET) != 0) return nmt_error_set("%s: %s: %s", r->path, v->name, strerror(errno));
+    return read_exact(r, out, n, v->name);
+}
+
+/* *buf holding at least n bytes (*cap: what it holds). */
+static int reserve(void **buf, size_t *cap, size_t n) {
+    if (n <= *cap) return 0;
+    void *grown = nmt_realloc(*buf, n);
+    if (!grown) return -1;
+    *buf = grown;
+    *cap = n;
+    return 0;
 }
 
 size_t nmt_ct2_var_elements(const nmt_ct2_var *v) {
@@ -243,44 +249,28 @@ size_t nmt_ct2_var_elements(const nmt_ct2_var *v) {
     return n;
 }
 
-/* v as float32 into out[variable_elements(v)]: dequantized (q * (1 / scale), the scale per row or one) or
- * widened. */
-int nmt_ct2_file_floats(nmt_ct2_file *r, nmt_ct2_var *v, float *out) {
-    const size_t n = nmt_ct2_var_elements(v), rows = v->rank == 2 ? (size_t)v->shape[0] : 1, cols = rows ? n / (rows ? rows : 1) : 0;
-    float *scales = NULL, one = global_int16_scale;
-    size_t scale_count = 1;
-    if (v->dtype == NMT_CT2_I8 || v->dtype == NMT_CT2_I16) {
-        char name[NMT_CT2_MAX_NAME + 8];
-        snprintf(name, sizeof name, "%s_scale", v->name);
-        nmt_ct2_var *s = nmt_ct2_file_find(r, name);
-        if (!s && v->dtype == NMT_CT2_I8) return nmt_error_set("%s: int8 variable %s has no %s", r->path, v->name, name);
-        if (s) {
-            scale_count = nmt_ct2_var_elements(s);
-            if (s->dtype != NMT_CT2_F32 || (scale_count != 1 && scale_count != rows))
-                return nmt_error_set("%s: %s is not one float32 or one per row", r->path, name);
-            if (!(scales = nmt_malloc(scale_count * sizeof *scales))) return -1;
-            if (load_bytes(r, s) < 0) {
-                free(scales);
-                return -1;
-            }
-            memcpy(scales, r->data, scale_count * sizeof *scales);
-        }
-    } else if (v->dtype == NMT_CT2_I32) {
-        return nmt_error_set("%s: variable %s is int32, not a weight", r->path, v->name);
-    } else if (v->dtype == NMT_CT2_F32 && v->bytes == 4 * n && v->bytes > sizeof v->scalar) {
-        /* Straight into out: the file's floats are the host's (as the copies below assume). */
-        if (fseek(r->fp, v->offset, SEEK_SET) != 0) return nmt_error_set("%s: %s: %s", r->path, v->name, strerror(errno));
-        return read_exact(r, out, v->bytes, v->name);
-    }
-    if (load_bytes(r, v) < 0) {
-        free(scales);
-        return -1;
-    }
+/* The scale variable of an int8 or int16 variable (NULL for an int16 one without: the global
+ * scale), checked: one float32, or one per row. */
+static int find_scale(nmt_ct2_file *r, const nmt_ct2_var *v, size_t rows, nmt_ct2_var **scale) {
+    char name[NMT_CT2_MAX_NAME + 8];
+    snprintf(name, sizeof name, "%s_scale", v->name);
+    nmt_ct2_var *s = *scale = nmt_ct2_file_find(r, name);
+    if (!s && v->dtype == NMT_CT2_I8) return nmt_error_set("%s: int8 variable %s has no %s", r->path, v->name, name);
+    if (s && (s->dtype != NMT_CT2_F32 || (nmt_ct2_var_elements(s) != 1 && nmt_ct2_var_elements(s) != rows)))
+        return nmt_error_set("%s: %s is not one float32 or one per row", r->path, name);
+    return 0;
+}
+
+/* Items [first, first + n) of v (int8, int16, float16 or bfloat16; n * item size <= r->chunk bytes) as
+ * float32 into out; scales[j] is the scale of row first_row + j (one scale: scales[0]). */
+static int convert_chunk(nmt_ct2_file *r, nmt_ct2_var *v, size_t first, size_t n, size_t cols, size_t first_row,
+                         const float *scales, int per_row, float *out) {
+    const size_t item = (size_t)nmt_ct2_item_size[v->dtype];
+    if (read_bytes(r, v, first * item, r->data, n * item) < 0) return -1;
     const unsigned char *b = r->data;
     for (size_t i = 0; i < n; i++) {
-        const float scale = scales ? scales[scale_count == 1 ? 0 : i / cols] : one;
+        const float scale = per_row ? scales[(first + i) / cols - first_row] : scales[0];
         switch (v->dtype) {
-        case NMT_CT2_F32: memcpy(&out[i], b + 4 * i, 4); break;
         case NMT_CT2_I8: out[i] = (float)(int8_t)b[i] * (1.0f / scale); break;
         case NMT_CT2_I16: { int16_t x; memcpy(&x, b + 2 * i, 2); out[i] = (float)x * (1.0f / scale); break; }
         default: {
@@ -290,8 +280,38 @@ int nmt_ct2_file_floats(nmt_ct2_file *r, nmt_ct2_var *v, float *out) {
         }
         }
     }
-    free(scales);
     return 0;
+}
+
+/* Elements [first, first + count) of v as float32 into out: dequantized (q * (1 / scale), the scale per
+ * row or one) or widened, read r->chunk bytes at a time. */
+int nmt_ct2_file_floats_range(nmt_ct2_file *r, nmt_ct2_var *v, size_t first, size_t count, float *out) {
+    const size_t n = nmt_ct2_var_elements(v), rows = v->rank == 2 ? (size_t)v->shape[0] : 1, cols = rows ? n / rows : 1;
+    if (first > n || count > n - first)
+        return nmt_error_set("%s: elements %zu to %zu of variable %s, which has %zu", r->path, first, first + count, v->name, n);
+    if (v->dtype == NMT_CT2_I32) return nmt_error_set("%s: variable %s is int32, not a weight", r->path, v->name);
+    /* Straight into out: the file's floats are the host's (as convert_chunk's copy assumes). */
+    if (v->dtype == NMT_CT2_F32) return read_bytes(r, v, first * sizeof(float), out, count * sizeof(float));
+    nmt_ct2_var *s = NULL;
+    if ((v->dtype == NMT_CT2_I8 || v->dtype == NMT_CT2_I16) && find_scale(r, v, rows, &s) < 0) return -1;
+    const int per_row = s && nmt_ct2_var_elements(s) != 1;
+    const size_t item = (size_t)nmt_ct2_item_size[v->dtype], step = r->chunk / item ? r->chunk / item : 1;
+    if (reserve(&r->data, &r->data_cap, (count < step ? count : step) * item) < 0) return -1;
+    for (size_t at = first; at < first + count;) {
+        const size_t k = first + count - at < step ? first + count - at : step;
+        /* The scales of the chunk's rows (one for all without per-row scales). */
+        const size_t first_row = per_row ? at / cols : 0, scale_count = per_row ? (at + k - 1) / cols - first_row + 1 : 1;
+        if (reserve((void **)&r->scales, &r->scales_cap, scale_count * sizeof *r->scales) < 0) return -1;
+        if (!s) r->scales[0] = global_int16_scale;
+        else if (read_bytes(r, s, first_row * sizeof(float), r->scales, scale_count * sizeof(float)) < 0) return -1;
+        if (convert_chunk(r, v, at, k, cols, first_row, r->scales, per_row, out + (at - first)) < 0) return -1;
+        at += k;
+    }
+    return 0;
+}
+
+int nmt_ct2_file_floats(nmt_ct2_file *r, nmt_ct2_var *v, float *out) {
+    return nmt_ct2_file_floats_range(r, v, 0, nmt_ct2_var_elements(v), out);
 }
 
 

@@ -7,7 +7,7 @@
  * bytes; from version 3, uint32 alias count and (alias, target) name pairs. Revision 1 used OpenNMT-tf's
  * names, renamed here as CTranslate2 renames them. Everything is bounded: names of at most 1 KiB, at
  * most 2^20 variables, ranks up to 4, payloads that fit the file and their shape. The header is read
- * at open; the data stays in the file until asked for.
+ * at open; the data stays in the file until asked for, and is read a bounded chunk at a time.
  *
  * The layout of the Transformer's layers under TransformerSpec (revision 7: the names its converters
  * write) is described here once, as the parts of an nmt_model that each variable holds:
@@ -23,6 +23,8 @@
 #include "model/model.h"
 
 enum { NMT_CT2_MAX_NAME = 1024, NMT_CT2_MAX_RANK = 4 };
+/* Bytes of a variable's data read at once: a reader holds the model and this much more. */
+enum { NMT_CT2_CHUNK = 1 << 20 };
 /* CTranslate2's type ids. */
 enum { NMT_CT2_F32, NMT_CT2_I8, NMT_CT2_I16, NMT_CT2_I32, NMT_CT2_F16, NMT_CT2_BF16, NMT_CT2_TYPES };
 /* The codes of the `activation` attribute nmt implements (CTranslate2's ActivationType). */
@@ -57,8 +59,12 @@ typedef struct nmt_ct2_file {
     int count;
     nmt_ct2_alias *aliases;
     int alias_count;
-    void *data;                /* scratch for one variable's bytes */
+    size_t chunk;              /* the most bytes of a variable read at once (NMT_CT2_CHUNK; at least
+                                * one item) */
+    void *data;                /* scratch for those bytes */
     size_t data_cap;
+    float *scales;             /* scratch for their rows' scales */
+    size_t scales_cap;         /* bytes */
 } nmt_ct2_file;
 
 /* Opens path and reads its header and variable table (errors name the path and the variable). */
@@ -72,8 +78,11 @@ double nmt_ct2_file_scalar(const nmt_ct2_var *v, double def);
 double nmt_ct2_file_attribute(nmt_ct2_file *f, const char *scope, const char *name, double def);
 size_t nmt_ct2_var_elements(const nmt_ct2_var *v);
 /* v as float32 into out[elements]: int8 and int16 dequantized as CTranslate2 does (q * (1 / scale),
- * with NAME_scale one per row or one in all; int16 without one: 1000), float16 and bfloat16 widened. */
+ * with NAME_scale one per row or one in all; int16 without one: 1000), float16 and bfloat16 widened;
+ * read f->chunk bytes at a time. */
 int nmt_ct2_file_floats(nmt_ct2_file *f, nmt_ct2_var *v, float *out);
+/* The same for elements [first, first + count) of v (in C order) into out[count]. */
+int nmt_ct2_file_floats_range(nmt_ct2_file *f, nmt_ct2_var *v, size_t first, size_t count, float *out);
 
 /* "SCOPE/layer_L/PART" (L >= 0) or "SCOPE/PART" into name[size]. */
 void nmt_ct2_name(char *name, size_t size, const char *scope, int layer, const char *part);

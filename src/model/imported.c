@@ -7,8 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-int nmt_imported_spm(const nmt_imported_side *source, const nmt_imported_side *target, int V, const char *source_spm,
-                     const char *target_spm, nmt_spm **spm) {
+int nmt_imported_spm(const nmt_imported_side *source, const nmt_imported_side *target, const char *source_spm,
+                     const char *target_spm, nmt_model *model, nmt_spm **spm) {
+    const int V = model->config.vocab_size;
     const char **s = nmt_calloc((size_t)V, sizeof *s), **t = nmt_calloc((size_t)V, sizeof *t);
     int rc = -1;
     if (s && t) {
@@ -19,6 +20,7 @@ int nmt_imported_spm(const nmt_imported_side *source, const nmt_imported_side *t
             t[id] = ft >= 0 ? target->pieces[ft] : "";
         }
         rc = nmt_spm_tokens_sides(spm, s, t, V, source_spm, target_spm);
+        if (rc == 0) model->vocab_fingerprint = nmt_spm_fingerprint(*spm);
     }
     free(s);
     free(t);

@@ -19,11 +19,12 @@ typedef struct nmt_imported_side {
     int count;            /* nmt ids of this side */
 } nmt_imported_side;
 
-/* The token vocabulary of V ids (nmt_spm_tokens_sides with source_spm and target_spm, NULL: pieces
- * separated by spaces): each id's pieces on each side, "" where a side has none; the source's pad never
- * matches input, so that no input piece reads as padding. */
-int nmt_imported_spm(const nmt_imported_side *source, const nmt_imported_side *target, int V, const char *source_spm,
-                     const char *target_spm, nmt_spm **spm);
+/* The token vocabulary of the model's vocab_size ids (nmt_spm_tokens_sides with source_spm and
+ * target_spm, NULL: pieces separated by spaces): each id's pieces on each side, "" where a side has
+ * none; the source's pad never matches input, so that no input piece reads as padding. The model
+ * records it as its vocabulary (vocab_fingerprint). */
+int nmt_imported_spm(const nmt_imported_side *source, const nmt_imported_side *target, const char *source_spm,
+                     const char *target_spm, nmt_model *model, nmt_spm **spm);
 /* Frees what a failed read left in *model and *spm, and clears both. */
 void nmt_imported_release(nmt_model *model, nmt_spm **spm);
 

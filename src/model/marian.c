@@ -15,7 +15,7 @@
 #include <sys/stat.h>
 #include <yaml.h>
 
-enum { SINUSOID_POSITIONS = 1024, NAME = 160 };
+enum { SINUSOID_POSITIONS = 1024, NAME = 160, CHUNK = 1 << 20 /* bytes of float32 an array is read in */ };
 static const float masked_logit = -1e30f; /* the output bias of ids a side lacks: exp() gives 0 */
 static const size_t max_unpacked = (size_t)8 << 30;
 static const size_t max_yaml = (size_t)64 << 20;
@@ -260,45 +260,65 @@ static int same_sides(const vocab *a, const vocab *b) {
 typedef struct build {
     nmt_npz *z;
     nmt_model *m;
-    void *raw;    /* one array as stored */
-    float *buf;   /* one array as float32 */
+    float *buf;        /* a chunk of an array's rows as float32: CHUNK bytes, or one row if wider */
+    size_t buf_floats;
+    void *raw;         /* the same rows as stored (float16, float64) */
     int D;
 } build;
 
-/* Array `name` into b->buf as float32, which must have shape [rows, cols] (a bias: [1, cols] or [cols]). */
-static int take(build *b, const char *name, int64_t rows, int64_t cols) {
+/* Array `name` checked to hold floats of shape [rows, cols] (a bias: [1, cols] or [cols]) and marked
+ * used, or NULL with the error set. */
+static nmt_npy *find_array(build *b, const char *name, int64_t rows, int64_t cols) {
     nmt_npy *a = nmt_npz_find(b->z, name);
-    if (!a) return nmt_error_set("%s: no array %s", b->z->path, name);
+    if (!a) return nmt_error_set("%s: no array %s", b->z->path, name), NULL;
     const int bias = rows == 1;
     if (!((a->rank == 2 && a->shape[0] == rows && a->shape[1] == cols) || (bias && a->rank == 1 && a->shape[0] == cols)))
         return nmt_error_set("%s: array %s has not the shape [%lld, %lld] (a variant nmt does not implement?)",
-                             b->z->path, name, (long long)rows, (long long)cols);
+                             b->z->path, name, (long long)rows, (long long)cols), NULL;
     if (a->dtype == NMT_NPY_I8 || a->dtype == NMT_NPY_U8)
-        return nmt_error_set("%s: array %s holds bytes, not floats", b->z->path, name);
+        return nmt_error_set("%s: array %s holds bytes, not floats", b->z->path, name), NULL;
     a->used = 1;
-    if (nmt_npz_read(b->z, a, a->dtype == NMT_NPY_F32 ? (void *)b->buf : b->raw) < 0) return -1;
-    for (size_t i = 0; a->dtype == NMT_NPY_F16 && i < a->count; i++) b->buf[i] = nmt_kv_half_value(((uint16_t *)b->raw)[i]);
-    for (size_t i = 0; a->dtype == NMT_NPY_F64 && i < a->count; i++) b->buf[i] = (float)((double *)b->raw)[i];
+    return a;
+}
+
+/* The stored rows of cols floats that one chunk holds. */
+static size_t chunk_rows(const build *b, size_t cols) { return b->buf_floats / cols; }
+
+/* Rows [first, first + n) of array a (cols floats each, n <= chunk_rows) into b->buf as float32. */
+static int read_rows(build *b, const nmt_npy *a, size_t first, size_t n, size_t cols) {
+    const size_t count = n * cols;
+    if (nmt_npz_read_range(b->z, a, first * cols, count, a->dtype == NMT_NPY_F32 ? (void *)b->buf : b->raw) < 0)
+        return -1;
+    for (size_t i = 0; a->dtype == NMT_NPY_F16 && i < count; i++) b->buf[i] = nmt_kv_half_value(((uint16_t *)b->raw)[i]);
+    for (size_t i = 0; a->dtype == NMT_NPY_F64 && i < count; i++) b->buf[i] = (float)((double *)b->raw)[i];
     return 0;
 }
 
-/* take() of the array PREFIX_SUFFIX. */
-static int take_part(build *b, const char *prefix, const char *suffix, int64_t rows, int64_t cols) {
-    char name[NAME];
-    snprintf(name, sizeof name, "%.120s_%s", prefix, suffix);
-    return take(b, name, rows, cols);
+/* The name PREFIX_SUFFIX into name[NAME]. */
+static const char *part_name(char *name, const char *prefix, const char *suffix) {
+    snprintf(name, NAME, "%.120s_%s", prefix, suffix);
+    return name;
 }
 
-/* PREFIX_SUFFIX of Marian's shape [in, out] into dst [out, in] (transposed). */
+/* PREFIX_SUFFIX of Marian's shape [in, out] into dst [out, in] (transposed), a chunk of rows at a time. */
 static int take_matrix(build *b, const char *prefix, const char *suffix, float *dst, int in, int out) {
-    if (take_part(b, prefix, suffix, in, out) < 0) return -1;
-    for (int i = 0; i < in; i++)
-        for (int o = 0; o < out; o++) dst[(size_t)o * (size_t)in + (size_t)i] = b->buf[(size_t)i * (size_t)out + (size_t)o];
+    char name[NAME];
+    const nmt_npy *a = find_array(b, part_name(name, prefix, suffix), in, out);
+    if (!a) return -1;
+    const size_t step = chunk_rows(b, (size_t)out);
+    for (size_t first = 0; first < (size_t)in; first += step) {
+        const size_t n = (size_t)in - first < step ? (size_t)in - first : step;
+        if (read_rows(b, a, first, n, (size_t)out) < 0) return -1;
+        for (size_t i = 0; i < n; i++)
+            for (int o = 0; o < out; o++) dst[(size_t)o * (size_t)in + first + i] = b->buf[i * (size_t)out + (size_t)o];
+    }
     return 0;
 }
 
 static int take_vector(build *b, const char *prefix, const char *suffix, float *dst, int n) {
-    if (take_part(b, prefix, suffix, 1, n) < 0) return -1;
+    char name[NAME];
+    const nmt_npy *a = find_array(b, part_name(name, prefix, suffix), 1, n);
+    if (!a || read_rows(b, a, 0, 1, (size_t)n) < 0) return -1;
     memcpy(dst, b->buf, (size_t)n * sizeof *dst);
     return 0;
 }
@@ -363,14 +383,25 @@ static int take_layers(build *b, int pre_norm) {
 }
 
 /* Table `name` [rows of side s, D] into dst [V, D] in nmt's id order, times scale; with transposed, the
- * table is Marian's output matrix [D, rows]. Ids without a row stay zero. */
+ * table is Marian's output matrix [D, rows]. Read a chunk of stored rows at a time; ids without a row
+ * stay zero. */
 static int take_rows(build *b, const char *name, const side *s, float *dst, float scale, int transposed) {
-    const size_t D = (size_t)b->D, rows = (size_t)s->v->count;
-    if (take(b, name, transposed ? b->D : s->v->count, transposed ? s->v->count : b->D) < 0) return -1;
-    for (int id = 0; id < s->count; id++) {
-        const int from = s->from[id];
-        for (size_t k = 0; from >= 0 && k < D; k++)
-            dst[(size_t)id * D + k] = scale * (transposed ? b->buf[k * rows + (size_t)from] : b->buf[(size_t)from * D + k]);
+    const size_t D = (size_t)b->D, rows = (size_t)s->v->count, stored = transposed ? D : rows, cols = transposed ? rows : D;
+    const nmt_npy *a = find_array(b, name, (int64_t)stored, (int64_t)cols);
+    if (!a) return -1;
+    const size_t step = chunk_rows(b, cols);
+    for (size_t first = 0; first < stored; first += step) {
+        const size_t n = stored - first < step ? stored - first : step;
+        if (read_rows(b, a, first, n, cols) < 0) return -1;
+        for (int id = 0; id < s->count; id++) {
+            const int from = s->from[id];
+            if (from < 0) continue;
+            if (transposed) {
+                for (size_t k = 0; k < n; k++) dst[(size_t)id * D + first + k] = scale * b->buf[k * rows + (size_t)from];
+            } else if ((size_t)from >= first && (size_t)from < first + n) {
+                for (size_t k = 0; k < D; k++) dst[(size_t)id * D + k] = scale * b->buf[((size_t)from - first) * D + k];
+            }
+        }
     }
     return 0;
 }
@@ -389,9 +420,12 @@ static void sinusoid_row(float *row, int t, int D) {
 static int take_positions(build *b, const options *o) {
     nmt_model *m = b->m;
     const int D = b->D, P = m->config.max_positions;
-    if (o->positions == 2) {
-        if (take(b, "Wpos", P, D) < 0) return -1;
-        memcpy(m->p.src_positions, b->buf, (size_t)P * (size_t)D * sizeof(float));
+    const nmt_npy *a = o->positions == 2 ? find_array(b, "Wpos", P, D) : NULL;
+    if (o->positions == 2 && !a) return -1;
+    for (size_t first = 0, step = chunk_rows(b, (size_t)D); a && first < (size_t)P; first += step) {
+        const size_t n = (size_t)P - first < step ? (size_t)P - first : step;
+        if (read_rows(b, a, first, n, (size_t)D) < 0) return -1;
+        memcpy(m->p.src_positions + first * (size_t)D, b->buf, n * (size_t)D * sizeof(float));
     }
     for (int t = 0; o->positions == 1 && t < P; t++) sinusoid_row(m->p.src_positions + (size_t)t * (size_t)D, t, D);
     memcpy(m->p.tgt_positions, m->p.src_positions, (size_t)P * (size_t)D * sizeof(float));
@@ -401,8 +435,10 @@ static int take_positions(build *b, const options *o) {
 /* The output bias: Marian's decoder_ff_logit_out_b (or 0), masked_logit where the target side has no
  * piece. */
 static int take_output_bias(build *b, const side *t) {
-    const int present = nmt_npz_find(b->z, "decoder_ff_logit_out_b") != NULL;
-    if (present && take(b, "decoder_ff_logit_out_b", 1, t->v->count) < 0) return -1;
+    static const char name[] = "decoder_ff_logit_out_b";
+    const int present = nmt_npz_find(b->z, name) != NULL;
+    const nmt_npy *a = present ? find_array(b, name, 1, t->v->count) : NULL;
+    if (present && (!a || read_rows(b, a, 0, 1, (size_t)t->v->count) < 0)) return -1;
     for (int id = 0; id < b->m->config.vocab_size; id++) {
         const int from = id < t->count ? t->from[id] : -1;
         b->m->p.output_bias[id] = from < 0 ? masked_logit : present ? b->buf[from] : 0.0f;
@@ -456,12 +492,15 @@ static int make_config(build *b, const options *o, const side *s, const side *t,
 static int fill_model(build *b, const options *o, const side *s, const side *t) {
     nmt_model *m = b->m;
     nmt_npz *z = b->z;
-    size_t widest = 1;
+    /* A chunk holds at least the widest row of any array. */
+    b->buf_floats = CHUNK / sizeof(float);
     for (int i = 0; i < z->count; i++) {
-        const size_t n = z->arrays[i].count;
-        if (n > widest) widest = n;
+        const nmt_npy *a = &z->arrays[i];
+        const size_t row = a->rank > 0 ? (size_t)a->shape[a->rank - 1] : 1;
+        if (row > b->buf_floats) b->buf_floats = row;
     }
-    if (!(b->buf = nmt_malloc(widest * sizeof *b->buf)) || !(b->raw = nmt_malloc(widest * sizeof(double)))) return -1;
+    if (!(b->buf = nmt_malloc(b->buf_floats * sizeof *b->buf)) || !(b->raw = nmt_malloc(b->buf_floats * sizeof(double))))
+        return -1;
     const float scale = o->unscaled ? 1.0f / sqrtf((float)b->D) : 1.0f;
     const int untied = nmt_npz_find(z, "decoder_ff_logit_out_W") != NULL;
     if (take_rows(b, source_table(z), s, m->p.src_embed, scale, 0) < 0 ||
@@ -609,8 +648,7 @@ int nmt_marian_open(const char *path, nmt_model *model, nmt_spm **spm) {
         fill_model(&b, &o, &s, &t) < 0)
         goto done;
     const nmt_imported_side source = {v[0].pieces, s.from, s.count}, target = {v[1].pieces, t.from, t.count};
-    if (nmt_imported_spm(&source, &target, c.vocab_size, f.spm[0], f.spm[1], spm) < 0) goto done;
-    model->vocab_fingerprint = nmt_spm_fingerprint(*spm);
+    if (nmt_imported_spm(&source, &target, f.spm[0], f.spm[1], model, spm) < 0) goto done;
     rc = 0;
 done:
     if (rc < 0) nmt_imported_release(model, spm);

@@ -22,7 +22,7 @@
  * failure nothing is left to free. */
 int nmt_model_dir_open(const char *dir, nmt_model *model, nmt_spm **spm);
 /* The same for a translator of this precision that will release the model's float32 matrices
- * (nmt_translator_release_model): where its packed matrices hold them whole
+ * as it packs them (nmt_translator_create_releasing): where its packed matrices hold them whole
  * (nmt_packed_self_contained), they are deferred (nmt_model_load_deferred: never all in memory),
  * and for int8 the rest is rounded by nmt_model_quantize_int8. The model then serves translators of
  * that precision only. */

@@ -6,8 +6,9 @@
 # tools/bench/serve_load.sh (when wrk is installed): one model with its references, and 70 connections
 # (more than the server takes from one address by default) answered without errors, with target
 # tokens/s; two models (the same directory as en-de and en-fr) with the requests spread over both pairs
-# and the server's memory after loading, after a request a pair and at the end.
-# tools/bench/precisions.sh: a row per precision, shortlist or not, and search, fp32 its own baseline.
+# and the server's memory after loading, after a request a pair and at the end. tools/bench/import_memory.sh:
+# its rows, and its check of the load's peak passed. tools/bench/precisions.sh: a row per precision,
+# shortlist or not, and search, fp32 its own baseline.
 . "$NMT_SOURCE_DIR/tests/support/harness.sh"
 . "$NMT_SOURCE_DIR/tests/support/tiny_model.sh"
 tiny_model "$tmp/model"
@@ -33,17 +34,36 @@ printf '1|3|2\n1|7|2\n4|3|4\n4|7|4\n' >"$tmp/want"
 cmp -s "$tmp/rows" "$tmp/want" || say_fail "scaling's forced-decoding rows: $(cat "$out")"
 
 check "precisions without a reference" 2 "$bench/precisions.sh" "$tmp/model" "$tmp/model.train.en"
-head -6 "$tmp/model.train.en" >"$tmp/six.en"
-head -6 "$tmp/model.train.de" >"$tmp/six.de"
-[ -e "$tmp/model/shortlist.bin" ] || say_fail "the tiny model has no shortlist"
-check "precisions" 0 env PRECISIONS="fp32 int8" BEAM=2 REPEAT=2 "$bench/precisions.sh" "$tmp/model" "$tmp/six.en" "$tmp/six.de"
-# A row per precision, with and without the shortlist, and search; fp32 is its own baseline.
-awk -F'|' 'NR > 2 { gsub(/ /, "", $2); print $2 }' "$out" | sort >"$tmp/rows"
-printf '%s\n' fp32beam2 fp32greedy fp32+slbeam2 fp32+slgreedy int8beam2 int8greedy int8+slbeam2 int8+slgreedy |
-  sort >"$tmp/want"
-cmp -s "$tmp/rows" "$tmp/want" || say_fail "precisions' rows: $(cat "$out")"
-grep -Eq '^\| fp32 beam2 \| [0-9.]+ \| (1\.00×|-) \| [0-9]+ \| [0-9.]+ \| [0-9.]+ \| 0 \|$' "$out" ||
-  say_fail "precisions' fp32 row: $(cat "$out")"
+if [ -x /usr/bin/time ]; then
+  head -6 "$tmp/model.train.en" >"$tmp/six.en"
+  head -6 "$tmp/model.train.de" >"$tmp/six.de"
+  [ -e "$tmp/model/shortlist.bin" ] || say_fail "the tiny model has no shortlist"
+  check "precisions" 0 env PRECISIONS="fp32 int8" BEAM=2 REPEAT=2 "$bench/precisions.sh" "$tmp/model" "$tmp/six.en" "$tmp/six.de"
+  # A row per precision, with and without the shortlist, and search; fp32 is its own baseline.
+  awk -F'|' 'NR > 2 { gsub(/ /, "", $2); print $2 }' "$out" | sort >"$tmp/rows"
+  printf '%s\n' fp32beam2 fp32greedy fp32+slbeam2 fp32+slgreedy int8beam2 int8greedy int8+slbeam2 int8+slgreedy |
+    sort >"$tmp/want"
+  cmp -s "$tmp/rows" "$tmp/want" || say_fail "precisions' rows: $(cat "$out")"
+  grep -Eq '^\| fp32 beam2 \| [0-9.]+ \| (1\.00×|-) \| [0-9]+ \| [0-9.]+ \| [0-9.]+ \| 0 \|$' "$out" ||
+    say_fail "precisions' fp32 row: $(cat "$out")"
+else
+  echo "SKIP precisions: no GNU time"
+fi
+
+# tools/bench/import_memory.sh on the tiny model exported to CTranslate2: a row for the reference,
+# each precision and each search, and the model held once while it is packed.
+check "import_memory without a model" 2 "$bench/import_memory.sh"
+check "import_memory on a missing model" 2 "$bench/import_memory.sh" "$tmp/none"
+if [ -x /usr/bin/time ]; then
+  "$NMT" convert -m "$tmp/model" --to ct2 -o "$tmp/ct2" -q || say_fail "nmt convert --to ct2"
+  head -5 "$tmp/model.train.en" >"$tmp/five"
+  check "import_memory" 0 env SEARCHES="greedy beam2" "$bench/import_memory.sh" "$tmp/ct2" "$tmp/five"
+  [ "$(grep -cE '^[|] (fp32|int8) [|] five [|] (greedy|beam2) [|] [0-9.]+ [|] -?[0-9.]+ [|]$' "$out")" = 4 ] &&
+    grep -qE '^[|] fp32, nothing packed .* [|] none [|] - [|] [0-9.]+ [|]' "$out" &&
+    grep -q "^loading holds the model once (within 32 MiB) in: fp32 int8$" "$out" || say_fail "import_memory: $(cat "$out")"
+else
+  echo "SKIP import_memory: no GNU time"
+fi
 
 check "serve_load without its sentences" 2 "$bench/serve_load.sh" "$tmp/model"
 command -v wrk >/dev/null && command -v curl >/dev/null || { echo "SKIP serve_load: wrk or curl is not installed"; exit $fail; }

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Marian .npz models (docs/model-formats.md) against tests/support/marian_reference.py, a NumPy forward pass
-# written from Marian's transformer.h: random models of five variants (post-norm "dan" and "an",
+# written from Marian's transformer.h: random models of six variants (post-norm "dan" and "an",
 # pre-norm "n"/"da"/"n" and "n"/"a"/"n"; swish and relu; tied-embeddings-all, tied-embeddings and
-# separate embeddings with an output matrix; trained positions in float16 arrays), 50 sentences of
+# separate embeddings with an output matrix; trained positions in float16 arrays; 20,000 pieces, whose
+# tables nmt reads in several chunks), 50 sentences of
 # random pieces each: the same greedy
 # outputs (random models repeat themselves a lot), and forced scores within 1e-4 a piece of those
 # outputs and of random targets. Then the model read through each front end (-m DIR
@@ -37,7 +38,8 @@ compare_scores() {
 }
 
 seed=0
-for variant in "/dan//swish/all" "/an//relu/decoder" "n/da/n/swish/none" "n/a/n/relu/all" "/dan//swish/none/wpos/f16"; do
+for variant in "/dan//swish/all" "/an//relu/decoder" "n/da/n/swish/none" "n/a/n/relu/all" "/dan//swish/none/wpos/f16" \
+               "/an//relu/none/big"; do
   seed=$((seed + 1))
   m=model$seed
   mkdir $m

@@ -4,7 +4,8 @@
  * Properties:
  *   - a refused archive gives an error naming it (or "out of memory") and leaves nothing to close;
  *   - an accepted archive has at least one array, each found by its name, whose data (count times
- *     the item size) reads whole; a header accepted alone describes exactly the bytes after it;
+ *     the item size) reads whole, and in two halves the same (a range past its end refused, naming
+ *     the array); a header accepted alone describes exactly the bytes after it;
  *   - with the 1st, 2nd, ... allocation failing, opening reports "out of memory".
  *
  * Seeds (tests/fuzz/corpus/npz, written by numpy.savez and savez_compressed in tests/e2e/e2e_marian.sh,
@@ -39,10 +40,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     for (int i = 0; i < z.count; i++) {
         nmt_npy *a = &z.arrays[i];
         FUZZ_CHECK(nmt_npz_find(&z, a->name) == a, "array %s is not found by its name", a->name);
-        void *bytes = malloc(a->count * nmt_npy_item_size(a->dtype) + 1);
-        FUZZ_CHECK(bytes != NULL, "out of memory");
+        const size_t item = nmt_npy_item_size(a->dtype), half = a->count / 2;
+        unsigned char *bytes = malloc(a->count * item + 1), *part = malloc(a->count * item + 1);
+        FUZZ_CHECK(bytes != NULL && part != NULL, "out of memory");
         FUZZ_CHECK(nmt_npz_read(&z, a, bytes) == 0, "array %s does not read: %s", a->name, nmt_error());
+        FUZZ_CHECK(nmt_npz_read_range(&z, a, 0, half, part) == 0 &&
+                       nmt_npz_read_range(&z, a, half, a->count - half, part + half * item) == 0 &&
+                       memcmp(bytes, part, a->count * item) == 0,
+                   "array %s read in two halves is not the whole", a->name);
+        FUZZ_CHECK(nmt_npz_read_range(&z, a, half, a->count - half + 1, part) < 0 && strstr(nmt_error(), a->name),
+                   "array %s read past its end, or refused without its name", a->name);
         free(bytes);
+        free(part);
     }
     nmt_npz_close(&z);
     fuzz_alloc_sweep(open_and_close, (void *)path, 200);

@@ -14,9 +14,10 @@ are applied as Marian applies them ('d' dropout: nothing; 'a' the skip connectio
 PREFIX_ln_scale/bias, "_pre" for preprocessing, epsilon 1e-6), Marian's [in, out] matrices, its
 sinusoids (sin of the D/2 frequencies exp(-i log(10000) / (D/2 - 1)), then cos, positions from 0),
 embeddings times sqrt(D), the decoder started from a zero vector, </s> appended to the source, and
-everything in float64. VARIANT is PREPROCESS/POSTPROCESS/TOP/ACTIVATION/TIE[/wpos][/f16] (TIE: all,
+everything in float64. VARIANT is PREPROCESS/POSTPROCESS/TOP/ACTIVATION/TIE[/wpos][/f16][/big] (TIE: all,
 decoder or none; wpos: trained positions, Wpos, and no sqrt(D) scaling, as Marian; f16: float16
-arrays), e.g. "/dan//swish/all".
+arrays; big: 20,000 pieces, so that the tables are larger than the chunks nmt reads them in), e.g.
+"/dan//swish/all".
 """
 import os
 import sys
@@ -48,8 +49,9 @@ def options_yaml(pre, post, top, activation, tie, heads, layers, trained_positio
 def write(out_dir, seed, variant):
     pre, post, top, activation, tie, *extras = variant.split("/")
     rng = np.random.default_rng(int(seed))
-    D, H, F, L, V = 16, 4, 24, 2, 40
-    pieces = ["</s>", "<unk>"] + ["\u2581" + word for word in WORDS[:V - 2]]
+    D, H, F, L, V = 16, 4, 24, 2, 20000 if "big" in extras else 40
+    words = WORDS + ["%s%d" % (WORDS[i % len(WORDS)], i) for i in range(V)]
+    pieces = ["</s>", "<unk>"] + ["\u2581" + word for word in words[:V - 2]]
     ids = [0, 1] + list(2 + rng.permutation(V - 2))  # pieces[i] has Marian id ids[i]: in no order
     w = {}
 

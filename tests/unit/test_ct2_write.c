@@ -237,6 +237,91 @@ START_TEST(rotary_positions_read_back) {
 }
 END_TEST
 
+/* Every variable read a few bytes at a time (chunks that split rows and their scales) or in ranges
+ * is what one read of it gives, bit for bit, in every quantization. */
+START_TEST(variables_read_in_chunks_are_the_same) {
+    for (int q = NMT_CT2_QUANT_FLOAT32; q <= NMT_CT2_QUANT_BFLOAT16; q++) {
+        fixture x;
+        fixture_open(&x, NMT_NORM_PRE, NMT_POSITIONS_LEARNED, NMT_TIE_NONE, 1, 1, 1);
+        ck_assert_int_eq(nmt_ct2_write(x.dir, &x.m, x.spm, (nmt_ct2_quantization)q), 0);
+        nmt_ct2_file whole, part;
+        ck_assert_int_eq(nmt_ct2_file_open(&whole, x.bin), 0);
+        ck_assert_int_eq(nmt_ct2_file_open(&part, x.bin), 0);
+        int compared = 0;
+        for (int i = 0; i < whole.count; i++) {
+            nmt_ct2_var *v = &whole.vars[i], *w = &part.vars[i];
+            const size_t n = nmt_ct2_var_elements(v);
+            if (v->dtype == NMT_CT2_I32 || n < 8 || strstr(v->name, "_scale")) continue;
+            float *want = malloc(n * sizeof *want), *got = malloc(n * sizeof *got);
+            ck_assert(want && got);
+            ck_assert_msg(nmt_ct2_file_floats(&whole, v, want) == 0, "%s", nmt_error());
+            for (size_t chunk = 1; chunk <= 9; chunk += 4) {
+                part.chunk = chunk;
+                memset(got, 0xff, n * sizeof *got);
+                ck_assert_msg(nmt_ct2_file_floats(&part, w, got) == 0, "%s", nmt_error());
+                ck_assert_msg(memcmp(want, got, n * sizeof *got) == 0, "%s, %zu bytes at a time", v->name, chunk);
+                ck_assert_int_eq(nmt_ct2_file_floats_range(&part, w, 3, n - 5, got), 0);
+                ck_assert_msg(memcmp(want + 3, got, (n - 5) * sizeof *got) == 0, "%s from 3", v->name);
+            }
+            ck_assert_int_eq(nmt_ct2_file_floats_range(&part, w, 4, n - 3, got), -1); /* past its end */
+            ck_assert_ptr_nonnull(strstr(nmt_error(), v->name));
+            free(want);
+            free(got);
+            compared++;
+        }
+        ck_assert_int_ge(compared, 10);
+        nmt_ct2_file_close(&whole);
+        nmt_ct2_file_close(&part);
+        fixture_close(&x);
+    }
+}
+END_TEST
+
+/* Tables of more rows than the reader converts at once (NMT_CT2_CHUNK bytes) read back whole. */
+START_TEST(tables_larger_than_a_chunk_read_back) {
+    enum { BIG = NMT_CT2_CHUNK / (16 * 4) + 77, W = 16 };
+    nmt_model_config c = nmt_model_config_default();
+    c.vocab_size = BIG;
+    c.d_model = W;
+    c.heads = 2;
+    c.ffn = 16;
+    c.encoder_layers = c.decoder_layers = 1;
+    c.max_positions = 16;
+    c.output_bias = 1;
+    nmt_model m, back;
+    ck_assert_int_eq(nmt_model_init(&m, &c), 0);
+    nmt_model_init_weights(&m, 5);
+    for (size_t i = 0; i < m.num_params; i++) m.params[i] += 0.001f * (float)(i % 97);
+    char **names = malloc(BIG * sizeof *names);
+    ck_assert_ptr_nonnull(names);
+    static const char *const specials[4] = {"<pad>", "<unk>", "<s>", "</s>"};
+    for (int i = 0; i < BIG; i++) {
+        names[i] = malloc(16);
+        ck_assert_ptr_nonnull(names[i]);
+        if (i < 4) snprintf(names[i], 16, "%s", specials[i]);
+        else snprintf(names[i], 16, "p%d", i);
+    }
+    nmt_spm *spm = NULL, *spm_back = NULL;
+    ck_assert_int_eq(nmt_spm_tokens(&spm, (const char *const *)names, (const char *const *)names, BIG, NULL), 0);
+    char *dir = nmt_path_join(nmt_test_tmpdir, "big");
+    ck_assert_int_eq(nmt_mkdirs(dir), 0);
+    ck_assert_msg(nmt_ct2_write(dir, &m, spm, NMT_CT2_QUANT_FLOAT32) == 0, "%s", nmt_error());
+    ck_assert_msg(nmt_ct2_open(dir, NULL, &back, &spm_back) == 0, "%s", nmt_error());
+    const size_t table = (size_t)BIG * W;
+    ck_assert(memcmp(m.p.src_embed, back.p.src_embed, table * sizeof(float)) == 0);
+    ck_assert(memcmp(m.p.tgt_embed, back.p.tgt_embed, table * sizeof(float)) == 0);
+    ck_assert(memcmp(m.p.output, back.p.output, table * sizeof(float)) == 0);
+    ck_assert(memcmp(m.p.output_bias, back.p.output_bias, BIG * sizeof(float)) == 0);
+    nmt_model_free(&back);
+    nmt_model_free(&m);
+    nmt_spm_free(spm_back);
+    nmt_spm_free(spm);
+    for (int i = 0; i < BIG; i++) free(names[i]);
+    free(names);
+    free(dir);
+}
+END_TEST
+
 int main(void) {
     Suite *s = suite_create("ct2_write");
     TCase *tc = tcase_create("core");
@@ -246,6 +331,8 @@ int main(void) {
     tcase_add_test(tc, tied_matrices_and_equal_tables_are_aliases);
     tcase_add_test(tc, sides_that_differ_get_two_vocabularies);
     tcase_add_test(tc, rotary_positions_read_back);
+    tcase_add_test(tc, variables_read_in_chunks_are_the_same);
+    tcase_add_test(tc, tables_larger_than_a_chunk_read_back);
     suite_add_tcase(s, tc);
     return nmt_test_run(s);
 }

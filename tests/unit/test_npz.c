@@ -118,6 +118,14 @@ START_TEST(archives_give_arrays_by_name) {
         for (int i = 0; i < 12; i++) ck_assert_int_eq(got[i], i);
         ck_assert_int_eq(nmt_npz_read(&z, yml, got), 0);
         ck_assert_int_eq(got[4], 4);
+        /* A range of elements: element 1 alone is bytes 4 to 7; past the end is refused by name. */
+        memset(got, 0xff, sizeof got);
+        ck_assert_int_eq(nmt_npz_read_range(&z, w, 1, 1, got), 0);
+        for (int i = 0; i < 4; i++) ck_assert_int_eq(got[i], 4 + i);
+        ck_assert_int_eq(got[4], 0xff);
+        ck_assert_int_eq(nmt_npz_read_range(&z, w, 3, 0, got), 0);
+        ck_assert_int_eq(nmt_npz_read_range(&z, w, 2, 2, got), -1);
+        ck_assert_msg(strstr(nmt_error(), "model.npz: array Wemb: elements 2 to 4 of 3"), "%s", nmt_error());
         nmt_npz_close(&z);
     }
     /* An entry that is not NAME.npy, and an array whose data is cut short. */

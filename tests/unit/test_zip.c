@@ -72,6 +72,16 @@ START_TEST(bad_archives_are_refused_by_name) {
     ck_assert_int_eq(nmt_zip_is_archive(text), 0);
     ck_assert_int_eq(nmt_zip_extract(text, nmt_test_tmpdir, 1 << 20), -1);
     ck_assert_msg(strstr(nmt_error(), "not a zip archive (no end of central directory)"), "%s", nmt_error());
+    /* An end record whose central directory would be 2 GiB: refused before anything is allocated. */
+    unsigned char end[22] = {0};
+    put32(end, 0x06054b50);
+    put16(end + 8, 1);
+    put16(end + 10, 1);
+    put32(end + 12, 0x7FFFFFFFu);
+    ck_assert_int_eq(nmt_atomic_write(text, end, sizeof end), 0);
+    ck_assert_int_eq(nmt_zip_extract(text, nmt_test_tmpdir, 1 << 20), -1);
+    ck_assert_msg(strstr(nmt_error(), "text.zip: a central directory of 2147483647 bytes at byte 0, past the end record"),
+                  "%s", nmt_error());
     free(text);
 }
 END_TEST
