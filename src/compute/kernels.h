@@ -32,10 +32,20 @@ void nmt_layernorm_forward(float *y, float *mean, float *rstd, const float *x, c
 void nmt_layernorm_backward(float *dx, float *dw, float *db, const float *dy, const float *x, const float *mean,
                             const float *rstd, const float *w, int M, int D, int accumulate_dx);
 
-/* x = max(x, 0) over n values, in place. */
-void nmt_relu_forward(float *x, long n);
-/* In place: x * sigmoid(x) (swish, SiLU), for inference only. */
-void nmt_swish_forward(float *x, long n);
+/* The feed-forward activations: relu max(x, 0) (the one training implements, with
+ * nmt_relu_backward); swish x*sigmoid(x) (SiLU); gelu x*Phi(x), Phi the normal distribution's
+ * (erf); gelu_tanh, its tanh approximation 0.5x(1 + tanh(sqrt(2/pi)(x + 0.044715x^3))); gelu_sigmoid
+ * x*sigmoid(1.702x) (Marian's gelu). Models' YAML words: model_config.h. */
+typedef enum {
+    NMT_ACTIVATION_RELU,
+    NMT_ACTIVATION_SWISH,
+    NMT_ACTIVATION_GELU,
+    NMT_ACTIVATION_GELU_TANH,
+    NMT_ACTIVATION_GELU_SIGMOID
+} nmt_activation;
+
+/* x = activation(x) over n values, in place. */
+void nmt_activation_forward(nmt_activation kind, float *x, long n);
 /* dx[i] = 0 where the forward's output y[i] was 0 (in place on dx). */
 void nmt_relu_backward(float *dx, const float *y, long n);
 

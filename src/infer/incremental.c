@@ -255,8 +255,9 @@ static const float *embedding_row(const nmt_incremental *inc, const float *table
     return scratch;
 }
 
-/* x[n, D] = embedding[tokens] * sqrt(D) + the position's vector (none with rope). */
-static void embed(nmt_incremental *inc, const float *table, const float *learned, int n) {
+/* x[n, D] = embedding[tokens] * sqrt(D) + the position's vector (none with rope), then its LayerNorm
+ * where the model has one (norm's pointers not NULL). */
+static void embed(nmt_incremental *inc, const float *table, const float *learned, const nmt_norm_params *norm, int n) {
     const nmt_model_config *c = &inc->model->config;
     const int D = inc->D;
     const float scale = sqrtf((float)D);
@@ -271,6 +272,9 @@ static void embed(nmt_incremental *inc, const float *table, const float *learned
                                                                  : NULL;
         for (int j = 0; j < D; j++) xi[j] = e[j] * scale + (p ? p[j] : 0.0f);
     }
+    if (norm->weight)
+        nmt_layernorm_forward(x, BUF(inc, BUF_MEAN, float), BUF(inc, BUF_RSTD, float), x, norm->weight, norm->bias, n, D,
+                              c->norm_eps);
 }
 
 /* The input of a sublayer: the stream itself (post-LN) or its LayerNorm (pre-LN). */
@@ -301,8 +305,7 @@ static void feed_forward(nmt_incremental *inc, const nmt_ffn_params *ffn, const 
     const float *in = sublayer_input(inc, norm, n);
     float *hidden = BUF(inc, BUF_HIDDEN, float);
     linear(inc, hidden, in, &w[NMT_WEIGHT_FC1], ffn->fc1_bias, n);
-    const int swish = inc->model->config.activation == NMT_ACTIVATION_SWISH;
-    (swish ? nmt_swish_forward : nmt_relu_forward)(hidden, (long)n * inc->F);
+    nmt_activation_forward(inc->model->config.activation, hidden, (long)n * inc->F);
     linear(inc, BUF(inc, BUF_DELTA, float), hidden, &w[NMT_WEIGHT_FC2], ffn->fc2_bias, n);
     residual(inc, norm, n);
 }
@@ -331,7 +334,7 @@ static void encode_part(nmt_incremental *inc, const int32_t *src, int first, int
         tokens[i] = src[(size_t)first * (size_t)S + (size_t)i];
         pos[i] = i % S;
     }
-    embed(inc, p->src_embed, p->src_positions, n);
+    embed(inc, p->src_embed, p->src_positions, &p->src_embed_norm, n);
     float *qkv = BUF(inc, BUF_QKV, float), *ctx = BUF(inc, BUF_CTX, float);
     const nmt_attention_dims dims = {.batch = count, .heads = inc->H, .head_dim = inc->dh, .q_len = S, .k_len = S,
                                      .k_lengths = BUF(inc, BUF_SRC_LEN, int32_t) + first, .scale = inc->scale};
@@ -547,7 +550,7 @@ static void decode_position(nmt_incremental *inc, int t, const step_output *out)
         pos[r] = t;
         path[(size_t)r * (size_t)P + (size_t)t] = r;
     }
-    embed(inc, p->tgt_embed, p->tgt_positions, R);
+    embed(inc, p->tgt_embed, p->tgt_positions, &p->tgt_embed_norm, R);
     float *qkv = BUF(inc, BUF_QKV, float), *ctx = BUF(inc, BUF_CTX, float);
     const nmt_attention_dims self = {.batch = R, .heads = inc->H, .head_dim = inc->dh, .q_len = 1, .k_len = t + 1,
                                      .scale = inc->scale};

@@ -312,11 +312,12 @@ static float embedding_scale(build *b, const char *scope) {
  * which both scopes must share. */
 static int check_scope(build *b, const char *scope, int pre_norm, nmt_activation *activation) {
     const nmt_ct2_file *r = b->r;
-    const double code = nmt_ct2_file_attribute(b->r, scope, "activation", NMT_CT2_RELU);
-    if (code != NMT_CT2_RELU && code != NMT_CT2_SWISH)
-        return nmt_error_set("%s: %s/activation %g: nmt's feed-forward layers use ReLU (0) or swish (2) only", r->path,
-                             scope, code);
-    const nmt_activation a = code == NMT_CT2_SWISH ? NMT_ACTIVATION_SWISH : NMT_ACTIVATION_RELU;
+    const double code = nmt_ct2_file_attribute(b->r, scope, "activation", 0);
+    nmt_activation a = NMT_ACTIVATION_RELU;
+    while (a <= NMT_ACTIVATION_GELU_SIGMOID && nmt_ct2_activation_codes[a] != code) a++;
+    if (a > NMT_ACTIVATION_GELU_SIGMOID)
+        return nmt_error_set("%s: %s/activation %g: nmt's feed-forward layers use ReLU (0), GELUTanh (1), Swish (2), "
+                             "GELU (3) or GELUSigmoid (4)", r->path, scope, code);
     if (strcmp(scope, "encoder") != 0 && a != *activation)
         return nmt_error_set("%s: the encoder and the decoder differ in activation: nmt does not implement that",
                              r->path);
@@ -329,8 +330,6 @@ static int check_scope(build *b, const char *scope, int pre_norm, nmt_activation
     if (nmt_ct2_file_attribute(b->r, scope, "pre_norm", 1) != pre_norm)
         return nmt_error_set("%s: the encoder and the decoder differ in pre_norm: nmt does not implement that", r->path);
     char name[NMT_CT2_MAX_NAME];
-    nmt_ct2_name(name, sizeof name, scope, -1, "layernorm_embedding/gamma");
-    if (nmt_ct2_file_find(b->r, name)) return nmt_error_set("%s: %s: nmt does not implement a layernorm of the embeddings", r->path, name);
     nmt_ct2_name(name, sizeof name, scope, -1, "embeddings_1/weight");
     if (nmt_ct2_file_find(b->r, name)) return nmt_error_set("%s: %s: nmt does not implement source features", r->path, name);
     nmt_ct2_file_attribute(b->r, scope, "embeddings_merge", 0); /* one embedding: nothing to merge */
@@ -446,6 +445,11 @@ static int make_config(build *b, const ct2_config *cfg, const side *s, const sid
     c->norm_position = pre_norm ? NMT_NORM_PRE : NMT_NORM_POST;
     if (check_scope(b, "encoder", pre_norm, &c->activation) < 0 || check_scope(b, "decoder", pre_norm, &c->activation) < 0)
         return -1;
+    const int src_norm = nmt_ct2_file_find(r, "encoder/layernorm_embedding/gamma") != NULL;
+    if (src_norm != (nmt_ct2_file_find(r, "decoder/layernorm_embedding/gamma") != NULL))
+        return nmt_error_set("%s: %s/layernorm_embedding without %s/layernorm_embedding: nmt does not implement that",
+                             r->path, src_norm ? "encoder" : "decoder", src_norm ? "decoder" : "encoder");
+    c->embedding_norm = src_norm;
     const int rope = rotary_positions(r, c);
     if (rope < 0) return -1;
     c->positions = rope ? NMT_POSITIONS_ROPE : NMT_POSITIONS_LEARNED;

@@ -18,9 +18,11 @@
  *     or one per matrix, 1000 for int16 without one); float16 and bfloat16 become float32. An int8
  *     translator (nmt_model_quantize_int8_weights) quantizes them back per row: an int8 model's
  *     own values.
- * What nmt does not implement is refused with the variable or config field named: activations other
- * than ReLU, gated FFNs, RMSNorm, relative positions, rotary or ALiBi, multi-query attention, source
- * features, layernorm_embedding, a source bos, and any variable the reader does not know. The
+ *   - the feed-forward activation (ReLU, GELU, its tanh and sigmoid forms, Swish) and the embeddings'
+ *     layernorm_embedding (both sides or neither) become model.activation and model.embedding_norm.
+ * What nmt does not implement is refused with the variable or config field named: Tanh and Sigmoid
+ * activations, gated FFNs, RMSNorm, relative positions, rotary or ALiBi, multi-query attention,
+ * source features, a source bos, and any variable the reader does not know. The
  * decoder's alignment_layer and alignment_heads are read and ignored (nmt aligns by its own rule).
  */
 #ifndef NMT_CT2_H

@@ -317,6 +317,10 @@ int nmt_ct2_file_floats(nmt_ct2_file *r, nmt_ct2_var *v, float *out) {
 
 /* ---- the layout of the layers ---- */
 
+const int nmt_ct2_activation_codes[NMT_ACTIVATION_GELU_SIGMOID + 1] = {
+    [NMT_ACTIVATION_RELU] = 0, [NMT_ACTIVATION_GELU_TANH] = 1, [NMT_ACTIVATION_SWISH] = 2,
+    [NMT_ACTIVATION_GELU] = 3, [NMT_ACTIVATION_GELU_SIGMOID] = 4};
+
 void nmt_ct2_name(char *name, size_t size, const char *scope, int layer, const char *part) {
     if (layer >= 0) snprintf(name, size, "%.16s/layer_%d/%.200s", scope, layer, part);
     else snprintf(name, size, "%.16s/%.200s", scope, part);
@@ -385,8 +389,14 @@ int nmt_ct2_layout_layers(const nmt_model_config *c, const nmt_params *p, nmt_ct
             ffn(&w, &d->ffn, &d->ffn_norm, D, F) < 0)
             return -1;
     }
-    if (c->norm_position != NMT_NORM_PRE) return 0;
     w.layer = -1;
+    if (c->embedding_norm) {
+        w.scope = "encoder";
+        if (norm(&w, "layernorm_embedding", &p->src_embed_norm, D) < 0) return -1;
+        w.scope = "decoder";
+        if (norm(&w, "layernorm_embedding", &p->tgt_embed_norm, D) < 0) return -1;
+    }
+    if (c->norm_position != NMT_NORM_PRE) return 0;
     w.scope = "encoder";
     if (norm(&w, "layer_norm", &p->encoder_norm, D) < 0) return -1;
     w.scope = "decoder";

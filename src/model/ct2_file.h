@@ -27,8 +27,9 @@ enum { NMT_CT2_MAX_NAME = 1024, NMT_CT2_MAX_RANK = 4 };
 enum { NMT_CT2_CHUNK = 1 << 20 };
 /* CTranslate2's type ids. */
 enum { NMT_CT2_F32, NMT_CT2_I8, NMT_CT2_I16, NMT_CT2_I32, NMT_CT2_F16, NMT_CT2_BF16, NMT_CT2_TYPES };
-/* The codes of the `activation` attribute nmt implements (CTranslate2's ActivationType). */
-enum { NMT_CT2_RELU = 0, NMT_CT2_SWISH = 2 };
+/* nmt_activation's CTranslate2 code (its ActivationType: ReLU 0, GELUTanh 1, Swish 2, GELU 3,
+ * GELUSigmoid 4), indexed by nmt_activation. */
+extern const int nmt_ct2_activation_codes[NMT_ACTIVATION_GELU_SIGMOID + 1];
 /* Bytes of an item of each type. */
 extern const int nmt_ct2_item_size[NMT_CT2_TYPES];
 /* The newest binary layout and TransformerSpec revision (CTranslate2 4.x writes these; nmt reads
@@ -99,8 +100,10 @@ typedef struct nmt_ct2_part {
     int64_t rows, cols;
 } nmt_ct2_part;
 typedef int (*nmt_ct2_part_fn)(void *ctx, const nmt_ct2_part *part);
-/* Calls fn for every part of the encoder's and the decoder's layers, in order, then for the final
- * norms of a pre-norm model (encoder/layer_norm, decoder/layer_norm); stops at the first that fails. */
+/* Calls fn for every part of the encoder's and the decoder's layers, in order, then for the norms of
+ * the embeddings where the model has them (encoder/layernorm_embedding, decoder/...), then for the
+ * final norms of a pre-norm model (encoder/layer_norm, decoder/layer_norm); stops at the first that
+ * fails. */
 int nmt_ct2_layout_layers(const nmt_model_config *c, const nmt_params *p, nmt_ct2_part_fn fn, void *ctx);
 
 #endif

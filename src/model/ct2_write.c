@@ -93,8 +93,7 @@ static int add_attributes(writer *w, const nmt_model_config *c) {
     const int pre = c->norm_position == NMT_NORM_PRE;
     const char *const scopes[2] = {"encoder", "decoder"};
     for (int i = 0; i < 2; i++)
-        if (add_scalar(w, scopes[i], "activation", NMT_CT2_I8,
-                       c->activation == NMT_ACTIVATION_SWISH ? NMT_CT2_SWISH : NMT_CT2_RELU) < 0 ||
+        if (add_scalar(w, scopes[i], "activation", NMT_CT2_I8, nmt_ct2_activation_codes[c->activation]) < 0 ||
             add_scalar(w, scopes[i], "num_heads", NMT_CT2_I16, c->heads) < 0 ||
             add_scalar(w, scopes[i], "pre_norm", NMT_CT2_I8, pre) < 0 ||
             add_scalar(w, scopes[i], "scale_embeddings", NMT_CT2_I8, 1) < 0)

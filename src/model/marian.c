@@ -107,7 +107,9 @@ static int yml_read(yml *y, const char *path, const char *what_file) {
 
 typedef struct options {
     long heads;
-    int swish, pre_norm, unscaled, positions; /* positions: 0 none, 1 sinusoid, 2 trained (Wpos) */
+    nmt_activation activation;
+    int pre_norm, unscaled, positions; /* positions: 0 none, 1 sinusoid, 2 trained (Wpos) */
+    int embedding_norm;                /* transformer-postprocess-emb "n" */
 } options;
 
 /* Drops the dropouts ('d') of a pre/postprocess string: they do nothing at inference. */
@@ -130,9 +132,14 @@ static int read_options(yml *y, options *o) {
         return nmt_error_set("%s: transformer-decoder-autoreg '%s'%s: nmt implements self-attention only", y->what,
                              autoreg, strcmp(autoreg, "rnn") == 0 ? " (SSRU)" : "");
     if (opt_string(y, "transformer-ffn-activation", "swish", &act) < 0) return -1;
-    if (strcmp(act, "swish") != 0 && strcmp(act, "relu") != 0)
-        return nmt_error_set("%s: transformer-ffn-activation '%s': nmt implements relu and swish", y->what, act);
-    o->swish = strcmp(act, "swish") == 0;
+    /* Marian's gelu is x * sigmoid(1.702 x). */
+    static const char *const activations[] = {"relu", "swish", "gelu"};
+    static const nmt_activation as[] = {NMT_ACTIVATION_RELU, NMT_ACTIVATION_SWISH, NMT_ACTIVATION_GELU_SIGMOID};
+    size_t a = 0;
+    while (a < 3 && strcmp(act, activations[a]) != 0) a++;
+    if (a == 3)
+        return nmt_error_set("%s: transformer-ffn-activation '%s': nmt implements relu, swish and gelu", y->what, act);
+    o->activation = as[a];
     static const char *const depths[] = {"transformer-ffn-depth", "transformer-decoder-ffn-depth"};
     for (int i = 0; i < 2; i++) {
         if (opt_int(y, depths[i], i ? 0 : 2, &depth) < 0) return -1;
@@ -149,7 +156,10 @@ static int read_options(yml *y, options *o) {
     without_dropout(post, q, sizeof q);
     without_dropout(top, t, sizeof t);
     without_dropout(emb, e, sizeof e);
-    if (*e) return nmt_error_set("%s: transformer-postprocess-emb '%s': nmt does not implement a layernorm of the embeddings", y->what, emb);
+    if (*e && strcmp(e, "n") != 0)
+        return nmt_error_set("%s: transformer-postprocess-emb '%s': nmt implements '' and 'n' (a layernorm), with or "
+                             "without dropout 'd'", y->what, emb);
+    o->embedding_norm = *e != '\0';
     o->pre_norm = strcmp(p, "n") == 0 && strcmp(q, "a") == 0 && strcmp(t, "n") == 0;
     if (!o->pre_norm && !(!*p && strcmp(q, "an") == 0 && !*t))
         return nmt_error_set("%s: transformer-preprocess '%s', transformer-postprocess '%s', transformer-postprocess-top "
@@ -360,6 +370,10 @@ static int take_layers(build *b, int pre_norm) {
     nmt_model *m = b->m;
     const char *suffix = pre_norm ? "_pre" : "";
     char prefix[NAME];
+    /* The embeddings' norm is a preprocess step in Marian's code: "_pre" whatever the model's norm position. */
+    if (m->config.embedding_norm && (take_norm(b, "encoder_emb", "_pre", &m->p.src_embed_norm) < 0 ||
+                                     take_norm(b, "decoder_emb", "_pre", &m->p.tgt_embed_norm) < 0))
+        return -1;
     for (int l = 0; l < m->config.encoder_layers; l++) {
         nmt_encoder_layer_params *e = &m->p.encoder[l];
         snprintf(prefix, sizeof prefix, "encoder_l%d_self", l + 1);
@@ -484,7 +498,8 @@ static int make_config(build *b, const options *o, const side *s, const side *t,
                       : NMT_TIE_DECODER;
     c->output_bias = 1;
     c->source_eos = 1;
-    c->activation = o->swish ? NMT_ACTIVATION_SWISH : NMT_ACTIVATION_RELU;
+    c->activation = o->activation;
+    c->embedding_norm = o->embedding_norm;
     if (nmt_model_config_check(c) < 0) return nmt_error_prefix("%s", z->path);
     return 0;
 }

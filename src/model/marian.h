@@ -14,14 +14,16 @@
  *   - Marian's matrices ([in, out], y = x W + b) are transposed to nmt's [out, in]; the embeddings
  *     scaled by sqrt(D) as nmt does (trained position tables, Wpos, and no positions: unscaled, as
  *     Marian); its sinusoids (sin of the D/2 frequencies 10000^(-i/(D/2-1)), then cos, positions from
- *     0) become a learned table; LayerNorm epsilon 1e-6; ReLU or swish feed-forward layers;
+ *     0) become a learned table; LayerNorm epsilon 1e-6; ReLU, swish or gelu (Marian's: x sigmoid(1.702x))
+ *     feed-forward layers; a layernorm of the embeddings + positions (transformer-postprocess-emb "n",
+ *     arrays encoder_emb_ln_{scale,bias}_pre and decoder_...);
  *   - post-norm (transformer-preprocess "", postprocess "dan") and pre-norm (preprocess "n",
  *     postprocess "da", postprocess-top "n") Transformers; dropout ("d") does nothing at inference;
  *   - the embeddings as saved (Wemb for all, or encoder_Wemb and decoder_Wemb; no output matrix
  *     decoder_ff_logit_out_W: tied to the target one) become nmt's tie all, decoder or none.
  * Refused with the model.yml key or the array named: other types, transformer-decoder-autoreg other than
- * self-attention (rnn: SSRU, average-attention), other pre/postprocess combinations, a layernorm of the
- * embeddings, feed-forward depths other than 2, activations other than relu and swish, right-left,
+ * self-attention (rnn: SSRU, average-attention), other pre/postprocess combinations, feed-forward
+ * depths other than 2, activations other than relu, swish and gelu, right-left,
  * tied layers, no output projection, ensembles, and every array nmt would not use. Guided alignment
  * options are ignored (nmt aligns by its own rule).
  */

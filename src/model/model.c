@@ -205,11 +205,16 @@ static embed_task embed_task_of(const nmt_model *m, const side *s, const float *
     return t;
 }
 
-static void embed_forward(nmt_model *m, side *s, const float *table, const float *learned, nmt_dropout words,
-                          nmt_dropout drop) {
+/* norm: the embeddings' LayerNorm (imported models, evaluation only; the side's final statistics are
+ * its scratch), or NULL pointers. */
+static void embed_forward(nmt_model *m, side *s, const float *table, const float *learned, const nmt_norm_params *norm,
+                          nmt_dropout words, nmt_dropout drop) {
     STAGE_START;
     embed_task t = embed_task_of(m, s, table, learned, words);
     nmt_pool_work(s->M, t.D, embed_rows, &t);
+    if (norm->weight)
+        nmt_layernorm_forward(s->x0, s->final.mean, s->final.rstd, s->x0, norm->weight, norm->bias, s->M, t.D,
+                              m->config.norm_eps);
     nmt_dropout_add(s->x0, NULL, s->x0, drop, (long)s->M * t.D);
     STAGE_END(forward, NMT_STAGE_EMBED);
 }
@@ -377,14 +382,14 @@ static void cross_attention_backward(nmt_model *m, grad_acts *g, const attention
 }
 
 /* ---------------------------------------------------------------------------------------------- */
-/* Feed-forward: fc2(relu(fc1(x))), or swish for an imported model (evaluation only) */
+/* Feed-forward: fc2(relu(fc1(x))), or another activation for an imported model (evaluation only) */
 
 static void ffn_forward(nmt_model *m, float *hidden, const nmt_ffn_params *p, const float *x, int M,
                         float *f_out) {
     STAGE_START;
     int D = m->config.d_model, F = m->config.ffn;
     nmt_linear_forward(hidden, x, p->fc1_weight, p->fc1_bias, M, D, F);
-    (m->config.activation == NMT_ACTIVATION_SWISH ? nmt_swish_forward : nmt_relu_forward)(hidden, (long)M * F);
+    nmt_activation_forward(m->config.activation, hidden, (long)M * F);
     nmt_linear_forward(f_out, hidden, p->fc2_weight, p->fc2_bias, M, F, D);
     STAGE_END(forward, NMT_STAGE_FFN);
 }
@@ -584,7 +589,7 @@ static void stack_finish_backward(nmt_model *m, const side *s, const float *x, c
 static void encoder_forward(nmt_model *m) {
     nmt_activations *A = m->acts;
     int L = m->config.encoder_layers;
-    embed_forward(m, &A->src, m->p.src_embed, m->p.src_positions, dropout_at(m, 0, SITE_SRC_WORDS),
+    embed_forward(m, &A->src, m->p.src_embed, m->p.src_positions, &m->p.src_embed_norm, dropout_at(m, 0, SITE_SRC_WORDS),
                   dropout_at(m, 0, SITE_SRC_EMBED));
     for (int l = 0; l < L; l++) encoder_layer_forward(m, l);
     stack_finish(m, &A->src, A->enc[L - 1].ffn_sub.out, &m->p.encoder_norm);
@@ -607,7 +612,7 @@ static void encoder_backward(nmt_model *m, const nmt_grad_hook *h) {
 static void decoder_forward(nmt_model *m) {
     nmt_activations *A = m->acts;
     int L = m->config.decoder_layers;
-    embed_forward(m, &A->tgt, m->p.tgt_embed, m->p.tgt_positions, dropout_at(m, 0, SITE_TGT_WORDS),
+    embed_forward(m, &A->tgt, m->p.tgt_embed, m->p.tgt_positions, &m->p.tgt_embed_norm, dropout_at(m, 0, SITE_TGT_WORDS),
                   dropout_at(m, 0, SITE_TGT_EMBED));
     for (int l = 0; l < L; l++) decoder_layer_forward(m, l);
     stack_finish(m, &A->tgt, A->dec[L - 1].ffn_sub.out, &m->p.decoder_norm);
@@ -699,7 +704,10 @@ static int forward(nmt_model *m, const nmt_batch *batch, int mode, const nmt_for
     if (mode == NMT_PASS_TRAIN && m->config.output_bias)
         return nmt_error_set("model forward: training does not implement model.output_bias (an imported model's)");
     if (mode == NMT_PASS_TRAIN && m->config.activation != NMT_ACTIVATION_RELU)
-        return nmt_error_set("model forward: training does not implement model.activation swish (an imported model's)");
+        return nmt_error_set("model forward: training does not implement model.activation %s (an imported model's)",
+                             nmt_activation_names[m->config.activation]);
+    if (mode == NMT_PASS_TRAIN && m->config.embedding_norm)
+        return nmt_error_set("model forward: training does not implement model.embedding_norm (an imported model's)");
     if (prepare(m, batch, mode, opts) < 0) {
         m->acts->mode = NMT_PASS_EVAL;
         return -1;

@@ -88,6 +88,8 @@ typedef struct nmt_params {
     nmt_decoder_layer_params *decoder; /* [decoder_layers] */
     nmt_norm_params encoder_norm;      /* pre-LN only, else NULL pointers */
     nmt_norm_params decoder_norm;      /* pre-LN only, else NULL pointers */
+    nmt_norm_params src_embed_norm;    /* with config.embedding_norm (of embeddings + positions), else NULL */
+    nmt_norm_params tgt_embed_norm;    /* likewise */
 } nmt_params;
 
 /* One named tensor of the model, as it appears in model.safetensors. */

@@ -10,7 +10,7 @@
 const char *const nmt_norm_position_names[] = {"post", "pre", NULL};
 const char *const nmt_positions_names[] = {"sinusoidal", "learned", "rope", NULL};
 const char *const nmt_tie_names[] = {"none", "decoder", "all", NULL};
-const char *const nmt_activation_names[] = {"relu", "swish", NULL};
+const char *const nmt_activation_names[] = {"relu", "swish", "gelu", "gelu_tanh", "gelu_sigmoid", NULL};
 
 #define DESCRIBE(field_, kind_, default_, min_, max_, open_, names_)                                                \
     {.name = #field_, .kind = NMT_MODEL_FIELD_##kind_, .offset = offsetof(nmt_model_config, field_),               \

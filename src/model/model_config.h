@@ -10,12 +10,13 @@
 #ifndef NMT_MODEL_CONFIG_H
 #define NMT_MODEL_CONFIG_H
 
+#include "compute/kernels.h"
+
 #include <stddef.h>
 
 typedef enum { NMT_NORM_POST, NMT_NORM_PRE } nmt_norm_position;
 typedef enum { NMT_POSITIONS_SINUSOIDAL, NMT_POSITIONS_LEARNED, NMT_POSITIONS_ROPE } nmt_positions;
 typedef enum { NMT_TIE_NONE, NMT_TIE_DECODER, NMT_TIE_ALL } nmt_tie;
-typedef enum { NMT_ACTIVATION_RELU, NMT_ACTIVATION_SWISH } nmt_activation;
 
 /* The YAML words of the model enums, indexed by their values, NULL-terminated. */
 extern const char *const nmt_norm_position_names[];
@@ -43,7 +44,8 @@ enum { NMT_MODEL_CONFIG_MIN_OPEN = 1, NMT_MODEL_CONFIG_MAX_OPEN = 2 };
     X(tie_embeddings, ENUM, NMT_TIE_ALL, NMT_TIE_NONE, NMT_TIE_ALL, 0, nmt_tie_names)                             \
     X(output_bias, INT, 0, 0, 1, 0, NULL)                                                                           \
     X(source_eos, INT, 1, 0, 1, 0, NULL)                                                                            \
-    X(activation, ENUM, NMT_ACTIVATION_RELU, NMT_ACTIVATION_RELU, NMT_ACTIVATION_SWISH, 0, nmt_activation_names)
+    X(activation, ENUM, NMT_ACTIVATION_RELU, NMT_ACTIVATION_RELU, NMT_ACTIVATION_GELU_SIGMOID, 0, nmt_activation_names) \
+    X(embedding_norm, INT, 0, 0, 1, 0, NULL)
 
 enum { NMT_MODEL_MAX_VOCAB = 1 << 24 };
 
@@ -65,8 +67,11 @@ typedef struct nmt_model_config {
                                       * refuses it) */
     int source_eos;                  /* 1: a source row is pieces + eos; 0: pieces only (imported models
                                       * trained without it; training refuses it) */
-    nmt_activation activation;       /* of the feed-forward layers: relu, or swish x*sigmoid(x) (imported
-                                      * Marian models; training refuses it) */
+    nmt_activation activation;       /* of the feed-forward layers (imported models may have any; training
+                                      * refuses all but relu) */
+    int embedding_norm;              /* 1: a LayerNorm of each side's embeddings + positions before its first
+                                      * layer (imported models: fairseq's and Marian's layernorm_embedding;
+                                      * training refuses it) */
 } nmt_model_config;
 
 typedef enum { NMT_MODEL_FIELD_INT, NMT_MODEL_FIELD_FLOAT, NMT_MODEL_FIELD_ENUM } nmt_model_field_kind;
@@ -87,7 +92,7 @@ typedef struct nmt_model_field {
 #define NMT_MODEL_CONFIG_ONE_(...) +1
 enum { NMT_MODEL_CONFIG_COUNT = 1 NMT_MODEL_CONFIG_FIELDS(NMT_MODEL_CONFIG_ONE_) };
 extern const nmt_model_field nmt_model_config_fields[NMT_MODEL_CONFIG_COUNT];
-enum { NMT_MODEL_CONFIG_FIRST_LATER = NMT_MODEL_CONFIG_COUNT - 3 };
+enum { NMT_MODEL_CONFIG_FIRST_LATER = NMT_MODEL_CONFIG_COUNT - 4 };
 
 /* The defaults of the YAML `model` section (vocab_size stays 0 until a vocabulary is known). */
 nmt_model_config nmt_model_config_default(void);

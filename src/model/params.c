@@ -133,6 +133,12 @@ static void layout_walk(layout *L, const nmt_model_config *c, nmt_params *p) {
         layout_norm(L, &p->encoder_norm, D, "encoder.norm");
         layout_norm(L, &p->decoder_norm, D, "decoder.norm");
     }
+    memset(&p->src_embed_norm, 0, sizeof p->src_embed_norm);
+    memset(&p->tgt_embed_norm, 0, sizeof p->tgt_embed_norm);
+    if (c->embedding_norm) {
+        layout_norm(L, &p->src_embed_norm, D, "encoder.embed_norm");
+        layout_norm(L, &p->tgt_embed_norm, D, "decoder.embed_norm");
+    }
 }
 
 size_t nmt_model_param_count(const nmt_model_config *config) {

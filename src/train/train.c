@@ -134,9 +134,9 @@ static int prepare_model(trainer *t, const nmt_st_file *ckpt, const char *ckpt_p
     nmt_model_config mc = cfg->model;
     mc.vocab_size = nmt_spm_vocab_size(t->spm);
     if (nmt_model_config_check(&mc) < 0) return -1;
-    if (mc.output_bias || !mc.source_eos || mc.activation != NMT_ACTIVATION_RELU)
-        return nmt_error_set("model.output_bias 1, model.source_eos 0 and model.activation swish are for imported "
-                             "models: training does not implement them");
+    if (mc.output_bias || !mc.source_eos || mc.activation != NMT_ACTIVATION_RELU || mc.embedding_norm)
+        return nmt_error_set("model.output_bias 1, model.source_eos 0, model.activation other than relu and "
+                             "model.embedding_norm 1 are for imported models: training does not implement them");
     if (ckpt && nmt_checkpoint_check_config(ckpt, ckpt_path, &mc) < 0) return -1;
     if (ckpt) {
         uint64_t recorded;

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Marian .npz models (docs/model-formats.md) against tests/support/marian_reference.py, a NumPy forward pass
-# written from Marian's transformer.h: random models of six variants (post-norm "dan" and "an",
-# pre-norm "n"/"da"/"n" and "n"/"a"/"n"; swish and relu; tied-embeddings-all, tied-embeddings and
+# written from Marian's transformer.h: random models of eight variants (post-norm "dan" and "an",
+# pre-norm "n"/"da"/"n" and "n"/"a"/"n"; swish, relu and gelu; tied-embeddings-all, tied-embeddings and
 # separate embeddings with an output matrix; trained positions in float16 arrays; 20,000 pieces, whose
-# tables nmt reads in several chunks), 50 sentences of
+# tables nmt reads in several chunks; a layernorm of the embeddings), 50 sentences of
 # random pieces each: the same greedy
 # outputs (random models repeat themselves a lot), and forced scores within 1e-4 a piece of those
 # outputs and of random targets. Then the model read through each front end (-m DIR
@@ -39,7 +39,7 @@ compare_scores() {
 
 seed=0
 for variant in "/dan//swish/all" "/an//relu/decoder" "n/da/n/swish/none" "n/a/n/relu/all" "/dan//swish/none/wpos/f16" \
-               "/an//relu/none/big"; do
+               "/an//relu/none/big" "/dan//gelu/all/embn" "n/da/n/gelu/decoder/embn"; do
   seed=$((seed + 1))
   m=model$seed
   mkdir $m
@@ -147,9 +147,9 @@ refused() { # NAME KEY VALUE EXPECTED
   grep -qF -- "$4" "$err" || say_fail "$1: the error does not name $4: $(cat "$err")"
 }
 refused "ssru" transformer-decoder-autoreg rnn "transformer-decoder-autoreg 'rnn' (SSRU)"
-refused "emb norm" transformer-postprocess-emb dn "transformer-postprocess-emb 'dn'"
+refused "emb norm" transformer-postprocess-emb dnn "transformer-postprocess-emb 'dnn'"
 refused "both norms" transformer-preprocess n "transformer-preprocess 'n', transformer-postprocess 'dan'"
-refused "gelu" transformer-ffn-activation gelu "transformer-ffn-activation 'gelu'"
+refused "tanh" transformer-ffn-activation tanh "transformer-ffn-activation 'tanh'"
 refused "right-left" right-left true "right-left"
 refused "type" type s2s "type 's2s'"
 refused "ffn depth" transformer-ffn-depth 3 "transformer-ffn-depth 3"

@@ -14,10 +14,11 @@ are applied as Marian applies them ('d' dropout: nothing; 'a' the skip connectio
 PREFIX_ln_scale/bias, "_pre" for preprocessing, epsilon 1e-6), Marian's [in, out] matrices, its
 sinusoids (sin of the D/2 frequencies exp(-i log(10000) / (D/2 - 1)), then cos, positions from 0),
 embeddings times sqrt(D), the decoder started from a zero vector, </s> appended to the source, and
-everything in float64. VARIANT is PREPROCESS/POSTPROCESS/TOP/ACTIVATION/TIE[/wpos][/f16][/big] (TIE: all,
-decoder or none; wpos: trained positions, Wpos, and no sqrt(D) scaling, as Marian; f16: float16
-arrays; big: 20,000 pieces, so that the tables are larger than the chunks nmt reads them in), e.g.
-"/dan//swish/all".
+everything in float64. VARIANT is PREPROCESS/POSTPROCESS/TOP/ACTIVATION/TIE[/wpos][/f16][/big][/embn]
+(ACTIVATION: relu, swish or gelu, Marian's x sigmoid(1.702 x); TIE: all, decoder or none; wpos: trained
+positions, Wpos, and no sqrt(D) scaling, as Marian; f16: float16 arrays; big: 20,000 pieces, so that the
+tables are larger than the chunks nmt reads them in; embn: transformer-postprocess-emb "dn", a LayerNorm
+of embeddings + positions, PREFIX_emb_ln_scale_pre), e.g. "/dan//swish/all".
 """
 import os
 import sys
@@ -31,12 +32,12 @@ WORDS = [a + b for a in SYLLABLES for b in SYLLABLES]  # the pieces of random mo
 EMB, LAYER = 1.0, 3.0  # the scales of random embeddings and layer matrices: outputs vary more
 
 
-def options_yaml(pre, post, top, activation, tie, heads, layers, trained_positions):
+def options_yaml(pre, post, top, activation, tie, heads, layers, trained_positions, emb):
     quote = lambda ops: ops or "''"
     lines = {
         "type": "transformer", "transformer-heads": heads, "enc-depth": layers, "dec-depth": layers,
         "transformer-preprocess": quote(pre), "transformer-postprocess": quote(post),
-        "transformer-postprocess-top": quote(top), "transformer-postprocess-emb": "d",
+        "transformer-postprocess-top": quote(top), "transformer-postprocess-emb": emb,
         "transformer-ffn-activation": activation, "transformer-ffn-depth": 2,
         "transformer-decoder-autoreg": "self-attention", "tied-embeddings-all": str(tie == "all").lower(),
         "tied-embeddings": str(tie == "decoder").lower(), "right-left": "false", "transformer-no-projection": "false",
@@ -100,11 +101,15 @@ def write(out_dir, seed, variant):
     if "n" in top:
         norm("encoder_top", "")
         norm("decoder_top", "")
+    if "embn" in extras:
+        norm("encoder_emb", "_pre")
+        norm("decoder_emb", "_pre")
     if "wpos" in extras:
         mat("Wpos", 64, D, 1.0)
     vec("decoder_ff_logit_out_b", V)
     w["decoder_ff_logit_out_b"][0, 0] += EOS_BOOST
-    config = options_yaml(pre, post, top, activation, tie, H, L, "wpos" in extras).encode()
+    emb = "dn" if "embn" in extras else "d"
+    config = options_yaml(pre, post, top, activation, tie, H, L, "wpos" in extras, emb).encode()
     if "f16" in extras:
         w = {name: value.astype(np.float16) for name, value in w.items()}
     w["special:model.yml"] = np.frombuffer(config + b"\0", dtype=np.int8)
@@ -206,15 +211,23 @@ class Marian:
     def ffn(self, prefix, x):
         w = self.w
         h = self.pre(prefix + "_ffn", x) @ w[prefix + "_W1"] + w[prefix + "_b1"]
-        h = np.maximum(h, 0) if self.o["transformer-ffn-activation"] == "relu" else h / (1 + np.exp(-h))
+        act = self.o["transformer-ffn-activation"]
+        if act == "relu":
+            h = np.maximum(h, 0)
+        else:  # swish x sigmoid(x); Marian's gelu x sigmoid(1.702 x)
+            h = h / (1 + np.exp(-(1.702 if act == "gelu" else 1.0) * h))
         out = h @ w[prefix + "_W2"] + w[prefix + "_b2"]
         return self.post(prefix + "_ffn", self.o["transformer-postprocess"], out, x)
+
+    def embedded(self, scope, x):
+        """Marian's transformer-postprocess-emb: its layernorm ("n"; dropout "d" is nothing here)."""
+        return self.layer_norm(x, scope + "_emb", "_pre") if "n" in self.o["transformer-postprocess-emb"] else x
 
     def top(self, scope, x, prev):
         return self.post(scope + "_top", self.o["transformer-postprocess-top"], x, prev)
 
     def encode(self, ids):
-        x = self.src_emb[ids] * self.scale + self.positions(len(ids))
+        x = self.embedded("encoder", self.src_emb[ids] * self.scale + self.positions(len(ids)))
         prev = x
         for i in range(1, self.layers + 1):
             x = self.attention("encoder_l%d_self" % i, x, None, False)
@@ -224,7 +237,7 @@ class Marian:
     def log_probs(self, memory, prefix_ids):
         """Log-probabilities after each of the decoder's inputs (a zero vector, then prefix_ids)."""
         emb = np.vstack([np.zeros((1, self.D)), self.tgt_emb[prefix_ids].reshape(-1, self.D)])
-        x = emb * self.scale + self.positions(len(emb))
+        x = self.embedded("decoder", emb * self.scale + self.positions(len(emb)))
         prev = x
         for i in range(1, self.layers + 1):
             x = self.attention("decoder_l%d_self" % i, x, None, True)

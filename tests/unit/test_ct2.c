@@ -222,8 +222,11 @@ START_TEST(damaged_files_and_other_variants_are_refused_by_name) {
     char *dir = model_dir("bad");
     write_model(dir, 7, NULL, 0);
     expect_refused(dir, "bad/model.bin: binary version 7: nmt reads CTranslate2 models of versions 1 to 6");
-    write_model(dir, 6, "encoder/activation", 1);
-    expect_refused(dir, "bad/model.bin: encoder/activation 1: nmt's feed-forward layers use ReLU (0) or swish (2) only");
+    write_model(dir, 6, "encoder/activation", 5);
+    expect_refused(dir, "bad/model.bin: encoder/activation 5: nmt's feed-forward layers use ReLU (0), GELUTanh (1), "
+                        "Swish (2), GELU (3) or GELUSigmoid (4)");
+    write_model(dir, 6, "encoder/activation", 3);
+    expect_refused(dir, "bad/model.bin: the encoder and the decoder differ in activation");
     write_model(dir, 6, "decoder/layer_0/attention/rotary_dim", 0);
     expect_refused(dir, "decoder/layer_0/attention/rotary_dim: rotary cross-attention: nmt does not implement it");
     write_model(dir, 6, "encoder/layer_0/self_attention/rotary_dim", 0);

@@ -28,7 +28,7 @@ static nmt_spm *vocabulary(int source_pad) {
 }
 
 static void make_model(nmt_model *m, nmt_norm_position norm, nmt_positions positions, nmt_tie tie, int bias,
-                       int source_eos) {
+                       int source_eos, int embedding_norm) {
     nmt_model_config c = nmt_model_config_default();
     c.vocab_size = V;
     c.d_model = D;
@@ -42,6 +42,7 @@ static void make_model(nmt_model *m, nmt_norm_position norm, nmt_positions posit
     c.tie_embeddings = tie;
     c.output_bias = bias;
     c.source_eos = source_eos;
+    c.embedding_norm = embedding_norm;
     c.norm_eps = 1e-6f;
     ck_assert_int_eq(nmt_model_init(m, &c), 0);
     nmt_model_init_weights(m, 7);
@@ -57,8 +58,8 @@ typedef struct fixture {
 } fixture;
 
 static void fixture_open(fixture *f, nmt_norm_position norm, nmt_positions positions, nmt_tie tie, int bias,
-                         int source_eos, int source_pad) {
-    make_model(&f->m, norm, positions, tie, bias, source_eos);
+                         int source_eos, int source_pad, int embedding_norm) {
+    make_model(&f->m, norm, positions, tie, bias, source_eos, embedding_norm);
     f->spm = vocabulary(source_pad);
     f->dir = nmt_path_join(nmt_test_tmpdir, "ct2");
     ck_assert_ptr_nonnull(f->dir);
@@ -125,6 +126,7 @@ static void compare(const nmt_model *a, const nmt_model *b, float tolerance) {
     ck_assert_int_eq(b->config.heads, a->config.heads);
     ck_assert_int_eq(b->config.norm_position, a->config.norm_position);
     ck_assert_int_eq(b->config.activation, a->config.activation);
+    ck_assert_int_eq(b->config.embedding_norm, a->config.embedding_norm);
     ck_assert_int_eq(b->config.source_eos, a->config.source_eos);
     ck_assert_float_eq(b->config.norm_eps, a->config.norm_eps);
     pair p = {.other = b, .tolerance_per_row = tolerance};
@@ -153,11 +155,11 @@ static void compare(const nmt_model *a, const nmt_model *b, float tolerance) {
 }
 
 static void round_trip(nmt_norm_position norm, nmt_positions positions, nmt_tie tie, int bias, int source_eos,
-                       nmt_activation activation, nmt_ct2_quantization q, float tolerance) {
+                       nmt_activation activation, int embedding_norm, nmt_ct2_quantization q, float tolerance) {
     fixture f;
     nmt_model back;
     nmt_spm *spm_back = NULL;
-    fixture_open(&f, norm, positions, tie, bias, source_eos, 1);
+    fixture_open(&f, norm, positions, tie, bias, source_eos, 1, embedding_norm);
     f.m.config.activation = activation;
     ck_assert_msg(nmt_ct2_write(f.dir, &f.m, f.spm, q) == 0, "%s", nmt_error());
     ck_assert_msg(nmt_ct2_open(f.dir, NULL, &back, &spm_back) == 0, "%s", nmt_error());
@@ -169,22 +171,26 @@ static void round_trip(nmt_norm_position norm, nmt_positions positions, nmt_tie 
 }
 
 START_TEST(every_variant_reads_back_bit_identically) {
-    round_trip(NMT_NORM_POST, NMT_POSITIONS_SINUSOIDAL, NMT_TIE_ALL, 0, 1, NMT_ACTIVATION_RELU, NMT_CT2_QUANT_FLOAT32, 0);
-    round_trip(NMT_NORM_PRE, NMT_POSITIONS_LEARNED, NMT_TIE_NONE, 1, 0, NMT_ACTIVATION_RELU, NMT_CT2_QUANT_FLOAT32, 0);
-    round_trip(NMT_NORM_PRE, NMT_POSITIONS_SINUSOIDAL, NMT_TIE_DECODER, 1, 1, NMT_ACTIVATION_RELU, NMT_CT2_QUANT_FLOAT32, 0);
-    round_trip(NMT_NORM_POST, NMT_POSITIONS_SINUSOIDAL, NMT_TIE_ALL, 0, 1, NMT_ACTIVATION_SWISH, NMT_CT2_QUANT_FLOAT32, 0);
+    round_trip(NMT_NORM_POST, NMT_POSITIONS_SINUSOIDAL, NMT_TIE_ALL, 0, 1, NMT_ACTIVATION_RELU, 0, NMT_CT2_QUANT_FLOAT32, 0);
+    round_trip(NMT_NORM_PRE, NMT_POSITIONS_LEARNED, NMT_TIE_NONE, 1, 0, NMT_ACTIVATION_RELU, 0, NMT_CT2_QUANT_FLOAT32, 0);
+    round_trip(NMT_NORM_PRE, NMT_POSITIONS_SINUSOIDAL, NMT_TIE_DECODER, 1, 1, NMT_ACTIVATION_RELU, 0, NMT_CT2_QUANT_FLOAT32, 0);
+    round_trip(NMT_NORM_POST, NMT_POSITIONS_SINUSOIDAL, NMT_TIE_ALL, 0, 1, NMT_ACTIVATION_SWISH, 0, NMT_CT2_QUANT_FLOAT32, 0);
+    /* Every activation, and the embeddings' norms (a part of the layout walk compare() goes over). */
+    round_trip(NMT_NORM_PRE, NMT_POSITIONS_SINUSOIDAL, NMT_TIE_ALL, 0, 1, NMT_ACTIVATION_GELU, 1, NMT_CT2_QUANT_FLOAT32, 0);
+    round_trip(NMT_NORM_POST, NMT_POSITIONS_LEARNED, NMT_TIE_NONE, 1, 1, NMT_ACTIVATION_GELU_TANH, 1, NMT_CT2_QUANT_FLOAT32, 0);
+    round_trip(NMT_NORM_POST, NMT_POSITIONS_SINUSOIDAL, NMT_TIE_ALL, 0, 1, NMT_ACTIVATION_GELU_SIGMOID, 0, NMT_CT2_QUANT_FLOAT32, 0);
 }
 END_TEST
 
 START_TEST(int8_weights_are_within_half_a_step) {
     /* q = round(x * 127 / max|row|) read back as q / scale: at most half a step, max|row| / 254. */
-    round_trip(NMT_NORM_POST, NMT_POSITIONS_SINUSOIDAL, NMT_TIE_NONE, 0, 1, NMT_ACTIVATION_RELU, NMT_CT2_QUANT_INT8, 0.5f / 127.0f * 1.0001f);
+    round_trip(NMT_NORM_POST, NMT_POSITIONS_SINUSOIDAL, NMT_TIE_NONE, 0, 1, NMT_ACTIVATION_RELU, 0, NMT_CT2_QUANT_INT8, 0.5f / 127.0f * 1.0001f);
 }
 END_TEST
 
 START_TEST(tied_matrices_and_equal_tables_are_aliases) {
     fixture x;
-    fixture_open(&x, NMT_NORM_POST, NMT_POSITIONS_SINUSOIDAL, NMT_TIE_ALL, 0, 1, 1);
+    fixture_open(&x, NMT_NORM_POST, NMT_POSITIONS_SINUSOIDAL, NMT_TIE_ALL, 0, 1, 1, 0);
     ck_assert_int_eq(nmt_ct2_write(x.dir, &x.m, x.spm, NMT_CT2_QUANT_INT8), 0);
     nmt_ct2_file f;
     ck_assert_int_eq(nmt_ct2_file_open(&f, x.bin), 0);
@@ -212,7 +218,7 @@ START_TEST(sides_that_differ_get_two_vocabularies) {
     fixture f;
     nmt_model back;
     nmt_spm *spm_back = NULL;
-    fixture_open(&f, NMT_NORM_POST, NMT_POSITIONS_LEARNED, NMT_TIE_NONE, 1, 1, 0);
+    fixture_open(&f, NMT_NORM_POST, NMT_POSITIONS_LEARNED, NMT_TIE_NONE, 1, 1, 0, 0);
     char *src = nmt_path_join(f.dir, "source_vocabulary.json"), *text = NULL;
     ck_assert_int_eq(nmt_ct2_write(f.dir, &f.m, f.spm, NMT_CT2_QUANT_FLOAT32), 0);
     size_t len;
@@ -232,8 +238,8 @@ END_TEST
 /* Rotary positions go out as each self-attention's rotary_dim 0, interleaved, base 10000 (no tables)
  * and read back as rope (test_ct2 has the rotary forms refused). */
 START_TEST(rotary_positions_read_back) {
-    round_trip(NMT_NORM_POST, NMT_POSITIONS_ROPE, NMT_TIE_ALL, 0, 1, NMT_ACTIVATION_RELU, NMT_CT2_QUANT_FLOAT32, 0);
-    round_trip(NMT_NORM_PRE, NMT_POSITIONS_ROPE, NMT_TIE_NONE, 1, 0, NMT_ACTIVATION_RELU, NMT_CT2_QUANT_FLOAT32, 0);
+    round_trip(NMT_NORM_POST, NMT_POSITIONS_ROPE, NMT_TIE_ALL, 0, 1, NMT_ACTIVATION_RELU, 0, NMT_CT2_QUANT_FLOAT32, 0);
+    round_trip(NMT_NORM_PRE, NMT_POSITIONS_ROPE, NMT_TIE_NONE, 1, 0, NMT_ACTIVATION_RELU, 0, NMT_CT2_QUANT_FLOAT32, 0);
 }
 END_TEST
 
@@ -242,7 +248,7 @@ END_TEST
 START_TEST(variables_read_in_chunks_are_the_same) {
     for (int q = NMT_CT2_QUANT_FLOAT32; q <= NMT_CT2_QUANT_BFLOAT16; q++) {
         fixture x;
-        fixture_open(&x, NMT_NORM_PRE, NMT_POSITIONS_LEARNED, NMT_TIE_NONE, 1, 1, 1);
+        fixture_open(&x, NMT_NORM_PRE, NMT_POSITIONS_LEARNED, NMT_TIE_NONE, 1, 1, 1, 0);
         ck_assert_int_eq(nmt_ct2_write(x.dir, &x.m, x.spm, (nmt_ct2_quantization)q), 0);
         nmt_ct2_file whole, part;
         ck_assert_int_eq(nmt_ct2_file_open(&whole, x.bin), 0);

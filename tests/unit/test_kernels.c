@@ -551,7 +551,7 @@ END_TEST
 
 START_TEST(relu_forward_and_backward) {
     float x[4] = {-1.0f, 0.0f, 2.0f, -0.5f}, dx[4] = {1, 1, 1, 1};
-    nmt_relu_forward(x, 4);
+    nmt_activation_forward(NMT_ACTIVATION_RELU, x, 4);
     ck_assert_float_eq(x[0], 0.0f);
     ck_assert_float_eq(x[2], 2.0f);
     nmt_relu_backward(dx, x, 4);
@@ -561,12 +561,33 @@ START_TEST(relu_forward_and_backward) {
 }
 END_TEST
 
-/* swish(x) = x * sigmoid(x): worked numbers, and no overflow far from 0. */
-START_TEST(swish_worked_numbers) {
-    float x[6] = {0.0f, 1.0f, -1.0f, 2.5f, -100.0f, 100.0f};
-    nmt_swish_forward(x, 6);
-    const double want[6] = {0.0, 0.7310585786, -0.2689414214, 2.3103545499, -3.720076e-42, 100.0};
-    for (int i = 0; i < 6; i++) ck_assert_msg(fabs(x[i] - want[i]) <= 1e-6 * (1 + fabs(want[i])), "%d: %g", i, x[i]);
+/* An activation over x against the worked numbers want (Python's math, float64), with no overflow far
+ * from 0; n <= 8. */
+static void check_activation(nmt_activation kind, const float *x, const double *want, int n) {
+    float y[8];
+    memcpy(y, x, (size_t)n * sizeof *y);
+    nmt_activation_forward(kind, y, n);
+    for (int i = 0; i < n; i++)
+        ck_assert_msg(fabs(y[i] - want[i]) <= 1e-6 * (1 + fabs(want[i])), "activation %d (%g) = %.9g, want %.9g",
+                      (int)kind, x[i], y[i], want[i]);
+}
+
+START_TEST(activation_worked_numbers) {
+    const float x[7] = {0.0f, 1.0f, -1.0f, 2.5f, -3.0f, -100.0f, 100.0f};
+    /* swish x sigmoid(x) */
+    check_activation(NMT_ACTIVATION_SWISH, x, (const double[]){0.0, 0.7310585786, -0.2689414214, 2.3103545499,
+                                                                -0.1422776195, -3.720076e-42, 100.0}, 7);
+    /* gelu 0.5 x (1 + erf(x / sqrt 2)) */
+    check_activation(NMT_ACTIVATION_GELU, x, (const double[]){0.0, 0.8413447460685429, -0.15865525393145707,
+                                                               2.4844758366855597, -0.00404969409489031, 0.0, 100.0}, 7);
+    /* gelu_tanh 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) */
+    check_activation(NMT_ACTIVATION_GELU_TANH, x, (const double[]){0.0, 0.8411919906082768, -0.15880800939172324,
+                                                                    2.484915733910001, -0.0036373920817729943, 0.0,
+                                                                    100.0}, 7);
+    /* gelu_sigmoid x sigmoid(1.702 x) */
+    check_activation(NMT_ACTIVATION_GELU_SIGMOID, x, (const double[]){0.0, 0.8457957659328212, -0.1542042340671787,
+                                                                       2.46501383495143, -0.018071309707785966, 0.0,
+                                                                       100.0}, 7);
 }
 END_TEST
 
@@ -617,7 +638,7 @@ static Suite *kernels_suite(void) {
     TCase *tc = tcase_create("core");
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, linear_forward_and_gradients);
-    tcase_add_test(tc, swish_worked_numbers);
+    tcase_add_test(tc, activation_worked_numbers);
     tcase_add_test(tc, layernorm_forward_and_gradients);
     tcase_add_test(tc, softmax_worked_numbers);
     tcase_add_test(tc, logsumexp_in_chunks_and_first_above);

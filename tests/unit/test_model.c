@@ -558,6 +558,33 @@ START_TEST(bad_batches_are_refused) {
 }
 END_TEST
 
+/* An imported model's activations and embedding norms run in evaluation; training refuses them by name. */
+START_TEST(imported_only_parts_evaluate_but_do_not_train) {
+    const nmt_activation kinds[] = {NMT_ACTIVATION_RELU, NMT_ACTIVATION_GELU, NMT_ACTIVATION_GELU_SIGMOID};
+    float first = 0.0f;
+    for (int i = 0; i < 3; i++) {
+        nmt_model_config c = tiny_config();
+        c.activation = kinds[i];
+        c.embedding_norm = i > 0;
+        nmt_model m;
+        ck_assert_int_eq(nmt_model_init(&m, &c), 0);
+        nmt_model_init_weights(&m, 3);
+        ck_assert_int_eq(m.p.src_embed_norm.weight != NULL, c.embedding_norm);
+        nmt_batch b = tiny_batch(tiny_src, tiny_tgt_in, tiny_tgt_out);
+        nmt_forward_options eval = {0}, train = {.training = 1, .dropout_seed = 1};
+        nmt_loss loss;
+        ck_assert_msg(nmt_model_forward(&m, &b, &eval, &loss) == 0, "%s", nmt_error());
+        ck_assert(isfinite(loss.nll_sum));
+        /* Another activation or a norm changes the loss of the same weights' layers. */
+        if (i == 0) first = (float)loss.nll_sum;
+        else ck_assert_float_ne((float)loss.nll_sum, first);
+        ck_assert_int_eq(nmt_model_forward(&m, &b, &train, &loss), i == 0 ? 0 : -1);
+        if (i > 0) ck_assert_msg(strstr(nmt_error(), "training does not implement model."), "%s", nmt_error());
+        nmt_model_free(&m);
+    }
+}
+END_TEST
+
 /* R-Drop's batch must hold each sentence twice, its second half repeating its first row for row. */
 START_TEST(rdrop_batches_must_repeat) {
     nmt_model_config c = tiny_config();
@@ -792,6 +819,7 @@ static Suite *model_suite(void) {
     tcase_add_test(behaviour, decoder_is_causal_and_source_padding_is_masked);
     tcase_add_test(behaviour, logprobs_loss_and_encoder_agree);
     tcase_add_test(behaviour, bad_batches_are_refused);
+    tcase_add_test(behaviour, imported_only_parts_evaluate_but_do_not_train);
     tcase_add_test(behaviour, rdrop_batches_must_repeat);
     tcase_add_test(behaviour, tiny_model_overfits_ten_pairs);
     tcase_add_test(behaviour, training_is_deterministic);

@@ -22,9 +22,10 @@ START_TEST(defaults) {
     ck_assert_int_eq(c.tie_embeddings, NMT_TIE_ALL);
     ck_assert_int_eq(nmt_model_config_check(&c), 0);
     ck_assert_int_eq(c.activation, NMT_ACTIVATION_RELU);
-    ck_assert_int_eq(NMT_MODEL_CONFIG_COUNT, 16);
+    ck_assert_int_eq(c.embedding_norm, 0);
+    ck_assert_int_eq(NMT_MODEL_CONFIG_COUNT, 17);
     ck_assert_str_eq(nmt_model_config_fields[0].name, "vocab_size");
-    ck_assert_str_eq(nmt_model_config_fields[NMT_MODEL_CONFIG_COUNT - 1].name, "activation");
+    ck_assert_str_eq(nmt_model_config_fields[NMT_MODEL_CONFIG_COUNT - 1].name, "embedding_norm");
 }
 END_TEST
 

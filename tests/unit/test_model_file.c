@@ -84,7 +84,8 @@ START_TEST(file_has_names_shapes_and_metadata) {
                                       {"decoder_layers", "1"}, {"dropout", "0.1"}, {"attention_dropout", "0"},
                                       {"norm_position", "pre"}, {"positions", "sinusoidal"},
                                       {"max_positions", "12"}, {"norm_eps", "1e-05"}, {"tie_embeddings", "all"},
-                                      {"output_bias", "0"}, {"source_eos", "1"}, {"activation", "relu"}};
+                                      {"output_bias", "0"}, {"source_eos", "1"}, {"activation", "relu"},
+                                      {"embedding_norm", "0"}};
     for (int i = 0; i < NMT_MODEL_METADATA; i++)
         ck_assert_str_eq(nmt_st_meta(&f, expected_meta[i][0]), expected_meta[i][1]);
     /* PyTorch-style names and [out, in] shapes, as a PyTorch state dict of the same model has them. */
@@ -190,15 +191,16 @@ START_TEST(bad_files_are_refused_by_name) {
     snprintf(bad.text[9][1], sizeof bad.text[9][1], "middle"); /* norm_position */
     write_variant(path, &m, m.num_tensors, bad.entries, NMT_MODEL_METADATA, NULL);
     expect_load_error(path, "metadata norm_position='middle' is not a known value");
-    write_variant(path, &m, m.num_tensors, md.entries, NMT_MODEL_METADATA - 4, NULL); /* no tie_embeddings */
+    write_variant(path, &m, m.num_tensors, md.entries, NMT_MODEL_METADATA - 5, NULL); /* no tie_embeddings */
     expect_load_error(path, "the metadata lacks the model's tie_embeddings");
-    /* A file from before output_bias, source_eos and activation reads their defaults. */
-    write_variant(path, &m, m.num_tensors, md.entries, NMT_MODEL_METADATA - 3, NULL);
+    /* A file from before output_bias, source_eos, activation and embedding_norm reads their defaults. */
+    write_variant(path, &m, m.num_tensors, md.entries, NMT_MODEL_METADATA - 4, NULL);
     nmt_model old;
     ck_assert_msg(nmt_model_load(&old, path) == 0, "%s", nmt_error());
     ck_assert_int_eq(old.config.output_bias, 0);
     ck_assert_int_eq(old.config.source_eos, 1);
     ck_assert_int_eq(old.config.activation, NMT_ACTIVATION_RELU);
+    ck_assert_int_eq(old.config.embedding_norm, 0);
     nmt_model_free(&old);
 
     /* Tensors that do not fit the config: another d_model, another dtype. */

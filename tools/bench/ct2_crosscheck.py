@@ -27,8 +27,10 @@ Translator's outputs, and the comparisons. Runs in a Python that imports CTransl
   ct2_crosscheck.py lines LABEL NMT CT2 [DIR SRC]     two files of token lines (greedy outputs; with the
                                                       model and its sources, ties are told apart)
 
-A variant name is NORM-ACT-BIAS-TIE-TYPE: NORM pre or post (TransformerSpec's pre_norm), ACT relu or
-gelu, BIAS bias or nobias (the output projection's bias), TIE shared (one matrix for both embeddings and
+A variant name is NORM-ACT-BIAS-TIE-TYPE[-embnorm]: NORM pre or post (TransformerSpec's pre_norm), ACT
+relu, gelu, gelutanh, gelusigmoid or swish (CTranslate2's RELU, GELU, GELUTanh, GELUSigmoid, SWISH;
+every activation but relu in one model of each norm position, with bias, shared and float32, and
+embnorm: TransformerSpec's layernorm_embedding on both sides), BIAS bias or nobias (the output projection's bias), TIE shared (one matrix for both embeddings and
 the projection, one vocabulary) or separate (three matrices, a source and a target vocabulary of
 different sizes and orders, the specials of the target one at its end), TYPE float32 or int8 (the
 weights on disk, spec.optimize). Every model has 2 encoder and 2 decoder layers, d_model 64, 4 heads, a
@@ -56,13 +58,18 @@ SMALL = {"d": 64, "heads": 4, "ffn": 128, "layers": 2, "eos": 3.0}  # eos: the <
 BASE = {"d": 512, "heads": 8, "ffn": 2048, "layers": 6, "eos": 0.0}  # no lead: outputs run to the length limit
 
 
+ACTIVATIONS = {"relu": "RELU", "gelu": "GELU", "gelutanh": "GELUTanh", "gelusigmoid": "GELUSigmoid",
+               "swish": "SWISH"}
+
+
 def variant_names():
     names = []
-    for act, norm, bias, tie, dtype in itertools.product(("relu", "gelu"), ("post", "pre"), ("bias", "nobias"),
+    for act, norm, bias, tie, dtype in itertools.product(ACTIVATIONS, ("post", "pre"), ("bias", "nobias"),
                                                          ("shared", "separate"), ("float32", "int8")):
-        if act == "gelu" and (bias, tie, dtype) != ("bias", "shared", "float32"):
-            continue  # nmt refuses GELU: one model of each norm position checks the refusal
-        names.append("-".join((norm, act, bias, tie, dtype)))
+        if act == "relu":
+            names.append("-".join((norm, act, bias, tie, dtype)))
+        elif (bias, tie, dtype) == ("bias", "shared", "float32"):
+            names.append("-".join((norm, act, bias, tie, dtype, "embnorm")))
     return names
 
 
@@ -71,7 +78,7 @@ def make(variant, seed, out_dir, size=None, vocab=None):
 
     if variant not in variant_names():
         sys.exit("ct2_crosscheck.py: unknown variant %s" % variant)
-    norm, act, bias, tie, dtype = variant.split("-")
+    norm, act, bias, tie, dtype, *extra = variant.split("-")
     index = variant_names().index(variant)
     size = size or SMALL
     D, HEADS, FFN, LAYERS = size["d"], size["heads"], size["ffn"], size["layers"]
@@ -80,9 +87,9 @@ def make(variant, seed, out_dir, size=None, vocab=None):
     def normal(*shape, scale=1.0):
         return (rng.standard_normal(shape) * scale).astype(np.float32)
 
-    activation = common_spec.Activation.RELU if act == "relu" else common_spec.Activation.GELU
+    activation = getattr(common_spec.Activation, ACTIVATIONS[act])
     spec = transformer_spec.TransformerSpec.from_config((LAYERS, LAYERS), HEADS, pre_norm=norm == "pre",
-                                                        activation=activation)
+                                                        activation=activation, layernorm_embedding="embnorm" in extra)
     if vocab:
         src_vocab = tgt_vocab = vocab
     elif tie == "shared":
@@ -134,6 +141,9 @@ def make(variant, seed, out_dir, size=None, vocab=None):
     if norm == "pre":
         layer_norm(enc.layer_norm)
         layer_norm(dec.layer_norm)
+    if "embnorm" in extra:
+        layer_norm(enc.layernorm_embedding)
+        layer_norm(dec.layernorm_embedding)
     final = dec.layer_norm if norm == "pre" else dec.layer[-1].ffn.layer_norm
     direction = normal(D)
     direction /= np.linalg.norm(direction)
