@@ -6,7 +6,7 @@
 # tools' command lines (mpirun, cmake, curl, python) is checked, and an option written right after
 # another tool's possessive name is that tool's ("Marian's `--output-sampling`", "fairseq's
 # `--reg-alpha` / `--x`"). Options that are wrong on purpose, shown with the error they cause, are
-# listed in invalid_examples.
+# listed in invalid_examples. The README's count of the suite must be the tests CMake registers.
 . "$NMT_SOURCE_DIR/tests/support/harness.sh"
 command -v python3 >/dev/null || { echo "SKIP e2e_docs: python3 is not installed"; exit 77; }
 
@@ -125,4 +125,12 @@ for e in errors:
     print('FAIL ' + e)
 sys.exit(1 if errors else 0)
 EOF
+
+# The README's count of the suite: as many tests as CMake registers, one per file of each kind.
+S=$NMT_SOURCE_DIR/tests
+count() { find "$S/$1" -maxdepth 1 -name "$2" | wc -l | tr -d ' '; }
+unit=$(count unit 'test_*.c') fuzz=$(count fuzz 'fuzz_*.c') e2e=$(count e2e 'e2e_*.sh')
+want="The suite is $((unit + fuzz + e2e)) tests (\`ctest -N\`: $unit unit tests, $fuzz replays of the fuzz corpora and $e2e end-to-end tests)"
+tr '\n' ' ' <"$NMT_SOURCE_DIR/README.md" | tr -s ' ' | grep -qF -- "$want" ||
+  say_fail "README.md does not say: $want"
 exit $fail
