@@ -3,6 +3,7 @@
 #include "base/io.h"
 #include "base/util.h"
 #include "base/zip.h"
+#include "base/zip_dir.h"
 #include "testing.h"
 #include "zip_fixture.h"
 
@@ -29,7 +30,7 @@ static void expect_refused(const entry *entries, int count, size_t max_bytes, co
     char *zip = path_in("bad.zip"), *out = path_in("bad");
     write_archive(zip, entries, count);
     ck_assert_int_eq(nmt_mkdirs(out), 0);
-    ck_assert_int_eq(nmt_zip_extract(zip, out, max_bytes), -1);
+    ck_assert_int_eq(nmt_zip_dir_extract(zip, out, max_bytes), -1);
     ck_assert_msg(strstr(nmt_error(), zip) && strstr(nmt_error(), want), "'%s' lacks '%s'", nmt_error(), want);
     free(zip);
     free(out);
@@ -44,7 +45,7 @@ START_TEST(stored_and_deflated_entries_come_out_whole) {
     write_archive(zip, entries, 4);
     ck_assert_int_eq(nmt_zip_is_archive(zip), 1);
     ck_assert_int_eq(nmt_mkdirs(out), 0);
-    ck_assert_msg(nmt_zip_extract(zip, out, 1 << 20) == 0, "%s", nmt_error());
+    ck_assert_msg(nmt_zip_dir_extract(zip, out, 1 << 20) == 0, "%s", nmt_error());
     expect_file(out, "pkg/metadata.json", "{\"from_code\": \"ar\"}");
     expect_file(out, "pkg/model/model.bin", big);
     expect_file(out, "top.txt", "");
@@ -70,7 +71,7 @@ START_TEST(bad_archives_are_refused_by_name) {
     char *text = path_in("text.zip");
     ck_assert_int_eq(nmt_atomic_write(text, "just some text, long enough to hold an end record", 49), 0);
     ck_assert_int_eq(nmt_zip_is_archive(text), 0);
-    ck_assert_int_eq(nmt_zip_extract(text, nmt_test_tmpdir, 1 << 20), -1);
+    ck_assert_int_eq(nmt_zip_dir_extract(text, nmt_test_tmpdir, 1 << 20), -1);
     ck_assert_msg(strstr(nmt_error(), "not a zip archive (no end of central directory)"), "%s", nmt_error());
     /* An end record whose central directory would be 2 GiB: refused before anything is allocated. */
     unsigned char end[22] = {0};
@@ -79,7 +80,7 @@ START_TEST(bad_archives_are_refused_by_name) {
     put16(end + 10, 1);
     put32(end + 12, 0x7FFFFFFFu);
     ck_assert_int_eq(nmt_atomic_write(text, end, sizeof end), 0);
-    ck_assert_int_eq(nmt_zip_extract(text, nmt_test_tmpdir, 1 << 20), -1);
+    ck_assert_int_eq(nmt_zip_dir_extract(text, nmt_test_tmpdir, 1 << 20), -1);
     ck_assert_msg(strstr(nmt_error(), "text.zip: a central directory of 2147483647 bytes at byte 0, past the end record"),
                   "%s", nmt_error());
     free(text);

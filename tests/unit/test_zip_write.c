@@ -4,7 +4,7 @@
 #include "base/io.h"
 #include "base/util.h"
 #include "base/zip.h"
-#include "base/zip_write.h"
+#include "base/zip_dir.h"
 #include "testing.h"
 
 #include <check.h>
@@ -45,15 +45,15 @@ static char *make_tree(void) {
 
 START_TEST(a_tree_comes_back_whole) {
     char *tree = make_tree(), *zip = in_tmp("p.argosmodel"), *again = in_tmp("again.zip"), *out = in_tmp("out");
-    ck_assert_msg(nmt_zip_write_dir(tree, "pkg", zip) == 0, "%s", nmt_error());
+    ck_assert_msg(nmt_zip_dir_write(tree, "pkg", zip) == 0, "%s", nmt_error());
     ck_assert_int_eq(nmt_zip_is_archive(zip), 1);
     ck_assert_int_eq(nmt_mkdirs(out), 0);
-    ck_assert_msg(nmt_zip_extract(zip, out, 1 << 20) == 0, "%s", nmt_error());
+    ck_assert_msg(nmt_zip_dir_extract(zip, out, 1 << 20) == 0, "%s", nmt_error());
     expect_file(out, "pkg/metadata.json", "{\"from_code\": \"en\"}", 19);
     expect_file(out, "pkg/empty", "", 0);
     expect_file(out, "pkg/model/model.bin", big, sizeof big);
     /* The same tree gives the same bytes; at the root, the entries have no prefix. */
-    ck_assert_int_eq(nmt_zip_write_dir(tree, "pkg", again), 0);
+    ck_assert_int_eq(nmt_zip_dir_write(tree, "pkg", again), 0);
     char *a, *b;
     size_t na, nb;
     ck_assert_int_eq(nmt_read_file(zip, &a, &na), 0);
@@ -61,10 +61,10 @@ START_TEST(a_tree_comes_back_whole) {
     ck_assert(na == nb && memcmp(a, b, na) == 0);
     free(a);
     free(b);
-    ck_assert_int_eq(nmt_zip_write_dir(tree, NULL, again), 0);
+    ck_assert_int_eq(nmt_zip_dir_write(tree, NULL, again), 0);
     char *root = in_tmp("root");
     ck_assert_int_eq(nmt_mkdirs(root), 0);
-    ck_assert_int_eq(nmt_zip_extract(again, root, 1 << 20), 0);
+    ck_assert_int_eq(nmt_zip_dir_extract(again, root, 1 << 20), 0);
     expect_file(root, "model/model.bin", big, sizeof big);
     free(root);
     free(tree);
@@ -77,7 +77,7 @@ END_TEST
 START_TEST(a_link_is_refused_and_nothing_is_written) {
     char *tree = make_tree(), *link = nmt_path_join(tree, "link"), *zip = in_tmp("x.zip");
     ck_assert_int_eq(symlink("metadata.json", link), 0);
-    ck_assert_int_eq(nmt_zip_write_dir(tree, "pkg", zip), -1);
+    ck_assert_int_eq(nmt_zip_dir_write(tree, "pkg", zip), -1);
     ck_assert_msg(strstr(nmt_error(), link) && strstr(nmt_error(), "a link?"), "%s", nmt_error());
     ck_assert_int_eq(nmt_file_exists(zip), 0);
     free(tree);
