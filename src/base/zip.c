@@ -55,12 +55,10 @@ static const unsigned char *source_at(nmt_zip_reader *r, uint64_t offset, size_t
         return NULL;
     }
     if (s->mem) return s->mem + offset;
-    if ((r->pos != offset && fseek(s->fp, (long)offset, SEEK_SET) != 0) || fread(buf, 1, n, s->fp) != n) {
-        r->pos = UINT64_MAX;
+    if (fseek(s->fp, (long)offset, SEEK_SET) != 0 || fread(buf, 1, n, s->fp) != n) {
         nmt_error_set("%s: cannot read %s: %s", s->what, what, ferror(s->fp) ? strerror(errno) : "short read");
         return NULL;
     }
-    r->pos = offset + n;
     return buf;
 }
 
@@ -68,7 +66,6 @@ int nmt_zip_open(nmt_zip_reader *r, nmt_zip_source src, size_t max_bytes) {
     memset(r, 0, sizeof *r);
     r->src = src;
     r->max_bytes = max_bytes;
-    r->pos = UINT64_MAX;
     if (src.size < END) return nmt_error_set("%s: not a zip archive (too short)", src.what);
     const size_t span = src.size < END + MAX_COMMENT ? src.size : END + MAX_COMMENT, start = src.size - span;
     /* r->in holds a chunk of data, or the archive's tail where the end record is looked for. */
@@ -255,24 +252,17 @@ int nmt_zip_put_entry(nmt_zip_sink *s, nmt_zip_record *e, const unsigned char *d
     if (size >= zip32_limit) return nmt_error_set("%s: %s: the archive would reach 4 GiB (zip64)", s->what, e->name);
     e->size = e->compressed = (uint32_t)size;
     e->crc = (uint32_t)crc32(crc32(0L, Z_NULL, 0), data, (uInt)size);
-    if (e->method != 8) return nmt_zip_put_local(s, e) < 0 || nmt_zip_sink_write(s, data, e->size) < 0 ? -1 : 0;
-    z_stream z;
-    memset(&z, 0, sizeof z);
-    if (deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, -MAX_WBITS, 8, Z_DEFAULT_STRATEGY) != Z_OK)
-        return nmt_error_set("%s: %s: zlib cannot start", s->what, e->name);
-    const size_t bound = deflateBound(&z, (uLong)e->size);
-    unsigned char *packed = nmt_malloc(bound);
-    int rc = -1;
-    if (packed) {
-        z.next_in = (unsigned char *)(uintptr_t)data;
-        z.avail_in = (uInt)e->size;
-        z.next_out = packed;
-        z.avail_out = (uInt)bound;
-        if (deflate(&z, Z_FINISH) != Z_STREAM_END) nmt_error_set("%s: %s: zlib cannot deflate", s->what, e->name);
-        else e->compressed = (uint32_t)(bound - z.avail_out), rc = 0;
+    if (e->method != 8) return nmt_zip_put_local(s, e) < 0 || nmt_zip_sink_write(s, data, size) < 0 ? -1 : 0;
+    /* zlib's stream is a 2-byte header, the raw deflate data a zip holds, and a 4-byte Adler-32. */
+    uLongf n = compressBound((uLong)size);
+    unsigned char *packed = nmt_malloc(n);
+    if (!packed) return -1;
+    int rc = compress2(packed, &n, data, (uLong)size, Z_DEFAULT_COMPRESSION) == Z_OK
+                 ? 0 : nmt_error_set("%s: %s: zlib cannot deflate", s->what, e->name);
+    if (rc == 0) {
+        e->compressed = (uint32_t)(n - 6);
+        rc = nmt_zip_put_local(s, e) < 0 || nmt_zip_sink_write(s, packed + 2, n - 6) < 0 ? -1 : 0;
     }
-    deflateEnd(&z);
-    if (rc == 0) rc = nmt_zip_put_local(s, e) < 0 || nmt_zip_sink_write(s, packed, e->compressed) < 0 ? -1 : 0;
     free(packed);
     return rc;
 }

@@ -63,7 +63,6 @@ typedef struct nmt_zip_reader {
     unsigned count, index;   /* entries in all, and read so far */
     unsigned char *dir;      /* the central directory, dir_bytes long */
     size_t dir_bytes, at;
-    uint64_t pos;            /* of src.fp */
     unsigned char *in, *out; /* [NMT_ZIP_CHUNK] each */
     char name[NMT_ZIP_MAX_NAME + 1];
 } nmt_zip_reader;
