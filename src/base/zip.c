@@ -47,9 +47,8 @@ int nmt_zip_safe_name(const char *name) {
 }
 
 /* n bytes of the archive from offset: in memory where they lie, else read into buf. NULL: refused. */
-static const unsigned char *source_at(nmt_zip_reader *r, uint64_t offset, size_t n, unsigned char *buf,
+static const unsigned char *source_at(const nmt_zip_source *s, uint64_t offset, size_t n, unsigned char *buf,
                                       const char *what) {
-    const nmt_zip_source *s = &r->src;
     if (offset > s->size || n > s->size - offset) {
         nmt_error_set("%s: %s lies outside the archive", s->what, what);
         return NULL;
@@ -70,7 +69,7 @@ int nmt_zip_open(nmt_zip_reader *r, nmt_zip_source src, size_t max_bytes) {
     const size_t span = src.size < END + MAX_COMMENT ? src.size : END + MAX_COMMENT, start = src.size - span;
     /* r->in holds a chunk of data, or the archive's tail where the end record is looked for. */
     if (!(r->in = nmt_malloc(END + MAX_COMMENT)) || !(r->out = nmt_malloc(NMT_ZIP_CHUNK))) return -1;
-    const unsigned char *t = source_at(r, start, span, r->in, "the end record");
+    const unsigned char *t = source_at(&r->src, start, span, r->in, "the end record");
     if (!t) return -1;
     long end = -1;
     for (long i = (long)span - END; i >= 0 && end < 0; i--)
@@ -90,7 +89,7 @@ int nmt_zip_open(nmt_zip_reader *r, nmt_zip_source src, size_t max_bytes) {
         return nmt_error_set("%s: a central directory of %u bytes at byte %u, past the end record", src.what, bytes,
                              offset);
     const unsigned char *dir;
-    if (!(r->dir = nmt_malloc(bytes ? bytes : 1)) || !(dir = source_at(r, offset, bytes, r->dir, "the central directory")))
+    if (!(r->dir = nmt_malloc(bytes ? bytes : 1)) || !(dir = source_at(&r->src, offset, bytes, r->dir, "the central directory")))
         return -1;
     if (dir != r->dir) memcpy(r->dir, dir, bytes);
     r->dir_bytes = bytes;
@@ -129,11 +128,11 @@ int nmt_zip_next(nmt_zip_reader *r, nmt_zip_record *e) {
 static int data_offset(nmt_zip_reader *r, const nmt_zip_record *e, uint64_t *data) {
     const char *what = r->src.what;
     const unsigned char *h = e->offset <= r->src.size && r->src.size - e->offset >= LOCAL
-                                 ? source_at(r, e->offset, LOCAL, r->in, e->name) : NULL;
+                                 ? source_at(&r->src, e->offset, LOCAL, r->in, e->name) : NULL;
     if (!h || get32(h) != LOCAL_SIG)
         return nmt_error_set("%s: %s: no local header where the directory says", what, e->name);
     const size_t name_len = get16(h + 26), extra = get16(h + 28);
-    const unsigned char *name = source_at(r, (uint64_t)e->offset + LOCAL, name_len, r->in, e->name);
+    const unsigned char *name = source_at(&r->src, (uint64_t)e->offset + LOCAL, name_len, r->in, e->name);
     if (!name) return -1;
     if (name_len != strlen(e->name) || memcmp(name, e->name, name_len) != 0)
         return nmt_error_set("%s: %s: its local header gives another name", what, e->name);
@@ -168,7 +167,7 @@ int nmt_zip_read(nmt_zip_reader *r, const nmt_zip_record *e, nmt_zip_sink *out) 
     while (rc == 0 && !ended) {
         /* From memory at once; from a file a chunk at a time. */
         const size_t n = r->src.mem || left < NMT_ZIP_CHUNK ? left : NMT_ZIP_CHUNK;
-        const unsigned char *in = n ? source_at(r, at, n, r->in, e->name) : r->in;
+        const unsigned char *in = n ? source_at(&r->src, at, n, r->in, e->name) : r->in;
         if (!in) {
             rc = -1;
             break;
@@ -235,6 +234,8 @@ static void common_fields(unsigned char *p, const nmt_zip_record *e) {
  * `then` bytes more. */
 static int put_record(nmt_zip_sink *s, const unsigned char *h, size_t n, const char *name, uint64_t then) {
     const size_t len = strlen(name);
+    if (len > NMT_ZIP_MAX_NAME) return nmt_error_set("%s: %.40s...: a name of more than %d bytes", s->what, name,
+                                                     NMT_ZIP_MAX_NAME);
     if (s->at + n + len + then >= zip32_limit)
         return nmt_error_set("%s: %s: the archive would reach 4 GiB (zip64)", s->what, name);
     return nmt_zip_sink_write(s, h, n) < 0 || nmt_zip_sink_write(s, name, len) < 0 ? -1 : 0;

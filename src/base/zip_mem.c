@@ -11,10 +11,11 @@
 /* The entry e of reader r, read whole into m. */
 static int read_entry(nmt_zip_reader *r, const nmt_zip_record *e, nmt_zip_entry *m) {
     *m = (nmt_zip_entry){.method = (int)e->method, .dos_time = e->dos_time, .dos_date = e->dos_date};
-    nmt_strbuf data = {0}; /* room for all of it and the NUL: filled without growing */
+    /* Exactly the room for its declared size and the NUL, which the reader never exceeds. */
+    nmt_strbuf data = {.data = nmt_malloc((size_t)e->size + 1), .cap = (size_t)e->size + 1};
     nmt_zip_sink out = {.what = r->src.what, .buf = &data};
     int rc = -1;
-    if ((m->name = nmt_strdup(e->name)) && nmt_strbuf_reserve(&data, (size_t)e->size + 1) == 0) {
+    if ((m->name = nmt_strdup(e->name)) && data.data) {
         data.data[0] = '\0';
         rc = nmt_zip_read(r, e, &out);
     }
