@@ -61,7 +61,8 @@ static int read_from_memory(void *context) {
 }
 
 static void expect_same(const archive *a, const archive *b, const char *what) {
-    FUZZ_CHECK(a->listing.len == b->listing.len && memcmp(a->listing.data, b->listing.data, a->listing.len) == 0,
+    FUZZ_CHECK(a->listing.len == b->listing.len &&
+                   (!a->listing.len || memcmp(a->listing.data, b->listing.data, a->listing.len) == 0),
                "%s: the entries differ:\n%s\nthen\n%s", what, a->listing.data, b->listing.data);
     FUZZ_CHECK(a->data.len == b->data.len && (!a->data.len || memcmp(a->data.data, b->data.data, a->data.len) == 0),
                "%s: the data differ", what);
