@@ -13,8 +13,8 @@
  * become paths, nmt_zip_safe_name tells those that stay inside a directory.
  *
  * Writing puts each entry's local header (its CRC-32 and sizes in it: no data descriptors, names
- * flagged UTF-8) before its data, then the central directory and the end record; what a zip without
- * zip64 cannot hold (4 GiB) is refused. The writer only counts; limits of its own are the caller's.
+ * flagged UTF-8) before its data, then the central directory and the end record. What a zip without
+ * zip64 cannot hold is refused: an archive of 4 GiB, more than 65535 entries, names over 1023 bytes.
  */
 #ifndef NMT_ZIP_H
 #define NMT_ZIP_H

@@ -8,9 +8,9 @@
  *     read back as the same entries and data;
  *   - with the 1st, 2nd, ... allocation failing, reading reports "out of memory".
  *
- * Seeds (tests/fuzz/corpus/zip): a .npz of stored and one of deflated arrays (as numpy.savez writes
- * them), a .docx and an .epub (as tests/support/office_files.py writes them), and an archive Python's
- * zipfile streamed (data descriptors, a folder, a comment after the end record).
+ * Seeds (tests/fuzz/corpus/zip): fuzz_npz's stored and deflated .npz seeds, fuzz_serve_document's .docx
+ * and .epub (without the byte that picks their format), an archive Python's zipfile streamed (data
+ * descriptors, a folder, a comment after the end record) and one without entries.
  */
 #include "base/strbuf.h"
 #include "base/zip.h"
