@@ -3,7 +3,7 @@
 
 #include "base/io.h"
 #include "base/util.h"
-#include "base/zip.h"
+#include "base/zip_dir.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -223,7 +223,7 @@ int nmt_npz_open(nmt_npz *z, const char *path, size_t max_bytes) {
     int cap = 0, rc = -1;
     DIR *d = NULL;
     if (!(z->path = nmt_strdup(path)) || !(z->dir = nmt_temp_dir_create("nmt-npz"))) goto done;
-    if (nmt_zip_extract(path, z->dir, max_bytes) < 0) goto done;
+    if (nmt_zip_dir_extract(path, z->dir, max_bytes) < 0) goto done;
     if (!(d = opendir(z->dir))) {
         nmt_error_set("%s: %s", z->dir, strerror(errno));
         goto done;

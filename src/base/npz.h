@@ -8,7 +8,7 @@
  * with the file and the array named. Headers are at most 64 KiB.
  *
  * An .npz archive (numpy.savez, Marian's cnpy) is a zip of NAME.npy entries, stored or deflated: it is
- * extracted (zip.h) into a temporary directory that stays until nmt_npz_close, and each array's data
+ * extracted (zip_dir.h) into a temporary directory that stays until nmt_npz_close, and each array's data
  * is read from there when asked for, whole or a range of it, so that memory holds at most one array.
  */
 #ifndef NMT_NPZ_H

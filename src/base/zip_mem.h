@@ -1,17 +1,12 @@
 /* zip_mem: a zip archive held in memory read into its entries, and entries written back as one (the
- * office documents and e-books that nmt serve translates are zip archives).
+ * office documents and e-books that nmt serve translates are zip archives). The format, and what is
+ * refused when read, are zip.h's: at most max_bytes inflated in all, the declared sizes checked before
+ * anything is inflated and the inflated bytes while they come.
  *
- * Reading goes through the central directory (the end record is found in the last 64 KiB + 22
- * bytes); each entry's local header gives where its data starts. Entries are stored (method 0) or
- * deflated (8, zlib) and checked against their CRC-32 and the sizes the directory declares; other
- * methods, encryption, zip64 archives and names with a NUL byte are refused with the entry named. Every
- * size is bounded: at most 65535 entries, names under 1 KiB, and at most max_bytes inflated in all (the
- * declared sizes are checked before anything is inflated, and the inflated bytes while they come).
- *
- * Writing puts the entries in their order, each stored or deflated as its `method` says, with the
- * date and time it came with, its CRC-32 and sizes in the local header (no data descriptors), names
- * flagged UTF-8: an archive that Python's zipfile, LibreOffice and Word read. What a plain zip cannot
- * hold (4 GiB, more than 65535 entries) is refused.
+ * Writing puts the entries in their order (an ODF `mimetype` that comes first stays first), each stored
+ * or deflated as its `method` says, with the date and time it came with, its CRC-32 and sizes in the
+ * local header (no data descriptors), names flagged UTF-8: an archive that Python's zipfile,
+ * LibreOffice and Word read. What a plain zip cannot hold (4 GiB, more than 65535 entries) is refused.
  */
 #ifndef NMT_ZIP_MEM_H
 #define NMT_ZIP_MEM_H
@@ -30,8 +25,6 @@ typedef struct nmt_zip_mem {
     nmt_zip_entry *entries; /* [count] in the archive's order */
     int count;
 } nmt_zip_mem;
-
-enum { NMT_ZIP_MEM_MAX_ENTRIES = 65535, NMT_ZIP_MEM_MAX_NAME = 1023 };
 
 /* Reads the archive data[0, len) into *out (release with nmt_zip_mem_free, also after a failure).
  * Errors begin with `what` (the archive's name) and name the entry. */

@@ -6,6 +6,7 @@
 #include "base/json.h"
 #include "base/util.h"
 #include "base/zip.h"
+#include "base/zip_dir.h"
 
 #include <dirent.h>
 #include <stdlib.h>
@@ -106,7 +107,7 @@ static char *package_root(const char *dir) {
 int nmt_argos_unpack(const char *path, char **tmp, char **root) {
     *tmp = *root = NULL;
     if (is_dir(path)) return (*root = nmt_strdup(path)) ? 0 : -1;
-    if (!(*tmp = nmt_temp_dir_create("nmt-argos")) || nmt_zip_extract(path, *tmp, max_unpacked) < 0) goto fail;
+    if (!(*tmp = nmt_temp_dir_create("nmt-argos")) || nmt_zip_dir_extract(path, *tmp, max_unpacked) < 0) goto fail;
     if ((*root = package_root(*tmp))) return 0;
     nmt_error_set("%s: no metadata.json with model/model.bin in the archive (not an Argos package?)", path);
 fail:

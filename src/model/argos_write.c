@@ -5,7 +5,7 @@
 #include "base/json.h"
 #include "base/strbuf.h"
 #include "base/util.h"
-#include "base/zip_write.h"
+#include "base/zip_dir.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -60,7 +60,7 @@ int nmt_argos_write(const char *path, const nmt_model *model, const nmt_spm *spm
     if (nmt_mkdirs(ct2) < 0 || nmt_ct2_write(ct2, model, spm, p->quantization) < 0 ||
         nmt_copy_file(p->spm_path, pieces) < 0 || write_metadata(tmp, p) < 0)
         goto done;
-    rc = nmt_zip_write_dir(tmp, name, path);
+    rc = nmt_zip_dir_write(tmp, name, path);
 done:
     if (tmp) nmt_remove_tree(tmp);
     free(tmp);

@@ -1,6 +1,6 @@
 /* argos_write: an nmt model written as an Argos Translate package (which LibreTranslate serves).
  *
- * The package is a zip archive (zip_write.h) whose one top-level folder, named as the archive without
+ * The package is a zip archive (zip_dir.h) whose one top-level folder, named as the archive without
  * its .argosmodel suffix, holds what argos-translate's package.py reads: metadata.json (package_version
  * and argos_version "1.0", from_code, from_name, to_code, to_name, type "translate"), model/ (the
  * CTranslate2 model directory, ct2_write.h) and sentencepiece.model (the SentencePiece model that cuts

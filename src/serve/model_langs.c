@@ -6,6 +6,7 @@
 #include "base/json.h"
 #include "base/util.h"
 #include "base/zip.h"
+#include "base/zip_dir.h"
 
 #include <dirent.h>
 #include <stdio.h>
@@ -91,7 +92,7 @@ int nmt_serve_model_langs(const char *path, const nmt_engine *engine, const char
     const size_t len = strlen(path), suffix = strlen(".argosmodel");
     if (len <= suffix || strcmp(path + len - suffix, ".argosmodel") != 0 || !nmt_zip_is_archive(path)) return 0;
     char *tmp = nmt_temp_dir_create("nmt-serve-argos");
-    const int rc = tmp && nmt_zip_extract(path, tmp, MAX_UNPACKED) == 0 && read_unpacked(tmp, source, target) >= 0;
+    const int rc = tmp && nmt_zip_dir_extract(path, tmp, MAX_UNPACKED) == 0 && read_unpacked(tmp, source, target) >= 0;
     if (tmp) nmt_remove_tree(tmp);
     free(tmp);
     return rc ? 0 : -1;

@@ -1,6 +1,6 @@
-/* zip_fixture: zip archives written by the tests of their readers (test_zip.c, test_npz.c): stored,
- * deflated or other-method entries, with a wrong CRC on demand, local headers, central directory and
- * end record laid out as zip writers lay them out. */
+/* zip_fixture: zip archives written by the tests of their readers (test_zip_dir.c, test_zip_mem.c,
+ * test_npz.c; test_zip.c takes its put16/put32): stored, deflated or other-method entries, with a wrong
+ * CRC on demand, local headers, central directory and end record laid out as zip writers lay them out. */
 #ifndef NMT_ZIP_FIXTURE_H
 #define NMT_ZIP_FIXTURE_H
 
