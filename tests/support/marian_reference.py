@@ -17,7 +17,7 @@ embeddings times sqrt(D), the decoder started from a zero vector, </s> appended 
 everything in float64. VARIANT is PREPROCESS/POSTPROCESS/TOP/ACTIVATION/TIE[/wpos][/f16][/big][/embn]
 (ACTIVATION: relu, swish or gelu, Marian's x sigmoid(1.702 x); TIE: all, decoder or none; wpos: trained
 positions, Wpos, and no sqrt(D) scaling, as Marian; f16: float16 arrays; big: 20,000 pieces, so that the
-tables are larger than the chunks nmt reads them in; embn: transformer-postprocess-emb "dn", a LayerNorm
+tables are larger than the chunks nmt reads them in; embn: transformer-postprocess-emb "nd", a LayerNorm
 of embeddings + positions, PREFIX_emb_ln_scale_pre), e.g. "/dan//swish/all".
 """
 import os
@@ -108,7 +108,7 @@ def write(out_dir, seed, variant):
         mat("Wpos", 64, D, 1.0)
     vec("decoder_ff_logit_out_b", V)
     w["decoder_ff_logit_out_b"][0, 0] += EOS_BOOST
-    emb = "dn" if "embn" in extras else "d"
+    emb = "nd" if "embn" in extras else "d"
     config = options_yaml(pre, post, top, activation, tie, H, L, "wpos" in extras, emb).encode()
     if "f16" in extras:
         w = {name: value.astype(np.float16) for name, value in w.items()}

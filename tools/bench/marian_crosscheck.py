@@ -20,11 +20,12 @@ tools/bench/ct2_crosscheck.py (which this reuses). Runs in a Python that imports
                                                      ▁w: source.spm and target.spm hold every word whole;
                                                      ⁇, <unk> decoded, is <unk>)
 
-A variant name is NORM-ACT-TIE-BIAS-POS: NORM post (transformer-postprocess "dan", as OPUS-MT trains) or
-pre ("n", "da", top "n"); ACT relu or swish; TIE all (tied-embeddings-all: one Wemb), decoder
+A variant name is NORM-ACT-TIE-BIAS-POS[-embn]: NORM post (transformer-postprocess "dan", as OPUS-MT
+trains) or pre ("n", "da", top "n"); ACT relu, swish or gelu (Marian's x sigmoid(1.702 x)); TIE all (tied-embeddings-all: one Wemb), decoder
 (tied-embeddings: encoder_Wemb, decoder_Wemb, the output tied to the latter) or none (and
 decoder_ff_logit_out_W); BIAS bias or nobias (decoder_ff_logit_out_b); POS sin (Marian's sinusoids) or
-wpos (transformer-train-positions: a trained Wpos table, no sqrt(D) scaling of the embeddings). These are
+wpos (transformer-train-positions: a trained Wpos table, no sqrt(D) scaling of the embeddings); embn: a
+LayerNorm of the embeddings (transformer-postprocess-emb "nd"). These are
 the two architectures CTranslate2's converter accepts; tests/e2e/e2e_marian.sh checks the others
 against the NumPy reference.
 
@@ -52,27 +53,30 @@ UNKNOWN = "\u2047"  # what nmt writes for <unk> through a SentencePiece model (a
 # The variants run by default: every value of each part, OPUS-MT's own (post-swish-all-bias-sin) first.
 DEFAULT = ["post-swish-all-bias-sin", "post-relu-decoder-bias-sin", "post-swish-none-nobias-sin",
            "pre-relu-all-nobias-sin", "pre-swish-decoder-bias-wpos", "post-relu-none-bias-wpos",
-           "post-swish-decoder-nobias-wpos", "pre-relu-none-bias-sin"]
+           "post-swish-decoder-nobias-wpos", "pre-relu-none-bias-sin", "post-gelu-all-bias-sin-embn",
+           "pre-gelu-decoder-nobias-sin-embn"]
 
 
 def variant_names():
     names = []
     for norm in ("post", "pre"):
-        for act in ("swish", "relu"):
+        for act in ("swish", "relu", "gelu"):
             for tie in ("all", "decoder", "none"):
                 for bias in ("bias", "nobias"):
                     for pos in ("sin", "wpos"):
-                        names.append("-".join((norm, act, tie, bias, pos)))
+                        for emb in ((), ("embn",)):
+                            names.append("-".join((norm, act, tie, bias, pos) + emb))
     return names
 
 
 def make(variant, seed, out_dir):
     if variant not in variant_names():
         sys.exit("marian_crosscheck.py: unknown variant %s" % variant)
-    norm, act, tie, bias, pos = variant.split("-")
+    norm, act, tie, bias, pos, *extra = variant.split("-")
     ops = "/dan//" if norm == "post" else "n/da/n/"
     os.makedirs(out_dir, exist_ok=True)
-    marian_reference.write(out_dir, seed, ops + act + "/" + tie + ("/wpos" if pos == "wpos" else ""))
+    marian_reference.write(out_dir, seed, ops + act + "/" + tie + ("/wpos" if pos == "wpos" else "") +
+                           ("/embn" if "embn" in extra else ""))
     if bias == "nobias":
         path = os.path.join(out_dir, "model.npz")
         z = np.load(path)

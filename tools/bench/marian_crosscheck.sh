@@ -5,8 +5,9 @@
 #
 # CT2_DIR is what tools/bench/build_ct2.sh built (CT2_DIR/venv/bin/python imports CTranslate2 and holds
 # its converters; CT2_DIR/build-dnnl/cli/ct2-translator, or CT2_BUILD's). For each variant of
-# tools/bench/marian_crosscheck.py (post-norm "dan" and pre-norm; ReLU and swish; tied-embeddings-all,
-# tied-embeddings and none; with and without the output bias; Marian's sinusoids or a trained Wpos)
+# tools/bench/marian_crosscheck.py (post-norm "dan" and pre-norm; ReLU, swish and gelu; tied-embeddings-all,
+# tied-embeddings and none; with and without the output bias; Marian's sinusoids or a trained Wpos; with
+# and without a LayerNorm of the embeddings)
 # the script writes a random model folder as OPUS-MT releases one (model.npz with special:model.yml,
 # decoder.yml, vocab.yml, source.spm and target.spm: SentencePiece models that hold the vocabulary's
 # words whole, made by `nmt vocab`), converts it with CTranslate2's OpusMTConverter (what
