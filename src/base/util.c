@@ -130,6 +130,16 @@ size_t nmt_pages_release(const void *data, size_t size) {
     return 0;
 }
 
+void nmt_pages_populate(void *data, size_t size) {
+#ifdef MADV_POPULATE_WRITE
+    const uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    const uintptr_t lo = ((uintptr_t)data + page - 1) & ~(page - 1), hi = ((uintptr_t)data + size) & ~(page - 1);
+    if (hi > lo) (void)madvise((void *)lo, hi - lo, MADV_POPULATE_WRITE); /* advice: touching faults them in anyway */
+#else
+    (void)data, (void)size;
+#endif
+}
+
 int nmt_scratch_reserve(nmt_scratch *s, size_t bytes) {
     if (bytes <= s->cap) return 0;
     size_t grown = s->cap + s->cap / 2;

@@ -54,6 +54,10 @@ void *nmt_malloc_huge(size_t size);
  * MADV_DONTNEED; nothing where that does not exist) and returns their bytes. Anonymous pages then
  * read as zeros; a file mapping's are read from the file again when touched. */
 size_t nmt_pages_release(const void *data, size_t size);
+/* Faults in, writable, the anonymous pages lying wholly inside [data, data + size) in one call
+ * (madvise MADV_POPULATE_WRITE, Linux 5.14 on; nothing elsewhere): cheaper than a fault a page for
+ * a buffer about to be written whole. */
+void nmt_pages_populate(void *data, size_t size);
 void *nmt_calloc(size_t count, size_t size);
 void *nmt_realloc(void *ptr, size_t size);
 char *nmt_strdup(const char *s);

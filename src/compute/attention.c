@@ -69,6 +69,12 @@ NMT_INLINE limits limits_of(const nmt_attention_dims *d, int b) {
     return l;
 }
 
+/* The queries of batch row b that are computed: q_len, or fewer by q_lengths. */
+NMT_INLINE int queries_of(const nmt_attention_dims *d, int b) {
+    if (!d->q_lengths || d->q_lengths[b] >= d->q_len) return d->q_len;
+    return d->q_lengths[b] > 0 ? d->q_lengths[b] : 0;
+}
+
 NMT_INLINE int limit_of(const limits *l, int t) {
     int limit = l->row;
     if (l->causal && t + l->offset + 1 < limit) limit = t + l->offset + 1;
@@ -230,11 +236,11 @@ NMT_INLINE float *head_weights(float *w, const nmt_attention_dims *d, long item)
 /* The weighted sum of values with dropout on the weights: key blocks of ATTENTION_KEYS, the
  * dropped weights of R rows in `dropped`, each block added to the output in key order. */
 NMT_INLINE void dropped_query_rows(matrix out, const float *w, matrix v, const limits *l,
-                                   const nmt_attention_dims *d, long item, float *dropped) {
+                                   const nmt_attention_dims *d, long item, int rows, float *dropped) {
     const int Tq = d->q_len, Tk = d->k_len;
-    zero_rows(out, Tq, d->head_dim);
-    for (int t = 0; t < Tq;) {
-        const int R = Tq - t >= 4 ? 4 : 1, limit = limit_of(l, t + R - 1);
+    zero_rows(out, rows, d->head_dim);
+    for (int t = 0; t < rows;) {
+        const int R = rows - t >= 4 ? 4 : 1, limit = limit_of(l, t + R - 1);
         for (int first = 0; first < limit; first += ATTENTION_KEYS) {
             const int n = limit - first < ATTENTION_KEYS ? limit - first : ATTENTION_KEYS;
             for (int r = 0; r < R; r++) {
@@ -269,9 +275,9 @@ typedef struct cached_layout {
 /* The keys and values of item `next` (batch row, head) of a decoding step's self-attention. */
 NMT_INLINE void prefetch_cached(const cached_layout *c, const nmt_attention_dims *d, long next) {
     if (next >= (long)d->batch * d->heads) return;
-    const int b = (int)(next / d->heads), h = (int)(next % d->heads);
+    const int b = (int)(next / d->heads), h = (int)(next % d->heads), rows = queries_of(d, b);
     const limits l = limits_of(d, b);
-    const int seen = d->q_len > 0 ? limit_of(&l, d->q_len - 1) : 0, bytes = d->head_dim * (int)c->size;
+    const int seen = rows > 0 ? limit_of(&l, rows - 1) : 0, bytes = d->head_dim * (int)c->size;
     const long size = (long)c->size, at = (long)h * d->head_dim * size;
     if (!c->path) {
         const long first = at + c->slot[b] * c->batch_stride * size;
@@ -290,7 +296,7 @@ NMT_INLINE void prefetch_cached(const cached_layout *c, const nmt_attention_dims
 NMT_HOT static void attention_forward_range(void *ctx, long begin, long end) {
     const attention_task *a = ctx;
     const nmt_attention_dims *d = a->dims;
-    const int dh = d->head_dim, Tq = d->q_len, Tk = d->k_len;
+    const int dh = d->head_dim, Tk = d->k_len;
     float dropped[4 * ATTENTION_KEYS];
     const nmt_heads *k = &a->k, *v = &a->v;
     /* Keys and values in one layout, reached through slot or path: a decoder's caches. */
@@ -303,20 +309,21 @@ NMT_HOT static void attention_forward_range(void *ctx, long begin, long end) {
         const int b = (int)(item / d->heads), h = (int)(item % d->heads);
         if (cached) prefetch_cached(&layout, d, item + 1);
         const limits l = limits_of(d, b);
+        const int rows = queries_of(d, b);
         const matrix q = head_of(a->q, b, h, dh), k = head_of(a->k, b, h, dh), v = head_of(a->v, b, h, dh);
         const matrix out = head_of(a->out, b, h, dh);
         float *w = head_weights(a->weights, d, item);
-        scores(w, Tk, q, k, &l, Tq, dh, d->scale);
-        for (int t = 0; t < Tq; t++) {
+        scores(w, Tk, q, k, &l, rows, dh, d->scale);
+        for (int t = 0; t < rows; t++) {
             const int limit = limit_of(&l, t);
             float *row = w + (long)t * Tk;
             memset(row + limit, 0, (size_t)(Tk - limit) * sizeof(float));
             nmt_softmax_rows(row, 1, limit);
         }
         if (d->dropout.rate > 0.0f)
-            dropped_query_rows(out, w, v, &l, d, item, dropped);
+            dropped_query_rows(out, w, v, &l, d, item, rows, dropped);
         else
-            query_rows(out, w, Tk, v, &l, Tq, dh);
+            query_rows(out, w, Tk, v, &l, rows, dh);
     }
 }
 
@@ -356,7 +363,7 @@ NMT_INLINE limits block_limits(const limits *l, int first, int n) {
 static void attention_stored_range(void *ctx, long begin, long end) {
     const stored_task *a = ctx;
     const nmt_attention_dims *d = a->dims;
-    const int dh = d->head_dim, Tq = d->q_len, Tk = d->k_len, block = NMT_ATTENTION_STORED_BLOCK / dh;
+    const int dh = d->head_dim, Tk = d->k_len, block = NMT_ATTENTION_STORED_BLOCK / dh;
     float widened[NMT_ATTENTION_STORED_BLOCK];
     const matrix x = {widened, dh, NULL, 0};
     const nmt_kv_heads *k = &a->k, *v = &a->v;
@@ -369,7 +376,7 @@ static void attention_stored_range(void *ctx, long begin, long end) {
         const int b = (int)(item / d->heads), h = (int)(item % d->heads);
         if (cached) prefetch_cached(&layout, d, item + 1);
         const limits l = limits_of(d, b);
-        const int seen = Tq > 0 ? limit_of(&l, Tq - 1) : 0;
+        const int Tq = queries_of(d, b), seen = Tq > 0 ? limit_of(&l, Tq - 1) : 0;
         const matrix q = head_of(a->q, b, h, dh), out = head_of(a->out, b, h, dh);
         float *w = head_weights(a->weights, d, item);
         for (int first = 0; first < seen; first += block) {

@@ -36,6 +36,10 @@ typedef struct nmt_attention_dims {
     int batch, heads, head_dim; /* B, H, dh */
     int q_len, k_len;           /* Tq queries and Tk keys per batch row */
     const int32_t *k_lengths;   /* [B]: row b sees keys j < k_lengths[b]; NULL = all Tk */
+    const int32_t *q_lengths;   /* [B], the forwards only: row b's queries t < q_lengths[b] are
+                                 * computed, the others neither computed nor written (their rows
+                                 * may be another row's: an encoder's sentences packed without
+                                 * padding); NULL = all Tq */
     int causal;                 /* nonzero: query t also needs j <= t + q_offset */
     int q_offset;               /* position of query 0 among the keys (Tk - Tq for a decoding step) */
     float scale;                /* on the scores, 1/sqrt(dh) */
@@ -44,7 +48,8 @@ typedef struct nmt_attention_dims {
 
 /* out = softmax(scale q k^T, masked) v per (batch row, head). weights[B, H, Tq, Tk] receives the
  * softmax probabilities before dropout, 0 at masked keys (a query with no visible key gets a zero
- * row and a zero output). out must not overlap q, k or v. */
+ * row and a zero output), for the queries computed (q_lengths). out must not overlap q, k or v. A
+ * query's output is the same bits whatever the other queries and q_lengths. */
 void nmt_attention_forward(nmt_heads out, float *weights, nmt_heads q, nmt_heads k, nmt_heads v,
                            const nmt_attention_dims *dims);
 /* Gradients of the forward above: dq, dk, dv overwritten (they must not overlap each other's

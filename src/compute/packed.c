@@ -50,6 +50,7 @@ int nmt_packed_init(nmt_packed *p, const float *weight, int N, int K, nmt_precis
     if (nmt_size_mul(panels * PANEL, depth, &cells, "packed matrix") < 0) return -1;
     void *data = nmt_malloc_aligned(cells * sizeof(float));
     if (!data) return -1;
+    nmt_pages_populate(data, cells * sizeof(float)); /* written whole next: one call, not a fault a page */
     if (precision == NMT_PRECISION_BF16) {
         p->pairs = data;
         p->width = PANEL;

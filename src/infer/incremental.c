@@ -63,6 +63,7 @@ enum { OUTPUT_COLUMNS = 256 }; /* vocabulary entries per chunk of the fused outp
 /* Every buffer, so that reserve and free walk one list. */
 enum {
     BUF_SRC_LEN,   /* int32 [B] source tokens (pieces + eos) */
+    BUF_SRC_FIRST, /* int32 [B]: the encoder's first row of each sentence of a part */
     BUF_SENTENCE,  /* int [max_rows]: the sentence (its index in the batch) of each live row */
     BUF_SENTENCE_SPARE,
     BUF_GROUP,     /* int32 [B]: the sentences of one cross-attention call */
@@ -210,7 +211,8 @@ int nmt_incremental_reserve(nmt_incremental *inc, int batch, int width, int max_
         int id;
         size_t count, size;
     } sizes[] = {
-        {BUF_SRC_LEN, (size_t)batch, i32},   {BUF_SENTENCE, rows, sizeof(int)},   {BUF_SENTENCE_SPARE, rows, sizeof(int)},
+        {BUF_SRC_LEN, (size_t)batch, i32},   {BUF_SRC_FIRST, (size_t)batch, i32},
+        {BUF_SENTENCE, rows, sizeof(int)},   {BUF_SENTENCE_SPARE, rows, sizeof(int)},
         {BUF_GROUP, (size_t)batch, i32},     {BUF_GROUP_LEN, (size_t)batch, i32},
         {BUF_HISTORY, rows * steps, i32},    {BUF_HISTORY_SPARE, rows * steps, i32}, 
         {BUF_PATH, rows * steps, i32},       {BUF_PATH_SPARE, rows * steps, i32},
@@ -323,30 +325,43 @@ static nmt_heads heads(float *data, long batch_stride, long row_stride) {
     return (nmt_heads){data, batch_stride, row_stride, NULL, NULL, 0};
 }
 
+/* Rows of `width` floats, batch row b's from row first[b] on. */
+static nmt_heads sentence_rows(float *data, long width, const int32_t *first) {
+    return (nmt_heads){data, width, width, first, NULL, 0};
+}
+
 /* The encoder over sentences [first, first + count) of src[B, S]; leaves each decoder layer's
- * cross-attention k|v of them in BUF_CROSS_KV. */
+ * cross-attention k|v of them in BUF_CROSS_KV. The sentences' tokens are packed one after another
+ * without their padding (a batch's sources differ in length: a third of news sentences' rows were
+ * padding), each its own rows of the products and its own queries and keys of attention, so a
+ * sentence's numbers are those it has alone. */
 static void encode_part(nmt_incremental *inc, const int32_t *src, int first, int count) {
     const nmt_model *m = inc->model;
     const nmt_params *p = &m->p;
-    const int S = inc->width, D = inc->D, n = count * S;
+    const int S = inc->width, D = inc->D;
+    const int32_t *len = BUF(inc, BUF_SRC_LEN, int32_t) + first;
     int32_t *tokens = BUF(inc, BUF_TOKENS, int32_t), *pos = BUF(inc, BUF_POS, int32_t);
-    for (int i = 0; i < n; i++) {
-        tokens[i] = src[(size_t)first * (size_t)S + (size_t)i];
-        pos[i] = i % S;
+    int32_t *rows_of = BUF(inc, BUF_SRC_FIRST, int32_t);
+    int n = 0;
+    for (int i = 0; i < count; i++) {
+        rows_of[i] = n;
+        for (int t = 0; t < len[i]; t++, n++) {
+            tokens[n] = src[(size_t)(first + i) * (size_t)S + (size_t)t];
+            pos[n] = t;
+        }
     }
     embed(inc, p->src_embed, p->src_positions, &p->src_embed_norm, n);
     float *qkv = BUF(inc, BUF_QKV, float), *ctx = BUF(inc, BUF_CTX, float);
     const nmt_attention_dims dims = {.batch = count, .heads = inc->H, .head_dim = inc->dh, .q_len = S, .k_len = S,
-                                     .k_lengths = BUF(inc, BUF_SRC_LEN, int32_t) + first, .scale = inc->scale};
+                                     .k_lengths = len, .q_lengths = len, .scale = inc->scale};
     for (int l = 0; l < m->config.encoder_layers; l++) {
         const nmt_encoder_layer_params *layer = &p->encoder[l];
         const nmt_packed *w = inc->w->encoder + (size_t)l * NMT_WEIGHTS_PER_LAYER;
         const float *in = sublayer_input(inc, &layer->self_attn_norm, n);
         linear(inc, qkv, in, &w[NMT_WEIGHT_QKV], layer->self_attn.q_bias, n);
         rope(inc, n);
-        long bs = 3L * S * D;
-        nmt_attention_forward(heads(ctx, (long)S * D, D), BUF(inc, BUF_WEIGHTS, float), heads(qkv, bs, 3L * D),
-                              heads(qkv + D, bs, 3L * D), heads(qkv + 2 * D, bs, 3L * D), &dims);
+        nmt_attention_forward(sentence_rows(ctx, D, rows_of), BUF(inc, BUF_WEIGHTS, float), sentence_rows(qkv, 3L * D, rows_of),
+                              sentence_rows(qkv + D, 3L * D, rows_of), sentence_rows(qkv + 2 * D, 3L * D, rows_of), &dims);
         linear(inc, BUF(inc, BUF_DELTA, float), ctx, &w[NMT_WEIGHT_O], layer->self_attn.o_bias, n);
         residual(inc, &layer->self_attn_norm, n);
         feed_forward(inc, &layer->ffn, w, &layer->ffn_norm, n);
@@ -357,15 +372,16 @@ static void encode_part(nmt_incremental *inc, const int32_t *src, int first, int
                               p->encoder_norm.weight, p->encoder_norm.bias, n, D, m->config.norm_eps);
         memory = BUF(inc, BUF_NORMED, float);
     }
-    /* k and v weights are consecutive: one [2D, D] projection per decoder layer, stored in the
-     * cache format through BUF_QKV (float32 straight into place). */
+    /* k and v weights are consecutive: one [2D, D] projection per decoder layer, through BUF_QKV
+     * into each sentence's [S, 2D] block in the cache format (the padding's rows never written:
+     * cross-attention reads a sentence's keys below its length only). */
     for (int l = 0; l < inc->layers; l++) {
-        const size_t at = ((size_t)l * (size_t)inc->batch + (size_t)first) * (size_t)S * 2 * (size_t)D;
-        float *kv = inc->kv == NMT_KV_F32 ? BUF(inc, BUF_CROSS_KV, float) + at : qkv;
-        linear(inc, kv, memory, &inc->w->decoder[(size_t)l * NMT_WEIGHTS_PER_LAYER + NMT_WEIGHT_CROSS_KV], p->decoder[l].cross_attn.k_bias, n);
-        if (inc->kv != NMT_KV_F32)
-            nmt_kv_store(inc->kv, inc->buf[BUF_CROSS_KV].data, BUF(inc, BUF_CROSS_FACTOR, float), at, kv, 2L * D, n,
-                         2 * inc->H, inc->dh);
+        linear(inc, qkv, memory, &inc->w->decoder[(size_t)l * NMT_WEIGHTS_PER_LAYER + NMT_WEIGHT_CROSS_KV], p->decoder[l].cross_attn.k_bias, n);
+        for (int i = 0; i < count; i++) {
+            const size_t at = ((size_t)l * (size_t)inc->batch + (size_t)(first + i)) * (size_t)S * 2 * (size_t)D;
+            nmt_kv_store(inc->kv, inc->buf[BUF_CROSS_KV].data, BUF(inc, BUF_CROSS_FACTOR, float), at,
+                         qkv + (size_t)rows_of[i] * 2 * (size_t)D, 2L * D, len[i], 2 * inc->H, inc->dh);
+        }
     }
 }
 

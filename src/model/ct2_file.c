@@ -230,6 +230,7 @@ static int read_bytes(nmt_ct2_file *r, const nmt_ct2_var *v, size_t at, void *ou
         return 0;
     }
     if (fseek(r->fp, v->offset + (long)at, SEEK_SET) != 0) return nmt_error_set("%s: %s: %s", r->path, v->name, strerror(errno));
+    nmt_pages_populate(out, n); /* a float32 matrix read straight into place: its pages in one call */
     return read_exact(r, out, n, v->name);
 }
 

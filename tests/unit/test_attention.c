@@ -439,6 +439,60 @@ START_TEST(stored_attention_is_attention_on_the_widened_values) {
 }
 END_TEST
 
+/* Sentences packed one after another without padding (an encoder's rows: each sentence's first
+ * row through slot, rows one width apart, q_lengths = k_lengths = its length): every output is
+ * the sentence's alone, bit for bit, in the forward and the stored forward (float16), with and
+ * without dropout nothing is written past the packed rows, and no sentence's rows are written by
+ * another's queries. */
+START_TEST(attention_over_packed_sentences_is_each_sentence_alone) {
+    enum { H = 2, DH = 40, W = H * DH, B = 3, T = 11, ROWS = 22, SPARE = 3 };
+    const int32_t len[B] = {11, 4, 7}, first[B] = {0, 11, 15};
+    float *q = filled((ROWS + SPARE) * W, 1), *k = filled((ROWS + SPARE) * W, 2), *v = filled((ROWS + SPARE) * W, 3);
+    float *out = filled((ROWS + SPARE) * W, 4), *w = filled(B * H * T * T, 5), *sentinel = filled(SPARE * W, 0);
+    memcpy(sentinel, out + ROWS * W, sizeof(float) * SPARE * W);
+    uint16_t *kh = malloc(sizeof(uint16_t) * (ROWS + SPARE) * W), *vh = malloc(sizeof(uint16_t) * (ROWS + SPARE) * W);
+    ck_assert(kh && vh);
+    nmt_kv_store(NMT_KV_F16, kh, NULL, 0, k, W, ROWS + SPARE, H, DH);
+    nmt_kv_store(NMT_KV_F16, vh, NULL, 0, v, W, ROWS + SPARE, H, DH);
+    for (int pass = 0; pass < 3; pass++) { /* plain, stored (float16), dropout */
+        nmt_attention_dims d = {.batch = B, .heads = H, .head_dim = DH, .q_len = T, .k_len = T, .k_lengths = len,
+                                .q_lengths = len, .scale = 0.2f};
+        if (pass == 2) d.dropout = (nmt_dropout){.rate = 0.1f, .seed = 5, .stream = 1};
+        const nmt_heads qs = {q, W, W, first, NULL, 0}, ks = {k, W, W, first, NULL, 0}, vs = {v, W, W, first, NULL, 0};
+        const nmt_heads outs = {out, W, W, first, NULL, 0};
+        const nmt_kv_heads kst = {kh, NULL, W, W, first, NMT_KV_F16, NULL, 0}, vst = {vh, NULL, W, W, first, NMT_KV_F16, NULL, 0};
+        if (pass == 1) nmt_attention_forward_stored(outs, w, qs, kst, vst, &d);
+        else nmt_attention_forward(outs, w, qs, ks, vs, &d);
+        ck_assert_msg(memcmp(out + ROWS * W, sentinel, sizeof(float) * SPARE * W) == 0, "pass %d wrote past the rows", pass);
+        if (pass == 2) continue;
+        for (int b = 0; b < B; b++) {
+            const int n = len[b];
+            float *alone = filled(n * W, 6), *w_alone = filled(H * n * n, 7);
+            nmt_attention_dims one = {.batch = 1, .heads = H, .head_dim = DH, .q_len = n, .k_len = n, .scale = 0.2f};
+            const long at = (long)first[b] * W;
+            const nmt_heads q1 = {q + at, W, W, NULL, NULL, 0}, k1 = {k + at, W, W, NULL, NULL, 0},
+                            v1 = {v + at, W, W, NULL, NULL, 0}, o1 = {alone, W, W, NULL, NULL, 0};
+            if (pass == 1) {
+                const nmt_kv_heads k1s = {kh + at, NULL, W, W, NULL, NMT_KV_F16, NULL, 0},
+                                   v1s = {vh + at, NULL, W, W, NULL, NMT_KV_F16, NULL, 0};
+                nmt_attention_forward_stored(o1, w_alone, q1, k1s, v1s, &one);
+            } else {
+                nmt_attention_forward(o1, w_alone, q1, k1, v1, &one);
+            }
+            ck_assert_msg(memcmp(alone, out + at, sizeof(float) * (size_t)(n * W)) == 0, "pass %d sentence %d", pass, b);
+            for (int h = 0; h < H; h++)
+                expect_same_rows("weights", w_alone + (long)h * n * n, n, w + ((long)b * H + h) * T * T, T, n, n);
+            free(alone);
+            free(w_alone);
+        }
+    }
+    float *all[] = {q, k, v, out, w, sentinel};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) free(all[i]);
+    free(kh);
+    free(vh);
+}
+END_TEST
+
 static Suite *attention_suite(void) {
     Suite *s = suite_create("attention");
     TCase *tc = tcase_create("core");
@@ -447,6 +501,7 @@ static Suite *attention_suite(void) {
     tcase_add_test(tc, attention_rows_do_not_depend_on_the_batch);
     tcase_add_test(tc, attention_is_identical_on_any_thread_count);
     tcase_add_test(tc, stored_attention_is_attention_on_the_widened_values);
+    tcase_add_test(tc, attention_over_packed_sentences_is_each_sentence_alone);
     suite_add_tcase(s, tc);
     return s;
 }
