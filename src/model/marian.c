@@ -132,14 +132,14 @@ static int read_options(yml *y, options *o) {
         return nmt_error_set("%s: transformer-decoder-autoreg '%s'%s: nmt implements self-attention only", y->what,
                              autoreg, strcmp(autoreg, "rnn") == 0 ? " (SSRU)" : "");
     if (opt_string(y, "transformer-ffn-activation", "swish", &act) < 0) return -1;
-    /* Marian's gelu is x * sigmoid(1.702 x). */
-    static const char *const activations[] = {"relu", "swish", "gelu"};
-    static const nmt_activation as[] = {NMT_ACTIVATION_RELU, NMT_ACTIVATION_SWISH, NMT_ACTIVATION_GELU_SIGMOID};
-    size_t a = 0;
-    while (a < 3 && strcmp(act, activations[a]) != 0) a++;
-    if (a == 3)
+    static const struct { const char *name; nmt_activation kind; } activations[] = {
+        {"relu", NMT_ACTIVATION_RELU}, {"swish", NMT_ACTIVATION_SWISH},
+        {"gelu", NMT_ACTIVATION_GELU_SIGMOID}}; /* Marian's gelu is x * sigmoid(1.702 x) */
+    size_t a = 0, n = sizeof activations / sizeof activations[0];
+    while (a < n && strcmp(act, activations[a].name) != 0) a++;
+    if (a == n)
         return nmt_error_set("%s: transformer-ffn-activation '%s': nmt implements relu, swish and gelu", y->what, act);
-    o->activation = as[a];
+    o->activation = activations[a].kind;
     static const char *const depths[] = {"transformer-ffn-depth", "transformer-decoder-ffn-depth"};
     for (int i = 0; i < 2; i++) {
         if (opt_int(y, depths[i], i ? 0 : 2, &depth) < 0) return -1;
