@@ -85,9 +85,17 @@ __attribute__((target("avx,f16c"))) static void floats_from_f16c(float *dst, con
 static int has_f16c(void) {
 #if KV_F16C
     /* F16C from CPUID itself: clang's __builtin_cpu_supports does not know the name (AVX's test
-     * covers the OS saving the ymm registers). */
-    unsigned eax, ebx, ecx, edx;
-    return __builtin_cpu_supports("avx") && __get_cpuid(1, &eax, &ebx, &ecx, &edx) && (ecx & bit_F16C);
+     * covers the OS saving the ymm registers). Asked once: CPUID traps to the hypervisor in a virtual
+     * machine (microseconds), and rows are converted a few dozen values at a time. Threads racing on
+     * the first call store the same answer. */
+    static int known = -1;
+    int answer = __atomic_load_n(&known, __ATOMIC_RELAXED);
+    if (answer < 0) {
+        unsigned eax, ebx, ecx, edx;
+        answer = __builtin_cpu_supports("avx") && __get_cpuid(1, &eax, &ebx, &ecx, &edx) && (ecx & bit_F16C);
+        __atomic_store_n(&known, answer, __ATOMIC_RELAXED);
+    }
+    return answer;
 #else
     return 0;
 #endif
