@@ -458,9 +458,10 @@ int nmt_spm_train(const nmt_spm_train_options *options) { NMT_SPM_GUARD(-1, trai
 
 /* The processor is owned by a unique_ptr until it is handed out: SentencePiece throws on some damaged
  * models (darts_clone: "zero-length key"), and the guard's catch must not leak it. */
-static int load(nmt_spm **out, const char *path, bool nmt_ids = true) {
-    /* Read here, not by SentencePiece: a plain message ("cannot open: No such file or directory"), a
-     * FIFO refused without blocking, and no more than kMaxModelBytes read (spm.model -> /dev/zero). */
+/* A model file's bytes. Read here, not by SentencePiece: a plain message ("cannot open: No such file or
+ * directory"), a FIFO refused without blocking, and no more than kMaxModelBytes read (spm.model ->
+ * /dev/zero). */
+static int read_model(const char *path, std::string *bytes) {
     FILE *fp;
     size_t size;
     if (nmt_open_regular(path, &fp, &size) < 0) return -1;
@@ -472,17 +473,26 @@ static int load(nmt_spm **out, const char *path, bool nmt_ids = true) {
         fclose(fp);
         return nmt_error_set("%s: an empty file (0 bytes), not a SentencePiece model", path);
     }
-    std::string bytes(size, '\0');
-    size_t got = size ? fread(&bytes[0], 1, size, fp) : 0;
+    bytes->assign(size, '\0');
+    size_t got = fread(&(*bytes)[0], 1, size, fp);
     int failed = ferror(fp);
     fclose(fp);
     if (got != size || failed) return nmt_error_set("%s: read failed: %s", path, failed ? strerror(errno) : "the file shrank");
+    return 0;
+}
+
+static int parse_model(sentencepiece::SentencePieceProcessor *processor, const std::string &bytes, const char *path) {
+    auto status = processor->LoadFromSerializedProto(bytes);
+    if (status.ok()) return 0;
+    const std::string what = std::string(path) + ": not a SentencePiece model";
+    return status_error(status, what.c_str(), "the file does not parse as one");
+}
+
+static int load(nmt_spm **out, const char *path, bool nmt_ids = true) {
+    std::string bytes;
+    if (read_model(path, &bytes) < 0) return -1;
     std::unique_ptr<nmt_spm> spm(new nmt_spm);
-    auto status = spm->processor.LoadFromSerializedProto(bytes);
-    if (!status.ok()) {
-        const std::string what = std::string(path) + ": not a SentencePiece model";
-        return status_error(status, what.c_str(), "the file does not parse as one");
-    }
+    if (parse_model(&spm->processor, bytes, path) < 0) return -1;
     if (nmt_ids && check_special_ids(spm->processor, path) < 0) return -1;
     spm->fingerprint = nmt_hash_bytes(bytes.data(), bytes.size());
     spm->unigram = is_unigram(bytes);
@@ -555,6 +565,100 @@ int nmt_spm_load(nmt_spm **spm, const char *path) {
     /* An exception's message does not name the file; a status error's already does. */
     if (rc < 0 && strncmp(nmt_error(), path, strlen(path)) != 0) nmt_error_prefix("%s", path);
     return rc;
+}
+
+/* ---- a model from elsewhere given nmt's ids ----
+ * A ModelProto (protobuf) is its pieces (field 1, in id order) and other fields; a piece is its text
+ * (1), score (2) and type (3). SentencePiece finds unk by its type and bos, eos and pad by their
+ * texts, so moving those pieces to ids 0-3 (with a <pad> control piece where the model has none) and
+ * leaving every other field and piece as it was segments text into the same pieces. */
+
+static bool wire_varint(const std::string &b, size_t *at, uint64_t *v) {
+    *v = 0;
+    for (int shift = 0; shift < 64 && *at < b.size(); shift += 7) {
+        const unsigned char c = (unsigned char)b[(*at)++];
+        *v |= (uint64_t)(c & 0x7f) << shift;
+        if (!(c & 0x80)) return true;
+    }
+    return false;
+}
+
+static void put_varint(std::string *out, uint64_t v) {
+    for (; v >= 0x80; v >>= 7) out->push_back((char)((v & 0x7f) | 0x80));
+    out->push_back((char)v);
+}
+
+static void put_piece(std::string *out, const std::string &piece) {
+    out->push_back(0x0a); /* field 1, length-delimited */
+    put_varint(out, piece.size());
+    *out += piece;
+}
+
+static int renumbered(const std::string &bytes, const char *path, std::string *out) {
+    sentencepiece::SentencePieceProcessor sp;
+    if (parse_model(&sp, bytes, path) < 0) return -1;
+    if (sp.pad_id() == NMT_PAD && sp.unk_id() == NMT_UNK && sp.bos_id() == NMT_BOS && sp.eos_id() == NMT_EOS) {
+        *out = bytes;
+        return 0;
+    }
+    if (sp.bos_id() < 0 || sp.eos_id() < 0)
+        return nmt_error_set("%s: the SentencePiece model has no %s piece, which nmt's vocabularies need", path,
+                             sp.bos_id() < 0 ? "bos (<s>)" : "eos (</s>)");
+    std::vector<std::string> pieces;
+    std::string others; /* every other top-level field, as it was */
+    size_t first_piece = std::string::npos, at = 0;
+    while (at < bytes.size()) {
+        const size_t start = at;
+        uint64_t key, n = 0;
+        if (!wire_varint(bytes, &at, &key)) break;
+        const int type = (int)(key & 7);
+        if (type == 0) {
+            if (!wire_varint(bytes, &at, &n)) break;
+        } else if (type == 2) {
+            if (!wire_varint(bytes, &at, &n) || n > bytes.size() - at) break;
+            at += n;
+        } else if ((type == 1 || type == 5) && (type == 1 ? 8u : 4u) <= bytes.size() - at) {
+            at += type == 1 ? 8 : 4;
+        } else {
+            break;
+        }
+        if (key == 0x0a) {
+            if (first_piece == std::string::npos) first_piece = others.size();
+            pieces.push_back(bytes.substr(at - n, n));
+        } else {
+            others += bytes.substr(start, at - start);
+        }
+    }
+    if (at != bytes.size() || (int)pieces.size() != sp.GetPieceSize() || first_piece == std::string::npos)
+        return nmt_error_set("%s: the SentencePiece model's fields could not be read to renumber its pieces", path);
+    /* <pad>, score 0 (field 2, fixed32), type CONTROL 3 (field 3). */
+    static const char pad_piece[] = "\x0a\x05<pad>\x15\x00\x00\x00\x00\x18\x03";
+    const int specials[4] = {sp.pad_id(), sp.unk_id(), sp.bos_id(), sp.eos_id()};
+    std::string listed;
+    for (int i = 0; i < 4; i++)
+        put_piece(&listed, specials[i] >= 0 ? pieces[(size_t)specials[i]] : std::string(pad_piece, sizeof pad_piece - 1));
+    for (int id = 0; id < (int)pieces.size(); id++)
+        if (id != specials[0] && id != specials[1] && id != specials[2] && id != specials[3]) put_piece(&listed, pieces[(size_t)id]);
+    *out = others.substr(0, first_piece) + listed + others.substr(first_piece);
+    sentencepiece::SentencePieceProcessor check;
+    if (parse_model(&check, *out, path) < 0 || check_special_ids(check, path) < 0)
+        return nmt_error_prefix("%s: renumbering its special pieces failed", path);
+    return 0;
+}
+
+static int with_nmt_ids(const char *path, char **data, size_t *len) {
+    std::string bytes, out;
+    if (read_model(path, &bytes) < 0 || renumbered(bytes, path, &out) < 0) return -1;
+    if (!(*data = (char *)nmt_malloc(out.size() ? out.size() : 1))) return -1;
+    memcpy(*data, out.data(), out.size());
+    *len = out.size();
+    return 0;
+}
+
+int nmt_spm_model_with_nmt_ids(const char *path, char **data, size_t *len) {
+    *data = nullptr;
+    *len = 0;
+    NMT_SPM_GUARD(-1, with_nmt_ids(path, data, len));
 }
 
 void nmt_spm_free(nmt_spm *spm) { delete spm; }

@@ -1,7 +1,7 @@
 /* spm: SentencePiece through a small C interface (src/text/spm.cc is the project's only C++ file).
  *
  * nmt's vocabularies reserve ids pad=0, unk=1, bos=2, eos=3 (nmt_spm_train sets them so; a loaded
- * model with other ids is refused). Encoding returns pieces only: callers add bos/eos themselves.
+ * model with other ids is refused; nmt_spm_model_with_nmt_ids renumbers one). Encoding returns pieces only: callers add bos/eos themselves.
  */
 #ifndef NMT_SPM_H
 #define NMT_SPM_H
@@ -41,6 +41,12 @@ int nmt_spm_tokens(nmt_spm **spm, const char *const *source, const char *const *
  * by target_spm, which also joins output pieces (Marian's OPUS-MT models: source.spm, target.spm). */
 int nmt_spm_tokens_sides(nmt_spm **spm, const char *const *source, const char *const *target, int count,
                          const char *source_spm, const char *target_spm);
+/* The bytes of the SentencePiece model at path with nmt's special ids (*data from nmt_malloc, for
+ * free): its own bytes where it has them; a model from elsewhere (spm_train's pad=-1 unk=0 bos=1
+ * eos=2, or any other order) with its unk, bos and eos pieces moved to ids 1-3 and pad to 0 (a <pad>
+ * control piece added where it has none), the other pieces after them in their order: the same text
+ * gives the same pieces. A model without bos or eos pieces is refused. */
+int nmt_spm_model_with_nmt_ids(const char *path, char **data, size_t *len);
 void nmt_spm_free(nmt_spm *spm);
 int nmt_spm_vocab_size(const nmt_spm *spm);
 /* The vocabulary's fingerprint: nmt_hash_bytes of the model file (models record it; two different

@@ -60,15 +60,22 @@ int nmt_train_data_vocabulary(const nmt_config *cfg, const char *spm_path, const
     const char *given_model = cfg->vocab_model;
     if (init_from_vocabulary(init_spm, &given_model) < 0) return -1;
     if (given_model) {
-        uint64_t given, current = 0;
-        if (nmt_hash_file(given_model, &given) < 0) return -1;
-        if (have && nmt_hash_file(spm_path, &current) < 0) return -1;
-        if (!have || given != current) {
+        /* A SentencePiece model from elsewhere (spm_train's ids) is written with nmt's. */
+        char *model;
+        size_t size;
+        uint64_t current = 0;
+        if (nmt_spm_model_with_nmt_ids(given_model, &model, &size) < 0) return -1;
+        const uint64_t given = nmt_hash_bytes(model, size);
+        int rc = have ? nmt_hash_file(spm_path, &current) : 0;
+        if (rc == 0 && (!have || given != current)) {
             if (have && resuming)
-                return nmt_error_set("vocab.model %s differs from %s, which the checkpoints were trained with",
-                                     given_model, spm_path);
-            if (nmt_copy_file(given_model, spm_path) < 0) return -1;
+                rc = nmt_error_set("vocab.model %s differs from %s, which the checkpoints were trained with",
+                                   given_model, spm_path);
+            else
+                rc = nmt_atomic_write(spm_path, model, size);
         }
+        free(model);
+        if (rc < 0) return -1;
     } else if (!have) {
         if (resuming)
             return nmt_error_set("%s holds checkpoints but no spm.model: the vocabulary they need is gone",

@@ -49,5 +49,39 @@ check "size not a number" 2 "$NMT" vocab -i "$tmp/train.en" -s many -o "$tmp/x"
 check "missing --output" 2 "$NMT" vocab -i "$tmp/train.en" -s 100
 check "bad --type" 2 "$NMT" vocab -i "$tmp/train.en" -s 100 -o "$tmp/x" -t word
 check "coverage out of range" 2 "$NMT" vocab -i "$tmp/train.en" -s 100 -o "$tmp/x" --character-coverage 1.5
+
+# A vocabulary from SentencePiece's own spm_train (pad=-1, unk=0, bos=1, eos=2; Debian's sentencepiece
+# package, installed here where it can be): `vocab.model` takes it, the run's spm.model has nmt's ids and
+# cuts text into exactly the pieces of the original, a second run resumes with it, and a model without
+# </s> is refused naming it.
+if ! command -v spm_train >/dev/null && command -v apt-get >/dev/null; then
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo -n"
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends sentencepiece >/dev/null 2>&1 || true
+fi
+if command -v spm_train >/dev/null && command -v spm_encode >/dev/null; then
+  spm_train --input="$tmp/train.en,$tmp/train.de" --model_prefix="$tmp/own" --vocab_size=100 --minloglevel=2 >/dev/null 2>&1
+  spm_train --input="$tmp/train.en" --model_prefix="$tmp/noeos" --vocab_size=60 --eos_id=-1 --minloglevel=2 >/dev/null 2>&1
+  [ "$(head -3 "$tmp/own.vocab" | cut -f1 | tr '\n' ' ')" = "<unk> <s> </s> " ] || say_fail "spm_train's ids are not its defaults"
+  printf 'data:\n  root: %s\n  train: {src: train.en, tgt: train.de}\n  valid: {src: train.en, tgt: train.de}\n' "$tmp" >own.yaml
+  printf 'vocab: {model: %s/own.model}\nmodel: {d_model: 16, heads: 2, ffn: 32, encoder_layers: 1, decoder_layers: 1}\n' "$tmp" >>own.yaml
+  printf 'train: {max_steps: 2, batch_tokens: 200, valid_every: 100}\noutput: %s/own-run\n' "$tmp" >>own.yaml
+  check "train on spm_train's vocabulary" 0 "$NMT" train own.yaml --threads 1 -q
+  spm_encode --model="$tmp/own-run/spm.model" --output_format=id <<<"" >/dev/null 2>&1 ||
+    say_fail "the run's spm.model does not load in SentencePiece"
+  [ "$(spm_encode --model="$tmp/own-run/spm.model" --output_format=piece --extra_options=bos:eos <<<"kalo" | awk '{print $1, $NF}')" = "<s> </s>" ] ||
+    say_fail "bos and eos of the renumbered model"
+  spm_encode --model="$tmp/own.model" --output_format=piece <"$tmp/train.de" >pieces-own.txt
+  spm_encode --model="$tmp/own-run/spm.model" --output_format=piece <"$tmp/train.de" >pieces-run.txt
+  cmp -s pieces-own.txt pieces-run.txt || say_fail "the renumbered model cuts text otherwise"
+  spm_encode --model="$tmp/own-run/spm.model" --output_format=id --extra_options=bos:eos <<<"kalo" >ids.txt
+  [ "$(awk '{print $1, $NF}' ids.txt)" = "2 3" ] || say_fail "bos and eos are not ids 2 and 3: $(cat ids.txt)"
+  check "resume with the same vocab.model" 0 "$NMT" train own.yaml --threads 1 -q --set train.max_steps=3
+  check "a model without eos" 1 "$NMT" train own.yaml --threads 1 -q --set "vocab.model=$tmp/noeos.model" \
+    --set "output=$tmp/noeos-run"
+  grep -qF "noeos.model: the SentencePiece model has no eos (</s>) piece" "$err" || say_fail "no eos: $(cat "$err")"
+else
+  echo "e2e_vocab: spm_train not available, its vocabularies not checked"
+fi
 [ $fail -eq 0 ] && echo "e2e_vocab: all passed"
 exit $fail
