@@ -306,12 +306,47 @@ START_TEST(foreign_models_and_bad_input_are_refused) {
     ck_assert_ptr_null(spm);
     ck_assert_ptr_nonnull(strstr(nmt_error(), "other.model: the SentencePiece model has pad=-1, unk=1, bos=2, eos=3, "
                                               "but nmt needs pad=0, unk=1, bos=2, eos=3"));
+    /* Given nmt's ids, it gains a <pad> piece at 0; the renamed one (a control piece) follows eos,
+     * and every normal piece moves up one id: the same pieces for the same text. */
+    char *renumbered;
+    size_t renumbered_size;
+    ck_assert_msg(nmt_spm_model_with_nmt_ids(other, &renumbered, &renumbered_size) == 0, "%s", nmt_error());
+    char *fixed = nmt_path_join(nmt_test_tmpdir, "fixed.model");
+    ck_assert_int_eq(nmt_atomic_write(fixed, renumbered, renumbered_size), 0);
+    nmt_spm *original, *given;
+    ck_assert_int_eq(nmt_spm_load(&original, path), 0);
+    ck_assert_msg(nmt_spm_load(&given, fixed) == 0, "%s", nmt_error());
+    ck_assert_int_eq(nmt_spm_vocab_size(given), nmt_spm_vocab_size(original) + 1);
+    ck_assert_str_eq(nmt_spm_piece(given, NMT_PAD), "<pad>");
+    ck_assert_str_eq(nmt_spm_piece(given, NMT_EOS + 1), "<pa_>");
+    int32_t *a = NULL, *b = NULL;
+    size_t cap_a = 0, cap_b = 0, count_a, count_b;
+    ck_assert_int_eq(nmt_spm_encode(original, "the kalo mine", 13, &a, &cap_a, &count_a), 0);
+    ck_assert_int_eq(nmt_spm_encode(given, "the kalo mine", 13, &b, &cap_b, &count_b), 0);
+    ck_assert_uint_eq(count_a, count_b);
+    for (size_t i = 0; i < count_a; i++) ck_assert_int_eq(b[i], a[i] + 1);
+    free(a);
+    free(b);
+    nmt_spm_free(original);
+    nmt_spm_free(given);
+    free(renumbered);
+    free(fixed);
+    /* A model with nmt's ids comes back as its own bytes. */
+    char *own;
+    size_t own_size;
+    ck_assert_int_eq(nmt_read_file(path, &own, &own_size), 0);
+    ck_assert_int_eq(nmt_spm_model_with_nmt_ids(path, &renumbered, &renumbered_size), 0);
+    ck_assert(renumbered_size == own_size && memcmp(renumbered, own, own_size) == 0);
+    free(renumbered);
+    free(own);
     /* An empty file, and a file that is not a model at all. */
     ck_assert_int_eq(nmt_atomic_write(other, "", 0), 0);
     ck_assert_int_eq(nmt_spm_load(&spm, other), -1);
     ck_assert_ptr_nonnull(strstr(nmt_error(), "other.model: an empty file (0 bytes), not a SentencePiece model"));
     ck_assert_int_eq(nmt_atomic_write(other, "hello", 5), 0);
     ck_assert_int_eq(nmt_spm_load(&spm, other), -1);
+    ck_assert_ptr_nonnull(strstr(nmt_error(), "other.model: not a SentencePiece model"));
+    ck_assert_int_eq(nmt_spm_model_with_nmt_ids(other, &renumbered, &renumbered_size), -1);
     ck_assert_ptr_nonnull(strstr(nmt_error(), "other.model: not a SentencePiece model"));
     ck_assert_int_eq(nmt_spm_load(&spm, "/nonexistent/spm.model"), -1);
     ck_assert_ptr_nonnull(strstr(nmt_error(), "/nonexistent/spm.model"));
