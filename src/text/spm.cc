@@ -159,9 +159,12 @@ class CorpusIterator : public sentencepiece::SentenceIterator {
     sentencepiece::util::Status status_;
 };
 
+bool has_nmt_ids(const sentencepiece::SentencePieceProcessor &sp) {
+    return sp.pad_id() == NMT_PAD && sp.unk_id() == NMT_UNK && sp.bos_id() == NMT_BOS && sp.eos_id() == NMT_EOS;
+}
+
 int check_special_ids(const sentencepiece::SentencePieceProcessor &sp, const char *path) {
-    if (sp.pad_id() == NMT_PAD && sp.unk_id() == NMT_UNK && sp.bos_id() == NMT_BOS && sp.eos_id() == NMT_EOS)
-        return 0;
+    if (has_nmt_ids(sp)) return 0;
     return nmt_error_set("%s: the SentencePiece model has pad=%d, unk=%d, bos=%d, eos=%d, but nmt needs pad=0, unk=1, "
                          "bos=2, eos=3 (train the vocabulary with `nmt vocab`)",
                          path, sp.pad_id(), sp.unk_id(), sp.bos_id(), sp.eos_id());
@@ -597,7 +600,7 @@ static void put_piece(std::string *out, const std::string &piece) {
 static int renumbered(const std::string &bytes, const char *path, std::string *out) {
     sentencepiece::SentencePieceProcessor sp;
     if (parse_model(&sp, bytes, path) < 0) return -1;
-    if (sp.pad_id() == NMT_PAD && sp.unk_id() == NMT_UNK && sp.bos_id() == NMT_BOS && sp.eos_id() == NMT_EOS) {
+    if (has_nmt_ids(sp)) {
         *out = bytes;
         return 0;
     }
