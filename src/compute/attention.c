@@ -33,27 +33,76 @@ typedef struct attention_task {
 } attention_task;
 
 /* One operand of one (batch row, head): row i at data + i * stride, plus path[i] * jump where
- * path is set (the row's own block, nmt_heads' path). */
+ * path is set (the row's own block, nmt_heads' path). Stored int8 keys or values (kvstore.h's I8)
+ * have `bytes` instead of data, row i at the same offset and its factor at factor[offset / dh],
+ * reached as i * fstride + path[i] * fjump (the strides over dh); their kernels convert each value
+ * in registers, (float)q * f as nmt_kv_widen does, so they give the bits of the widened rows. */
 typedef struct matrix {
     float *data;
     long stride;
     const int32_t *path;
     long jump;
+    const int8_t *bytes;
+    const float *factor;
+    long fstride, fjump;
 } matrix;
 
-NMT_INLINE float *row_of(matrix m, long i) { return m.data + i * m.stride + (m.path ? m.path[i] * m.jump : 0); }
+NMT_INLINE long offset_of(matrix m, long i) { return i * m.stride + (m.path ? m.path[i] * m.jump : 0); }
+NMT_INLINE float *row_of(matrix m, long i) { return m.data + offset_of(m, i); }
+
+/* Row i of a float (q8 0) or int8 (q8 1) operand, and its factor (1 for floats). */
+NMT_INLINE const void *any_row(matrix m, long i, int q8, float *factor) {
+    if (!q8) {
+        *factor = 1.0f;
+        return row_of(m, i);
+    }
+    *factor = m.factor[i * m.fstride + (m.path ? m.path[i] * m.fjump : 0)];
+    return m.bytes + offset_of(m, i);
+}
+
+typedef int i32x8 __attribute__((vector_size(32)));
+typedef unsigned u32x8 __attribute__((vector_size(32)));
+typedef unsigned u32x4 __attribute__((vector_size(16)));
+typedef long long i64x2 __attribute__((vector_size(16)));
+/* The eight int8 values at p as floats: each byte shifted to the top of its own 32-bit lane, then
+ * back down with its sign (GCC 12 turns a plain conversion of a vector of bytes into scalar code). */
+#define V8_FROM_I8(p)                                                                  \
+    __extension__({                                                                    \
+        long long bytes_;                                                              \
+        memcpy(&bytes_, (p), 8);                                                       \
+        const i64x2 pair_ = {bytes_, 0};                                               \
+        const u32x4 words_ = (u32x4)pair_;                                             \
+        const u32x8 shift_ = {24, 16, 8, 0, 24, 16, 8, 0};                             \
+        const u32x8 top_ = __builtin_shufflevector(words_, words_, 0, 0, 0, 0, 1, 1, 1, 1) << shift_; \
+        __builtin_convertvector((i32x8)top_ >> 24, v8);                                \
+    })
+/* Values i..i+7 of a row from any_row as a v8 (a macro: no vector crosses a call). */
+#define ROW_V8(q8, row, factor, i) \
+    ((q8) ? V8_FROM_I8((const int8_t *)(row) + (i)) * (factor) : V8_LOAD((const float *)(row) + (i)))
+/* Value i of such a row. */
+NMT_INLINE float row_value(const void *row, float factor, int i, int q8) {
+    return q8 ? (float)((const int8_t *)row)[i] * factor : ((const float *)row)[i];
+}
 
 NMT_INLINE matrix head_of(nmt_heads x, int b, int h, int dh) {
     if (x.path) {
-        matrix m = {x.data + (long)h * dh, x.row_stride, x.path + b * x.path_stride, x.batch_stride};
+        matrix m = {.data = x.data + (long)h * dh, .stride = x.row_stride, .path = x.path + b * x.path_stride,
+                    .jump = x.batch_stride};
         return m;
     }
-    matrix m = {x.data + (x.slot ? x.slot[b] : b) * x.batch_stride + (long)h * dh, x.row_stride, NULL, 0};
+    matrix m = {.data = x.data + (x.slot ? x.slot[b] : b) * x.batch_stride + (long)h * dh, .stride = x.row_stride};
     return m;
 }
 
 NMT_INLINE matrix rows_from(matrix m, int first) {
-    matrix r = {m.data + first * m.stride, m.stride, m.path ? m.path + first : NULL, m.jump};
+    matrix r = m;
+    if (m.bytes) {
+        r.bytes += first * m.stride;
+        r.factor += first * m.fstride;
+    } else {
+        r.data += first * m.stride;
+    }
+    if (m.path) r.path += first;
     return r;
 }
 
@@ -84,15 +133,17 @@ NMT_INLINE int limit_of(const limits *l, int t) {
 /* ---------------------------------------------------------------------------------------------- */
 /* Micro-kernels */
 
-/* out[a * nk + c] = x[a] . y[c] over n values for a < nq, c < nk (nq * nk = 4): lanes summed by
- * v16_sum's tree (halves, quarters, then (q0 + q2) + (q1 + q3)), then the n % 16 tail in order. */
-NMT_INLINE void dot_tile(float *out, const float *const *x, const float *const *y, int nq, int nk, int n) {
+/* out[a * nk + c] = x[a] . y[c] over n values for a < nq, c < nk (nq * nk = 4), y rows from
+ * any_row with factors yf: lanes summed by v16_sum's tree (halves, quarters, then (q0 + q2) +
+ * (q1 + q3)), then the n % 16 tail in order. */
+NMT_INLINE void dot_tile(float *out, const float *const *x, const void *const *y, const float *yf, int nq, int nk,
+                         int n, int q8) {
     v8 lo[4] = {{0}, {0}, {0}, {0}}, hi[4] = {{0}, {0}, {0}, {0}};
     int i = 0;
     for (; i + 16 <= n; i += 16) {
         v8 xl[2], xh[2], yl[4], yh[4];
         for (int a = 0; a < nq; a++) xl[a] = V8_LOAD(x[a] + i), xh[a] = V8_LOAD(x[a] + i + 8);
-        for (int c = 0; c < nk; c++) yl[c] = V8_LOAD(y[c] + i), yh[c] = V8_LOAD(y[c] + i + 8);
+        for (int c = 0; c < nk; c++) yl[c] = ROW_V8(q8, y[c], yf[c], i), yh[c] = ROW_V8(q8, y[c], yf[c], i + 8);
         for (int a = 0; a < nq; a++)
             for (int c = 0; c < nk; c++) {
                 lo[a * nk + c] += xl[a] * yl[c];
@@ -111,22 +162,22 @@ NMT_INLINE void dot_tile(float *out, const float *const *x, const float *const *
     out[0] = ab[0], out[1] = ab[4], out[2] = cd[0], out[3] = cd[4];
     for (int a = 0; a < nq; a++)
         for (int c = 0; c < nk; c++)
-            for (int j = i; j < n; j++) out[a * nk + c] += x[a][j] * y[c][j];
+            for (int j = i; j < n; j++) out[a * nk + c] += x[a][j] * row_value(y[c], yf[c], j, q8);
 }
 
-/* s[t * ss + j] = scale * (x_t . y_j) for t < rows and j < limit_of(l, t); nothing else written.
- * (Functions that hold no vector across their calls are not inlined: one copy of each kernel per
- * CPU clone keeps the file quick to compile.) */
-NMT_HOT static void scores(float *s, long ss, matrix x, matrix y, const limits *l, int rows, int n, float scale) {
+/* s[t * ss + j] = scale * (x_t . y_j) for t < rows and j < limit_of(l, t); nothing else written;
+ * y of floats or (q8) of int8. */
+NMT_INLINE void scores_of(float *s, long ss, matrix x, matrix y, const limits *l, int rows, int n, float scale,
+                          int q8) {
     int t = 0;
     for (; t + 2 <= rows; t += 2) {
         const int lim0 = limit_of(l, t), lim1 = limit_of(l, t + 1);
         const float *xs[2] = {row_of(x, t), row_of(x, t + 1)};
         float *s0 = s + t * ss, *s1 = s0 + ss;
         for (int j = 0; j < lim1; j += 2) {
-            const float *ys[2] = {row_of(y, j), row_of(y, j + 1 < lim1 ? j + 1 : j)};
-            float out[4];
-            dot_tile(out, xs, ys, 2, 2, n);
+            float yf[2], out[4];
+            const void *ys[2] = {any_row(y, j, q8, &yf[0]), any_row(y, j + 1 < lim1 ? j + 1 : j, q8, &yf[1])};
+            dot_tile(out, xs, ys, yf, 2, 2, n, q8);
             if (j < lim0) s0[j] = out[0] * scale;
             if (j + 1 < lim0) s0[j + 1] = out[1] * scale;
             s1[j] = out[2] * scale;
@@ -137,19 +188,29 @@ NMT_HOT static void scores(float *s, long ss, matrix x, matrix y, const limits *
         const int lim = limit_of(l, t);
         const float *xs[1] = {row_of(x, t)};
         for (int j = 0; j < lim; j += 4) {
-            const float *ys[4];
-            for (int c = 0; c < 4; c++) ys[c] = row_of(y, j + c < lim ? j + c : j);
-            float out[4];
-            dot_tile(out, xs, ys, 1, 4, n);
+            float yf[4], out[4];
+            const void *ys[4];
+            for (int c = 0; c < 4; c++) ys[c] = any_row(y, j + c < lim ? j + c : j, q8, &yf[c]);
+            dot_tile(out, xs, ys, yf, 1, 4, n, q8);
             for (int c = 0; c < 4 && j + c < lim; c++) s[t * ss + j + c] = out[c] * scale;
         }
     }
 }
 
+/* scores_of on floats and on int8 keys. (Functions that hold no vector across their calls are not
+ * inlined: one copy of each kernel per CPU clone keeps the file quick to compile.) */
+NMT_HOT static void scores(float *s, long ss, matrix x, matrix y, const limits *l, int rows, int n, float scale) {
+    scores_of(s, ss, x, y, l, rows, n, scale, 0);
+}
+
+NMT_HOT static void scores_i8(float *s, long ss, matrix x, matrix y, const limits *l, int rows, int n, float scale) {
+    scores_of(s, ss, x, y, l, rows, n, scale, 1);
+}
+
 /* Columns [c, c + 8 V) of weighted_rows, V v8 per row in registers (R * V <= 8 accumulators);
  * the sums start from the output rows (`add`) or from 0. */
 NMT_INLINE void weighted_chunk(matrix out, const float *p, long pr, long pk, matrix x, int count, int c, int R,
-                               int V, int add) {
+                               int V, int add, int q8) {
     v8 acc[4][8];
     for (int r = 0; r < R; r++)
         for (int u = 0; u < V; u++) {
@@ -157,9 +218,10 @@ NMT_INLINE void weighted_chunk(matrix out, const float *p, long pr, long pk, mat
             acc[r][u] = add ? V8_LOAD(row_of(out, r) + c + 8 * u) : zero;
         }
     for (int k = 0; k < count; k++) {
-        const float *xk = row_of(x, k) + c;
+        float f;
+        const void *xk = any_row(x, k, q8, &f);
         v8 xv[8];
-        for (int u = 0; u < V; u++) xv[u] = V8_LOAD(xk + 8 * u);
+        for (int u = 0; u < V; u++) xv[u] = ROW_V8(q8, xk, f, c + 8 * u);
         for (int r = 0; r < R; r++) {
             const float weight = p[r * pr + k * pk];
             for (int u = 0; u < V; u++) acc[r][u] += weight * xv[u];
@@ -171,28 +233,40 @@ NMT_INLINE void weighted_chunk(matrix out, const float *p, long pr, long pk, mat
 
 /* out_r[c] = (add ? out_r[c] : 0) + the sum over k < count, in order, of p[r * pr + k * pk] x_k[c],
  * for the R (a constant 4 or 1) rows out_r of `out` and c < n: 4 rows 16 columns at a time, one row
- * 64 (eight independent sums, so that one row does not wait on the latency of each addition). */
+ * 64 (eight independent sums, so that one row does not wait on the latency of each addition); x of
+ * floats or (q8) of int8. */
 NMT_INLINE void weighted_rows(matrix out, const float *p, long pr, long pk, matrix x, int count, int n, int R,
-                              int add) {
+                              int add, int q8) {
     const int wide = R == 1 ? 8 : 2;
     int c = 0;
-    for (; c + 8 * wide <= n; c += 8 * wide) weighted_chunk(out, p, pr, pk, x, count, c, R, wide, add);
-    for (; c + 8 <= n; c += 8) weighted_chunk(out, p, pr, pk, x, count, c, R, 1, add);
+    for (; c + 8 * wide <= n; c += 8 * wide) weighted_chunk(out, p, pr, pk, x, count, c, R, wide, add, q8);
+    for (; c + 8 <= n; c += 8) weighted_chunk(out, p, pr, pk, x, count, c, R, 1, add, q8);
     for (; c < n; c++)
         for (int r = 0; r < R; r++) {
             float acc = add ? row_of(out, r)[c] : 0.0f;
-            for (int k = 0; k < count; k++) acc += p[r * pr + k * pk] * row_of(x, k)[c];
+            for (int k = 0; k < count; k++) {
+                float f;
+                const void *xk = any_row(x, k, q8, &f);
+                acc += p[r * pr + k * pk] * row_value(xk, f, c, q8);
+            }
             row_of(out, r)[c] = acc;
         }
 }
 
-/* weighted_rows over 4 rows or 1, with R a constant in each instance. */
+/* weighted_rows over 4 rows or 1, with R a constant in each instance, on floats and on int8. */
 NMT_HOT static void weighted(matrix out, const float *p, long pr, long pk, matrix x, int count, int n, int R,
                              int add) {
     if (R == 4)
-        weighted_rows(out, p, pr, pk, x, count, n, 4, add);
+        weighted_rows(out, p, pr, pk, x, count, n, 4, add, 0);
     else
-        weighted_rows(out, p, pr, pk, x, count, n, 1, add);
+        weighted_rows(out, p, pr, pk, x, count, n, 1, add, 0);
+}
+
+NMT_HOT static void weighted_i8(matrix out, const float *p, long pr, long pk, matrix x, int count, int n, int R) {
+    if (R == 4)
+        weighted_rows(out, p, pr, pk, x, count, n, 4, 0, 1);
+    else
+        weighted_rows(out, p, pr, pk, x, count, n, 1, 0, 1);
 }
 
 NMT_INLINE void zero_rows(matrix m, int rows, int n) {
@@ -204,7 +278,10 @@ NMT_INLINE void zero_rows(matrix m, int rows, int n) {
 NMT_INLINE void query_rows(matrix out, const float *p, int Tk, matrix x, const limits *l, int Tq, int n) {
     for (int t = 0; t < Tq;) {
         const int R = Tq - t >= 4 ? 4 : 1;
-        weighted(rows_from(out, t), p + (long)t * Tk, Tk, 1, x, limit_of(l, t + R - 1), n, R, 0);
+        if (x.bytes)
+            weighted_i8(rows_from(out, t), p + (long)t * Tk, Tk, 1, x, limit_of(l, t + R - 1), n, R);
+        else
+            weighted(rows_from(out, t), p + (long)t * Tk, Tk, 1, x, limit_of(l, t + R - 1), n, R, 0);
         t += R;
     }
 }
@@ -231,6 +308,17 @@ enum { ATTENTION_KEYS = 64 }; /* keys per block of dropout factors */
 
 NMT_INLINE float *head_weights(float *w, const nmt_attention_dims *d, long item) {
     return w + item * d->q_len * d->k_len;
+}
+
+/* Each of the rows of scores w (rows of Tk) turned into softmax weights over its visible keys,
+ * zeros past them. */
+NMT_INLINE void softmax_rows(float *w, int Tk, const limits *l, int rows) {
+    for (int t = 0; t < rows; t++) {
+        const int limit = limit_of(l, t);
+        float *row = w + (long)t * Tk;
+        memset(row + limit, 0, (size_t)(Tk - limit) * sizeof(float));
+        nmt_softmax_rows(row, 1, limit);
+    }
 }
 
 /* The weighted sum of values with dropout on the weights: key blocks of ATTENTION_KEYS, the
@@ -314,12 +402,7 @@ NMT_HOT static void attention_forward_range(void *ctx, long begin, long end) {
         const matrix out = head_of(a->out, b, h, dh);
         float *w = head_weights(a->weights, d, item);
         scores(w, Tk, q, k, &l, rows, dh, d->scale);
-        for (int t = 0; t < rows; t++) {
-            const int limit = limit_of(&l, t);
-            float *row = w + (long)t * Tk;
-            memset(row + limit, 0, (size_t)(Tk - limit) * sizeof(float));
-            nmt_softmax_rows(row, 1, limit);
-        }
+        softmax_rows(w, Tk, &l, rows);
         if (d->dropout.rate > 0.0f)
             dropped_query_rows(out, w, v, &l, d, item, rows, dropped);
         else
@@ -333,9 +416,10 @@ void nmt_attention_forward(nmt_heads out, float *weights, nmt_heads q, nmt_heads
     nmt_pool_work(dims->batch, (long)dims->heads * dims->q_len * dims->k_len * dims->head_dim, attention_forward_range, &a);
 }
 
-/* Stored keys and values (inference caches): each (batch row, head) widens its keys block by
- * block for the scores, then its values block by block, each block's weighted sum added to the
- * output in key order (weighted_rows carried over blocks adds the same terms in the same order). */
+/* Stored keys and values (inference caches). int8 ones go straight into the kernels, which convert
+ * them in registers. Others (float16) are widened block by block for each (batch row, head): its
+ * keys for the scores, then its values, each block's weighted sum added to the output in key order
+ * (weighted_rows carried over blocks adds the same terms in the same order). */
 typedef struct stored_task {
     nmt_heads out, q;
     nmt_kv_heads k, v;
@@ -354,6 +438,14 @@ NMT_INLINE const int32_t *stored_path(const nmt_kv_heads *x, int b, int t) {
     return x->path ? x->path + b * x->path_stride + t : NULL;
 }
 
+/* Head h of batch row b of int8 keys or values as a matrix. */
+NMT_INLINE matrix stored_i8(const nmt_kv_heads *x, int b, int h, int dh) {
+    const size_t at = stored_at(x, b, 0, h, dh);
+    matrix m = {NULL, x->row_stride, stored_path(x, b, 0), x->batch_stride, (const int8_t *)x->data + at,
+                x->factor + at / (size_t)dh, x->row_stride / dh, x->batch_stride / dh};
+    return m;
+}
+
 /* The limits of l seen from key `first` on, for a block of n keys. */
 NMT_INLINE limits block_limits(const limits *l, int first, int n) {
     limits part = {l->row - first < n ? l->row - first : n, l->causal, l->offset - first};
@@ -365,13 +457,14 @@ static void attention_stored_range(void *ctx, long begin, long end) {
     const nmt_attention_dims *d = a->dims;
     const int dh = d->head_dim, Tk = d->k_len, block = NMT_ATTENTION_STORED_BLOCK / dh;
     float widened[NMT_ATTENTION_STORED_BLOCK];
-    const matrix x = {widened, dh, NULL, 0};
+    const matrix x = {.data = widened, .stride = dh};
     const nmt_kv_heads *k = &a->k, *v = &a->v;
     const cached_layout layout = {(const char *)k->data, (const char *)v->data, k->slot, k->path, k->path_stride,
                                   k->batch_stride, k->row_stride, nmt_kv_value_bytes(k->format)};
     const int cached = (k->slot || k->path) && v->slot == k->slot && v->path == k->path &&
                        v->path_stride == k->path_stride && v->batch_stride == k->batch_stride &&
                        v->row_stride == k->row_stride && k->format == v->format;
+    const int int8 = k->format == NMT_KV_I8 && v->format == NMT_KV_I8;
     for (long item = begin * d->heads; item < end * d->heads; item++) {
         const int b = (int)(item / d->heads), h = (int)(item % d->heads);
         if (cached) prefetch_cached(&layout, d, item + 1);
@@ -379,6 +472,12 @@ static void attention_stored_range(void *ctx, long begin, long end) {
         const int Tq = queries_of(d, b), seen = Tq > 0 ? limit_of(&l, Tq - 1) : 0;
         const matrix q = head_of(a->q, b, h, dh), out = head_of(a->out, b, h, dh);
         float *w = head_weights(a->weights, d, item);
+        if (int8) {
+            scores_i8(w, Tk, q, stored_i8(k, b, h, dh), &l, Tq, dh, d->scale);
+            softmax_rows(w, Tk, &l, Tq);
+            query_rows(out, w, Tk, stored_i8(v, b, h, dh), &l, Tq, dh);
+            continue;
+        }
         for (int first = 0; first < seen; first += block) {
             const int n = seen - first < block ? seen - first : block;
             const limits part = block_limits(&l, first, n);
@@ -386,12 +485,7 @@ static void attention_stored_range(void *ctx, long begin, long end) {
                          stored_path(k, b, first), k->batch_stride, n, dh, dh);
             scores(w + first, Tk, q, x, &part, Tq, dh, d->scale);
         }
-        for (int t = 0; t < Tq; t++) {
-            const int limit = limit_of(&l, t);
-            float *row = w + (long)t * Tk;
-            memset(row + limit, 0, (size_t)(Tk - limit) * sizeof(float));
-            nmt_softmax_rows(row, 1, limit);
-        }
+        softmax_rows(w, Tk, &l, Tq);
         zero_rows(out, Tq, dh);
         for (int first = 0; first < seen; first += block) {
             const int n = seen - first < block ? seen - first : block;
