@@ -72,12 +72,13 @@ typedef struct nmt_kv_heads {
     long path_stride;
 } nmt_kv_heads;
 
-enum { NMT_ATTENTION_STORED_BLOCK = 4096 }; /* floats of keys or values widened at once; head_dim <= this */
+enum { NMT_ATTENTION_STORED_BLOCK = 4096 }; /* floats of float16 keys or values widened at once; head_dim <= this */
 
-/* nmt_attention_forward (no dropout) with stored keys and values, widened to float32 blocks of
- * NMT_ATTENTION_STORED_BLOCK / head_dim keys on the stack: the same operations in the same order
- * as nmt_attention_forward on the widened values, so the results are those bit for bit (NMT_KV_F32
- * gives nmt_attention_forward's). */
+/* nmt_attention_forward (no dropout) with stored keys and values: int8 ones converted in the
+ * kernels' registers, float16 ones widened to float32 blocks of NMT_ATTENTION_STORED_BLOCK /
+ * head_dim keys on the stack; either way the same operations in the same order as
+ * nmt_attention_forward on the widened values (nmt_kv_widen's), so the results are those bit for
+ * bit (NMT_KV_F32 gives nmt_attention_forward's). */
 void nmt_attention_forward_stored(nmt_heads out, float *weights, nmt_heads q, nmt_kv_heads k, nmt_kv_heads v,
                                   const nmt_attention_dims *dims);
 

@@ -2,7 +2,7 @@
  *
  * A cached key or value row holds the D = heads * head_dim floats of one position. It is stored
  * once, when it is written, and read many times by the decode attention (attention.h), which
- * widens blocks of it back to float32 before its usual kernels:
+ * widens it back to float32 (int8 in its kernels' registers, float16 a block at a time):
  *   NMT_KV_F32  the floats themselves (4 bytes a value);
  *   NMT_KV_F16  IEEE binary16, rounded to nearest even (2 bytes; 11 significant bits, a relative
  *               error of at most 2^-11 in the normal range), F16C instructions where the CPU has
