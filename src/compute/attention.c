@@ -21,6 +21,7 @@
 
 #include "compute/kernels.h"
 #include "compute/pool.h"
+#include "compute/qgemm.h"
 #include "compute/simd.h"
 
 #include <string.h>
@@ -35,8 +36,7 @@ typedef struct attention_task {
 /* One operand of one (batch row, head): row i at data + i * stride, plus path[i] * jump where
  * path is set (the row's own block, nmt_heads' path). Stored int8 keys or values (kvstore.h's I8)
  * have `bytes` instead of data, row i at the same offset and its factor at factor[offset / dh],
- * reached as i * fstride + path[i] * fjump (the strides over dh); their kernels convert each value
- * in registers, (float)q * f as nmt_kv_widen does, so they give the bits of the widened rows. */
+ * reached as i * fstride + path[i] * fjump (the strides over dh). */
 typedef struct matrix {
     float *data;
     long stride;
@@ -133,17 +133,15 @@ NMT_INLINE int limit_of(const limits *l, int t) {
 /* ---------------------------------------------------------------------------------------------- */
 /* Micro-kernels */
 
-/* out[a * nk + c] = x[a] . y[c] over n values for a < nq, c < nk (nq * nk = 4), y rows from
- * any_row with factors yf: lanes summed by v16_sum's tree (halves, quarters, then (q0 + q2) +
- * (q1 + q3)), then the n % 16 tail in order. */
-NMT_INLINE void dot_tile(float *out, const float *const *x, const void *const *y, const float *yf, int nq, int nk,
-                         int n, int q8) {
+/* out[a * nk + c] = x[a] . y[c] over n values for a < nq, c < nk (nq * nk = 4): lanes summed by
+ * v16_sum's tree (halves, quarters, then (q0 + q2) + (q1 + q3)), then the n % 16 tail in order. */
+NMT_INLINE void dot_tile(float *out, const float *const *x, const float *const *y, int nq, int nk, int n) {
     v8 lo[4] = {{0}, {0}, {0}, {0}}, hi[4] = {{0}, {0}, {0}, {0}};
     int i = 0;
     for (; i + 16 <= n; i += 16) {
         v8 xl[2], xh[2], yl[4], yh[4];
         for (int a = 0; a < nq; a++) xl[a] = V8_LOAD(x[a] + i), xh[a] = V8_LOAD(x[a] + i + 8);
-        for (int c = 0; c < nk; c++) yl[c] = ROW_V8(q8, y[c], yf[c], i), yh[c] = ROW_V8(q8, y[c], yf[c], i + 8);
+        for (int c = 0; c < nk; c++) yl[c] = V8_LOAD(y[c] + i), yh[c] = V8_LOAD(y[c] + i + 8);
         for (int a = 0; a < nq; a++)
             for (int c = 0; c < nk; c++) {
                 lo[a * nk + c] += xl[a] * yl[c];
@@ -162,22 +160,22 @@ NMT_INLINE void dot_tile(float *out, const float *const *x, const void *const *y
     out[0] = ab[0], out[1] = ab[4], out[2] = cd[0], out[3] = cd[4];
     for (int a = 0; a < nq; a++)
         for (int c = 0; c < nk; c++)
-            for (int j = i; j < n; j++) out[a * nk + c] += x[a][j] * row_value(y[c], yf[c], j, q8);
+            for (int j = i; j < n; j++) out[a * nk + c] += x[a][j] * y[c][j];
 }
 
-/* s[t * ss + j] = scale * (x_t . y_j) for t < rows and j < limit_of(l, t); nothing else written;
- * y of floats or (q8) of int8. */
-NMT_INLINE void scores_of(float *s, long ss, matrix x, matrix y, const limits *l, int rows, int n, float scale,
-                          int q8) {
+/* s[t * ss + j] = scale * (x_t . y_j) for t < rows and j < limit_of(l, t); nothing else written.
+ * (Functions that hold no vector across their calls are not inlined: one copy of each kernel per
+ * CPU clone keeps the file quick to compile.) */
+NMT_HOT static void scores(float *s, long ss, matrix x, matrix y, const limits *l, int rows, int n, float scale) {
     int t = 0;
     for (; t + 2 <= rows; t += 2) {
         const int lim0 = limit_of(l, t), lim1 = limit_of(l, t + 1);
         const float *xs[2] = {row_of(x, t), row_of(x, t + 1)};
         float *s0 = s + t * ss, *s1 = s0 + ss;
         for (int j = 0; j < lim1; j += 2) {
-            float yf[2], out[4];
-            const void *ys[2] = {any_row(y, j, q8, &yf[0]), any_row(y, j + 1 < lim1 ? j + 1 : j, q8, &yf[1])};
-            dot_tile(out, xs, ys, yf, 2, 2, n, q8);
+            const float *ys[2] = {row_of(y, j), row_of(y, j + 1 < lim1 ? j + 1 : j)};
+            float out[4];
+            dot_tile(out, xs, ys, 2, 2, n);
             if (j < lim0) s0[j] = out[0] * scale;
             if (j + 1 < lim0) s0[j + 1] = out[1] * scale;
             s1[j] = out[2] * scale;
@@ -188,23 +186,35 @@ NMT_INLINE void scores_of(float *s, long ss, matrix x, matrix y, const limits *l
         const int lim = limit_of(l, t);
         const float *xs[1] = {row_of(x, t)};
         for (int j = 0; j < lim; j += 4) {
-            float yf[4], out[4];
-            const void *ys[4];
-            for (int c = 0; c < 4; c++) ys[c] = any_row(y, j + c < lim ? j + c : j, q8, &yf[c]);
-            dot_tile(out, xs, ys, yf, 1, 4, n, q8);
+            const float *ys[4];
+            for (int c = 0; c < 4; c++) ys[c] = row_of(y, j + c < lim ? j + c : j);
+            float out[4];
+            dot_tile(out, xs, ys, 1, 4, n);
             for (int c = 0; c < 4 && j + c < lim; c++) s[t * ss + j + c] = out[c] * scale;
         }
     }
 }
 
-/* scores_of on floats and on int8 keys. (Functions that hold no vector across their calls are not
- * inlined: one copy of each kernel per CPU clone keeps the file quick to compile.) */
-NMT_HOT static void scores(float *s, long ss, matrix x, matrix y, const limits *l, int rows, int n, float scale) {
-    scores_of(s, ss, x, y, l, rows, n, scale, 0);
-}
+enum { QUANTIZED_KEYS = 256 }; /* int8 keys whose dot products are taken at once */
 
-NMT_HOT static void scores_i8(float *s, long ss, matrix x, matrix y, const limits *l, int rows, int n, float scale) {
-    scores_of(s, ss, x, y, l, rows, n, scale, 1);
+/* scores over int8 keys y: each query row x_t quantized as qgemm quantizes a row (q_t, factor
+ * f_t), the exact integer dot products with the keys' int8 values (nmt_qgemm_dots: VNNI, AVX2 or
+ * C, the same integers), then s = (float)dot * (f_j * f_t) * scale with f_j key j's factor. */
+static void scores_i8(float *s, long ss, matrix x, matrix y, const limits *l, int rows, int n, float scale) {
+    int8_t q[NMT_ATTENTION_STORED_BLOCK];
+    const int8_t *keys[QUANTIZED_KEYS];
+    float factor[QUANTIZED_KEYS];
+    int32_t dots[QUANTIZED_KEYS];
+    for (int t = 0; t < rows; t++) {
+        const float qf = nmt_qgemm_quantize_row(q, row_of(x, t), n);
+        const int limit = limit_of(l, t);
+        for (int first = 0; first < limit; first += QUANTIZED_KEYS) {
+            const int count = limit - first < QUANTIZED_KEYS ? limit - first : QUANTIZED_KEYS;
+            for (int j = 0; j < count; j++) keys[j] = (const int8_t *)any_row(y, first + j, 1, &factor[j]);
+            nmt_qgemm_dots(dots, q, keys, count, n);
+            for (int j = 0; j < count; j++) s[t * ss + first + j] = (float)dots[j] * (factor[j] * qf) * scale;
+        }
+    }
 }
 
 /* Columns [c, c + 8 V) of weighted_rows, V v8 per row in registers (R * V <= 8 accumulators);
@@ -416,10 +426,12 @@ void nmt_attention_forward(nmt_heads out, float *weights, nmt_heads q, nmt_heads
     nmt_pool_work(dims->batch, (long)dims->heads * dims->q_len * dims->k_len * dims->head_dim, attention_forward_range, &a);
 }
 
-/* Stored keys and values (inference caches). int8 ones go straight into the kernels, which convert
- * them in registers. Others (float16) are widened block by block for each (batch row, head): its
- * keys for the scores, then its values, each block's weighted sum added to the output in key order
- * (weighted_rows carried over blocks adds the same terms in the same order). */
+/* Stored keys and values (inference caches). int8 ones go straight into the kernels: the scores
+ * are integer dot products with the quantized queries (scores_i8), the values are converted in
+ * registers, (float)q * f as nmt_kv_widen does. Others (float16) are widened block by block for
+ * each (batch row, head): its keys for the scores, then its values, each block's weighted sum added
+ * to the output in key order (weighted_rows carried over blocks adds the same terms in the same
+ * order). */
 typedef struct stored_task {
     nmt_heads out, q;
     nmt_kv_heads k, v;

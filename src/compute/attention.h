@@ -74,11 +74,15 @@ typedef struct nmt_kv_heads {
 
 enum { NMT_ATTENTION_STORED_BLOCK = 4096 }; /* floats of float16 keys or values widened at once; head_dim <= this */
 
-/* nmt_attention_forward (no dropout) with stored keys and values: int8 ones converted in the
- * kernels' registers, float16 ones widened to float32 blocks of NMT_ATTENTION_STORED_BLOCK /
- * head_dim keys on the stack; either way the same operations in the same order as
- * nmt_attention_forward on the widened values (nmt_kv_widen's), so the results are those bit for
- * bit (NMT_KV_F32 gives nmt_attention_forward's). */
+/* nmt_attention_forward (no dropout) with stored keys and values.
+ *   NMT_KV_F32, NMT_KV_F16: the values widened to float32 blocks of NMT_ATTENTION_STORED_BLOCK /
+ *     head_dim keys on the stack, then the same operations in the same order as
+ *     nmt_attention_forward, so the results are its results on the widened values, bit for bit.
+ *   NMT_KV_I8: each query row is quantized per head as qgemm.h quantizes a row (int8 values q and
+ *     a factor f_q) and its scores are exact integer dot products with the keys' int8 values,
+ *     scale * (float)dot * (f_k * f_q) (qgemm's int8 kernels, the same integers on each); the
+ *     weighted values are nmt_attention_forward's on the widened values.
+ * Either way the results do not depend on the thread count, the batch or the CPU. */
 void nmt_attention_forward_stored(nmt_heads out, float *weights, nmt_heads q, nmt_kv_heads k, nmt_kv_heads v,
                                   const nmt_attention_dims *dims);
 

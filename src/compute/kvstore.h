@@ -2,7 +2,8 @@
  *
  * A cached key or value row holds the D = heads * head_dim floats of one position. It is stored
  * once, when it is written, and read many times by the decode attention (attention.h), which
- * widens it back to float32 (int8 in its kernels' registers, float16 a block at a time):
+ * widens it back to float32 (int8 values in its kernels' registers, float16 a block at a time;
+ * int8 keys go into integer dot products with quantized queries):
  *   NMT_KV_F32  the floats themselves (4 bytes a value);
  *   NMT_KV_F16  IEEE binary16, rounded to nearest even (2 bytes; 11 significant bits, a relative
  *               error of at most 2^-11 in the normal range), F16C instructions where the CPU has
@@ -11,7 +12,7 @@
  *               one float factor f = max |v| / 127 per (row, head), as qgemm.h quantizes (1 byte
  *               a value, plus 4 per head_dim values); the error is at most f / 2 a value.
  * Widening is exact (F16) or one multiplication q * f (I8), the same on every CPU, so attention on
- * stored rows is bit-identical across threads and batches like attention on floats.
+ * stored rows is bit-identical across threads, batches and CPUs like attention on floats.
  */
 #ifndef NMT_KVSTORE_H
 #define NMT_KVSTORE_H

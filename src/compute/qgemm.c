@@ -365,6 +365,91 @@ __attribute__((target("avx2"))) static void panel_avx2(const tile_args *a, int M
 }
 #endif
 
+/* ---------------------------------------------------------------------------------------------- */
+/* Dot products of one row against scattered rows (attention scores) */
+
+static void dots_c(int32_t *dots, const int8_t *q, const int8_t *const *rows, int n, int K) {
+    for (int j = 0; j < n; j++) {
+        int32_t s = 0;
+        for (int k = 0; k < K; k++) s += (int32_t)q[k] * rows[j][k];
+        dots[j] = s;
+    }
+}
+
+#if QGEMM_X86
+static __mmask64 mask64(int bytes) { return bytes >= 64 ? ~(__mmask64)0 : ((__mmask64)1 << bytes) - 1; }
+
+/* Lane i of the result = the sum of the 16 lanes of v[i]: pairs of vectors folded four times, each
+ * fold halving the vectors and doubling the keys a vector holds (unpacks within 128-bit blocks,
+ * then block shuffles). */
+__attribute__((target("avx512f"), always_inline)) static inline __m512i lane_sums16(__m512i *v) {
+    __m512i w[8], x[4], y[2];
+    for (int i = 0; i < 8; i++)
+        w[i] = _mm512_add_epi32(_mm512_unpacklo_epi32(v[2 * i], v[2 * i + 1]), _mm512_unpackhi_epi32(v[2 * i], v[2 * i + 1]));
+    for (int i = 0; i < 4; i++)
+        x[i] = _mm512_add_epi32(_mm512_unpacklo_epi64(w[2 * i], w[2 * i + 1]), _mm512_unpackhi_epi64(w[2 * i], w[2 * i + 1]));
+    for (int i = 0; i < 2; i++)
+        y[i] = _mm512_add_epi32(_mm512_shuffle_i32x4(x[2 * i], x[2 * i + 1], 0x88), _mm512_shuffle_i32x4(x[2 * i], x[2 * i + 1], 0xdd));
+    return _mm512_add_epi32(_mm512_shuffle_i32x4(y[0], y[1], 0x88), _mm512_shuffle_i32x4(y[0], y[1], 0xdd));
+}
+
+/* 16 rows at a time, 64 bytes of each per vpdpbusd: each row's bytes + 128 (its sign bit flipped)
+ * as the unsigned operand, q as the signed one, so each sum is the dot product plus 128 sum(q). */
+__attribute__((target("avx512f,avx512bw,avx512vnni"))) static void dots_vnni(int32_t *dots, const int8_t *q,
+                                                                            const int8_t *const *rows, int n, int K) {
+    int32_t qsum = 0;
+    for (int k = 0; k < K; k++) qsum += q[k];
+    const __m512i flip = _mm512_set1_epi8((char)0x80), shift = _mm512_set1_epi32(128 * qsum);
+    for (int j = 0; j < n; j += 16) {
+        const int count = n - j < 16 ? n - j : 16;
+        __m512i acc[16];
+        for (int i = 0; i < 16; i++) acc[i] = _mm512_setzero_si512();
+        for (int k = 0; k < K; k += 64) {
+            const __mmask64 m = mask64(K - k);
+            const __m512i qv = _mm512_maskz_loadu_epi8(m, q + k); /* bytes past K are 0 */
+            for (int i = 0; i < count; i++)
+                acc[i] = dpbusd(acc[i], _mm512_xor_si512(_mm512_maskz_loadu_epi8(m, rows[j + i] + k), flip), qv);
+        }
+        _mm512_mask_storeu_epi32(dots + j, mask16(count), _mm512_sub_epi32(lane_sums16(acc), shift));
+    }
+}
+
+/* 16 bytes of q and of a row widened to int16, pairs of products summed to int32 (vpmaddwd). */
+__attribute__((target("avx2"))) static void dots_avx2(int32_t *dots, const int8_t *q, const int8_t *const *rows,
+                                                     int n, int K) {
+    const int whole = K / 16 * 16;
+    for (int j = 0; j < n; j++) {
+        __m256i acc = _mm256_setzero_si256();
+        for (int k = 0; k < whole; k += 16) {
+            const __m256i a = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(q + k)));
+            const __m256i b = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(rows[j] + k)));
+            acc = _mm256_add_epi32(acc, _mm256_madd_epi16(a, b));
+        }
+        __m128i s = _mm_add_epi32(_mm256_castsi256_si128(acc), _mm256_extracti128_si256(acc, 1));
+        s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4e));
+        s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0xb1));
+        int32_t sum = _mm_cvtsi128_si32(s);
+        for (int k = whole; k < K; k++) sum += (int32_t)q[k] * rows[j][k];
+        dots[j] = sum;
+    }
+}
+#endif
+
+void nmt_qgemm_dots(int32_t *dots, const int8_t *q, const int8_t *const *rows, int n, int K) {
+#if QGEMM_X86
+    const nmt_qgemm_kernel kernel = nmt_qgemm_kernel_used();
+    if (kernel == NMT_QGEMM_VNNI) {
+        dots_vnni(dots, q, rows, n, K);
+        return;
+    }
+    if (kernel == NMT_QGEMM_AVX2) {
+        dots_avx2(dots, q, rows, n, K);
+        return;
+    }
+#endif
+    dots_c(dots, q, rows, n, K);
+}
+
 typedef struct product {
     float *y;             /* [M, count] */
     const uint32_t *xq;

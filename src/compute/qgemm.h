@@ -63,6 +63,11 @@ void nmt_qgemm_columns(float *y, const uint32_t *xq, const nmt_qgemm *w, const f
  * (the row nmt_model_quantize_int8 leaves in a model). */
 void nmt_qgemm_row(const nmt_qgemm *w, int n, float *out);
 
+/* dots[j] = sum_k q[k] rows[j][k] over K int8 values (each in [-127, 127]), for j < n: exact in
+ * int32, so the same integers on every kernel; one thread. A quantized attention query against
+ * stored int8 keys (attention.h), rows anywhere in memory. */
+void nmt_qgemm_dots(int32_t *dots, const int8_t *q, const int8_t *const *rows, int n, int K);
+
 /* One row quantized as the products do: q[k] = round(v[k] / factor) in [-127, 127] for k < K,
  * returning factor = max |v| / 127 rounded to 17 significant bits (0 when v is all zeros or not
  * finite), so that quantizing the dequantized row q * factor gives q and factor again. Also used

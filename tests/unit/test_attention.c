@@ -13,6 +13,7 @@
 #include "compute/attention.h"
 
 #include "compute/kernels.h"
+#include "compute/qgemm.h"
 #include "compute/pool.h"
 #include "testing.h"
 
@@ -351,14 +352,18 @@ static void expect_within_rounding(const problem *p, const float *out, nmt_kv_fo
                 double max = -INFINITY, sum = 0.0, es = 0.0, vmax = 0.0, ev = 0.0;
                 for (int j = 0; j < limit; j++) {
                     double score = 0.0, err = 0.0, kmax = 0.0, vrow = 0.0;
+                    double qmax = 0.0;
                     for (int i = 0; i < dh; i++) {
                         kmax = fmax(kmax, fabs(key_row(p, p->k, b, h, j)[i]));
                         vrow = fmax(vrow, fabs(key_row(p, p->v, b, h, j)[i]));
+                        qmax = fmax(qmax, fabs(q[t * width + i]));
                     }
+                    /* Half a step of each quantized operand: int8 keys, and with them int8 queries. */
                     for (int i = 0; i < dh; i++) {
+                        const double qi = fabs(q[t * width + i]), ki = fabs(key_row(p, p->k, b, h, j)[i]);
                         score += (double)q[t * width + i] * key_row(p, p->k, b, h, j)[i];
-                        err += fabs(q[t * width + i]) *
-                               (format == NMT_KV_F16 ? ldexp(fabs(key_row(p, p->k, b, h, j)[i]), -11) : kmax / 254.0);
+                        err += format == NMT_KV_F16 ? qi * ldexp(ki, -11)
+                                                    : qi * kmax / 254.0 + (ki + kmax / 254.0) * qmax / 254.0;
                     }
                     scores[j] = score * d->scale;
                     es = fmax(es, err * d->scale);
@@ -379,9 +384,10 @@ static void expect_within_rounding(const problem *p, const float *out, nmt_kv_fo
         }
 }
 
-/* Attention on stored keys and values is nmt_attention_forward on their widened floats, bit for
- * bit (several key blocks, slots, causal offsets, lengths), within the rounding bound of the
- * float64 reference, identical on 1, 2 and 3 threads, and a row's result is the same alone. */
+/* Attention on stored float16 keys and values is nmt_attention_forward on their widened floats,
+ * bit for bit (several key blocks, slots, causal offsets, lengths); on int8 ones (queries quantized
+ * too) it is within the quantization's bound of the float64 reference, as float16 is within its
+ * rounding's; every format gives the same bits on 1, 2 and 3 threads and for a row alone. */
 START_TEST(stored_attention_is_attention_on_the_widened_values) {
     const shape shapes[] = {
         {3, 2, 64, 1, 150, 0, 0, 1, 0, 0}, /* a decoding step over three key blocks (64 keys each) */
@@ -414,6 +420,10 @@ START_TEST(stored_attention_is_attention_on_the_widened_values) {
             nmt_pool_set_threads(2);
             nmt_attention_forward(view(&p, p.out, p.d.q_len, 0), p.w, view(&p, p.q, p.d.q_len, 0),
                                   view(&p, s.kf, p.d.k_len, 1), view(&p, s.vf, p.d.k_len, 1), &p.d);
+            if (format == NMT_KV_I8) { /* the threads' agreement below, against out[0] */
+                memcpy(p.out, out[0], sizeof(float) * (size_t)q_size(&p));
+                memcpy(p.w, w[0], sizeof(float) * (size_t)w_size(&p));
+            }
             for (int n = 0; n < 3; n++) {
                 ck_assert_msg(memcmp(out[n], p.out, sizeof(float) * (size_t)q_size(&p)) == 0, "shape %zu %s: out",
                               i, nmt_kv_format_name(format));
@@ -421,6 +431,17 @@ START_TEST(stored_attention_is_attention_on_the_widened_values) {
                               nmt_kv_format_name(format));
             }
             if (format != NMT_KV_F32) expect_within_rounding(&p, out[0], format);
+            /* int8 scores are integer dot products: the same on every int8 kernel. */
+            for (int kernel = NMT_QGEMM_C; format == NMT_KV_I8 && kernel <= (int)nmt_qgemm_best(); kernel++) {
+                ck_assert_int_eq(nmt_qgemm_set_kernel((nmt_qgemm_kernel)kernel), 0);
+                float *again = filled(q_size(&p), 0), *w_again = filled(w_size(&p), 0);
+                run_stored(&p, &s, format, again, w_again);
+                ck_assert_msg(memcmp(again, out[0], sizeof(float) * (size_t)q_size(&p)) == 0, "shape %zu: kernel %s", i,
+                              nmt_qgemm_kernel_name((nmt_qgemm_kernel)kernel));
+                free(again);
+                free(w_again);
+            }
+            ck_assert_int_eq(nmt_qgemm_set_kernel(nmt_qgemm_best()), 0);
             /* Batch row 0 alone (a batch of one whose slot, if any, is its own). */
             problem one = p;
             one.d.batch = 1;

@@ -109,6 +109,48 @@ START_TEST(int8_rows_are_invariant) {
 }
 END_TEST
 
+/* Dot products of a row against scattered rows: every kernel gives the plain sums, for lengths
+ * around the vector widths (16 and 64 bytes), row counts around 16, and the extremes (+-127
+ * everywhere: K * 127 * 127). */
+START_TEST(dots_are_exact_on_every_kernel) {
+    enum { MAX_K = 300, MAX_N = 40 };
+    static int8_t q[MAX_K], rows[MAX_N][MAX_K + 7];
+    const int8_t *at[MAX_N];
+    int32_t dots[MAX_N + 1], want[MAX_N];
+    const int lengths[] = {1, 15, 16, 17, 63, 64, 65, 100, 128, 256, 300}, counts[] = {1, 15, 16, 17, 33, 40};
+    uint32_t state = 7;
+    for (int extreme = 0; extreme < 2; extreme++)
+        for (size_t a = 0; a < sizeof lengths / sizeof lengths[0]; a++)
+            for (size_t c = 0; c < sizeof counts / sizeof counts[0]; c++) {
+                const int K = lengths[a], n = counts[c];
+                for (int k = 0; k < K; k++) {
+                    state = state * 1664525u + 1013904223u;
+                    q[k] = extreme ? (int8_t)((k % 3) ? 127 : -127) : (int8_t)((int)(state >> 24) % 255 - 127);
+                }
+                for (int j = 0; j < n; j++) {
+                    at[j] = rows[(j * 7) % MAX_N] + j % 7; /* out of order and unaligned */
+                    for (int k = 0; k < K; k++) {
+                        state = state * 1664525u + 1013904223u;
+                        ((int8_t *)at[j])[k] = extreme ? (int8_t)((k % 3) ? 127 : -127) : (int8_t)((int)(state >> 24) % 255 - 127);
+                    }
+                }
+                for (int j = 0; j < n; j++) {
+                    want[j] = 0;
+                    for (int k = 0; k < K; k++) want[j] += (int32_t)q[k] * at[j][k];
+                }
+                for (int kernel = NMT_QGEMM_C; kernel <= (int)nmt_qgemm_best(); kernel++) {
+                    ck_assert_int_eq(nmt_qgemm_set_kernel((nmt_qgemm_kernel)kernel), 0);
+                    dots[n] = 12345;
+                    nmt_qgemm_dots(dots, q, at, n, K);
+                    ck_assert_msg(memcmp(dots, want, sizeof(int32_t) * (size_t)n) == 0, "K %d n %d: kernel %s", K, n,
+                                  nmt_qgemm_kernel_name((nmt_qgemm_kernel)kernel));
+                    ck_assert_int_eq(dots[n], 12345); /* nothing written past n */
+                }
+            }
+    ck_assert_int_eq(nmt_qgemm_set_kernel(nmt_qgemm_best()), 0);
+}
+END_TEST
+
 /* Extreme rows: zeros give the bias, one large value keeps the others' quantization, and a
  * row of +-max reaches the int32 range the kernels rely on exactly (K * 127 * 127). */
 START_TEST(int8_extremes) {
@@ -203,6 +245,7 @@ int main(void) {
     tcase_add_loop_test(tc, kernels_match_reference, 0, SHAPES);
     tcase_add_test(tc, int8_rows_are_invariant);
     tcase_add_test(tc, int8_extremes);
+    tcase_add_test(tc, dots_are_exact_on_every_kernel);
     tcase_add_test(tc, quantization_is_idempotent);
     tcase_add_test(tc, factor_finds_the_maximum_anywhere);
     tcase_add_test(tc, int8_errors);
