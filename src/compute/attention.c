@@ -26,6 +26,10 @@
 
 #include <string.h>
 
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#endif
+
 typedef struct attention_task {
     nmt_heads out, q, k, v, dq, dk, dv, dout;
     float *weights, *dweights;
@@ -285,11 +289,60 @@ NMT_INLINE void zero_rows(matrix m, int rows, int n) {
 
 /* out_t = sum over j, ascending, of p[t][j] x_j for t < Tq (p rows of Tk, zero past each row's
  * limit): the weighted sum of values (forward) and dQ = dS K (backward). */
+#if defined(__x86_64__) && defined(__GNUC__)
+/* weighted_i8 with AVX-512 for n a multiple of 16: sixteen int8 values widened by one vpmovsxbd and
+ * one vcvtdq2ps (GCC 12 makes four instructions of a vector conversion of eight bytes), then the
+ * same float operations lane by lane, acc + p * (q * f) over k in order, so the same bits. Up to 64
+ * columns of R rows in registers. */
+__attribute__((target("avx512f"))) static void weighted_i8_avx512(matrix out, const float *p, long pr, long pk,
+                                                                   matrix x, int count, int n, int R) {
+    for (int c = 0; c < n; c += 64) {
+        const int V = (n - c) / 16 < 4 ? (n - c) / 16 : 4;
+        __m512 acc[4][4];
+        for (int r = 0; r < R; r++)
+            for (int u = 0; u < V; u++) acc[r][u] = _mm512_setzero_ps();
+        for (int k = 0; k < count; k++) {
+            float f;
+            const int8_t *xk = (const int8_t *)any_row(x, k, 1, &f) + c;
+            const __m512 factor = _mm512_set1_ps(f);
+            __m512 xv[4];
+            for (int u = 0; u < V; u++)
+                xv[u] = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *)(xk + 16 * u)))),
+                                      factor);
+            for (int r = 0; r < R; r++) {
+                const __m512 weight = _mm512_set1_ps(p[r * pr + k * pk]);
+                for (int u = 0; u < V; u++) acc[r][u] = _mm512_add_ps(acc[r][u], _mm512_mul_ps(weight, xv[u]));
+            }
+        }
+        for (int r = 0; r < R; r++)
+            for (int u = 0; u < V; u++) _mm512_storeu_ps(row_of(out, r) + c + 16 * u, acc[r][u]);
+    }
+}
+#define ATTENTION_AVX512 1
+#else
+#define ATTENTION_AVX512 0
+#endif
+
+/* The weighted sum of int8 values: with AVX-512 where the int8 products run on it (qgemm's VNNI
+ * kernel: so that the tests, setting qgemm's kernel, run both versions), else weighted_i8. */
+NMT_INLINE void weighted_values_i8(matrix out, const float *p, long pr, long pk, matrix x, int count, int n, int R) {
+#if ATTENTION_AVX512
+    if (n % 16 == 0 && nmt_qgemm_kernel_used() == NMT_QGEMM_VNNI) {
+        if (R == 4)
+            weighted_i8_avx512(out, p, pr, pk, x, count, n, 4);
+        else
+            weighted_i8_avx512(out, p, pr, pk, x, count, n, 1);
+        return;
+    }
+#endif
+    weighted_i8(out, p, pr, pk, x, count, n, R);
+}
+
 NMT_INLINE void query_rows(matrix out, const float *p, int Tk, matrix x, const limits *l, int Tq, int n) {
     for (int t = 0; t < Tq;) {
         const int R = Tq - t >= 4 ? 4 : 1;
         if (x.bytes)
-            weighted_i8(rows_from(out, t), p + (long)t * Tk, Tk, 1, x, limit_of(l, t + R - 1), n, R);
+            weighted_values_i8(rows_from(out, t), p + (long)t * Tk, Tk, 1, x, limit_of(l, t + R - 1), n, R);
         else
             weighted(rows_from(out, t), p + (long)t * Tk, Tk, 1, x, limit_of(l, t + R - 1), n, R, 0);
         t += R;
