@@ -3,7 +3,7 @@
 set -euo pipefail
 # With --bench, also what tools/bench/ needs (the PyTorch reference, the CTranslate2 comparison); with
 # --ct2, that and what tools/bench/build_ct2.sh builds CTranslate2 with.
-packages=(build-essential cmake pkg-config libopenblas-dev libopenblas-serial-dev libsentencepiece-dev libyaml-dev libutf8proc-dev zlib1g-dev check libcld2-dev
+packages=(build-essential cmake pkg-config libopenblas-dev libsentencepiece-dev libyaml-dev libutf8proc-dev zlib1g-dev check libcld2-dev
           help2man python3 libmicrohttpd-dev curl openmpi-bin libopenmpi-dev)
 case ${1:-} in --bench | --ct2) packages+=(python3-numpy python3-torch python3-yaml sentencepiece time libopenblas0-openmp) ;; esac
 [ "${1:-}" = "--ct2" ] && packages+=(git libdnnl-dev python3-pybind11 python3-venv)
