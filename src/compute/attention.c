@@ -70,15 +70,15 @@ typedef unsigned u32x4 __attribute__((vector_size(16)));
 typedef long long i64x2 __attribute__((vector_size(16)));
 /* The eight int8 values at p as floats: each byte shifted to the top of its own 32-bit lane, then
  * back down with its sign (GCC 12 turns a plain conversion of a vector of bytes into scalar code). */
-#define V8_FROM_I8(p)                                                                  \
-    __extension__({                                                                    \
-        long long bytes_;                                                              \
-        memcpy(&bytes_, (p), 8);                                                       \
-        const i64x2 pair_ = {bytes_, 0};                                               \
-        const u32x4 words_ = (u32x4)pair_;                                             \
-        const u32x8 shift_ = {24, 16, 8, 0, 24, 16, 8, 0};                             \
+#define V8_FROM_I8(p)                                                                                 \
+    __extension__({                                                                                   \
+        long long bytes_;                                                                             \
+        memcpy(&bytes_, (p), 8);                                                                      \
+        const i64x2 pair_ = {bytes_, 0};                                                              \
+        const u32x4 words_ = (u32x4)pair_;                                                            \
+        const u32x8 shift_ = {24, 16, 8, 0, 24, 16, 8, 0};                                            \
         const u32x8 top_ = __builtin_shufflevector(words_, words_, 0, 0, 0, 0, 1, 1, 1, 1) << shift_; \
-        __builtin_convertvector((i32x8)top_ >> 24, v8);                                \
+        __builtin_convertvector((i32x8)top_ >> 24, v8);                                               \
     })
 /* Values i..i+7 of a row from any_row as a v8 (a macro: no vector crosses a call). */
 #define ROW_V8(q8, row, factor, i) \
@@ -287,8 +287,6 @@ NMT_INLINE void zero_rows(matrix m, int rows, int n) {
     for (int i = 0; i < rows; i++) memset(row_of(m, i), 0, (size_t)n * sizeof(float));
 }
 
-/* out_t = sum over j, ascending, of p[t][j] x_j for t < Tq (p rows of Tk, zero past each row's
- * limit): the weighted sum of values (forward) and dQ = dS K (backward). */
 #if defined(__x86_64__) && defined(__GNUC__)
 /* weighted_i8 with AVX-512 for n a multiple of 16: sixteen int8 values widened by one vpmovsxbd and
  * one vcvtdq2ps (GCC 12 makes four instructions of a vector conversion of eight bytes), then the
@@ -306,9 +304,10 @@ __attribute__((target("avx512f"))) static void weighted_i8_avx512(matrix out, co
             const int8_t *xk = (const int8_t *)any_row(x, k, 1, &f) + c;
             const __m512 factor = _mm512_set1_ps(f);
             __m512 xv[4];
-            for (int u = 0; u < V; u++)
-                xv[u] = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *)(xk + 16 * u)))),
-                                      factor);
+            for (int u = 0; u < V; u++) {
+                const __m128i bytes = _mm_loadu_si128((const __m128i *)(xk + 16 * u));
+                xv[u] = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(bytes)), factor);
+            }
             for (int r = 0; r < R; r++) {
                 const __m512 weight = _mm512_set1_ps(p[r * pr + k * pk]);
                 for (int u = 0; u < V; u++) acc[r][u] = _mm512_add_ps(acc[r][u], _mm512_mul_ps(weight, xv[u]));
@@ -338,6 +337,8 @@ NMT_INLINE void weighted_values_i8(matrix out, const float *p, long pr, long pk,
     weighted_i8(out, p, pr, pk, x, count, n, R);
 }
 
+/* out_t = sum over j, ascending, of p[t][j] x_j for t < Tq (p rows of Tk, zero past each row's
+ * limit): the weighted sum of values (forward) and dQ = dS K (backward). */
 NMT_INLINE void query_rows(matrix out, const float *p, int Tk, matrix x, const limits *l, int Tq, int n) {
     for (int t = 0; t < Tq;) {
         const int R = Tq - t >= 4 ? 4 : 1;

@@ -384,12 +384,18 @@ static __mmask64 mask64(int bytes) { return bytes >= 64 ? ~(__mmask64)0 : ((__mm
  * then block shuffles). */
 __attribute__((target("avx512f"), always_inline)) static inline __m512i lane_sums16(__m512i *v) {
     __m512i w[8], x[4], y[2];
-    for (int i = 0; i < 8; i++)
-        w[i] = _mm512_add_epi32(_mm512_unpacklo_epi32(v[2 * i], v[2 * i + 1]), _mm512_unpackhi_epi32(v[2 * i], v[2 * i + 1]));
-    for (int i = 0; i < 4; i++)
-        x[i] = _mm512_add_epi32(_mm512_unpacklo_epi64(w[2 * i], w[2 * i + 1]), _mm512_unpackhi_epi64(w[2 * i], w[2 * i + 1]));
-    for (int i = 0; i < 2; i++)
-        y[i] = _mm512_add_epi32(_mm512_shuffle_i32x4(x[2 * i], x[2 * i + 1], 0x88), _mm512_shuffle_i32x4(x[2 * i], x[2 * i + 1], 0xdd));
+    for (int i = 0; i < 8; i++) {
+        const __m512i a = v[2 * i], b = v[2 * i + 1];
+        w[i] = _mm512_add_epi32(_mm512_unpacklo_epi32(a, b), _mm512_unpackhi_epi32(a, b));
+    }
+    for (int i = 0; i < 4; i++) {
+        const __m512i a = w[2 * i], b = w[2 * i + 1];
+        x[i] = _mm512_add_epi32(_mm512_unpacklo_epi64(a, b), _mm512_unpackhi_epi64(a, b));
+    }
+    for (int i = 0; i < 2; i++) {
+        const __m512i a = x[2 * i], b = x[2 * i + 1];
+        y[i] = _mm512_add_epi32(_mm512_shuffle_i32x4(a, b, 0x88), _mm512_shuffle_i32x4(a, b, 0xdd));
+    }
     return _mm512_add_epi32(_mm512_shuffle_i32x4(y[0], y[1], 0x88), _mm512_shuffle_i32x4(y[0], y[1], 0xdd));
 }
 

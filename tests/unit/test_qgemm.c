@@ -109,6 +109,13 @@ START_TEST(int8_rows_are_invariant) {
 }
 END_TEST
 
+/* Value k of a test row for nmt_qgemm_dots: +-127 (extreme) or drawn from [-127, 127]. */
+static int8_t dot_operand(int extreme, int k, uint32_t *state) {
+    if (extreme) return (int8_t)((k % 3) ? 127 : -127);
+    *state = *state * 1664525u + 1013904223u;
+    return (int8_t)((int)(*state >> 24) % 255 - 127);
+}
+
 /* Dot products of a row against scattered rows: every kernel gives the plain sums, for lengths
  * around the vector widths (16 and 64 bytes), row counts around 16, and the extremes (+-127
  * everywhere: K * 127 * 127). */
@@ -123,16 +130,11 @@ START_TEST(dots_are_exact_on_every_kernel) {
         for (size_t a = 0; a < sizeof lengths / sizeof lengths[0]; a++)
             for (size_t c = 0; c < sizeof counts / sizeof counts[0]; c++) {
                 const int K = lengths[a], n = counts[c];
-                for (int k = 0; k < K; k++) {
-                    state = state * 1664525u + 1013904223u;
-                    q[k] = extreme ? (int8_t)((k % 3) ? 127 : -127) : (int8_t)((int)(state >> 24) % 255 - 127);
-                }
+                for (int k = 0; k < K; k++) q[k] = dot_operand(extreme, k, &state);
                 for (int j = 0; j < n; j++) {
-                    at[j] = rows[(j * 7) % MAX_N] + j % 7; /* out of order and unaligned */
-                    for (int k = 0; k < K; k++) {
-                        state = state * 1664525u + 1013904223u;
-                        ((int8_t *)at[j])[k] = extreme ? (int8_t)((k % 3) ? 127 : -127) : (int8_t)((int)(state >> 24) % 255 - 127);
-                    }
+                    int8_t *row = rows[(j * 7) % MAX_N] + j % 7; /* out of order and unaligned */
+                    for (int k = 0; k < K; k++) row[k] = dot_operand(extreme, k, &state);
+                    at[j] = row;
                 }
                 for (int j = 0; j < n; j++) {
                     want[j] = 0;
