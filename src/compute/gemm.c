@@ -3,6 +3,12 @@
  * A product is cut by its shape alone into row (or column) blocks of C, the pool's units; each is
  * one single-threaded product (OpenBLAS is set to one thread before its first use), so only the
  * pool's threads compute and no result depends on which thread computed it.
+ *
+ * OpenBLAS is opened (dlopen) when a product or a question first needs it, not linked: Debian's
+ * threaded build starts a worker per core as it loads, each spinning on sched_yield for about a
+ * tenth of a second of a core, which every process would pay, although nmt's own kernels do the
+ * products everywhere except on CPUs without AVX2 (and with NMT_GEMM=openblas or in the benchmarks'
+ * comparison).
  */
 #include "compute/gemm.h"
 
@@ -11,16 +17,58 @@
 #include "base/util.h"
 
 #include <cblas.h>
+#include <dlfcn.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static void blas_set_one_thread(void) { openblas_set_num_threads(1); }
+/* The library's name on Debian, whichever of its builds (pthread, openmp, serial) is installed. */
+#define BLAS_LIBRARY "libopenblas.so.0"
 
-/* OpenBLAS on one thread, before any product. */
-static void blas_single_thread(void) {
+/* OpenBLAS's functions nmt calls, with the declarations' own types (cblas.h). */
+static struct {
+    __typeof__(&cblas_sgemm) sgemm;
+    __typeof__(&openblas_get_corename) corename;
+    char error[512]; /* why it could not be opened */
+} blas;
+
+static void blas_open(void) {
+    void *lib = dlopen(BLAS_LIBRARY, RTLD_NOW | RTLD_LOCAL);
+    __typeof__(&openblas_set_num_threads) set_threads = NULL;
+    if (lib) {
+        *(void **)&blas.sgemm = dlsym(lib, "cblas_sgemm");
+        *(void **)&blas.corename = dlsym(lib, "openblas_get_corename");
+        *(void **)&set_threads = dlsym(lib, "openblas_set_num_threads");
+    }
+    if (!blas.sgemm || !blas.corename || !set_threads) {
+        const char *why = dlerror();
+        snprintf(blas.error, sizeof blas.error, "OpenBLAS (%s) cannot be opened: %s", BLAS_LIBRARY,
+                 why ? why : "a function is missing");
+        blas.sgemm = NULL;
+        return;
+    }
+    set_threads(1);
+}
+
+/* 1 once OpenBLAS is open and set to one thread (at the first call), 0 where it cannot be. */
+static int blas_ready(void) {
     static pthread_once_t once = PTHREAD_ONCE_INIT;
-    pthread_once(&once, blas_set_one_thread);
+    pthread_once(&once, blas_open);
+    return blas.sgemm != NULL;
+}
+
+/* cblas_sgemm, row-major. OpenBLAS runs only where nmt has no kernel of its own for the CPU or
+ * where it was asked for; without it there is nothing to compute with, so the process stops,
+ * naming the library. */
+static void blas_sgemm(int trans_a, int trans_b, int M, int N, int K, float alpha, const float *A, int lda,
+                       const float *B, int ldb, float beta, float *C, int ldc) {
+    if (!blas_ready()) {
+        fprintf(stderr, "nmt: %s (install Debian's libopenblas0)\n", blas.error);
+        abort();
+    }
+    blas.sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans, M, N, K, alpha,
+               A, lda, B, ldb, beta, C, ldc);
 }
 
 /* Own sgemm. op(B) is packed in blocks of KC x NC as 32-column panels (a block stays in L2, one
@@ -441,8 +489,7 @@ static int panel_of(nmt_gemm_kernel k) { return (void)k, GEMM_NR; }
 static void own_sgemm(const gemm_kernel *kern, int trans_a, int trans_b, int M, int N, int K, float alpha, const float *A, int lda,
                       const float *B, int ldb, float beta, float *C, int ldc) {
     (void)kern;
-    cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans, M, N, K, alpha,
-                A, lda, B, ldb, beta, C, ldc);
+    blas_sgemm(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
 int nmt_gemm_panel_width(void) { return GEMM_NR; }
@@ -501,8 +548,7 @@ static void sgemm_units(void *ctx, long begin, long end) {
         if (t->kernel != NMT_GEMM_OPENBLAS)
             own_sgemm(kernel_of(t->kernel), t->trans_a, t->trans_b, m, n, t->K, t->alpha, A, t->lda, B, t->ldb, t->beta, C, t->ldc);
         else
-            cblas_sgemm(CblasRowMajor, t->trans_a ? CblasTrans : CblasNoTrans, t->trans_b ? CblasTrans : CblasNoTrans, m,
-                        n, t->K, t->alpha, A, t->lda, B, t->ldb, t->beta, C, t->ldc);
+            blas_sgemm(t->trans_a, t->trans_b, m, n, t->K, t->alpha, A, t->lda, B, t->ldb, t->beta, C, t->ldc);
     }
 }
 
@@ -529,7 +575,6 @@ void nmt_sgemm(int trans_a, int trans_b, int M, int N, int K, float alpha, const
     if (M <= 0 || N <= 0) return;
     /* Only when memory for the converted operands runs out does a bf16 product run in fp32 instead. */
     if (sgemm_bf16 && nmt_bf16_gemm(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc) == 0) return;
-    blas_single_thread();
     const nmt_gemm_kernel kernel = nmt_gemm_sgemm_kernel();
     const int own = kernel != NMT_GEMM_OPENBLAS;
     sgemm_task t = {trans_a, trans_b, M, N, K, lda, ldb, ldc, 0, 0, 0, alpha, beta, A, B, C, kernel, NULL};
@@ -557,11 +602,11 @@ void nmt_sgemm(int trans_a, int trans_b, int M, int N, int K, float alpha, const
     pthread_mutex_unlock(&shared_panels.lock);
 }
 
-const char *nmt_gemm_blas_core(void) { return openblas_get_corename(); }
+const char *nmt_gemm_blas_core(void) { return blas_ready() ? blas.corename() : "unavailable"; }
 
 const char *nmt_gemm_blas_core_advice(void) {
 #if defined(__x86_64__) && defined(__GNUC__)
-    const char *core = openblas_get_corename();
+    const char *core = nmt_gemm_blas_core();
     int avx2_core = strcmp(core, "Haswell") == 0 || strcmp(core, "Zen") == 0;
     if (avx2_core && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
         __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl"))
