@@ -3,6 +3,7 @@
 # for the steps asked, sharing the config's vocabulary unless the variant sets a vocab.* key; a table
 # row per variant with its steps and the BLEU and chrF of its translations of the validation set (and
 # of TEST), which equal `nmt bleu` on `nmt translate -k 5` with the run's model; bad usage exits 2.
+# Then tools/decode_sweep.sh on one of the runs.
 set -u
 . "$NMT_SOURCE_DIR/tests/support/harness.sh"
 awk -v n=300 -v seed=3 -v src=train.en -v tgt=train.de -f "$NMT_SOURCE_DIR/tests/support/colours.awk"
@@ -49,6 +50,20 @@ test_bleu=$("$NMT" bleu -b test.de -i hyp.de) test_chrf=$("$NMT" bleu -b test.de
 case $row in *"| $test_bleu | $test_chrf |") ;; *) say_fail "dropout row '$row', test BLEU $test_bleu chrF $test_chrf" ;; esac
 [ "$(grep -c '^| [a-z]' "$out")" -eq 4 ] || say_fail "rows: $(cat "$out")"
 grep -Eq '"p_value": [0-9]' "$err" || say_fail "no paired test: $(head -5 "$err")"
+
+# tools/decode_sweep.sh on the recipe run: a row per setting whose cells are nmt bleu of nmt translate
+# with that beam and length penalty, p-values against the first; a bad setting exits 2 before any work.
+sweep=$NMT_SOURCE_DIR/tools/decode_sweep.sh
+check "sweep: bad setting" 2 "$sweep" runs/abl-toy-recipe valid.en valid.de 5:0.6 beam5
+check "sweep: no model" 2 "$sweep" runs/none valid.en valid.de 5:0.6
+check "sweep" 0 env THREADS=1 "$sweep" runs/abl-toy-recipe valid.en valid.de 5:0.6 1:1.0,--precision,int8
+"$NMT" translate -m runs/abl-toy-recipe -q --threads 1 -k 1 --length-penalty 1.0 --precision int8 -i valid.en >hyp.de
+bleu=$("$NMT" bleu -b valid.de -i hyp.de -w 2) chrf=$("$NMT" bleu -b valid.de -i hyp.de -m chrf -w 2)
+row=$(grep -F "| 1:1.0,--precision,int8 | " "$out") || say_fail "no greedy row: $(cat "$out")"
+case $row in "| 1:1.0,--precision,int8 | $bleu ("*") | $chrf ("*") | "*) ;;
+  *) say_fail "greedy row '$row', BLEU $bleu chrF $chrf" ;; esac
+grep -q "^| 5:0.6 | [0-9.]* | [0-9.]* | [0-9.]* | " "$out" || say_fail "baseline row: $(cat "$out")"
+cmp -s hyp.de runs/abl-toy-recipe/sweep-valid.en/1_1.0+--precision+int8.hyp || say_fail "kept translation differs"
 
 [ $fail -eq 0 ] && echo "e2e_ablation: all passed"
 exit $fail
