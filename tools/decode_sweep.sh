@@ -51,7 +51,7 @@ mapfile -t cells < <("$NMT" bleu "$ref" -i "${hyps[@]}" -m bleu chrf --paired-bs
   /"BLEU": \{/ { metric = "bleu" } /"chrF2": \{/ { metric = "chrf" }
   /"score":/ { score[metric] = num($0) }
   /"p_value":/ { p[metric] = num($0) }
-  /^    }/ { n++
+  /^    }/ {
     printf "%.2f%s | %.2f%s\n", score["bleu"], p["bleu"] == "null" ? "" : sprintf(" (%.3f)", p["bleu"]),
       score["chrf"], p["chrf"] == "null" ? "" : sprintf(" (%.3f)", p["chrf"]) }')
 [ ${#cells[@]} -eq $# ] || { echo "decode_sweep: nmt bleu gave ${#cells[@]} systems for $# settings" >&2; exit 1; }
