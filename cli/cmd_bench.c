@@ -162,23 +162,27 @@ static int bench_gemm(const bench_options *o) {
 static const char *const stage_names[NMT_STAGES] = {"embed", "attention", "ffn", "norm", "output"};
 
 /* The report of either training benchmark; r->optimizer_s < 0 when the optimizer was not run. */
-/* data_src, data_tgt: the training corpus (NULL for a synthetic batch). */
+/* data: the training config whose data.train was read (NULL for a synthetic batch). */
 /* precision: train.precision's word, the products' arithmetic. */
 /* budget_minutes: the config's train.max_minutes (0: none), turned into the steps it allows at this pace. */
-static void report_train(const bench_options *o, const nmt_model_config *c, const char *data_src,
-                         const char *data_tgt, const char *precision, double peak, double budget_minutes,
+static void report_train(const bench_options *o, const nmt_model_config *c, const nmt_config *data,
+                         const char *precision, double peak, double budget_minutes,
                          const nmt_train_bench_result *r) {
     double n = (double)r->steps, step_s = r->seconds / n, gflops = r->flops / r->seconds / 1e9;
     long budget_steps = budget_minutes > 0 ? (long)(budget_minutes * 60.0 / step_s) : 0;
     double fastest_gflops = r->fastest_step_flops / r->fastest_step_s / 1e9;
     if (o->json) {
         printf("{\"command\": \"bench train\", \"data\": ");
-        if (data_src) {
-            printf("{\"src\": ");
-            nmt_json_write_string(stdout, data_src);
-            printf(", \"tgt\": ");
-            nmt_json_write_string(stdout, data_tgt);
-            printf("}");
+        if (data) {
+            printf("[");
+            for (int i = 0; i < data->num_train; i++) {
+                printf("%s{\"src\": ", i ? ", " : "");
+                nmt_json_write_string(stdout, data->train[i].src);
+                printf(", \"tgt\": ");
+                nmt_json_write_string(stdout, data->train[i].tgt);
+                printf(", \"weight\": %d}", data->train[i].weight);
+            }
+            printf("]");
         } else {
             printf("\"synthetic\"");
         }
@@ -207,8 +211,10 @@ static void report_train(const bench_options *o, const nmt_model_config *c, cons
     }
     printf("model d%d h%d ff%d %d+%d V%d, %d threads, %s kernels, %s products\n", c->d_model, c->heads, c->ffn,
            c->encoder_layers, c->decoder_layers, c->vocab_size, o->threads, gemm_name(), precision);
-    if (data_src) printf("data                     %s -> %s\n", data_src, data_tgt);
-    else printf("data                     one synthetic batch\n");
+    for (int i = 0; data && i < data->num_train; i++)
+        printf("%s%s -> %s (x %d)\n", i ? "                         " : "data                     ", data->train[i].src,
+               data->train[i].tgt, data->train[i].weight);
+    if (!data) printf("data                     one synthetic batch\n");
     printf("per step                 %.0f sentences, %.0f target + %.0f source tokens\n", r->sentences / n,
            r->target_tokens / n, r->source_tokens / n);
     printf("step%-21s%.3f s (mean of %ld)\n", r->optimizer_s >= 0 ? " (with Adam)" : " (forward+backward)", step_s,
@@ -251,7 +257,7 @@ static int bench_train_synthetic(const bench_options *o) {
     if (peak < 0 || nmt_bench_train_synthetic(&c, o->batch_tokens, (int)o->src_len, (int)o->tgt_len, o->warmup, o->steps,
                                               o->quiet ? NULL : stderr, &r) < 0)
         return nmt_cli_fail("bench");
-    report_train(o, &c, NULL, NULL, "fp32", peak, 0, &r);
+    report_train(o, &c, NULL, "fp32", peak, 0, &r);
     return NMT_EXIT_OK;
 }
 
@@ -283,7 +289,7 @@ static int bench_train_config(const bench_options *o, const char *path) {
     if (rc == NMT_EXIT_OK && root) {
         nmt_model_config c = config.model;
         c.vocab_size = r.vocab_size;
-        report_train(o, &c, config.train.src, config.train.tgt, nmt_packed_precision_name(r.precision),
+        report_train(o, &c, &config, nmt_packed_precision_name(r.precision),
                      peak, config.max_minutes, &r);
     }
     nmt_config_free(&config);

@@ -23,7 +23,8 @@ static void usage(FILE *out) {
             "target pieces in the most sentences. `nmt translate --shortlist` and `nmt bench translate\n"
             "--shortlist` then score, for each batch, only the union of its sentences' candidates (and\n"
             "the M frequent pieces) in the output layer. The corpus is the data.train of the run's\n"
-            "config (MODEL_DIR/config.yaml, or config.resolved.yaml beside a config.yaml of your own), or\n"
+            "config, every corpus of it (MODEL_DIR/config.yaml, or config.resolved.yaml beside a\n"
+            "config.yaml of your own), or\n"
             "--src/--tgt, encoded with MODEL_DIR/spm.model. `nmt train` writes one with the\n"
             "defaults when it finishes.\n"
             "\n"
@@ -72,17 +73,20 @@ int nmt_cmd_shortlist(int argc, char **argv) {
     if (!model_dir) return nmt_cli_usage_error("shortlist", "-m MODEL_DIR is required");
     if (!src != !tgt) return nmt_cli_usage_error("shortlist", "--src and --tgt go together");
     nmt_config config;
-    int have_config = 0, rc = -1;
+    const char *srcs[NMT_CONFIG_MAX_CORPORA] = {src}, *tgts[NMT_CONFIG_MAX_CORPORA] = {tgt};
+    int have_config = 0, corpora = 1, rc = -1;
     if (!src) {
         if (nmt_config_load_dir(&config, model_dir) < 0) {
             nmt_error_prefix("no --src/--tgt, and the training corpus cannot be found");
         } else {
             have_config = 1;
-            src = config.train.src;
-            tgt = config.train.tgt;
+            for (corpora = 0; corpora < config.num_train; corpora++) {
+                srcs[corpora] = config.train[corpora].src;
+                tgts[corpora] = config.train[corpora].tgt;
+            }
         }
     }
-    if (src) rc = nmt_shortlist_build_dir(model_dir, src, tgt, (int)k, (int)m, 0, quiet ? NULL : stderr);
+    if (srcs[0]) rc = nmt_shortlist_build_dir(model_dir, corpora, srcs, tgts, (int)k, (int)m, 0, quiet ? NULL : stderr);
     if (have_config) nmt_config_free(&config);
     return rc == 0 ? NMT_EXIT_OK : nmt_cli_fail("shortlist");
 }

@@ -362,18 +362,21 @@ static int read_side(const nmt_spm *spm, const char *path, side *s) {
     return status;
 }
 
-int nmt_shortlist_build_dir(const char *model_dir, const char *src, const char *tgt, int k, int m, int fit,
-                            FILE *progress) {
+int nmt_shortlist_build_dir(const char *model_dir, int corpora, const char *const *src, const char *const *tgt, int k,
+                            int m, int fit, FILE *progress) {
     int rc = -1;
     nmt_spm *spm = NULL;
     nmt_shortlist *list = NULL;
     side s = {0}, t = {0};
     char *spm_path = nmt_path_join(model_dir, "spm.model"), *out = nmt_path_join(model_dir, NMT_SHORTLIST_FILE);
     if (!spm_path || !out || nmt_spm_load(&spm, spm_path) < 0) goto done;
-    if (read_side(spm, src, &s) < 0 || read_side(spm, tgt, &t) < 0) goto done;
-    if (s.count != t.count) {
-        nmt_error_set("%s has %ld lines but %s has %ld", src, s.count, tgt, t.count);
-        goto done;
+    for (int i = 0; i < corpora; i++) {
+        const long before = s.count;
+        if (read_side(spm, src[i], &s) < 0 || read_side(spm, tgt[i], &t) < 0) goto done;
+        if (s.count != t.count) {
+            nmt_error_set("%s has %ld lines but %s has %ld", src[i], s.count - before, tgt[i], t.count - before);
+            goto done;
+        }
     }
     const int V = nmt_spm_vocab_size(spm);
     if (fit) {
@@ -390,7 +393,8 @@ int nmt_shortlist_build_dir(const char *model_dir, const char *src, const char *
     list->vocab_fingerprint = nmt_spm_fingerprint(spm);
     if (nmt_shortlist_save(list, out) < 0) goto done;
     if (progress)
-        fprintf(progress, "nmt shortlist: wrote %s (K %d, M %d, from %ld sentence pairs of %s)\n", out, k, m, s.count, src);
+        fprintf(progress, "nmt shortlist: wrote %s (K %d, M %d, from %ld sentence pairs of %s%s)\n", out, k, m, s.count,
+                src[0], corpora > 1 ? " and the other corpora" : "");
     rc = 0;
 done:
     side_free(&s);

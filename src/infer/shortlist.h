@@ -29,11 +29,11 @@ typedef struct nmt_shortlist nmt_shortlist;
 int nmt_shortlist_build(nmt_shortlist **out, int vocab_size, int k, int m, long pairs, const int32_t *const *src,
                         const int *src_len, const int32_t *const *tgt, const int *tgt_len);
 int nmt_shortlist_save(const nmt_shortlist *s, const char *path);
-/* Builds MODEL_DIR/shortlist.bin from the parallel corpus src, tgt (text or gzip; encoded with the
- * directory's spm.model). With `fit`, K and M larger than the vocabulary are cut to it; otherwise
- * they are an error. Says what it wrote on `progress` (NULL: nothing). */
-int nmt_shortlist_build_dir(const char *model_dir, const char *src, const char *tgt, int k, int m, int fit,
-                            FILE *progress);
+/* Builds MODEL_DIR/shortlist.bin from the parallel corpora src[i], tgt[i], i < corpora (text or gzip;
+ * encoded with the directory's spm.model). With `fit`, K and M larger than the vocabulary are cut to
+ * it; otherwise they are an error. Says what it wrote on `progress` (NULL: nothing). */
+int nmt_shortlist_build_dir(const char *model_dir, int corpora, const char *const *src, const char *const *tgt, int k,
+                            int m, int fit, FILE *progress);
 /* Loads and validates a table for a vocabulary of vocab_size pieces (a file larger than such a table
  * can be is refused unread). */
 int nmt_shortlist_load(nmt_shortlist **out, const char *path, int vocab_size);

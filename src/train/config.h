@@ -5,9 +5,11 @@
  * "section.key=value" (`nmt train --set`) are applied after the file, checked the same way (the
  * error names the override). Relative data paths are resolved against data.root, itself relative to
  * the config file's directory; the output directory and vocab.model are relative to the config file's
- * directory. After loading, every path is absolute and normalised, so a saved config means the same
- * wherever it is read. A --set value is read as YAML: `train.optimizer.betas=[0.9,0.98]` and
- * `data.valid={src: a.en, tgt: a.de}` work; relative paths in overrides follow the file's rules.
+ * directory. data.train is one corpus, {src: FILE, tgt: FILE}, or a list of up to NMT_CONFIG_MAX_CORPORA
+ * of them, each with an optional integer weight: the times its pairs appear in every epoch. After
+ * loading, every path is absolute and normalised, so a saved config means the same wherever it is read.
+ * A --set value is read as YAML: `train.optimizer.betas=[0.9,0.98]` and `data.valid={src: a.en, tgt:
+ * a.de}` work; relative paths in overrides follow the file's rules.
  * The output directory defaults to runs/<config file name without extension>.
  *
  * Implemented by config_keys.c (the table of keys, the defaults, freeing), config_read.c (loading and
@@ -23,9 +25,13 @@
 typedef enum nmt_budget_clock { NMT_BUDGET_WALL, NMT_BUDGET_CPU } nmt_budget_clock;
 
 typedef struct nmt_corpus_paths {
-    char *src; /* resolved path, or NULL */
+    char *src;  /* resolved path, or NULL */
     char *tgt;
+    int weight; /* a data.train corpus: the times its pairs appear in each epoch (1, the default, once);
+                   0 for data.valid, which is read once */
 } nmt_corpus_paths;
+
+enum { NMT_CONFIG_MAX_CORPORA = 16, NMT_CONFIG_MAX_WEIGHT = 1000 };
 
 typedef struct nmt_config {
     char *path;                 /* the config file as given */
@@ -38,7 +44,9 @@ typedef struct nmt_config {
                                    pairs re-segmented by draws from the unigram vocabulary at this alpha */
 
     char *data_root;            /* data.root, resolved */
-    nmt_corpus_paths train;     /* data.train.{src,tgt} (required) */
+    nmt_corpus_paths train[NMT_CONFIG_MAX_CORPORA]; /* data.train (required): {src, tgt} or a list of them,
+                                   each with a weight (1): the corpora of an epoch, in this order */
+    int num_train;              /* corpora in train[] */
     nmt_corpus_paths valid;     /* data.valid.{src,tgt} (optional) */
     int max_length;             /* data.max_length (128): longer training pairs are skipped */
     char src_lang[16], tgt_lang[16]; /* data.src_lang, data.tgt_lang: the languages of the two sides (ISO 639-1

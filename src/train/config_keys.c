@@ -47,9 +47,8 @@ const nmt_config_key nmt_config_keys[] = {
     NUMBER("vocab.sampling_alpha", DOUBLE, sampling_alpha, 0, INFINITY, 0),
     SECTION("data"),
     PATH("data.root", data_root, CONFIG_DIR),
-    SECTION("data.train"),
-    PATH("data.train.src", train.src, DATA_ROOT),
-    PATH("data.train.tgt", train.tgt, DATA_ROOT),
+    {.path = "data.train", .kind = NMT_CONFIG_KEY_CORPORA, .offset = AT(train), .offset2 = AT(num_train),
+     .min = 1, .max = NMT_CONFIG_MAX_WEIGHT, .base = NMT_CONFIG_KEY_FROM_DATA_ROOT},
     SECTION("data.valid"),
     PATH("data.valid.src", valid.src, DATA_ROOT),
     PATH("data.valid.tgt", valid.tgt, DATA_ROOT),
@@ -122,6 +121,11 @@ nmt_config nmt_config_default(void) {
 }
 
 void nmt_config_free(nmt_config *c) {
+    for (int i = 0; i < c->num_train; i++) {
+        free(c->train[i].src);
+        free(c->train[i].tgt);
+    }
+    c->num_train = 0;
     for (int i = 0; i < nmt_config_key_count; i++) {
         if (nmt_config_keys[i].kind != NMT_CONFIG_KEY_PATH) continue;
         free(*NMT_CONFIG_FIELD(c, char *, nmt_config_keys[i].offset));

@@ -23,6 +23,8 @@ typedef enum {
     NMT_CONFIG_KEY_PATH,    /* char *, owned; resolved against `base` at the end */
     NMT_CONFIG_KEY_PAIR,    /* [a, b]: two doubles at offset and offset2 */
     NMT_CONFIG_KEY_LANGUAGE, /* a language code (text/langcode.h) in a char[NMT_LANGCODE_MAX] ("" = unset) */
+    NMT_CONFIG_KEY_CORPORA, /* {src, tgt[, weight]} or a list of them: an nmt_corpus_paths[NMT_CONFIG_MAX_CORPORA]
+                               at offset, their count (int) at offset2; paths owned, resolved against `base` */
 } nmt_config_key_kind;
 
 typedef enum { NMT_CONFIG_KEY_FROM_CONFIG_DIR, NMT_CONFIG_KEY_FROM_DATA_ROOT } nmt_config_path_base;
@@ -34,7 +36,7 @@ typedef struct nmt_config_key {
     const char *path;         /* "train.optimizer.lr" */
     nmt_config_key_kind kind;
     size_t offset, offset2;   /* into nmt_config */
-    double min, max;          /* numbers: the allowed range */
+    double min, max;          /* numbers: the allowed range (NMT_CONFIG_KEY_CORPORA: of a weight) */
     int open;                 /* NMT_CONFIG_KEY_MIN_OPEN | NMT_CONFIG_KEY_MAX_OPEN */
     const char *const *names; /* NMT_CONFIG_KEY_ENUM, NMT_CONFIG_KEY_CHOICE: allowed words in enum order, NULL-terminated */
     nmt_config_path_base base; /* NMT_CONFIG_KEY_PATH */

@@ -102,6 +102,11 @@ static const char *closest_key(const char *path) {
 
 /* An unknown key: the closest valid key if one is near, else the valid keys of its deepest known section. */
 static int unknown_key(const loader *L, origin at, const char *path) {
+    const nmt_config_key *corpora = nmt_config_key_find("data.train");
+    const size_t n = strlen(corpora->path);
+    if (at.override && strncmp(path, corpora->path, n) == 0 && path[n] == '.')
+        return fail(L, at, "unknown key '%s': %s is set whole, one corpus or a list of them (--set '%s={src: FILE, "
+                    "tgt: FILE}')", path, corpora->path, corpora->path);
     const char *suggestion = closest_key(path);
     if (suggestion) return fail(L, at, "unknown key '%s' (did you mean '%s'?)", path, suggestion);
     size_t prefix = 0; /* length of "section." */
@@ -209,24 +214,89 @@ static int read_word(const loader *L, const nmt_config_key *k, const yaml_node_t
     return 0;
 }
 
+/* A path's text from a scalar node, copied; `name` says whose it is in errors. */
+static int path_text(const loader *L, const char *name, const yaml_node_t *node, origin at, char **copy) {
+    if (node->type != YAML_SCALAR_NODE) return fail(L, at, "%s: expected a path, got %s", name, node_kind_name(node));
+    const char *text = (const char *)node->data.scalar.value;
+    if (strlen(text) != node->data.scalar.length) return fail(L, at, "%s: a path cannot contain a NUL character", name);
+    if (text[0] == '\0') /* '' would mean the config's own directory: never what was meant */
+        return fail(L, at, "%s: an empty path; name it (or leave the key out for its default)", name);
+    return (*copy = nmt_strdup(text)) ? 0 : -1;
+}
+
 static int read_path(const loader *L, const nmt_config_key *k, const yaml_node_t *node, origin at) {
-    char **field = NMT_CONFIG_FIELD(L->config, char *, k->offset);
+    char **field = NMT_CONFIG_FIELD(L->config, char *, k->offset), *copy;
     if (is_null(node)) {
         free(*field);
         *field = NULL;
         return 0;
     }
-    if (node->type != YAML_SCALAR_NODE)
-        return fail(L, at, "%s: expected a path, got %s", k->path, node_kind_name(node));
-    const char *text = (const char *)node->data.scalar.value;
-    if (strlen(text) != node->data.scalar.length)
-        return fail(L, at, "%s: a path cannot contain a NUL character", k->path);
-    if (text[0] == '\0') /* '' would mean the config's own directory: never what was meant */
-        return fail(L, at, "%s: an empty path; name it (or leave the key out for its default)", k->path);
-    char *copy = nmt_strdup(text);
-    if (!copy) return -1;
+    if (path_text(L, k->path, node, at, &copy) < 0) return -1;
     free(*field);
     *field = copy;
+    return 0;
+}
+
+/* One corpus of data.train, {src: FILE, tgt: FILE, weight: N}, into *out (zeroed by the caller); `name`
+ * is "data.train" or "data.train item N" for errors. */
+static int read_corpus(const loader *L, const nmt_config_key *k, yaml_document_t *doc, const yaml_node_t *node,
+                       origin at, const char *name, nmt_corpus_paths *out) {
+    if (node->type != YAML_MAPPING_NODE)
+        return fail(L, at, "%s: expected a corpus, {src: FILE, tgt: FILE} with an optional weight, got %s", name,
+                    node_kind_name(node));
+    out->weight = 1;
+    int seen[3] = {0, 0, 0}; /* src, tgt, weight */
+    for (yaml_node_pair_t *pair = node->data.mapping.pairs.start; pair < node->data.mapping.pairs.top; pair++) {
+        const yaml_node_t *key = yaml_document_get_node(doc, pair->key);
+        const yaml_node_t *value = yaml_document_get_node(doc, pair->value);
+        const origin key_at = at.override ? at : node_origin(key, NULL), value_at = at.override ? at : node_origin(value, NULL);
+        const char *word = key->type == YAML_SCALAR_NODE ? (const char *)key->data.scalar.value : "";
+        const int which = strcmp(word, "src") == 0 ? 0 : strcmp(word, "tgt") == 0 ? 1 : strcmp(word, "weight") == 0 ? 2 : -1;
+        if (which < 0) return fail(L, key_at, "%s: unknown key '%s' (valid keys: src, tgt, weight)", name, word);
+        if (seen[which]++) return fail(L, key_at, "%s: duplicate key '%s'", name, word);
+        char what[96];
+        snprintf(what, sizeof what, "%s.%s", name, word);
+        if (which < 2) {
+            if (path_text(L, what, value, value_at, which == 0 ? &out->src : &out->tgt) < 0) return -1;
+            continue;
+        }
+        const nmt_config_key weight = {.path = what, .kind = NMT_CONFIG_KEY_INT, .min = k->min, .max = k->max};
+        double v;
+        if (read_number(L, &weight, value, value_at, &v) < 0) return -1;
+        out->weight = (int)v;
+    }
+    if (!seen[0] || !seen[1])
+        return fail(L, at, "%s.%s is missing (a corpus needs both src and tgt: {src: FILE, tgt: FILE})", name,
+                    seen[0] ? "tgt" : "src");
+    return 0;
+}
+
+/* data.train: one corpus (a mapping) or a list of them, replacing what was there. */
+static int read_corpora(const loader *L, const nmt_config_key *k, yaml_document_t *doc, const yaml_node_t *node,
+                        origin at) {
+    nmt_corpus_paths *list = NMT_CONFIG_FIELD(L->config, nmt_corpus_paths, k->offset);
+    int *count = NMT_CONFIG_FIELD(L->config, int, k->offset2);
+    for (int i = 0; i < *count; i++) {
+        free(list[i].src);
+        free(list[i].tgt);
+    }
+    memset(list, 0, NMT_CONFIG_MAX_CORPORA * sizeof *list);
+    *count = 0;
+    if (is_null(node)) return 0;
+    if (node->type != YAML_SEQUENCE_NODE) {
+        *count = 1; /* before reading, so that a failure frees what was read */
+        return read_corpus(L, k, doc, node, at, k->path, &list[0]);
+    }
+    const long items = (long)(node->data.sequence.items.top - node->data.sequence.items.start);
+    if (items < 1 || items > NMT_CONFIG_MAX_CORPORA)
+        return fail(L, at, "%s: expected a list of 1 to %d corpora, got %ld", k->path, NMT_CONFIG_MAX_CORPORA, items);
+    for (int i = 0; i < (int)items; i++) {
+        const yaml_node_t *item = yaml_document_get_node(doc, node->data.sequence.items.start[i]);
+        char name[64];
+        snprintf(name, sizeof name, "%s item %d", k->path, i + 1);
+        *count = i + 1;
+        if (read_corpus(L, k, doc, item, at.override ? at : node_origin(item, NULL), name, &list[i]) < 0) return -1;
+    }
     return 0;
 }
 
@@ -300,6 +370,7 @@ static int read_value(loader *L, const nmt_config_key *k, yaml_document_t *doc, 
     case NMT_CONFIG_KEY_PATH: return read_path(L, k, node, at);
     case NMT_CONFIG_KEY_PAIR: return read_pair(L, k, doc, node, at);
     case NMT_CONFIG_KEY_LANGUAGE: return read_language(L, k, node, at);
+    case NMT_CONFIG_KEY_CORPORA: return read_corpora(L, k, doc, node, at);
     }
     return fail(L, at, "%s: internal error: unknown key kind", k->path);
 }
@@ -471,23 +542,32 @@ static int resolve_paths(loader *L) {
     for (int i = 0; i < nmt_config_key_count && rc == 0; i++)
         if (nmt_config_keys[i].kind == NMT_CONFIG_KEY_PATH && nmt_config_keys[i].base == NMT_CONFIG_KEY_FROM_DATA_ROOT)
             rc = resolve_in_place(NMT_CONFIG_FIELD(c, char *, nmt_config_keys[i].offset), c->data_root);
+    for (int i = 0; i < c->num_train && rc == 0; i++)
+        if ((rc = resolve_in_place(&c->train[i].src, c->data_root)) == 0)
+            rc = resolve_in_place(&c->train[i].tgt, c->data_root);
     free(dir);
     return rc;
 }
 
 /* ---- checks across keys ---- */
 
-static int require_corpus(const loader *L, const char *section, const nmt_corpus_paths *paths, int required) {
-    if (paths->src && paths->tgt) return 0;
-    if (!required && !paths->src && !paths->tgt) return 0;
+static int require_train(const loader *L) {
+    if (L->config->num_train > 0) return 0;
+    origin at = key_origin(L, "data.train");
+    if (!was_set(at)) at = key_origin(L, "data");
+    return fail(L, at, "data.train is missing (the training corpus: train: {src: FILE, tgt: FILE}, or a list of such "
+                "corpora, each with an optional weight)");
+}
+
+static int require_corpus(const loader *L, const char *section, const nmt_corpus_paths *paths) {
+    if (!paths->src == !paths->tgt) return 0;
     char src_key[64], tgt_key[64];
     snprintf(src_key, sizeof src_key, "%s.src", section);
     snprintf(tgt_key, sizeof tgt_key, "%s.tgt", section);
     origin at = key_origin(L, section);
     if (!was_set(at)) at = key_origin(L, "data");
-    const char *missing = paths->src ? tgt_key : paths->tgt ? src_key : section;
-    return fail(L, at, "%s is missing (%s needs both src and tgt: %s: {src: FILE, tgt: FILE})", missing, section,
-                nmt_config_key_name(section));
+    return fail(L, at, "%s is missing (%s needs both src and tgt: %s: {src: FILE, tgt: FILE})",
+                paths->src ? tgt_key : src_key, section, nmt_config_key_name(section));
 }
 
 static int check_model(const loader *L) {
@@ -631,12 +711,12 @@ int nmt_config_parse(nmt_config *c, const char *text, size_t size, const char *p
         }
     }
     for (const char *const *o = overrides; o && *o; o++) if (apply_override(&L, *o) < 0) goto done;
-    if (check_model(&L) < 0 || check_schedule(&L) < 0 || require_corpus(&L, "data.train", &c->train, 1) < 0 ||
-        require_corpus(&L, "data.valid", &c->valid, 0) < 0 || resolve_paths(&L) < 0)
+    if (check_model(&L) < 0 || check_schedule(&L) < 0 || require_train(&L) < 0 ||
+        require_corpus(&L, "data.valid", &c->valid) < 0 || resolve_paths(&L) < 0)
         goto done;
     /* The languages not given: the training files' suffixes, when they are language codes. */
-    if (!c->src_lang[0]) nmt_langcode_of_path(c->train.src, c->src_lang);
-    if (!c->tgt_lang[0]) nmt_langcode_of_path(c->train.tgt, c->tgt_lang);
+    if (!c->src_lang[0]) nmt_langcode_of_path(c->train[0].src, c->src_lang);
+    if (!c->tgt_lang[0]) nmt_langcode_of_path(c->train[0].tgt, c->tgt_lang);
     rc = 0;
 done:
     if (have_doc) yaml_document_delete(&doc);

@@ -52,6 +52,22 @@ static void open_sections(FILE *out, const char *path, char *open, size_t open_s
     snprintf(open, open_size, "%.*s", section_len, path);
 }
 
+/* data.train as YAML flow: one corpus of weight 1 as {src: A, tgt: B}, else a list with the weights. */
+static void write_corpora(FILE *out, const nmt_config *c, const nmt_config_key *k) {
+    const nmt_corpus_paths *list = (const nmt_corpus_paths *)((const char *)c + k->offset);
+    const int count = NMT_CONFIG_VALUE(c, int, k->offset2), plain = count == 1 && list[0].weight == 1;
+    if (!plain) fputc('[', out);
+    for (int i = 0; i < count; i++) {
+        fputs(i ? ", {src: " : "{src: ", out);
+        write_quoted(out, list[i].src);
+        fputs(", tgt: ", out);
+        write_quoted(out, list[i].tgt);
+        if (!plain) fprintf(out, ", weight: %d", list[i].weight);
+        fputc('}', out);
+    }
+    if (!plain) fputc(']', out);
+}
+
 static void write_value(FILE *out, const nmt_config *c, const nmt_config_key *k) {
     char a[40], b[40];
     switch (k->kind) {
@@ -69,13 +85,15 @@ static void write_value(FILE *out, const nmt_config *c, const nmt_config_key *k)
         fprintf(out, "[%s, %s]", a, b);
         break;
     case NMT_CONFIG_KEY_LANGUAGE: fputs((const char *)c + k->offset, out); break;
+    case NMT_CONFIG_KEY_CORPORA: write_corpora(out, c, k); break;
     case NMT_CONFIG_KEY_SECTION: break;
     }
 }
 
-/* A path or language left unset: not written. */
+/* A path, language or list of corpora left unset: not written. */
 static int unset(const nmt_config *c, const nmt_config_key *k) {
     return (k->kind == NMT_CONFIG_KEY_PATH && !NMT_CONFIG_VALUE(c, char *, k->offset)) ||
+           (k->kind == NMT_CONFIG_KEY_CORPORA && NMT_CONFIG_VALUE(c, int, k->offset2) == 0) ||
            (k->kind == NMT_CONFIG_KEY_LANGUAGE && !NMT_CONFIG_VALUE(c, char, k->offset));
 }
 

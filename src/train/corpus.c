@@ -19,6 +19,7 @@
 #include "compute/pool.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -327,6 +328,66 @@ int nmt_corpus_read(nmt_corpus *c, const char *src_path, const char *tgt_path, n
     }
     c->key = key;
     return 0;
+}
+
+int nmt_corpus_join(nmt_corpus *out, const nmt_corpus *parts, const int *times, int n) {
+    memset(out, 0, sizeof *out);
+    size_t ids = 0, text = 0, pairs = 0;
+    int with_text = n > 0;
+    nmt_hash key;
+    nmt_hash_init(&key);
+    const uint64_t head[2] = {2 /* join format */, (uint64_t)n};
+    nmt_hash_add(&key, head, sizeof head);
+    for (int p = 0; p < n; p++) {
+        const nmt_corpus *c = &parts[p];
+        const size_t r = (size_t)times[p], chars = c->text_offset ? c->text_offset[2 * c->num_pairs] : 0;
+        ids += r * c->num_ids;
+        pairs += r * (size_t)c->num_pairs;
+        text += r * chars;
+        with_text &= c->text_offset != NULL;
+        out->lines += c->lines;
+        out->skipped_empty += c->skipped_empty;
+        out->skipped_long += c->skipped_long;
+        const uint64_t part[2] = {c->key, (uint64_t)r};
+        nmt_hash_add(&key, part, sizeof part);
+    }
+    if (pairs > (size_t)LONG_MAX || ids > (size_t)INT64_MAX / 2) return nmt_error_set("the joined corpus is too large");
+    out->num_pairs = (long)pairs;
+    out->num_ids = out->ids_cap = ids;
+    out->ids = nmt_malloc((ids ? ids : 1) * sizeof *out->ids);
+    out->src_len = nmt_malloc((pairs ? pairs : 1) * sizeof *out->src_len);
+    out->tgt_len = nmt_malloc((pairs ? pairs : 1) * sizeof *out->tgt_len);
+    if (with_text) {
+        out->text = nmt_malloc(text ? text : 1);
+        out->text_offset = nmt_malloc((2 * pairs + 1) * sizeof *out->text_offset);
+    }
+    if (!out->ids || !out->src_len || !out->tgt_len || (with_text && (!out->text || !out->text_offset))) goto fail;
+    size_t at_ids = 0, at_pairs = 0, at_text = 0;
+    for (int p = 0; p < n; p++) {
+        const nmt_corpus *c = &parts[p];
+        const size_t m = (size_t)c->num_pairs, chars = with_text ? c->text_offset[2 * m] : 0;
+        for (int r = 0; r < times[p]; r++) {
+            if (c->num_ids) memcpy(out->ids + at_ids, c->ids, c->num_ids * sizeof *c->ids);
+            if (m) {
+                memcpy(out->src_len + at_pairs, c->src_len, m * sizeof *c->src_len);
+                memcpy(out->tgt_len + at_pairs, c->tgt_len, m * sizeof *c->tgt_len);
+            }
+            if (with_text) {
+                if (chars) memcpy(out->text + at_text, c->text, chars);
+                for (size_t j = 0; j < 2 * m; j++) out->text_offset[2 * at_pairs + j] = at_text + c->text_offset[j];
+            }
+            at_ids += c->num_ids;
+            at_pairs += m;
+            at_text += chars;
+        }
+    }
+    if (with_text) out->text_offset[2 * pairs] = at_text;
+    if (compute_offsets(out) < 0) goto fail;
+    out->key = nmt_hash_final(&key);
+    return 0;
+fail:
+    nmt_corpus_free(out);
+    return -1;
 }
 
 typedef struct resample_task {

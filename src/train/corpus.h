@@ -78,6 +78,12 @@ void nmt_corpus_free(nmt_corpus *corpus);
 int nmt_corpus_resample(nmt_corpus *corpus, nmt_corpus_sample_fn sample, const void *ctx, uint64_t seed,
                         int max_length);
 
+/* The corpora parts[0 .. n) one after the other, part i repeated times[i] (>= 1) times, into *out (an
+ * epoch's data when several corpora are weighted, train/train_data.h). The pairs are copied, text too
+ * when every part kept its text; line and skip counts are the parts' sums, each counted once; the key
+ * hashes the parts' keys and times. The parts are left as they were. */
+int nmt_corpus_join(nmt_corpus *out, const nmt_corpus *parts, const int *times, int n);
+
 /* Only the checks of nmt_corpus_read (UTF-8, equal line counts), e.g. before training a vocabulary on
  * the files; *lines = lines of each file. */
 int nmt_corpus_check(const char *src_path, const char *tgt_path, long *lines);

@@ -442,7 +442,8 @@ int nmt_dist_check_inputs(nmt_comm *comm, const nmt_config *cfg, uint64_t vocab_
      * elsewhere): the data and vocabulary are compared by content. */
     nmt_config shown = *cfg; /* shallow */
     shown.output = shown.vocab_model = shown.data_root = NULL;
-    shown.train = shown.valid = (nmt_corpus_paths){NULL, NULL};
+    shown.num_train = 0;
+    shown.valid = (nmt_corpus_paths){NULL, NULL, 0};
     char *text = nmt_config_format(&shown);
     if (!text) return -1;
     uint64_t config_hash = hash_bytes(0xCBF29CE484222325ull, text, strlen(text));

@@ -92,7 +92,7 @@ int nmt_output_dir_start_again(const char *dir, const char *const *inputs, FILE 
 
 /* The settings whose change makes a resumed run differ from an uninterrupted one. */
 static const char *const settings[] = {
-    "data.train.src",         "data.train.tgt",            "data.valid.src",              "data.valid.tgt",
+    "data.train",             "data.valid.src",            "data.valid.tgt",
     "data.max_length",        "vocab.sampling_alpha",      "train.batch_tokens",          "train.update_freq",
     "train.batch_pieces",     "train.optimizer.lr",        "train.optimizer.betas",       "train.optimizer.eps",
     "train.optimizer.warmup", "train.optimizer.schedule",  "train.optimizer.decay_steps", "train.optimizer.min_lr",

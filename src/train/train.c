@@ -99,19 +99,20 @@ static int prepare_corpora(trainer *t) {
     const nmt_config *cfg = t->cfg;
     /* Rank 0 alone writes the output directory, caches included. */
     const int sampling = cfg->sampling_alpha > 0;
-    if (nmt_train_data_corpus(cfg, &t->train, &cfg->train, "corpus-train.bin", cfg->max_length, 1, sampling, t->spm,
-                              t->root, t->progress) < 0 ||
+    if (nmt_train_data_corpora(cfg, &t->train, sampling, t->spm, t->root, t->progress) < 0 ||
         (sampling && nmt_train_data_sampler(&t->sampler, cfg, &t->train, t->spm, t->state.seed) < 0))
         return -1;
     /* The key the checkpoint recorded differing: the text changed under the same names. */
     if (t->state.train_data_key && t->state.train_data_key != t->train.key && t->warnings)
-        fprintf(t->warnings, "warning: %s or %s is not the text the run being resumed was trained on (or "
-                             "data.max_length changed): the continuation is not bit-identical to an uninterrupted run\n",
-                cfg->train.src, cfg->train.tgt);
+        fprintf(t->warnings, "warning: data.train (%s, %s%s) is not the text the run being resumed was trained on (or "
+                             "data.max_length or a weight changed): the continuation is not bit-identical to an "
+                             "uninterrupted run\n",
+                cfg->train[0].src, cfg->train[0].tgt, cfg->num_train > 1 ? " and the others" : "");
     t->state.train_data_key = t->train.key;
     if (t->train.num_pairs == 0)
-        return nmt_error_set("%s and %s hold no usable sentence pairs (all empty or longer than %d pieces)",
-                             cfg->train.src, cfg->train.tgt, cfg->max_length);
+        return nmt_error_set("%s and %s%s hold no usable sentence pairs (all empty or longer than %d pieces)",
+                             cfg->train[0].src, cfg->train[0].tgt, cfg->num_train > 1 ? " and the other data.train corpora" : "",
+                             cfg->max_length);
     if (nmt_batcher_init_resampled(&t->batches, &t->train, cfg->batch_tokens, t->state.seed, 1,
                                    sampling ? nmt_train_data_resample : NULL, &t->sampler) < 0)
         return -1;
@@ -809,7 +810,7 @@ int nmt_train_bench(const nmt_config *config, const nmt_train_options *opt, long
     }
     nmt_config cfg = *config; /* shallow: only pointers are swapped, nothing is freed */
     cfg.output = dir;
-    cfg.valid = (nmt_corpus_paths){NULL, NULL};
+    cfg.valid = (nmt_corpus_paths){NULL, NULL, 0};
     if (nmt_file_exists(left_spm)) cfg.vocab_model = left_spm;
     trainer t;
     trainer_init(&t, &cfg, opt);

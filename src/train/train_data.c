@@ -10,25 +10,34 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Trains a vocabulary on both sides of the training data into OUTPUT/spm.model (and spm.vocab). */
+/* Trains a vocabulary on both sides of every training corpus into OUTPUT/spm.model (and spm.vocab). */
 static int train_vocabulary(const nmt_config *cfg, FILE *progress) {
-    long lines, pairs; /* bad corpora are refused before minutes of vocabulary training, not after */
-    if (nmt_corpus_check(cfg->train.src, cfg->train.tgt, &lines) < 0 ||
-        (cfg->valid.src && nmt_corpus_check(cfg->valid.src, cfg->valid.tgt, &lines) < 0) ||
-        nmt_corpus_count_pairs(cfg->train.src, cfg->train.tgt, &lines, &pairs) < 0)
-        return -1;
+    long lines, pairs = 0, all_lines = 0; /* bad corpora are refused before minutes of vocabulary training, not after */
+    if (cfg->valid.src && nmt_corpus_check(cfg->valid.src, cfg->valid.tgt, &lines) < 0) return -1;
+    const char *inputs[2 * NMT_CONFIG_MAX_CORPORA];
+    for (int i = 0; i < cfg->num_train; i++) {
+        long n;
+        if (nmt_corpus_check(cfg->train[i].src, cfg->train[i].tgt, &lines) < 0 ||
+            nmt_corpus_count_pairs(cfg->train[i].src, cfg->train[i].tgt, &lines, &n) < 0)
+            return -1;
+        pairs += n;
+        all_lines += lines;
+        inputs[2 * i] = cfg->train[i].src;
+        inputs[2 * i + 1] = cfg->train[i].tgt;
+    }
     if (pairs == 0)
-        return nmt_error_set("no sentence pairs in %s and %s after skipping %ld line%s with an empty side: nothing to "
-                             "train on", cfg->train.src, cfg->train.tgt, lines, lines == 1 ? "" : "s");
+        return nmt_error_set("no sentence pairs in %s and %s%s after skipping %ld line%s with an empty side: nothing to "
+                             "train on", cfg->train[0].src, cfg->train[0].tgt,
+                             cfg->num_train > 1 ? " (and the other data.train corpora)" : "", all_lines,
+                             all_lines == 1 ? "" : "s");
     if (progress)
-        fprintf(progress, "training a %s vocabulary of %d pieces on %s and %s\n", cfg->vocab_type, cfg->vocab_size,
-                cfg->train.src, cfg->train.tgt);
+        fprintf(progress, "training a %s vocabulary of %d pieces on %s and %s%s\n", cfg->vocab_type, cfg->vocab_size,
+                cfg->train[0].src, cfg->train[0].tgt, cfg->num_train > 1 ? " and the other data.train corpora" : "");
     char *prefix = nmt_path_join(cfg->output, "spm");
     if (!prefix) return -1;
-    const char *inputs[] = {cfg->train.src, cfg->train.tgt};
     nmt_spm_train_options options = {
         .inputs = inputs,
-        .num_inputs = 2,
+        .num_inputs = 2 * cfg->num_train,
         .vocab_size = cfg->vocab_size,
         .model_type = cfg->vocab_type,
         .character_coverage = 1.0,
@@ -164,6 +173,32 @@ int nmt_train_data_corpus(const nmt_config *cfg, nmt_corpus *corpus, const nmt_c
     fprintf(progress, "%s: %ld pairs of %ld lines%s, %zu pieces, %s %s\n", paths->src, corpus->num_pairs,
             corpus->lines, skipped, corpus->num_ids, corpus->from_cache ? "loaded from the cache in" : "encoded in", took);
     return 0;
+}
+
+int nmt_train_data_corpora(const nmt_config *cfg, nmt_corpus *corpus, int keep_text, const nmt_spm *spm,
+                           int write_cache, FILE *progress) {
+    /* One corpus read once is the epoch as read: no copy (and the key of a run from before weights). */
+    if (cfg->num_train == 1 && cfg->train[0].weight == 1)
+        return nmt_train_data_corpus(cfg, corpus, &cfg->train[0], "corpus-train.bin", cfg->max_length, 1, keep_text,
+                                     spm, write_cache, progress);
+    nmt_corpus parts[NMT_CONFIG_MAX_CORPORA] = {{0}}; /* a part that fails to read is left empty */
+    int times[NMT_CONFIG_MAX_CORPORA] = {0}, read = 0, rc = 0;
+    for (; read < cfg->num_train && rc == 0; read++) {
+        char cache[32];
+        snprintf(cache, sizeof cache, read ? "corpus-train-%d.bin" : "corpus-train.bin", read + 1);
+        times[read] = cfg->train[read].weight;
+        rc = nmt_train_data_corpus(cfg, &parts[read], &cfg->train[read], cache, cfg->max_length, 1, keep_text, spm,
+                                   write_cache, progress);
+    }
+    if (rc == 0) rc = nmt_corpus_join(corpus, parts, times, read);
+    for (int i = 0; i < read; i++) nmt_corpus_free(&parts[i]);
+    if (rc == 0 && progress) {
+        fprintf(progress, "an epoch: %ld pairs, %zu pieces, of", corpus->num_pairs, corpus->num_ids);
+        for (int i = 0; i < read; i++)
+            fprintf(progress, "%s %s x %d", i ? "," : "", cfg->train[i].src, cfg->train[i].weight);
+        fputc('\n', progress);
+    }
+    return rc;
 }
 
 /* Rows carry eos or bos: pieces + 1. */

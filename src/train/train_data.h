@@ -28,6 +28,12 @@ int nmt_train_data_corpus(const nmt_config *cfg, nmt_corpus *corpus, const nmt_c
                           const char *cache_name, int max_length, int skip_empty, int keep_text, const nmt_spm *spm,
                           int write_cache, FILE *progress);
 
+/* The pairs of an epoch: every data.train corpus read as nmt_train_data_corpus reads one (caches
+ * OUTPUT/corpus-train.bin, corpus-train-2.bin, ...; pairs beyond data.max_length or with an empty side
+ * skipped), repeated by its weight and joined in order (nmt_corpus_join). */
+int nmt_train_data_corpora(const nmt_config *cfg, nmt_corpus *corpus, int keep_text, const nmt_spm *spm,
+                           int write_cache, FILE *progress);
+
 /* Subword sampling of a training corpus (read with keep_text) at vocab.sampling_alpha. */
 typedef struct nmt_train_sampler {
     nmt_corpus *corpus;

@@ -92,10 +92,10 @@ said "resume with a changed schedule" "warning: train.optimizer.decay_steps is 1
 said "resume with a changed schedule" "warning: train.optimizer.betas is [0.9, 0.99] but the run being resumed used [0.9, 0.98]"
 cp toy.train.en toy.orig.en && sed -i '1s/.*/the red house/' toy.train.en
 check "resume on changed text" 0 "${train[@]}" --set train.max_steps=20 --set train.batch_tokens=250
-said "resume on changed text" "warning: $tmp/toy.train.en or $tmp/toy.train.de is not the text the run being resumed was trained on"
+said "resume on changed text" "warning: data.train ($tmp/toy.train.en, $tmp/toy.train.de) is not the text the run being resumed was trained on"
 rm model/corpus-train.bin # the checkpoint, not the corpus cache, remembers the text trained on
 check "resume on changed text without its cache" 0 "${train[@]}" --set train.max_steps=20 --set train.batch_tokens=250
-said "resume on changed text without its cache" "warning: $tmp/toy.train.en or $tmp/toy.train.de is not the text the run being resumed was trained on"
+said "resume on changed text without its cache" "warning: data.train ($tmp/toy.train.en, $tmp/toy.train.de) is not the text the run being resumed was trained on"
 mv toy.orig.en toy.train.en
 check "resume with another vocab.size" 1 "${train[@]}" --set train.max_steps=40 --set vocab.size=50
 said "resume with another vocab.size" "vocab.size is 50 but"

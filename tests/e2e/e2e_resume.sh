@@ -2,7 +2,7 @@
 # Training always resumes or starts again by itself: a run killed, or whose first checkpoint failed
 # to write (full disk, EIO on fsync), left only a log: the rerun starts again and ends bit for bit as
 # an uninterrupted run. Damaged checkpoints are set aside so that the run's new ones are not pruned
-# for them; --overwrite starts again with nothing of the old run.
+# for them; --overwrite starts again with nothing of the old run. Weighted corpora resume the same way.
 set -u
 . "$NMT_SOURCE_DIR/tests/support/harness.sh"
 . "$NMT_SOURCE_DIR/tests/support/tiny_model.sh"
@@ -46,6 +46,16 @@ for delay in 0.05 0.15 0.3 0.6; do
   same_as_straight "kill -9 at ${delay}s" killed
   rm -rf killed
 done
+
+# Weighted corpora with subword sampling resume as one corpus does: stopped at step 10 and run on,
+# the same model as 20 steps straight.
+weighted=(--set 'data.train=[{src: toy.train.en, tgt: toy.train.de}, {src: toy.train.en, tgt: toy.train.de, weight: 2}]'
+          --set vocab.sampling_alpha=0.2)
+"${train[@]}" --set output=wstraight "${weighted[@]}" 2>err || say_fail "weighted, straight: $(cat err)"
+"${train[@]}" --set output=wresumed "${weighted[@]}" --set train.max_steps=10 2>err || say_fail "weighted, 10 steps: $(cat err)"
+check "weighted, resumed" 0 "${train[@]}" --set output=wresumed "${weighted[@]}"
+cmp -s wstraight/model.safetensors wresumed/model.safetensors || say_fail "weighted corpora: the resumed run differs"
+cmp -s straight/model.safetensors wstraight/model.safetensors && say_fail "weighted corpora: the same model as one corpus"
 
 # A model or a checkpoint is still protected.
 cp -r straight kept && rm -r kept/checkpoints

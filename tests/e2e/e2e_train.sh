@@ -4,7 +4,7 @@
 # a checkpoint and exits 143 (start, stop and resume events in the log), and a second run resumes
 # from it; with train.budget_clock cpu a paused run spends none of max_minutes; train.init_from
 # fine-tunes a trained model (refusing another architecture or vocabulary); gzip corpora train as
-# their text does; --threads defaults to the CPUs of the affinity mask; bad corpora (mismatched line
+# their text does; weighted corpora make the epoch their weights say; --threads defaults to the CPUs of the affinity mask; bad corpora (mismatched line
 # counts, invalid UTF-8) and a changed model section fail with exit 1 and a message saying what is
 # wrong.
 set -u
@@ -161,6 +161,23 @@ expect "init_from, no model" 1 "nowhere is not a model directory" \
 gzip -c train.en >train.en.gz && gzip -c train.de >train.de.gz
 expect "gzip corpora" 0 "" "$NMT" train toy.yaml --quiet --set output=gz --set 'data.train={src: train.en.gz, tgt: train.de.gz}'
 cmp -s out/model.safetensors gz/model.safetensors || say_fail "gzip corpora train another model"
+# Weighted corpora: an epoch holds each corpus as many times as its weight, in order; a corpus of
+# weight 2 is the same epoch (and so, with the same vocabulary, the same model) as the corpus listed
+# twice. (A vocabulary trained on the list reads every file given, so it differs.)
+two=(--quiet --set train.max_steps=6 --set train.valid_every=1000 --set "vocab.model=$tmp/out/spm.model")
+"$NMT" train toy.yaml --set output=w1 "${two[@]:1:4}" \
+  --set 'data.train=[{src: train.en, tgt: train.de}, {src: tune.en, tgt: tune.de, weight: 2}]' 2>w1.log ||
+  say_fail "weighted corpora: $(cat w1.log)"
+grep -q "an epoch: 1200 pairs, .* of .*train.en x 1, .*tune.en x 2" w1.log || say_fail "weighted corpora: $(grep epoch w1.log)"
+grep -q "weight: 2}]" w1/config.yaml || say_fail "weighted corpora: the saved config lacks the weights"
+[ -s w1/corpus-train-2.bin ] || say_fail "weighted corpora: no cache for the second corpus"
+expect "one corpus of weight 2" 0 "" "$NMT" train toy.yaml --set output=w2 "${two[@]}" \
+  --set 'data.train=[{src: train.en, tgt: train.de, weight: 2}]'
+expect "the corpus listed twice" 0 "" "$NMT" train toy.yaml --set output=w3 "${two[@]}" \
+  --set 'data.train=[{src: train.en, tgt: train.de}, {src: train.en, tgt: train.de}]'
+cmp -s w2/model.safetensors w3/model.safetensors || say_fail "a weight of 2 trains another model than the corpus twice"
+expect "bad weight" 2 "data.train item 1.weight: expected an integer from 1 to 1000, got 0" \
+  "$NMT" train toy.yaml --set output=w4 --set 'data.train=[{src: train.en, tgt: train.de, weight: 0}]'
 # --threads: the CPUs of the affinity mask.
 if command -v taskset >/dev/null; then
   taskset -c 0 "$NMT" train toy.yaml --set output=one --set train.max_steps=1 >/dev/null 2>one.log

@@ -57,7 +57,11 @@ static void check_sane(const nmt_config *c) {
     FUZZ_CHECK(c->max_steps >= 0 && c->max_epochs >= 0 && c->max_minutes >= 0 && c->valid_every > 0 &&
                    c->valid_beam > 0 && c->save_every > 0 && c->keep_last >= 0 && c->patience >= 0,
                "train limits");
-    FUZZ_CHECK(c->train.src && c->train.tgt && c->train.src[0] == '/' && c->train.tgt[0] == '/', "data.train paths");
+    FUZZ_CHECK(c->num_train >= 1 && c->num_train <= NMT_CONFIG_MAX_CORPORA, "data.train holds %d corpora", c->num_train);
+    for (int i = 0; i < c->num_train; i++)
+        FUZZ_CHECK(c->train[i].src && c->train[i].tgt && c->train[i].src[0] == '/' && c->train[i].tgt[0] == '/' &&
+                       c->train[i].weight >= 1 && c->train[i].weight <= NMT_CONFIG_MAX_WEIGHT,
+                   "data.train corpus %d: paths or weight %d", i, c->train[i].weight);
     FUZZ_CHECK(!c->valid.src == !c->valid.tgt, "data.valid has one side only");
     FUZZ_CHECK(c->output && c->output[0] == '/' && c->data_root && c->data_root[0] == '/', "output or data.root");
     FUZZ_CHECK(!c->vocab_model || c->vocab_model[0] == '/', "vocab.model '%s' is not absolute", c->vocab_model);

@@ -74,9 +74,9 @@ START_TEST(defaults_and_resolved_paths) {
     ck_assert_uint_eq(c.seed, 1);
     char want[256];
     snprintf(want, sizeof want, "%s/train.en", dir);
-    ck_assert_str_eq(c.train.src, want);
+    ck_assert_str_eq(c.train[0].src, want);
     snprintf(want, sizeof want, "%s/train.de", dir);
-    ck_assert_str_eq(c.train.tgt, want);
+    ck_assert_str_eq(c.train[0].tgt, want);
     ck_assert_ptr_null(c.valid.src);
     ck_assert_str_eq(c.data_root, dir);
     snprintf(want, sizeof want, "%s/runs/exp", dir);
@@ -186,7 +186,7 @@ START_TEST(full_example_parses) {
     snprintf(want, sizeof want, "%s/corpora/m30k", dir);
     ck_assert_str_eq(c.data_root, want);
     snprintf(want, sizeof want, "%s/corpora/m30k/train.en", dir);
-    ck_assert_str_eq(c.train.src, want);
+    ck_assert_str_eq(c.train[0].src, want);
     snprintf(want, sizeof want, "%s/corpora/m30k/val.en", dir);
     ck_assert_str_eq(c.valid.src, want);
     ck_assert_str_eq(c.valid.tgt, "/abs/val.de");
@@ -235,7 +235,7 @@ START_TEST(errors_name_line_and_column) {
     expect_error("model:\n  heads: 4\nmodel:\n  heads: 8\n", NULL, ":3:1: duplicate key 'model' (first given at line 1)");
     expect_error("model:\n  heads: 4\n", NULL, ":1:1: data.train is missing");
     expect_error("data:\n  root: x\n", NULL, ":1:1: data.train is missing");
-    expect_error("data:\n  train: {src: a}\n", NULL, ":2:3: data.train.tgt is missing");
+    expect_error("data:\n  train: {src: a}\n", NULL, ":2:10: data.train.tgt is missing");
     expect_error("data:\n  train: {src: a, tgt: b}\n  valid: {tgt: c}\n", NULL, ":3:3: data.valid.src is missing");
     expect_error("- a\n- b\n", NULL, ":1:1: expected a mapping of sections");
     expect_error("data: {train: {src: a, tgt: b}}\n---\nmodel: {}\n", NULL, "a config holds one YAML document");
@@ -262,7 +262,7 @@ START_TEST(overrides_apply_and_fail_by_name) {
     ck_assert_double_eq(c.beta2, 0.999);
     ck_assert_int_eq(c.model.heads, 8);
     ck_assert_str_eq(c.data_root, "/x");
-    ck_assert_str_eq(c.train.src, "/x/train.en");
+    ck_assert_str_eq(c.train[0].src, "/x/train.en");
     ck_assert_str_eq(c.valid.tgt, "/x/v.de");
     char want[256];
     snprintf(want, sizeof want, "%s/out", dir);
@@ -337,8 +337,8 @@ START_TEST(save_then_load_gives_the_same_config) {
     ck_assert_int_eq(a.vocab_size, b.vocab_size);
     ck_assert_str_eq(a.vocab_type, b.vocab_type);
     assert_same_path(a.data_root, b.data_root);
-    assert_same_path(a.train.src, b.train.src);
-    assert_same_path(a.train.tgt, b.train.tgt);
+    assert_same_path(a.train[0].src, b.train[0].src);
+    assert_same_path(a.train[0].tgt, b.train[0].tgt);
     assert_same_path(a.valid.src, b.valid.src);
     assert_same_path(a.valid.tgt, b.valid.tgt);
     ck_assert_int_eq(a.max_length, b.max_length);
@@ -375,7 +375,7 @@ START_TEST(save_then_load_gives_the_same_config) {
     size_t size;
     ck_assert_int_eq(nmt_read_file(saved_file, &text, &size), 0);
     ck_assert_ptr_nonnull(strstr(text, "\nmodel:\n  d_model: 512\n"));
-    ck_assert_ptr_nonnull(strstr(text, "\n  train:\n    src: \""));
+    ck_assert_ptr_nonnull(strstr(text, "\n  train: {src: \""));
     ck_assert_ptr_nonnull(strstr(text, "\ntrain:\n  batch_tokens: 2048\n  update_freq: 4\n  batch_pieces: 1\n  optimizer:\n    lr: 0.3333333333333333\n    betas: [0.85, 0.995]\n"));
     ck_assert_ptr_nonnull(strstr(text, "\n  label_smoothing: 0.2\n"));
     free(text);
@@ -407,6 +407,58 @@ START_TEST(save_then_load_gives_the_same_config) {
     free(saved);
     nmt_config_free(&a);
     nmt_config_free(&b);
+}
+END_TEST
+
+/* data.train as a list of weighted corpora: read, resolved, checked, saved and read back, replaced by --set. */
+START_TEST(weighted_corpora) {
+    leave_cwd();
+    static const char listed[] = "data:\n  root: d\n  train:\n    - {src: a.en, tgt: a.de}\n"
+                                 "    - {src: b.en, tgt: b.de, weight: 3}\n";
+    nmt_config a, b;
+    ck_assert_int_eq(nmt_config_load(&a, write_config("list.yaml", listed), NULL), 0);
+    ck_assert_int_eq(a.num_train, 2);
+    char want[256];
+    snprintf(want, sizeof want, "%s/d/b.de", dir);
+    ck_assert_str_eq(a.train[1].tgt, want);
+    ck_assert_int_eq(a.train[0].weight, 1);
+    ck_assert_int_eq(a.train[1].weight, 3);
+    ck_assert_str_eq(a.src_lang, "en"); /* from the first corpus's suffixes */
+    char *text = nmt_config_value_text(&a, "data.train");
+    snprintf(want, sizeof want, "[{src: \"%s/d/a.en\", tgt: \"%s/d/a.de\", weight: 1}, {src: \"%s/d/b.en\"", dir, dir, dir);
+    ck_assert_msg(strncmp(text, want, strlen(want)) == 0, "%s", text);
+    free(text);
+    const char *saved = write_config("saved.yaml", "");
+    ck_assert_int_eq(nmt_config_save(&a, saved), 0);
+    ck_assert_int_eq(nmt_config_load(&b, saved, NULL), 0);
+    ck_assert_int_eq(b.num_train, 2);
+    for (int i = 0; i < 2; i++) {
+        ck_assert_str_eq(a.train[i].src, b.train[i].src);
+        ck_assert_str_eq(a.train[i].tgt, b.train[i].tgt);
+        ck_assert_int_eq(a.train[i].weight, b.train[i].weight);
+    }
+    nmt_config_free(&b);
+    /* An override replaces the whole list. */
+    const char *one[] = {"data.train={src: c.en, tgt: c.de, weight: 2}", NULL};
+    ck_assert_int_eq(nmt_config_load(&b, write_config("list.yaml", listed), one), 0);
+    ck_assert_int_eq(b.num_train, 1);
+    ck_assert_int_eq(b.train[0].weight, 2);
+    nmt_config_free(&b);
+    nmt_config_free(&a);
+    expect_error("data:\n  train:\n    - {src: a, tgt: b}\n    - {src: c, tgt: d, weight: 0}\n", NULL,
+                 ":4:32: data.train item 2.weight: expected an integer from 1 to 1000, got 0");
+    expect_error("data:\n  train:\n    - {src: a, tgt: b, wieght: 2}\n", NULL,
+                 ":3:24: data.train item 1: unknown key 'wieght' (valid keys: src, tgt, weight)");
+    expect_error("data:\n  train:\n    - {src: a, tgt: b}\n    - {src: c}\n", NULL, ":4:7: data.train item 2.tgt is missing");
+    expect_error("data:\n  train: [a.en, a.de]\n", NULL, ":2:11: data.train item 1: expected a corpus, {src: FILE, tgt: FILE}");
+    expect_error("data:\n  train: []\n", NULL, ":2:10: data.train: expected a list of 1 to 16 corpora, got 0");
+    expect_error("data:\n  train: {src: a, tgt: b, src: c}\n", NULL, ":2:27: data.train: duplicate key 'src'");
+    expect_error("data:\n  train: {src: a, tgt: ''}\n", NULL, ":2:24: data.train.tgt: an empty path");
+    const char *bad[] = {"data.train=[{src: a, tgt: b, weight: 1001}]", NULL};
+    expect_error(minimal, bad, "--set data.train=[{src: a, tgt: b, weight: 1001}]: data.train item 1.weight: expected an "
+                               "integer from 1 to 1000, got 1001");
+    const char *old[] = {"data.train.src=x", NULL};
+    expect_error(minimal, old, "--set data.train.src=x: unknown key 'data.train.src': data.train is set whole");
 }
 END_TEST
 
@@ -498,6 +550,7 @@ int main(void) {
     tcase_add_test(tc, overrides_apply_and_fail_by_name);
     tcase_add_test(tc, languages_given_or_from_suffixes);
     tcase_add_test(tc, save_then_load_gives_the_same_config);
+    tcase_add_test(tc, weighted_corpora);
     tcase_add_test(tc, mutations_never_crash);
     tcase_add_test(tc, every_allocation_failure_is_reported);
     tcase_add_checked_fixture(tc, nmt_test_tmpdir_make, nmt_test_tmpdir_remove);

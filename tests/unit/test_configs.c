@@ -14,7 +14,7 @@ START_TEST(every_config_loads) {
     for (size_t i = 0; i < found.gl_pathc; i++) {
         nmt_config config;
         ck_assert_msg(nmt_config_load(&config, found.gl_pathv[i], NULL) == 0, "%s", nmt_error());
-        ck_assert_ptr_nonnull(config.train.src);
+        ck_assert_ptr_nonnull(config.train[0].src);
         ck_assert_ptr_nonnull(config.output);
         nmt_config_free(&config);
     }
@@ -40,9 +40,9 @@ static void check_multi30k(const char *name, const char *tgt) {
     snprintf(want, sizeof want, "%s/shared/corpora/multi30k", parent);
     ck_assert_str_eq(c.data_root, want);
     snprintf(want, sizeof want, "%s/shared/corpora/multi30k/train.en", parent);
-    ck_assert_str_eq(c.train.src, want);
+    ck_assert_str_eq(c.train[0].src, want);
     snprintf(want, sizeof want, "%s/shared/corpora/multi30k/train.%s", parent, tgt);
-    ck_assert_str_eq(c.train.tgt, want);
+    ck_assert_str_eq(c.train[0].tgt, want);
     snprintf(want, sizeof want, "%s/shared/corpora/multi30k/val.en", parent);
     ck_assert_str_eq(c.valid.src, want);
     snprintf(want, sizeof want, "%s/shared/corpora/multi30k/val.%s", parent, tgt);
@@ -67,7 +67,7 @@ static void check_multi30k(const char *name, const char *tgt) {
     /* Data fetched elsewhere: one override moves every data path. */
     const char *overrides[] = {"data.root=/data/multi30k", NULL};
     ck_assert_msg(nmt_config_load(&c, path, overrides) == 0, "%s", nmt_error());
-    ck_assert_str_eq(c.train.src, "/data/multi30k/train.en");
+    ck_assert_str_eq(c.train[0].src, "/data/multi30k/train.en");
     snprintf(want, sizeof want, "/data/multi30k/val.%s", tgt);
     ck_assert_str_eq(c.valid.tgt, want);
     nmt_config_free(&c);

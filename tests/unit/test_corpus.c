@@ -358,6 +358,66 @@ START_TEST(resampling_is_the_same_on_any_thread_count) {
 }
 END_TEST
 
+/* Two corpora joined, the second twice: its pairs, pieces and text follow the first's in order, the
+ * joined corpus resamples like any other, and its key changes with the weights. */
+static nmt_corpus join_parts[2];
+
+static int join_attempt(void *out) {
+    const int times[2] = {1, 2};
+    return nmt_corpus_join(out, join_parts, times, 2);
+}
+
+START_TEST(joined_corpora_repeat_in_order) {
+    char *a_src = write_file("j.en", "ab\ncde\n"), *a_tgt = write_file("j.de", "x\nyz\n");
+    char *b_src = write_file("k.en", "fghi\n"), *b_tgt = write_file("k.de", "uvw\n");
+    nmt_corpus_options opt = {.skip_empty = 1, .keep_text = 1};
+    ck_assert_int_eq(nmt_corpus_read(&join_parts[0], a_src, a_tgt, byte_encode, NULL, &opt), 0);
+    ck_assert_int_eq(nmt_corpus_read(&join_parts[1], b_src, b_tgt, byte_encode, NULL, &opt), 0);
+    nmt_corpus j, once;
+    ck_assert_int_eq(join_attempt(&j), 0);
+    ck_assert_int_eq(j.num_pairs, 4);
+    ck_assert_int_eq(j.lines, 3); /* each file's lines counted once */
+    const int32_t src_len[] = {2, 3, 4, 4}, tgt_len[] = {1, 2, 3, 3};
+    const char *text[] = {"ab", "x", "cde", "yz", "fghi", "uvw", "fghi", "uvw"};
+    size_t total = 0;
+    for (int i = 0; i < 4; i++) {
+        ck_assert_int_eq(j.src_len[i], src_len[i]);
+        ck_assert_int_eq(j.tgt_len[i], tgt_len[i]);
+        ck_assert_uint_eq(j.offset[i], total);
+        ck_assert_int_eq(j.ids[total], 4 + text[2 * i][0]);
+        total += (size_t)(src_len[i] + tgt_len[i]);
+        for (int k = 0; k < 2; k++) {
+            const size_t from = j.text_offset[2 * i + k], len = j.text_offset[2 * i + k + 1] - from;
+            ck_assert_uint_eq(len, strlen(text[2 * i + k]));
+            ck_assert(memcmp(j.text + from, text[2 * i + k], len) == 0);
+        }
+    }
+    ck_assert_uint_eq(j.num_ids, total);
+    /* The repeated pairs are drawn apart: each pair's draw is seeded by its place in the epoch. */
+    ck_assert_int_eq(nmt_corpus_resample(&j, doubling_sample, NULL, 5, 0), 0);
+    size_t n;
+    int32_t plain[64];
+    undoubled(&j, plain, &n);
+    ck_assert_uint_eq(n, total);
+    const size_t len2 = (size_t)(j.src_len[2] + j.tgt_len[2]), len3 = (size_t)(j.src_len[3] + j.tgt_len[3]);
+    ck_assert(len2 != len3 || memcmp(j.ids + j.offset[2], j.ids + j.offset[3], len2 * sizeof *j.ids) != 0);
+    const int times[2] = {1, 1};
+    ck_assert_int_eq(nmt_corpus_join(&once, join_parts, times, 2), 0);
+    ck_assert_int_eq(once.num_pairs, 3);
+    ck_assert(once.key != j.key);
+    nmt_corpus_free(&once);
+    nmt_corpus_free(&j);
+    ck_assert_int_gt(nmt_test_alloc_sweep(join_attempt, &j), 3);
+    nmt_corpus_free(&j);
+    nmt_corpus_free(&join_parts[0]);
+    nmt_corpus_free(&join_parts[1]);
+    free(a_src);
+    free(a_tgt);
+    free(b_src);
+    free(b_tgt);
+}
+END_TEST
+
 START_TEST(allocation_failures_are_reported) {
     free(write_file("f.en", "one\ntwo\n\nthree\nfour\n"));
     free(write_file("f.de", "eins\nzwei\nnull\ndrei\nvier\n"));
@@ -401,6 +461,7 @@ int main(void) {
     tcase_add_test(tc, file_hash_sees_content);
     tcase_add_test(tc, resampling_redraws_every_side_from_the_seed);
     tcase_add_test(tc, resampling_is_the_same_on_any_thread_count);
+    tcase_add_test(tc, joined_corpora_repeat_in_order);
     tcase_add_test(tc, allocation_failures_are_reported);
     suite_add_tcase(s, tc);
     return nmt_test_run(s);

@@ -839,6 +839,10 @@ def load_yaml_config(path):
     base = os.path.dirname(os.path.abspath(path))
     root = os.path.join(base, str((doc.get("data") or {}).get("root", ".")))
     train_data = ((doc.get("data") or {}).get("train")) or {}
+    if isinstance(train_data, list):  # several weighted corpora: the reference reads one
+        if len(train_data) != 1 or int(train_data[0].get("weight", 1)) != 1:
+            raise ReferenceError(f"{path}: data.train lists several corpora or a weight; the reference reads one corpus")
+        train_data = train_data[0]
     vocab = doc.get("vocab") or {}
     cfg = config_parse({k: v for k, v in model.items()}, f"{path}: model")
     cfg["vocab_size"] = int(vocab.get("size", cfg["vocab_size"]))
