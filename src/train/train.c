@@ -678,10 +678,12 @@ static int run(trainer *t, volatile sig_atomic_t *stop, const char **stopped_by)
         double pause = nmt_now();
         int saving = step % cfg->save_every == 0;
         if (saving && nmt_dist_gather_moments(&t->dist, &t->adam) < 0) return -1; /* before rank 0 validates */
-        if (t->root && has_valid && step % cfg->valid_every == 0 && validate(t) < 0) return -1;
-        /* Again after validating: a validation that spends the rest of the budget stops the run here,
-         * not one step later with a second validation of nearly the same weights. */
-        t->state.elapsed_s = t->elapsed_base + (budget_now(t) - t->run_start);
+        if (t->root && has_valid && step % cfg->valid_every == 0) {
+            if (validate(t) < 0) return -1;
+            /* Read the budget again: a validation that spends the rest of it stops the run here, not one
+             * step later with a second validation of nearly the same weights. */
+            t->state.elapsed_s = t->elapsed_base + (budget_now(t) - t->run_start);
+        }
         if (t->root && saving && save_checkpoint(t) < 0) return -1;
         t->interval_start += nmt_now() - pause;
     }
