@@ -12,8 +12,9 @@
 # STEPS defaults to 500; --minutes M trains each run for M minutes of the config's
 # train.budget_clock (train.max_minutes, summed over resumes). A VARIANT is `recipe` (CONFIG as it
 # is), POSITIONS-NORM (e.g. rope-pre: model.positions and model.norm_position), or settings
-# KEY=VALUE[,KEY=VALUE...] of the config (e.g. model.dropout=0.1); the first one named is the
-# baseline of the paired tests. A variant that sets a vocab.* key trains its own vocabulary; the
+# KEY=VALUE[,KEY=VALUE...] of the config (e.g. model.dropout=0.1; commas inside [...] or {...} belong
+# to the value), optionally named LABEL:KEY=VALUE... (e.g. news3:data.train=[{src: a, tgt: b}, ...]),
+# the label then naming the run and its row; the first one named is the baseline of the paired tests. A variant that sets a vocab.* key trains its own vocabulary; the
 # others share the one of CONFIG's own output directory (trained first if absent). Runs go to
 # PREFIX<variant>[-Mmin] beside CONFIG's output directory, are resumed when interrupted (run the same
 # command again) and keep their translations until their model changes; the curves go to
@@ -56,20 +57,35 @@ outdir() { # the output directory CONFIG names (runs/NAME in the repository when
   dir=$(awk '/^output:/ { sub(/^output: */, ""); gsub(/"/, ""); print }' "$config")
   case $dir in /*) echo "$dir" ;; "") echo "$root/runs/$name" ;; *) realpath -m "$(dirname "$config")/$dir" ;; esac
 }
-variant_settings() { # VARIANT: its --set options into settings, own_vocab 1 when it sets a vocab.* key
-  settings=() own_vocab=0
-  if [ "$1" = recipe ]; then
+split_settings() { # KEY=VALUE[,KEY=VALUE...] into pairs, a comma inside brackets or braces kept
+  pairs=()
+  local text=$1 depth=0 current="" c i
+  for ((i = 0; i < ${#text}; i++)); do
+    c=${text:i:1}
+    case $c in
+      '[' | '{') depth=$((depth + 1)) ;;
+      ']' | '}') depth=$((depth - 1)) ;;
+    esac
+    if [ "$c" = , ] && [ "$depth" -eq 0 ]; then pairs+=("$current") current=""; else current+=$c; fi
+  done
+  pairs+=("$current")
+}
+variant_settings() { # VARIANT: its --set options into settings, own_vocab 1 when it sets a vocab.* key,
+  settings=() own_vocab=0 label=$1 # label: the run's name and row (LABEL: or the variant itself)
+  local spec=$1
+  if [[ "$spec" =~ ^([A-Za-z0-9_+-]+):(.*=.*)$ ]]; then label=${BASH_REMATCH[1]} spec=${BASH_REMATCH[2]}; fi
+  if [ "$spec" = recipe ]; then
     :
-  elif [[ "$1" == *=* ]]; then
-    IFS=, read -r -a pairs <<< "$1"
+  elif [[ "$spec" == *=* ]]; then
+    split_settings "$spec"
     for pair in "${pairs[@]}"; do
       settings+=(--set "$pair")
       if [[ "$pair" == vocab.* ]]; then own_vocab=1; fi
     done
-  elif [[ "$1" =~ ^[a-z]+-(pre|post)$ ]]; then
-    settings=(--set "model.positions=${1%-*}" --set "model.norm_position=${1#*-}")
+  elif [[ "$spec" =~ ^[a-z]+-(pre|post)$ ]]; then
+    settings=(--set "model.positions=${spec%-*}" --set "model.norm_position=${spec#*-}")
   else
-    echo "ablation: a variant is recipe, POSITIONS-NORM (e.g. rope-pre) or KEY=VALUE[,KEY=VALUE...], not '$1'" >&2
+    echo "ablation: a variant is recipe, POSITIONS-NORM (e.g. rope-pre) or [LABEL:]KEY=VALUE[,KEY=VALUE...], not '$1'" >&2
     exit 2
   fi
 }
@@ -84,7 +100,7 @@ fi
 dirs=() hyps=() rows=() last_ref=""
 for variant in "$@"; do
   variant_settings "$variant"
-  out=$runs/$PREFIX$(tr '=,/' '-+_' <<< "$variant")$suffix
+  out=$runs/$PREFIX$(tr '=,/' '-+_' <<< "$label")$suffix
   [ "$own_vocab" -eq 1 ] || settings+=(--set "vocab.model=$vocab")
   echo "ablation: $variant -> $out" >&2
   "$NMT" train "$config" "${settings[@]}" "${budget[@]}" --set train.patience=0 --set "output=$out" \
@@ -107,7 +123,7 @@ for variant in "$@"; do
     /"elapsed_s"/ { match($0, /"elapsed_s":[0-9.]+/); m = substr($0, RSTART + 12, RLENGTH - 12) }
     END { printf "%d %.1f\n", s, m / 60 }' "$out/train.log.jsonl")
   dirs+=("$out") hyps+=("$last_hyp")
-  rows+=("| $variant | $steps | $minutes |$cells")
+  rows+=("| $label | $steps | $minutes |$cells")
 done
 # p-values of each variant against the first, on the last set scored (1,000 resamples).
 [ ${#hyps[@]} -lt 2 ] || "$NMT" bleu "$last_ref" -i "${hyps[@]}" -m bleu chrf --paired-bs >&2

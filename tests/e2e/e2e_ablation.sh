@@ -32,8 +32,8 @@ export NMT
 check "no variant" 2 "$ablation" configs/toy.yaml 3
 check "bad variant" 2 "$ablation" configs/toy.yaml 3 nonsense
 check "ablation" 0 env THREADS=1 TEST="$tmp/test.en $tmp/test.de" "$ablation" configs/toy.yaml 3 recipe \
-  model.dropout=0.3 vocab.size=36
-for run in recipe model.dropout-0.3 vocab.size-36; do
+  model.dropout=0.3 vocab.size=36 'twice:data.train=[{src: train.en, tgt: train.de, weight: 2}],model.dropout=0.2'
+for run in recipe model.dropout-0.3 vocab.size-36 twice; do
   [ -s "runs/abl-toy-$run/model.safetensors" ] || say_fail "no run abl-toy-$run"
 done
 cmp -s runs/toy/spm.model runs/abl-toy-recipe/spm.model || say_fail "the recipe run has its own vocabulary"
@@ -48,7 +48,11 @@ want="| model.dropout=0.3 | 3 | "
 row=$(grep -F "$want" "$out") || say_fail "no dropout row: $(cat "$out")"
 test_bleu=$("$NMT" bleu -b test.de -i hyp.de) test_chrf=$("$NMT" bleu -b test.de -i hyp.de -m chrf)
 case $row in *"| $test_bleu | $test_chrf |") ;; *) say_fail "dropout row '$row', test BLEU $test_bleu chrF $test_chrf" ;; esac
-[ "$(grep -c '^| [a-z]' "$out")" -eq 4 ] || say_fail "rows: $(cat "$out")"
+[ "$(grep -c '^| [a-z]' "$out")" -eq 5 ] || say_fail "rows: $(cat "$out")"
+# A labelled variant: its list value kept whole (a weight of 2 doubles the epoch), its run named by the label.
+grep -q "weight: 2}]" runs/abl-toy-twice/config.yaml && grep -q "^  dropout: 0.2$" runs/abl-toy-twice/config.yaml ||
+  say_fail "labelled variant: $(grep -n "train:\|dropout:" runs/abl-toy-twice/config.yaml)"
+grep -q '^| twice | 3 | ' "$out" || say_fail "no row for the labelled variant: $(cat "$out")"
 grep -Eq '"p_value": [0-9]' "$err" || say_fail "no paired test: $(head -5 "$err")"
 
 # tools/decode_sweep.sh on the recipe run: a row per setting whose cells are nmt bleu of nmt translate
