@@ -184,8 +184,8 @@ int nmt_train_data_corpora(const nmt_config *cfg, nmt_corpus *corpus, int keep_t
     nmt_corpus parts[NMT_CONFIG_MAX_CORPORA] = {{0}}; /* a part that fails to read is left empty */
     int times[NMT_CONFIG_MAX_CORPORA] = {0}, read = 0, rc = 0;
     for (; read < cfg->num_train && rc == 0; read++) {
-        char cache[32];
-        snprintf(cache, sizeof cache, read ? "corpus-train-%d.bin" : "corpus-train.bin", read + 1);
+        char cache[32] = "corpus-train.bin"; /* the first corpus's cache has the name of a lone corpus's */
+        if (read > 0) snprintf(cache, sizeof cache, "corpus-train-%d.bin", read + 1);
         times[read] = cfg->train[read].weight;
         rc = nmt_train_data_corpus(cfg, &parts[read], &cfg->train[read], cache, cfg->max_length, 1, keep_text, spm,
                                    write_cache, progress);
