@@ -5,6 +5,8 @@
 #include "base/io.h"
 #include "base/util.h"
 #include "infer/pipeline.h"
+#include "infer/shortlist.h"
+#include "train/config.h"
 
 #include <errno.h>
 #include <math.h>
@@ -232,3 +234,13 @@ int nmt_cli_getopt(const char *command, int argc, char **argv, const char *short
 }
 
 int nmt_cli_threads_default(void) { return nmt_cpus_available(); }
+
+int nmt_cli_shortlist_from_config(const char *model_dir, const nmt_config *config, int k, int m, int fit,
+                                  FILE *progress) {
+    const char *src[NMT_CONFIG_MAX_CORPORA], *tgt[NMT_CONFIG_MAX_CORPORA];
+    for (int i = 0; i < config->num_train; i++) {
+        src[i] = config->train[i].src;
+        tgt[i] = config->train[i].tgt;
+    }
+    return nmt_shortlist_build_dir(model_dir, config->num_train, src, tgt, k, m, fit, progress);
+}

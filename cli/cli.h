@@ -19,6 +19,9 @@
 #include "compute/packed.h"
 
 #include <getopt.h>
+#include <stdio.h>
+
+struct nmt_config; /* train/config.h */
 
 enum {
     NMT_EXIT_OK = 0,
@@ -58,6 +61,11 @@ int nmt_cli_precision(const char *command, const char *text, nmt_precision *out)
  * ends the options. Start each parse with optind = 1. */
 int nmt_cli_getopt(const char *command, int argc, char **argv, const char *shortopts, const struct option *longopts,
                    const int *repeatable);
+
+/* Builds MODEL_DIR/shortlist.bin (nmt_shortlist_build_dir) from every corpus of config's data.train:
+ * what `nmt train` does when it finishes and `nmt shortlist` without --src/--tgt. */
+int nmt_cli_shortlist_from_config(const char *model_dir, const struct nmt_config *config, int k, int m, int fit,
+                                  FILE *progress);
 
 /* The default of --threads for every subcommand: the CPUs this process may run on
  * (sched_getaffinity, so `taskset` and container limits are honoured). */

@@ -72,21 +72,16 @@ int nmt_cmd_shortlist(int argc, char **argv) {
     if (optind < argc) return nmt_cli_usage_error("shortlist", "unexpected argument '%s'", argv[optind]);
     if (!model_dir) return nmt_cli_usage_error("shortlist", "-m MODEL_DIR is required");
     if (!src != !tgt) return nmt_cli_usage_error("shortlist", "--src and --tgt go together");
-    nmt_config config;
-    const char *srcs[NMT_CONFIG_MAX_CORPORA] = {src}, *tgts[NMT_CONFIG_MAX_CORPORA] = {tgt};
-    int have_config = 0, corpora = 1, rc = -1;
-    if (!src) {
-        if (nmt_config_load_dir(&config, model_dir) < 0) {
-            nmt_error_prefix("no --src/--tgt, and the training corpus cannot be found");
-        } else {
-            have_config = 1;
-            for (corpora = 0; corpora < config.num_train; corpora++) {
-                srcs[corpora] = config.train[corpora].src;
-                tgts[corpora] = config.train[corpora].tgt;
-            }
-        }
+    FILE *progress = quiet ? NULL : stderr;
+    int rc;
+    if (src) {
+        rc = nmt_shortlist_build_dir(model_dir, 1, &src, &tgt, (int)k, (int)m, 0, progress);
+    } else {
+        nmt_config config;
+        rc = nmt_config_load_dir(&config, model_dir);
+        if (rc < 0) nmt_error_prefix("no --src/--tgt, and the training corpus cannot be found");
+        else rc = nmt_cli_shortlist_from_config(model_dir, &config, (int)k, (int)m, 0, progress);
+        nmt_config_free(&config); /* a config that failed to load holds nothing, and frees as one */
     }
-    if (srcs[0]) rc = nmt_shortlist_build_dir(model_dir, corpora, srcs, tgts, (int)k, (int)m, 0, quiet ? NULL : stderr);
-    if (have_config) nmt_config_free(&config);
     return rc == 0 ? NMT_EXIT_OK : nmt_cli_fail("shortlist");
 }

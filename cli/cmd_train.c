@@ -144,14 +144,9 @@ int nmt_cmd_train(int argc, char **argv) {
     status = nmt_train(&config, &options, &result) < 0 ? NMT_EXIT_FAILURE : NMT_EXIT_OK;
     const int interrupted = status == NMT_EXIT_OK && strcmp(result.stopped_by, "signal") == 0;
     /* The vocabulary shortlist of the trained model (`nmt shortlist`), by rank 0, unless stopped by a signal. */
-    const char *srcs[NMT_CONFIG_MAX_CORPORA], *tgts[NMT_CONFIG_MAX_CORPORA];
-    for (int i = 0; i < config.num_train; i++) {
-        srcs[i] = config.train[i].src;
-        tgts[i] = config.train[i].tgt;
-    }
     if (status == NMT_EXIT_OK && !interrupted && comm.rank == 0 &&
-        nmt_shortlist_build_dir(config.output, config.num_train, srcs, tgts, NMT_SHORTLIST_K, NMT_SHORTLIST_M, 1,
-                                quiet ? NULL : stderr) < 0)
+        nmt_cli_shortlist_from_config(config.output, &config, NMT_SHORTLIST_K, NMT_SHORTLIST_M, 1,
+                                      quiet ? NULL : stderr) < 0)
         status = NMT_EXIT_FAILURE;
     nmt_config_free(&config);
     if (status != NMT_EXIT_OK && comm.size > 1) {
