@@ -34,6 +34,11 @@ has_keys "train CONFIG" target_tokens_per_s source_target_tokens_per_s gflops_pe
   optimizer first_loss src tgt precision
 grep -q '"precision": "fp32"' "$out" || say_fail "train CONFIG: not fp32 products"
 grep -q '"budget_steps": 0,' "$out" || say_fail "train CONFIG: budget steps without train.max_minutes"
+# Weighted corpora: the data the steps were drawn from, each corpus with its weight.
+check "train CONFIG, weighted corpora" 0 "$NMT" bench train "$tmp/config.yaml" --steps 1 --warmup 0 --threads 1 --json \
+  --set 'data.train=[{src: train.en, tgt: train.de}, {src: train.de, tgt: train.en, weight: 2}]'
+grep -q '"data": \[{"src": "[^"]*/train.en", "tgt": "[^"]*/train.de", "weight": 1}, {"src": "[^"]*/train.de", "tgt": "[^"]*/train.en", "weight": 2}\]' "$out" ||
+  say_fail "train CONFIG, weighted corpora: $(head -c 300 "$out")"
 # With a time budget: the steps it allows at the measured pace (budget_steps x step_seconds = 60 minutes).
 check "train CONFIG budget" 0 "$NMT" bench train "$tmp/config.yaml" --set train.max_minutes=60 --steps 2 --warmup 1 \
   --threads 1 --json
