@@ -56,7 +56,8 @@ static void usage(FILE *out) {
             "train CONFIG.yaml: whole training steps (forward, backward, gradient norm, Adam) on the batches\n"
             "a fresh `nmt train CONFIG.yaml` would see, after --warmup steps (3); --steps measured (20).\n"
             "Reports target and source+target tokens/s, GFLOP/s from the exact matrix-product FLOP count, the\n"
-            "fraction of the sgemm peak measured in the same run, peak RSS and seconds per stage, and with\n"
+            "fraction of the sgemm peak measured in the same run (and, when the products are bf16, of the\n"
+            "bf16 product peak measured after it), peak RSS and seconds per stage, and with\n"
             "train.max_minutes the steps that budget allows at this pace (train.optimizer.decay_steps for a\n"
             "schedule that ends with the budget). Writes nothing to the config's output directory (its\n"
             "spm.model is used when a run left one).\n"
@@ -164,9 +165,10 @@ static const char *const stage_names[NMT_STAGES] = {"embed", "attention", "ffn",
 /* The report of either training benchmark; r->optimizer_s < 0 when the optimizer was not run. */
 /* data: the training config whose data.train was read (NULL for a synthetic batch). */
 /* precision: train.precision's word, the products' arithmetic. */
+/* peak: the sgemm peak; bf16_peak: that of the bf16 products a bf16 run multiplies with (< 0: not measured). */
 /* budget_minutes: the config's train.max_minutes (0: none), turned into the steps it allows at this pace. */
 static void report_train(const bench_options *o, const nmt_model_config *c, const nmt_config *data,
-                         const char *precision, double peak, double budget_minutes,
+                         const char *precision, double peak, double bf16_peak, double budget_minutes,
                          const nmt_train_bench_result *r) {
     double n = (double)r->steps, step_s = r->seconds / n, gflops = r->flops / r->seconds / 1e9;
     long budget_steps = budget_minutes > 0 ? (long)(budget_minutes * 60.0 / step_s) : 0;
@@ -201,6 +203,10 @@ static void report_train(const bench_options *o, const nmt_model_config *c, cons
                r->flops / (double)r->target_tokens, gflops, peak, gflops / peak, r->fastest_step_s, fastest_gflops / peak,
                nmt_bench_peak_rss_gib(), r->first_loss, r->last_loss, budget_steps, r->ranks > 0 ? r->ranks : 1, r->buckets, (r->seconds - r->comm_s) / n,
                r->comm_s / n, r->reduce_s / n, r->skew_s / n);
+        if (bf16_peak > 0)
+            printf("\"bf16_peak_gops\": %.2f, \"fraction_of_bf16_peak\": %.4f, ", bf16_peak, gflops / bf16_peak);
+        else
+            printf("\"bf16_peak_gops\": null, \"fraction_of_bf16_peak\": null, ");
         for (int i = 0; i < NMT_STAGES; i++)
             printf("\"%s\": {\"forward_s\": %.4f, \"backward_s\": %.4f}, ", stage_names[i], r->timing.forward[i] / n,
                    r->timing.backward[i] / n);
@@ -234,8 +240,13 @@ static void report_train(const bench_options *o, const nmt_model_config *c, cons
     printf("FLOP per target token    %.1f M\n", r->flops / (double)r->target_tokens / 1e6);
     printf("achieved                 %.1f GFLOP/s = %.1f%% of the sgemm peak %.1f GFLOP/s\n", gflops,
            100.0 * gflops / peak, peak);
-    printf("fastest step             %.3f s = %.1f%% of the peak (on a busy machine the mean suffers first)\n",
+    if (bf16_peak > 0)
+        printf("                         = %.1f%% of the bf16 product peak %.1f GOP/s (the products it multiplies with)\n",
+               100.0 * gflops / bf16_peak, bf16_peak);
+    printf("fastest step             %.3f s = %.1f%% of the sgemm peak (on a busy machine the mean suffers first)\n",
            r->fastest_step_s, 100.0 * fastest_gflops / peak);
+    if (bf16_peak > 0)
+        printf("                         = %.1f%% of the bf16 product peak\n", 100.0 * fastest_gflops / bf16_peak);
     printf("peak RSS                 %.3f GiB\n", nmt_bench_peak_rss_gib());
     printf("loss                     %.4f -> %.4f\n", r->first_loss, r->last_loss);
     printf("seconds per step         forward  backward\n");
@@ -249,6 +260,12 @@ static double measure_peak(const bench_options *o) {
     return nmt_bench_gemm_gflops(2048, 2048, 2048, 1.0);
 }
 
+/* The peak of the products bf16 training multiplies with, measured after such a run. */
+static double measure_bf16_peak(const bench_options *o) {
+    if (!o->quiet) fprintf(stderr, "nmt bench: measuring the bf16 product peak (2048^3, operands converted every call)\n");
+    return nmt_bench_bf16_gemm_gops(2048, 2048, 2048, 1.0);
+}
+
 static int bench_train_synthetic(const bench_options *o) {
     nmt_model_config c = o->model;
     if (nmt_model_config_check(&c) < 0) return nmt_cli_fail("bench");
@@ -257,7 +274,7 @@ static int bench_train_synthetic(const bench_options *o) {
     if (peak < 0 || nmt_bench_train_synthetic(&c, o->batch_tokens, (int)o->src_len, (int)o->tgt_len, o->warmup, o->steps,
                                               o->quiet ? NULL : stderr, &r) < 0)
         return nmt_cli_fail("bench");
-    report_train(o, &c, NULL, "fp32", peak, 0, &r);
+    report_train(o, &c, NULL, "fp32", peak, -1.0, 0, &r);
     return NMT_EXIT_OK;
 }
 
@@ -289,8 +306,8 @@ static int bench_train_config(const bench_options *o, const char *path) {
     if (rc == NMT_EXIT_OK && root) {
         nmt_model_config c = config.model;
         c.vocab_size = r.vocab_size;
-        report_train(o, &c, &config, nmt_packed_precision_name(r.precision),
-                     peak, config.max_minutes, &r);
+        const double bf16_peak = r.precision == NMT_PRECISION_BF16 ? measure_bf16_peak(o) : -1.0;
+        report_train(o, &c, &config, nmt_packed_precision_name(r.precision), peak, bf16_peak, config.max_minutes, &r);
     }
     nmt_config_free(&config);
     return rc;

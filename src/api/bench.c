@@ -55,6 +55,14 @@ double nmt_bench_gemm_gflops(int M, int N, int K, double min_seconds) {
     return best;
 }
 
+double nmt_bench_bf16_gemm_gops(int M, int N, int K, double min_seconds) {
+    const int was = nmt_gemm_sgemm_bf16();
+    if (nmt_gemm_set_sgemm_bf16(1) < 0) return -1.0;
+    const double gops = nmt_bench_gemm_gflops(M, N, K, min_seconds);
+    nmt_gemm_set_sgemm_bf16(was);
+    return gops;
+}
+
 int nmt_bench_gemm(int n, nmt_bench_gemm_result *r) {
     memset(r, 0, sizeof *r);
     r->size = n;

@@ -18,6 +18,10 @@ double nmt_bench_peak_rss_gib(void);
 /* The best GFLOP/s of C[M,N] = A[M,K] B[N,K]^T over repetitions (3 at least) lasting at least
  * min_seconds, on the current sgemm kernel; -1 when memory runs out. */
 double nmt_bench_gemm_gflops(int M, int N, int K, double min_seconds);
+/* The same through the bf16 products training multiplies with (gemm.h's nmt_gemm_set_sgemm_bf16:
+ * both operands converted on every call), in GOP/s; -1 where this CPU has no AVX512_BF16 or memory
+ * runs out. */
+double nmt_bench_bf16_gemm_gops(int M, int N, int K, double min_seconds);
 
 /* The products of one training step of d256/h4/ff1024/V8000 on 4096 target tokens, after the square
  * one of the size measured (M, N, K 0 in the table). */

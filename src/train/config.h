@@ -134,5 +134,8 @@ int nmt_config_load_dir(nmt_config *config, const char *dir);
 /* Loads the config file at path as a model directory's files are read (regular file, size checked). */
 int nmt_config_load_regular(nmt_config *config, const char *path);
 void nmt_config_free(nmt_config *config);
+/* How messages that name data.train's first corpus mention the rest: " and the other data.train corpora"
+ * when there are more, else "". */
+const char *nmt_config_more_corpora(const nmt_config *config);
 
 #endif

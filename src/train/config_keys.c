@@ -135,6 +135,10 @@ void nmt_config_free(nmt_config *c) {
     c->path = NULL;
 }
 
+const char *nmt_config_more_corpora(const nmt_config *c) {
+    return c->num_train > 1 ? " and the other data.train corpora" : "";
+}
+
 const nmt_config_key *nmt_config_key_find(const char *path) {
     for (int i = 0; i < nmt_config_key_count; i++)
         if (strcmp(nmt_config_keys[i].path, path) == 0) return &nmt_config_keys[i];

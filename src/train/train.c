@@ -107,11 +107,11 @@ static int prepare_corpora(trainer *t) {
         fprintf(t->warnings, "warning: data.train (%s, %s%s) is not the text the run being resumed was trained on (or "
                              "data.max_length or a weight changed): the continuation is not bit-identical to an "
                              "uninterrupted run\n",
-                cfg->train[0].src, cfg->train[0].tgt, cfg->num_train > 1 ? " and the others" : "");
+                cfg->train[0].src, cfg->train[0].tgt, nmt_config_more_corpora(cfg));
     t->state.train_data_key = t->train.key;
     if (t->train.num_pairs == 0)
         return nmt_error_set("%s and %s%s hold no usable sentence pairs (all empty or longer than %d pieces)",
-                             cfg->train[0].src, cfg->train[0].tgt, cfg->num_train > 1 ? " and the other data.train corpora" : "",
+                             cfg->train[0].src, cfg->train[0].tgt, nmt_config_more_corpora(cfg),
                              cfg->max_length);
     if (nmt_batcher_init_resampled(&t->batches, &t->train, cfg->batch_tokens, t->state.seed, 1,
                                    sampling ? nmt_train_data_resample : NULL, &t->sampler) < 0)

@@ -28,11 +28,11 @@ static int train_vocabulary(const nmt_config *cfg, FILE *progress) {
     if (pairs == 0)
         return nmt_error_set("no sentence pairs in %s and %s%s after skipping %ld line%s with an empty side: nothing to "
                              "train on", cfg->train[0].src, cfg->train[0].tgt,
-                             cfg->num_train > 1 ? " (and the other data.train corpora)" : "", all_lines,
+                             nmt_config_more_corpora(cfg), all_lines,
                              all_lines == 1 ? "" : "s");
     if (progress)
         fprintf(progress, "training a %s vocabulary of %d pieces on %s and %s%s\n", cfg->vocab_type, cfg->vocab_size,
-                cfg->train[0].src, cfg->train[0].tgt, cfg->num_train > 1 ? " and the other data.train corpora" : "");
+                cfg->train[0].src, cfg->train[0].tgt, nmt_config_more_corpora(cfg));
     char *prefix = nmt_path_join(cfg->output, "spm");
     if (!prefix) return -1;
     nmt_spm_train_options options = {

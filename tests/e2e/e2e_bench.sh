@@ -31,7 +31,7 @@ output: model
 EOF
 check "train CONFIG" 0 "$NMT" bench train "$tmp/config.yaml" --steps 2 --warmup 1 --threads 1 --json
 has_keys "train CONFIG" target_tokens_per_s source_target_tokens_per_s gflops_per_s fraction_of_peak peak_rss_gib \
-  optimizer first_loss src tgt precision
+  optimizer first_loss src tgt precision bf16_peak_gops fraction_of_bf16_peak
 grep -q '"precision": "fp32"' "$out" || say_fail "train CONFIG: not fp32 products"
 grep -q '"budget_steps": 0,' "$out" || say_fail "train CONFIG: budget steps without train.max_minutes"
 # Weighted corpora: the data the steps were drawn from, each corpus with its weight.
@@ -49,6 +49,7 @@ awk '{ match($0, /"step_seconds": [0-9.]+/); s = substr($0, RSTART + 16, RLENGTH
 # bf16 products where this CPU trains in them; elsewhere the refusal, exit 1, naming the key.
 if "$NMT" bench train "$tmp/config.yaml" --set train.precision=bf16 --steps 1 --warmup 0 --threads 1 --json >"$out" 2>"$err"; then
   grep -q '"precision": "bf16"' "$out" || say_fail "train CONFIG bf16: $(cat "$out")"
+  grep -q '"bf16_peak_gops": [0-9]' "$out" || say_fail "train CONFIG bf16: no bf16 product peak: $(cat "$out")"
 else
   grep -q "train.precision: bf16 is refused on this CPU" "$err" || say_fail "train CONFIG bf16: $(cat "$err")"
 fi
