@@ -25,6 +25,9 @@
 # raw text for its own model directory). On a machine other jobs load, the
 # figures are indicative: compare runs whose load column is alike.
 #
+# PRECISIONS may also name bf16: nmt's bfloat16 products (CPUs with AVX512_BF16) against the faster of
+# CTranslate2's float32 and int8 runs, which has no bfloat16 on CPUs (the comparison a user makes).
+#
 # Search settings are the same in both: batches of 32 sentences, sorted by length within windows
 # of 16 batches (nmt's --batch-size with its window; ct2's --read_batch_size), the output may be
 # empty (--min_decoding_length 0). Length penalty ALPHA (default 0): the two engines normalise
@@ -43,7 +46,7 @@
 # Environment: NMT (build/bin/nmt), BACKEND (dnnl), THREADS ("2"; e.g. "1 2"), REPEAT (2), ALPHA (0), MAX_LENGTH (256), LENGTH (same),
 # CT2_OPENBLAS_DIR (the folder of the OpenMP libopenblas.so.0), PYTHON (/usr/bin/python3, with numpy),
 # SPM (a CTranslate2 model's SentencePiece model), KEEP (a folder that receives every output as
-# ENGINE.PRECISION.SEARCH.THREADS.RUN.hyp; none by default), PRECISIONS ("fp32 int8") and SEARCHES
+# ENGINE.PRECISION.SEARCH.THREADS.RUN.hyp; none by default), PRECISIONS ("fp32 int8"; or bf16) and SEARCHES
 # ("beam4 beam5 greedy"): a subset, e.g. to keep each run short on a shared machine.
 set -euo pipefail
 [ $# -eq 4 ] || { sed -n 4p "$0" >&2; exit 2; }
@@ -124,7 +127,13 @@ load() { cut -d' ' -f1 /proc/loadavg; }
 echo "== $sentences sentences of $src, CTranslate2 $BACKEND, length penalty $ALPHA, $(date -u '+%F %H:%M UTC'), $(nproc) CPUs"
 printf '%-8s %-5s %-7s %3s %7s %7s %8s %10s %8s %6s %5s\n' engine prec search thr seconds "CPU s" sent/s tokens/s "RSS GiB" BLEU load
 for precision in $PRECISIONS; do
-  compute=$([ $precision = fp32 ] && echo float32 || echo int8)
+  # CTranslate2 has no bfloat16 on CPUs: nmt's bf16 meets the faster of its float32 and int8.
+  case $precision in
+    fp32) computes=float32 ;;
+    int8) computes=int8 ;;
+    bf16) computes="float32 int8" ;;
+    *) echo "ct2_compare.sh: precision $precision: fp32, int8 or bf16" >&2; exit 2 ;;
+  esac
   for search in $SEARCHES; do
     case $search in
       beam*) nmt_flag="-k ${search#beam}" ct2_beam=${search#beam} ;;
@@ -142,21 +151,23 @@ for precision in $PRECISIONS; do
         if [ $nmt_pieces = 1 ]; then spm_decode --model="$spm" <"$work/nmt.out" >"$work/nmt.hyp"; else mv "$work/nmt.out" "$work/nmt.hyp"; fi
         report nmt $precision $search "$work/nmt.hyp" "$work/time" "$l"
         best=
-        # shellcheck disable=SC2086 # two numbers a layout
-        set -- $layouts
-        while [ $# -ge 2 ]; do
-          intra=$1 inter=$2
-          shift 2
-          l=$(load)
-          LD_LIBRARY_PATH=$ct2_libs OPENBLAS_NUM_THREADS=$intra /usr/bin/time -f '%e %M %U %S' -o "$work/time" \
-            "$translator" --model "$ct2_model" --src "$work/src.pieces" \
-            --intra_threads "$intra" --inter_threads "$inter" --compute_type "$compute" --beam_size $ct2_beam \
-            --length_penalty "$ALPHA" --min_decoding_length 0 --max_decoding_length "$MAX_LENGTH" --batch_size $batch --read_batch_size $((16 * batch)) \
-            >"$work/ct2.pieces" 2>"$work/ct2.log" || { cat "$work/ct2.log" >&2; exit 1; }
-          spm_decode --model="$spm" <"$work/ct2.pieces" >"$work/ct2.hyp"
-          report "ct2-${intra}x$inter" $precision $search "$work/ct2.hyp" "$work/time" "$l"
-          best=$(awk -v a="$best" -v b="$(cat "$work/ct2-${intra}x$inter.s")" 'BEGIN { print (a == "" || b < a) ? b : a }')
-          differ=$(awk 'NR == FNR { a[FNR] = $0; next } $0 != a[FNR] { d++ } END { print d + 0 }' "$work/nmt.hyp" "$work/ct2.hyp")
+        for compute in $computes; do
+          # shellcheck disable=SC2086 # two numbers a layout
+          set -- $layouts
+          while [ $# -ge 2 ]; do
+            intra=$1 inter=$2
+            shift 2
+            l=$(load)
+            LD_LIBRARY_PATH=$ct2_libs OPENBLAS_NUM_THREADS=$intra /usr/bin/time -f '%e %M %U %S' -o "$work/time" \
+              "$translator" --model "$ct2_model" --src "$work/src.pieces" \
+              --intra_threads "$intra" --inter_threads "$inter" --compute_type "$compute" --beam_size $ct2_beam \
+              --length_penalty "$ALPHA" --min_decoding_length 0 --max_decoding_length "$MAX_LENGTH" --batch_size $batch --read_batch_size $((16 * batch)) \
+              >"$work/ct2.pieces" 2>"$work/ct2.log" || { cat "$work/ct2.log" >&2; exit 1; }
+            spm_decode --model="$spm" <"$work/ct2.pieces" >"$work/ct2.hyp"
+            report "ct2-${intra}x$inter" "$([ "$compute" = float32 ] && echo fp32 || echo int8)" $search "$work/ct2.hyp" "$work/time" "$l"
+            best=$(awk -v a="$best" -v b="$(cat "$work/ct2-${intra}x$inter.s")" 'BEGIN { print (a == "" || b < a) ? b : a }')
+            differ=$(awk 'NR == FNR { a[FNR] = $0; next } $0 != a[FNR] { d++ } END { print d + 0 }' "$work/nmt.hyp" "$work/ct2.hyp")
+          done
         done
         awk -v c="$best" -v n="$(cat "$work/nmt.s")" -v d="$differ" -v s="$sentences" \
           'BEGIN { printf "nmt speed / faster ct2 speed: %.2fx (outputs unlike nmt'"'"'s: %d of %d)\n", c / n, d, s }'
