@@ -103,14 +103,18 @@ static const char *const settings[] = {
 /* A resume compares the config with the one the interrupted run saved (nmt_config_dir_path) and warns,
  * naming the key, for every setting above that changed: the new value is used, and the run is no
  * longer bit-identical to an uninterrupted one. (A different model or vocabulary is refused later.) */
-int nmt_output_dir_check_settings(const nmt_config *cfg, const nmt_config *saved, FILE *warnings) {
+int nmt_output_dir_check_settings(const nmt_config *cfg, const nmt_config *saved, FILE *warnings, int *data_warned) {
+    if (data_warned) *data_warned = 0;
     if (!warnings) return 0;
     for (size_t i = 0; i < sizeof settings / sizeof settings[0]; i++) {
         char *now = nmt_config_value_text(cfg, settings[i]), *then = now ? nmt_config_value_text(saved, settings[i]) : NULL;
-        if (now && then && strcmp(now, then) != 0)
+        if (now && then && strcmp(now, then) != 0) {
             fprintf(warnings, "warning: %s is %s but the run being resumed used %s: the continuation uses the new "
                               "value and is not bit-identical to an uninterrupted run\n",
                     settings[i], now, then);
+            if (data_warned && (strcmp(settings[i], "data.train") == 0 || strcmp(settings[i], "data.max_length") == 0))
+                *data_warned = 1;
+        }
         free(now);
         free(then);
         if (!now || !then) return -1;

@@ -33,7 +33,9 @@ int nmt_output_dir_start_again(const char *dir, const char *const *inputs, FILE 
 int nmt_output_dir_saved_config(const char *dir, nmt_config *saved, FILE *warnings);
 /* A resume: for every setting that makes the continuation differ from an uninterrupted run and
  * differs from the saved run's, a warning naming the key and both values as config.yaml writes them on
- * warnings (NULL: none). The new value is used. 0, or -1 when out of memory. */
-int nmt_output_dir_check_settings(const nmt_config *cfg, const nmt_config *saved, FILE *warnings);
+ * warnings (NULL: none, and nothing compared). The new value is used. *data_warned (may be NULL) is set
+ * to 1 when one of them is a setting the training text depends on (data.train, data.max_length), so
+ * that the text's own check need not say it again, else 0. 0, or -1 when out of memory. */
+int nmt_output_dir_check_settings(const nmt_config *cfg, const nmt_config *saved, FILE *warnings, int *data_warned);
 
 #endif

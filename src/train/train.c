@@ -57,6 +57,7 @@ typedef struct trainer {
     nmt_ema ema;             /* the weights' moving average (rank 0 keeps it; off without train.ema_decay) */
     nmt_train_state state;
     long resumed_from;
+    int data_settings_warned; /* a resume already named a changed data.train or data.max_length */
     nmt_train_log log;       /* train.log.jsonl, appended (rank 0; others leave it closed) */
     int log_every;
     double run_start;        /* budget_now() when this run's loop started */
@@ -102,8 +103,9 @@ static int prepare_corpora(trainer *t) {
     if (nmt_train_data_corpora(cfg, &t->train, sampling, t->spm, t->root, t->progress) < 0 ||
         (sampling && nmt_train_data_sampler(&t->sampler, cfg, &t->train, t->spm, t->state.seed) < 0))
         return -1;
-    /* The key the checkpoint recorded differing: the text changed under the same names. */
-    if (t->state.train_data_key && t->state.train_data_key != t->train.key && t->warnings)
+    /* The key the checkpoint recorded differing: the text changed under the same names (a changed
+     * data.train or data.max_length was named already). */
+    if (t->state.train_data_key && t->state.train_data_key != t->train.key && t->warnings && !t->data_settings_warned)
         fprintf(t->warnings, "warning: data.train (%s, %s%s) is not the text the run being resumed was trained on (or "
                              "data.max_length or a weight changed): the continuation is not bit-identical to an "
                              "uninterrupted run\n",
@@ -580,7 +582,7 @@ static int setup(trainer *t, const nmt_train_options *opt) {
                                  "--source-lang and --target-lang\n");
         t->state.threads = nmt_pool_threads();
         /* Every check comes before config.yaml is written: a refused run changes no file. */
-        if ((have_saved && nmt_output_dir_check_settings(&ran, &saved, t->warnings) < 0) ||
+        if ((have_saved && nmt_output_dir_check_settings(&ran, &saved, t->warnings, &t->data_settings_warned) < 0) ||
             (!found && nmt_output_dir_check_fresh(cfg->output, opt->overwrite) < 0) ||
             print_effective_config(t, &ran, config_path) < 0)
             goto done;

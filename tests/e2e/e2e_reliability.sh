@@ -97,6 +97,11 @@ rm model/corpus-train.bin # the checkpoint, not the corpus cache, remembers the 
 check "resume on changed text without its cache" 0 "${train[@]}" --set train.max_steps=20 --set train.batch_tokens=250
 said "resume on changed text without its cache" "warning: data.train ($tmp/toy.train.en, $tmp/toy.train.de) is not the text the run being resumed was trained on"
 mv toy.orig.en toy.train.en
+# A changed setting the training text depends on is named, and not said again as changed text.
+check "resume with a changed max_length" 0 "${train[@]}" --set train.max_steps=20 --set train.batch_tokens=250 \
+  --set data.max_length=77
+said "resume with a changed max_length" "warning: data.max_length is 77 but the run being resumed used 128"
+! grep -q "is not the text" err || say_fail "resume with a changed max_length: warned twice: $(cat err)"
 check "resume with another vocab.size" 1 "${train[@]}" --set train.max_steps=40 --set vocab.size=50
 said "resume with another vocab.size" "vocab.size is 50 but"
 said "resume with another vocab.size" "/model/spm.model, trained at the first run into this directory, has 40 pieces"
