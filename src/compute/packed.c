@@ -87,6 +87,10 @@ int nmt_packed_self_contained(nmt_precision precision) {
     return precision == NMT_PRECISION_INT8 || (precision == NMT_PRECISION_FP32 && nmt_packed_available(precision));
 }
 
+int nmt_packed_products_self_contained(nmt_precision precision) {
+    return nmt_packed_self_contained(precision) || (precision == NMT_PRECISION_BF16 && nmt_packed_available(precision));
+}
+
 void nmt_packed_row(const nmt_packed *p, int n, float *out) {
     if (p->q.panels) {
         nmt_qgemm_row(&p->q, n, out);

@@ -57,6 +57,10 @@ int nmt_packed_available(nmt_precision precision);
  * read, so that the original matrix may go: int8, and fp32 on a packed kernel (bf16 rounds its
  * copy, which an exact row could not be read back from). */
 int nmt_packed_self_contained(nmt_precision precision);
+/* 1 when the products of matrices packed now in this precision read nothing but the packed copy
+ * (fp32 on a packed kernel, bf16, int8), so that a matrix that is only multiplied may go once packed:
+ * bf16 is such a precision without being self-contained (its rows cannot be read back). */
+int nmt_packed_products_self_contained(nmt_precision precision);
 /* Row n (< N) of a self-contained packed matrix, out[K]: exactly the floats its products use (fp32:
  * the weight's own; int8: the quantized row times its factor). */
 void nmt_packed_row(const nmt_packed *p, int n, float *out);

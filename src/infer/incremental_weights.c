@@ -28,17 +28,21 @@ typedef struct packing {
 } packing;
 
 /* Packs weight[N, K] of the model (read where nmt_model_matrix finds it). Once a packed copy holds
- * the weights whole, the float32 matrix is not read again: its pages go back (a deferred one's pages
- * of the file, and with release the params' own), so that the model and its packed copy are never
- * both whole in memory. */
-static int pack(packing *g, nmt_packed *pk, const float *weight, int N, int K) {
+ * all that is read of the weights (their products, and with `rows` the rows read back: the output
+ * matrix's, for the embeddings tied to it and the shortlist), the float32 matrix is not read again:
+ * its pages go back (a deferred one's pages of the file, and with release the params' own), so that
+ * the model and its packed copy are never both whole in memory. */
+static int pack_read(packing *g, nmt_packed *pk, const float *weight, int N, int K, int rows) {
     const size_t count = (size_t)N * (size_t)K;
     const int rc = nmt_packed_init(pk, nmt_model_matrix(g->model, weight, count), N, K, g->precision);
-    if (!nmt_packed_self_contained(g->precision)) return rc;
+    if (!(rows ? nmt_packed_self_contained(g->precision) : nmt_packed_products_self_contained(g->precision))) return rc;
     if (g->release) g->released += nmt_model_release(g->release, weight, count);
     else nmt_model_matrix_done(g->model, weight, count);
     return rc;
 }
+
+/* A matrix that is only multiplied. */
+static int pack(packing *g, nmt_packed *pk, const float *weight, int N, int K) { return pack_read(g, pk, weight, N, K, 0); }
 
 /* The matrices every layer has: self-attention (q, k and v weights are consecutive: one [3D, D]
  * matrix) and the feed-forward pair. */
@@ -81,7 +85,7 @@ static int create(nmt_incremental_weights **out, packing *g) {
             pack(g, &pk[NMT_WEIGHT_CROSS_O], d->cross_attn.o_weight, D, D) < 0)
             goto fail;
     }
-    if (pack(g, &w->output, model->p.output, c->vocab_size, D) < 0) goto fail;
+    if (pack_read(g, &w->output, model->p.output, c->vocab_size, D, 1) < 0) goto fail;
     *out = w;
     return 0;
 fail:

@@ -1,6 +1,6 @@
 /* pipeline: raw lines to translations for every front end (pipeline.h).
  *
- * The model released by the translator (int8, fp32 on a packed kernel) cannot run forward passes, so
+ * The model released by the translator (int8, bf16, fp32 on a packed kernel) cannot run forward passes, so
  * forced scoring reads the float32 model whole at its first call and keeps it: nmt's own from the
  * same mapping, another toolkit's by reading its directory again as the translator's was read (the
  * same int8 rounding), refused when that is not the model the translator holds. A model file or

@@ -25,8 +25,9 @@ void nmt_translator_free(nmt_translator *translator);
  * translator keeps the options it had. Not while the translator runs. */
 int nmt_translator_set_search(nmt_translator *translator, const nmt_decode_options *options);
 /* The same for a translator that owns the model's use: where its packed matrices hold the weights
- * whole (int8, and fp32 on a packed kernel: nmt_packed_self_contained), the memory of each of the
- * model's float32 matrices goes back to the system right after it is packed
+ * whole (int8, and fp32 on a packed kernel: nmt_packed_self_contained; bf16 but for the output
+ * matrix), the memory of each of the model's float32 matrices goes back to the system right after it
+ * is packed
  * (nmt_incremental_weights_create_releasing), so that the model and its packed copy are never both
  * whole in memory; *released gets the bytes (0 otherwise). From then on the model serves this
  * translator only (its forward passes refuse it); after a failure it serves nothing (free it). */

@@ -72,7 +72,7 @@ int nmt_model_dir_open(const char *dir, nmt_model *model, nmt_spm **spm) {
 
 int nmt_model_dir_open_for(const char *dir, nmt_precision precision, nmt_model *model, nmt_spm **spm) {
     const int ct2 = nmt_model_dir_foreign(dir);
-    if ((ct2 ? open_foreign(dir, model, spm) : open_dir(dir, model, spm, nmt_packed_self_contained(precision))) < 0)
+    if ((ct2 ? open_foreign(dir, model, spm) : open_dir(dir, model, spm, nmt_packed_products_self_contained(precision))) < 0)
         return -1;
     if (precision != NMT_PRECISION_INT8) return 0;
     if ((ct2 ? nmt_model_quantize_int8_weights(model) : nmt_model_quantize_int8(model)) == 0) return 0;

@@ -22,8 +22,9 @@
  * failure nothing is left to free. */
 int nmt_model_dir_open(const char *dir, nmt_model *model, nmt_spm **spm);
 /* The same for a translator of this precision that will release the model's float32 matrices
- * as it packs them (nmt_translator_create_releasing): where its packed matrices hold them whole
- * (nmt_packed_self_contained), they are deferred (nmt_model_load_deferred: never all in memory),
+ * as it packs them (nmt_translator_create_releasing): where its products read only the packed copies
+ * (nmt_packed_products_self_contained), the matrices are deferred (nmt_model_load_deferred: never all
+ * in memory; bf16 reads the output matrix's rows, the embeddings tied to it, from the file),
  * and for int8 the rest is rounded by nmt_model_quantize_int8. The model then serves translators of
  * that precision only. */
 int nmt_model_dir_open_for(const char *dir, nmt_precision precision, nmt_model *model, nmt_spm **spm);

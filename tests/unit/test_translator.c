@@ -302,8 +302,9 @@ static long resident_pages(const float *p, size_t count) {
     return n;
 }
 
-/* A translator whose packed matrices hold the weights whole (int8; fp32 on a packed kernel) needs
- * none of the float32 matrices once it has packed them: a deferred load never brings them into
+/* A translator whose packed matrices hold the weights whole (int8; fp32 on a packed kernel; bf16 but
+ * for the output matrix, whose rows it reads in float32) needs none of the float32 matrices once it
+ * has packed them: a deferred load never brings them into
  * memory (their pages are not resident, their params 0), a translator on a loaded model gives their
  * pages back (they read 0 afterwards, and the forward passes refuse the model), and all three
  * translate bit for bit alike, on 1, 2 or 3 threads. The same from an int8 file (`nmt convert`'s),
@@ -417,6 +418,12 @@ START_TEST(int8_file_translator_needs_no_float_matrices) {
 }
 END_TEST
 
+START_TEST(bf16_translator_needs_no_float_matrices) {
+    if (!nmt_packed_available(NMT_PRECISION_BF16)) return; /* no AVX512_BF16 */
+    check_translator_without_float_matrices(_i, NMT_PRECISION_BF16, 0);
+}
+END_TEST
+
 START_TEST(fp32_translator_on_packed_kernel_needs_no_float_matrices) {
     if (!nmt_packed_self_contained(NMT_PRECISION_FP32)) return; /* products on OpenBLAS */
     check_translator_without_float_matrices(_i, NMT_PRECISION_FP32, 0);
@@ -433,6 +440,7 @@ int main(void) {
     tcase_add_loop_test(tc, bf16_translator_scores_close, 0, VARIANTS);
     tcase_add_loop_test(tc, int8_translator_needs_no_float_matrices, 0, VARIANTS);
     tcase_add_loop_test(tc, int8_file_translator_needs_no_float_matrices, 0, VARIANTS);
+    tcase_add_loop_test(tc, bf16_translator_needs_no_float_matrices, 0, VARIANTS);
     tcase_add_loop_test(tc, fp32_translator_on_packed_kernel_needs_no_float_matrices, 0, VARIANTS);
     tcase_add_test(tc, empty_sources_do_not_run_the_model);
     tcase_add_test(tc, learned_positions_bound_lengths);
