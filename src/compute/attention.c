@@ -1,13 +1,11 @@
 /* attention: multi-head attention as register-tiled products per (batch row, head).
  *
  * One (batch row b, head h) is a set of small matrices with a row stride: Q and dO [Tq, dh],
- * K and V [Tk, dh], the weights P and the scratch G [Tq, Tk]. Three micro-kernels make every
+ * K and V [Tk, dh], the weights P and the scratch G [Tq, Tk]. Two micro-kernels make every
  * product:
  *   dot_tile       2 rows x 2 rows (or 1 x 4) dot products over dh: 16 lanes held as two v8
  *                  halves, each operand row loaded once for the tile, the four sums reduced by
  *                  one network in v16_sum's order (so each equals a plain 16-lane dot product);
- *   dot_keys8      one row against 8 keys (a decoding step's query), the same sums, the eight
- *                  reduced by one wider network;
  *   weighted_rows  R (4 or 1) output rows = sum over k, ascending, of p(r, k) x_k: 16 columns of
  *                  4 rows (64 of one row, then 8, then single columns) stay in registers across
  *                  all k, and each x_k is loaded once for the R rows (the additions of axpy calls,
@@ -169,40 +167,6 @@ NMT_INLINE void dot_tile(float *out, const float *const *x, const float *const *
             for (int j = i; j < n; j++) out[a * nk + c] += x[a][j] * y[c][j];
 }
 
-/* out[c] = x . y[c] over n values for 8 keys c, each the bits dot_tile gives it: one 16-lane sum
- * per key, x loaded once for all eight, then the eight sums reduced together, key by key in
- * v16_sum's order (halves, quarters, (q0 + q2) + (q1 + q3)) with two keys in each vector at the
- * first level, four at the second, eight at the third, and the n % 16 tail in order. One query
- * against many keys (a decoding step) thus spends two shuffles a key instead of dot_tile's three. */
-NMT_INLINE void dot_keys8(float *out, const float *x, const float *const *y, int n) {
-    v16 acc[8] = {{0}, {0}, {0}, {0}, {0}, {0}, {0}, {0}};
-    int i = 0;
-    for (; i + 16 <= n; i += 16) {
-        const v16 xv = V16_LOAD(x + i);
-        for (int c = 0; c < 8; c++) acc[c] += xv * V16_LOAD(y[c] + i);
-    }
-    v16 half[4], quarter[2];
-    for (int p = 0; p < 4; p++)
-        half[p] = __builtin_shufflevector(acc[2 * p], acc[2 * p + 1], 0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21,
-                                          22, 23) +
-                  __builtin_shufflevector(acc[2 * p], acc[2 * p + 1], 8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28,
-                                          29, 30, 31);
-    for (int r = 0; r < 2; r++)
-        quarter[r] = __builtin_shufflevector(half[2 * r], half[2 * r + 1], 0, 1, 2, 3, 8, 9, 10, 11, 16, 17, 18, 19,
-                                             24, 25, 26, 27) +
-                     __builtin_shufflevector(half[2 * r], half[2 * r + 1], 4, 5, 6, 7, 12, 13, 14, 15, 20, 21, 22, 23,
-                                             28, 29, 30, 31);
-    const v16 pairs = __builtin_shufflevector(quarter[0], quarter[1], 0, 1, 4, 5, 8, 9, 12, 13, 16, 17, 20, 21, 24, 25,
-                                              28, 29) +
-                      __builtin_shufflevector(quarter[0], quarter[1], 2, 3, 6, 7, 10, 11, 14, 15, 18, 19, 22, 23, 26,
-                                              27, 30, 31);
-    const v8 sums = __builtin_shufflevector(pairs, pairs, 0, 2, 4, 6, 8, 10, 12, 14) +
-                    __builtin_shufflevector(pairs, pairs, 1, 3, 5, 7, 9, 11, 13, 15);
-    memcpy(out, &sums, sizeof sums);
-    for (int c = 0; c < 8; c++)
-        for (int j = i; j < n; j++) out[c] += x[j] * y[c][j];
-}
-
 /* s[t * ss + j] = scale * (x_t . y_j) for t < rows and j < limit_of(l, t); nothing else written.
  * (Functions that hold no vector across their calls are not inlined: one copy of each kernel per
  * CPU clone keeps the file quick to compile.) */
@@ -225,15 +189,7 @@ NMT_HOT static void scores(float *s, long ss, matrix x, matrix y, const limits *
     for (; t < rows; t++) {
         const int lim = limit_of(l, t);
         const float *xs[1] = {row_of(x, t)};
-        int j = 0;
-        for (; j + 8 <= lim; j += 8) {
-            const float *ys[8];
-            for (int c = 0; c < 8; c++) ys[c] = row_of(y, j + c);
-            float out[8];
-            dot_keys8(out, xs[0], ys, n);
-            for (int c = 0; c < 8; c++) s[t * ss + j + c] = out[c] * scale;
-        }
-        for (; j < lim; j += 4) {
+        for (int j = 0; j < lim; j += 4) {
             const float *ys[4];
             for (int c = 0; c < 4; c++) ys[c] = row_of(y, j + c < lim ? j + c : j);
             float out[4];
