@@ -221,6 +221,34 @@ START_TEST(factor_finds_the_maximum_anywhere) {
 }
 END_TEST
 
+/* Each value is nearbyintf(v / factor), ties to even, whether it falls in a block of 16 or in the
+ * tail: rows whose factor is a power of two, so that halves between integers land exactly on ties. */
+START_TEST(values_round_to_nearest_even) {
+    static float v[80];
+    static int8_t q[80];
+    for (int K = 1; K <= 80; K++)
+        for (uint32_t seed = 1; seed <= 20; seed++) {
+            const float unit = ldexpf(1.0f, (int)(seed % 7) - 3); /* the factor: max / 127 */
+            uint32_t x = seed * 2654435761u + (uint32_t)K;
+            for (int k = 0; k < K; k++) {
+                x = x * 1664525u + 1013904223u;
+                const int step = (int)(x >> 24) - 128; /* -128 .. 127 */
+                v[k] = k % 3 ? ((float)step + 0.5f) * unit : (float)(x >> 8) / 16777216.0f * 254.0f * unit - 127.0f * unit;
+            }
+            for (int k = 0; k < K; k++) /* the halves past 127 * unit would raise the factor */
+                if (fabsf(v[k]) > 127.0f * unit) v[k] = v[k] > 0 ? 127.0f * unit : -127.0f * unit;
+            const int at = (int)((seed * 7) % (uint32_t)K);
+            v[at] = seed % 2 ? 127.0f * unit : -127.0f * unit;
+            ck_assert(nmt_qgemm_quantize_row(q, v, K) == unit);
+            for (int k = 0; k < K; k++) {
+                const int want = (int)nearbyintf(v[k] / unit);
+                ck_assert_msg(q[k] == want, "K %d seed %u value %d (%a): %d, want %d", K, seed, k, (double)v[k], q[k],
+                              want);
+            }
+        }
+}
+END_TEST
+
 /* Bad shapes are refused; an allocation failure is reported and leaves nothing allocated. */
 START_TEST(int8_errors) {
     float w[4] = {0};
@@ -250,6 +278,7 @@ int main(void) {
     tcase_add_test(tc, dots_are_exact_on_every_kernel);
     tcase_add_test(tc, quantization_is_idempotent);
     tcase_add_test(tc, factor_finds_the_maximum_anywhere);
+    tcase_add_test(tc, values_round_to_nearest_even);
     tcase_add_test(tc, int8_errors);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
