@@ -233,7 +233,8 @@ START_TEST(values_round_to_nearest_even) {
             for (int k = 0; k < K; k++) {
                 x = x * 1664525u + 1013904223u;
                 const int step = (int)(x >> 24) - 128; /* -128 .. 127 */
-                v[k] = k % 3 ? ((float)step + 0.5f) * unit : (float)(x >> 8) / 16777216.0f * 254.0f * unit - 127.0f * unit;
+                const float uniform = (float)(x >> 8) / 16777216.0f * 254.0f - 127.0f; /* -127 .. 127 */
+                v[k] = (k % 3 ? (float)step + 0.5f : uniform) * unit;
             }
             for (int k = 0; k < K; k++) /* the halves past 127 * unit would raise the factor */
                 if (fabsf(v[k]) > 127.0f * unit) v[k] = v[k] > 0 ? 127.0f * unit : -127.0f * unit;
