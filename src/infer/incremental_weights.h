@@ -55,9 +55,10 @@ nmt_kv_format nmt_incremental_weights_cache_format(const nmt_incremental_weights
  * embeddings tied to it, shortlist candidates) are then read from its packed copy: the very floats
  * for fp32, the same values for a model rounded by nmt_model_quantize_int8. bf16, whose products
  * alone read only their packed copies (nmt_packed_products_self_contained), gives back every matrix
- * but the output matrix, whose rows it reads in float32. Embedding tables of their own stay float32. *released gets the bytes given back: 0, and nothing changes, for other
- * precisions. The model then serves these weights only (the forward passes refuse it); after a
- * failure it serves nothing (free it). */
+ * but the output matrix, whose rows it reads in float32. Embedding tables of their own stay float32.
+ * *released gets the bytes given back: 0, and nothing changes, for other precisions. The model then
+ * serves these weights only (the forward passes refuse it); after a failure it serves nothing (free
+ * it). */
 int nmt_incremental_weights_create_releasing(nmt_incremental_weights **weights, nmt_model *model, nmt_precision precision,
                                              size_t *released);
 /* From the next batch on, the top lists of nmt_incremental_step_best score only the batch's
