@@ -78,9 +78,18 @@ static void plan(carver *c, nmt_activations *A, const nmt_model_config *cf, int 
     size_t Ms = (size_t)B * S, Mt = (size_t)B * T, Mmax = Ms > Mt ? Ms : Mt, L = (size_t)(S > T ? S : T);
     A->src_lengths = carve_ints(c, (size_t)B);
     A->positions = carve_floats(c, L * D);
+    /* Backward reads every layer's activations. A forward alone needs one layer's at a time, each
+     * layer reading only the output of the one before (its last read comes before its own output is
+     * written), so evaluation gives the layers of a stack one set of buffers: the memory of a pass
+     * no longer grows with depth. */
+    const int shared = mode != NMT_PASS_TRAIN;
     plan_side(c, cf, &A->src, B, S);
     for (int l = 0; l < cf->encoder_layers; l++) {
         encoder_layer_acts *e = &A->enc[l];
+        if (shared && l > 0) {
+            *e = A->enc[0];
+            continue;
+        }
         plan_attention(c, &e->attn, (size_t)B, H, (size_t)S, (size_t)S, D, 0);
         plan_sublayer(c, cf, &e->attn_sub, Ms);
         e->hidden = carve_floats(c, Ms * F);
@@ -90,6 +99,10 @@ static void plan(carver *c, nmt_activations *A, const nmt_model_config *cf, int 
     plan_side(c, cf, &A->tgt, B, T);
     for (int l = 0; l < cf->decoder_layers; l++) {
         decoder_layer_acts *d = &A->dec[l];
+        if (shared && l > 0) {
+            *d = A->dec[0];
+            continue;
+        }
         plan_attention(c, &d->self, (size_t)B, H, (size_t)T, (size_t)T, D, 0);
         plan_sublayer(c, cf, &d->self_sub, Mt);
         plan_attention(c, &d->cross, (size_t)B, H, (size_t)T, (size_t)S, D, 1);

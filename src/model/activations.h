@@ -4,6 +4,8 @@
  * it needs the config, not the model).
  * One block, carved by nmt_activations_plan for the batch's shape (measured first, then cut), holds
  * every buffer below; it grows only when a batch needs more, so steady training allocates nothing.
+ * Training keeps every layer's buffers for backward; evaluation (no backward) gives all the layers of
+ * a stack the buffers of its first, so its memory does not grow with depth.
  * Shapes: B sentences, S source and T target positions, Ms = B*S and Mt = B*T rows, D d_model,
  * H heads, F ffn, V vocabulary.
  */

@@ -11,6 +11,7 @@
  */
 #include "compute/gemm.h"
 #include "compute/pool.h"
+#include "model/activations.h" /* the block an evaluation forward plans */
 #include "model/model.h"
 
 #include "gradcheck.h"
@@ -536,6 +537,40 @@ START_TEST(logprobs_loss_and_encoder_agree) {
 }
 END_TEST
 
+/* An evaluation forward (no backward follows) gives the layers of each stack one set of buffers:
+ * the same loss as a training forward, which keeps every layer's, at the memory of one layer. */
+static size_t evaluation_block(nmt_norm_position norm, int layers, nmt_loss *eval, nmt_loss *train) {
+    nmt_model_config c = nmt_test_tiny_config(13, 8, 12, layers, layers);
+    c.norm_position = norm;
+    c.dropout = 0.0f;
+    nmt_model m;
+    ck_assert_int_eq(nmt_test_tiny_perturbed(&m, &c, 11), 0);
+    nmt_batch b = tiny_batch(tiny_src, tiny_tgt_in, tiny_tgt_out);
+    nmt_forward_options evaluation = {.label_smoothing = 0.1f}, training = {.training = 1, .label_smoothing = 0.1f};
+    ck_assert_int_eq(nmt_model_forward(&m, &b, &evaluation, eval), 0);
+    const size_t block = m.acts->block_capacity;
+    ck_assert_int_eq(nmt_model_forward(&m, &b, &training, train), 0);
+    ck_assert_int_eq(nmt_model_zero_grads(&m), 0);
+    ck_assert_int_eq(nmt_model_backward(&m, 1.0f), 0);
+    nmt_loss again;
+    ck_assert_int_eq(nmt_model_forward(&m, &b, &evaluation, &again), 0); /* after training's layout */
+    ck_assert(again.loss_sum == eval->loss_sum && again.nll_sum == eval->nll_sum);
+    nmt_model_free(&m);
+    return block;
+}
+
+START_TEST(evaluation_shares_layer_buffers) {
+    for (int norm = NMT_NORM_POST; norm <= NMT_NORM_PRE; norm++) {
+        nmt_loss eval, train, eval1, train1;
+        const size_t deep = evaluation_block(norm, 4, &eval, &train), shallow = evaluation_block(norm, 1, &eval1, &train1);
+        ck_assert(eval.loss_sum == train.loss_sum && eval.nll_sum == train.nll_sum && eval.tokens == train.tokens);
+        ck_assert(eval1.loss_sum == train1.loss_sum);
+        ck_assert(eval.nll_sum != eval1.nll_sum); /* the depth matters to the loss, not to the memory */
+        ck_assert_uint_eq(deep, shallow);
+    }
+}
+END_TEST
+
 START_TEST(bad_batches_are_refused) {
     nmt_model_config c = tiny_config();
     c.positions = NMT_POSITIONS_LEARNED;
@@ -818,6 +853,7 @@ static Suite *model_suite(void) {
     tcase_set_timeout(behaviour, 120);
     tcase_add_test(behaviour, decoder_is_causal_and_source_padding_is_masked);
     tcase_add_test(behaviour, logprobs_loss_and_encoder_agree);
+    tcase_add_test(behaviour, evaluation_shares_layer_buffers);
     tcase_add_test(behaviour, bad_batches_are_refused);
     tcase_add_test(behaviour, imported_only_parts_evaluate_but_do_not_train);
     tcase_add_test(behaviour, rdrop_batches_must_repeat);
