@@ -1,8 +1,9 @@
 /* translator: workers, batches and the length order around the search (translator.h).
  *
- * A run sorts its non-empty sentences by length, sizes every worker's buffers once for the run's
- * largest batch, and lets the workers take batches in turn; each batch's results go straight to
- * their input positions.
+ * A run sorts its non-empty sentences by length, cuts them into batches of nearly equal sizes (as
+ * many as the threads or a multiple of them), sizes every worker's buffers once for the run's
+ * largest batch, and lets the workers take batches in turn, the longest first; each batch's results
+ * go straight to their input positions.
  */
 #include "infer/translator.h"
 
@@ -184,12 +185,14 @@ static int translate_batch(const nmt_translator *t, translate_worker *w, const n
     return 0;
 }
 
-/* The batches of one run, taken in turn by the workers. Each batch is decoded on a single thread
- * (the pool's nested calls run inline), so its result does not depend on which worker took it. */
+/* The batches of one run, taken in turn by the workers, the longest sentences first (the batches that
+ * take longest are not left to the end, when the other threads would wait). Each batch is decoded on a
+ * single thread (the pool's nested calls run inline), so its result does not depend on which worker
+ * took it. */
 typedef struct translate_run {
     const nmt_translator *t;
     const nmt_order_entry *order;
-    int sentences, batches, batch; /* batch: sentences per batch (the last may have fewer) */
+    int sentences, batches; /* cut into runs of consecutive sentences whose sizes differ by one at most */
     const int32_t *const *src;
     const uint64_t *keys; /* [sentences]: each one's sampling key */
     const nmt_decode_guide *const *guides; /* [sentences] or NULL */
@@ -201,11 +204,12 @@ typedef struct translate_run {
 
 static void translate_worker_task(void *ctx, long begin, long end) {
     translate_run *run = ctx;
-    const int B = run->batch;
+    const int q = run->sentences / run->batches, r = run->sentences % run->batches;
     for (long i = begin; i < end; i++) {
         translate_worker *w = &run->t->worker[i];
-        for (int b; !atomic_load(&run->failed) && (b = atomic_fetch_add(&run->next_batch, 1)) < run->batches;) {
-            const int first = b * B, n = run->sentences - first < B ? run->sentences - first : B;
+        for (int taken; !atomic_load(&run->failed) && (taken = atomic_fetch_add(&run->next_batch, 1)) < run->batches;) {
+            const int b = run->batches - 1 - taken; /* order is sorted by length: the last batch, the longest */
+            const int first = b * q + (b < r ? b : r), n = q + (b < r);
             if (translate_batch(run->t, w, run->order + first, n, run->src, run->keys, run->guides, run->out) < 0 &&
                 atomic_exchange(&run->failed, 1) == 0)
                 snprintf(run->error, sizeof run->error, "%s", nmt_error());
@@ -239,19 +243,30 @@ static int run_sentences(nmt_translator *t, const uint64_t *keys, int count, con
         if (src_len[i] > longest) longest = src_len[i];
         if (guides && guide_pieces(guides[i]) > guided) guided = guide_pieces(guides[i]);
     }
+    if (n == 0) { /* every sentence empty */
+        rc = 0;
+        goto done;
+    }
     nmt_order_sort(order, n);
     const int tokens = t->options.batch_tokens;
     if (tokens > 0 && tokens / (longest + 1) < B) B = tokens / (longest + 1) > 1 ? tokens / (longest + 1) : 1;
-    translate_run run = {.t = t, .order = order, .sentences = n, .batches = (n + B - 1) / B, .batch = B, .src = src,
-                         .keys = keys, .guides = guides, .out = out};
     /* Several batches: one per thread at a time, each on one core, which keeps every product
-     * whole and the search's serial work off the other threads' path. One batch: all threads on it. */
+     * whole and the search's serial work off the other threads' path. One batch: all threads on it.
+     * Several are made as many as the threads or a multiple of them, of nearly equal sizes (100
+     * lines in batches of at most 32 on 2 threads: 4 of 25, not 32, 32, 32 and 4, where one thread
+     * would finish a batch of 32 alone). A translation does not depend on its batch (but with a
+     * shortlist), so only the time changes. */
+    int batches = (n + B - 1) / B;
+    if (batches > 1) batches = (batches + t->workers - 1) / t->workers * t->workers;
+    if (batches > n) batches = n;
+    translate_run run = {.t = t, .order = order, .sentences = n, .batches = batches, .src = src, .keys = keys,
+                         .guides = guides, .out = out};
     const int workers = run.batches < t->workers ? run.batches : t->workers;
     /* Every buffer at the size of the run's largest batch at once, not grown batch by batch. */
-    const int largest = n < B ? n : B, K = t->options.greedy ? 1 : t->options.beam_size;
+    const int largest = (n + batches - 1) / batches, K = t->options.greedy ? 1 : t->options.beam_size;
     for (int i = 0; i < workers; i++) {
         free(t->worker[i].matrix);
-        t->worker[i].matrix = nmt_malloc((size_t)B * ((size_t)longest + 1) * sizeof(int32_t));
+        t->worker[i].matrix = nmt_malloc((size_t)largest * ((size_t)longest + 1) * sizeof(int32_t));
         if (!t->worker[i].matrix ||
             nmt_incremental_reserve(t->worker[i].decoder, largest, longest + 1, largest * K,
                                     batch_steps(t, longest, guided)) < 0)

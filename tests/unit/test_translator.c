@@ -187,16 +187,18 @@ START_TEST(bf16_translator_scores_close) {
 }
 END_TEST
 
-/* Several batches on two threads (one batch per thread at a time) give, bit for bit, what one
- * thread gives: each batch is decoded whole on the thread that took it. An allocation failing on
- * either thread fails the run with its message and leaks nothing (ASan checks the last part). */
+/* Several batches on two threads (one batch per thread at a time, the longest first) give, bit for
+ * bit, what one thread gives: each batch is decoded whole on the thread that took it, and two
+ * threads cut the 9 sentences into batches of 3, 3 and 3 where one thread takes 4, 4 and 1. An
+ * allocation failing on either thread fails the run with its message and leaks nothing (ASan checks
+ * the last part). */
 START_TEST(threads_share_batches_exactly) {
     nmt_model m;
     make_model(&m, variants[_i], 64, 71 + (uint64_t)_i);
     sources in;
     sources_make(&in, 10);
     nmt_decode_options o = options(0, 3, 2);
-    o.batch_size = 2;
+    o.batch_size = 4;
     nmt_translation one[SENTENCES], two[SENTENCES];
     ck_assert_msg(nmt_decode_sentences(&m, &o, SENTENCES, in.ptr, in.len, one) == 0, "%s", nmt_error());
     ck_assert_int_eq(nmt_pool_set_threads(2), 0);
