@@ -254,7 +254,7 @@ static int run_sentences(nmt_translator *t, const uint64_t *keys, int count, con
      * whole and the search's serial work off the other threads' path. One batch: all threads on it.
      * Several are made as many as the threads or a multiple of them, of nearly equal sizes (100
      * lines in batches of at most 32 on 2 threads: 4 of 25, not 32, 32, 32 and 4, where one thread
-     * would finish a batch of 32 alone). A translation does not depend on its batch (but with a
+     * would finish a batch of 32 alone). A translation does not depend on its batch (except with a
      * shortlist), so only the time changes. */
     int batches = (n + B - 1) / B;
     if (batches > 1) batches = (batches + t->workers - 1) / t->workers * t->workers;
