@@ -56,6 +56,8 @@ static void plan_side(carver *c, const nmt_model_config *cf, side *s, int B, int
     size_t M = (size_t)B * len, D = (size_t)cf->d_model;
     s->M = (int)M;
     s->len = len;
+    s->lengths = carve_ints(c, (size_t)B);
+    s->start = carve_ints(c, (size_t)B);
     s->tokens = carve_ints(c, M);
     s->pos = carve_ints(c, M);
     s->x0 = carve_floats(c, M * D);
@@ -76,7 +78,6 @@ static void plan_attention(carver *c, attention_acts *a, size_t B, size_t H, siz
 static void plan(carver *c, nmt_activations *A, const nmt_model_config *cf, int B, int S, int T, int mode) {
     size_t D = (size_t)cf->d_model, F = (size_t)cf->ffn, V = (size_t)cf->vocab_size, H = (size_t)cf->heads;
     size_t Ms = (size_t)B * S, Mt = (size_t)B * T, Mmax = Ms > Mt ? Ms : Mt, L = (size_t)(S > T ? S : T);
-    A->src_lengths = carve_ints(c, (size_t)B);
     A->positions = carve_floats(c, L * D);
     /* Backward reads every layer's activations. A forward alone needs one layer's at a time, each
      * layer reading only the output of the one before (its last read comes before its own output is
@@ -112,6 +113,7 @@ static void plan(carver *c, nmt_activations *A, const nmt_model_config *cf, int 
     }
     output_acts *o = &A->out;
     o->rows = carve_ints(c, Mt);
+    o->places = carve_ints(c, Mt);
     o->targets = carve_ints(c, Mt);
     /* Chunks of about 4M logits (16 MB): big enough for efficient products, small enough for cache-
      * friendly loss passes and a bounded footprint at any vocabulary size. */

@@ -48,12 +48,18 @@ typedef struct decoder_layer_acts {
     sublayer_acts ffn_sub;
 } decoder_layer_acts;
 
-/* One side of the batch: the source (encoder) or the decoder input. */
+/* One side of the batch: the source (encoder) or the decoder input. Training lays its rows out
+ * padded, sentence b's position t at row b * len + t. Evaluation packs them: each sentence's
+ * positions up to its length (its trailing padding left out), one sentence after another from row
+ * start[b], so no product or LayerNorm runs on padding; every row's result is the same bits
+ * either way (the products are row-invariant, attention sees the same keys). */
 typedef struct side {
-    int M;                /* B * len rows */
+    int M;                /* rows: B * len padded, the sum of the lengths packed */
     int len;              /* S or T */
+    int32_t *lengths;     /* [B] positions of each sentence: len less its trailing padding */
+    int32_t *start;       /* [B] packed: each sentence's first row; NULL when padded */
     int32_t *tokens;      /* [M] a copy of the batch's ids */
-    int32_t *pos;         /* [M] position of each row in its sentence (row % len) */
+    int32_t *pos;         /* [M] position of each row in its sentence */
     float *x0;            /* [M, D] embeddings * sqrt(D) + positions, after dropout */
     sublayer_acts final;  /* pre-LN: the stack's final LayerNorm (normed = its output) */
     float *out;           /* [M, D] the stack's output */
@@ -76,7 +82,8 @@ typedef struct grad_acts {
 /* Output layer: non-pad target rows in chunks of `chunk` rows; logits exist for one chunk at a time. */
 typedef struct output_acts {
     long tokens;             /* non-pad target rows */
-    int32_t *rows;           /* [tokens] their indices in [0, Mt) */
+    int32_t *rows;           /* [tokens] their rows in [0, tgt.M) */
+    int32_t *places;         /* [tokens] their indices b * T + t in the batch's target */
     int32_t *targets;        /* [tokens] their target ids */
     int chunk;               /* rows per chunk */
     float *x;                /* [chunk, D] gathered decoder outputs */
@@ -99,7 +106,6 @@ struct nmt_activations {
     float attention_dropout;  /* likewise for attention weights */
     float dropout_src, dropout_trg; /* likewise for whole source / decoder-input words */
     float rdrop_alpha;        /* of the last forward in training (else 0); out.rows then come in twin pairs */
-    int32_t *src_lengths;     /* [B] source row b's keys are [0, src_lengths[b]) */
     float *positions;         /* sinusoidal: [max(S,T), D]; rope: [max(S,T), dh/2, 2]; else unused */
     side src, tgt;
     encoder_layer_acts *enc;  /* [encoder_layers] */

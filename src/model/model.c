@@ -67,9 +67,23 @@ static int check_batch(const nmt_model *m, const nmt_batch *b, int mode) {
     return check_ids(b->tgt_out, b->batch, b->tgt_len, c->vocab_size, "target");
 }
 
-static void prepare_side(side *s, const int32_t *ids) {
-    memcpy(s->tokens, ids, (size_t)s->M * sizeof(int32_t));
-    for (int r = 0; r < s->M; r++) s->pos[r] = r % s->len;
+/* The rows of a side whose s->lengths are set: padded, or packed (activations.h). */
+static void prepare_side(side *s, const int32_t *ids, int B, int packed) {
+    if (!packed) {
+        s->start = NULL;
+        memcpy(s->tokens, ids, (size_t)s->M * sizeof(int32_t));
+        for (int r = 0; r < s->M; r++) s->pos[r] = r % s->len;
+        return;
+    }
+    int r = 0;
+    for (int b = 0; b < B; b++) {
+        s->start[b] = r;
+        for (int t = 0; t < s->lengths[b]; t++, r++) {
+            s->tokens[r] = ids[(long)b * s->len + t];
+            s->pos[r] = t;
+        }
+    }
+    s->M = r;
 }
 
 /* R-Drop's output rows: each target row of the batch's first half, then its twin in the second. */
@@ -81,8 +95,8 @@ static int pair_rows(output_acts *o, const nmt_batch *b) {
         return nmt_error_set("R-Drop: the batch's second half must repeat its first, row for row");
     for (long r = 0; r < half; r++) {
         if (b->tgt_out[r] == NMT_PAD) continue;
-        o->rows[o->tokens] = (int32_t)r;
-        o->rows[o->tokens + 1] = (int32_t)(r + half);
+        o->rows[o->tokens] = o->places[o->tokens] = (int32_t)r;
+        o->rows[o->tokens + 1] = o->places[o->tokens + 1] = (int32_t)(r + half);
         o->targets[o->tokens] = o->targets[o->tokens + 1] = b->tgt_out[r];
         o->tokens += 2;
     }
@@ -107,21 +121,30 @@ static int prepare(nmt_model *m, const nmt_batch *b, int mode, const nmt_forward
     A->dropout_src = dropout_on ? opts->dropout_src : 0.0f;
     A->dropout_trg = dropout_on ? opts->dropout_trg : 0.0f;
     A->rdrop_alpha = mode == NMT_PASS_TRAIN ? opts->rdrop_alpha : 0.0f;
-    for (int i = 0; i < b->batch; i++) A->src_lengths[i] = row_length(b->src + (long)i * b->src_len, b->src_len);
+    /* Evaluation packs the rows (activations.h); the encoder alone keeps them padded for its caller. */
+    const int packed = mode == NMT_PASS_EVAL || mode == NMT_PASS_LOGPROBS;
+    for (int i = 0; i < b->batch; i++) A->src.lengths[i] = row_length(b->src + (long)i * b->src_len, b->src_len);
     int longest = b->src_len > T ? b->src_len : T;
     if (c->positions == NMT_POSITIONS_SINUSOIDAL) nmt_sinusoidal_positions(A->positions, longest, c->d_model);
     if (c->positions == NMT_POSITIONS_ROPE) nmt_rope_table(A->positions, longest, A->dh);
-    prepare_side(&A->src, b->src);
+    prepare_side(&A->src, b->src, b->batch, packed);
     if (mode == NMT_PASS_ENCODE) return 0;
-    prepare_side(&A->tgt, b->tgt_in);
+    for (int i = 0; i < b->batch; i++) {
+        const int in = row_length(b->tgt_in + (long)i * T, T), out = row_length(b->tgt_out + (long)i * T, T);
+        A->tgt.lengths[i] = in > out ? in : out;
+    }
+    prepare_side(&A->tgt, b->tgt_in, b->batch, packed);
     output_acts *o = &A->out;
     o->tokens = 0;
     if (A->rdrop_alpha > 0.0f) return pair_rows(o, b);
-    for (int r = 0; r < A->tgt.M; r++) {
-        if (b->tgt_out[r] == NMT_PAD) continue;
-        o->rows[o->tokens] = r;
-        o->targets[o->tokens++] = b->tgt_out[r];
-    }
+    for (int i = 0; i < b->batch; i++)
+        for (int t = 0; t < A->tgt.lengths[i]; t++) {
+            const int place = i * T + t;
+            if (b->tgt_out[place] == NMT_PAD) continue;
+            o->rows[o->tokens] = packed ? A->tgt.start[i] + t : place;
+            o->places[o->tokens] = place;
+            o->targets[o->tokens++] = b->tgt_out[place];
+        }
     return 0;
 }
 
@@ -304,16 +327,20 @@ static void sublayer_input_backward(nmt_model *m, grad_acts *g, const sublayer_a
 /* ---------------------------------------------------------------------------------------------- */
 /* Attention sublayers */
 
-static nmt_heads heads_at(float *data, int len, long row_stride) {
-    nmt_heads h = {data, (long)len * row_stride, row_stride, NULL, NULL, 0};
+/* The heads of a side's rows of `row_stride` floats, padded or packed. */
+static nmt_heads heads_at(const side *s, float *data, long row_stride) {
+    nmt_heads h = {data, s->start ? row_stride : (long)s->len * row_stride, row_stride, s->start, NULL, 0};
     return h;
 }
 
-static nmt_attention_dims attention_dims(const nmt_model *m, int Tq, int Tk, int causal, nmt_dropout drop) {
+/* Queries of side q against keys of side k: packed queries stop at each sentence's length, keys
+ * past a source sentence's length are masked, the decoder's own by causality. */
+static nmt_attention_dims attention_dims(const nmt_model *m, const side *q, const side *k, int causal,
+                                         nmt_dropout drop) {
     const nmt_activations *A = m->acts;
-    nmt_attention_dims d = {.batch = A->B, .heads = A->H, .head_dim = A->dh, .q_len = Tq, .k_len = Tk,
-                            .k_lengths = causal ? NULL : A->src_lengths, .causal = causal,
-                            .scale = 1.0f / sqrtf((float)A->dh), .dropout = drop};
+    nmt_attention_dims d = {.batch = A->B, .heads = A->H, .head_dim = A->dh, .q_len = q->len, .k_len = k->len,
+                            .k_lengths = causal ? NULL : k->lengths, .q_lengths = q->start ? q->lengths : NULL,
+                            .causal = causal, .scale = 1.0f / sqrtf((float)A->dh), .dropout = drop};
     return d;
 }
 
@@ -321,13 +348,13 @@ static nmt_attention_dims attention_dims(const nmt_model *m, int Tq, int Tk, int
 static void self_attention_forward(nmt_model *m, attention_acts *a, const nmt_attention_params *p, const float *x,
                                    const side *s, int causal, nmt_dropout drop, float *f_out) {
     STAGE_START;
-    int D = m->config.d_model, M = s->M, T = s->len;
+    int D = m->config.d_model, M = s->M;
     nmt_linear_forward(a->qkv, x, p->q_weight, p->q_bias, M, D, 3 * D);
     if (m->config.positions == NMT_POSITIONS_ROPE)
         nmt_rope_apply(a->qkv, 3 * D, m->acts->positions, s->pos, M, 2 * m->acts->H, m->acts->dh, 0);
-    nmt_attention_dims dims = attention_dims(m, T, T, causal, drop);
-    nmt_attention_forward(heads_at(a->context, T, D), a->weights, heads_at(a->qkv, T, 3 * D),
-                          heads_at(a->qkv + D, T, 3 * D), heads_at(a->qkv + 2 * D, T, 3 * D), &dims);
+    nmt_attention_dims dims = attention_dims(m, s, s, causal, drop);
+    nmt_attention_forward(heads_at(s, a->context, D), a->weights, heads_at(s, a->qkv, 3 * D),
+                          heads_at(s, a->qkv + D, 3 * D), heads_at(s, a->qkv + 2 * D, 3 * D), &dims);
     nmt_linear_forward(f_out, a->context, p->o_weight, p->o_bias, M, D, D);
     STAGE_END(forward, NMT_STAGE_ATTENTION);
 }
@@ -336,13 +363,13 @@ static void self_attention_backward(nmt_model *m, grad_acts *g, const attention_
                                     const nmt_attention_params *p, nmt_attention_params *dp, const float *x,
                                     const side *s, int causal, nmt_dropout drop, float *dx, int accumulate) {
     STAGE_START;
-    int D = m->config.d_model, M = s->M, T = s->len;
+    int D = m->config.d_model, M = s->M;
     nmt_linear_backward(g->dctx, dp->o_weight, dp->o_bias, g->df, a->context, p->o_weight, M, D, D, 0);
-    nmt_attention_dims dims = attention_dims(m, T, T, causal, drop);
-    nmt_attention_backward(heads_at(g->dqkv, T, 3 * D), heads_at(g->dqkv + D, T, 3 * D),
-                           heads_at(g->dqkv + 2 * D, T, 3 * D), g->dweights, heads_at(g->dctx, T, D), a->weights,
-                           heads_at(a->qkv, T, 3 * D), heads_at(a->qkv + D, T, 3 * D),
-                           heads_at(a->qkv + 2 * D, T, 3 * D), &dims);
+    nmt_attention_dims dims = attention_dims(m, s, s, causal, drop);
+    nmt_attention_backward(heads_at(s, g->dqkv, 3 * D), heads_at(s, g->dqkv + D, 3 * D),
+                           heads_at(s, g->dqkv + 2 * D, 3 * D), g->dweights, heads_at(s, g->dctx, D), a->weights,
+                           heads_at(s, a->qkv, 3 * D), heads_at(s, a->qkv + D, 3 * D),
+                           heads_at(s, a->qkv + 2 * D, 3 * D), &dims);
     if (m->config.positions == NMT_POSITIONS_ROPE)
         nmt_rope_apply(g->dqkv, 3 * D, m->acts->positions, s->pos, M, 2 * m->acts->H, m->acts->dh, 1);
     nmt_linear_backward(dx, dp->q_weight, dp->q_bias, g->dqkv, x, p->q_weight, M, D, 3 * D, accumulate);
@@ -355,12 +382,13 @@ static void cross_attention_forward(nmt_model *m, attention_acts *a, const nmt_a
                                     nmt_dropout drop, float *f_out) {
     STAGE_START;
     const nmt_activations *A = m->acts;
-    int D = m->config.d_model, S = A->S, T = A->T;
+    int D = m->config.d_model;
     nmt_linear_forward(a->qkv, x, p->q_weight, p->q_bias, A->tgt.M, D, D);
     nmt_linear_forward(a->kv, A->src.out, p->k_weight, p->k_bias, A->src.M, D, 2 * D);
-    nmt_attention_dims dims = attention_dims(m, T, S, 0, drop);
-    nmt_attention_forward(heads_at(a->context, T, D), a->weights, heads_at(a->qkv, T, D), heads_at(a->kv, S, 2 * D),
-                          heads_at(a->kv + D, S, 2 * D), &dims);
+    const side *q = &A->tgt, *k = &A->src;
+    nmt_attention_dims dims = attention_dims(m, q, k, 0, drop);
+    nmt_attention_forward(heads_at(q, a->context, D), a->weights, heads_at(q, a->qkv, D), heads_at(k, a->kv, 2 * D),
+                          heads_at(k, a->kv + D, 2 * D), &dims);
     nmt_linear_forward(f_out, a->context, p->o_weight, p->o_bias, A->tgt.M, D, D);
     STAGE_END(forward, NMT_STAGE_ATTENTION);
 }
@@ -370,12 +398,13 @@ static void cross_attention_backward(nmt_model *m, grad_acts *g, const attention
                                      nmt_dropout drop, float *dx, int accumulate) {
     STAGE_START;
     const nmt_activations *A = m->acts;
-    int D = m->config.d_model, S = A->S, T = A->T, Mt = A->tgt.M, Ms = A->src.M;
+    int D = m->config.d_model, Mt = A->tgt.M, Ms = A->src.M;
     nmt_linear_backward(g->dctx, dp->o_weight, dp->o_bias, g->df, a->context, p->o_weight, Mt, D, D, 0);
-    nmt_attention_dims dims = attention_dims(m, T, S, 0, drop);
-    nmt_attention_backward(heads_at(g->dqkv, T, D), heads_at(g->dkv, S, 2 * D), heads_at(g->dkv + D, S, 2 * D),
-                           g->dweights, heads_at(g->dctx, T, D), a->weights, heads_at(a->qkv, T, D),
-                           heads_at(a->kv, S, 2 * D), heads_at(a->kv + D, S, 2 * D), &dims);
+    const side *q = &A->tgt, *k = &A->src;
+    nmt_attention_dims dims = attention_dims(m, q, k, 0, drop);
+    nmt_attention_backward(heads_at(q, g->dqkv, D), heads_at(k, g->dkv, 2 * D), heads_at(k, g->dkv + D, 2 * D),
+                           g->dweights, heads_at(q, g->dctx, D), a->weights, heads_at(q, a->qkv, D),
+                           heads_at(k, a->kv, 2 * D), heads_at(k, a->kv + D, 2 * D), &dims);
     nmt_linear_backward(g->denc, dp->k_weight, dp->k_bias, g->dkv, A->src.out, p->k_weight, Ms, D, 2 * D, 1);
     nmt_linear_backward(dx, dp->q_weight, dp->q_bias, g->dqkv, x, p->q_weight, Mt, D, D, accumulate);
     STAGE_END(backward, NMT_STAGE_ATTENTION);
@@ -661,7 +690,7 @@ static void output_forward(nmt_model *m, float smoothing, nmt_loss *loss, float 
         for (int i = 0; i < n; i++) {
             loss_sum += o->loss[i];
             nll_sum += o->nll[i];
-            if (logprobs) logprobs[rows[i]] = -o->nll[i];
+            if (logprobs) logprobs[o->places[start + i]] = -o->nll[i];
         }
         if (!train) continue;
         nmt_sgemm(0, 0, n, D, V, 1.0f, o->logits, V, W, D, 0.0f, o->dx, D);

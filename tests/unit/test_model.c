@@ -537,11 +537,14 @@ START_TEST(logprobs_loss_and_encoder_agree) {
 }
 END_TEST
 
-/* An evaluation forward (no backward follows) gives the layers of each stack one set of buffers:
- * the same loss as a training forward, which keeps every layer's, at the memory of one layer. */
-static size_t evaluation_block(nmt_norm_position norm, int layers, nmt_loss *eval, nmt_loss *train) {
+/* An evaluation forward (no backward follows) packs the rows without their padding and gives the
+ * layers of each stack one set of buffers: the same loss, bit for bit, as a training forward, which
+ * keeps the padded rows and every layer's buffers, at the memory of one layer. */
+static size_t evaluation_block(nmt_norm_position norm, nmt_positions positions, int layers, nmt_loss *eval,
+                               nmt_loss *train) {
     nmt_model_config c = nmt_test_tiny_config(13, 8, 12, layers, layers);
     c.norm_position = norm;
+    c.positions = positions;
     c.dropout = 0.0f;
     nmt_model m;
     ck_assert_int_eq(nmt_test_tiny_perturbed(&m, &c, 11), 0);
@@ -559,10 +562,13 @@ static size_t evaluation_block(nmt_norm_position norm, int layers, nmt_loss *eva
     return block;
 }
 
-START_TEST(evaluation_shares_layer_buffers) {
-    for (int norm = NMT_NORM_POST; norm <= NMT_NORM_PRE; norm++) {
+START_TEST(evaluation_packs_rows_and_shares_layer_buffers) {
+    static const nmt_positions positions[] = {NMT_POSITIONS_SINUSOIDAL, NMT_POSITIONS_LEARNED, NMT_POSITIONS_ROPE};
+    for (int v = 0; v < 6; v++) {
+        const nmt_norm_position norm = v % 2 ? NMT_NORM_PRE : NMT_NORM_POST;
         nmt_loss eval, train, eval1, train1;
-        const size_t deep = evaluation_block(norm, 4, &eval, &train), shallow = evaluation_block(norm, 1, &eval1, &train1);
+        const size_t deep = evaluation_block(norm, positions[v / 2], 4, &eval, &train),
+                     shallow = evaluation_block(norm, positions[v / 2], 1, &eval1, &train1);
         ck_assert(eval.loss_sum == train.loss_sum && eval.nll_sum == train.nll_sum && eval.tokens == train.tokens);
         ck_assert(eval1.loss_sum == train1.loss_sum);
         ck_assert(eval.nll_sum != eval1.nll_sum); /* the depth matters to the loss, not to the memory */
@@ -853,7 +859,7 @@ static Suite *model_suite(void) {
     tcase_set_timeout(behaviour, 120);
     tcase_add_test(behaviour, decoder_is_causal_and_source_padding_is_masked);
     tcase_add_test(behaviour, logprobs_loss_and_encoder_agree);
-    tcase_add_test(behaviour, evaluation_shares_layer_buffers);
+    tcase_add_test(behaviour, evaluation_packs_rows_and_shares_layer_buffers);
     tcase_add_test(behaviour, bad_batches_are_refused);
     tcase_add_test(behaviour, imported_only_parts_evaluate_but_do_not_train);
     tcase_add_test(behaviour, rdrop_batches_must_repeat);
