@@ -362,8 +362,8 @@ static int valid_loss(trainer *t, double *loss, double *ppl) {
     return 0;
 }
 
-/* Translates the validation sources and scores them against the references as `nmt bleu` does
- * (sacreBLEU's corpus BLEU, 13a tokenization, mixed case). */
+/* Translates the validation sources, in the run's product precision, and scores them against the
+ * references as `nmt bleu` does (sacreBLEU's corpus BLEU, 13a tokenization, mixed case). */
 static int valid_bleu(trainer *t, double *bleu) {
     const nmt_corpus *v = &t->valid;
     int n = (int)v->num_pairs;
@@ -380,6 +380,9 @@ static int valid_bleu(trainer *t, double *bleu) {
     options.greedy = t->cfg->valid_beam <= 1;
     options.beam_size = t->cfg->valid_beam;
     options.length_penalty = t->cfg->valid_length_penalty;
+    /* In the products the run trains with: bf16 decodes about 1.75x faster than fp32 where it trains
+     * faster, and the validations are spent from the run's budget. */
+    options.precision = t->precision;
     if (nmt_decode_sentences(&t->model, &options, n, sources, lengths, out) < 0) goto done;
     nmt_bleu_clear(t->bleu);
     for (int i = 0; i < n; i++) {

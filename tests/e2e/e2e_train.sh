@@ -75,6 +75,16 @@ offline=$("$NMT" bleu valid.de -i beam.hyp -b -w 4)
 [ -n "$logged" ] && [ "$logged" = "$offline" ] || say_fail "beam validation BLEU '$logged' != offline '$offline'"
 cmp -s beam.hyp beam-default.hyp && say_fail "length penalty 2 and the default 0.6 agree: nothing was compared"
 
+# A bf16 run validates in bf16: the BLEU of `nmt translate --precision bf16`, to the last digit.
+if grep -q avx512_bf16 /proc/cpuinfo && [ "${NMT_GEMM:-}" != openblas ]; then
+  "$NMT" train toy.yaml --quiet --set output=bf16 --set train.max_steps=100 --set train.valid_every=100 \
+    --set train.optimizer.lr=1e-2 --set model.dropout=0 --set train.precision=bf16 || say_fail "bf16 run"
+  logged=$(sed -n 's/.*"event":"valid","step":100,.*"bleu":\([0-9.]*\)[,}].*/\1/p' bf16/train.log.jsonl)
+  "$NMT" translate -q -m bf16 --greedy --precision bf16 < valid.en > bf16.hyp
+  offline=$("$NMT" bleu valid.de -i bf16.hyp -b -w 4)
+  [ -n "$logged" ] && [ "$logged" = "$offline" ] || say_fail "bf16 validation BLEU '$logged' != offline '$offline'"
+fi
+
 # train.precision auto measured while other processes hold every CPU says that its rates may mislead.
 if grep -q avx512_bf16 /proc/cpuinfo && [ "${NMT_GEMM:-}" != openblas ]; then
   hogs=()
