@@ -11,6 +11,7 @@
 #include "infer/pipeline.h"
 #include "base/input.h"
 #include "base/io.h"
+#include "compute/gemm.h"
 #include "compute/pool.h"
 #include "text/spm.h"
 #include "base/util.h"
@@ -39,6 +40,9 @@ static void usage(FILE *out) {
             "      --tokens           append ` ||| ` and the log-probability of each target piece and\n"
             "                         of eos (as CTranslate2's --with_tokens_score)\n"
             "      --batch-size N     pairs scored together (default 32)\n"
+            "      --precision P      fp32 (default) or bf16: the products' arithmetic (bf16: bfloat16\n"
+            "                         operands, float32 sums, as train.precision bf16; needs AVX512_BF16:\n"
+            "                         about 1.8x faster, log-probabilities within about 1%% of fp32's)\n"
             "      --max-input-length N  a pair with a side of more than N pieces is not scored: `nan` is\n"
             "                         written, with a warning naming the line (default %d, as nmt\n"
             "                         translate's)\n"
@@ -99,6 +103,7 @@ static int read_side(const bound *b, side *s, int i, int32_t **ids, size_t *cap,
 typedef struct score_options {
     const char *model_dir;
     int normalize, tokens, batch_size, max_input_length, crop;
+    nmt_precision precision; /* of the products: fp32 or bf16 */
     long threads;
     const char *loss_json;  /* NULL: no loss */
     double label_smoothing;
@@ -143,6 +148,7 @@ static int score_all(const score_options *o, side *src, side *tgt) {
     nmt_precision fp32 = NMT_PRECISION_FP32;
     if (nmt_pipeline_load(o->model_dir, 1, 0, &fp32, &model, &spm, &dir) < 0) goto done;
     nmt_pool_set_threads((int)o->threads);
+    if (o->precision == NMT_PRECISION_BF16 && nmt_gemm_set_sgemm_bf16(1) < 0) goto done;
     const size_t limit = nmt_pipeline_input_limit(&model.config, o->max_input_length);
     const bound source = {nmt_tokenizer_spm(spm), limit, o->crop}, target = {nmt_tokenizer_spm_target(spm), limit, o->crop};
     for (int eof = 0; !eof;) {
@@ -215,6 +221,7 @@ done:
     free(dir);
     nmt_spm_free(spm);
     nmt_model_free(&model);
+    nmt_gemm_set_sgemm_bf16(0);
     return rc;
 }
 
@@ -227,11 +234,13 @@ int nmt_cmd_score(int argc, char **argv) {
         {"loss-json", required_argument, NULL, 'L'}, {"label-smoothing", required_argument, NULL, 'e'},
         {"quiet", no_argument, NULL, 'q'},        {"cpu-threads", required_argument, NULL, 'T'},
         {"max-input-length", required_argument, NULL, 'M'}, {"max-input-length-crop", no_argument, NULL, 'C'},
-        {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0},
+        {"precision", required_argument, NULL, 'P'}, {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
     };
     const char *paths[2] = {NULL, NULL};
     long batch = 32, threads = nmt_cli_threads_default();
-    score_options o = {.label_smoothing = 0.1, .max_input_length = nmt_pipeline_options_default().max_input_length};
+    score_options o = {.label_smoothing = 0.1, .max_input_length = nmt_pipeline_options_default().max_input_length,
+                       .precision = NMT_PRECISION_FP32};
     long max_input = o.max_input_length;
     optind = 1;
     int c;
@@ -257,6 +266,11 @@ int nmt_cmd_score(int argc, char **argv) {
             if (nmt_cli_long("score", "--max-input-length", optarg, 1, 1000000, &max_input) < 0) return NMT_EXIT_USAGE;
             break;
         case 'C': o.crop = 1; break;
+        case 'P':
+            if (strcmp(optarg, "fp32") != 0 && strcmp(optarg, "bf16") != 0)
+                return nmt_cli_usage_error("score", "--precision: expected fp32 or bf16, got '%s'", optarg);
+            if (nmt_cli_precision("score", optarg, &o.precision) < 0) return NMT_EXIT_USAGE;
+            break;
         case 'h': usage(stdout); return NMT_EXIT_OK;
         case 'q': break; /* score prints nothing but its results and errors */
         default: return NMT_EXIT_USAGE;

@@ -125,6 +125,18 @@ paste out scores.txt | awk '{ if (!($1 <= 0 && $1 >= $2 - 1e-6)) bad = 1 } END {
 head -3 hyp.txt >short.txt
 check "score line counts" 1 "$NMT" score -m $M $T -s src.txt -t short.txt
 grep -q "src.txt has more lines than short.txt" err || say_fail "line count message: $(cat err)"
+check "score --precision int8" 2 "$NMT" score -m $M $T -s src.txt -t hyp.txt --precision int8
+grep -q "expected fp32 or bf16, got 'int8'" err || say_fail "score --precision int8 message: $(cat err)"
+# bf16 products: close to fp32's scores but not theirs, and the same on any thread count.
+if grep -q avx512_bf16 /proc/cpuinfo && [ "${NMT_GEMM:-}" != openblas ]; then
+  check "score bf16" 0 "$NMT" score -m $M -s src.txt -t hyp.txt --precision bf16 --threads 1
+  cp out bf16-scores.txt
+  check "score bf16, 2 threads" 0 "$NMT" score -m $M -s src.txt -t hyp.txt --precision bf16 --threads 2
+  cmp -s out bf16-scores.txt || say_fail "bf16 scores depend on the thread count"
+  cmp -s bf16-scores.txt scores.txt && say_fail "bf16 scores equal fp32's: bf16 did not multiply"
+  paste bf16-scores.txt scores.txt | awk '{ d = $1 - $2; if (d < 0) d = -d; if (d > 0.05 * (1 - $2)) bad = 1 } END { exit bad }' ||
+    say_fail "bf16 scores far from fp32's"
+fi
 
 # Alignment maps: one SVG per line, numbered from 0 when there are several; `-` draws on stderr.
 printf 'the cat sees a dog\n' | "$NMT" translate -m $M $T --alignment-map map.svg -q >/dev/null 2>err || say_fail "map: $(cat err)"
