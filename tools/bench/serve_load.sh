@@ -15,7 +15,8 @@
 # flight when wrk stops are done: /metrics' nmt_batch_lines_total over the process's CPU time), the
 # 1-minute load average when the run started and, with several pairs, the lines each pair decoded.
 # Sentences per CPU-second stay comparable on a machine that other work shares; wall-clock numbers then
-# are not. Ends with the server's VmRSS and VmHWM (peak).
+# are not. Ends with the server's VmRSS and VmHWM (peak). wrk comes from Debian (tools/install-deps.sh
+# --bench) when it is missing.
 set -euo pipefail
 [ $# -ge 2 ] || { sed -n 3p "$0" >&2; exit 2; }
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -23,7 +24,8 @@ nmt="${NMT:-$root/build/bin/nmt}"
 model=$1 input=$2 seconds=${3:-20} connections=${4-"1 8 64 256"}
 shift $(( $# < 4 ? $# : 4 ))
 threads=${THREADS:-2}
-command -v wrk >/dev/null || { echo "serve_load: wrk is not installed (apt-get install wrk)" >&2; exit 1; }
+command -v wrk >/dev/null || "$root/tools/install-deps.sh" --bench
+command -v wrk >/dev/null || { echo "serve_load: wrk is not installed and could not be (apt-get install wrk)" >&2; exit 1; }
 tmp="$(mktemp -d)"
 server=""
 trap '[ -n "$server" ] && kill $server 2>/dev/null; rm -rf "$tmp"' EXIT
