@@ -8,6 +8,7 @@
 #include "viz/plot.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -20,6 +21,7 @@ struct nmt_serve_job {
     char **lines;            /* [count] copies */
     nmt_serve_text *out;     /* [count] results */
     int want_map;
+    int hypotheses;          /* wanted of each line (nmt_serve_controls) */
     char **glossary;         /* [2 * glossary_size] copies, or NULL: the job is decoded alone */
     int glossary_size;
     nmt_strbuf *streamed;    /* [count] each line's pieces decided so far, each ending in a NUL, or NULL */
@@ -234,10 +236,17 @@ static void stream_piece(void *user, int line, const char *text, int final) {
 }
 
 /* One engine call on n lines of the batch from `first`: with the glossary or the stream of a batch of
- * its own. */
+ * its own, and one hypothesis a line where every job of the lines wants no more. */
 static int translate(nmt_serve_batcher *b, int first, int n, nmt_result **out) {
-    if (!b->alone) return nmt_engine_translate(b->engine, n, &b->batch_text[first], out);
+    nmt_engine_options one_best = *nmt_engine_get_options(b->engine);
+    int several = 0;
+    for (int i = first; i < first + n; i++) several |= b->batch_job[i]->hypotheses > 1;
+    const int fewer = !several && one_best.n_best > 1;
+    if (!b->alone && !fewer) return nmt_engine_translate(b->engine, n, &b->batch_text[first], out);
     nmt_translate_options call = nmt_translate_options_default();
+    one_best.n_best = 1;
+    if (fewer) call.options = &one_best;
+    if (!b->alone) return nmt_engine_translate_with(b->engine, n, &b->batch_text[first], &call, out);
     call.glossary = (const char *const *)b->alone->glossary;
     call.glossary_size = b->alone->glossary_size;
     if (b->alone->streamed) {
@@ -375,7 +384,11 @@ int nmt_serve_batcher_submit(nmt_serve_batcher *b, int count, const char *const 
 
 /* Copies the glossary's terms into the job and makes room for its stream. */
 static int set_controls(nmt_serve_job *j, const nmt_serve_controls *controls) {
-    if (!controls) return 0;
+    if (!controls) {
+        j->hypotheses = INT_MAX; /* all the engine finds */
+        return 0;
+    }
+    j->hypotheses = controls->hypotheses;
     if (controls->stream && (!(j->streamed = nmt_calloc(j->count ? (size_t)j->count : 1, sizeof *j->streamed)) ||
                              !(j->streamed_final = nmt_calloc(j->count ? (size_t)j->count : 1, 1))))
         return -1;

@@ -42,17 +42,22 @@ int nmt_serve_batcher_create(nmt_serve_batcher **out, nmt_engine *engine, const 
 void nmt_serve_batcher_free(nmt_serve_batcher *b);
 
 enum { NMT_SERVE_QUEUE_FULL = -2, NMT_SERVE_JOB_TOO_LARGE = -3 };
-/* Queues lines[0..count) (copied); want_map: draw the attention heat map of line 0. Returns 0 with
- * *job set, NMT_SERVE_QUEUE_FULL when the queue has no room now (error set), NMT_SERVE_JOB_TOO_LARGE
- * when the job alone is more than the queue may ever hold, -1 on other errors. */
+/* Queues lines[0..count) (copied), each to get every hypothesis of the engine's n_best; want_map: draw
+ * the attention heat map of line 0. Returns 0 with *job set, NMT_SERVE_QUEUE_FULL when the queue has no
+ * room now (error set), NMT_SERVE_JOB_TOO_LARGE when the job alone is more than the queue may ever
+ * hold, -1 on other errors. */
 int nmt_serve_batcher_submit(nmt_serve_batcher *b, int count, const char *const *lines, int want_map,
                              nmt_serve_job **job);
-/* What makes a job's lines decoded in batches of their own, through nmt_engine_translate_with, taking
- * turns with the shared batches of the other jobs. */
+/* A job's controls. A glossary or a stream makes its lines decoded in batches of their own, through
+ * nmt_engine_translate_with, taking turns with the shared batches of the other jobs. hypotheses does
+ * not: a batch in which every job wants the best translation alone is searched for one hypothesis a
+ * line, which ends the search of a sentence as soon as nothing can beat its best (the engine's n_best
+ * would search on until that many have finished), and any other batch for the engine's n_best. */
 typedef struct nmt_serve_controls {
     const char *const *glossary; /* [2 * glossary_size]: source and target terms (copied), or NULL */
     int glossary_size;
     int stream;                  /* 1: keep each line's text as decided (nmt_serve_job_stream_next) */
+    int hypotheses;              /* hypotheses wanted of each line (0 or 1: the best alone) */
 } nmt_serve_controls;
 
 /* nmt_serve_batcher_submit with controls (NULL: none, nmt_serve_batcher_submit). */

@@ -269,8 +269,8 @@ static void store_file(nmt_serve *s, const nmt_serve_request *r, const nmt_serve
  * with texts_free); *job is kept for its map (release it). With `stream` the job is streamed and not
  * waited for: the segments move to *stream. Returns 0, or -1 with the answer set. */
 static int run_model(nmt_serve *s, int m, const connection *c, const char *const *texts, int n, int html,
-                     const char *language, int want_map, const nmt_serve_glossary *g, nmt_serve_segments *stream,
-                     answer *a, nmt_serve_job **job, nmt_serve_text **out) {
+                     const char *language, int want_map, int hypotheses, const nmt_serve_glossary *g,
+                     nmt_serve_segments *stream, answer *a, nmt_serve_job **job, nmt_serve_text **out) {
     nmt_serve_segments sp = {0};
     int rc = -1;
     *job = NULL;
@@ -280,7 +280,8 @@ static int run_model(nmt_serve *s, int m, const connection *c, const char *const
         goto done;
     }
     a->lines += sp.count;
-    const nmt_serve_controls controls = {g ? (const char *const *)g->terms : NULL, g ? g->size : 0, stream != NULL};
+    const nmt_serve_controls controls = {g ? (const char *const *)g->terms : NULL, g ? g->size : 0, stream != NULL,
+                                         hypotheses};
     const int submitted = nmt_serve_batcher_submit_with(s->batchers[m], sp.count, sp.segments, want_map, &controls, job);
     if (submitted == NMT_SERVE_JOB_TOO_LARGE) {
         set_error(a, 413, nmt_error());
@@ -349,8 +350,11 @@ static void translate(nmt_serve *s, nmt_serve_api api, const request_headers *h,
         set_error(a, 400, "format html is not streamed (Accept: text/event-stream): ask without it");
         goto done;
     }
+    /* Hypotheses of each text: native n_best, LibreTranslate's alternatives + 1 (none for HTML). */
+    const int hypotheses = api == NMT_SERVE_NATIVE ? (int)r.n_best : r.alternatives > 0 && !html ? (int)r.alternatives + 1 : 1;
     if (run_model(s, route.first, c, (const char *const *)r.q, r.count, html, s->pairs[route.first].source,
-                  r.alignment_map && route.second < 0, &r.glossary, route.second < 0 ? stream : NULL, a, &job, &texts) < 0)
+                  r.alignment_map && route.second < 0, route.second < 0 ? hypotheses : 1, &r.glossary,
+                  route.second < 0 ? stream : NULL, a, &job, &texts) < 0)
         goto done;
     if (route.second >= 0) {
         const char **middle = nmt_calloc(r.count ? (size_t)r.count : 1, sizeof *middle);
@@ -361,7 +365,8 @@ static void translate(nmt_serve *s, nmt_serve_api api, const request_headers *h,
         for (int i = 0; i < r.count; i++) middle[i] = texts[i].hyps[0].text;
         nmt_serve_text *final;
         nmt_serve_job *second;
-        const int rc = run_model(s, route.second, c, middle, r.count, html, NMT_SERVE_PIVOT, 0, NULL, stream, a, &second, &final);
+        const int rc = run_model(s, route.second, c, middle, r.count, html, NMT_SERVE_PIVOT, 0, hypotheses, NULL, stream, a,
+                                 &second, &final);
         free(middle);
         texts_free(texts, r.count);
         nmt_serve_job_release(job);

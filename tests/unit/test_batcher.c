@@ -152,8 +152,10 @@ START_TEST(test_round_robin) {
 }
 END_TEST
 
-/* A plain job, a glossary job and a streamed job queued together: the plain lines as the engine gives
- * them, the glossary's as nmt_engine_translate_with with it, the streamed pieces joined as the result. */
+/* A job wanting the best translation alone, in batches of its own: one hypothesis a line, the
+ * engine's best. Then a plain job, a glossary job and a streamed job queued together: the plain lines
+ * as the engine gives them (its n_best of 2), the glossary's as nmt_engine_translate_with with it, the
+ * streamed pieces joined as the result. */
 START_TEST(test_controls) {
     nmt_test_model_dir(nmt_test_tmpdir);
     nmt_engine *e = open_engine(0);
@@ -162,8 +164,10 @@ START_TEST(test_controls) {
     ck_assert_int_eq(nmt_serve_batcher_create(&b, e, &o), 0);
     const char *lines[] = {"the cat sees a dog", "big red house", "the tree runs"};
     const char *terms[] = {"cat", "baum"};
-    const nmt_serve_controls glossary = {terms, 1, 0}, stream = {NULL, 0, 1};
-    nmt_serve_job *plain, *glossed, *streamed;
+    const nmt_serve_controls glossary = {terms, 1, 0, 0}, stream = {NULL, 0, 1, 0}, one = {NULL, 0, 0, 1};
+    nmt_serve_job *plain, *glossed, *streamed, *best;
+    ck_assert_int_eq(nmt_serve_batcher_submit_with(b, 3, lines, 0, &one, &best), 0);
+    ck_assert_int_eq(nmt_serve_job_wait(best, 0), 0);
     ck_assert_int_eq(nmt_serve_batcher_submit(b, 3, lines, 0, &plain), 0);
     ck_assert_int_eq(nmt_serve_batcher_submit_with(b, 3, lines, 0, &glossary, &glossed), 0);
     ck_assert_int_eq(nmt_serve_batcher_submit_with(b, 3, lines, 0, &stream, &streamed), 0);
@@ -192,6 +196,10 @@ START_TEST(test_controls) {
     for (int i = 0; i < 3; i++) {
         ck_assert_str_eq(nmt_serve_job_lines(plain)[i].hyps[0].text, nmt_result_text(alone, i));
         ck_assert(fabs(nmt_serve_job_lines(plain)[i].hyps[0].score - nmt_result_score(alone, i, 0)) <= tolerance);
+        ck_assert_int_eq(nmt_serve_job_lines(plain)[i].count, nmt_result_hypotheses(alone, i));
+        ck_assert_int_eq(nmt_serve_job_lines(best)[i].count, 1);
+        ck_assert_str_eq(nmt_serve_job_lines(best)[i].hyps[0].text, nmt_result_text(alone, i));
+        ck_assert(fabs(nmt_serve_job_lines(best)[i].hyps[0].score - nmt_result_score(alone, i, 0)) <= tolerance);
         ck_assert_str_eq(nmt_serve_job_lines(glossed)[i].hyps[0].text, nmt_result_text(with, i));
         ck_assert_str_eq(nmt_serve_job_lines(streamed)[i].hyps[0].text, nmt_result_text(alone, i));
     }
@@ -200,6 +208,7 @@ START_TEST(test_controls) {
     nmt_serve_job_release(plain);
     nmt_serve_job_release(glossed);
     nmt_serve_job_release(streamed);
+    nmt_serve_job_release(best);
     nmt_serve_batcher_free(b);
     nmt_engine_close(e);
 }
