@@ -351,7 +351,9 @@ static void translate(nmt_serve *s, nmt_serve_api api, const request_headers *h,
         goto done;
     }
     /* Hypotheses of each text: native n_best, LibreTranslate's alternatives + 1 (none for HTML). */
-    const int hypotheses = api == NMT_SERVE_NATIVE ? (int)r.n_best : r.alternatives > 0 && !html ? (int)r.alternatives + 1 : 1;
+    const int hypotheses = api == NMT_SERVE_NATIVE         ? (int)r.n_best
+                           : r.alternatives > 0 && !html ? (int)r.alternatives + 1
+                                                         : 1;
     if (run_model(s, route.first, c, (const char *const *)r.q, r.count, html, s->pairs[route.first].source,
                   r.alignment_map && route.second < 0, route.second < 0 ? hypotheses : 1, &r.glossary,
                   route.second < 0 ? stream : NULL, a, &job, &texts) < 0)
