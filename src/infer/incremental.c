@@ -2,16 +2,18 @@
  *
  * Shapes: B sentences, S source width, R live rows, P = max_steps cache positions, D, H, dh = D/H,
  * F, V, Ld decoder layers. Buffers only grow (to the largest batch seen), so steps allocate nothing.
- *   cross_kv[Ld, B*S, 2D]   each decoder layer's cross-attention k|v of the encoder output, one
- *                           [S, 2D] block per sentence of the batch (finished ones are skipped)
- *   cache[l][K], cache[l][V] [P, max_rows, D] self-attention keys and values of the fed positions:
- *                           the row that was row i when position t was fed left its key at [t, i],
- *                           so a step's appends are one block and the pages touched grow with the
+ *   cross_kv[Ld, B, 2, S, D] each decoder layer's cross-attention keys and values of the encoder
+ *                           output: per sentence of the batch its [S, D] keys, then its [S, D]
+ *                           values (finished sentences are skipped; each read in order, whole rows)
+ *   cache[l][K], cache[l][V] [max_rows, P, D] self-attention keys and values of the fed positions:
+ *                           the row that was row i when position t was fed left its key at [i, t],
+ *                           so a row's keys follow one another (the decode attention reads them in
+ *                           order, at the memory's rate) and the pages touched grow with the
  *                           positions actually fed
- *   path[max_rows, P]       where each live row finds its keys: position t at [t, path[r, t]]
+ *   path[max_rows, P]       where each live row finds its keys: position t at [path[r, t], t]
  * Keys and values are stored in the weights' cache format (kvstore.h: float32, or float16 / int8
  * for int8 weights), converted once when written; I8 keeps one factor per head beside them
- * (cross_factor[Ld, B*S, 2H], cache[l][K_FACTOR] [P, max_rows, H], ...). The caches and cross_kv
+ * (cross_factor[Ld, B, 2, S, H], cache[l][K_FACTOR] [max_rows, P, H], ...). The caches and cross_kv
  * are ordinary pages (no huge pages), so that what a batch does not reach is never touched.
  *   history[max_rows, P]    the tokens fed to each row (uncached mode replays them)
  * Rows are contiguous per sentence (search.h), so a sentence's rows are the queries of one
@@ -70,8 +72,8 @@ enum {
     BUF_GROUP_LEN, /* int32 [B]: their source tokens */
     BUF_HISTORY,   /* int32 [max_rows, P] */
     BUF_HISTORY_SPARE,
-    BUF_CROSS_KV,  /* [Ld, B*S, 2D] stored values (kvstore.h) */
-    BUF_CROSS_FACTOR, /* I8: float [Ld, B*S, 2H] */
+    BUF_CROSS_KV,  /* [Ld, B, 2, S, D] stored values (kvstore.h) */
+    BUF_CROSS_FACTOR, /* I8: float [Ld, B, 2, S, H] */
     BUF_PATH,      /* int32 [max_rows, P]: where each row's cached keys and values lie */
     BUF_PATH_SPARE,
     BUF_X,         /* [M, D] the residual stream; M = max(B*S, max_rows) */
@@ -109,7 +111,7 @@ struct nmt_incremental {
     int positions_len;           /* positions in the BUF_POSITIONS table */
     buffer buf[BUF_COUNT];
     nmt_kv_format kv;            /* the stored keys' and values' format */
-    buffer *cache;               /* [layers * CACHE_PARTS]: K, V [P, max_rows, D] (position, then row), I8 factors */
+    buffer *cache;               /* [layers * CACHE_PARTS]: K, V [max_rows, P, D] (row, then position), I8 factors */
     /* With a shortlist: the batch's candidate pieces, their output rows and those packed. */
     int shortlisted;             /* candidates of this batch; 0: no shortlist */
     int32_t *candidates;         /* [V] ascending */
@@ -373,14 +375,17 @@ static void encode_part(nmt_incremental *inc, const int32_t *src, int first, int
         memory = BUF(inc, BUF_NORMED, float);
     }
     /* k and v weights are consecutive: one [2D, D] projection per decoder layer, through BUF_QKV
-     * into each sentence's [S, 2D] block in the cache format (the padding's rows never written:
+     * into each sentence's [2, S, D] block in the cache format (the padding's rows never written:
      * cross-attention reads a sentence's keys below its length only). */
     for (int l = 0; l < inc->layers; l++) {
         linear(inc, qkv, memory, &inc->w->decoder[(size_t)l * NMT_WEIGHTS_PER_LAYER + NMT_WEIGHT_CROSS_KV], p->decoder[l].cross_attn.k_bias, n);
         for (int i = 0; i < count; i++) {
-            const size_t at = ((size_t)l * (size_t)inc->batch + (size_t)(first + i)) * (size_t)S * 2 * (size_t)D;
-            nmt_kv_store(inc->kv, inc->buf[BUF_CROSS_KV].data, BUF(inc, BUF_CROSS_FACTOR, float), at,
-                         qkv + (size_t)rows_of[i] * 2 * (size_t)D, 2L * D, len[i], 2 * inc->H, inc->dh);
+            const size_t at = ((size_t)l * (size_t)inc->batch + (size_t)(first + i)) * 2 * (size_t)S * (size_t)D;
+            const float *rows = qkv + (size_t)rows_of[i] * 2 * (size_t)D;
+            for (int part = 0; part < 2; part++)
+                nmt_kv_store(inc->kv, inc->buf[BUF_CROSS_KV].data, BUF(inc, BUF_CROSS_FACTOR, float),
+                             at + (size_t)part * (size_t)S * (size_t)D, rows + (size_t)part * (size_t)D, 2L * D, len[i],
+                             inc->H, inc->dh);
         }
     }
 }
@@ -441,8 +446,8 @@ static void cross_attention(nmt_incremental *inc, int l, float *attention) {
         const long q_stride = (long)n * D, kv_stride = 2L * S * D;
         const buffer *data = &inc->buf[BUF_CROSS_KV], *factor = &inc->buf[BUF_CROSS_FACTOR];
         attention_stored(inc, heads(ctx + (size_t)first * D, q_stride, D), heads(q + (size_t)first * D, q_stride, D),
-                         stored(inc, data, factor, kv, kv_stride, 2L * D, group, NULL),
-                         stored(inc, data, factor, kv + (size_t)D, kv_stride, 2L * D, group, NULL), &dims);
+                         stored(inc, data, factor, kv, kv_stride, D, group, NULL),
+                         stored(inc, data, factor, kv + (size_t)S * (size_t)D, kv_stride, D, group, NULL), &dims);
         if (!attention) continue;
         /* w[count, H, n, S] -> attention[row, :] = the mean over heads. */
         for (int r = first; r < last; r++) {
@@ -577,13 +582,17 @@ static void decode_position(nmt_incremental *inc, int t, const step_output *out)
         const float *in = sublayer_input(inc, &layer->self_attn_norm, R);
         linear(inc, qkv, in, &w[NMT_WEIGHT_QKV], layer->self_attn.q_bias, R);
         rope(inc, R);
-        const size_t at = (size_t)t * (size_t)inc->max_rows * (size_t)D;
-        nmt_kv_store(inc->kv, part[CACHE_K].data, part[CACHE_K_FACTOR].data, at, qkv + D, 3L * D, R, inc->H, inc->dh);
-        nmt_kv_store(inc->kv, part[CACHE_V].data, part[CACHE_V_FACTOR].data, at, qkv + 2 * D, 3L * D, R, inc->H, inc->dh);
-        const long rows_stride = (long)inc->max_rows * D;
+        for (int r = 0; r < R; r++) {
+            const size_t at = ((size_t)r * (size_t)P + (size_t)t) * (size_t)D;
+            const float *row = qkv + (size_t)r * 3 * (size_t)D;
+            nmt_kv_store(inc->kv, part[CACHE_K].data, part[CACHE_K_FACTOR].data, at, row + D, 3L * D, 1, inc->H, inc->dh);
+            nmt_kv_store(inc->kv, part[CACHE_V].data, part[CACHE_V_FACTOR].data, at, row + 2 * D, 3L * D, 1, inc->H,
+                         inc->dh);
+        }
+        const long row_block = (long)P * D;
         attention_stored(inc, heads(ctx, D, D), heads(qkv, 3L * D, 3L * D),
-                         stored(inc, &part[CACHE_K], &part[CACHE_K_FACTOR], 0, D, rows_stride, NULL, path),
-                         stored(inc, &part[CACHE_V], &part[CACHE_V_FACTOR], 0, D, rows_stride, NULL, path), &self);
+                         stored(inc, &part[CACHE_K], &part[CACHE_K_FACTOR], 0, row_block, D, NULL, path),
+                         stored(inc, &part[CACHE_V], &part[CACHE_V_FACTOR], 0, row_block, D, NULL, path), &self);
         linear(inc, BUF(inc, BUF_DELTA, float), ctx, &w[NMT_WEIGHT_O], layer->self_attn.o_bias, R);
         residual(inc, &layer->self_attn_norm, R);
 

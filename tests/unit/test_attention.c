@@ -3,7 +3,7 @@
  * causal masks with a query offset, key lengths including 0, dropout, shared cache slots, keys
  * reached through per-key paths), and
  * the determinism rules: a row's results do not depend on the batch around it or on its padding,
- * nor on the thread count, bit for bit. Attention on stored (float16, int8) keys and values is
+ * nor on the thread count, and a decoding step's query gets the bits it gets among all the queries. Attention on stored (float16, int8) keys and values is
  * attention on their widened floats, bit for bit, and within their rounding of the reference.
  *
  * Tolerance: the kernels sum at most 80 products of values below 2 in float, so outputs carry
@@ -264,6 +264,44 @@ START_TEST(attention_rows_do_not_depend_on_the_batch) {
 }
 END_TEST
 
+/* A decoding step (one query a batch row, every head of the row at once) gives each query the bits
+ * the general path gives it among all the queries: causal self-attention with key lengths, 5 heads
+ * (a group of 4 and one more), head size 40 (a tail), keys read directly, through slots and through
+ * paths. */
+START_TEST(a_decoding_step_is_its_query_among_all) {
+    enum { B = 3, H = 5, DH = 40, T = 9 };
+    for (int slots = 0; slots <= 2; slots++) {
+        problem all = {.pad = 2, .use_slots = slots};
+        all.d = (nmt_attention_dims){.batch = B, .heads = H, .head_dim = DH, .q_len = T, .k_len = T, .causal = 1,
+                                     .scale = 0.2f};
+        for (int b = 0; b < B; b++) all.lengths[b] = T - 2 * b;
+        all.d.k_lengths = all.lengths;
+        problem_init(&all, 31 + (unsigned)slots);
+        run(&all);
+        const long width = row_width(&all);
+        for (int t = 0; t < T; t++) {
+            problem step = all;
+            step.d.q_len = 1, step.d.q_offset = t;
+            float *q = filled((long)B * width, 0), *out = filled((long)B * width, 0), *w = filled((long)B * H * T, 0);
+            for (int b = 0; b < B; b++)
+                memcpy(q + b * width, all.q + ((long)b * T + t) * width, sizeof(float) * (size_t)width);
+            nmt_attention_forward(view(&step, out, 1, 0), w, view(&step, q, 1, 0), view(&step, all.k, T, 1),
+                                  view(&step, all.v, T, 1), &step.d);
+            for (int b = 0; b < B; b++) {
+                expect_same_rows("out", out + b * width, width, all.out + ((long)b * T + t) * width, width, 1, H * DH);
+                for (int h = 0; h < H; h++)
+                    expect_same_rows("weights", w + ((long)b * H + h) * T, T,
+                                     all.w + (((long)b * H + h) * T + t) * T, T, 1, T);
+            }
+            free(q);
+            free(out);
+            free(w);
+        }
+        problem_free(&all);
+    }
+}
+END_TEST
+
 /* 1, 2 and 3 threads: every output bit-identical, over a batch big enough for many pool units. */
 START_TEST(attention_is_identical_on_any_thread_count) {
     problem p[3];
@@ -520,6 +558,7 @@ static Suite *attention_suite(void) {
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, attention_matches_double_reference);
     tcase_add_test(tc, attention_rows_do_not_depend_on_the_batch);
+    tcase_add_test(tc, a_decoding_step_is_its_query_among_all);
     tcase_add_test(tc, attention_is_identical_on_any_thread_count);
     tcase_add_test(tc, stored_attention_is_attention_on_the_widened_values);
     tcase_add_test(tc, attention_over_packed_sentences_is_each_sentence_alone);
