@@ -5,11 +5,13 @@
  *   cross_kv[Ld, B, 2, S, D] each decoder layer's cross-attention keys and values of the encoder
  *                           output: per sentence of the batch its [S, D] keys, then its [S, D]
  *                           values (finished sentences are skipped; each read in order, whole rows)
- *   cache[l][K], cache[l][V] [max_rows, P, D] self-attention keys and values of the fed positions:
+ *   cache[l][K], cache[l][V] [max_rows, Pc, D] self-attention keys and values of the fed positions:
  *                           the row that was row i when position t was fed left its key at [i, t],
  *                           so a row's keys follow one another (the decode attention reads them in
  *                           order, at the memory's rate) and the pages touched grow with the
- *                           positions actually fed
+ *                           positions actually fed; Pc >= P is the most positions any batch so far
+ *                           has needed, so that every batch's rows start where the first one's did
+ *                           and touch no page the longest batch did not
  *   path[max_rows, P]       where each live row finds its keys: position t at [path[r, t], t]
  * Keys and values are stored in the weights' cache format (kvstore.h: float32, or float16 / int8
  * for int8 weights), converted once when written; I8 keeps one factor per head beside them
@@ -108,10 +110,11 @@ struct nmt_incremental {
 
     int batch, width, rows, fed; /* fed: tokens fed to every live row so far */
     int max_rows, max_steps;
+    int cache_steps;             /* positions a cache row block holds: the most any batch has needed */
     int positions_len;           /* positions in the BUF_POSITIONS table */
     buffer buf[BUF_COUNT];
     nmt_kv_format kv;            /* the stored keys' and values' format */
-    buffer *cache;               /* [layers * CACHE_PARTS]: K, V [max_rows, P, D] (row, then position), I8 factors */
+    buffer *cache;               /* [layers * CACHE_PARTS]: K, V [max_rows, cache_steps, D] (row, then position), I8 factors */
     /* With a shortlist: the batch's candidate pieces, their output rows and those packed. */
     int shortlisted;             /* candidates of this batch; 0: no shortlist */
     int32_t *candidates;         /* [V] ascending */
@@ -204,7 +207,8 @@ int nmt_incremental_reserve(nmt_incremental *inc, int batch, int width, int max_
     const size_t f = sizeof(float), i32 = sizeof(int32_t);
     size_t cache = 0, enc_weights = 0, dec_weights = 0, cross = 0;
     const size_t kv = nmt_kv_value_bytes(inc->kv), factors = inc->kv == NMT_KV_I8 ? (size_t)inc->H : 0;
-    if (nmt_size_mul(rows * steps, D, &cache, "decoder cache") < 0 ||
+    const size_t cache_steps = steps > (size_t)inc->cache_steps ? steps : (size_t)inc->cache_steps;
+    if (nmt_size_mul(rows * cache_steps, D, &cache, "decoder cache") < 0 ||
         nmt_size_mul(part * (size_t)width, (size_t)inc->H, &enc_weights, "encoder attention") < 0 ||
         nmt_size_mul(rows * keys, (size_t)inc->H, &dec_weights, "decoder attention") < 0 ||
         nmt_size_mul(bs * 2 * D, (size_t)inc->layers, &cross, "cross-attention keys") < 0)
@@ -238,6 +242,7 @@ int nmt_incremental_reserve(nmt_incremental *inc, int batch, int width, int max_
             plain_reserve(&part[CACHE_V_FACTOR], cache / D, factors * sizeof(float)) < 0)
             return -1;
     }
+    inc->cache_steps = (int)cache_steps;
     /* Positions 0 .. max(S, P) - 1 are used; learned ones are parameters. */
     const nmt_model_config *c = &inc->model->config;
     int n = (int)keys;
@@ -583,13 +588,13 @@ static void decode_position(nmt_incremental *inc, int t, const step_output *out)
         linear(inc, qkv, in, &w[NMT_WEIGHT_QKV], layer->self_attn.q_bias, R);
         rope(inc, R);
         for (int r = 0; r < R; r++) {
-            const size_t at = ((size_t)r * (size_t)P + (size_t)t) * (size_t)D;
+            const size_t at = ((size_t)r * (size_t)inc->cache_steps + (size_t)t) * (size_t)D;
             const float *row = qkv + (size_t)r * 3 * (size_t)D;
             nmt_kv_store(inc->kv, part[CACHE_K].data, part[CACHE_K_FACTOR].data, at, row + D, 3L * D, 1, inc->H, inc->dh);
             nmt_kv_store(inc->kv, part[CACHE_V].data, part[CACHE_V_FACTOR].data, at, row + 2 * D, 3L * D, 1, inc->H,
                          inc->dh);
         }
-        const long row_block = (long)P * D;
+        const long row_block = (long)inc->cache_steps * D;
         attention_stored(inc, heads(ctx, D, D), heads(qkv, 3L * D, 3L * D),
                          stored(inc, &part[CACHE_K], &part[CACHE_K_FACTOR], 0, row_block, D, NULL, path),
                          stored(inc, &part[CACHE_V], &part[CACHE_V_FACTOR], 0, row_block, D, NULL, path), &self);
