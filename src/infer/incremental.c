@@ -15,7 +15,7 @@
  *   path[max_rows, P]       where each live row finds its keys: position t at [path[r, t], t]
  * Keys and values are stored in the weights' cache format (kvstore.h: float32, or float16 / int8
  * for int8 weights), converted once when written; I8 keeps one factor per head beside them
- * (cross_factor[Ld, B, 2, S, H], cache[l][K_FACTOR] [max_rows, P, H], ...). The caches and cross_kv
+ * (cross_factor[Ld, B, 2, S, H], cache[l][K_FACTOR] [max_rows, Pc, H], ...). The caches and cross_kv
  * are ordinary pages (no huge pages), so that what a batch does not reach is never touched.
  *   history[max_rows, P]    the tokens fed to each row (uncached mode replays them)
  * Rows are contiguous per sentence (search.h), so a sentence's rows are the queries of one
