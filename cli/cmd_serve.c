@@ -50,7 +50,7 @@ static void usage(FILE *out) {
             "      --max-batch N         lines decoded together (default 64), one part of them\n"
             "                            per thread\n"
             "      --batch-wait-ms MS    longest wait for a fuller batch after a line arrives\n"
-            "                            (default 5)\n"
+            "                            or the last batch ends (default 5)\n"
             "      --char-limit N        characters per text on /translate (more: 400, as\n"
             "                            LibreTranslate), per request elsewhere (413); 0 = none\n"
             "      --max-queue N         lines waiting at most, 0 = none (default 0); more: 503\n"

@@ -56,6 +56,7 @@ struct nmt_serve_batcher {
     nmt_serve_job *alone;      /* the job of a batch of its own (a glossary, a stream), or NULL */
     int call_first;            /* the batch slot of the engine call's line 0 (for the stream) */
     int shared_last;           /* the last batch was shared: a job with a glossary goes next */
+    double free_since;         /* when the last batch ended (nmt_now) */
     long batches, lines, largest;
 };
 
@@ -307,7 +308,12 @@ static void *batcher_main(void *arg) {
             pthread_cond_wait(&b->work, &b->lock);
             continue;
         }
-        const double now = nmt_now(), ready = b->head->submitted + b->options.wait_ms / 1000.0;
+        /* Lines that waited for the engine wait wait_ms more once it is free: the clients whose lines
+         * the last batch answered send their next ones then, and join them rather than making the
+         * next batch on their own (clients in step would otherwise split into batches that never
+         * merge, each as long as its longest line). */
+        const double since = b->head->submitted > b->free_since ? b->head->submitted : b->free_since;
+        const double now = nmt_now(), ready = since + b->options.wait_ms / 1000.0;
         if (b->queued < b->options.max_batch && now < ready && !b->stopping) {
             struct timespec ts;
             deadline_to_timespec(ready - now, &ts);
@@ -318,6 +324,7 @@ static void *batcher_main(void *arg) {
         pthread_mutex_unlock(&b->lock);
         decode_batch(b, n);
         pthread_mutex_lock(&b->lock);
+        b->free_since = nmt_now();
     }
     pthread_mutex_unlock(&b->lock);
     return NULL;

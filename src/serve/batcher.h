@@ -2,7 +2,8 @@
  *
  * Each request submits its lines as a job. One thread takes lines from the queue into batches: a
  * batch starts when max_batch lines wait, or when wait_ms have passed since the oldest waiting line
- * arrived. Lines are taken round-robin over the waiting jobs (one line of each job in turn, oldest job
+ * arrived or the last batch ended, whichever is later (so that lines which waited for the engine
+ * are joined by those their answers bring). Lines are taken round-robin over the waiting jobs (one line of each job in turn, oldest job
  * first), so a long document shares every batch with the short requests that arrive behind it
  * instead of blocking them. A job with a glossary or a stream is kept out of the others' batches (both
  * apply to a whole engine call): its lines make batches of their own, every other batch while jobs
@@ -31,7 +32,8 @@ typedef struct nmt_serve_job nmt_serve_job;
 
 typedef struct nmt_serve_batcher_options {
     int max_batch;    /* lines per batch (the engine's max_batch) */
-    double wait_ms;   /* longest wait for a fuller batch after the oldest line arrived (5) */
+    double wait_ms;   /* longest wait for a fuller batch after the oldest line arrived or the last
+                       * batch ended (5) */
     long max_queue;   /* lines waiting at most; a job that would exceed it is refused (0: no limit) */
     size_t max_queue_bytes; /* bytes of text waiting at most, the same way (0: no limit) */
 } nmt_serve_batcher_options;

@@ -6,12 +6,14 @@
 #include "serve/batcher.h"
 
 #include "compute/gemm.h"
+#include "base/util.h"
 #include "compute/packed.h"
 #include "tiny_model.h"
 #include "testing.h"
 
 #include <math.h>
 #include <pthread.h>
+#include <unistd.h>
 
 static const char *const words[] = {"the", "cat", "dog", "sees", "a", "big", "red", "house", "tree", "runs"};
 
@@ -114,6 +116,54 @@ START_TEST(test_concurrent_jobs) {
     /* Lines of different clients shared batches: a job has at most 3 lines, and batches had more. */
     ck_assert_msg(st.largest > 3 && st.batches < CLIENTS * LINES, "%ld batches for %d lines, the largest of %ld",
                   st.batches, CLIENTS * LINES, st.largest);
+    nmt_serve_batcher_free(b);
+    nmt_engine_close(e);
+}
+END_TEST
+
+/* A line that waited for the engine is joined by a line that arrives just after the batch before it
+ * ends: the wait for company counts from the end of that batch. A first job of max_batch long lines
+ * keeps the engine busy for longer than wait_ms; a line submitted meanwhile, and another submitted 5 ms
+ * (a client's round trip) after the first job is answered, share one batch. Counted from the arrival
+ * alone, the waiting line would go on its own the moment the engine is free. */
+START_TEST(test_wait_counts_from_a_free_engine) {
+    nmt_test_model_dir(nmt_test_tmpdir);
+    nmt_engine *e = open_engine(0);
+    nmt_serve_batcher *b;
+    const nmt_serve_batcher_options o = {.max_batch = 8, .wait_ms = 60};
+    ck_assert_int_eq(nmt_serve_batcher_create(&b, e, &o), 0);
+    char text[8][6144], one[128];
+    const char *lines[8];
+    for (int i = 0; i < 8; i++) { /* 120 of the short lines joined: 0.2-0.4 s of decoding here */
+        text[i][0] = '\0';
+        for (int w = 0; w < 120; w++) {
+            make_line(i + w, one);
+            if (w) strcat(text[i], " ");
+            strcat(text[i], one);
+        }
+        lines[i] = text[i];
+    }
+    nmt_serve_job *busy, *waiting, *after;
+    const double start = nmt_now();
+    ck_assert_int_eq(nmt_serve_batcher_submit(b, 8, lines, 0, &busy), 0);
+    nmt_serve_batcher_stats st;
+    do nmt_serve_batcher_stats_get(b, &st); /* the first batch taken: the engine is busy */
+    while (st.queued > 0);
+    make_line(1, one);
+    const char *short_line[] = {one};
+    ck_assert_int_eq(nmt_serve_batcher_submit(b, 1, short_line, 0, &waiting), 0);
+    ck_assert_int_eq(nmt_serve_job_wait(busy, 0), 0);
+    const double busy_s = nmt_now() - start;
+    usleep(5000); /* the round trip of the client the first job answered */
+    ck_assert_int_eq(nmt_serve_batcher_submit(b, 1, short_line, 0, &after), 0);
+    ck_assert_int_eq(nmt_serve_job_wait(waiting, 0), 0);
+    ck_assert_int_eq(nmt_serve_job_wait(after, 0), 0);
+    nmt_serve_batcher_stats_get(b, &st);
+    ck_assert_msg(st.batches == 2, "%ld batches (the first took %.0f ms against a wait of %.0f ms)", st.batches,
+                  busy_s * 1000, o.wait_ms);
+    nmt_serve_job_release(busy);
+    nmt_serve_job_release(waiting);
+    nmt_serve_job_release(after);
     nmt_serve_batcher_free(b);
     nmt_engine_close(e);
 }
@@ -327,6 +377,7 @@ int main(void) {
     tcase_add_checked_fixture(tc, nmt_test_tmpdir_make, nmt_test_tmpdir_remove);
     tcase_add_test(tc, test_concurrent_jobs);
     tcase_add_test(tc, test_round_robin);
+    tcase_add_test(tc, test_wait_counts_from_a_free_engine);
     tcase_add_test(tc, test_controls);
     tcase_add_test(tc, test_bad_line);
     tcase_add_test(tc, test_deadline_and_queue);
