@@ -38,6 +38,14 @@ static nmt_engine *open_engine(int max_input_length) {
     return e;
 }
 
+static nmt_serve_batcher *batcher_with(nmt_serve_batcher_options o, nmt_engine **e) {
+    nmt_test_model_dir(nmt_test_tmpdir);
+    *e = open_engine(0);
+    nmt_serve_batcher *b;
+    ck_assert_int_eq(nmt_serve_batcher_create(&b, *e, &o), 0);
+    return b;
+}
+
 typedef struct client {
     nmt_serve_batcher *b;
     nmt_engine *e;
@@ -127,11 +135,9 @@ END_TEST
  * (a client's round trip) after the first job is answered, share one batch. Counted from the arrival
  * alone, the waiting line would go on its own the moment the engine is free. */
 START_TEST(test_wait_counts_from_a_free_engine) {
-    nmt_test_model_dir(nmt_test_tmpdir);
-    nmt_engine *e = open_engine(0);
-    nmt_serve_batcher *b;
     const nmt_serve_batcher_options o = {.max_batch = 8, .wait_ms = 60};
-    ck_assert_int_eq(nmt_serve_batcher_create(&b, e, &o), 0);
+    nmt_engine *e;
+    nmt_serve_batcher *b = batcher_with(o, &e);
     char text[8][6144], one[128];
     const char *lines[8];
     for (int i = 0; i < 8; i++) { /* 120 of the short lines joined: 0.2-0.4 s of decoding here */
@@ -293,14 +299,6 @@ START_TEST(test_bad_line) {
 END_TEST
 
 /* A batcher over a new engine (the test's model) with options o. */
-static nmt_serve_batcher *batcher_with(nmt_serve_batcher_options o, nmt_engine **e) {
-    nmt_test_model_dir(nmt_test_tmpdir);
-    *e = open_engine(0);
-    nmt_serve_batcher *b;
-    ck_assert_int_eq(nmt_serve_batcher_create(&b, *e, &o), 0);
-    return b;
-}
-
 /* A deadline returns and the job goes on until cancelled; a full queue refuses. */
 START_TEST(test_deadline_and_queue) {
     nmt_engine *e;
