@@ -484,12 +484,17 @@ static int select_beam(nmt_search *s, int b, int t, int first, int n, int *next)
         if (stop) *next = first_next;
         return stop ? 0 : live;
     }
-    /* Stop when no live hypothesis can beat the n-th best finished one. */
-    if (live > 0 && s->done_count[b] == s->n_best &&
-        s->done[(size_t)b * (size_t)s->n_best + (size_t)s->n_best - 1].score >=
-            best_reachable(s->options.length_penalty, s->next_total[first_next], t + 1, s->max_len[b])) {
-        *next = first_next;
-        return 0;
+    /* A live row that cannot beat the n-th best finished hypothesis goes no further, and the sentence
+     * stops when none can. The rows came in falling total with as many pieces each, so those that
+     * cannot are the last ones. Dropping them changes no result: every continuation of theirs ranks
+     * below every candidate that could still enter the n best, so the beam keeps the same rows that can. */
+    if (s->done_count[b] == s->n_best) {
+        const double worst = s->done[(size_t)b * (size_t)s->n_best + (size_t)s->n_best - 1].score;
+        while (live > 0 &&
+               worst >= best_reachable(s->options.length_penalty, s->next_total[*next - 1], t + 1, s->max_len[b])) {
+            (*next)--;
+            live--;
+        }
     }
     return live;
 }

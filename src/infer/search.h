@@ -20,7 +20,9 @@
  * stopping rule instead). A sentence stops when its n-th best finished
  * score is at least the best score any live hypothesis could still reach: log-probabilities are
  * <= 0, so a live hypothesis with total L can at best end with L / max(lp) over the lengths it can
- * still reach; or when it reaches its maximum length floor(ratio * |x|) + 10 pieces (|x| = source
+ * still reach (without constraints, each live row that cannot reach it is dropped before the next step: its
+ * continuations would rank below every one that can, so the result is the same with fewer rows to
+ * decode); or when it reaches its maximum length floor(ratio * |x|) + 10 pieces (|x| = source
  * pieces; less if the step's max_steps demands), where each live hypothesis ends without eos: its
  * scored tokens are its pieces, eos's log-probability does not count (CTranslate2's and Marian's
  * convention; fairseq forces eos there instead). Ties go to the earlier row

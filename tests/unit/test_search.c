@@ -504,6 +504,7 @@ typedef struct table {
     int count;
     double fallback[4]; /* any other prefix */
     char prefix[TOY_MAX_ROWS][32], spare[TOY_MAX_ROWS][32];
+    int scored; /* rows scored, all steps together */
 } table;
 
 static int table_step(void *ctx, int rows, const int32_t *tokens, int k, nmt_scored_token *best, float *eos,
@@ -511,6 +512,7 @@ static int table_step(void *ctx, int rows, const int32_t *tokens, int k, nmt_sco
     static float logprobs[TOY_MAX_ROWS * TABLE_V];
     table *t = ctx;
     (void)attention;
+    t->scored += rows;
     for (int r = 0; r < rows; r++) {
         size_t len = strlen(t->prefix[r]);
         if (tokens[r] != NMT_BOS) {
@@ -540,8 +542,9 @@ static int table_reorder(void *ctx, int rows, const int32_t *parents) {
 }
 
 /* Decodes one sentence of one source piece with the table scorer and checks the best hypothesis
- * ("AB..", u for unk) and its probability (and, when want_score is not NAN, its score). */
-static void table_expect(const table_entry *entries, int count, const nmt_decode_options *o, const char *want,
+ * ("AB..", u for unk) and its probability (and, when want_score is not NAN, its score). Returns the
+ * rows the scorer was asked for. */
+static int table_expect(const table_entry *entries, int count, const nmt_decode_options *o, const char *want,
                          double want_prob, double want_score) {
     static table t;
     memset(&t, 0, sizeof t);
@@ -564,6 +567,7 @@ static void table_expect(const table_entry *entries, int count, const nmt_decode
     if (!isnan(want_score)) ck_assert_double_eq_tol(h->score, want_score, 1e-6);
     nmt_translation_free(&out);
     nmt_search_free(s);
+    return t.scored;
 }
 
 static nmt_decode_options greedy_alpha(double alpha) {
@@ -620,6 +624,21 @@ START_TEST(length_penalty_keeps_searching_past_the_first_eos) {
 }
 END_TEST
 
+/* Beam 2 without a penalty: step 1 finishes A eos (0.5 * 0.6 = 0.30) and keeps B A (0.45 * 0.85 =
+ * 0.3825) and A A (0.5 * 0.2 = 0.10). A A can only fall below 0.30, so step 2 scores B A alone: 1 + 2
+ * + 1 rows, where a search that kept it would score 1 + 2 + 2. B A eos (0.344) wins either way. */
+START_TEST(beam_drops_rows_that_cannot_win) {
+    const table_entry entries[] = {
+        {"", 0.02, 0.03, 0.5, 0.45},
+        {"A", 0.1, 0.6, 0.2, 0.1},
+        {"B", 0.05, 0.05, 0.85, 0.05},
+        {"BA", 0.02, 0.9, 0.05, 0.03},
+    };
+    const nmt_decode_options b = beam_options(2, 1, 0.0);
+    ck_assert_int_eq(table_expect(entries, 4, &b, "BA", 0.45 * 0.85 * 0.9, NAN), 4);
+}
+END_TEST
+
 /* At the maximum length (10 pieces for one source piece with ratio 0) a hypothesis is cut without
  * eos, as CTranslate2 and Marian cut it. A A A ... wants eos little (0.02) but scores
  * 0.75 * 0.9^9 = 0.2905 over its 10 pieces, which beats the empty translation (eos first, 0.2);
@@ -663,6 +682,7 @@ int main(void) {
     tcase_add_test(tc, sampling_draws_paths_of_the_model);
     tcase_add_test(tc, beam_finds_what_greedy_misses);
     tcase_add_test(tc, length_penalty_keeps_searching_past_the_first_eos);
+    tcase_add_test(tc, beam_drops_rows_that_cannot_win);
     suite_add_tcase(s, tc);
     return nmt_test_run(s);
 }
