@@ -12,7 +12,7 @@
  *                  in their order).
  * Forward: P = softmax(scale Q K^T) row by row (dot_tile, then kernels' softmax), O = (P*M) V;
  * a decoding step (one query a batch row) reads the keys and values in row order instead
- * (decode_row), with the same operations per head.
+ * (decode_row; decode_row_i8 on stored int8 ones), with the same operations per head.
  * Backward, with M the dropout factors: dV = (P*M)^T dO, dP = (dO V^T) * M,
  * dS = P * (dP - rowsum(P * dP)) * scale, dQ = dS K, dK = dS^T Q.
  * A tile may run past a row's own limit (a causal tile's last row sees the most keys); the extra
@@ -56,13 +56,16 @@ typedef struct matrix {
 NMT_INLINE long offset_of(matrix m, long i) { return i * m.stride + (m.path ? m.path[i] * m.jump : 0); }
 NMT_INLINE float *row_of(matrix m, long i) { return m.data + offset_of(m, i); }
 
+/* The index of int8 row i's factor in m.factor. */
+NMT_INLINE long factor_of(matrix m, long i) { return i * m.fstride + (m.path ? m.path[i] * m.fjump : 0); }
+
 /* Row i of a float (q8 0) or int8 (q8 1) operand, and its factor (1 for floats). */
 NMT_INLINE const void *any_row(matrix m, long i, int q8, float *factor) {
     if (!q8) {
         *factor = 1.0f;
         return row_of(m, i);
     }
-    *factor = m.factor[i * m.fstride + (m.path ? m.path[i] * m.fjump : 0)];
+    *factor = m.factor[factor_of(m, i)];
     return m.bytes + offset_of(m, i);
 }
 
@@ -594,6 +597,88 @@ NMT_INLINE limits block_limits(const limits *l, int first, int n) {
     return part;
 }
 
+#if ATTENTION_AVX512
+/* decode_row_i8's weighted sums with AVX-512 (head size a multiple of 16): sixteen values widened
+ * by one vpmovsxbd, the same float operations lane by lane as its plain loop. */
+__attribute__((target("avx512f"))) static void decode_values_i8_avx512(float *out, const float *w, long Tk, matrix v,
+                                                                       int limit, int H, int dh) {
+    for (int j = 0; j < limit; j++) {
+        const int8_t *value = v.bytes + offset_of(v, j);
+        const float *factor = v.factor + factor_of(v, j);
+        for (int h = 0; h < H; h++) {
+            const __m512 p = _mm512_set1_ps(w[(long)h * Tk + j]), f = _mm512_set1_ps(factor[h]);
+            float *o = out + h * dh;
+            const int8_t *x = value + h * dh;
+            for (int c = 0; c < dh; c += 16) {
+                const __m128i bytes = _mm_loadu_si128((const __m128i *)(x + c));
+                const __m512 xv = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(bytes)), f);
+                _mm512_storeu_ps(o + c, _mm512_add_ps(_mm512_loadu_ps(o + c), _mm512_mul_ps(p, xv)));
+            }
+        }
+    }
+}
+#endif
+
+/* Whether decode_row_i8 takes a decoding step's batch rows: int8 keys and values, one query a row,
+ * every head's quantized query in one buffer and its dot products in one call. */
+NMT_INLINE int decodes_i8_rows(const stored_task *a) {
+    const nmt_attention_dims *d = a->dims;
+    return a->k.format == NMT_KV_I8 && a->v.format == NMT_KV_I8 && d->q_len == 1 &&
+           d->heads <= NMT_QGEMM_DOT_HEADS && d->heads * d->head_dim <= NMT_ATTENTION_STORED_BLOCK;
+}
+
+/* Batch row b of a decoding step over int8 keys and values, every head at once (decode_row's reason):
+ * each key row read whole, in order, all its heads' integer dot products taken together
+ * (nmt_qgemm_dots_heads), then each value row whole. Each head gets scores_i8's and weighted_rows'
+ * operations in their order: its query quantized alone, s = (float)dot * (f_j * f_q) * scale, its
+ * weighted sum added key by key from zero as acc + p ((float)x * f), so the same bits. */
+NMT_HOT static void decode_row_i8(const stored_task *a, int b) {
+    const nmt_attention_dims *d = a->dims;
+    const int H = d->heads, dh = d->head_dim, Tk = d->k_len, keys_at_once = QUANTIZED_KEYS / H;
+    const limits l = limits_of(d, b);
+    const int limit = limit_of(&l, 0);
+    int8_t q[NMT_ATTENTION_STORED_BLOCK];
+    float qf[NMT_QGEMM_DOT_HEADS];
+    const int8_t *rows[QUANTIZED_KEYS];
+    int32_t dots[QUANTIZED_KEYS];
+    for (int h = 0; h < H; h++) qf[h] = nmt_qgemm_quantize_row(q + h * dh, row_of(head_of(a->q, b, h, dh), 0), dh);
+    const matrix k = stored_i8(&a->k, b, 0, dh), v = stored_i8(&a->v, b, 0, dh);
+    float *w = head_weights(a->weights, d, (long)b * H), *out = row_of(head_of(a->out, b, 0, dh), 0);
+    for (int first = 0; first < limit; first += keys_at_once) {
+        const int count = limit - first < keys_at_once ? limit - first : keys_at_once;
+        for (int j = 0; j < count; j++) rows[j] = k.bytes + offset_of(k, first + j);
+        nmt_qgemm_dots_heads(dots, q, H, rows, count, dh);
+        for (int j = 0; j < count; j++) {
+            const float *factor = k.factor + factor_of(k, first + j);
+            for (int h = 0; h < H; h++)
+                w[(long)h * Tk + first + j] = (float)dots[j * H + h] * (factor[h] * qf[h]) * d->scale;
+        }
+    }
+    for (int h = 0; h < H; h++) softmax_rows(w + (long)h * Tk, Tk, &l, 1);
+    memset(out, 0, (size_t)H * (size_t)dh * sizeof(float));
+#if ATTENTION_AVX512
+    if (dh % 16 == 0 && nmt_qgemm_kernel_used() == NMT_QGEMM_VNNI) {
+        decode_values_i8_avx512(out, w, Tk, v, limit, H, dh);
+        return;
+    }
+#endif
+    for (int j = 0; j < limit; j++) {
+        const int8_t *value = v.bytes + offset_of(v, j);
+        const float *factor = v.factor + factor_of(v, j);
+        for (int h = 0; h < H; h++) {
+            const float p = w[(long)h * Tk + j], f = factor[h];
+            float *o = out + h * dh;
+            const int8_t *x = value + h * dh;
+            int c = 0;
+            for (; c + 8 <= dh; c += 8) {
+                const v8 sum = V8_LOAD(o + c) + p * (V8_FROM_I8(x + c) * f);
+                memcpy(o + c, &sum, sizeof sum);
+            }
+            for (; c < dh; c++) o[c] += p * ((float)x[c] * f);
+        }
+    }
+}
+
 static void attention_stored_range(void *ctx, long begin, long end) {
     const stored_task *a = ctx;
     const nmt_attention_dims *d = a->dims;
@@ -607,6 +692,11 @@ static void attention_stored_range(void *ctx, long begin, long end) {
                        v->path_stride == k->path_stride && v->batch_stride == k->batch_stride &&
                        v->row_stride == k->row_stride && k->format == v->format;
     const int int8 = k->format == NMT_KV_I8 && v->format == NMT_KV_I8;
+    if (decodes_i8_rows(a)) {
+        for (long b = begin; b < end; b++)
+            if (queries_of(d, (int)b) == 1) decode_row_i8(a, (int)b);
+        return;
+    }
     for (long item = begin * d->heads; item < end * d->heads; item++) {
         const int b = (int)(item / d->heads), h = (int)(item % d->heads);
         if (cached) prefetch_cached(&layout, d, item + 1);

@@ -366,13 +366,15 @@ __attribute__((target("avx2"))) static void panel_avx2(const tile_args *a, int M
 #endif
 
 /* ---------------------------------------------------------------------------------------------- */
-/* Dot products of one row against scattered rows (attention scores) */
+/* Dot products of queries against scattered rows (attention scores). Pair p is query p % heads
+ * against its part of row p / heads: dots[p] = q_h . rows[j][h K .. h K + K). */
 
-static void dots_c(int32_t *dots, const int8_t *q, const int8_t *const *rows, int n, int K) {
-    for (int j = 0; j < n; j++) {
+static void dots_c(int32_t *dots, const int8_t *q, int heads, const int8_t *const *rows, int n, int K) {
+    for (int p = 0; p < n * heads; p++) {
+        const int8_t *x = q + (size_t)(p % heads) * (size_t)K, *y = rows[p / heads] + (size_t)(p % heads) * (size_t)K;
         int32_t s = 0;
-        for (int k = 0; k < K; k++) s += (int32_t)q[k] * rows[j][k];
-        dots[j] = s;
+        for (int k = 0; k < K; k++) s += (int32_t)x[k] * y[k];
+        dots[p] = s;
     }
 }
 
@@ -399,61 +401,87 @@ __attribute__((target("avx512f"), always_inline)) static inline __m512i lane_sum
     return _mm512_add_epi32(_mm512_shuffle_i32x4(y[0], y[1], 0x88), _mm512_shuffle_i32x4(y[0], y[1], 0xdd));
 }
 
-/* 16 rows at a time, 64 bytes of each per vpdpbusd: each row's bytes + 128 (its sign bit flipped)
- * as the unsigned operand, q as the signed one, so each sum is the dot product plus 128 sum(q). */
-__attribute__((target("avx512f,avx512bw,avx512vnni"))) static void dots_vnni(int32_t *dots, const int8_t *q,
+/* 16 pairs at a time, 64 bytes of each per vpdpbusd: the row's bytes + 128 (its sign bit flipped)
+ * as the unsigned operand, the query as the signed one, so each sum is the dot product plus 128
+ * times the sum of its query, taken off at the end. */
+__attribute__((target("avx512f,avx512bw,avx512vnni"))) static void dots_vnni(int32_t *dots, const int8_t *q, int heads,
                                                                             const int8_t *const *rows, int n, int K) {
-    int32_t qsum = 0;
-    for (int k = 0; k < K; k++) qsum += q[k];
-    const __m512i flip = _mm512_set1_epi8((char)0x80), shift = _mm512_set1_epi32(128 * qsum);
-    for (int j = 0; j < n; j += 16) {
-        const int count = n - j < 16 ? n - j : 16;
+    int32_t qsum[NMT_QGEMM_DOT_HEADS];
+    for (int h = 0; h < heads; h++) {
+        qsum[h] = 0;
+        for (int k = 0; k < K; k++) qsum[h] += q[(size_t)h * (size_t)K + (size_t)k];
+    }
+    /* Pair i of a group of 16 from pair p0 on: its query, row (after the group's first) and the
+     * query's part of the row; the same for every group when the heads divide 16. */
+    const int8_t *x[16];
+    int row[16];
+    size_t part[16];
+    int32_t shift[16];
+    const __m512i flip = _mm512_set1_epi8((char)0x80);
+    const int pairs = n * heads, periodic = 16 % heads == 0;
+    for (int p0 = 0; p0 < pairs; p0 += 16) {
+        const int count = pairs - p0 < 16 ? pairs - p0 : 16, first = p0 / heads;
+        if (p0 == 0 || !periodic)
+            for (int i = 0, r = 0, h = p0 % heads; i < 16; i++) {
+                x[i] = q + (size_t)h * (size_t)K;
+                row[i] = r;
+                part[i] = (size_t)h * (size_t)K;
+                shift[i] = 128 * qsum[h];
+                if (++h == heads) h = 0, r++;
+            }
         __m512i acc[16];
         for (int i = 0; i < 16; i++) acc[i] = _mm512_setzero_si512();
         for (int k = 0; k < K; k += 64) {
-            const __mmask64 m = mask64(K - k);
-            const __m512i qv = _mm512_maskz_loadu_epi8(m, q + k); /* bytes past K are 0 */
-            for (int i = 0; i < count; i++)
-                acc[i] = dpbusd(acc[i], _mm512_xor_si512(_mm512_maskz_loadu_epi8(m, rows[j + i] + k), flip), qv);
+            const __mmask64 m = mask64(K - k); /* bytes past K are 0 */
+            for (int i = 0; i < count; i++) {
+                const __m512i y = _mm512_maskz_loadu_epi8(m, rows[first + row[i]] + part[i] + k);
+                acc[i] = dpbusd(acc[i], _mm512_xor_si512(y, flip), _mm512_maskz_loadu_epi8(m, x[i] + k));
+            }
         }
-        _mm512_mask_storeu_epi32(dots + j, mask16(count), _mm512_sub_epi32(lane_sums16(acc), shift));
+        _mm512_mask_storeu_epi32(dots + p0, mask16(count),
+                                 _mm512_sub_epi32(lane_sums16(acc), _mm512_loadu_si512(shift)));
     }
 }
 
-/* 16 bytes of q and of a row widened to int16, pairs of products summed to int32 (vpmaddwd). */
-__attribute__((target("avx2"))) static void dots_avx2(int32_t *dots, const int8_t *q, const int8_t *const *rows,
-                                                     int n, int K) {
+/* 16 bytes of the query and of the row widened to int16, pairs of products summed to int32 (vpmaddwd). */
+__attribute__((target("avx2"))) static void dots_avx2(int32_t *dots, const int8_t *q, int heads,
+                                                     const int8_t *const *rows, int n, int K) {
     const int whole = K / 16 * 16;
-    for (int j = 0; j < n; j++) {
+    for (int p = 0; p < n * heads; p++) {
+        const int8_t *x = q + (size_t)(p % heads) * (size_t)K, *y = rows[p / heads] + (size_t)(p % heads) * (size_t)K;
         __m256i acc = _mm256_setzero_si256();
         for (int k = 0; k < whole; k += 16) {
-            const __m256i a = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(q + k)));
-            const __m256i b = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(rows[j] + k)));
+            const __m256i a = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(x + k)));
+            const __m256i b = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(y + k)));
             acc = _mm256_add_epi32(acc, _mm256_madd_epi16(a, b));
         }
         __m128i s = _mm_add_epi32(_mm256_castsi256_si128(acc), _mm256_extracti128_si256(acc, 1));
         s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4e));
         s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0xb1));
         int32_t sum = _mm_cvtsi128_si32(s);
-        for (int k = whole; k < K; k++) sum += (int32_t)q[k] * rows[j][k];
-        dots[j] = sum;
+        for (int k = whole; k < K; k++) sum += (int32_t)x[k] * y[k];
+        dots[p] = sum;
     }
 }
 #endif
 
-void nmt_qgemm_dots(int32_t *dots, const int8_t *q, const int8_t *const *rows, int n, int K) {
+void nmt_qgemm_dots_heads(int32_t *dots, const int8_t *q, int heads, const int8_t *const *rows, int n, int K) {
 #if QGEMM_X86
     const nmt_qgemm_kernel kernel = nmt_qgemm_kernel_used();
     if (kernel == NMT_QGEMM_VNNI) {
-        dots_vnni(dots, q, rows, n, K);
+        dots_vnni(dots, q, heads, rows, n, K);
         return;
     }
     if (kernel == NMT_QGEMM_AVX2) {
-        dots_avx2(dots, q, rows, n, K);
+        dots_avx2(dots, q, heads, rows, n, K);
         return;
     }
 #endif
-    dots_c(dots, q, rows, n, K);
+    dots_c(dots, q, heads, rows, n, K);
+}
+
+void nmt_qgemm_dots(int32_t *dots, const int8_t *q, const int8_t *const *rows, int n, int K) {
+    nmt_qgemm_dots_heads(dots, q, 1, rows, n, K);
 }
 
 typedef struct product {

@@ -498,6 +498,53 @@ START_TEST(stored_attention_is_attention_on_the_widened_values) {
 }
 END_TEST
 
+/* A decoding step over int8 keys and values (every head of a row at once, each key row read whole)
+ * gives each query the bits the per-head path gives it among all the queries: causal
+ * self-attention with key lengths, 5 heads of 40 (the plain loops) and 8 of 64 (the AVX-512 ones where
+ * the int8 products run on VNNI), keys reached directly, through slots and through paths, on every
+ * int8 kernel. */
+START_TEST(an_int8_decoding_step_is_its_query_among_all) {
+    enum { B = 3, T = 9 };
+    const int heads[] = {5, 8}, sizes[] = {40, 64};
+    for (int kernel = NMT_QGEMM_C; kernel <= (int)nmt_qgemm_best(); kernel++)
+        for (int shape = 0; shape < 2; shape++)
+            for (int slots = 0; slots <= 2; slots++) {
+                ck_assert_int_eq(nmt_qgemm_set_kernel((nmt_qgemm_kernel)kernel), 0);
+                problem all = {.pad = 2, .use_slots = slots};
+                all.d = (nmt_attention_dims){.batch = B, .heads = heads[shape], .head_dim = sizes[shape], .q_len = T,
+                                             .k_len = T, .causal = 1, .scale = 0.2f};
+                for (int b = 0; b < B; b++) all.lengths[b] = T - 2 * b;
+                all.d.k_lengths = all.lengths;
+                problem_init(&all, 41 + (unsigned)slots);
+                stored_problem s = store(&all, NMT_KV_I8);
+                run_stored(&all, &s, NMT_KV_I8, all.out, all.w);
+                const int H = all.d.heads, W = H * all.d.head_dim;
+                const long width = row_width(&all);
+                for (int t = 0; t < T; t++) {
+                    problem step = all;
+                    step.d.q_len = 1, step.d.q_offset = t;
+                    float *q = filled((long)B * width, 0), *out = filled((long)B * width, 0), *w = filled((long)B * H * T, 0);
+                    for (int b = 0; b < B; b++)
+                        memcpy(q + b * width, all.q + ((long)b * T + t) * width, sizeof(float) * (size_t)width);
+                    step.q = q;
+                    run_stored(&step, &s, NMT_KV_I8, out, w);
+                    for (int b = 0; b < B; b++) {
+                        expect_same_rows("out", out + b * width, width, all.out + ((long)b * T + t) * width, width, 1, W);
+                        for (int h = 0; h < H; h++)
+                            expect_same_rows("weights", w + ((long)b * H + h) * T, T, all.w + (((long)b * H + h) * T + t) * T,
+                                             T, 1, T);
+                    }
+                    free(q);
+                    free(out);
+                    free(w);
+                }
+                stored_free(&s);
+                problem_free(&all);
+            }
+    ck_assert_int_eq(nmt_qgemm_set_kernel(nmt_qgemm_best()), 0);
+}
+END_TEST
+
 /* Sentences packed one after another without padding (an encoder's rows: each sentence's first
  * row through slot, rows one width apart, q_lengths = k_lengths = its length): every output is
  * the sentence's alone, bit for bit, in the forward and the stored forward (float16), with and
@@ -561,6 +608,7 @@ static Suite *attention_suite(void) {
     tcase_add_test(tc, a_decoding_step_is_its_query_among_all);
     tcase_add_test(tc, attention_is_identical_on_any_thread_count);
     tcase_add_test(tc, stored_attention_is_attention_on_the_widened_values);
+    tcase_add_test(tc, an_int8_decoding_step_is_its_query_among_all);
     tcase_add_test(tc, attention_over_packed_sentences_is_each_sentence_alone);
     suite_add_tcase(s, tc);
     return s;

@@ -153,6 +153,46 @@ START_TEST(dots_are_exact_on_every_kernel) {
 }
 END_TEST
 
+/* Several queries, each against its own part of the rows (a decoding step's heads): every kernel
+ * gives each head's plain sums, pair j * heads + h, for head counts that do and do not fill the
+ * 16 pairs of a vector, head sizes around the vector widths, the extremes, and the most heads. */
+START_TEST(head_dots_are_exact_on_every_kernel) {
+    enum { MAX_HK = 2048, MAX_N = 9 };
+    static int8_t q[MAX_HK], rows[MAX_N][MAX_HK + 5];
+    const int8_t *at[MAX_N];
+    static int32_t dots[MAX_N * NMT_QGEMM_DOT_HEADS + 1], want[MAX_N * NMT_QGEMM_DOT_HEADS];
+    const int heads[] = {1, 3, 5, 8, 16, NMT_QGEMM_DOT_HEADS}, sizes[] = {1, 17, 24, 32, 64, 100};
+    uint32_t state = 11;
+    for (int extreme = 0; extreme < 2; extreme++)
+        for (size_t a = 0; a < sizeof heads / sizeof heads[0]; a++)
+            for (size_t c = 0; c < sizeof sizes / sizeof sizes[0]; c++) {
+                const int H = heads[a], K = sizes[c], n = H == 3 ? MAX_N : 7;
+                if (H * K > MAX_HK) continue;
+                for (int k = 0; k < H * K; k++) q[k] = dot_operand(extreme, k, &state);
+                for (int j = 0; j < n; j++) {
+                    int8_t *row = rows[(j * 4) % MAX_N] + j % 5; /* out of order and unaligned */
+                    for (int k = 0; k < H * K; k++) row[k] = dot_operand(extreme, k, &state);
+                    at[j] = row;
+                }
+                for (int j = 0; j < n; j++)
+                    for (int h = 0; h < H; h++) {
+                        int32_t sum = 0;
+                        for (int k = 0; k < K; k++) sum += (int32_t)q[h * K + k] * at[j][h * K + k];
+                        want[j * H + h] = sum;
+                    }
+                for (int kernel = NMT_QGEMM_C; kernel <= (int)nmt_qgemm_best(); kernel++) {
+                    ck_assert_int_eq(nmt_qgemm_set_kernel((nmt_qgemm_kernel)kernel), 0);
+                    dots[n * H] = 12345;
+                    nmt_qgemm_dots_heads(dots, q, H, at, n, K);
+                    ck_assert_msg(memcmp(dots, want, sizeof(int32_t) * (size_t)(n * H)) == 0, "heads %d K %d: kernel %s",
+                                  H, K, nmt_qgemm_kernel_name((nmt_qgemm_kernel)kernel));
+                    ck_assert_int_eq(dots[n * H], 12345); /* nothing written past the pairs */
+                }
+            }
+    ck_assert_int_eq(nmt_qgemm_set_kernel(nmt_qgemm_best()), 0);
+}
+END_TEST
+
 /* Extreme rows: zeros give the bias, one large value keeps the others' quantization, and a
  * row of +-max reaches the int32 range the kernels rely on exactly (K * 127 * 127). */
 START_TEST(int8_extremes) {
@@ -277,6 +317,7 @@ int main(void) {
     tcase_add_test(tc, int8_rows_are_invariant);
     tcase_add_test(tc, int8_extremes);
     tcase_add_test(tc, dots_are_exact_on_every_kernel);
+    tcase_add_test(tc, head_dots_are_exact_on_every_kernel);
     tcase_add_test(tc, quantization_is_idempotent);
     tcase_add_test(tc, factor_finds_the_maximum_anywhere);
     tcase_add_test(tc, values_round_to_nearest_even);
