@@ -264,44 +264,6 @@ START_TEST(attention_rows_do_not_depend_on_the_batch) {
 }
 END_TEST
 
-/* A decoding step (one query a batch row, every head of the row at once) gives each query the bits
- * the general path gives it among all the queries: causal self-attention with key lengths, 5 heads
- * (a group of 4 and one more), head size 40 (a tail), keys read directly, through slots and through
- * paths. */
-START_TEST(a_decoding_step_is_its_query_among_all) {
-    enum { B = 3, H = 5, DH = 40, T = 9 };
-    for (int slots = 0; slots <= 2; slots++) {
-        problem all = {.pad = 2, .use_slots = slots};
-        all.d = (nmt_attention_dims){.batch = B, .heads = H, .head_dim = DH, .q_len = T, .k_len = T, .causal = 1,
-                                     .scale = 0.2f};
-        for (int b = 0; b < B; b++) all.lengths[b] = T - 2 * b;
-        all.d.k_lengths = all.lengths;
-        problem_init(&all, 31 + (unsigned)slots);
-        run(&all);
-        const long width = row_width(&all);
-        for (int t = 0; t < T; t++) {
-            problem step = all;
-            step.d.q_len = 1, step.d.q_offset = t;
-            float *q = filled((long)B * width, 0), *out = filled((long)B * width, 0), *w = filled((long)B * H * T, 0);
-            for (int b = 0; b < B; b++)
-                memcpy(q + b * width, all.q + ((long)b * T + t) * width, sizeof(float) * (size_t)width);
-            nmt_attention_forward(view(&step, out, 1, 0), w, view(&step, q, 1, 0), view(&step, all.k, T, 1),
-                                  view(&step, all.v, T, 1), &step.d);
-            for (int b = 0; b < B; b++) {
-                expect_same_rows("out", out + b * width, width, all.out + ((long)b * T + t) * width, width, 1, H * DH);
-                for (int h = 0; h < H; h++)
-                    expect_same_rows("weights", w + ((long)b * H + h) * T, T,
-                                     all.w + (((long)b * H + h) * T + t) * T, T, 1, T);
-            }
-            free(q);
-            free(out);
-            free(w);
-        }
-        problem_free(&all);
-    }
-}
-END_TEST
-
 /* 1, 2 and 3 threads: every output bit-identical, over a batch big enough for many pool units. */
 START_TEST(attention_is_identical_on_any_thread_count) {
     problem p[3];
@@ -368,6 +330,37 @@ static void run_stored(problem *p, const stored_problem *s, nmt_kv_format format
     nmt_attention_forward_stored(view(p, out, p->d.q_len, 0), w, view(p, p->q, p->d.q_len, 0),
                                  stored_view(p, s->k, s->k_factor, format), stored_view(p, s->v, s->v_factor, format),
                                  &p->d);
+}
+
+/* Every query t of `all` (already run with all its queries) decoded alone as a step (q_len 1,
+ * q_offset t) through nmt_attention_forward, or over s's int8 keys and values: each step's output
+ * row and weights are the bits of query t's. */
+static void expect_steps_equal_all(const problem *all, const stored_problem *s) {
+    const int B = all->d.batch, H = all->d.heads, T = all->d.q_len;
+    const long width = row_width(all);
+    for (int t = 0; t < T; t++) {
+        problem step = *all;
+        step.d.q_len = 1, step.d.q_offset = t;
+        float *q = filled((long)B * width, 0), *out = filled((long)B * width, 0), *w = filled((long)B * H * T, 0);
+        for (int b = 0; b < B; b++)
+            memcpy(q + b * width, all->q + ((long)b * T + t) * width, sizeof(float) * (size_t)width);
+        step.q = q;
+        if (s)
+            run_stored(&step, s, NMT_KV_I8, out, w);
+        else
+            nmt_attention_forward(view(&step, out, 1, 0), w, view(&step, q, 1, 0), view(&step, all->k, T, 1),
+                                  view(&step, all->v, T, 1), &step.d);
+        for (int b = 0; b < B; b++) {
+            expect_same_rows("out", out + b * width, width, all->out + ((long)b * T + t) * width, width, 1,
+                             H * all->d.head_dim);
+            for (int h = 0; h < H; h++)
+                expect_same_rows("weights", w + ((long)b * H + h) * T, T, all->w + (((long)b * H + h) * T + t) * T, T,
+                                 1, T);
+        }
+        free(q);
+        free(out);
+        free(w);
+    }
 }
 
 /* Each output within what rounding the keys and values allows, against float64 on the unrounded
@@ -498,6 +491,26 @@ START_TEST(stored_attention_is_attention_on_the_widened_values) {
 }
 END_TEST
 
+/* A decoding step (one query a batch row, every head of the row at once) gives each query the bits
+ * the general path gives it among all the queries: causal self-attention with key lengths, 5 heads
+ * (a group of 4 and one more), head size 40 (a tail), keys read directly, through slots and through
+ * paths. */
+START_TEST(a_decoding_step_is_its_query_among_all) {
+    enum { B = 3, H = 5, DH = 40, T = 9 };
+    for (int slots = 0; slots <= 2; slots++) {
+        problem all = {.pad = 2, .use_slots = slots};
+        all.d = (nmt_attention_dims){.batch = B, .heads = H, .head_dim = DH, .q_len = T, .k_len = T, .causal = 1,
+                                     .scale = 0.2f};
+        for (int b = 0; b < B; b++) all.lengths[b] = T - 2 * b;
+        all.d.k_lengths = all.lengths;
+        problem_init(&all, 31 + (unsigned)slots);
+        run(&all);
+        expect_steps_equal_all(&all, NULL);
+        problem_free(&all);
+    }
+}
+END_TEST
+
 /* A decoding step over int8 keys and values (every head of a row at once, each key row read whole)
  * gives each query the bits the per-head path gives it among all the queries: causal
  * self-attention with key lengths, 5 heads of 40 (the plain loops) and 8 of 64 (the AVX-512 ones where
@@ -518,26 +531,7 @@ START_TEST(an_int8_decoding_step_is_its_query_among_all) {
                 problem_init(&all, 41 + (unsigned)slots);
                 stored_problem s = store(&all, NMT_KV_I8);
                 run_stored(&all, &s, NMT_KV_I8, all.out, all.w);
-                const int H = all.d.heads, W = H * all.d.head_dim;
-                const long width = row_width(&all);
-                for (int t = 0; t < T; t++) {
-                    problem step = all;
-                    step.d.q_len = 1, step.d.q_offset = t;
-                    float *q = filled((long)B * width, 0), *out = filled((long)B * width, 0), *w = filled((long)B * H * T, 0);
-                    for (int b = 0; b < B; b++)
-                        memcpy(q + b * width, all.q + ((long)b * T + t) * width, sizeof(float) * (size_t)width);
-                    step.q = q;
-                    run_stored(&step, &s, NMT_KV_I8, out, w);
-                    for (int b = 0; b < B; b++) {
-                        expect_same_rows("out", out + b * width, width, all.out + ((long)b * T + t) * width, width, 1, W);
-                        for (int h = 0; h < H; h++)
-                            expect_same_rows("weights", w + ((long)b * H + h) * T, T, all.w + (((long)b * H + h) * T + t) * T,
-                                             T, 1, T);
-                    }
-                    free(q);
-                    free(out);
-                    free(w);
-                }
+                expect_steps_equal_all(&all, &s);
                 stored_free(&s);
                 problem_free(&all);
             }
