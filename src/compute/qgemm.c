@@ -52,6 +52,33 @@ const char *nmt_qgemm_kernel_name(nmt_qgemm_kernel kernel) {
     return kernel == NMT_QGEMM_VNNI ? "AVX-512 VNNI" : kernel == NMT_QGEMM_AVX2 ? "AVX2" : "C";
 }
 
+#if QGEMM_X86
+/* quantize_row's values from k = 0 on, 64 at a time; returns where it stopped. Rounded to the
+ * nearest integer, ties to even, as nearbyintf rounds (adding and taking off 1.5 * 2^23 leaves the
+ * integer for |x| < 2^22; |x| <= 127 here), a NaN made 0 as the plain loop makes it, clamped, then
+ * narrowed by two saturating packs and one permutation of 4-byte groups into order: the plain
+ * loop's clamps and narrowing took about a cycle a value on an AMD Zen 4 core. */
+__attribute__((target("avx512f,avx512bw"))) static int quantize_avx512(int8_t *q, const float *v, int K,
+                                                                       float inverse) {
+    const __m512 scale = _mm512_set1_ps(inverse), magic = _mm512_set1_ps(12582912.0f);
+    const __m512 top = _mm512_set1_ps(127.0f), bottom = _mm512_set1_ps(-127.0f);
+    const __m512i order = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+    int k = 0;
+    for (; k + 64 <= K; k += 64) {
+        __m512i n[4];
+        for (int u = 0; u < 4; u++) {
+            const __m512 x = _mm512_mul_ps(_mm512_loadu_ps(v + k + 16 * u), scale);
+            const __m512 r = _mm512_sub_ps(_mm512_add_ps(x, magic), magic);
+            const __m512 finite = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(r, r, _CMP_ORD_Q), r);
+            n[u] = _mm512_cvttps_epi32(_mm512_max_ps(_mm512_min_ps(finite, top), bottom));
+        }
+        const __m512i bytes = _mm512_packs_epi16(_mm512_packs_epi32(n[0], n[1]), _mm512_packs_epi32(n[2], n[3]));
+        _mm512_storeu_si512(q + k, _mm512_permutexvar_epi32(order, bytes));
+    }
+    return k;
+}
+#endif
+
 NMT_HOT static float quantize_row(int8_t *q, const float *v, int K) {
     /* A comparison, not fmaxf (a libm call without -ffast-math): the same maximum, NaNs skipped
      * (a NaN compares false). Running maxima per lane in four vectors, so that the loop runs on
@@ -108,7 +135,11 @@ NMT_HOT static float quantize_row(int8_t *q, const float *v, int K) {
     bits = (bits + (1u << 5)) & ~((1u << 6) - 1);
     memcpy(&factor, &bits, sizeof bits);
     const float inverse = 1.0f / factor;
-    for (k = 0; k < K; k++) {
+    k = 0;
+#if QGEMM_X86
+    if (nmt_qgemm_kernel_used() == NMT_QGEMM_VNNI) k = quantize_avx512(q, v, K, inverse); /* tests can set either */
+#endif
+    for (; k < K; k++) {
         const float r = nearbyintf(v[k] * inverse);
         q[k] = (int8_t)(r > 127.0f ? 127 : r < -127.0f ? -127 : (int)r);
     }

@@ -236,57 +236,68 @@ START_TEST(quantization_is_idempotent) {
 END_TEST
 
 /* The factor comes from the largest magnitude wherever it lies: in any of the vector chains, the
- * blocks of 16 or the scalar tail, at every length around those widths; NaNs are skipped. */
+ * blocks of 16 or the scalar tail, at every length around those widths; NaNs are skipped and
+ * quantize to 0 on every int8 kernel. */
 START_TEST(factor_finds_the_maximum_anywhere) {
     static const int lengths[] = {1, 3, 15, 16, 17, 31, 48, 63, 64, 65, 80, 127, 128, 130, 256, 1024};
     static float v[1024];
     static int8_t q[1024];
-    for (size_t l = 0; l < sizeof lengths / sizeof lengths[0]; l++) {
-        const int K = lengths[l];
-        for (int at = 0; at < K; at++) {
-            for (int k = 0; k < K; k++) v[k] = (float)((k * 7) % 11) * 0.1f - 0.5f; /* |v| <= 0.5 */
-            v[at] = at % 2 ? -3.0f : 3.0f;
-            if (K > 1) v[(at + 1) % K] = NAN;
-            const float factor = nmt_qgemm_quantize_row(q, v, K);
-            float expected = 3.0f / 127.0f;
-            uint32_t bits;
-            memcpy(&bits, &expected, sizeof bits);
-            bits = (bits + (1u << 5)) & ~((1u << 6) - 1);
-            memcpy(&expected, &bits, sizeof bits);
-            ck_assert_msg(factor == expected, "K %d, maximum at %d: factor %a, want %a", K, at, (double)factor,
-                          (double)expected);
-            ck_assert_int_eq(q[at], at % 2 ? -127 : 127);
+    for (int kernel = NMT_QGEMM_C; kernel <= (int)nmt_qgemm_best(); kernel++) {
+        for (size_t l = 0; l < sizeof lengths / sizeof lengths[0]; l++) {
+            ck_assert_int_eq(nmt_qgemm_set_kernel((nmt_qgemm_kernel)kernel), 0);
+            const int K = lengths[l];
+            for (int at = 0; at < K; at++) {
+                for (int k = 0; k < K; k++) v[k] = (float)((k * 7) % 11) * 0.1f - 0.5f; /* |v| <= 0.5 */
+                v[at] = at % 2 ? -3.0f : 3.0f;
+                if (K > 1) v[(at + 1) % K] = NAN;
+                const float factor = nmt_qgemm_quantize_row(q, v, K);
+                float expected = 3.0f / 127.0f;
+                uint32_t bits;
+                memcpy(&bits, &expected, sizeof bits);
+                bits = (bits + (1u << 5)) & ~((1u << 6) - 1);
+                memcpy(&expected, &bits, sizeof bits);
+                ck_assert_msg(factor == expected, "K %d, maximum at %d: factor %a, want %a", K, at, (double)factor,
+                              (double)expected);
+                ck_assert_int_eq(q[at], at % 2 ? -127 : 127);
+                if (K > 1) ck_assert_int_eq(q[(at + 1) % K], 0);
+            }
         }
     }
+    ck_assert_int_eq(nmt_qgemm_set_kernel(nmt_qgemm_best()), 0);
 }
 END_TEST
 
-/* Each value is nearbyintf(v / factor), ties to even, whether it falls in a block of 16 or in the
- * tail: rows whose factor is a power of two, so that halves between integers land exactly on ties. */
+/* Each value is nearbyintf(v / factor), ties to even, whether it falls in a block of 16 or 64 or in
+ * the tail, on every int8 kernel (AVX-512's rounding of 64 at a time where VNNI runs): rows whose
+ * factor is a power of two, so that halves between integers land exactly on ties. */
 START_TEST(values_round_to_nearest_even) {
-    static float v[80];
-    static int8_t q[80];
-    for (int K = 1; K <= 80; K++)
-        for (uint32_t seed = 1; seed <= 20; seed++) {
-            const float unit = ldexpf(1.0f, (int)(seed % 7) - 3); /* the factor: max / 127 */
-            uint32_t x = seed * 2654435761u + (uint32_t)K;
-            for (int k = 0; k < K; k++) {
-                x = x * 1664525u + 1013904223u;
-                const int step = (int)(x >> 24) - 128; /* -128 .. 127 */
-                const float uniform = (float)(x >> 8) / 16777216.0f * 254.0f - 127.0f; /* -127 .. 127 */
-                v[k] = (k % 3 ? (float)step + 0.5f : uniform) * unit;
+    static float v[140];
+    static int8_t q[140];
+    for (int kernel = NMT_QGEMM_C; kernel <= (int)nmt_qgemm_best(); kernel++) {
+        for (int K = 1; K <= 140; K++)
+            for (uint32_t seed = 1; seed <= 20; seed++) {
+                ck_assert_int_eq(nmt_qgemm_set_kernel((nmt_qgemm_kernel)kernel), 0);
+                const float unit = ldexpf(1.0f, (int)(seed % 7) - 3); /* the factor: max / 127 */
+                uint32_t x = seed * 2654435761u + (uint32_t)K;
+                for (int k = 0; k < K; k++) {
+                    x = x * 1664525u + 1013904223u;
+                    const int step = (int)(x >> 24) - 128; /* -128 .. 127 */
+                    const float uniform = (float)(x >> 8) / 16777216.0f * 254.0f - 127.0f; /* -127 .. 127 */
+                    v[k] = (k % 3 ? (float)step + 0.5f : uniform) * unit;
+                }
+                for (int k = 0; k < K; k++) /* the halves past 127 * unit would raise the factor */
+                    if (fabsf(v[k]) > 127.0f * unit) v[k] = v[k] > 0 ? 127.0f * unit : -127.0f * unit;
+                const int at = (int)((seed * 7) % (uint32_t)K);
+                v[at] = seed % 2 ? 127.0f * unit : -127.0f * unit;
+                ck_assert(nmt_qgemm_quantize_row(q, v, K) == unit);
+                for (int k = 0; k < K; k++) {
+                    const int want = (int)nearbyintf(v[k] / unit);
+                    ck_assert_msg(q[k] == want, "K %d seed %u value %d (%a): %d, want %d", K, seed, k, (double)v[k], q[k],
+                                  want);
+                }
             }
-            for (int k = 0; k < K; k++) /* the halves past 127 * unit would raise the factor */
-                if (fabsf(v[k]) > 127.0f * unit) v[k] = v[k] > 0 ? 127.0f * unit : -127.0f * unit;
-            const int at = (int)((seed * 7) % (uint32_t)K);
-            v[at] = seed % 2 ? 127.0f * unit : -127.0f * unit;
-            ck_assert(nmt_qgemm_quantize_row(q, v, K) == unit);
-            for (int k = 0; k < K; k++) {
-                const int want = (int)nearbyintf(v[k] / unit);
-                ck_assert_msg(q[k] == want, "K %d seed %u value %d (%a): %d, want %d", K, seed, k, (double)v[k], q[k],
-                              want);
-            }
-        }
+    }
+    ck_assert_int_eq(nmt_qgemm_set_kernel(nmt_qgemm_best()), 0);
 }
 END_TEST
 
