@@ -68,9 +68,9 @@ void nmt_qgemm_row(const nmt_qgemm *w, int n, float *out);
  * stored int8 keys (attention.h), rows anywhere in memory. */
 void nmt_qgemm_dots(int32_t *dots, const int8_t *q, const int8_t *const *rows, int n, int K);
 
-enum { NMT_QGEMM_DOT_HEADS = 64 }; /* the most queries of one nmt_qgemm_dots_heads */
+enum { NMT_QGEMM_DOT_HEADS = 64 }; /* the most queries the VNNI kernel takes at once (more: plain C) */
 
-/* dots[j * heads + h] = sum_k q[h K + k] rows[j][h K + k] for j < n, h < heads <= NMT_QGEMM_DOT_HEADS:
+/* dots[j * heads + h] = sum_k q[h K + k] rows[j][h K + k] for j < n, h < heads:
  * each of `heads` queries (q: heads x K values) against its own part of n rows of heads x K values,
  * every row read whole and in order (a decoding step's query against stored int8 keys, all heads at
  * once); the same integers as nmt_qgemm_dots of each head. */
