@@ -499,7 +499,7 @@ __attribute__((target("avx2"))) static void dots_avx2(int32_t *dots, const int8_
 void nmt_qgemm_dots_heads(int32_t *dots, const int8_t *q, int heads, const int8_t *const *rows, int n, int K) {
 #if QGEMM_X86
     const nmt_qgemm_kernel kernel = nmt_qgemm_kernel_used();
-    if (kernel == NMT_QGEMM_VNNI && heads <= NMT_QGEMM_DOT_HEADS) { /* its sums of each query: one a head */
+    if (kernel == NMT_QGEMM_VNNI && heads <= NMT_QGEMM_DOT_HEADS) { /* its query sums: one a head, on the stack */
         dots_vnni(dots, q, heads, rows, n, K);
         return;
     }
