@@ -155,13 +155,15 @@ END_TEST
 
 /* Several queries, each against its own part of the rows (a decoding step's heads): every kernel
  * gives each head's plain sums, pair j * heads + h, for head counts that do and do not fill the
- * 16 pairs of a vector, head sizes around the vector widths, the extremes, and the most heads. */
+ * 16 pairs of a vector, head sizes around the vector widths, the extremes, the most heads the VNNI
+ * kernel takes and one more. */
 START_TEST(head_dots_are_exact_on_every_kernel) {
     enum { MAX_HK = 2048, MAX_N = 9 };
     static int8_t q[MAX_HK], rows[MAX_N][MAX_HK + 5];
     const int8_t *at[MAX_N];
-    static int32_t dots[MAX_N * NMT_QGEMM_DOT_HEADS + 1], want[MAX_N * NMT_QGEMM_DOT_HEADS];
-    const int heads[] = {1, 3, 5, 8, 16, NMT_QGEMM_DOT_HEADS}, sizes[] = {1, 17, 24, 32, 64, 100};
+    static int32_t dots[MAX_N * (NMT_QGEMM_DOT_HEADS + 1) + 1], want[MAX_N * (NMT_QGEMM_DOT_HEADS + 1)];
+    const int heads[] = {1, 3, 5, 8, 16, NMT_QGEMM_DOT_HEADS, NMT_QGEMM_DOT_HEADS + 1},
+              sizes[] = {1, 17, 24, 32, 64, 100};
     uint32_t state = 11;
     for (int extreme = 0; extreme < 2; extreme++)
         for (size_t a = 0; a < sizeof heads / sizeof heads[0]; a++)
