@@ -70,8 +70,6 @@ START_TEST(translator_keeps_order_and_scores_agree) {
 }
 END_TEST
 
-/* Empty sources are answered without running the model: with the model's parameter pointers
- * cleared, touching the model would crash the test. */
 /* Per-sentence guides through batches: a prefix longer than the options' maximum length (the decoder
  * is sized for it) starts every hypothesis, a phrase is held by every hypothesis, and the unguided
  * sentences of the same batches translate as in a run without guides. */
@@ -122,6 +120,8 @@ START_TEST(guided_runs_size_for_guides) {
 }
 END_TEST
 
+/* Empty sources are answered without running the model: with the model's parameter pointers
+ * cleared, touching the model would crash the test. */
 START_TEST(empty_sources_do_not_run_the_model) {
     nmt_model m;
     make_model(&m, variants[0], 64, 51);
