@@ -619,12 +619,10 @@ __attribute__((target("avx512f"))) static void decode_values_i8_avx512(float *ou
 }
 #endif
 
-/* Whether decode_row_i8 takes a decoding step's batch rows: int8 keys and values, one query a row,
+/* Whether decode_row_i8 takes the batch rows of a step over int8 keys and values: one query a row,
  * every head's quantized query in one buffer and its dot products in one call. */
-NMT_INLINE int decodes_i8_rows(const stored_task *a) {
-    const nmt_attention_dims *d = a->dims;
-    return a->k.format == NMT_KV_I8 && a->v.format == NMT_KV_I8 && d->q_len == 1 &&
-           d->heads <= NMT_QGEMM_DOT_HEADS && d->heads * d->head_dim <= NMT_ATTENTION_STORED_BLOCK;
+NMT_INLINE int decodes_i8_rows(const nmt_attention_dims *d) {
+    return d->q_len == 1 && d->heads <= NMT_QGEMM_DOT_HEADS && d->heads * d->head_dim <= NMT_ATTENTION_STORED_BLOCK;
 }
 
 /* Batch row b of a decoding step over int8 keys and values, every head at once (decode_row's reason):
@@ -692,7 +690,7 @@ static void attention_stored_range(void *ctx, long begin, long end) {
                        v->path_stride == k->path_stride && v->batch_stride == k->batch_stride &&
                        v->row_stride == k->row_stride && k->format == v->format;
     const int int8 = k->format == NMT_KV_I8 && v->format == NMT_KV_I8;
-    if (decodes_i8_rows(a)) {
+    if (int8 && decodes_i8_rows(d)) {
         for (long b = begin; b < end; b++)
             if (queries_of(d, (int)b) == 1) decode_row_i8(a, (int)b);
         return;
