@@ -607,7 +607,8 @@ static int setup(trainer *t, const nmt_train_options *opt) {
         goto done;
     }
     if (t->root && (nmt_train_log_open(&t->log, t->log_path, t->resumed_from >= 0 ? t->state.step : -1) < 0 ||
-                    nmt_train_log_event(&t->log, found ? "resume" : "start", &t->state, NULL, NULL) < 0))
+                    nmt_train_log_run(&t->log, found ? "resume" : "start", &t->state, nmt_pool_threads(), t->comm->size,
+                                      nmt_packed_precision_name(t->precision), t->precision_why) < 0))
         goto done;
     t->last_saved_step = found ? t->state.step : -1;
     if (found) say(t, "resuming from %s (step %ld, epoch %ld)\n", ckpt_path, t->state.step, t->state.epoch);

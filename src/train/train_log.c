@@ -58,20 +58,42 @@ void nmt_train_log_time(char *out, size_t size) {
     if (!gmtime_r(&now, &tm) || !strftime(out, size, "%Y-%m-%dT%H:%M:%SZ", &tm)) snprintf(out, size, "unknown");
 }
 
+/* An event line's start, {"event":..,"step":.. (its fields follow, then event_end). */
+static int event_begin(nmt_train_log *log, const char *event, const nmt_train_state *state) {
+    char head[160];
+    snprintf(head, sizeof head, "{\"event\":\"%s\",\"step\":%ld", event, state->step);
+    return nmt_io_write(log->file, head, strlen(head), log->path);
+}
+
+static int event_end(nmt_train_log *log, const nmt_train_state *state) {
+    char time_text[32], tail[96];
+    nmt_train_log_time(time_text, sizeof time_text);
+    snprintf(tail, sizeof tail, ",\"elapsed_s\":%.1f,\"time\":\"%s\"}\n", state->elapsed_s, time_text);
+    return nmt_train_log_write(log, tail);
+}
+
 int nmt_train_log_event(nmt_train_log *log, const char *event, const nmt_train_state *state, const char *reason,
                         const char *error) {
     if (!log->file) return 0;
-    char time_text[32], head[160], tail[96];
-    nmt_train_log_time(time_text, sizeof time_text);
-    snprintf(head, sizeof head, "{\"event\":\"%s\",\"step\":%ld", event, state->step);
-    snprintf(tail, sizeof tail, ",\"elapsed_s\":%.1f,\"time\":\"%s\"}\n", state->elapsed_s, time_text);
-    if (nmt_io_write(log->file, head, strlen(head), log->path) < 0) return -1;
+    if (event_begin(log, event, state) < 0) return -1;
     if (reason) fprintf(log->file, ",\"reason\":\"%s\"", reason);
     if (error) {
         fputs(",\"error\":", log->file);
         nmt_json_write_string(log->file, error);
     }
-    return nmt_train_log_write(log, tail);
+    return event_end(log, state);
+}
+
+int nmt_train_log_run(nmt_train_log *log, const char *event, const nmt_train_state *state, int threads, int ranks,
+                      const char *precision, const char *why) {
+    if (!log->file) return 0;
+    if (event_begin(log, event, state) < 0) return -1;
+    fprintf(log->file, ",\"threads\":%d,\"ranks\":%d,\"precision\":\"%s\"", threads, ranks, precision);
+    if (why && why[0]) {
+        fputs(",\"precision_why\":", log->file);
+        nmt_json_write_string(log->file, why);
+    }
+    return event_end(log, state);
 }
 
 int nmt_train_log_sync(nmt_train_log *log) { return log->file ? nmt_io_sync(log->file, log->path) : 0; }

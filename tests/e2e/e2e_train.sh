@@ -102,7 +102,9 @@ for _ in $(seq 600); do ls sig/checkpoints/step-*.safetensors >/dev/null 2>&1 &&
 kill -TERM "$pid"
 wait "$pid"; status=$?
 [ "$status" -eq 143 ] || { echo "FAIL SIGTERM: exit $status, want 143"; cat sig.log; fail=1; }
-grep -q '^{"event":"start","step":0,' sig/train.log.jsonl || say_fail "SIGTERM: no start event"
+# The start line says what the run computes with (the config leaves train.precision at fp32: no why).
+grep -q '^{"event":"start","step":0,"threads":[1-9][0-9]*,"ranks":1,"precision":"fp32","elapsed_s":' sig/train.log.jsonl ||
+  say_fail "SIGTERM: no start event with threads, ranks and precision: $(head -1 sig/train.log.jsonl)"
 grep -q '^{"event":"stop","step":[0-9]*,"reason":"signal",' sig/train.log.jsonl || say_fail "SIGTERM: no stop event"
 grep -q '"grad_norm":[0-9.e+-]*,"time":"20[0-9-]*T[0-9:]*Z"}$' sig/train.log.jsonl || say_fail "train lines lack grad_norm, time"
 # train.budget_clock cpu: a run paused (SIGSTOP) spends none of max_minutes, which then counts the CPU
@@ -135,7 +137,8 @@ ls sig sig/checkpoints | grep -q '\.tmp\.' && say_fail "SIGTERM: temporary file 
 expect "resume after SIGTERM" 0 "resuming from .*$last" \
   "$NMT" train toy.yaml --set output=sig --set "train.max_steps=$((step + 3))" --set train.patience=0
 [ -e "sig/checkpoints/$(printf 'step-%08d.safetensors' $((step + 3)))" ] || say_fail "resume: no final checkpoint"
-grep -q "^{\"event\":\"resume\",\"step\":$step," sig/train.log.jsonl || say_fail "no resume event at $step"
+grep -q "^{\"event\":\"resume\",\"step\":$step,\"threads\":[1-9][0-9]*,\"ranks\":1,\"precision\":\"fp32\"," sig/train.log.jsonl ||
+  say_fail "no resume event at $step"
 grep -q "^{\"event\":\"stop\",\"step\":$((step + 3)),\"reason\":\"max_steps\"," sig/train.log.jsonl || say_fail "no max_steps stop event"
 
 # Bad corpora.
