@@ -4,8 +4,9 @@
 # and the step) and, unless a variant changes the vocabulary, the same vocabulary; each trained for
 # the same number of steps or the same minutes, translated with beam 5 and scored on the config's
 # validation set (BLEU and chrF), and on a test set when TEST names one. A trial validates once, at
-# its end: mid-run validation is paid from the budget, and a variant whose early outputs run long
-# would pay more of it; each variant against the first
+# its end, greedily (its one validation only writes the model; the table's scores are beam 5):
+# mid-run validation is paid from the budget, and a variant whose early outputs run long would pay
+# more of it; each variant against the first
 # by sacreBLEU's paired bootstrap test (`nmt bleu --paired-bs`) on that last set, and all runs drawn by
 # `nmt plot`. Prints a Markdown table on stdout and the bootstrap report on stderr.
 #
@@ -106,7 +107,7 @@ for variant in "$@"; do
   [ "$own_vocab" -eq 1 ] || settings+=(--set "vocab.model=$vocab")
   echo "ablation: $variant -> $out" >&2
   "$NMT" train "$config" "${settings[@]}" "${budget[@]}" --set train.patience=0 --set train.valid_every=1000000000 \
-    --set "output=$out" --threads "$THREADS" --quiet
+    --set train.valid_beam=1 --set "output=$out" --threads "$THREADS" --quiet
   alpha=${ALPHA:-$(resolved "$out/config.yaml" valid_length_penalty)}
   sets=("$(resolved "$out/config.yaml" valid.src) $(resolved "$out/config.yaml" valid.tgt)")
   [ -z "${TEST:-}" ] || sets+=("$TEST")

@@ -3,7 +3,7 @@
 # for the steps asked, sharing the config's vocabulary unless the variant sets a vocab.* key; a table
 # row per variant with its steps and the BLEU and chrF of its translations of the validation set (and
 # of TEST), which equal `nmt bleu` on `nmt translate -k 5` with the run's model; each run validates at
-# its end only; bad usage exits 2.
+# its end only, greedily; bad usage exits 2.
 # Then tools/decode_sweep.sh on one of the runs.
 set -u
 . "$NMT_SOURCE_DIR/tests/support/harness.sh"
@@ -24,6 +24,7 @@ train:
   batch_tokens: 256
   optimizer: {lr: 3.0e-3, warmup: 5}
   valid_every: 2
+  valid_beam: 5
   valid_length_penalty: 0.6
 output: ../runs/toy
 YAML
@@ -36,9 +37,11 @@ check "ablation" 0 env THREADS=1 TEST="$tmp/test.en $tmp/test.de" "$ablation" co
   model.dropout=0.3 vocab.size=36 'twice:data.train=[{src: train.en, tgt: train.de, weight: 2}],model.dropout=0.2'
 for run in recipe model.dropout-0.3 vocab.size-36 twice; do
   [ -s "runs/abl-toy-$run/model.safetensors" ] || say_fail "no run abl-toy-$run"
-  # The config's valid_every 2 is not followed: a trial validates at its end only (step 3).
+  # The config's valid_every 2 and valid_beam 5 are not followed: a trial validates at its end only
+  # (step 3), greedily.
   valid=$(grep '"event":"valid"' "runs/abl-toy-$run/train.log.jsonl" | grep -o '"step":[0-9]*' | tr '\n' ' ')
   [ "$valid" = '"step":3 ' ] || say_fail "abl-toy-$run validated at: $valid"
+  grep -q "^  valid_beam: 1$" "runs/abl-toy-$run/config.yaml" || say_fail "abl-toy-$run: validation not greedy"
 done
 cmp -s runs/toy/spm.model runs/abl-toy-recipe/spm.model || say_fail "the recipe run has its own vocabulary"
 cmp -s runs/toy/spm.model runs/abl-toy-model.dropout-0.3/spm.model || say_fail "a model variant has its own vocabulary"
