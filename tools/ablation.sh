@@ -97,8 +97,9 @@ for variant in "$@"; do variant_settings "$variant"; done # every variant checke
 base=$(outdir)
 runs=$(dirname "$base")
 vocab=$base/spm.model
-if [ ! -f "$vocab" ]; then # CONFIG's vocabulary, trained without training a model
-  "$NMT" train "$config" --set train.max_steps=1 --set train.valid_every=1000000 --quiet --threads "$THREADS"
+if [ ! -f "$vocab" ]; then # CONFIG's vocabulary, trained without training a model (one step, validated greedily)
+  "$NMT" train "$config" --set train.max_steps=1 --set train.valid_every=1000000 --set train.valid_beam=1 --quiet \
+    --threads "$THREADS"
 fi
 dirs=() hyps=() rows=() last_ref=""
 for variant in "$@"; do
