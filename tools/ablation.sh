@@ -6,9 +6,10 @@
 # validation set (BLEU and chrF), and on a test set when TEST names one. A trial validates once, at
 # its end, greedily (its one validation only writes the model; the table's scores are beam 5):
 # mid-run validation is paid from the budget, and a variant whose early outputs run long would pay
-# more of it; each variant against the first
-# by sacreBLEU's paired bootstrap test (`nmt bleu --paired-bs`) on that last set, and all runs drawn by
-# `nmt plot`. Prints a Markdown table on stdout and the bootstrap report on stderr.
+# more of it; each variant against the first by sacreBLEU's paired bootstrap test (`nmt bleu
+# --paired-bs`) on that last set, and all runs drawn by `nmt plot`. Prints a Markdown table on stdout
+# (each run's steps, minutes, the precision its products trained in, and its scores) and the bootstrap
+# report on stderr.
 #
 #   tools/ablation.sh CONFIG [--minutes M | STEPS] VARIANT...
 #
@@ -48,12 +49,12 @@ elif [ $# -gt 0 ] && [[ "$1" =~ ^[0-9]+$ ]]; then
 fi
 [ $# -gt 0 ] || usage
 
-resolved() { # KEY in the resolved config FILE: KEY is "valid.src", "valid.tgt" or "valid_length_penalty"
+resolved() { # KEY in the resolved config FILE: "valid.src", "valid.tgt", "valid_length_penalty" or "precision"
   awk -v key="$2" '
     /^  valid:/ { v = 1; next } /^  [a-z]/ { v = 0 }
     v && key == "valid.src" && /^    src:/ { gsub(/^    src: *"?|"$/, ""); print; exit }
     v && key == "valid.tgt" && /^    tgt:/ { gsub(/^    tgt: *"?|"$/, ""); print; exit }
-    key == "valid_length_penalty" && /^  valid_length_penalty:/ { print $2; exit }' "$1"
+    (key == "valid_length_penalty" || key == "precision") && $1 == key ":" { print $2; exit }' "$1"
 }
 outdir() { # the output directory CONFIG names (runs/NAME in the repository when it names none)
   local dir
@@ -127,12 +128,14 @@ for variant in "$@"; do
     /"elapsed_s"/ { match($0, /"elapsed_s":[0-9.]+/); m = substr($0, RSTART + 12, RLENGTH - 12) }
     END { printf "%d %.1f\n", s, m / 60 }' "$out/train.log.jsonl")
   dirs+=("$out") hyps+=("$last_hyp")
-  rows+=("| $label | $steps | $minutes |$cells")
+  # The products' precision the run trained in (train.precision auto measures it at the start).
+  rows+=("| $label | $steps | $minutes | $(resolved "$out/config.yaml" precision) |$cells")
 done
 # p-values of each variant against the first, on the last set scored (1,000 resamples).
 [ ${#hyps[@]} -lt 2 ] || "$NMT" bleu "$last_ref" -i "${hyps[@]}" -m bleu chrf --paired-bs >&2
 "$NMT" plot -q -x "$axis" -o "$runs/${PREFIX}curves.svg" "${dirs[@]}"
-header="| variant | steps | minutes | valid BLEU (beam 5) | valid chrF |" rule="| --- | --- | --- | --- | --- |"
+header="| variant | steps | minutes | precision | valid BLEU (beam 5) | valid chrF |"
+rule="| --- | --- | --- | --- | --- | --- |"
 [ -z "${TEST:-}" ] || header+=" test BLEU (beam 5) | test chrF |" rule+=" --- | --- |"
 echo "$header"
 echo "$rule"

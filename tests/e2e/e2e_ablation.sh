@@ -47,11 +47,12 @@ cmp -s runs/toy/spm.model runs/abl-toy-recipe/spm.model || say_fail "the recipe 
 cmp -s runs/toy/spm.model runs/abl-toy-model.dropout-0.3/spm.model || say_fail "a model variant has its own vocabulary"
 cmp -s runs/toy/spm.model runs/abl-toy-vocab.size-36/spm.model && say_fail "a vocab variant shares the vocabulary"
 [ -s runs/abl-toy-curves.svg ] || say_fail "no curves"
-grep -q "^| variant | steps | minutes | valid BLEU (beam 5) | valid chrF | test BLEU (beam 5) | test chrF |$" "$out" ||
+grep -q "^| variant | steps | minutes | precision | valid BLEU (beam 5) | valid chrF | test BLEU (beam 5) | test chrF |$" "$out" ||
   say_fail "header: $(cat "$out")"
 # The dropout run's cells are nmt bleu of nmt translate -k 5 --length-penalty 0.6 with its model.
 "$NMT" translate -m runs/abl-toy-model.dropout-0.3 -q --threads 1 -k 5 --length-penalty 0.6 -i test.en >hyp.de
 want="| model.dropout=0.3 | 3 | "
+grep -Eq '^\| model.dropout=0.3 \| 3 \| [0-9.]+ \| fp32 \| ' "$out" || say_fail "no precision in the dropout row: $(cat "$out")"
 row=$(grep -F "$want" "$out") || say_fail "no dropout row: $(cat "$out")"
 test_bleu=$("$NMT" bleu -b test.de -i hyp.de) test_chrf=$("$NMT" bleu -b test.de -i hyp.de -m chrf)
 case $row in *"| $test_bleu | $test_chrf |") ;; *) say_fail "dropout row '$row', test BLEU $test_bleu chrF $test_chrf" ;; esac
